@@ -1,0 +1,64 @@
+# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, clean.
+PREFIX ?= /usr/local
+CC ?= cc
+CFLAGS ?= -O2 -g
+WERROR ?=
+PKGS := gmp tree-sitter sqlite3 libseccomp libsodium jansson
+PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null) -lmpfr -lgmp -lm
+override CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Wall -Wextra $(WERROR) $(SAN)
+override CPPFLAGS += -I. -Iinclude $(PKG_CFLAGS)
+
+B := build
+COMMA := ,
+# Every module's .c files join the library; a module may add rules in its own module.mk.
+MODULE_DIRS := common parser dsl evaluator router sandbox sandbox/ns sandbox/kvm audit
+LIB_SRC := $(foreach d,$(MODULE_DIRS),$(wildcard $(d)/*.c))
+GRAMMAR_SRC := grammars/tree-sitter-python/parser.c grammars/tree-sitter-python/scanner.c
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(GRAMMAR_SRC:%.c=$(B)/%.o)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
+CLI := $(patsubst cli/%.c,$(B)/%,$(wildcard cli/calc-*.c))
+VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=libcalcroute.map)
+
+.PHONY: all test check-asan bench fuzz install clean
+all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN)
+
+-include $(wildcard */module.mk */*/module.mk)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The generated grammar is not ours to warn about.
+$(B)/grammars/%.o: grammars/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Igrammars/tree-sitter-python $(filter-out -Wall -Wextra -Werror,$(CFLAGS)) -w -c $< -o $@
+
+$(B)/libcalcroute.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/libcalcroute.so: $(LIB_OBJ)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
+
+$(B)/calc-%: cli/calc-%.c $(B)/libcalcroute.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+
+$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+
+test: all
+	@tests/run.sh $(B)
+
+check-asan:
+	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
+
+bench: all
+	@bench/run.sh $(B)
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d)

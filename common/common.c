@@ -1,0 +1,246 @@
+/* common/common.c: errors, bounded buffers, the arena and the default policy. */
+#include "common/common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const code_names[] = {
+    [CR_OK] = "ok",
+    [CR_ENOMEM] = "out of memory",
+    [CR_EUSAGE] = "bad usage",
+    [CR_EIO] = "input/output error",
+    [CR_ESYNTAX] = "syntax error",
+    [CR_EUNSUPPORTED] = "outside the in-process subset",
+    [CR_ELIMIT] = "LimitError",
+    [CR_EREJECTED] = "rejected by policy",
+    [CR_ESANDBOX] = "sandbox failure",
+    [CR_EAUDIT] = "audit ledger failure",
+    [CR_EINTERNAL] = "internal error",
+    [CR_EPY_ZERODIV] = "ZeroDivisionError",
+    [CR_EPY_NAME] = "NameError",
+    [CR_EPY_UNBOUND] = "UnboundLocalError",
+    [CR_EPY_TYPE] = "TypeError",
+    [CR_EPY_VALUE] = "ValueError",
+    [CR_EPY_OVERFLOW] = "OverflowError",
+    [CR_EPY_INDEX] = "IndexError",
+    [CR_EPY_KEY] = "KeyError",
+    [CR_EPY_ATTRIBUTE] = "AttributeError",
+    [CR_EPY_ASSERTION] = "AssertionError",
+    [CR_EPY_RECURSION] = "RecursionError",
+    [CR_EPY_EXCEPTION] = "Exception",
+};
+
+const char *cr_strerror(cr_code code)
+{
+    if ((unsigned)code < sizeof code_names / sizeof code_names[0] && code_names[code])
+        return code_names[code];
+    return "unknown error";
+}
+
+const char *cr_code_pytype(cr_code code)
+{
+    if (code == CR_ELIMIT) return "LimitError";
+    if (code >= CR_EPY_BASE && code < CR_EPY_END) return code_names[code];
+    return "";
+}
+
+cr_code cr_code_from_pytype(const char *name, size_t len)
+{
+    for (int c = CR_EPY_BASE; c < CR_EPY_END; c++)
+        if (strlen(code_names[c]) == len && memcmp(code_names[c], name, len) == 0)
+            return (cr_code)c;
+    return CR_OK;
+}
+
+cr_code cr_error_vset(cr_error *err, cr_code code, int line, int col, const char *fmt,
+                      va_list ap)
+{
+    if (!err) return code;
+    err->code = code;
+    err->line = line;
+    err->col = col;
+    snprintf(err->type, sizeof err->type, "%s", cr_code_pytype(code));
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    return code;
+}
+
+cr_code cr_error_set(cr_error *err, cr_code code, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cr_error_vset(err, code, line, col, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+cr_code cr_error_sys(cr_error *err, cr_code code, const char *what, int errnum)
+{
+    return cr_error_set(err, code, 0, 0, "%s: %s", what, strerror(errnum));
+}
+
+/* ---- cr_buf ---------------------------------------------------------------------------- */
+
+void cr_buf_init(cr_buf *b, size_t max)
+{
+    memset(b, 0, sizeof *b);
+    b->max = max;
+}
+
+void cr_buf_free(cr_buf *b)
+{
+    if (!b) return;
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+void cr_buf_reset(cr_buf *b)
+{
+    b->len = 0;
+    b->truncated = 0;
+    if (b->p) b->p[0] = '\0';
+}
+
+static cr_code buf_reserve(cr_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap) return CR_OK;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1) {
+        if (cap > SIZE_MAX / 2) return CR_ENOMEM;
+        cap *= 2;
+    }
+    char *p = realloc(b->p, cap);
+    if (!p) return CR_ENOMEM;
+    b->p = p;
+    b->cap = cap;
+    return CR_OK;
+}
+
+cr_code cr_buf_put(cr_buf *b, const void *data, size_t len)
+{
+    cr_code rc = CR_OK;
+    if (b->max && b->len + len > b->max) {
+        len = b->max - b->len;
+        b->truncated = 1;
+        rc = CR_ELIMIT;
+    }
+    if (buf_reserve(b, len) != CR_OK) return CR_ENOMEM;
+    if (len) memcpy(b->p + b->len, data, len);
+    b->len += len;
+    b->p[b->len] = '\0';
+    return rc;
+}
+
+cr_code cr_buf_putc(cr_buf *b, char c) { return cr_buf_put(b, &c, 1); }
+
+cr_code cr_buf_puts(cr_buf *b, const char *s) { return cr_buf_put(b, s, strlen(s)); }
+
+cr_code cr_buf_printf(cr_buf *b, const char *fmt, ...)
+{
+    char small[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) return CR_EINTERNAL;
+    if ((size_t)n < sizeof small) return cr_buf_put(b, small, (size_t)n);
+    char *big = malloc((size_t)n + 1);
+    if (!big) return CR_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    cr_code rc = cr_buf_put(b, big, (size_t)n);
+    free(big);
+    return rc;
+}
+
+char *cr_buf_take(cr_buf *b, size_t *len)
+{
+    char *p = b->p;
+    if (!p) p = calloc(1, 1);
+    if (len) *len = b->len;
+    size_t max = b->max;
+    memset(b, 0, sizeof *b);
+    b->max = max;
+    return p;
+}
+
+/* ---- arena ----------------------------------------------------------------------------- */
+
+struct cr_arena_block {
+    cr_arena_block *next;
+    size_t size, used;
+    _Alignas(16) unsigned char data[];
+};
+
+void cr_arena_init(cr_arena *a, size_t max)
+{
+    a->head = NULL;
+    a->used = 0;
+    a->max = max;
+}
+
+void cr_arena_free(cr_arena *a)
+{
+    if (!a) return;
+    cr_arena_block *b = a->head;
+    while (b) {
+        cr_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->used = 0;
+}
+
+void *cr_arena_alloc(cr_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (size == 0) size = 16;
+    cr_arena_block *b = a->head;
+    if (!b || b->size - b->used < size) {
+        size_t bsize = size > 16384 ? size : 16384;
+        if (a->max && a->used + bsize > a->max) return NULL;
+        b = malloc(sizeof *b + bsize);
+        if (!b) return NULL;
+        b->next = a->head;
+        b->size = bsize;
+        b->used = 0;
+        a->head = b;
+        a->used += bsize;
+    }
+    void *p = b->data + b->used;
+    b->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *cr_arena_strndup(cr_arena *a, const char *s, size_t len)
+{
+    char *p = cr_arena_alloc(a, len + 1);
+    if (!p) return NULL;
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+/* ---- policy ---------------------------------------------------------------------------- */
+
+void cr_policy_default(cr_policy *p)
+{
+    memset(p, 0, sizeof *p);
+    p->precision = 34;
+    p->rounding = CR_ROUND_HALF_EVEN;
+    p->answer_vars[0] = "ans";
+    p->answer_vars[1] = "result";
+    p->answer_vars[2] = "answer";
+    p->limits.max_source = 1u << 20;          /* 1 MiB: real programs are under 10 KiB */
+    p->limits.max_depth = 200;                /* CPython's own parser stops near 200 too */
+    p->limits.max_ops = 10u * 1000 * 1000;    /* a few hundred ms at worst */
+    p->limits.max_int_bits = 1u << 20;        /* about 315 000 decimal digits */
+    p->limits.max_str_len = 1u << 24;         /* 16 Mi characters or elements */
+    p->limits.max_call_depth = 100;
+    p->limits.max_stdout = 1u << 20;
+    p->limits.max_memory = 256u << 20;
+}

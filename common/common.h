@@ -1,0 +1,87 @@
+/* common/common.h: what every module shares: error setting, bounded buffers, an arena, and
+ * the limits and policy that bound everything the input controls. */
+#ifndef CR_COMMON_H
+#define CR_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calcroute.h"
+
+#define CR_UNUSED(x) ((void)(x))
+
+/* Sets *err (when non-NULL) and returns `code`, so that reporting stays one statement.
+ * The type field is filled from the code (Python exception name, "LimitError", or ""). */
+cr_code cr_error_set(cr_error *err, cr_code code, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+cr_code cr_error_vset(cr_error *err, cr_code code, int line, int col, const char *fmt,
+                      va_list ap);
+/* For failures of a system call: "what: strerror(errno)". */
+cr_code cr_error_sys(cr_error *err, cr_code code, const char *what, int errnum);
+/* The Python exception name for a CR_EPY_* code, "LimitError" for CR_ELIMIT, else "". */
+const char *cr_code_pytype(cr_code code);
+/* Maps a Python exception class name back to its code; CR_OK when not one of ours. */
+cr_code cr_code_from_pytype(const char *name, size_t len);
+
+/* ---- bounded growable byte buffer ------------------------------------------------------
+ * The buffer owns `p` (malloc'd, always NUL-terminated when non-NULL). `max` bounds `len`;
+ * 0 means no bound. A write past `max` keeps what fits, sets `truncated` and returns
+ * CR_ELIMIT, so a caller can record the cut and go on or stop as it needs. */
+typedef struct {
+    char *p;
+    size_t len, cap, max;
+    int truncated;
+} cr_buf;
+
+void cr_buf_init(cr_buf *b, size_t max);
+void cr_buf_free(cr_buf *b);
+void cr_buf_reset(cr_buf *b);          /* len = 0, keeps the memory */
+cr_code cr_buf_put(cr_buf *b, const void *data, size_t len);
+cr_code cr_buf_putc(cr_buf *b, char c);
+cr_code cr_buf_puts(cr_buf *b, const char *s);
+cr_code cr_buf_printf(cr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands `p` to the caller (malloc'd; "" when empty) and leaves the buffer empty. */
+char *cr_buf_take(cr_buf *b, size_t *len);
+
+/* ---- arena ------------------------------------------------------------------------------
+ * Bump allocation in blocks; everything goes at once with cr_arena_free(). `max` bounds the
+ * total bytes (0: no bound); cr_arena_alloc() returns NULL past it or when malloc fails. */
+typedef struct cr_arena_block cr_arena_block;
+typedef struct {
+    cr_arena_block *head;
+    size_t used, max;
+} cr_arena;
+
+void cr_arena_init(cr_arena *a, size_t max);
+void cr_arena_free(cr_arena *a);
+void *cr_arena_alloc(cr_arena *a, size_t size);      /* zeroed, 16-byte aligned */
+char *cr_arena_strndup(cr_arena *a, const char *s, size_t len);
+
+/* ---- limits and policy ------------------------------------------------------------------
+ * Every loop and allocation that input controls is bounded by one of these. */
+typedef struct {
+    size_t max_source;        /* bytes of source code */
+    uint32_t max_depth;       /* nesting depth of the syntax tree and of evaluation */
+    uint64_t max_ops;         /* evaluation steps (loop iterations, calls, operations) */
+    uint64_t max_int_bits;    /* bits of any integer, or of a numerator or denominator */
+    uint64_t max_str_len;     /* characters of any string; elements of any list/dict */
+    uint32_t max_call_depth;  /* user function call depth */
+    size_t max_stdout;        /* bytes printed */
+    size_t max_memory;        /* bytes of evaluator memory (arena + values), approximate */
+} cr_limits;
+
+typedef enum { CR_ROUND_HALF_EVEN = 0, CR_ROUND_HALF_UP = 1 } cr_rounding;
+
+typedef struct {
+    int precision;            /* significant digits for inexact results (sqrt, log, x**0.5) */
+    cr_rounding rounding;     /* round() and format specs */
+    const char *answer_vars[4]; /* final-value variable names tried in order; NULL ends */
+    cr_limits limits;
+} cr_policy;
+
+/* Defaults: precision 34, half-even, answer vars ans/result/answer, and limits sized for
+ * real finance programs with a wide margin (see common/policy.c for the figures). */
+void cr_policy_default(cr_policy *p);
+
+#endif

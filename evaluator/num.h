@@ -1,0 +1,102 @@
+/* evaluator/num.h: the exact numeric kernel. Values are GMP rationals; whether a value is a
+ * Python int or float is the caller's tag, passed where it changes the answer.
+ *
+ * Conventions: functions return CR_OK or the Python exception code (CR_EPY_ZERODIV,
+ * CR_EPY_VALUE, CR_EPY_OVERFLOW, CR_EPY_TYPE) or CR_ELIMIT, and write no message unless they
+ * take a cr_error: the evaluator words messages as CPython does, since the wording depends on
+ * the operand types. Outputs may alias inputs. `*exact` is set to 0 when a result was rounded
+ * to the precision and left alone otherwise, so inexactness accumulates in the caller's flag. */
+#ifndef CR_NUM_H
+#define CR_NUM_H
+
+#include <gmp.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+typedef struct {
+    int prec;              /* significant decimal digits for inexact results */
+    cr_rounding rounding;  /* round() and format specs: half-even (Python) or half-up */
+    uint64_t max_bits;     /* bits of an exact integer, numerator or denominator: past it
+                            * an int result is a LimitError */
+    uint64_t float_bits;   /* a float-tagged value whose numerator + denominator pass this
+                            * many bits is rounded to prec digits (and marked inexact): keeps
+                            * Newton/IRR loops bounded while (1+0.05/12)**360 stays exact */
+} num_ctx;
+
+void num_ctx_from_policy(num_ctx *ctx, const cr_policy *pol);
+
+/* ---- parsing ---- */
+/* A Python numeric literal as tree-sitter gives it: "1_000", "0.1", "1e-3", ".5", "5.",
+ * "0x1F", "0o17", "0b101". *is_float is set for a float literal. A decimal exponent whose
+ * value would pass ctx->max_bits is CR_ELIMIT; "1j" is CR_EPY_VALUE. */
+cr_code num_parse_literal(mpq_t out, const char *text, size_t len, int *is_float,
+                          const num_ctx *ctx);
+/* float(str) rules: surrounding whitespace, sign, underscores between digits, exponent.
+ * "inf"/"nan" and anything else unreadable: CR_EPY_VALUE. */
+cr_code num_parse_float_str(mpq_t out, const char *s, size_t len, const num_ctx *ctx);
+/* int(str, base) rules (base 0 or 2..36; whitespace, sign, underscores). CR_EPY_VALUE. */
+cr_code num_parse_int_str(mpz_t out, const char *s, size_t len, int base, const num_ctx *ctx);
+
+/* ---- arithmetic with Python's rules ---- */
+cr_code num_floordiv(mpq_t out, const mpq_t a, const mpq_t b);   /* floor(a/b); /0: ZERODIV */
+cr_code num_mod(mpq_t out, const mpq_t a, const mpq_t b);        /* sign of b, as Python */
+/* a ** b. Integer b: exact, with the result's size predicted before computing (an int result
+ * past max_bits is CR_ELIMIT; a float result too large to be exact is computed to prec digits
+ * instead, inexact). Non-integer b: to prec digits, inexact; negative base → CR_EPY_VALUE.
+ * 0 ** negative → CR_EPY_ZERODIV. A float result beyond the double range (~1.8e308) is
+ * CR_EPY_OVERFLOW, as CPython raises. `float_result`: the result is float-tagged. */
+cr_code num_pow(mpq_t out, int *exact, const mpq_t a, const mpq_t b, int float_result,
+                const num_ctx *ctx);
+/* Bounds a float-tagged value (see float_bits). Cheap when nothing needs doing. */
+void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx);
+/* Python's round(x, ndigits) on the exact value: half-even (or ctx->rounding), ndigits may
+ * be negative. */
+void num_round(mpq_t out, const mpq_t x, long ndigits, const num_ctx *ctx);
+void num_trunc(mpz_t out, const mpq_t x);      /* int(x): toward zero */
+void num_floor(mpz_t out, const mpq_t x);
+void num_ceil(mpz_t out, const mpq_t x);
+
+/* ---- math module, to prec significant digits, correctly rounded, inexact unless the
+ * result is exactly representable (sqrt(4) = 2 exactly). Domain errors: CR_EPY_VALUE
+ * ("math domain error"). */
+cr_code num_sqrt(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_exp(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);  /* OVERFLOW past double range */
+cr_code num_log(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);  /* natural */
+cr_code num_log_base(mpq_t out, int *exact, const mpq_t x, const mpq_t base, const num_ctx *ctx);
+cr_code num_log10(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_log2(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_erf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_erfc(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_sin(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_cos(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_tan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_atan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+void num_pi(mpq_t out, const num_ctx *ctx);    /* inexact */
+void num_e(mpq_t out, const num_ctx *ctx);     /* inexact */
+cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx);  /* size predicted: LIMIT */
+cr_code num_comb(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx);
+cr_code num_perm(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx);
+
+/* ---- rendering ---- */
+/* repr()/str() of a float-tagged value, CPython's layout on the exact value: the exact
+ * decimal when it terminates within prec significant digits, else rounded to prec digits
+ * (half-even); integral values end in ".0"; exponent notation when the decimal exponent is
+ * < -4 or >= 16, as repr does ("1e-05", "1.5e+16"). */
+cr_code num_repr_float(cr_buf *out, const mpq_t v, const num_ctx *ctx);
+cr_code num_repr_int(cr_buf *out, const mpz_t v);
+/* The shortest exact text of v as "p/q" (or "p" when integral), for audit and JSON. */
+cr_code num_fraction_text(cr_buf *out, const mpq_t v);
+
+/* format(value, spec) for numbers: fill, align (< > ^ =), sign (+ - space), z, #, 0, width,
+ * grouping (, _), .precision, type (b c d e E f F g G n o x X %, or none). `is_float` is the
+ * value's tag (an int-tagged value must be integral). Errors are ValueError with CPython's
+ * message in err ("Unknown format code 'd' for object of type 'float'", "Invalid format
+ * specifier"); widths and precisions are bounded (CR_ELIMIT past 10^6). */
+cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, size_t speclen,
+                   const num_ctx *ctx, cr_error *err);
+/* format(str, spec): fill, align, width, .precision (truncates), type s or none. */
+cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
+                       size_t speclen, cr_error *err);
+
+#endif

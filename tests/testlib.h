@@ -1,0 +1,37 @@
+/* tests/testlib.h: the tiny test harness every tests/test_*.c uses.
+ * Each binary ends with one line "N passed, N failed, N skipped"; tests/run.sh adds them up.
+ * A test that cannot run on this host calls SKIP() with the reason, which is printed. */
+#ifndef CR_TESTLIB_H
+#define CR_TESTLIB_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_pass, t_fail, t_skip;
+
+#define CHECK(c) ((c) ? (void)t_pass++ : (void)(t_fail++, \
+    fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c)))
+
+/* Compares two C strings and prints both when they differ. */
+#define CHECK_STR(got, want) do { \
+    const char *g_ = (got), *w_ = (want); \
+    if (g_ && w_ && strcmp(g_, w_) == 0) t_pass++; \
+    else { t_fail++; fprintf(stderr, "%s:%d: got [%s], want [%s]\n", __FILE__, __LINE__, \
+                             g_ ? g_ : "(null)", w_ ? w_ : "(null)"); } \
+} while (0)
+
+#define CHECK_INT(got, want) do { \
+    long long g_ = (long long)(got), w_ = (long long)(want); \
+    if (g_ == w_) t_pass++; \
+    else { t_fail++; fprintf(stderr, "%s:%d: %s = %lld, want %lld\n", __FILE__, __LINE__, \
+                             #got, g_, w_); } \
+} while (0)
+
+#define SKIP(...) do { t_skip++; fprintf(stderr, "SKIP %s: ", __func__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
+
+#define TEST_SUMMARY() (printf("%d passed, %d failed, %d skipped\n", t_pass, t_fail, t_skip), \
+                        t_fail != 0)
+
+#endif
