@@ -65,6 +65,91 @@ typedef struct {
 /* A static string naming the code ("ZeroDivisionError", "syntax error", ...). Never NULL. */
 CR_API const char *cr_strerror(cr_code code);
 
+
+/* ---- engine, request, result -------------------------------------------------------------
+ * An engine holds configuration and the audit ledger; a request is one piece of code with
+ * its inputs; a result is what came of it. All three are opaque. */
+typedef struct cr_engine cr_engine;
+typedef struct cr_request cr_request;
+typedef struct cr_result cr_result;
+
+typedef enum { CR_LANG_AUTO = 0, CR_LANG_PYTHON, CR_LANG_DSL } cr_lang;
+typedef enum { CR_TIER_AUTO = 0, CR_TIER_NS, CR_TIER_KVM, CR_TIER_NONE } cr_tier;
+typedef enum {
+    CR_ROUTE_INPROCESS = 0, CR_ROUTE_NS, CR_ROUTE_KVM, CR_ROUTE_REJECTED
+} cr_route;
+
+/* Engine configuration. Strings are borrowed during cr_engine_open() only (the engine
+ * copies them). Start from cr_config_default(). */
+typedef struct {
+    const char *audit_path;    /* SQLite ledger to append every request to; NULL: none */
+    cr_tier tier;              /* where code outside the subset goes; CR_TIER_NONE rejects */
+    int precision;             /* significant digits of inexact results (default 34) */
+    int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
+    double timeout_s;          /* sandbox wall clock (default 10) */
+    unsigned memory_mib;       /* sandbox memory (default 512) */
+    const char *interpreter;   /* sandbox python (default /usr/bin/python3) */
+    const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */
+    const char *out_dir;       /* where sandbox artifacts are copied; NULL: not kept */
+} cr_config;
+
+CR_API void cr_config_default(cr_config *cfg);
+/* NULL on failure, with err filled. The caller owns the engine: cr_engine_close(). */
+CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
+CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
+
+/* A new empty request (language auto). NULL on ENOMEM. The caller owns it. */
+CR_API cr_request *cr_request_new(void);
+CR_API void cr_request_free(cr_request *req);        /* NULL is a no-op */
+/* The setters copy what they are given; the caller keeps its own buffers. */
+CR_API cr_code cr_request_set_code(cr_request *req, const char *code, size_t len);
+CR_API cr_code cr_request_set_lang(cr_request *req, cr_lang lang);
+/* One variable from text as on the command line: a number ("0.1" is exactly 1/10), or else
+ * a string. */
+CR_API cr_code cr_request_set_var(cr_request *req, const char *name, const char *value,
+                                  cr_error *err);
+/* Variables from a JSON object {"name": value}; numbers keep their exact decimal text. */
+CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len,
+                                        cr_error *err);
+/* A FinQA-style table: a JSON list of rows, each a list of strings, first cell the row name. */
+CR_API cr_code cr_request_set_table_json(cr_request *req, const char *json, size_t len,
+                                         cr_error *err);
+
+/* Runs one request. CR_OK when a result exists, whatever the code did (it may have raised,
+ * hit a limit or been rejected: see the accessors); *out is then the caller's, to free with
+ * cr_result_free(). Another code means the engine failed (err says why; *out is NULL), and
+ * nothing was recorded as a success. `req` is only borrowed. */
+CR_API cr_code cr_run(cr_engine *engine, const cr_request *req, cr_result **out,
+                      cr_error *err);
+CR_API void cr_result_free(cr_result *res);          /* NULL is a no-op */
+
+/* Accessors. Strings are borrowed from `res`: valid until cr_result_free(res). */
+CR_API cr_route cr_result_route(const cr_result *res);
+CR_API const char *cr_route_name(cr_route route);    /* "inprocess", "ns", "kvm", "rejected" */
+/* CR_OK, a CR_EPY_* code when the code raised, CR_ELIMIT, CR_ESYNTAX, CR_EUNSUPPORTED,
+ * CR_EREJECTED, CR_ESANDBOX. */
+CR_API cr_code cr_result_status(const cr_result *res);
+CR_API const cr_error *cr_result_error(const cr_result *res);   /* NULL when status is CR_OK */
+CR_API const char *cr_result_stdout(const cr_result *res, size_t *len);
+CR_API const char *cr_result_stderr(const cr_result *res, size_t *len);
+/* The final value: NULL when there is none. repr is CPython's layout on the exact value;
+ * fraction is "p/q" or "p" for numbers, NULL otherwise; exact is 0 when rounding fed it. */
+CR_API const char *cr_result_value_repr(const cr_result *res);
+CR_API const char *cr_result_value_type(const cr_result *res);
+CR_API const char *cr_result_value_fraction(const cr_result *res);
+CR_API int cr_result_value_exact(const cr_result *res);
+CR_API size_t cr_result_reason_count(const cr_result *res);
+/* The i-th reason: its code ("import:numpy"), and where. NULL past the end. */
+CR_API const char *cr_result_reason(const cr_result *res, size_t i, int *line, int *col,
+                                    const char **snippet);
+/* The audit record: seq (0 when not recorded) and the record's hash as 64 hex digits. */
+CR_API uint64_t cr_result_audit_seq(const cr_result *res);
+CR_API const char *cr_result_audit_hash(const cr_result *res);
+/* The whole result as one JSON object (the shape of `calc-route --json`). */
+CR_API const char *cr_result_json(const cr_result *res);
+
+/* ---- audit ledger (audit/): declared below this line ---- */
+
 #ifdef __cplusplus
 }
 #endif
