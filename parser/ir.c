@@ -114,7 +114,6 @@ ir_node *ir_node_new(ir_module *m, ir_kind kind, int line, int col, uint32_t n)
     ir_node *node = cr_arena_alloc(&m->arena, sizeof *node);
     if (!node) return NULL;
     if (n) {
-        if (n > SIZE_MAX / sizeof(ir_node *)) return NULL;
         node->kid = cr_arena_alloc(&m->arena, n * sizeof(ir_node *));
         if (!node->kid) return NULL;
     }
