@@ -1,0 +1,140 @@
+/* audit/audit.h: the audit ledger: one chained, durable record per request in SQLite.
+ *
+ * The router fills an audit_record and calls audit_append(); the call returns only after the
+ * record committed durably (WAL, synchronous=FULL, BEGIN IMMEDIATE, busy timeout), so a result
+ * handed to a caller always has its record on disk. Appends from several processes serialize.
+ *
+ * Chain: hash(n) = SHA-256(AUDIT_TAG_RECORD || hash(n-1) || audit_encode(record n)), with
+ * hash(0) = 32 zero bytes. The encoding (audit_encode) is length-prefixed fields in the fixed
+ * order of audit_record below, never JSON as some printer happened to lay it out.
+ */
+#ifndef CR_AUDIT_H
+#define CR_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "common/common.h"
+
+#define AUDIT_HASH_LEN 32
+#define AUDIT_FORMAT_VERSION 1      /* of the canonical encoding; stored in every row */
+#define AUDIT_SCHEMA_VERSION 1      /* of the SQLite schema; stored in table schema_version */
+/* Domain tags keep a record hash from ever being confused with a checkpoint message. */
+#define AUDIT_TAG_RECORD "calcroute/audit/record/v1"
+#define AUDIT_TAG_CHECKPOINT "calcroute/audit/checkpoint/v1"
+
+/* One record, flat. Every string is (pointer, byte length): bytes are taken as they are (no
+ * NUL needed, NULs allowed). A NULL pointer means "absent" and is encoded differently from an
+ * empty string (non-NULL pointer, length 0); the record is only borrowed by audit_append().
+ * Set a C string with AUDIT_SET(rec, field, s).
+ *
+ * What the fields hold (replay relies on the marked ones):
+ *   request_id       caller's or generated id, free text
+ *   time_us          microseconds since the Unix epoch, UTC; 0: audit_append() uses now
+ *   engine_version   CR_VERSION_STRING
+ *   grammar_version  the tree-sitter-python version from grammars/…/VERSION
+ *   lang           * "python" or "dsl"
+ *   code           * the full code as submitted
+ *   bindings       * JSON object that cr_request_set_vars_json() accepts and that rebuilds the
+ *                    same variables (numbers as their exact decimal text); NULL: none
+ *   tables         * JSON that cr_request_set_table_json() accepts; NULL: none
+ *   policy         * JSON object; replay reads "precision" (integer) and "rounding"
+ *                    ("half-even" | "half-up"); anything else is kept for the reader
+ *   route          * cr_route_name(): "inprocess", "ns", "kvm", "rejected"
+ *   reasons          JSON list of {code, line, col, snippet}
+ *   status         * cr_code of the result (CR_OK, CR_EPY_*, CR_ELIMIT, ...)
+ *   value_*        * final value: fraction "p/q" or "p", repr, type name, exact flag
+ *                    (value_exact: 1 exact, 0 rounded, -1 no value); NULL strings: no value
+ *   out, err_out   * stdout and stderr bytes
+ *   error          * JSON object {type, message, line, col} or NULL when status is CR_OK
+ *   artifacts        JSON list of {name, size, sha256}
+ *   timings          JSON object of phase -> microseconds (not compared by replay)
+ */
+typedef struct {
+    const char *request_id;      size_t request_id_len;
+    int64_t time_us;
+    const char *engine_version;  size_t engine_version_len;
+    const char *grammar_version; size_t grammar_version_len;
+    const char *lang;            size_t lang_len;
+    const char *code;            size_t code_len;
+    const char *bindings;        size_t bindings_len;
+    const char *tables;          size_t tables_len;
+    const char *policy;          size_t policy_len;
+    const char *route;           size_t route_len;
+    const char *reasons;         size_t reasons_len;
+    int64_t status;
+    const char *value_fraction;  size_t value_fraction_len;
+    const char *value_repr;      size_t value_repr_len;
+    const char *value_type;      size_t value_type_len;
+    int64_t value_exact;
+    const char *out;             size_t out_len;         /* stdout */
+    const char *err_out;         size_t err_out_len;     /* stderr */
+    const char *error;           size_t error_len;
+    const char *artifacts;       size_t artifacts_len;
+    const char *timings;         size_t timings_len;
+} audit_record;
+
+/* Points a field at a C string (or NULL for absent); the string is borrowed. */
+#define AUDIT_SET(rec, field, s) \
+    ((rec)->field = (s), (rec)->field##_len = (rec)->field ? strlen((rec)->field) : 0)
+
+/* A stored row: the record plus its place in the chain. Strings point into SQLite's row
+ * buffers: valid until the next audit_iter_next() or audit_iter_close(). */
+typedef struct {
+    uint64_t seq;
+    int64_t format;
+    audit_record rec;
+    uint8_t prev_hash[AUDIT_HASH_LEN];
+    uint8_t hash[AUDIT_HASH_LEN];
+    size_t prev_hash_len, hash_len;   /* as stored: a tampered row may hold other lengths */
+} audit_entry;
+
+typedef struct audit_db audit_db;
+typedef struct audit_iter audit_iter;
+
+enum {
+    AUDIT_OPEN_CREATE = 1,    /* create the file and the schema when missing */
+    AUDIT_OPEN_READONLY = 2,  /* verify, show, export: never write */
+};
+
+/* Opens (and with AUDIT_OPEN_CREATE sets up) a ledger. On CR_OK *out is the caller's, to
+ * close with audit_close(); on failure *out is NULL and err names the step (CR_EAUDIT). */
+cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err);
+void audit_close(audit_db *db);                        /* NULL is a no-op */
+
+/* Appends one record in its own transaction; returns after the commit is durable. On CR_OK,
+ * *seq (when non-NULL) and hash (when non-NULL) receive the new record's seq and hash. On
+ * failure nothing was appended. `rec` is only borrowed. */
+cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
+                     uint8_t hash[AUDIT_HASH_LEN], cr_error *err);
+/* Appends n records in one transaction (all or none); *first_seq receives the first seq and
+ * last_hash the hash of the last record. */
+cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
+                           uint64_t *first_seq, uint8_t last_hash[AUDIT_HASH_LEN],
+                           cr_error *err);
+
+/* The last record: seq 0 and 32 zero bytes when the ledger is empty. */
+cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err);
+
+/* Canonical encoding of `rec` as record `seq` (appended to `out`), and the chain hash. */
+cr_code audit_encode(const audit_record *rec, uint64_t seq, cr_buf *out);
+void audit_chain_hash(const uint8_t prev[AUDIT_HASH_LEN], const void *enc, size_t len,
+                      uint8_t out[AUDIT_HASH_LEN]);
+
+/* Rows with from <= seq <= to (to 0: to the end), in seq order. On CR_OK *out is the
+ * caller's: audit_iter_close(). audit_iter_next() returns 1 with *e filled, 0 at the end, or
+ * -1 with err filled. */
+cr_code audit_iter_open(audit_db *db, uint64_t from, uint64_t to, audit_iter **out,
+                        cr_error *err);
+int audit_iter_next(audit_iter *it, audit_entry *e, cr_error *err);
+void audit_iter_close(audit_iter *it);                 /* NULL is a no-op */
+
+/* One row as a JSON object (appended to `out`): fields by name, JSON fields embedded as JSON
+ * when they parse, hashes as hex, time as ISO 8601 too. */
+cr_code audit_entry_json(const audit_entry *e, cr_buf *out, cr_error *err);
+
+/* Hex of a hash into a 65-byte buffer. */
+void audit_hex(const uint8_t hash[AUDIT_HASH_LEN], char hex[2 * AUDIT_HASH_LEN + 1]);
+
+#endif
