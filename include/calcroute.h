@@ -111,6 +111,12 @@ CR_API cr_code cr_request_set_var(cr_request *req, const char *name, const char 
 /* Variables from a JSON object {"name": value}; numbers keep their exact decimal text. */
 CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len,
                                         cr_error *err);
+/* Per-request policy: "precision" (1..1000 significant digits of inexact results),
+ * "rounding" ("half-even" or "half-up"). */
+CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
+                                     cr_error *err);
+/* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */
+CR_API cr_code cr_request_set_explain(cr_request *req, int on);
 /* A FinQA-style table: a JSON list of rows, each a list of strings, first cell the row name. */
 CR_API cr_code cr_request_set_table_json(cr_request *req, const char *json, size_t len,
                                          cr_error *err);

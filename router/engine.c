@@ -1,0 +1,206 @@
+/* router/engine.c: the engine and the life of one request: parse, decide, run, record.
+ * The decision comes from the parse and the policy alone, never from trying the evaluator
+ * and falling back, so it can be explained before anything runs. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "evaluator/evaluator.h"
+#include "parser/parser.h"
+#include "router/router.h"
+
+const char *router_status_name(cr_code status);
+
+void cr_config_default(cr_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->tier = CR_TIER_AUTO;
+    cfg->precision = 34;
+    cfg->timeout_s = 10;
+    cfg->memory_mib = 512;
+    cfg->interpreter = "/usr/bin/python3";
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
+{
+    cr_config def;
+    if (!cfg) {
+        cr_config_default(&def);
+        cfg = &def;
+    }
+    if (cfg->precision < 1 || cfg->precision > 1000) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "precision %d: want 1 to 1000", cfg->precision);
+        return NULL;
+    }
+    cr_engine *e = calloc(1, sizeof *e);
+    if (!e) {
+        cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
+        return NULL;
+    }
+    e->cfg = *cfg;
+    e->audit_path = dup_or_null(cfg->audit_path);
+    e->interpreter = dup_or_null(cfg->interpreter ? cfg->interpreter : "/usr/bin/python3");
+    e->data_dir = dup_or_null(cfg->data_dir);
+    e->out_dir = dup_or_null(cfg->out_dir);
+    e->cfg.audit_path = e->audit_path;
+    e->cfg.interpreter = e->interpreter;
+    e->cfg.data_dir = e->data_dir;
+    e->cfg.out_dir = e->out_dir;
+    cr_policy_default(&e->policy);
+    e->policy.precision = cfg->precision;
+    e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
+    if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
+        (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir)) {
+        cr_engine_close(e);
+        cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
+        return NULL;
+    }
+    return e;
+}
+
+void cr_engine_close(cr_engine *e)
+{
+    if (!e) return;
+    free(e->audit_path);
+    free(e->interpreter);
+    free(e->data_dir);
+    free(e->out_dir);
+    free(e);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static char *xstrdup(const char *s, int *oom)
+{
+    if (!s) return NULL;
+    char *d = strdup(s);
+    if (!d) *oom = 1;
+    return d;
+}
+
+static cr_code copy_reasons(cr_result *res, const ir_module *m)
+{
+    if (!m->nreasons) return CR_OK;
+    res->reasons = calloc(m->nreasons, sizeof *res->reasons);
+    if (!res->reasons) return CR_ENOMEM;
+    int oom = 0;
+    for (size_t i = 0; i < m->nreasons; i++) {
+        res->reasons[i].code = xstrdup(m->reasons[i].code, &oom);
+        res->reasons[i].snippet = xstrdup(m->reasons[i].snippet, &oom);
+        res->reasons[i].line = m->reasons[i].line;
+        res->reasons[i].col = m->reasons[i].col;
+        res->nreasons = i + 1;
+    }
+    return oom ? CR_ENOMEM : CR_OK;
+}
+
+static cr_code take_eval(cr_result *res, eval_result *ev)
+{
+    res->status = ev->status;
+    res->error = ev->error;
+    res->out = ev->out;
+    res->out_len = ev->out_len;
+    res->out_truncated = ev->out_truncated;
+    ev->out = NULL;
+    res->has_value = ev->has_value;
+    res->value_exact = ev->exact;
+    res->value_repr = ev->value_repr;
+    res->value_type = ev->value_type;
+    res->value_fraction = ev->value_fraction;
+    res->value_from = ev->value_from;
+    ev->value_repr = ev->value_type = ev->value_fraction = ev->value_from = NULL;
+    res->ops = ev->ops;
+    return CR_OK;
+}
+
+/* Parses the request's code into IR, in the request's language. CR_OK with *m set, or a
+ * status for the result (CR_ESYNTAX, CR_ELIMIT) with res->error filled, or an engine
+ * failure. */
+static cr_code front_end(const cr_request *req, const cr_policy *pol, cr_result *res,
+                         ir_module **m, cr_error *err)
+{
+    cr_error perr = {0};
+    cr_code rc = parser_parse_python(req->code ? req->code : "", req->code_len, &pol->limits,
+                                     m, &perr);
+    if (rc == CR_OK) return CR_OK;
+    if (rc == CR_ESYNTAX || rc == CR_ELIMIT) {
+        res->status = rc;
+        res->error = perr;
+        return CR_OK;
+    }
+    if (err) *err = perr;
+    return rc;
+}
+
+cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *err)
+{
+    if (out) *out = NULL;
+    if (!e || !req || !out) return cr_error_set(err, CR_EUSAGE, 0, 0, "cr_run: NULL argument");
+    double t0 = now_us();
+    cr_result *res = calloc(1, sizeof *res);
+    if (!res) return cr_error_set(err, CR_ENOMEM, 0, 0, "result");
+    cr_policy pol = e->policy;
+    if (req->precision) pol.precision = req->precision;
+    if (req->rounding >= 0) pol.rounding = (cr_rounding)req->rounding;
+
+    ir_module *m = NULL;
+    cr_code rc;
+    res->lang = req->lang == CR_LANG_AUTO ? CR_LANG_PYTHON : req->lang;
+    if (res->lang == CR_LANG_DSL) {
+        res->route = CR_ROUTE_REJECTED;
+        res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, 0, 0,
+                                   "the DSL front end is not built yet");
+        goto done;
+    }
+    if ((rc = front_end(req, &pol, res, &m, err)) != CR_OK) goto fail;
+    res->parse_us = now_us() - t0;
+    if (!m) {                              /* syntax error or limit: nothing can run it */
+        res->route = CR_ROUTE_REJECTED;
+        goto done;
+    }
+    if ((rc = copy_reasons(res, m)) != CR_OK) {
+        cr_error_set(err, rc, 0, 0, "reasons");
+        goto fail;
+    }
+    if (m->nreasons) {
+        /* No sandbox tier is built into this engine yet: outside the subset is a rejection
+         * with every reason listed. */
+        res->route = CR_ROUTE_REJECTED;
+        res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, m->reasons[0].line,
+                                   m->reasons[0].col,
+                                   "%zu construct%s outside the in-process subset, first %s",
+                                   m->nreasons, m->nreasons == 1 ? "" : "s", m->reasons[0].code);
+        goto done;
+    }
+    res->route = CR_ROUTE_INPROCESS;
+    if (req->explain) {
+        res->explained = 1;
+        goto done;
+    }
+    double t1 = now_us();
+    eval_result ev;
+    rc = eval_run(m, req->binds, req->nbinds, &pol, &ev, err);
+    res->eval_us = now_us() - t1;
+    if (rc != CR_OK) {
+        eval_result_free(&ev);
+        goto fail;
+    }
+    take_eval(res, &ev);
+    eval_result_free(&ev);
+done:
+    ir_module_free(m);
+    res->total_us = now_us() - t0;
+    *out = res;
+    return CR_OK;
+fail:
+    ir_module_free(m);
+    cr_result_free(res);
+    return rc;
+}

@@ -1,0 +1,385 @@
+/* router/request.c: a request and its inputs. Bindings are kept as constant IR expressions,
+ * so a number given as "0.1" on the command line or in JSON is exactly 1/10, as a literal
+ * in the code would be. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "router/router.h"
+
+#define MAX_BINDINGS 10000
+#define MAX_JSON_DEPTH 64
+
+cr_request *cr_request_new(void)
+{
+    cr_request *req = calloc(1, sizeof *req);
+    if (!req) return NULL;
+    req->lang = CR_LANG_AUTO;
+    req->rounding = -1;
+    return req;
+}
+
+void cr_request_free(cr_request *req)
+{
+    if (!req) return;
+    free(req->code);
+    ir_module_free(req->binds_mod);
+    free(req->binds);
+    json_decref(req->table);
+    free(req);
+}
+
+cr_code cr_request_set_code(cr_request *req, const char *code, size_t len)
+{
+    if (!req || (!code && len)) return CR_EUSAGE;
+    char *copy = malloc(len + 1);
+    if (!copy) return CR_ENOMEM;
+    if (len) memcpy(copy, code, len);
+    copy[len] = '\0';
+    free(req->code);
+    req->code = copy;
+    req->code_len = len;
+    return CR_OK;
+}
+
+cr_code cr_request_set_lang(cr_request *req, cr_lang lang)
+{
+    if (!req || lang < CR_LANG_AUTO || lang > CR_LANG_DSL) return CR_EUSAGE;
+    req->lang = lang;
+    return CR_OK;
+}
+
+cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
+                              cr_error *err)
+{
+    if (!req || !key || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "option: NULL");
+    if (strcmp(key, "precision") == 0) {
+        char *end;
+        long p = strtol(value, &end, 10);
+        if (*value == '\0' || *end || p < 1 || p > 1000)
+            return cr_error_set(err, CR_EUSAGE, 0, 0,
+                                "precision: want a whole number from 1 to 1000, got '%s'", value);
+        req->precision = (int)p;
+        return CR_OK;
+    }
+    if (strcmp(key, "rounding") == 0) {
+        if (strcmp(value, "half-even") == 0) req->rounding = CR_ROUND_HALF_EVEN;
+        else if (strcmp(value, "half-up") == 0) req->rounding = CR_ROUND_HALF_UP;
+        else return cr_error_set(err, CR_EUSAGE, 0, 0,
+                                 "rounding: want half-even or half-up, got '%s'", value);
+        return CR_OK;
+    }
+    return cr_error_set(err, CR_EUSAGE, 0, 0, "unknown option '%s'", key);
+}
+
+cr_code cr_request_set_explain(cr_request *req, int on)
+{
+    if (!req) return CR_EUSAGE;
+    req->explain = on != 0;
+    return CR_OK;
+}
+
+/* ---- bindings ---------------------------------------------------------------------------- */
+
+static int is_identifier(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+    for (s++; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+    return 1;
+}
+
+/* Length of a JSON number token at s (RFC 8259 grammar), 0 when there is none. */
+static size_t json_number_len(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (i < n && s[i] == '-') i++;
+    if (i < n && s[i] == '0') i++;
+    else if (i < n && s[i] >= '1' && s[i] <= '9') while (i < n && isdigit((unsigned char)s[i])) i++;
+    else return 0;
+    if (i < n && s[i] == '.') {
+        size_t j = ++i;
+        while (i < n && isdigit((unsigned char)s[i])) i++;
+        if (i == j) return 0;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-')) i++;
+        size_t j = i;
+        while (i < n && isdigit((unsigned char)s[i])) i++;
+        if (i == j) return 0;
+    }
+    return i;
+}
+
+static cr_code ensure_binds(cr_request *req)
+{
+    if (!req->binds_mod && !(req->binds_mod = ir_module_new(64u << 20))) return CR_ENOMEM;
+    return CR_OK;
+}
+
+/* A NUM node for a JSON number token; a leading '-' becomes a unary minus, as in code. */
+static ir_node *num_node(ir_module *m, const char *tok, size_t len)
+{
+    int neg = len && tok[0] == '-';
+    ir_node *num = ir_node_new(m, IR_NUM, 0, 0, 0);
+    if (!num) return NULL;
+    num->text = cr_arena_strndup(&m->arena, tok + neg, len - (size_t)neg);
+    if (!num->text) return NULL;
+    num->len = (uint32_t)(len - (size_t)neg);
+    if (memchr(num->text, '.', num->len) || memchr(num->text, 'e', num->len) ||
+        memchr(num->text, 'E', num->len))
+        num->flags |= IRF_FLOAT;
+    if (!neg) return num;
+    ir_node *u = ir_node_new(m, IR_UNARY, 0, 0, 1);
+    if (!u) return NULL;
+    u->op = IR_NEG;
+    u->kid[0] = num;
+    return u;
+}
+
+static ir_node *str_node(ir_module *m, const char *s, size_t len)
+{
+    ir_node *n = ir_node_new(m, IR_STR, 0, 0, 0);
+    if (!n || !(n->text = cr_arena_strndup(&m->arena, s, len))) return NULL;
+    n->len = (uint32_t)len;
+    return n;
+}
+
+static cr_code add_binding(cr_request *req, const char *name, ir_node *value, cr_error *err)
+{
+    for (size_t i = 0; i < req->nbinds; i++)
+        if (strcmp(req->binds[i].name, name) == 0) {
+            req->binds[i].value = value;        /* a later --var wins, as in a shell */
+            return CR_OK;
+        }
+    if (req->nbinds >= MAX_BINDINGS)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "more than %d variables", MAX_BINDINGS);
+    if (req->nbinds == req->binds_cap) {
+        size_t cap = req->binds_cap ? req->binds_cap * 2 : 8;
+        eval_binding *b = realloc(req->binds, cap * sizeof *b);
+        if (!b) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+        req->binds = b;
+        req->binds_cap = cap;
+    }
+    char *copy = cr_arena_strndup(&req->binds_mod->arena, name, strlen(name));
+    if (!copy) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    req->binds[req->nbinds].name = copy;
+    req->binds[req->nbinds].value = value;
+    req->nbinds++;
+    return CR_OK;
+}
+
+cr_code cr_request_set_var(cr_request *req, const char *name, const char *value, cr_error *err)
+{
+    if (!req || !name || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: NULL");
+    if (!is_identifier(name))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: '%s' is not a Python name", name);
+    if (ensure_binds(req) != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    const char *v = value;
+    if (*v == '+' && v[1] != '-') v++;
+    size_t len = strlen(v), nlen = json_number_len(v, len);
+    ir_node *node = (nlen && nlen == len) ? num_node(req->binds_mod, v, len)
+                                          : str_node(req->binds_mod, value, strlen(value));
+    if (!node) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    return add_binding(req, name, node, err);
+}
+
+/* jansson reads numbers as doubles; to keep them exact we take each number's text from the
+ * source. Object keys keep their order in jansson >= 2.13 and duplicates are rejected, so a
+ * walk in document order meets the number tokens in the order they were written; the scan
+ * steps over strings (keys included), so digits inside them are never taken. */
+typedef struct {
+    const char *src;
+    size_t len, pos;
+} num_scan;
+
+static int next_number(num_scan *sc, const char **tok, size_t *toklen)
+{
+    while (sc->pos < sc->len) {
+        char c = sc->src[sc->pos];
+        if (c == '"') {
+            for (sc->pos++; sc->pos < sc->len && sc->src[sc->pos] != '"'; sc->pos++)
+                if (sc->src[sc->pos] == '\\') sc->pos++;
+            sc->pos++;
+        } else if (c == '-' || isdigit((unsigned char)c)) {
+            size_t n = json_number_len(sc->src + sc->pos, sc->len - sc->pos);
+            if (!n) return 0;
+            *tok = sc->src + sc->pos;
+            *toklen = n;
+            sc->pos += n;
+            return 1;
+        } else {
+            sc->pos++;
+        }
+    }
+    return 0;
+}
+
+static ir_node *json_to_ir(ir_module *m, json_t *v, num_scan *sc, int depth, cr_error *err)
+{
+    if (depth > MAX_JSON_DEPTH) {
+        cr_error_set(err, CR_ELIMIT, 0, 0, "variables nested deeper than %d", MAX_JSON_DEPTH);
+        return NULL;
+    }
+    ir_node *n = NULL;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL: {
+        const char *tok;
+        size_t toklen;
+        if (!next_number(sc, &tok, &toklen)) {
+            cr_error_set(err, CR_EINTERNAL, 0, 0, "variables: lost track of a number");
+            return NULL;
+        }
+        n = num_node(m, tok, toklen);
+        break;
+    }
+    case JSON_STRING: n = str_node(m, json_string_value(v), json_string_length(v)); break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        if ((n = ir_node_new(m, IR_BOOL, 0, 0, 0))) n->op = json_is_true(v);
+        break;
+    case JSON_NULL: n = ir_node_new(m, IR_NONE, 0, 0, 0); break;
+    case JSON_ARRAY: {
+        size_t count = json_array_size(v), i;
+        if (!(n = ir_node_new(m, IR_LIST, 0, 0, (uint32_t)count))) break;
+        json_t *item;
+        json_array_foreach(v, i, item) {
+            if (!(n->kid[i] = json_to_ir(m, item, sc, depth + 1, err))) return NULL;
+        }
+        break;
+    }
+    case JSON_OBJECT: {
+        size_t count = json_object_size(v), i = 0;
+        if (!(n = ir_node_new(m, IR_DICT, 0, 0, (uint32_t)(2 * count)))) break;
+        const char *key;
+        json_t *item;
+        json_object_foreach(v, key, item) {
+            if (!(n->kid[i++] = str_node(m, key, strlen(key)))) return NULL;
+            if (!(n->kid[i++] = json_to_ir(m, item, sc, depth + 1, err))) return NULL;
+        }
+        break;
+    }
+    }
+    if (!n && err && err->code == CR_OK) cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    return n;
+}
+
+static json_t *load_json(const char *json, size_t len, const char *what, cr_error *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        cr_error_set(err, CR_EUSAGE, je.line, je.column, "%s: %s", what, je.text);
+    return root;
+}
+
+cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len, cr_error *err)
+{
+    if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: NULL");
+    json_t *root = load_json(json, len, "variables", err);
+    if (!root) return CR_EUSAGE;
+    cr_code rc = CR_OK;
+    if (!json_is_object(root)) {
+        rc = cr_error_set(err, CR_EUSAGE, 1, 1, "variables: want a JSON object {\"name\": value}");
+        goto out;
+    }
+    if ((rc = ensure_binds(req)) != CR_OK) {
+        cr_error_set(err, rc, 0, 0, "variables");
+        goto out;
+    }
+    num_scan sc = {json, len, 0};
+    const char *key;
+    json_t *item;
+    json_object_foreach(root, key, item) {
+        if (!is_identifier(key)) {
+            rc = cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s' is not a Python name", key);
+            goto out;
+        }
+        cr_error e = {0};
+        ir_node *v = json_to_ir(req->binds_mod, item, &sc, 0, &e);
+        if (!v) {
+            rc = e.code ? e.code : CR_ENOMEM;
+            if (err) *err = e;
+            goto out;
+        }
+        if ((rc = add_binding(req, key, v, err)) != CR_OK) goto out;
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
+cr_code cr_request_set_table_json(cr_request *req, const char *json, size_t len, cr_error *err)
+{
+    if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "table: NULL");
+    json_t *root = load_json(json, len, "table", err);
+    if (!root) return CR_EUSAGE;
+    if (!json_is_array(root)) {
+        json_decref(root);
+        return cr_error_set(err, CR_EUSAGE, 1, 1, "table: want a JSON list of rows");
+    }
+    size_t i;
+    json_t *row;
+    json_array_foreach(root, i, row) {
+        if (!json_is_array(row) || json_array_size(row) == 0) {
+            json_decref(root);
+            return cr_error_set(err, CR_EUSAGE, 0, 0,
+                                "table: row %zu is not a non-empty list of cells", i + 1);
+        }
+    }
+    json_decref(req->table);
+    req->table = root;
+    return CR_OK;
+}
+
+/* ---- canonical text, for the audit record --------------------------------------------- */
+
+static cr_code dump_ir_json(cr_buf *b, const ir_node *n)
+{
+    switch (n->kind) {
+    case IR_NUM: return cr_buf_put(b, n->text, n->len);
+    case IR_UNARY: cr_buf_putc(b, '-'); return dump_ir_json(b, n->kid[0]);
+    case IR_BOOL: return cr_buf_puts(b, n->op ? "true" : "false");
+    case IR_NONE: return cr_buf_puts(b, "null");
+    case IR_STR: {
+        json_t *s = json_stringn(n->text, n->len);
+        char *t = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        cr_code rc = t ? cr_buf_puts(b, t) : CR_ENOMEM;
+        free(t);
+        json_decref(s);
+        return rc;
+    }
+    case IR_LIST:
+    case IR_DICT: {
+        int dict = n->kind == IR_DICT;
+        cr_buf_putc(b, dict ? '{' : '[');
+        for (uint32_t i = 0; i < n->n; i++) {
+            if (i) cr_buf_putc(b, (dict && i % 2) ? ':' : ',');
+            cr_code rc = dump_ir_json(b, n->kid[i]);
+            if (rc != CR_OK) return rc;
+        }
+        return cr_buf_putc(b, dict ? '}' : ']');
+    }
+    default: return CR_EINTERNAL;
+    }
+}
+
+char *router_bindings_json(const cr_request *req)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    cr_buf_putc(&b, '{');
+    for (size_t i = 0; i < req->nbinds; i++) {
+        cr_buf_printf(&b, "%s\"%s\":", i ? "," : "", req->binds[i].name);
+        dump_ir_json(&b, req->binds[i].value);
+    }
+    cr_buf_putc(&b, '}');
+    return cr_buf_take(&b, NULL);
+}
+
+char *router_table_json(const cr_request *req)
+{
+    return req->table ? json_dumps(req->table, JSON_COMPACT) : NULL;
+}
