@@ -1,0 +1,190 @@
+/* sandbox/sandbox.h: the common interface of both sandbox tiers.
+ *
+ * A job (code, interpreter, data directory, artifact directory, limits) goes in; an outcome
+ * (exit, limit hit, capped stdout/stderr, final value, exception, artifacts, timings) comes
+ * out. The tiers differ only in how they isolate: sandbox/ns/ uses Linux namespaces +
+ * seccomp, sandbox/kvm/ a microVM. Both run the same in-sandbox runner (sandbox_runner_source)
+ * and parse its report with sandbox_report_parse(), so a value or an exception looks the same
+ * whichever tier produced it.
+ *
+ * Typical use (the router):
+ *
+ *     sandbox_job job;
+ *     sandbox_outcome oc;
+ *     sandbox_job_init(&job);                  // defaults: python3, 10 s, 512 MiB, ...
+ *     job.tier = CR_TIER_AUTO;                 // or CR_TIER_NS / CR_TIER_KVM
+ *     job.code = code; job.code_len = len;
+ *     job.data_dir = cfg->data_dir;            // NULL: no /data
+ *     job.out_dir = cfg->out_dir;              // NULL: artifacts hashed, not kept
+ *     job.limits.wall_s = cfg->timeout_s;
+ *     job.limits.memory_bytes = (uint64_t)cfg->memory_mib << 20;
+ *     if ((rc = sandbox_run(&job, &oc, err)) != CR_OK) return rc;  // setup failed
+ *     if (oc.limit != SANDBOX_LIMIT_NONE) ...  // exit status 3; sandbox_limit_name(oc.limit)
+ *     else if (oc.raised) ...                  // oc.error_type, oc.error_message, oc.error_line
+ *     sandbox_outcome_free(&oc);
+ */
+#ifndef CR_SANDBOX_H
+#define CR_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "calcroute.h"
+#include "common/common.h"
+
+#define SANDBOX_DEFAULT_INTERPRETER "/usr/bin/python3"
+
+/* ---- limits ---------------------------------------------------------------------------
+ * Every figure is a hard bound on the whole run (all processes the code starts), enforced by
+ * the tier: the parent's clock for wall and CPU, a cgroup (or rlimits, when the host offers
+ * no cgroup) for memory and processes, size-capped filesystems for /tmp and /out, and the
+ * parent's reader for stdout/stderr. 0 in a field means "the default". */
+typedef struct {
+    double wall_s;            /* wall clock from start to the last process gone (10) */
+    double cpu_s;             /* CPU seconds, user + system, all processes (= wall_s) */
+    uint64_t memory_bytes;    /* resident memory incl. /tmp and /out contents (512 MiB) */
+    uint32_t max_procs;       /* processes and threads at once (64) */
+    size_t max_stdout;        /* bytes of stdout kept; more ends the run (1 MiB) */
+    size_t max_stderr;        /* bytes of stderr kept; more is dropped, run goes on (256 KiB) */
+    uint64_t tmp_bytes;       /* size of the /tmp filesystem (64 MiB) */
+    uint64_t artifact_bytes;  /* size of the /out filesystem: all artifacts together (64 MiB) */
+    uint32_t max_artifacts;   /* files kept from /out (64) */
+} sandbox_limits;
+
+/* Which limit ended or marred the run. Reported by name with sandbox_limit_name():
+ * "none", "wall", "cpu", "memory", "procs", "output", "disk", "artifacts". */
+typedef enum {
+    SANDBOX_LIMIT_NONE = 0,
+    SANDBOX_LIMIT_WALL,       /* killed by the parent at wall_s */
+    SANDBOX_LIMIT_CPU,        /* killed at cpu_s (parent's clock or RLIMIT_CPU) */
+    SANDBOX_LIMIT_MEMORY,     /* OOM-killed in its cgroup, or the code got MemoryError */
+    SANDBOX_LIMIT_PROCS,      /* a fork/thread was refused by the process limit */
+    SANDBOX_LIMIT_OUTPUT,     /* stdout passed max_stdout: killed, stdout truncated */
+    SANDBOX_LIMIT_DISK,       /* /tmp full (the code got ENOSPC/EFBIG) */
+    SANDBOX_LIMIT_ARTIFACTS   /* /out full or more than max_artifacts files: some dropped */
+} sandbox_limit;
+
+const char *sandbox_limit_name(sandbox_limit limit);   /* static string, never NULL */
+
+/* ---- job ---------------------------------------------------------------------------------
+ * Everything is borrowed for the duration of sandbox_run() only. */
+typedef struct {
+    cr_tier tier;             /* CR_TIER_AUTO (KVM when usable, else NS), CR_TIER_NS,
+                                 CR_TIER_KVM; CR_TIER_NONE is a usage error */
+    const char *code;         /* Python source, run as __main__ (need not be NUL-ended) */
+    size_t code_len;
+    const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; must live under /usr */
+    const char *data_dir;     /* host directory mounted read-only at /data; NULL: none.
+                                 ns tier: read as an unprivileged user, so its files must
+                                 be world-readable (o+r, directories o+rx) */
+    const char *out_dir;      /* host directory (must exist) that receives a copy of each
+                                 artifact; NULL: artifacts are listed and hashed only */
+    const char *const *answer_vars; /* final-value names tried in order, NULL-terminated;
+                                       NULL: "ans", "result", "answer" */
+    const char *globals_json; /* NULL, or a JSON object {"name": value} whose entries are
+                                 module globals before the code runs (numbers with a '.' or
+                                 exponent become float, others int) */
+    sandbox_limits limits;
+} sandbox_job;
+
+/* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
+void sandbox_job_init(sandbox_job *job);
+/* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */
+void sandbox_limits_resolve(sandbox_limits *lim);
+
+/* ---- outcome -------------------------------------------------------------------------------
+ * Filled by sandbox_run(); every pointer in it is owned by the outcome: release them all with
+ * sandbox_outcome_free(). */
+typedef struct {
+    char *name;               /* path under /out, '/'-separated, never absolute or ".." */
+    uint64_t size;            /* bytes */
+    char sha256[65];          /* lowercase hex (libsodium crypto_hash_sha256) */
+    char *path;               /* the copy in job->out_dir; NULL when out_dir was NULL */
+} sandbox_artifact;
+
+typedef struct {
+    cr_tier tier;             /* the tier that ran it: CR_TIER_NS or CR_TIER_KVM */
+    char tier_note[256];      /* why AUTO chose this tier, and what the host lacked (e.g.
+                                 "no memory cgroup: memory bounded by RLIMIT_DATA only") */
+
+    int exited;               /* 1: the runner exited with exit_code; 0: killed by signal */
+    int exit_code;            /* 0 ok, 1 the code raised, 2 runner failure; SystemExit(n): n */
+    int term_signal;          /* the signal that ended it when !exited (SIGKILL at a limit) */
+    sandbox_limit limit;      /* SANDBOX_LIMIT_NONE, or the limit hit */
+    char limit_detail[128];   /* e.g. "wall clock 2.000 s", "memory 268435456 bytes" */
+
+    cr_buf stdout_buf;        /* p (NUL-ended, may be NULL when empty), len, truncated */
+    cr_buf stderr_buf;
+
+    /* The final value (DESIGN.md, Value semantics), from the runner's report channel. */
+    int has_value;
+    char *value_repr;         /* repr(value) (ints of any size) */
+    char *value_type;         /* type(value).__name__: "int", "float", "str", ... */
+    char *value_decimal;      /* int, bool, float, Decimal, Fraction with terminating
+                                 decimal: the exact decimal text the repr denotes, no exponent
+                                 ("1e-05" -> "0.00001", "True" -> "1"); NULL for others and
+                                 for nan/inf */
+    char *value_source;       /* how it was chosen: "solution()", "var:ans", "expr:7",
+                                 "assign:total" */
+
+    /* The exception the code raised (raised = 1), from the report channel. */
+    int raised;
+    char *error_type;         /* "ZeroDivisionError", "SyntaxError", ... */
+    char *error_message;      /* str(exception) */
+    int error_line;           /* line in the code, 0 when unknown */
+    int error_col;            /* SyntaxError's 1-based column, else 0 */
+
+    sandbox_artifact *artifacts;
+    size_t artifact_count;
+    char artifact_note[256];  /* what was dropped and why (symlink, count, size), or "" */
+
+    double wall_s;            /* wall clock of the whole run, setup included */
+    double cpu_s;             /* user + system CPU of all processes in the sandbox */
+    uint64_t peak_memory_bytes; /* high-water mark: cgroup's, else the largest RSS */
+} sandbox_outcome;
+
+/* Runs the job in the tier it names. CR_OK when the code ran, whatever it did (raised, hit a
+ * limit, was killed): see the outcome. CR_EUSAGE for a bad job, CR_ESANDBOX when the tier
+ * could not be set up (err names the step and errno, e.g. "ns: mount proc: EPERM"); then the
+ * outcome holds nothing to free, though freeing it is harmless. Not thread-safe with respect
+ * to fork() in other threads of the caller (it forks). */
+cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zeroes it */
+
+/* 1 when the tier can run on this host; else 0 with the reason in why ("" on success).
+ * CR_TIER_AUTO: 1 when either can. Cheap enough to call per request (probes are cached). */
+int sandbox_tier_available(cr_tier tier, char *why, size_t why_len);
+/* The tier CR_TIER_AUTO resolves to on this host, with the reason in why. */
+cr_tier sandbox_tier_auto(char *why, size_t why_len);
+
+/* ---- per-tier entry points (sandbox_run() dispatches to these) ---------------------------
+ * Same contract as sandbox_run(); job->tier is ignored. */
+cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+int sandbox_ns_available(char *why, size_t why_len);
+cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+int sandbox_kvm_available(char *why, size_t why_len);
+
+/* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
+ * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:
+ *
+ *     python3 -I -c <sandbox_runner_source> JOB_FD REPORT_FD
+ *
+ * JOB_FD is readable and holds the job description made by sandbox_job_encode(); REPORT_FD
+ * is writable and receives the report that sandbox_report_parse() reads. The code's stdout and
+ * stderr are the process's own. Exit status: 0, 1 when the code raised, 2 when the runner
+ * itself failed (bad job), SystemExit's code when the code called sys.exit(). */
+extern const char sandbox_runner_source[];
+extern const size_t sandbox_runner_source_len;
+
+/* Encodes what the runner needs (code, answer vars, globals) into *buf (records of the form
+ * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */
+cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
+/* Parses the runner's report (same record format, keys "value.repr", "value.type",
+ * "value.decimal", "value.source", "error.type", "error.message", "error.line", "error.col",
+ * "error.errno") into the value and error fields of *out, which it owns afterwards. Bytes
+ * after a malformed record are ignored; a truncated report keeps what was whole. Also maps
+ * MemoryError to SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS when out->limit
+ * is still NONE. */
+cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err);
+
+#endif
