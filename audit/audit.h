@@ -134,6 +134,21 @@ void audit_iter_close(audit_iter *it);                 /* NULL is a no-op */
  * when they parse, hashes as hex, time as ISO 8601 too. */
 cr_code audit_entry_json(const audit_entry *e, cr_buf *out, cr_error *err);
 
+/* Recomputes the chain from seq 1 and checks the checkpoints (see cr_audit_verify() in
+ * calcroute.h). pubkey: 32 bytes, or NULL to check every checkpoint against its own key.
+ * CR_OK when the check ran; rep->ok says whether the ledger passed. */
+cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, cr_error *err);
+
+/* Signs the head (Ed25519 over AUDIT_TAG_CHECKPOINT, seq, head hash, time) with the 64-byte
+ * libsodium secret key and stores the checkpoint. */
+cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq,
+                         uint8_t head[AUDIT_HASH_LEN], cr_error *err);
+/* Writes key_path (secret key, hex, 0600) and key_path.pub (public key, hex); never
+ * overwrites. */
+cr_code audit_keygen(const char *key_path, cr_error *err);
+/* Reads an n-byte key written by audit_keygen(). */
+cr_code audit_key_read(const char *path, uint8_t *key, size_t n, cr_error *err);
+
 /* Hex of a hash into a 65-byte buffer. */
 void audit_hex(const uint8_t hash[AUDIT_HASH_LEN], char hex[2 * AUDIT_HASH_LEN + 1]);
 

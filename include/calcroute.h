@@ -157,6 +157,75 @@ CR_API const char *cr_result_json(const cr_result *res);
 /* ---- audit ledger (audit/): declared below this line ---- */
 
 #ifdef __cplusplus
+/* A ledger opened for inspection (calc-audit). Engines record through cr_config.audit_path;
+ * these functions read, verify, sign and replay. Hashes are 64 lowercase hex digits. */
+typedef struct cr_audit cr_audit;
+
+/* Opens a ledger; writable adds checkpoints (the file must exist either way). NULL on
+ * failure with err filled; the caller owns the handle: cr_audit_close(). */
+CR_API cr_audit *cr_audit_open(const char *path, int writable, cr_error *err);
+CR_API void cr_audit_close(cr_audit *a);             /* NULL is a no-op */
+
+/* The last record: seq 0 and 64 zeros when empty. */
+CR_API cr_code cr_audit_head(cr_audit *a, uint64_t *seq, char hash_hex[65], cr_error *err);
+
+/* What cr_audit_verify() found. ok is 1 when every check passed; otherwise bad_seq names the
+ * first broken seq (0 when the problem has no seq) and problem says why ("hash mismatch",
+ * "gap", "bad prev link", a checkpoint that does not match, ...). */
+typedef struct {
+    int ok;
+    uint64_t records;             /* rows checked */
+    uint64_t head_seq;
+    char head_hash[65];
+    uint64_t bad_seq;
+    char problem[256];
+    uint64_t checkpoints;         /* checkpoints whose signature and head matched */
+    uint64_t checkpoint_seq;      /* the highest of them; records after it are not signed */
+    uint64_t foreign_checkpoints; /* signed by another key than pubkey_path's (ignored) */
+} cr_audit_report;
+
+/* Recomputes the whole chain and checks every checkpoint. With pubkey_path (a file written by
+ * cr_audit_keygen()), only checkpoints by that key count and at least one must exist, which
+ * detects a chain rewritten or truncated behind it. CR_OK when the verification ran (see
+ * rep->ok); another code when the ledger could not be read. */
+CR_API cr_code cr_audit_verify(cr_audit *a, const char *pubkey_path, cr_audit_report *rep,
+                               cr_error *err);
+
+/* Record `seq` as one JSON object. On CR_OK *json is the caller's (malloc'd, NUL-terminated):
+ * free() it. CR_EUSAGE when there is no such record. */
+CR_API cr_code cr_audit_show(cr_audit *a, uint64_t seq, char **json, size_t *len,
+                             cr_error *err);
+/* Calls `each` with every record from..to (0: no bound) as one JSON object, in seq order.
+ * The text is borrowed for the call. A nonzero return from `each` stops with CR_EIO. */
+CR_API cr_code cr_audit_export(cr_audit *a, uint64_t from, uint64_t to,
+                               int (*each)(const char *json, size_t len, void *arg), void *arg,
+                               cr_error *err);
+
+/* Writes a new Ed25519 key pair: key_path (secret, mode 0600) and key_path + ".pub". Fails
+ * rather than overwrite an existing file. */
+CR_API cr_code cr_audit_keygen(const char *key_path, cr_error *err);
+/* Signs the current head (seq and hash) with the secret key in key_path and stores the
+ * checkpoint in the ledger. *seq and hash_hex receive what was signed. */
+CR_API cr_code cr_audit_checkpoint(cr_audit *a, const char *key_path, uint64_t *seq,
+                                   char hash_hex[65], cr_error *err);
+
+/* Replay: re-runs records through cr_run() on an engine without audit and compares status,
+ * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
+ * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their
+ * differences are reported without failing; others are skipped. */
+enum { CR_REPLAY_SANDBOX = 1 };
+typedef struct {
+    uint64_t replayed, matched, skipped;
+    uint64_t differences;         /* in-process records that differ: replay failed */
+    uint64_t sandbox_differences; /* reported, not failures */
+} cr_audit_replay_report;
+/* `diff` (may be NULL) is called once per differing field; strings are borrowed for the
+ * call, NULL meaning absent. CR_OK when the replay ran (see rep->differences). */
+CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                               void (*diff)(uint64_t seq, const char *field, const char *want,
+                                            const char *got, void *arg),
+                               void *arg, cr_audit_replay_report *rep, cr_error *err);
+
 }
 #endif
 #endif

@@ -1,0 +1,278 @@
+/* audit/verify.c: recomputing the chain, and Ed25519 checkpoints over (seq, head hash). */
+#include "audit/audit_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---- keys ---------------------------------------------------------------------------- */
+
+/* Key files hold hex text, one line: the 64-byte libsodium secret key (seed and public key),
+ * or the 32-byte public key in the ".pub" file. */
+cr_code audit_key_read(const char *path, uint8_t *key, size_t n, cr_error *err)
+{
+    char text[512];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return cr_error_set(err, CR_EIO, 0, 0, "audit: key %s: %s", path, strerror(errno));
+    ssize_t got = read(fd, text, sizeof text - 1);
+    int e = errno;
+    close(fd);
+    if (got < 0) return cr_error_set(err, CR_EIO, 0, 0, "audit: key %s: %s", path, strerror(e));
+    text[got] = '\0';
+    size_t bin_len = 0;
+    const char *end = NULL;
+    if (sodium_hex2bin(key, n, text, (size_t)got, " \r\n\t", &bin_len, &end) != 0
+        || bin_len != n || (end && *end))
+        return cr_error_set(err, CR_EUSAGE, 0, 0,
+                            "audit: key %s: expected %zu hex digits and nothing else", path,
+                            2 * n);
+    return CR_OK;
+}
+
+static cr_code key_write(const char *path, const uint8_t *key, size_t n, mode_t mode,
+                         cr_error *err)
+{
+    char hex[2 * crypto_sign_SECRETKEYBYTES + 2];
+    sodium_bin2hex(hex, sizeof hex, key, n);
+    size_t len = strlen(hex);
+    hex[len++] = '\n';
+    /* O_EXCL: never overwrite a key that may already sign a ledger. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0) return cr_error_set(err, CR_EIO, 0, 0, "audit: create %s: %s", path, strerror(errno));
+    cr_code rc = CR_OK;
+    if (write(fd, hex, len) != (ssize_t)len || fsync(fd) != 0)
+        rc = cr_error_set(err, CR_EIO, 0, 0, "audit: write %s: %s", path, strerror(errno));
+    close(fd);
+    sodium_memzero(hex, sizeof hex);
+    return rc;
+}
+
+cr_code audit_keygen(const char *key_path, cr_error *err)
+{
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    char pub_path[4096];
+    if (sodium_init() < 0) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: libsodium init");
+    if ((size_t)snprintf(pub_path, sizeof pub_path, "%s.pub", key_path) >= sizeof pub_path)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: key path too long");
+    crypto_sign_keypair(pk, sk);
+    cr_code rc = key_write(key_path, sk, sizeof sk, 0600, err);
+    if (rc == CR_OK && (rc = key_write(pub_path, pk, sizeof pk, 0644, err)) != CR_OK)
+        unlink(key_path);
+    sodium_memzero(sk, sizeof sk);
+    return rc;
+}
+
+/* What a checkpoint signs: tag, seq, head hash and time, fixed widths, big-endian. */
+#define CKPT_MSG_LEN (sizeof AUDIT_TAG_CHECKPOINT - 1 + 8 + AUDIT_HASH_LEN + 8)
+static void ckpt_message(uint64_t seq, const uint8_t head[AUDIT_HASH_LEN], int64_t time_us,
+                         unsigned char msg[CKPT_MSG_LEN])
+{
+    size_t tag = sizeof AUDIT_TAG_CHECKPOINT - 1;
+    memcpy(msg, AUDIT_TAG_CHECKPOINT, tag);
+    for (int i = 0; i < 8; i++) {
+        msg[tag + i] = (unsigned char)(seq >> (56 - 8 * i));
+        msg[tag + 8 + AUDIT_HASH_LEN + i] = (unsigned char)((uint64_t)time_us >> (56 - 8 * i));
+    }
+    memcpy(msg + tag + 8, head, AUDIT_HASH_LEN);
+}
+
+cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq_out,
+                         uint8_t head_out[AUDIT_HASH_LEN], cr_error *err)
+{
+    cr_code rc;
+    uint64_t seq;
+    uint8_t head[AUDIT_HASH_LEN], sig[crypto_sign_BYTES], pk[crypto_sign_PUBLICKEYBYTES];
+    unsigned char msg[CKPT_MSG_LEN];
+    sqlite3_stmt *st = NULL;
+    if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
+    crypto_sign_ed25519_sk_to_pk(pk, sk);
+    /* IMMEDIATE: the head we sign is the head when the checkpoint lands. */
+    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) return rc;
+    if ((rc = audit_head_locked(db, &seq, head, err)) != CR_OK) goto rollback;
+    if (seq == 0) {
+        rc = cr_error_set(err, CR_EUSAGE, 0, 0, "audit: the ledger is empty: nothing to sign");
+        goto rollback;
+    }
+    int64_t now = audit_now_us();
+    ckpt_message(seq, head, now, msg);
+    crypto_sign_detached(sig, NULL, msg, sizeof msg, sk);
+    if (sqlite3_prepare_v2(db->sql, "INSERT INTO checkpoints(seq, head_hash, time_us, pubkey,"
+                           " signature) VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
+        rc = audit_sqlite_fail(db, err, "prepare checkpoint");
+        goto rollback;
+    }
+    sqlite3_bind_int64(st, 1, (int64_t)seq);
+    sqlite3_bind_blob(st, 2, head, sizeof head, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, now);
+    sqlite3_bind_blob(st, 4, pk, sizeof pk, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 5, sig, sizeof sig, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) {
+        rc = audit_sqlite_fail(db, err, "insert checkpoint");
+        goto rollback;
+    }
+    sqlite3_finalize(st);
+    if ((rc = audit_exec(db, "COMMIT", err)) != CR_OK) goto rollback_nofin;
+    if (seq_out) *seq_out = seq;
+    if (head_out) memcpy(head_out, head, AUDIT_HASH_LEN);
+    return CR_OK;
+rollback:
+    sqlite3_finalize(st);
+rollback_nofin:
+    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ---- verify -------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t id, seq, time_us;
+    uint8_t head[AUDIT_HASH_LEN], pk[crypto_sign_PUBLICKEYBYTES], sig[crypto_sign_BYTES];
+} ckpt;
+
+static int report_bad(cr_audit_report *rep, uint64_t seq, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int report_bad(cr_audit_report *rep, uint64_t seq, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rep->problem, sizeof rep->problem, fmt, ap);
+    va_end(ap);
+    rep->ok = 0;
+    rep->bad_seq = seq;
+    return 0;
+}
+
+static int blob_into(sqlite3_stmt *st, int col, uint8_t *out, size_t n)
+{
+    const void *b = sqlite3_column_blob(st, col);
+    if (!b || (size_t)sqlite3_column_bytes(st, col) != n) return 0;
+    memcpy(out, b, n);
+    return 1;
+}
+
+/* Steps to the next checkpoint that counts: signed by `pubkey` when given, with a valid
+ * signature. Returns 1 with *c filled, 0 at the end, -1 when the report says what failed. */
+static int next_ckpt(sqlite3_stmt *st, const uint8_t *pubkey, ckpt *c, cr_audit_report *rep)
+{
+    for (;;) {
+        int s = sqlite3_step(st);
+        if (s == SQLITE_DONE) return 0;
+        if (s != SQLITE_ROW) return report_bad(rep, 0, "reading checkpoints failed"), -1;
+        c->id = sqlite3_column_int64(st, 0);
+        c->seq = sqlite3_column_int64(st, 1);
+        c->time_us = sqlite3_column_int64(st, 3);
+        if (!blob_into(st, 2, c->head, sizeof c->head) || !blob_into(st, 4, c->pk, sizeof c->pk)
+            || !blob_into(st, 5, c->sig, sizeof c->sig)) {
+            report_bad(rep, 0, "checkpoint %lld is malformed", (long long)c->id);
+            return -1;
+        }
+        if (pubkey && sodium_memcmp(pubkey, c->pk, sizeof c->pk) != 0) {
+            rep->foreign_checkpoints++;
+            continue;
+        }
+        unsigned char msg[CKPT_MSG_LEN];
+        ckpt_message((uint64_t)c->seq, c->head, c->time_us, msg);
+        if (crypto_sign_verify_detached(c->sig, msg, sizeof msg, c->pk) != 0) {
+            report_bad(rep, (uint64_t)c->seq > 0 ? (uint64_t)c->seq : 0,
+                       "checkpoint %lld: bad signature", (long long)c->id);
+            return -1;
+        }
+        return 1;
+    }
+}
+
+/* Checks one row against the chain so far; 0 with the report filled when it breaks. */
+static int check_row(const audit_entry *e, uint64_t want_seq, const uint8_t prev[AUDIT_HASH_LEN],
+                     cr_buf *enc, uint8_t hash[AUDIT_HASH_LEN], cr_audit_report *rep)
+{
+    char a[2 * AUDIT_HASH_LEN + 1], b[2 * AUDIT_HASH_LEN + 1];
+    if ((int64_t)e->seq < (int64_t)want_seq)
+        return report_bad(rep, want_seq, "gap: found seq %lld where seq %llu belongs",
+                          (long long)(int64_t)e->seq, (unsigned long long)want_seq);
+    if (e->seq > want_seq)
+        return report_bad(rep, want_seq, "gap: seq %llu is missing (next is seq %llu)",
+                          (unsigned long long)want_seq, (unsigned long long)e->seq);
+    if (e->prev_hash_len != AUDIT_HASH_LEN || sodium_memcmp(e->prev_hash, prev, AUDIT_HASH_LEN))
+        return report_bad(rep, e->seq, "bad prev link: prev_hash does not match seq %llu's hash",
+                          (unsigned long long)(want_seq - 1));
+    if (e->format != AUDIT_FORMAT_VERSION)
+        return report_bad(rep, e->seq, "hash mismatch: unknown format version %lld",
+                          (long long)e->format);
+    cr_buf_reset(enc);
+    if (audit_encode(&e->rec, e->seq, enc) != CR_OK)
+        return report_bad(rep, e->seq, "out of memory encoding the record");
+    audit_chain_hash(prev, enc->p, enc->len, hash);
+    if (e->hash_len != AUDIT_HASH_LEN || sodium_memcmp(e->hash, hash, AUDIT_HASH_LEN)) {
+        audit_hex(e->hash, a);
+        audit_hex(hash, b);
+        return report_bad(rep, e->seq, "hash mismatch: stored %.16s…, computed %.16s…", a, b);
+    }
+    return 1;
+}
+
+cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, cr_error *err)
+{
+    cr_code rc;
+    audit_iter *it = NULL;
+    sqlite3_stmt *cst = NULL;
+    audit_entry e;
+    ckpt c;
+    uint8_t prev[AUDIT_HASH_LEN] = {0}, hash[AUDIT_HASH_LEN];
+    cr_buf enc;
+    cr_buf_init(&enc, 0);
+    memset(rep, 0, sizeof *rep);
+    rep->ok = 1;
+    /* One read transaction: a snapshot, however many appenders run meanwhile. */
+    if ((rc = audit_exec(db, "BEGIN", err)) != CR_OK) return rc;
+    if ((rc = audit_iter_open(db, 0, 0, &it, err)) != CR_OK) goto out;
+    /* Checkpoints in seq order, walked alongside the records. */
+    if (sqlite3_prepare_v2(db->sql, "SELECT id, seq, head_hash, time_us, pubkey, signature"
+                           " FROM checkpoints ORDER BY seq, id", -1, &cst, NULL) != SQLITE_OK) {
+        rc = audit_sqlite_fail(db, err, "read checkpoints");
+        goto out;
+    }
+    int have = next_ckpt(cst, pubkey, &c, rep);
+    uint64_t want = 1;
+    int s = 0;
+    while (have >= 0 && (s = audit_iter_next(it, &e, err)) == 1) {
+        if (!check_row(&e, want, prev, &enc, hash, rep)) goto out;
+        for (; have == 1 && c.seq <= (int64_t)e.seq; have = next_ckpt(cst, pubkey, &c, rep)) {
+            if (c.seq < (int64_t)e.seq || sodium_memcmp(c.head, hash, AUDIT_HASH_LEN)) {
+                report_bad(rep, (uint64_t)c.seq,
+                           "checkpoint %lld: the chain at seq %lld differs from the signed head"
+                           " (rewritten)", (long long)c.id, (long long)c.seq);
+                goto out;
+            }
+            rep->checkpoints++;
+            rep->checkpoint_seq = (uint64_t)c.seq;
+        }
+        memcpy(prev, hash, AUDIT_HASH_LEN);
+        rep->records++;
+        rep->head_seq = e.seq;
+        want++;
+    }
+    if (have < 0) goto out;
+    if (s < 0) {
+        rc = err ? err->code : CR_EAUDIT;
+        goto out;
+    }
+    if (have == 1) {
+        report_bad(rep, (uint64_t)c.seq, "checkpoint %lld signs seq %lld but the chain ends at"
+                   " seq %llu (truncated)", (long long)c.id, (long long)c.seq,
+                   (unsigned long long)rep->head_seq);
+        goto out;
+    }
+    if (pubkey && rep->checkpoints == 0)
+        report_bad(rep, 0, "no checkpoint signed by this key");
+out:
+    audit_hex(prev, rep->head_hash);
+    sqlite3_finalize(cst);
+    audit_iter_close(it);
+    sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL);
+    cr_buf_free(&enc);
+    return rc;
+}
