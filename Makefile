@@ -16,6 +16,8 @@ MODULE_DIRS := common parser dsl evaluator router sandbox sandbox/ns sandbox/kvm
 LIB_SRC := $(foreach d,$(MODULE_DIRS),$(wildcard $(d)/*.c))
 GRAMMAR_SRC := grammars/tree-sitter-python/parser.c grammars/tree-sitter-python/scanner.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(GRAMMAR_SRC:%.c=$(B)/%.o)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 CLI := $(patsubst cli/%.c,$(B)/%,$(wildcard cli/calc-*.c))
@@ -49,13 +51,17 @@ $(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
 
+$(B)/bench/%: bench/%.c $(B)/libcalcroute.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+
 test: all
 	@tests/run.sh $(B)
 
 check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
 
-bench: all
+bench: all $(BENCH_BIN)
 	@bench/run.sh $(B)
 
 clean:

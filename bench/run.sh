@@ -1,0 +1,20 @@
+#!/bin/sh
+# make bench: every benchmark, each printing its figures beside a peer measured in the same
+# run. Figures only: nothing here passes or fails on time.
+B=${1:-build}
+CORPUS=${CR_CORPUS:-../shared/corpus}
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "== in-process latency per program (Python corpus), microseconds"
+if [ -d "$CORPUS/python" ]; then
+    "$B/bench/bench_eval" "$CORPUS" "$tmp/programs.jsonl" 5
+    "$PY" bench/bench_eval_peer.py "$tmp/programs.jsonl" "$B/calc-route" 5
+else
+    echo "skipped: no corpus at $CORPUS (set CR_CORPUS)"
+fi
+for extra in bench/run-*.sh; do
+    [ -f "$extra" ] || continue
+    echo
+    sh "$extra" "$B"
+done
