@@ -7,9 +7,9 @@
 
 #include "evaluator/evaluator.h"
 #include "parser/parser.h"
+#include "audit/audit.h"
 #include "router/router.h"
-
-const char *router_status_name(cr_code status);
+#include "sandbox/sandbox.h"
 
 void cr_config_default(cr_config *cfg)
 {
@@ -51,10 +51,15 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
+    pthread_mutex_init(&e->audit_lock, NULL);
     if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
         (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir)) {
         cr_engine_close(e);
         cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
+        return NULL;
+    }
+    if (e->audit_path && audit_open(e->audit_path, AUDIT_OPEN_CREATE, &e->audit, err) != CR_OK) {
+        cr_engine_close(e);
         return NULL;
     }
     return e;
@@ -63,6 +68,8 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
 void cr_engine_close(cr_engine *e)
 {
     if (!e) return;
+    audit_close(e->audit);
+    pthread_mutex_destroy(&e->audit_lock);
     free(e->audit_path);
     free(e->interpreter);
     free(e->data_dir);
@@ -149,6 +156,12 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     cr_policy pol = e->policy;
     if (req->precision) pol.precision = req->precision;
     if (req->rounding >= 0) pol.rounding = (cr_rounding)req->rounding;
+    if (req->answer_names[0]) {
+        const char *p = req->answer_names;
+        size_t i = 0;
+        for (; i < 3 && *p; i++, p += strlen(p) + 1) pol.answer_vars[i] = p;
+        pol.answer_vars[i] = NULL;
+    }
 
     ir_module *m = NULL;
     cr_code rc;
@@ -170,13 +183,30 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         goto fail;
     }
     if (m->nreasons) {
-        /* No sandbox tier is built into this engine yet: outside the subset is a rejection
-         * with every reason listed. */
-        res->route = CR_ROUTE_REJECTED;
-        res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, m->reasons[0].line,
-                                   m->reasons[0].col,
-                                   "%zu construct%s outside the in-process subset, first %s",
-                                   m->nreasons, m->nreasons == 1 ? "" : "s", m->reasons[0].code);
+        if (e->cfg.tier == CR_TIER_NONE) {
+            res->route = CR_ROUTE_REJECTED;
+            res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, m->reasons[0].line,
+                                       m->reasons[0].col,
+                                       "%zu construct%s outside the in-process subset and "
+                                       "sandboxes are off; first %s",
+                                       m->nreasons, m->nreasons == 1 ? "" : "s",
+                                       m->reasons[0].code);
+            goto done;
+        }
+        if (req->explain) {
+            char why[256];
+            cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why)
+                                                    : e->cfg.tier;
+            res->route = t == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+            res->explained = 1;
+            goto done;
+        }
+        ir_module_free(m);
+        m = NULL;
+        double t1 = now_us();
+        rc = router_run_sandbox(e, req, &pol, res, err);
+        res->eval_us = now_us() - t1;
+        if (rc != CR_OK) goto fail;
         goto done;
     }
     res->route = CR_ROUTE_INPROCESS;
@@ -196,7 +226,9 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     eval_result_free(&ev);
 done:
     ir_module_free(m);
+    m = NULL;
     res->total_us = now_us() - t0;
+    if (!res->explained && (rc = router_record(e, req, &pol, res, err)) != CR_OK) goto fail;
     *out = res;
     return CR_OK;
 fail:

@@ -49,6 +49,14 @@ cr_code cr_request_set_lang(cr_request *req, cr_lang lang)
     return CR_OK;
 }
 
+static int is_identifier(const char *s)
+{
+    if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
+    for (s++; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+    return 1;
+}
+
 cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
                               cr_error *err)
 {
@@ -69,6 +77,29 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
                                  "rounding: want half-even or half-up, got '%s'", value);
         return CR_OK;
     }
+    if (strcmp(key, "answer_vars") == 0) {
+        /* Up to three comma-separated names, tried in order for the final value. */
+        size_t len = strlen(value);
+        int names = 1;
+        if (len + 2 > sizeof req->answer_names)
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "answer_vars: too long");
+        memcpy(req->answer_names, value, len + 1);
+        for (char *p = req->answer_names; *p; p++)
+            if (*p == ',') {
+                *p = '\0';
+                names++;
+            }
+        const char *p = req->answer_names;
+        for (int i = 0; i < names; i++, p += strlen(p) + 1)
+            if (!is_identifier(p) || i >= 3) {
+                req->answer_names[0] = '\0';
+                return cr_error_set(err, CR_EUSAGE, 0, 0,
+                                    "answer_vars: want up to 3 comma-separated names, got '%s'",
+                                    value);
+            }
+        req->answer_names[len + 1] = '\0';
+        return CR_OK;
+    }
     return cr_error_set(err, CR_EUSAGE, 0, 0, "unknown option '%s'", key);
 }
 
@@ -80,14 +111,6 @@ cr_code cr_request_set_explain(cr_request *req, int on)
 }
 
 /* ---- bindings ---------------------------------------------------------------------------- */
-
-static int is_identifier(const char *s)
-{
-    if (!s || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
-    for (s++; *s; s++)
-        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
-    return 1;
-}
 
 /* Length of a JSON number token at s (RFC 8259 grammar), 0 when there is none. */
 static size_t json_number_len(const char *s, size_t n)

@@ -18,6 +18,9 @@ void cr_result_free(cr_result *res)
         free(res->reasons[i].snippet);
     }
     free(res->reasons);
+    free(res->artifacts_json);
+    free(res->tier_note);
+    free(res->limit_name);
     free(res->json);
     free(res);
 }
@@ -150,15 +153,25 @@ json_t *router_result_to_json(const cr_result *res)
         json_object_set_new(o, "error", json_null());
     }
     json_object_set_new(o, "limit", res->status == CR_ELIMIT
-                                        ? json_pack("{s:s, s:i, s:i}",
+                                        ? json_pack("{s:s, s:s, s:i, s:i}",
+                                                    "name", res->limit_name ? res->limit_name
+                                                                            : "evaluator",
                                                     "message", res->error.message,
                                                     "line", res->error.line,
                                                     "col", res->error.col)
                                         : json_null());
-    json_object_set_new(o, "artifacts", json_array());
-    json_object_set_new(o, "timings", json_pack("{s:f, s:f, s:f}", "parse_us", res->parse_us,
-                                                "eval_us", res->eval_us,
-                                                "total_us", res->total_us));
+    json_t *arts = res->artifacts_json ? json_loads(res->artifacts_json, 0, NULL) : NULL;
+    json_object_set_new(o, "artifacts", arts ? arts : json_array());
+    json_t *tm = json_pack("{s:f, s:f, s:f}", "parse_us", res->parse_us, "eval_us",
+                           res->eval_us, "total_us", res->total_us);
+    if (res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) {
+        json_object_set_new(tm, "sandbox_wall_s", json_real(res->sandbox_wall_s));
+        json_object_set_new(tm, "sandbox_cpu_s", json_real(res->sandbox_cpu_s));
+        json_object_set_new(tm, "peak_memory_bytes", json_integer((json_int_t)res->peak_memory));
+    }
+    json_object_set_new(o, "timings", tm);
+    json_object_set_new(o, "tier_note", res->tier_note ? json_string(res->tier_note)
+                                                        : json_null());
     json_object_set_new(o, "ops", json_integer((json_int_t)res->ops));
     json_object_set_new(o, "explained", json_boolean(res->explained));
     json_object_set_new(o, "audit", res->audit_seq

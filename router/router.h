@@ -5,6 +5,7 @@
 #define CR_ROUTER_H
 
 #include <jansson.h>
+#include <pthread.h>
 
 #include "calcroute.h"
 #include "common/common.h"
@@ -15,7 +16,9 @@ struct cr_engine {
     cr_config cfg;          /* strings below are the engine's own copies */
     char *audit_path, *interpreter, *data_dir, *out_dir;
     cr_policy policy;
-    void *audit;            /* audit_db *, when cfg.audit_path is set */
+    struct audit_db *audit; /* when cfg.audit_path is set */
+    pthread_mutex_t audit_lock; /* one SQLite connection: one transaction at a time */
+    char tier_note[256];    /* why auto chose the tier it did */
 };
 
 struct cr_request {
@@ -29,6 +32,7 @@ struct cr_request {
     int precision;          /* 0: the engine's */
     int rounding;           /* -1: the engine's; else cr_rounding */
     int explain;            /* decide only, run nothing */
+    char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
 };
 
 typedef struct {
@@ -52,10 +56,24 @@ struct cr_result {
     int explained;          /* --explain: decided, not run */
     double parse_us, eval_us, total_us;
     uint64_t ops;
+    char *artifacts_json;   /* JSON list of {name, size, sha256, path}, or NULL */
+    char *tier_note;        /* the sandbox's note on its tier, or NULL */
+    char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
+    double sandbox_wall_s, sandbox_cpu_s;
+    uint64_t peak_memory;
     uint64_t audit_seq;
     char audit_hash[65];
     char *json;             /* built by cr_result_json() on first use */
 };
+
+/* Runs code outside the subset in the sandbox tier the engine names and fills res. CR_OK
+ * when res holds an outcome (even "the sandbox could not be set up": status CR_ESANDBOX). */
+cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
+                           cr_result *res, cr_error *err);
+/* Appends res's record to the engine's ledger (when it has one) and sets res->audit_*. */
+cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
+                      cr_error *err);
+const char *router_status_name(cr_code status);
 
 /* The bindings as canonical JSON text ({"name": value, ...} in binding order, numbers as
  * their exact literal text), for the audit record and for replay. Malloc'd: caller frees. */

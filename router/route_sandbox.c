@@ -1,0 +1,133 @@
+/* router/route_sandbox.c: code outside the in-process subset, run in a sandbox tier, and the
+ * outcome turned into the same result shape as an in-process run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "evaluator/num.h"
+#include "router/router.h"
+#include "sandbox/sandbox.h"
+
+/* The runner reports a number's exact decimal text ("-0.00001", "12"): as a fraction. */
+static char *decimal_to_fraction(const char *dec, const cr_policy *pol)
+{
+    if (!dec || !*dec) return NULL;
+    int neg = dec[0] == '-';
+    num_ctx ctx;
+    num_ctx_from_policy(&ctx, pol);
+    mpq_t q;
+    mpq_init(q);
+    int is_float = 0;
+    char *text = NULL;
+    if (num_parse_literal(q, dec + neg, strlen(dec + neg), &is_float, &ctx) == CR_OK) {
+        if (neg) mpq_neg(q, q);
+        cr_buf b;
+        cr_buf_init(&b, 0);
+        if (num_fraction_text(&b, q) == CR_OK) text = cr_buf_take(&b, NULL);
+        cr_buf_free(&b);
+    }
+    mpq_clear(q);
+    return text;
+}
+
+static char *dup_buf(const cr_buf *b, size_t *len)
+{
+    *len = b->len;
+    char *p = malloc(b->len + 1);
+    if (!p) return NULL;
+    if (b->len) memcpy(p, b->p, b->len);
+    p[b->len] = '\0';
+    return p;
+}
+
+static char *artifacts_json(const sandbox_outcome *oc)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < oc->artifact_count; i++) {
+        const sandbox_artifact *x = &oc->artifacts[i];
+        json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:o}", "name", x->name,
+                                           "size", (json_int_t)x->size, "sha256", x->sha256,
+                                           "path", x->path ? json_string(x->path) : json_null()));
+    }
+    char *s = json_dumps(a, JSON_COMPACT);
+    json_decref(a);
+    return s;
+}
+
+cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
+                           cr_result *res, cr_error *err)
+{
+    sandbox_job job;
+    sandbox_outcome oc;
+    memset(&oc, 0, sizeof oc);
+    sandbox_job_init(&job);
+    job.tier = e->cfg.tier;
+    job.code = req->code ? req->code : "";
+    job.code_len = req->code_len;
+    job.interpreter = e->interpreter;
+    job.data_dir = e->data_dir;
+    job.out_dir = e->out_dir;
+    job.answer_vars = pol->answer_vars;
+    job.limits.wall_s = e->cfg.timeout_s;
+    job.limits.cpu_s = e->cfg.timeout_s;
+    job.limits.memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+    char *globals = req->nbinds ? router_bindings_json(req) : NULL;
+    job.globals_json = globals;
+    cr_error serr = {0};
+    cr_code rc = sandbox_run(&job, &oc, &serr);
+    free(globals);
+    if (rc == CR_ENOMEM) {
+        sandbox_outcome_free(&oc);
+        return cr_error_set(err, rc, 0, 0, "sandbox: out of memory");
+    }
+    if (rc != CR_OK) {
+        /* The tier could not be set up (a host without user namespaces, say): a result that
+         * says so, with the step that failed, rather than an engine failure. */
+        res->route = e->cfg.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+        res->status = cr_error_set(&res->error, CR_ESANDBOX, 0, 0, "%s", serr.message);
+        sandbox_outcome_free(&oc);
+        return CR_OK;
+    }
+    res->route = oc.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+    int oom = 0;
+    if (oc.tier_note[0] && !(res->tier_note = strdup(oc.tier_note))) oom = 1;
+    if (!(res->out = dup_buf(&oc.stdout_buf, &res->out_len))) oom = 1;
+    if (!(res->err_text = dup_buf(&oc.stderr_buf, &res->err_len))) oom = 1;
+    res->out_truncated = oc.stdout_buf.truncated;
+    if (oc.limit != SANDBOX_LIMIT_NONE) {
+        res->status = cr_error_set(&res->error, CR_ELIMIT, 0, 0, "%s limit: %s",
+                                   sandbox_limit_name(oc.limit), oc.limit_detail);
+        if (!(res->limit_name = strdup(sandbox_limit_name(oc.limit)))) oom = 1;
+    } else if (oc.raised) {
+        const char *type = oc.error_type ? oc.error_type : "Exception";
+        cr_code code = cr_code_from_pytype(type, strlen(type));
+        res->status = code != CR_OK ? code : CR_EPY_EXCEPTION;
+        cr_error_set(&res->error, res->status, oc.error_line, oc.error_col, "%s",
+                     oc.error_message ? oc.error_message : "");
+        snprintf(res->error.type, sizeof res->error.type, "%s", type);
+    } else if (!oc.exited || oc.exit_code != 0) {
+        res->status = cr_error_set(&res->error, CR_ESANDBOX, 0, 0,
+                                   oc.exited ? "the sandboxed run exited with status %d"
+                                             : "the sandboxed run was killed by signal %d",
+                                   oc.exited ? oc.exit_code : oc.term_signal);
+    } else {
+        res->status = CR_OK;
+    }
+    if (oc.has_value && res->status == CR_OK) {
+        res->has_value = 1;
+        res->value_repr = oc.value_repr;
+        res->value_type = oc.value_type;
+        oc.value_repr = oc.value_type = NULL;
+        res->value_fraction = decimal_to_fraction(oc.value_decimal, pol);
+        /* CPython's float is a binary double: its value is exact, but it was rounded on the
+         * way, so only ints and bools count as exact answers. */
+        res->value_exact = res->value_type && (strcmp(res->value_type, "int") == 0 ||
+                                               strcmp(res->value_type, "bool") == 0);
+        if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
+    }
+    res->artifacts_json = artifacts_json(&oc);
+    res->sandbox_wall_s = oc.wall_s;
+    res->sandbox_cpu_s = oc.cpu_s;
+    res->peak_memory = oc.peak_memory_bytes;
+    sandbox_outcome_free(&oc);
+    return oom ? cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox result") : CR_OK;
+}
