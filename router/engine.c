@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dsl/dsl.h"
 #include "evaluator/evaluator.h"
 #include "parser/parser.h"
 #include "audit/audit.h"
@@ -127,19 +128,42 @@ static cr_code take_eval(cr_result *res, eval_result *ev)
     return CR_OK;
 }
 
+/* The FinQA DSL: the table (when given) and the program, lowered to the same IR. */
+static cr_code dsl_front_end(const cr_request *req, const cr_policy *pol, ir_module **m,
+                             cr_error *perr)
+{
+    dsl_table *t = NULL;
+    cr_code rc = CR_OK;
+    if (req->table) {
+        char *text = router_table_json(req);
+        if (!text) return cr_error_set(perr, CR_ENOMEM, 0, 0, "table");
+        rc = dsl_table_from_json(text, strlen(text), &pol->limits, &t, perr);
+        free(text);
+    }
+    if (rc == CR_OK)
+        rc = dsl_compile(req->code ? req->code : "", req->code_len, t, &pol->limits, m, perr);
+    dsl_table_free(t);
+    return rc;
+}
+
 /* Parses the request's code into IR, in the request's language. CR_OK with *m set, or a
- * status for the result (CR_ESYNTAX, CR_ELIMIT) with res->error filled, or an engine
- * failure. */
+ * status for the result (CR_ESYNTAX, CR_ELIMIT, CR_EREJECTED for a program that does not
+ * fit its table) with res->error filled, or an engine failure. */
 static cr_code front_end(const cr_request *req, const cr_policy *pol, cr_result *res,
                          ir_module **m, cr_error *err)
 {
     cr_error perr = {0};
-    cr_code rc = parser_parse_python(req->code ? req->code : "", req->code_len, &pol->limits,
-                                     m, &perr);
+    cr_code rc;
+    if (res->lang == CR_LANG_DSL)
+        rc = dsl_front_end(req, pol, m, &perr);
+    else
+        rc = parser_parse_python(req->code ? req->code : "", req->code_len, &pol->limits, m,
+                                 &perr);
     if (rc == CR_OK) return CR_OK;
-    if (rc == CR_ESYNTAX || rc == CR_ELIMIT) {
-        res->status = rc;
+    if (rc == CR_ESYNTAX || rc == CR_ELIMIT || rc == CR_EUSAGE) {
+        res->status = rc == CR_EUSAGE ? CR_EREJECTED : rc;
         res->error = perr;
+        res->error.code = res->status;
         return CR_OK;
     }
     if (err) *err = perr;
@@ -165,13 +189,10 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
 
     ir_module *m = NULL;
     cr_code rc;
-    res->lang = req->lang == CR_LANG_AUTO ? CR_LANG_PYTHON : req->lang;
-    if (res->lang == CR_LANG_DSL) {
-        res->route = CR_ROUTE_REJECTED;
-        res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, 0, 0,
-                                   "the DSL front end is not built yet");
-        goto done;
-    }
+    res->lang = req->lang;
+    if (res->lang == CR_LANG_AUTO)
+        res->lang = req->code && dsl_looks_like(req->code, req->code_len) ? CR_LANG_DSL
+                                                                         : CR_LANG_PYTHON;
     if ((rc = front_end(req, &pol, res, &m, err)) != CR_OK) goto fail;
     res->parse_us = now_us() - t0;
     if (!m) {                              /* syntax error or limit: nothing can run it */
