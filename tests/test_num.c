@@ -1,0 +1,448 @@
+/* tests/test_num.c: the exact numeric kernel (evaluator/num.h). Expected strings come from
+ * CPython where CPython is exact, and from Python's decimal module at 34 digits where
+ * CPython's binary floats differ by design. */
+#include <time.h>
+
+#include "evaluator/num.h"
+#include "tests/testlib.h"
+
+static num_ctx ctx;
+static char sbuf[8][512];
+static int sidx;
+
+/* A rotating set of static result strings, so several can appear in one CHECK. */
+static const char *keep(const cr_buf *b)
+{
+    char *s = sbuf[sidx++ % 8];
+    snprintf(s, sizeof sbuf[0], "%s", b->p ? b->p : "");
+    return s;
+}
+
+static const char *code_name(cr_code rc)
+{
+    switch (rc) {
+    case CR_OK: return "OK";
+    case CR_ELIMIT: return "LIMIT";
+    case CR_EPY_ZERODIV: return "ZERODIV";
+    case CR_EPY_VALUE: return "VALUE";
+    case CR_EPY_OVERFLOW: return "OVERFLOW";
+    case CR_EPY_TYPE: return "TYPE";
+    default: return "OTHER";
+    }
+}
+
+/* Parses a literal (a leading '-' negates), aborting the test binary on failure. */
+static void lit(mpq_t q, const char *s)
+{
+    int neg = s[0] == '-', isf;
+    if (neg) s++;
+    cr_code rc = num_parse_literal(q, s, strlen(s), &isf, &ctx);
+    if (rc != CR_OK) {
+        fprintf(stderr, "bad literal in test: %s\n", s);
+        exit(2);
+    }
+    if (neg) mpq_neg(q, q);
+}
+
+/* repr of a float-tagged value, or the error code's name. */
+static const char *frepr(const mpq_t q)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    cr_code rc = num_repr_float(&b, q, &ctx);
+    const char *s = rc == CR_OK ? keep(&b) : code_name(rc);
+    cr_buf_free(&b);
+    return s;
+}
+
+static const char *frac(const mpq_t q)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    num_fraction_text(&b, q);
+    const char *s = keep(&b);
+    cr_buf_free(&b);
+    return s;
+}
+
+/* repr(float(literal)). */
+static const char *repr_lit(const char *s)
+{
+    mpq_t q;
+    mpq_init(q);
+    lit(q, s);
+    const char *r = frepr(q);
+    mpq_clear(q);
+    return r;
+}
+
+/* The literal's exact fraction, or the parse error's name. */
+static const char *parse(const char *s, int want_float)
+{
+    mpq_t q;
+    mpq_init(q);
+    int isf = -1;
+    cr_code rc = num_parse_literal(q, s, strlen(s), &isf, &ctx);
+    const char *r = rc != CR_OK ? code_name(rc) : isf != want_float ? "WRONG-TAG" : frac(q);
+    mpq_clear(q);
+    return r;
+}
+
+typedef cr_code (*binop)(mpq_t, const mpq_t, const mpq_t);
+
+/* a OP b with the result shown as a float repr (is_float) or as the exact fraction. */
+static const char *bin(binop op, const char *a, const char *b, int is_float)
+{
+    mpq_t x, y, r;
+    mpq_init(x);
+    mpq_init(y);
+    mpq_init(r);
+    lit(x, a);
+    lit(y, b);
+    cr_code rc = op(r, x, y);
+    const char *s = rc != CR_OK ? code_name(rc) : is_float ? frepr(r) : frac(r);
+    mpq_clear(x);
+    mpq_clear(y);
+    mpq_clear(r);
+    return s;
+}
+
+static const char *pw(const char *a, const char *b, int is_float, int *exact)
+{
+    mpq_t x, y, r;
+    mpq_init(x);
+    mpq_init(y);
+    mpq_init(r);
+    lit(x, a);
+    lit(y, b);
+    int ex = 1;
+    cr_code rc = num_pow(r, &ex, x, y, is_float, &ctx);
+    if (exact) *exact = ex;
+    const char *s = rc != CR_OK ? code_name(rc) : is_float ? frepr(r) : frac(r);
+    mpq_clear(x);
+    mpq_clear(y);
+    mpq_clear(r);
+    return s;
+}
+
+static const char *rnd(const char *a, long nd)
+{
+    mpq_t x, r;
+    mpq_init(x);
+    mpq_init(r);
+    lit(x, a);
+    num_round(r, x, nd, &ctx);
+    const char *s = frepr(r);
+    mpq_clear(x);
+    mpq_clear(r);
+    return s;
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* ---- literals -------------------------------------------------------------------------- */
+
+static void test_literals(void)
+{
+    CHECK_STR(parse("0.1", 1), "1/10");
+    CHECK_STR(parse("1_000", 0), "1000");
+    CHECK_STR(parse("1e-3", 1), "1/1000");
+    CHECK_STR(parse(".5", 1), "1/2");
+    CHECK_STR(parse("5.", 1), "5");
+    CHECK_STR(parse("0x1F", 0), "31");
+    CHECK_STR(parse("0o17", 0), "15");
+    CHECK_STR(parse("0b101", 0), "5");
+    CHECK_STR(parse("0x_ff", 0), "255");
+    CHECK_STR(parse("1_000.000_1", 1), "10000001/10000");
+    CHECK_STR(parse("2.5E+2", 1), "250");
+    CHECK_STR(parse("1e1_0", 1), "10000000000");
+    CHECK_STR(parse("0.000", 1), "0");
+    CHECK_STR(parse("123456789012345678901234567890", 0), "123456789012345678901234567890");
+    CHECK_STR(parse("1j", 0), "VALUE");
+    CHECK_STR(parse("1e999999999", 1), "LIMIT");
+    CHECK_STR(parse("1e-999999999", 1), "LIMIT");
+    CHECK_STR(parse("0e999999999", 1), "0");
+    CHECK_STR(parse("1__0", 0), "VALUE");
+    CHECK_STR(parse("1_", 0), "VALUE");
+}
+
+static const char *pfloat(const char *s)
+{
+    mpq_t q;
+    mpq_init(q);
+    cr_code rc = num_parse_float_str(q, s, strlen(s), &ctx);
+    const char *r = rc == CR_OK ? frac(q) : code_name(rc);
+    mpq_clear(q);
+    return r;
+}
+
+static const char *pint(const char *s, int base)
+{
+    mpz_t z;
+    mpz_init(z);
+    cr_code rc = num_parse_int_str(z, s, strlen(s), base, &ctx);
+    const char *r;
+    if (rc == CR_OK) {
+        cr_buf b;
+        cr_buf_init(&b, 0);
+        num_repr_int(&b, z);
+        r = keep(&b);
+        cr_buf_free(&b);
+    } else {
+        r = code_name(rc);
+    }
+    mpz_clear(z);
+    return r;
+}
+
+static void test_parse_strings(void)
+{
+    CHECK_STR(pfloat(" 3.25\n"), "13/4");
+    CHECK_STR(pfloat("-1e-2"), "-1/100");
+    CHECK_STR(pfloat("+.5"), "1/2");
+    CHECK_STR(pfloat("1_0.5"), "21/2");
+    CHECK_STR(pfloat("inf"), "VALUE");
+    CHECK_STR(pfloat("nan"), "VALUE");
+    CHECK_STR(pfloat("1,000"), "VALUE");
+    CHECK_STR(pfloat(""), "VALUE");
+    CHECK_STR(pfloat("."), "VALUE");
+    CHECK_STR(pfloat("1e"), "VALUE");
+    CHECK_STR(pfloat("_1"), "VALUE");
+    CHECK_STR(pfloat("12%"), "VALUE");
+    CHECK_STR(pint(" -42 ", 10), "-42");
+    CHECK_STR(pint("0x1f", 16), "31");
+    CHECK_STR(pint("0x1f", 0), "31");
+    CHECK_STR(pint("z", 36), "35");
+    CHECK_STR(pint("1_000", 0), "1000");
+    CHECK_STR(pint("010", 0), "VALUE");
+    CHECK_STR(pint("000", 0), "0");
+    CHECK_STR(pint("3.5", 10), "VALUE");
+    CHECK_STR(pint("12", 2), "VALUE");
+    CHECK_STR(pint("", 10), "VALUE");
+    CHECK_STR(pint("7", 1), "VALUE");
+}
+
+/* ---- floor division and modulo --------------------------------------------------------- */
+
+static void test_floordiv_mod(void)
+{
+    CHECK_STR(bin(num_floordiv, "7", "2", 0), "3");
+    CHECK_STR(bin(num_floordiv, "-7", "2", 0), "-4");
+    CHECK_STR(bin(num_floordiv, "7", "-2", 0), "-4");
+    CHECK_STR(bin(num_floordiv, "-7", "-2", 0), "3");
+    CHECK_STR(bin(num_mod, "7", "3", 0), "1");
+    CHECK_STR(bin(num_mod, "-7", "3", 0), "2");
+    CHECK_STR(bin(num_mod, "7", "-3", 0), "-2");
+    CHECK_STR(bin(num_mod, "-7", "-3", 0), "-1");
+    CHECK_STR(bin(num_mod, "-7.5", "2", 1), "0.5");
+    CHECK_STR(bin(num_mod, "7.5", "-2", 1), "-0.5");
+    CHECK_STR(bin(num_mod, "7.5", "2", 1), "1.5");
+    CHECK_STR(bin(num_mod, "-7.5", "-2", 1), "-1.5");
+    CHECK_STR(bin(num_floordiv, "7.5", "2", 1), "3.0");
+    CHECK_STR(bin(num_floordiv, "-7.5", "2", 1), "-4.0");
+    CHECK_STR(bin(num_floordiv, "0.3", "0.1", 1), "3.0");   /* CPython: 2.0 (binary) */
+    CHECK_STR(bin(num_mod, "0.3", "0.1", 1), "0.0");
+    CHECK_STR(bin(num_floordiv, "1", "0", 0), "ZERODIV");
+    CHECK_STR(bin(num_mod, "1.5", "0.0", 1), "ZERODIV");
+}
+
+/* ---- rounding ---------------------------------------------------------------------------- */
+
+static void test_round(void)
+{
+    CHECK_STR(rnd("0.5", 0), "0.0");
+    CHECK_STR(rnd("1.5", 0), "2.0");
+    CHECK_STR(rnd("2.5", 0), "2.0");
+    CHECK_STR(rnd("-0.5", 0), "0.0");
+    CHECK_STR(rnd("-1.5", 0), "-2.0");
+    CHECK_STR(rnd("2.675", 2), "2.68");
+    CHECK_STR(rnd("0.125", 2), "0.12");
+    CHECK_STR(rnd("0.375", 2), "0.38");
+    CHECK_STR(rnd("1250", -2), "1200.0");
+    CHECK_STR(rnd("1350", -2), "1400.0");
+    CHECK_STR(rnd("-1250", -2), "-1200.0");
+    CHECK_STR(rnd("49", -2), "0.0");
+    CHECK_STR(rnd("51", -2), "100.0");
+    CHECK_STR(rnd("12345.6789", -10), "0.0");
+    CHECK_STR(rnd("3.14159", 3), "3.142");
+    CHECK_STR(rnd("7", 3), "7.0");
+    ctx.rounding = CR_ROUND_HALF_UP;
+    CHECK_STR(rnd("2.5", 0), "3.0");
+    CHECK_STR(rnd("0.125", 2), "0.13");
+    CHECK_STR(rnd("-0.125", 2), "-0.13");
+    ctx.rounding = CR_ROUND_HALF_EVEN;
+
+    mpq_t x;
+    mpz_t z;
+    mpq_init(x);
+    mpz_init(z);
+    lit(x, "-7.5");
+    num_trunc(z, x);
+    CHECK_INT(mpz_get_si(z), -7);
+    num_floor(z, x);
+    CHECK_INT(mpz_get_si(z), -8);
+    num_ceil(z, x);
+    CHECK_INT(mpz_get_si(z), -7);
+    lit(x, "7.5");
+    num_ceil(z, x);
+    CHECK_INT(mpz_get_si(z), 8);
+    mpq_clear(x);
+    mpz_clear(z);
+}
+
+/* ---- powers ------------------------------------------------------------------------------ */
+
+static void test_pow(void)
+{
+    int ex = 1;
+    CHECK_STR(pw("2", "200", 0, NULL), "1606938044258990275541962092341162602522202993782792835301376");
+    CHECK_STR(pw("2", "-2", 1, NULL), "0.25");
+    CHECK_STR(pw("0", "-1", 0, NULL), "ZERODIV");
+    CHECK_STR(pw("0", "0", 0, NULL), "1");
+    CHECK_STR(pw("-8", "0.3333333333", 1, NULL), "VALUE");
+    CHECK_STR(pw("-2", "3", 0, NULL), "-8");
+    CHECK_STR(pw("-1", "99999999999999999999999", 0, NULL), "-1");
+    CHECK_STR(pw("1.5", "2", 1, NULL), "2.25");
+    /* (1 + 0.05/12) ** 360 stays exact: 241/240 ** 360. */
+    CHECK_STR(pw("1.0041666666666666666666666666666666666666666666666666666666666", "0", 1, NULL),
+              "1.0");
+    mpq_t a, b, r;
+    mpq_init(a);
+    mpq_init(b);
+    mpq_init(r);
+    mpq_set_ui(a, 241, 240);
+    mpq_set_ui(b, 360, 1);
+    ex = 1;
+    CHECK(num_pow(r, &ex, a, b, 1, &ctx) == CR_OK);
+    CHECK_INT(ex, 1);
+    CHECK_INT(mpz_sizeinbase(mpq_denref(r), 2) > 2000, 1);
+    CHECK_STR(frepr(r), "4.467744314006132212428070110413016");
+
+    /* Sizes are predicted before any multiplication: these return at once. */
+    double t0 = now_us();
+    CHECK_STR(pw("10", "10000000000", 0, NULL), "LIMIT");
+    CHECK_STR(pw("3999999", "3999999", 0, NULL), "LIMIT");
+    CHECK_STR(pw("2", "99999999999999999999999999999", 0, NULL), "LIMIT");
+    CHECK_STR(pw("1.5", "100000", 1, NULL), "OVERFLOW");
+    CHECK_STR(pw("2.0", "5000", 1, NULL), "OVERFLOW");
+    double dt = now_us() - t0;
+    CHECK(dt < 5000);
+
+    /* Too large to keep exact as a float: rounded to prec digits, inexact. */
+    ex = 1;
+    CHECK_STR(pw("1.0000001", "100000", 1, &ex), "1.010050166579143007794674059842474");
+    CHECK_INT(ex, 0);
+    ex = 1;
+    CHECK_STR(pw("2", "0.5", 1, &ex), "1.414213562373095048801688724209698");
+    CHECK_INT(ex, 0);
+    ex = 1;
+    CHECK_STR(pw("2.25", "0.5", 1, &ex), "1.5");
+    CHECK_INT(ex, 1);
+    ex = 1;
+    CHECK_STR(pw("1.1", "0.2", 1, &ex), "1.019244876491456620652066601613276");
+    CHECK_STR(pw("8", "1e-1", 1, NULL), "1.231144413344916284499393069167743");
+    CHECK_STR(pw("1e300", "2", 1, NULL), "OVERFLOW");
+    CHECK_STR(pw("10", "-3", 1, NULL), "0.001");
+    CHECK_STR(pw("-0.5", "-3", 1, NULL), "-8.0");
+    mpq_clear(a);
+    mpq_clear(b);
+    mpq_clear(r);
+}
+
+static void test_bound_float(void)
+{
+    mpq_t a, b, r;
+    mpq_init(a);
+    mpq_init(b);
+    mpq_init(r);
+    mpq_set_ui(a, 1, 3);
+    int ex = 1;
+    num_bound_float(a, &ex, &ctx);
+    CHECK_INT(ex, 1);
+    CHECK_STR(frac(a), "1/3");
+    /* A float too big to be exact (3**-50000 has ~79000 bits of denominator) is rounded. */
+    mpq_set_ui(a, 1, 3);
+    mpq_set_ui(b, 50000, 1);
+    CHECK(num_pow(r, &ex, a, b, 0, &ctx) == CR_OK);
+    num_bound_float(r, &ex, &ctx);
+    CHECK_INT(ex, 0);
+    CHECK_STR(frepr(r), "8.654939110862330586373027281433254e-23857");
+    mpq_clear(a);
+    mpq_clear(b);
+    mpq_clear(r);
+}
+
+/* ---- repr -------------------------------------------------------------------------------- */
+
+static void test_repr(void)
+{
+    mpq_t a, b;
+    mpq_init(a);
+    mpq_init(b);
+    lit(a, "0.1");
+    lit(b, "0.2");
+    mpq_add(a, a, b);
+    CHECK_STR(frepr(a), "0.3");
+    CHECK_STR(repr_lit("3.0"), "3.0");
+    CHECK_STR(repr_lit("0"), "0.0");
+    CHECK_STR(repr_lit("1e16"), "1e+16");
+    CHECK_STR(repr_lit("1.5e16"), "1.5e+16");
+    CHECK_STR(repr_lit("1e15"), "1000000000000000.0");
+    CHECK_STR(repr_lit("9999999999999998.0"), "9999999999999998.0");
+    CHECK_STR(repr_lit("1e-4"), "0.0001");
+    CHECK_STR(repr_lit("1e-5"), "1e-05");
+    CHECK_STR(repr_lit("0.00012345"), "0.00012345");
+    CHECK_STR(repr_lit("0.000012345"), "1.2345e-05");
+    CHECK_STR(repr_lit("123456789012345678.0"), "1.23456789012345678e+17");
+    CHECK_STR(repr_lit("-2.5"), "-2.5");
+    CHECK_STR(repr_lit("-1e100"), "-1e+100");
+    CHECK_STR(repr_lit("1.25e-300"), "1.25e-300");
+    CHECK_STR(repr_lit("123.456"), "123.456");
+    CHECK_STR(repr_lit("100"), "100.0");
+    mpq_set_ui(a, 1, 3);
+    CHECK_STR(frepr(a), "0.3333333333333333333333333333333333");
+    mpq_set_ui(a, 2, 3);
+    CHECK_STR(frepr(a), "0.6666666666666666666666666666666667");
+    mpq_set_si(a, -2, 3);
+    CHECK_STR(frepr(a), "-0.6666666666666666666666666666666667");
+    mpq_set_ui(a, 1, 30000);
+    CHECK_STR(frepr(a), "3.333333333333333333333333333333333e-05");
+    /* 34 nines and a 5 round up into a new digit. */
+    CHECK_STR(repr_lit("9.99999999999999999999999999999999995"), "10.0");
+    mpq_clear(a);
+    mpq_clear(b);
+
+    mpz_t z;
+    mpz_init(z);
+    mpz_ui_pow_ui(z, 10, 4299);
+    cr_buf buf;
+    cr_buf_init(&buf, 0);
+    CHECK(num_repr_int(&buf, z) == CR_OK);
+    CHECK_INT(buf.len, 4300);
+    mpz_mul_ui(z, z, 10);
+    CHECK(num_repr_int(&buf, z) == CR_EPY_VALUE);
+    cr_buf_free(&buf);
+    mpz_clear(z);
+}
+
+int main(void)
+{
+    cr_policy pol;
+    cr_policy_default(&pol);
+    num_ctx_from_policy(&ctx, &pol);
+    CHECK_INT(ctx.prec, 34);
+    CHECK_INT(ctx.float_bits, 65536);
+    test_literals();
+    test_parse_strings();
+    test_floordiv_mod();
+    test_round();
+    test_pow();
+    test_bound_float();
+    test_repr();
+    return TEST_SUMMARY();
+}
