@@ -5,7 +5,7 @@ CFLAGS ?= -O2 -g
 WERROR ?=
 PKGS := gmp tree-sitter sqlite3 libseccomp libsodium jansson
 PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null) -lmpfr -lgmp -lm
+PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null) -lmpfr -lgmp -lm -lpthread
 override CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Wall -Wextra $(WERROR) $(SAN)
 override CPPFLAGS += -I. -Iinclude $(PKG_CFLAGS)
 
@@ -22,6 +22,8 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 CLI := $(patsubst cli/%.c,$(B)/%,$(wildcard cli/calc-*.c))
 VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=libcalcroute.map)
+
+VERSION := $(shell sed -n 's/^\#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h)
 
 .PHONY: all test check-asan bench fuzz install clean
 all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN)
@@ -42,7 +44,7 @@ $(B)/libcalcroute.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/libcalcroute.so: $(LIB_OBJ)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
 
 $(B)/calc-%: cli/calc-%.c $(B)/libcalcroute.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
@@ -63,6 +65,20 @@ check-asan:
 
 bench: all $(BENCH_BIN)
 	@bench/run.sh $(B)
+
+$(B)/calcroute.pc: calcroute.pc.in include/calcroute.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install: all $(B)/calcroute.pc
+	install -Dm755 -t '$(DESTDIR)$(PREFIX)/bin' $(CLI)
+	install -Dm644 $(B)/libcalcroute.a '$(DESTDIR)$(PREFIX)/lib/libcalcroute.a'
+	install -Dm755 $(B)/libcalcroute.so '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so.$(VERSION)'
+	ln -sf libcalcroute.so.$(VERSION) '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so.0'
+	ln -sf libcalcroute.so.0 '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so'
+	install -Dm644 include/calcroute.h '$(DESTDIR)$(PREFIX)/include/calcroute.h'
+	install -Dm644 $(B)/calcroute.pc '$(DESTDIR)$(PREFIX)/lib/pkgconfig/calcroute.pc'
+	for m in docs/*.1 docs/*.3; do [ -f "$$m" ] || continue; \
+	    install -Dm644 "$$m" "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
 
 clean:
 	rm -rf build
