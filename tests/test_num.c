@@ -430,6 +430,149 @@ static void test_repr(void)
     mpz_clear(z);
 }
 
+/* ---- math ---------------------------------------------------------------------------------- */
+
+typedef cr_code (*unop)(mpq_t, int *, const mpq_t, const num_ctx *);
+
+static const char *mf(unop fn, const char *a, int *exact)
+{
+    mpq_t x;
+    mpq_init(x);
+    lit(x, a);
+    int ex = 1;
+    cr_code rc = fn(x, &ex, x, &ctx);   /* in place: outputs may alias inputs */
+    if (exact) *exact = ex;
+    const char *s = rc == CR_OK ? frepr(x) : code_name(rc);
+    mpq_clear(x);
+    return s;
+}
+
+static const char *log_base(const char *a, const char *b)
+{
+    mpq_t x, y;
+    mpq_init(x);
+    mpq_init(y);
+    lit(x, a);
+    lit(y, b);
+    int ex = 1;
+    cr_code rc = num_log_base(x, &ex, x, y, &ctx);
+    const char *s = rc == CR_OK ? frepr(x) : code_name(rc);
+    mpq_clear(x);
+    mpq_clear(y);
+    return s;
+}
+
+static void test_math(void)
+{
+    int ex = 1;
+    CHECK_STR(mf(num_sqrt, "2", &ex), "1.414213562373095048801688724209698");
+    CHECK_INT(ex, 0);
+    CHECK_STR(mf(num_sqrt, "4", &ex), "2.0");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_sqrt, "0.0625", &ex), "0.25");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_sqrt, "0.5", NULL), "0.707106781186547524400844362104849");
+    CHECK_STR(mf(num_sqrt, "-1", NULL), "VALUE");
+    CHECK_STR(mf(num_exp, "1", NULL), "2.718281828459045235360287471352662");
+    CHECK_STR(mf(num_exp, "-1", NULL), "0.3678794411714423215955237701614609");
+    CHECK_STR(mf(num_exp, "0.05", NULL), "1.051271096376024039697517636335645");
+    CHECK_STR(mf(num_exp, "709", NULL), "8.218407461554972189241372386597816e+307");
+    CHECK_STR(mf(num_exp, "1000", NULL), "OVERFLOW");
+    CHECK_STR(mf(num_exp, "-1000", NULL), "0.0");
+    CHECK_STR(mf(num_exp, "0", &ex), "1.0");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_log, "10", NULL), "2.302585092994045684017991454684364");
+    CHECK_STR(mf(num_log, "1.05", NULL), "0.04879016416943200306537440422316466");
+    CHECK_STR(mf(num_log, "1.0000000001", NULL), "9.999999999500000000033333333330833e-11");
+    CHECK_STR(mf(num_log, "1", &ex), "0.0");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_log, "0", NULL), "VALUE");
+    CHECK_STR(mf(num_log, "-2", NULL), "VALUE");
+    CHECK_STR(mf(num_log10, "1000", &ex), "3.0");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_log10, "0.001", &ex), "-3.0");
+    CHECK_INT(ex, 1);
+    CHECK_STR(mf(num_log10, "2", &ex), "0.301029995663981195213738894724493");
+    CHECK_INT(ex, 0);
+    CHECK_STR(mf(num_log2, "1024", NULL), "10.0");
+    CHECK_STR(mf(num_log2, "10", NULL), "3.32192809488736234787031942948939");
+    CHECK_STR(log_base("100", "3"), "4.191806548578769208593135044042803");
+    CHECK_STR(log_base("1000", "10"), "3.0");
+    CHECK_STR(log_base("8", "1"), "ZERODIV");
+    CHECK_STR(log_base("8", "0"), "VALUE");
+    CHECK_STR(mf(num_erf, "0.5", NULL), "0.5204998778130465376827466538919645");
+    CHECK_STR(mf(num_erf, "-1.5", NULL), "-0.9661051464753107270669762616459479");
+    CHECK_STR(mf(num_erfc, "0.5", NULL), "0.4795001221869534623172533461080355");
+    CHECK_STR(mf(num_sin, "1", NULL), "0.841470984807896506652502321630299");
+    CHECK_STR(mf(num_sin, "100", NULL), "-0.5063656411097587936565576104597854");
+    CHECK_STR(mf(num_cos, "1", NULL), "0.5403023058681397174009366074429766");
+    CHECK_STR(mf(num_tan, "1", NULL), "1.55740772465490223050697480745836");
+    CHECK_STR(mf(num_atan, "1", NULL), "0.7853981633974483096156608458198757");
+    CHECK_STR(mf(num_atan, "0.5", NULL), "0.4636476090008061162142562314612144");
+    CHECK_STR(mf(num_sin, "0", &ex), "0.0");
+    mpq_t q;
+    mpq_init(q);
+    num_pi(q, &ctx);
+    CHECK_STR(frepr(q), "3.141592653589793238462643383279503");
+    num_e(q, &ctx);
+    CHECK_STR(frepr(q), "2.718281828459045235360287471352662");
+    mpq_clear(q);
+}
+
+static const char *comb_like(cr_code (*fn)(mpz_t, const mpz_t, const mpz_t, const num_ctx *),
+                             long n, long k)
+{
+    mpz_t a, b, r;
+    mpz_init_set_si(a, n);
+    mpz_init_set_si(b, k);
+    mpz_init(r);
+    cr_code rc = fn(r, a, b, &ctx);
+    cr_buf buf;
+    cr_buf_init(&buf, 0);
+    const char *s = code_name(rc);
+    if (rc == CR_OK && num_repr_int(&buf, r) == CR_OK) s = keep(&buf);
+    cr_buf_free(&buf);
+    mpz_clear(a);
+    mpz_clear(b);
+    mpz_clear(r);
+    return s;
+}
+
+static const char *fact(long n)
+{
+    mpz_t a, r;
+    mpz_init_set_si(a, n);
+    mpz_init(r);
+    cr_code rc = num_factorial(r, a, &ctx);
+    cr_buf buf;
+    cr_buf_init(&buf, 0);
+    const char *s = code_name(rc);
+    if (rc == CR_OK && num_repr_int(&buf, r) == CR_OK) s = keep(&buf);
+    cr_buf_free(&buf);
+    mpz_clear(a);
+    mpz_clear(r);
+    return s;
+}
+
+static void test_combinatorics(void)
+{
+    CHECK_STR(fact(20), "2432902008176640000");
+    CHECK_STR(fact(0), "1");
+    CHECK_STR(fact(-1), "VALUE");
+    double t0 = now_us();
+    CHECK_STR(fact(100000000), "LIMIT");
+    CHECK_STR(comb_like(num_comb, 2000000000, 1000000000), "LIMIT");
+    CHECK_STR(comb_like(num_perm, 2000000000, 1000000), "LIMIT");
+    CHECK(now_us() - t0 < 5000);
+    CHECK_STR(comb_like(num_comb, 10, 3), "120");
+    CHECK_STR(comb_like(num_comb, 10, 11), "0");
+    CHECK_STR(comb_like(num_comb, 10, -1), "VALUE");
+    CHECK_STR(comb_like(num_comb, 60, 30), "118264581564861424");
+    CHECK_STR(comb_like(num_perm, 10, 3), "720");
+    CHECK_STR(comb_like(num_perm, 5, 0), "1");
+    CHECK_STR(comb_like(num_perm, 3, 5), "0");
+}
+
 int main(void)
 {
     cr_policy pol;
@@ -444,5 +587,7 @@ int main(void)
     test_pow();
     test_bound_float();
     test_repr();
+    test_math();
+    test_combinatorics();
     return TEST_SUMMARY();
 }
