@@ -111,8 +111,16 @@ CR_API cr_code cr_request_set_var(cr_request *req, const char *name, const char 
 /* Variables from a JSON object {"name": value}; numbers keep their exact decimal text. */
 CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len,
                                         cr_error *err);
+/* A whole request as one JSON object, the line format of `calc-route --batch`:
+ * {"code": "...", "lang": "auto|python|dsl", "vars": {...}, "table": [[...]],
+ *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "id": any}
+ * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
+ * keep their exact decimal text. */
+CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
+                                   cr_error *err);
 /* Per-request policy: "precision" (1..1000 significant digits of inexact results),
- * "rounding" ("half-even" or "half-up"). */
+ * "rounding" ("half-even" or "half-up"), "answer_vars" (up to 3 comma-separated variable
+ * names tried in order for the final value; default "ans,result,answer"). */
 CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
                                      cr_error *err);
 /* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */
@@ -156,7 +164,6 @@ CR_API const char *cr_result_json(const cr_result *res);
 
 /* ---- audit ledger (audit/): declared below this line ---- */
 
-#ifdef __cplusplus
 /* A ledger opened for inspection (calc-audit). Engines record through cr_config.audit_path;
  * these functions read, verify, sign and replay. Hashes are 64 lowercase hex digits. */
 typedef struct cr_audit cr_audit;
@@ -226,6 +233,7 @@ CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flag
                                             const char *got, void *arg),
                                void *arg, cr_audit_replay_report *rep, cr_error *err);
 
+#ifdef __cplusplus
 }
 #endif
 #endif

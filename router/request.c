@@ -298,6 +298,8 @@ static json_t *load_json(const char *json, size_t len, const char *what, cr_erro
     return root;
 }
 
+static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_error *err);
+
 cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len, cr_error *err)
 {
     if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: NULL");
@@ -308,26 +310,103 @@ cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len, 
         rc = cr_error_set(err, CR_EUSAGE, 1, 1, "variables: want a JSON object {\"name\": value}");
         goto out;
     }
-    if ((rc = ensure_binds(req)) != CR_OK) {
-        cr_error_set(err, rc, 0, 0, "variables");
-        goto out;
-    }
     num_scan sc = {json, len, 0};
+    rc = set_vars_object(req, root, &sc, err);
+out:
+    json_decref(root);
+    return rc;
+}
+
+/* Consumes the number tokens of a subtree we do not convert, so the scan stays in step. */
+static void skip_numbers(json_t *v, num_scan *sc)
+{
+    const char *tok;
+    size_t toklen;
+    size_t i;
     const char *key;
     json_t *item;
-    json_object_foreach(root, key, item) {
-        if (!is_identifier(key)) {
-            rc = cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s' is not a Python name", key);
-            goto out;
-        }
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL: next_number(sc, &tok, &toklen); break;
+    case JSON_ARRAY: json_array_foreach(v, i, item) skip_numbers(item, sc); break;
+    case JSON_OBJECT: json_object_foreach(v, key, item) skip_numbers(item, sc); break;
+    default: break;
+    }
+}
+
+static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_error *err)
+{
+    cr_code rc = ensure_binds(req);
+    if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "variables");
+    const char *key;
+    json_t *item;
+    json_object_foreach(obj, key, item) {
+        if (!is_identifier(key))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s' is not a Python name", key);
         cr_error e = {0};
-        ir_node *v = json_to_ir(req->binds_mod, item, &sc, 0, &e);
+        ir_node *v = json_to_ir(req->binds_mod, item, sc, 0, &e);
         if (!v) {
-            rc = e.code ? e.code : CR_ENOMEM;
             if (err) *err = e;
-            goto out;
+            return e.code ? e.code : CR_ENOMEM;
         }
-        if ((rc = add_binding(req, key, v, err)) != CR_OK) goto out;
+        if ((rc = add_binding(req, key, v, err)) != CR_OK) return rc;
+    }
+    return CR_OK;
+}
+
+cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_error *err)
+{
+    if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "request: NULL");
+    json_t *root = load_json(json, len, "request", err);
+    if (!root) return CR_EUSAGE;
+    cr_code rc = CR_OK;
+    num_scan sc = {json, len, 0};
+    if (!json_is_object(root)) {
+        rc = cr_error_set(err, CR_EUSAGE, 1, 1, "request: want a JSON object with \"code\"");
+        goto out;
+    }
+    if (!json_is_string(json_object_get(root, "code"))) {
+        rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
+        goto out;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "code") == 0) {
+            rc = cr_request_set_code(req, json_string_value(v), json_string_length(v));
+        } else if (strcmp(key, "lang") == 0) {
+            const char *l = json_is_string(v) ? json_string_value(v) : "";
+            if (strcmp(l, "auto") == 0) req->lang = CR_LANG_AUTO;
+            else if (strcmp(l, "python") == 0) req->lang = CR_LANG_PYTHON;
+            else if (strcmp(l, "dsl") == 0) req->lang = CR_LANG_DSL;
+            else rc = cr_error_set(err, CR_EUSAGE, 0, 0,
+                                   "request: \"lang\" must be auto, python or dsl");
+        } else if (strcmp(key, "vars") == 0) {
+            if (!json_is_object(v)) {
+                rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"vars\" must be an object");
+            } else {
+                rc = set_vars_object(req, v, &sc, err);
+                continue;                 /* its numbers were consumed */
+            }
+        } else if (strcmp(key, "table") == 0) {
+            char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            rc = text ? cr_request_set_table_json(req, text, strlen(text), err) : CR_ENOMEM;
+            free(text);
+        } else if (strcmp(key, "precision") == 0 && json_is_integer(v)) {
+            char num[32];
+            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            rc = cr_request_set_option(req, "precision", num, err);
+        } else if ((strcmp(key, "rounding") == 0 || strcmp(key, "answer_vars") == 0) &&
+                   json_is_string(v)) {
+            rc = cr_request_set_option(req, key, json_string_value(v), err);
+        } else if (strcmp(key, "id") == 0) {
+            /* The caller's id: echoed by the batch front end, not part of the request. */
+        } else {
+            rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: unknown or ill-typed key \"%s\"",
+                              key);
+        }
+        if (rc != CR_OK) goto out;
+        skip_numbers(v, &sc);
     }
 out:
     json_decref(root);

@@ -1,0 +1,264 @@
+"""calcroute for Python pipelines: a ctypes binding over libcalcroute.
+
+    >>> import calcroute
+    >>> r = calcroute.run("(5829 - 5735) / 5735")
+    >>> r.route, r.fraction, r.exact
+    ('inprocess', Fraction(94, 5735), True)
+    >>> calcroute.run("x * 1.1", vars={"x": 0.1}).value
+    Fraction(11, 100)
+
+`run()` returns a Result when the code ran to the end; it raises CodeError when the code
+raised (with the Python exception's type, message, line and column), LimitError when a limit
+was hit, Rejected when the code could not run (a syntax error, or outside the subset with
+sandboxes off), and CalcrouteError for anything else. Pass check=False to get the Result in
+every case instead.
+
+The library is found through $CALCROUTE_LIB, else the system's loader (libcalcroute.so.0).
+"""
+import ctypes
+import ctypes.util
+import decimal
+import fractions
+import json
+import os
+import threading
+
+__all__ = ["run", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected", "version"]
+
+
+class _CrError(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_int), ("line", ctypes.c_int), ("col", ctypes.c_int),
+                ("type", ctypes.c_char * 32), ("message", ctypes.c_char * 256)]
+
+
+class _CrConfig(ctypes.Structure):
+    _fields_ = [("audit_path", ctypes.c_char_p), ("tier", ctypes.c_int),
+                ("precision", ctypes.c_int), ("round_half_up", ctypes.c_int),
+                ("timeout_s", ctypes.c_double), ("memory_mib", ctypes.c_uint),
+                ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
+                ("out_dir", ctypes.c_char_p)]
+
+
+def _load():
+    path = os.environ.get("CALCROUTE_LIB") or ctypes.util.find_library("calcroute") \
+        or "libcalcroute.so.0"
+    lib = ctypes.CDLL(path)
+    P, I, S, E = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(_CrError)
+    C = ctypes.c_char_p
+    sigs = {
+        "cr_config_default": (None, [ctypes.POINTER(_CrConfig)]),
+        "cr_engine_open": (P, [ctypes.POINTER(_CrConfig), E]),
+        "cr_engine_close": (None, [P]),
+        "cr_request_new": (P, []),
+        "cr_request_free": (None, [P]),
+        "cr_request_set_code": (I, [P, C, S]),
+        "cr_request_set_lang": (I, [P, I]),
+        "cr_request_set_vars_json": (I, [P, C, S, E]),
+        "cr_request_set_table_json": (I, [P, C, S, E]),
+        "cr_request_set_option": (I, [P, C, C, E]),
+        "cr_run": (I, [P, P, ctypes.POINTER(P), E]),
+        "cr_result_free": (None, [P]),
+        "cr_result_json": (C, [P]),
+        "cr_strerror": (C, [I]),
+    }
+    for name, (res, args) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+    return lib
+
+
+_lib = None
+_lock = threading.Lock()
+_engines = {}
+_LANGS = {"auto": 0, "python": 1, "dsl": 2}
+_TIERS = {"auto": 0, "ns": 1, "kvm": 2, "none": 3}
+version = "0.1.0"
+
+
+class CalcrouteError(Exception):
+    """calcroute could not answer (bad arguments, engine failure)."""
+
+    def __init__(self, message, result=None):
+        super().__init__(message)
+        self.result = result
+
+
+class CodeError(CalcrouteError):
+    """The code raised a Python exception: .type, .message, .line, .col."""
+
+    def __init__(self, result):
+        e = result.error
+        self.type, self.message = e["type"], e["message"]
+        self.line, self.col = e["line"], e["col"]
+        super().__init__(f"{self.type}: {self.message} (line {self.line}, col {self.col})",
+                         result)
+
+
+class LimitError(CalcrouteError):
+    """A resource limit ended the run."""
+
+
+class Rejected(CalcrouteError):
+    """The code could not run: .reasons lists (code, line, col, snippet)."""
+
+    def __init__(self, message, result):
+        super().__init__(message, result)
+        self.reasons = result.reasons
+
+
+def _num_text(v):
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v)          # the shortest text of the double: 0.1 stays 1/10
+    if isinstance(v, decimal.Decimal):
+        if not v.is_finite():
+            raise CalcrouteError(f"non-finite number {v!r}")
+        return format(v, "f")
+    if isinstance(v, fractions.Fraction):
+        raise CalcrouteError("pass a Fraction as a Decimal or str: JSON has no fractions")
+    raise TypeError
+
+
+def _to_json(v, depth=0):
+    """JSON text with numbers written exactly (Decimal keeps every digit)."""
+    if depth > 60:
+        raise CalcrouteError("variables nested too deeply")
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, dict):
+        return "{" + ",".join(json.dumps(str(k)) + ":" + _to_json(x, depth + 1)
+                              for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_to_json(x, depth + 1) for x in v) + "]"
+    try:
+        return _num_text(v)
+    except TypeError:
+        raise CalcrouteError(f"cannot pass a {type(v).__name__} as a variable") from None
+
+
+class Result:
+    """What came of one run. `value` is a fractions.Fraction for numbers (exact), the string,
+    list or other value as its repr otherwise; `decimal` is a decimal.Decimal rendering."""
+
+    def __init__(self, data):
+        self.data = data
+        self.route = data["route"]
+        self.status = data["status"]
+        self.reasons = [(r["code"], r["line"], r["col"], r["snippet"]) for r in data["reasons"]]
+        self.stdout = data["stdout"]
+        self.stderr = data["stderr"]
+        self.error = data["error"]
+        self.limit = data["limit"]
+        self.artifacts = data["artifacts"]
+        self.timings = data["timings"]
+        self.audit = data["audit"]
+        v = data["value"]
+        self.repr = v["repr"] if v else None
+        self.type = v["type"] if v else None
+        self.exact = bool(v and v["exact"])
+        self.fraction = fractions.Fraction(v["fraction"]) if v and v["fraction"] else None
+        self.value = self.fraction if self.fraction is not None else self.repr
+
+    @property
+    def decimal(self):
+        """The value as a Decimal: exact when it terminates, else the engine's rendering."""
+        if self.fraction is None:
+            return None
+        if self.type == "float":
+            return decimal.Decimal(self.repr)
+        return decimal.Decimal(self.fraction.numerator) / decimal.Decimal(self.fraction.denominator)
+
+    @property
+    def audit_seq(self):
+        return self.audit["seq"] if self.audit else None
+
+    @property
+    def audit_hash(self):
+        return self.audit["hash"] if self.audit else None
+
+    def __repr__(self):
+        return f"<calcroute.Result {self.route} {self.status} {self.repr}>"
+
+
+def _engine(tier, timeout, memory, audit, data, out):
+    global _lib
+    key = (tier, timeout, memory, audit, data, out)
+    with _lock:
+        if _lib is None:
+            _lib = _load()
+        eng = _engines.get(key)
+        if eng:
+            return eng
+        cfg = _CrConfig()
+        _lib.cr_config_default(ctypes.byref(cfg))
+        if tier not in _TIERS:
+            raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
+        cfg.tier = _TIERS[tier]
+        if timeout is not None:
+            cfg.timeout_s = float(timeout)
+        if memory is not None:
+            cfg.memory_mib = int(memory)
+        keep = [s.encode() if s else None for s in (audit, data, out)]
+        cfg.audit_path, cfg.data_dir, cfg.out_dir = keep
+        err = _CrError()
+        eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
+        if not eng:
+            raise CalcrouteError(err.message.decode(errors="replace"))
+        _engines[key] = eng
+        return eng
+
+
+def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
+        answer_vars=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
+        out=None, check=True):
+    """Runs `code` and returns a Result (see the module's documentation)."""
+    eng = _engine(tier, timeout, memory, audit, data, out)
+    if lang not in _LANGS:
+        raise CalcrouteError(f"lang: want auto, python or dsl, got {lang!r}")
+    req = _lib.cr_request_new()
+    if not req:
+        raise MemoryError
+    res = ctypes.c_void_p()
+    err = _CrError()
+    try:
+        src = code.encode() if isinstance(code, str) else bytes(code)
+        _lib.cr_request_set_code(req, src, len(src))
+        _lib.cr_request_set_lang(req, _LANGS[lang])
+        for key, val in (("precision", precision), ("rounding", rounding),
+                         ("answer_vars", answer_vars)):
+            if val is None:
+                continue
+            if isinstance(val, (list, tuple)):
+                val = ",".join(val)
+            if _lib.cr_request_set_option(req, key.encode(), str(val).encode(), ctypes.byref(err)):
+                raise CalcrouteError(err.message.decode(errors="replace"))
+        for text, setter in ((vars, _lib.cr_request_set_vars_json),
+                             (table, _lib.cr_request_set_table_json)):
+            if text is None:
+                continue
+            js = _to_json(text).encode()
+            if setter(req, js, len(js), ctypes.byref(err)):
+                raise CalcrouteError(err.message.decode(errors="replace"))
+        if _lib.cr_run(eng, req, ctypes.byref(res), ctypes.byref(err)):
+            raise CalcrouteError(f"{_lib.cr_strerror(err.code).decode()}: "
+                                 f"{err.message.decode(errors='replace')}")
+        result = Result(json.loads(_lib.cr_result_json(res)))
+    finally:
+        if res:
+            _lib.cr_result_free(res)
+        _lib.cr_request_free(req)
+    if check:
+        if result.status == "raised":
+            raise CodeError(result)
+        if result.status == "limit":
+            raise LimitError(result.limit["message"], result)
+        if result.status in ("rejected", "syntax_error"):
+            e = result.error or {}
+            raise Rejected(f"{e.get('message', 'rejected')} (line {e.get('line')}, "
+                           f"col {e.get('col')})", result)
+        if result.status != "ok":
+            raise CalcrouteError((result.error or {}).get("message", result.status), result)
+    return result

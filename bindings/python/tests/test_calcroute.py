@@ -1,0 +1,107 @@
+"""unittest suite of the Python binding. CALCROUTE_LIB names the library under test."""
+import decimal
+import fractions
+import os
+import tempfile
+import threading
+import unittest
+
+import calcroute
+from fractions import Fraction
+
+
+class TestRun(unittest.TestCase):
+    def test_exact_division(self):
+        r = calcroute.run("(5829 - 5735) / 5735")
+        self.assertEqual(r.route, "inprocess")
+        self.assertEqual(r.status, "ok")
+        self.assertEqual(r.value, Fraction(94, 5735))
+        self.assertTrue(r.exact)
+        self.assertEqual(r.type, "float")
+
+    def test_float_noise_gone(self):
+        r = calcroute.run("ans = 0.1 + 0.2")
+        self.assertEqual(r.repr, "0.3")
+        self.assertEqual(r.decimal, decimal.Decimal("0.3"))
+        self.assertEqual(r.fraction, Fraction(3, 10))
+
+    def test_vars_exact(self):
+        r = calcroute.run("ans = x * 3", vars={"x": 0.1})
+        self.assertEqual(r.value, Fraction(3, 10))
+        r = calcroute.run("ans = x + y", vars={"x": decimal.Decimal("0.12345678901234567890123"),
+                                              "y": 1})
+        self.assertEqual(r.value, Fraction("1.12345678901234567890123"))
+
+    def test_vars_containers(self):
+        r = calcroute.run("ans = sum(xs) + d['a']", vars={"xs": [1, 2.5], "d": {"a": 10}})
+        self.assertEqual(r.repr, "13.5")
+
+    def test_stdout(self):
+        r = calcroute.run("print(round(2.675, 2))")
+        self.assertEqual(r.stdout, "2.68\n")
+
+    def test_code_error_has_position(self):
+        with self.assertRaises(calcroute.CodeError) as cm:
+            calcroute.run("x = 1\ny = x / 0\n")
+        e = cm.exception
+        self.assertEqual(e.type, "ZeroDivisionError")
+        self.assertEqual(e.message, "division by zero")
+        self.assertEqual((e.line, e.col), (2, 5))
+
+    def test_check_false_returns_result(self):
+        r = calcroute.run("1/0", check=False)
+        self.assertEqual(r.status, "raised")
+        self.assertEqual(r.error["type"], "ZeroDivisionError")
+
+    def test_rejected_reasons(self):
+        with self.assertRaises(calcroute.Rejected) as cm:
+            calcroute.run("import numpy as np\nans = np.sqrt(2)\n", tier="none")
+        self.assertEqual(cm.exception.reasons[0][:3], ("import:numpy", 1, 1))
+
+    def test_syntax_error(self):
+        with self.assertRaises(calcroute.Rejected):
+            calcroute.run("ans = (1 +\n")
+
+    def test_limit(self):
+        with self.assertRaises(calcroute.LimitError):
+            calcroute.run("ans = 10 ** 10 ** 10")
+
+    def test_dsl_with_table(self):
+        table = [["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]
+        r = calcroute.run("table_sum(net sales, none)", table=table)
+        self.assertEqual(r.value, Fraction(11564))
+        r = calcroute.run("subtract(5829, 5735), divide(#0, 5735)", lang="dsl")
+        self.assertEqual(r.value, Fraction(94, 5735))
+
+    def test_precision_option(self):
+        r = calcroute.run("import math\nans = math.sqrt(2)", precision=10)
+        self.assertEqual(r.repr, "1.414213562")
+        self.assertFalse(r.exact)
+
+    def test_bad_option(self):
+        with self.assertRaises(calcroute.CalcrouteError):
+            calcroute.run("1", rounding="up")
+
+    def test_audit(self):
+        with tempfile.TemporaryDirectory() as d:
+            db = os.path.join(d, "ledger.db")
+            r1 = calcroute.run("ans = 1 + 1", audit=db)
+            r2 = calcroute.run("ans = 2 + 2", audit=db)
+            self.assertEqual(r2.audit_seq, r1.audit_seq + 1)
+            self.assertEqual(len(r1.audit_hash), 64)
+
+    def test_threads(self):
+        out = []
+
+        def work(i):
+            out.append(calcroute.run(f"ans = {i} / 4").value)
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        self.assertEqual(sorted(out), [Fraction(i, 4) for i in range(16)])
+
+
+if __name__ == "__main__":
+    unittest.main()
