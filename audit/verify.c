@@ -240,6 +240,10 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
     int s = 0;
     while (have >= 0 && (s = audit_iter_next(it, &e, err)) == 1) {
         if (!check_row(&e, want, prev, &enc, hash, rep)) goto out;
+        memcpy(prev, hash, AUDIT_HASH_LEN);
+        rep->records++;
+        rep->head_seq = e.seq;
+        want++;
         for (; have == 1 && c.seq <= (int64_t)e.seq; have = next_ckpt(cst, pubkey, &c, rep)) {
             if (c.seq < (int64_t)e.seq || sodium_memcmp(c.head, hash, AUDIT_HASH_LEN)) {
                 report_bad(rep, (uint64_t)c.seq,
@@ -250,10 +254,6 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
             rep->checkpoints++;
             rep->checkpoint_seq = (uint64_t)c.seq;
         }
-        memcpy(prev, hash, AUDIT_HASH_LEN);
-        rep->records++;
-        rep->head_seq = e.seq;
-        want++;
     }
     if (have < 0) goto out;
     if (s < 0) {

@@ -1,0 +1,123 @@
+/* audit/api.c: the public cr_audit_* functions of calcroute.h over the ledger. */
+#include "audit/audit_int.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+
+struct cr_audit {
+    audit_db *db;
+};
+
+cr_audit *cr_audit_open(const char *path, int writable, cr_error *err)
+{
+    cr_audit *a = calloc(1, sizeof *a);
+    if (!a) {
+        cr_error_set(err, CR_ENOMEM, 0, 0, "audit: handle");
+        return NULL;
+    }
+    if (audit_open(path, writable ? 0 : AUDIT_OPEN_READONLY, &a->db, err) != CR_OK) {
+        free(a);
+        return NULL;
+    }
+    return a;
+}
+
+void cr_audit_close(cr_audit *a)
+{
+    if (!a) return;
+    audit_close(a->db);
+    free(a);
+}
+
+cr_code cr_audit_head(cr_audit *a, uint64_t *seq, char hash_hex[65], cr_error *err)
+{
+    uint8_t h[AUDIT_HASH_LEN];
+    cr_code rc = audit_head(a->db, seq, h, err);
+    if (rc == CR_OK) audit_hex(h, hash_hex);
+    return rc;
+}
+
+cr_code cr_audit_verify(cr_audit *a, const char *pubkey_path, cr_audit_report *rep,
+                        cr_error *err)
+{
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+    cr_code rc;
+    if (pubkey_path && (rc = audit_key_read(pubkey_path, pk, sizeof pk, err)) != CR_OK)
+        return rc;
+    return audit_verify(a->db, pubkey_path ? pk : NULL, rep, err);
+}
+
+cr_code cr_audit_export(cr_audit *a, uint64_t from, uint64_t to,
+                        int (*each)(const char *json, size_t len, void *arg), void *arg,
+                        cr_error *err)
+{
+    audit_iter *it = NULL;
+    audit_entry e;
+    cr_buf b;
+    cr_code rc = audit_iter_open(a->db, from, to, &it, err);
+    if (rc != CR_OK) return rc;
+    cr_buf_init(&b, 0);
+    int s;
+    while ((s = audit_iter_next(it, &e, err)) == 1) {
+        cr_buf_reset(&b);
+        if ((rc = audit_entry_json(&e, &b, err)) != CR_OK) break;
+        if (each(b.p, b.len, arg) != 0) {
+            rc = cr_error_set(err, CR_EIO, 0, 0, "audit: export stopped at seq %llu",
+                              (unsigned long long)e.seq);
+            break;
+        }
+    }
+    if (s < 0) rc = err ? err->code : CR_EAUDIT;
+    cr_buf_free(&b);
+    audit_iter_close(it);
+    return rc;
+}
+
+typedef struct {
+    char *json;
+    size_t len;
+} show_ctx;
+
+static int keep_one(const char *json, size_t len, void *arg)
+{
+    show_ctx *cx = arg;
+    if (!(cx->json = malloc(len + 1))) return 1;
+    memcpy(cx->json, json, len + 1);
+    cx->len = len;
+    return 0;
+}
+
+cr_code cr_audit_show(cr_audit *a, uint64_t seq, char **json, size_t *len, cr_error *err)
+{
+    show_ctx cx = { NULL, 0 };
+    *json = NULL;
+    if (seq == 0) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: records start at seq 1");
+    cr_code rc = cr_audit_export(a, seq, seq, keep_one, &cx, err);
+    if (rc == CR_EIO) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record %llu as JSON",
+                                          (unsigned long long)seq);
+    if (rc != CR_OK) return rc;
+    if (!cx.json) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no record with seq %llu",
+                                      (unsigned long long)seq);
+    *json = cx.json;
+    if (len) *len = cx.len;
+    return CR_OK;
+}
+
+cr_code cr_audit_keygen(const char *key_path, cr_error *err)
+{
+    return audit_keygen(key_path, err);
+}
+
+cr_code cr_audit_checkpoint(cr_audit *a, const char *key_path, uint64_t *seq,
+                            char hash_hex[65], cr_error *err)
+{
+    uint8_t sk[crypto_sign_SECRETKEYBYTES], head[AUDIT_HASH_LEN];
+    cr_code rc = audit_key_read(key_path, sk, sizeof sk, err);
+    if (rc == CR_OK) rc = audit_checkpoint(a->db, sk, seq, head, err);
+    sodium_memzero(sk, sizeof sk);
+    if (rc == CR_OK && hash_hex) audit_hex(head, hash_hex);
+    return rc;
+}
+
+/* For replay.c, which reads rows through the same handle. */
+audit_db *audit_from_public(cr_audit *a) { return a->db; }

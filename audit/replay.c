@@ -1,0 +1,223 @@
+/* audit/replay.c: re-running recorded requests through the public API and comparing the
+ * results byte for byte with what the ledger holds. Only calcroute.h is used to run them,
+ * so a replay exercises exactly what a library user would. */
+#include "audit/audit_int.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct {
+    cr_engine *engines[3];      /* in-process only (tier none), ns, kvm: opened on first use */
+    void (*diff)(uint64_t, const char *, const char *, const char *, void *);
+    void *arg;
+    cr_audit_replay_report *rep;
+    int ndiff;                  /* fields that differed in the current record */
+} replay_ctx;
+
+static int field_is(const char *p, size_t len, const char *want)
+{
+    return p && strlen(want) == len && memcmp(p, want, len) == 0;
+}
+
+/* Reports one differing field. want and got are (pointer, length) pairs; NULL is absent. */
+static void differ(replay_ctx *cx, uint64_t seq, const char *field, const char *w, size_t wl,
+                   const char *g, size_t gl)
+{
+    cx->ndiff++;
+    if (!cx->diff) return;
+    char *ws = w ? strndup(w, wl) : NULL, *gs = g ? strndup(g, gl) : NULL;
+    cx->diff(seq, field, ws, gs, cx->arg);
+    free(ws);
+    free(gs);
+}
+
+static void compare_bytes(replay_ctx *cx, uint64_t seq, const char *field, const char *w,
+                          size_t wl, const char *g, size_t gl)
+{
+    if ((w == NULL) != (g == NULL) || (w && (wl != gl || memcmp(w, g, wl) != 0)))
+        differ(cx, seq, field, w, wl, g, gl);
+}
+
+static void compare_str(replay_ctx *cx, uint64_t seq, const char *field, const char *w,
+                        size_t wl, const char *g)
+{
+    compare_bytes(cx, seq, field, w, wl, g, g ? strlen(g) : 0);
+}
+
+static void compare_int(replay_ctx *cx, uint64_t seq, const char *field, long long w,
+                        long long g)
+{
+    char ws[32], gs[32];
+    if (w == g) return;
+    snprintf(ws, sizeof ws, "%lld", w);
+    snprintf(gs, sizeof gs, "%lld", g);
+    differ(cx, seq, field, ws, strlen(ws), gs, strlen(gs));
+}
+
+/* The recorded error is JSON {type, message, line, col}; each part must equal the new one. */
+static void compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                          const cr_error *got)
+{
+    json_t *j = r->error ? json_loadb(r->error, r->error_len, JSON_DECODE_ANY, NULL) : NULL;
+    if (!j || json_is_null(j)) {
+        if (got) differ(cx, seq, "error", NULL, 0, got->message, strlen(got->message));
+        json_decref(j);
+        return;
+    }
+    if (!got) {
+        differ(cx, seq, "error", r->error, r->error_len, NULL, 0);
+    } else {
+        const char *type = json_string_value(json_object_get(j, "type"));
+        const char *msg = json_string_value(json_object_get(j, "message"));
+        compare_str(cx, seq, "error.type", type, type ? strlen(type) : 0, got->type);
+        compare_str(cx, seq, "error.message", msg, msg ? strlen(msg) : 0, got->message);
+        compare_int(cx, seq, "error.line", json_integer_value(json_object_get(j, "line")),
+                    got->line);
+        compare_int(cx, seq, "error.col", json_integer_value(json_object_get(j, "col")),
+                    got->col);
+    }
+    json_decref(j);
+}
+
+/* Per-request policy from the record: precision, rounding, answer_vars. */
+static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
+{
+    if (!r->policy) return CR_OK;
+    json_error_t je;
+    json_t *p = json_loadb(r->policy, r->policy_len, 0, &je);
+    if (!p || !json_is_object(p)) {
+        json_decref(p);
+        return cr_error_set(err, CR_EUSAGE, je.line, je.column, "policy: not a JSON object");
+    }
+    cr_code rc = CR_OK;
+    char num[32];
+    json_t *v;
+    if (json_is_integer(v = json_object_get(p, "precision"))) {
+        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+        rc = cr_request_set_option(req, "precision", num, err);
+    }
+    if (rc == CR_OK && json_is_string(v = json_object_get(p, "rounding")))
+        rc = cr_request_set_option(req, "rounding", json_string_value(v), err);
+    if (rc == CR_OK && json_is_array(v = json_object_get(p, "answer_vars"))) {
+        cr_buf b;
+        cr_buf_init(&b, 256);
+        size_t i;
+        json_t *name;
+        json_array_foreach(v, i, name)
+            if (json_is_string(name))
+                cr_buf_printf(&b, "%s%s", b.len ? "," : "", json_string_value(name));
+        rc = cr_request_set_option(req, "answer_vars", b.p ? b.p : "", err);
+        cr_buf_free(&b);
+    } else if (rc == CR_OK && json_is_string(v)) {
+        rc = cr_request_set_option(req, "answer_vars", json_string_value(v), err);
+    }
+    json_decref(p);
+    return rc;
+}
+
+static cr_code build_request(const audit_record *r, cr_request **out, cr_error *err)
+{
+    cr_request *req = cr_request_new();
+    cr_code rc = req ? CR_OK : cr_error_set(err, CR_ENOMEM, 0, 0, "replay: request");
+    if (rc == CR_OK && r->code) rc = cr_request_set_code(req, r->code, r->code_len);
+    if (rc == CR_OK)
+        rc = cr_request_set_lang(req, field_is(r->lang, r->lang_len, "dsl") ? CR_LANG_DSL
+                                      : field_is(r->lang, r->lang_len, "python")
+                                      ? CR_LANG_PYTHON : CR_LANG_AUTO);
+    if (rc == CR_OK && r->bindings)
+        rc = cr_request_set_vars_json(req, r->bindings, r->bindings_len, err);
+    if (rc == CR_OK && r->tables)
+        rc = cr_request_set_table_json(req, r->tables, r->tables_len, err);
+    if (rc == CR_OK) rc = set_policy(req, r, err);
+    if (rc != CR_OK) {
+        cr_request_free(req);
+        req = NULL;
+    }
+    *out = req;
+    return rc;
+}
+
+static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
+{
+    static const cr_tier tiers[3] = { CR_TIER_NONE, CR_TIER_NS, CR_TIER_KVM };
+    if (!cx->engines[which]) {
+        cr_config cfg;
+        cr_config_default(&cfg);
+        cfg.audit_path = NULL;          /* a replay must never append to any ledger */
+        /* An in-process record replays where no sandbox exists: if the router's decision
+         * changed, the result says rejected and the route differs, and nothing runs. */
+        cfg.tier = tiers[which];
+        cx->engines[which] = cr_engine_open(&cfg, err);
+    }
+    return cx->engines[which];
+}
+
+static cr_code replay_one(replay_ctx *cx, const audit_entry *e, int flags, cr_error *err)
+{
+    const audit_record *r = &e->rec;
+    int which = field_is(r->route, r->route_len, "inprocess") ? 0
+              : field_is(r->route, r->route_len, "ns") ? 1
+              : field_is(r->route, r->route_len, "kvm") ? 2 : -1;
+    if (which < 0 || (which > 0 && !(flags & CR_REPLAY_SANDBOX))) {
+        cx->rep->skipped++;
+        return CR_OK;
+    }
+    cr_request *req = NULL;
+    cr_result *res = NULL;
+    cr_engine *eng = engine_for(cx, which, err);
+    cr_code rc = eng ? build_request(r, &req, err) : CR_EINTERNAL;
+    if (rc == CR_OK) rc = cr_run(eng, req, &res, err);
+    if (rc != CR_OK) {
+        /* The request was accepted once; failing to rebuild or run it is a difference, with
+         * the reason, not a reason to stop the whole replay. */
+        differ(cx, e->seq, "run", "a result", 8, err->message, strlen(err->message));
+    } else {
+        size_t gl;
+        const char *g;
+        compare_str(cx, e->seq, "route", r->route, r->route_len,
+                    cr_route_name(cr_result_route(res)));
+        compare_int(cx, e->seq, "status", r->status, cr_result_status(res));
+        compare_str(cx, e->seq, "value_fraction", r->value_fraction, r->value_fraction_len,
+                    cr_result_value_fraction(res));
+        compare_str(cx, e->seq, "value_repr", r->value_repr, r->value_repr_len,
+                    cr_result_value_repr(res));
+        compare_str(cx, e->seq, "value_type", r->value_type, r->value_type_len,
+                    cr_result_value_type(res));
+        g = cr_result_stdout(res, &gl);
+        compare_bytes(cx, e->seq, "stdout", r->out, r->out_len, g, g ? gl : 0);
+        g = cr_result_stderr(res, &gl);
+        compare_bytes(cx, e->seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0);
+        compare_error(cx, e->seq, r, cr_result_error(res));
+    }
+    cx->rep->replayed++;
+    if (cx->ndiff == 0) cx->rep->matched++;
+    else if (which == 0) cx->rep->differences++;
+    else cx->rep->sandbox_differences++;
+    cr_result_free(res);
+    cr_request_free(req);
+    return CR_OK;
+}
+
+cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                        void (*diff)(uint64_t seq, const char *field, const char *want,
+                                     const char *got, void *arg),
+                        void *arg, cr_audit_replay_report *rep, cr_error *err)
+{
+    replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep };
+    audit_iter *it = NULL;
+    audit_entry e;
+    cr_error run_err;
+    memset(rep, 0, sizeof *rep);
+    cr_code rc = audit_iter_open(audit_from_public(a), from, to, &it, err);
+    int s = 0;
+    while (rc == CR_OK && (s = audit_iter_next(it, &e, err)) == 1) {
+        cx.ndiff = 0;
+        memset(&run_err, 0, sizeof run_err);
+        rc = replay_one(&cx, &e, flags, &run_err);
+    }
+    if (s < 0) rc = err ? err->code : CR_EAUDIT;
+    audit_iter_close(it);
+    for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
+    return rc;
+}
