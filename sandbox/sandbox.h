@@ -187,4 +187,14 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
  * is still NONE. */
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err);
 
+/* Collects the artifacts under the directory `dirfd` (the sandbox's /out, reached from the
+ * host through a descriptor, never a path) into out->artifacts: regular files only, found
+ * without following any symlink (symlinks, devices, fifos are skipped and named in
+ * out->artifact_note), in name order, at most lim->max_artifacts files and lim->artifact_bytes
+ * bytes in all (beyond either, the rest is dropped and out->limit set to ARTIFACTS when still
+ * NONE). Each kept file is hashed (SHA-256) and, when out_dir is non-NULL, copied there under
+ * the same relative name, never through a symlink already in out_dir. `dirfd` is borrowed. */
+cr_code sandbox_artifacts_collect(int dirfd, const char *out_dir, const sandbox_limits *lim,
+                                  sandbox_outcome *out, cr_error *err);
+
 #endif

@@ -1,0 +1,218 @@
+/* sandbox/artifact.c: files the code left under /out, brought back to the host without ever
+ * following a link the code planted: every step is an openat() relative to a directory
+ * descriptor with O_NOFOLLOW, and the caller's directory is written the same way. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+#define ARTIFACT_MAX_DEPTH 8
+#define ARTIFACT_MAX_ENTRIES 4096   /* directory entries looked at, over the whole walk */
+#define ARTIFACT_NAME_MAX 1024
+
+typedef struct {
+    const sandbox_limits *lim;
+    sandbox_outcome *out;
+    const char *out_dir;
+    uint64_t bytes;
+    size_t entries, cap;
+    int dropped;
+} walk_ctx;
+
+static void note(walk_ctx *w, const char *fmt, const char *name)
+{
+    char *n = w->out->artifact_note;
+    size_t used = strlen(n);
+    if (used + 4 >= sizeof w->out->artifact_note) return;
+    snprintf(n + used, sizeof w->out->artifact_note - used, fmt, used ? "; " : "", name);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Creates each directory of `rel` (its last component excluded) under dest, without following
+ * symlinks; returns a descriptor of the innermost one, or -1. */
+static int dest_parent(int dest, const char *rel, const char **base)
+{
+    char part[ARTIFACT_NAME_MAX];
+    const char *p = rel, *slash;
+    int fd = dup(dest);
+    while (fd >= 0 && (slash = strchr(p, '/'))) {
+        size_t n = (size_t)(slash - p);
+        int next;
+        memcpy(part, p, n);
+        part[n] = 0;
+        if (mkdirat(fd, part, 0755) < 0 && errno != EEXIST) { close(fd); return -1; }
+        next = openat(fd, part, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(fd);
+        fd = next;
+        p = slash + 1;
+    }
+    *base = p;
+    return fd;
+}
+
+static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr_error *err)
+{
+    crypto_hash_sha256_state st;
+    unsigned char md[crypto_hash_sha256_BYTES], buf[65536];
+    sandbox_artifact *a;
+    int dfd = -1, pfd = -1;
+    char *path = NULL;
+    uint64_t done = 0;
+    cr_code rc = CR_OK;
+
+    if (w->out->artifact_count == w->cap) {
+        size_t ncap = w->cap ? w->cap * 2 : 8;
+        sandbox_artifact *n = realloc(w->out->artifacts, ncap * sizeof *n);
+        if (!n) return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: artifact list");
+        w->out->artifacts = n;
+        w->cap = ncap;
+    }
+    if (w->out_dir) {
+        const char *base;
+        size_t plen = strlen(w->out_dir) + strlen(rel) + 2;
+        int dest = open(w->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dest < 0) return cr_error_sys(err, CR_EIO, "sandbox: open artifact directory", errno);
+        pfd = dest_parent(dest, rel, &base);
+        close(dest);
+        if (pfd >= 0)
+            dfd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (dfd < 0) {
+            note(w, "%snot copied (a symlink or not writable in the artifact directory): %s",
+                 rel);
+            if (pfd >= 0) close(pfd);
+            return CR_OK;
+        }
+        if (!(path = malloc(plen))) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "artifact path"); goto out; }
+        snprintf(path, plen, "%s/%s", w->out_dir, rel);
+    }
+    crypto_hash_sha256_init(&st);
+    while (done < size) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        crypto_hash_sha256_update(&st, buf, (unsigned long long)n);
+        for (ssize_t off = 0; dfd >= 0 && off < n;) {
+            ssize_t m = write(dfd, buf + off, (size_t)(n - off));
+            if (m < 0 && errno == EINTR) continue;
+            if (m <= 0) { rc = cr_error_sys(err, CR_EIO, "sandbox: copy artifact", errno); goto out; }
+            off += m;
+        }
+        done += (uint64_t)n;
+    }
+    crypto_hash_sha256_final(&st, md);
+    a = &w->out->artifacts[w->out->artifact_count];
+    memset(a, 0, sizeof *a);
+    if (!(a->name = strdup(rel))) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "artifact name"); goto out; }
+    a->size = done;
+    sodium_bin2hex(a->sha256, sizeof a->sha256, md, sizeof md);
+    a->path = path;
+    path = NULL;
+    w->out->artifact_count++;
+out:
+    free(path);
+    if (dfd >= 0) close(dfd);
+    if (pfd >= 0) close(pfd);
+    return rc;
+}
+
+static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_error *err)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    DIR *d;
+    struct dirent *de;
+    int fd = dup(dirfd);
+    cr_code rc = CR_OK;
+
+    if (fd < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0) close(fd);
+        return cr_error_sys(err, CR_EIO, "sandbox: read /out", errno);
+    }
+    rewinddir(d);
+    while ((de = readdir(d)) && w->entries < ARTIFACT_MAX_ENTRIES) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        w->entries++;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *nn);
+            if (!nn) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "artifact names"); goto out; }
+            names = nn;
+        }
+        if (!(names[n] = strdup(de->d_name))) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "name"); goto out; }
+        n++;
+    }
+    if (n) qsort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n && rc == CR_OK; i++) {
+        char rel[ARTIFACT_NAME_MAX];
+        struct stat sb;
+        int cfd;
+        if ((size_t)snprintf(rel, sizeof rel, "%s%s", prefix, names[i]) >= sizeof rel) {
+            note(w, "%sname too long: %s", names[i]);
+            continue;
+        }
+        if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) < 0) continue;
+        if (S_ISDIR(sb.st_mode)) {
+            char sub[ARTIFACT_NAME_MAX];
+            if (depth >= ARTIFACT_MAX_DEPTH) { note(w, "%sdirectory too deep: %s", rel); continue; }
+            cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) continue;
+            if ((size_t)snprintf(sub, sizeof sub, "%s/", rel) < sizeof sub)
+                rc = walk(w, cfd, sub, depth + 1, err);
+            close(cfd);
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            note(w, S_ISLNK(sb.st_mode) ? "%sskipped symlink: %s" : "%sskipped non-file: %s", rel);
+            continue;
+        }
+        if (w->out->artifact_count >= w->lim->max_artifacts ||
+            w->bytes + (uint64_t)sb.st_size > w->lim->artifact_bytes) {
+            note(w, "%sdropped over the artifact limits: %s", rel);
+            w->dropped = 1;
+            continue;
+        }
+        cfd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (cfd < 0) continue;
+        /* Checked again on the descriptor: what we opened is what we copy. */
+        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            w->bytes += (uint64_t)sb.st_size;
+            rc = keep_file(w, cfd, rel, (uint64_t)sb.st_size, err);
+        }
+        close(cfd);
+    }
+out:
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    closedir(d);
+    return rc;
+}
+
+cr_code sandbox_artifacts_collect(int dirfd, const char *out_dir, const sandbox_limits *lim,
+                                  sandbox_outcome *out, cr_error *err)
+{
+    walk_ctx w = { .lim = lim, .out = out, .out_dir = out_dir };
+    cr_code rc;
+    if (sodium_init() < 0) return cr_error_set(err, CR_EINTERNAL, 0, 0, "libsodium init");
+    rc = walk(&w, dirfd, "", 0, err);
+    if (w.entries >= ARTIFACT_MAX_ENTRIES) {
+        note(&w, "%sstopped after %s directory entries", "4096");
+        w.dropped = 1;
+    }
+    if (rc == CR_OK && w.dropped && out->limit == SANDBOX_LIMIT_NONE) {
+        out->limit = SANDBOX_LIMIT_ARTIFACTS;
+        snprintf(out->limit_detail, sizeof out->limit_detail,
+                 "artifacts: more than %u files or %llu bytes", lim->max_artifacts,
+                 (unsigned long long)lim->artifact_bytes);
+    }
+    return rc;
+}

@@ -1,0 +1,237 @@
+/* sandbox/ns/cgroup.c: one cgroup per run for memory, processes and CPU accounting.
+ *
+ * The run's cgroup sits under the caller's own (from /proc/self/cgroup), so a caller already
+ * confined by a container or a service manager stays confined, and we only ever touch a
+ * directory we created. Hierarchies are found through /proc/self/mountinfo rather than
+ * assumed at /sys/fs/cgroup/<name>, because joined hierarchies ("cpu,cpuacct") are common. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "sandbox/ns/ns.h"
+
+static atomic_uint seq;
+
+static int write_file(const char *dir, const char *file, const char *text)
+{
+    char path[PATH_MAX + 64];
+    int fd, rc = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) return -errno;
+    if (write(fd, text, strlen(text)) < 0) rc = -errno;
+    close(fd);
+    return rc;
+}
+
+static int read_file(const char *dir, const char *file, char *buf, size_t len)
+{
+    char path[PATH_MAX + 64];
+    ssize_t n;
+    int fd;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return -1;
+    n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 0) return -1;
+    buf[n] = 0;
+    return 0;
+}
+
+static int64_t read_int(const char *dir, const char *file)
+{
+    char buf[64];
+    if (!dir[0] || read_file(dir, file, buf, sizeof buf) < 0) return -1;
+    return strtoll(buf, NULL, 10);
+}
+
+/* The value after "key " in a flat keyed file (memory.events, pids.events, oom_control). */
+static int64_t read_key(const char *dir, const char *file, const char *key)
+{
+    char buf[1024];
+    size_t klen = strlen(key);
+    if (!dir[0] || read_file(dir, file, buf, sizeof buf) < 0) return -1;
+    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (!strncmp(line, key, klen) && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
+    return -1;
+}
+
+/* 1 when `tok` is one of the comma-separated words of `list` (which it leaves intact). */
+static int has_token(const char *list, const char *tok)
+{
+    size_t n = strlen(tok);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, tok, n) && (p[n] == ',' || p[n] == 0)) return 1;
+    return 0;
+}
+
+/* Our cgroup path in the hierarchy that has `controller` (v1), or in v2 when controller is
+ * NULL. 0 on success. */
+static int own_path(const char *controller, char *out, size_t len)
+{
+    char line[1024];
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    int found = -1;
+    if (!f) return -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        *c2 = 0;
+        line[strcspn(line, "\n")] = 0;
+        c2[1 + strcspn(c2 + 1, "\n")] = 0;
+        if (controller ? has_token(c1 + 1, controller) : c1[1] == 0) {
+            snprintf(out, len, "%s", c2 + 1);
+            found = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* Mount point of the v1 hierarchy holding `controller`, or of cgroup2 (controller NULL). */
+static int mount_point(const char *controller, char *out, size_t len)
+{
+    char line[4096];
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    int found = -1;
+    if (!f) return -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        /* id parent maj:min root mountpoint options ... - fstype source superoptions */
+        char *fields[5], *sep = strstr(line, " - "), *p = line, *fstype, *src, *opts;
+        int i;
+        if (!sep) continue;
+        for (i = 0; i < 5 && p; i++) { fields[i] = p; p = strchr(p, ' '); if (p) *p++ = 0; }
+        if (i < 5) continue;
+        fstype = sep + 3;
+        if (!(src = strchr(fstype, ' '))) continue;
+        *src++ = 0;
+        if (!(opts = strchr(src, ' '))) continue;
+        *opts++ = 0;
+        opts[strcspn(opts, "\n")] = 0;
+        if (!controller) {
+            if (strcmp(fstype, "cgroup2")) continue;
+        } else {
+            if (strcmp(fstype, "cgroup") || !has_token(opts, controller)) continue;
+        }
+        /* Only a mount of the hierarchy's root lets us map our path onto it. */
+        if (strcmp(fields[3], "/")) continue;
+        snprintf(out, len, "%s", fields[4]);
+        found = 0;
+    }
+    fclose(f);
+    return found;
+}
+
+static int make_dir(const char *controller, const char *name, char *out, size_t len)
+{
+    char mnt[PATH_MAX / 2], own[PATH_MAX / 2];
+    if (mount_point(controller, mnt, sizeof mnt) < 0 || own_path(controller, own, sizeof own) < 0)
+        return -ENOENT;
+    if ((size_t)snprintf(out, len, "%s%s/%s", mnt, strcmp(own, "/") ? own : "", name) >= len)
+        return -ENAMETOOLONG;
+    if (mkdir(out, 0755) < 0) { out[0] = 0; return -errno; }
+    return 0;
+}
+
+static void add_note(ns_cgroup *cg, const char *what)
+{
+    size_t used = strlen(cg->note);
+    snprintf(cg->note + used, sizeof cg->note - used, "%s%s", used ? "; " : "", what);
+}
+
+void ns_cgroup_create(ns_cgroup *cg, const sandbox_limits *lim)
+{
+    char name[64], num[32];
+    memset(cg, 0, sizeof *cg);
+    snprintf(name, sizeof name, "calcroute-%ld-%u", (long)getpid(), atomic_fetch_add(&seq, 1));
+    snprintf(num, sizeof num, "%llu", (unsigned long long)lim->memory_bytes);
+
+    if (make_dir("memory", name, cg->mem, sizeof cg->mem) == 0) {
+        cg->version = 1;
+        cg->has_mem = write_file(cg->mem, "memory.limit_in_bytes", num) == 0;
+        /* Swap counts too where the kernel accounts it; absent file: no swap accounting. */
+        write_file(cg->mem, "memory.memsw.limit_in_bytes", num);
+        if (make_dir("pids", name, cg->pids, sizeof cg->pids) == 0) {
+            snprintf(num, sizeof num, "%u", lim->max_procs);
+            cg->has_pids = write_file(cg->pids, "pids.max", num) == 0;
+        }
+        cg->has_cpu = make_dir("cpuacct", name, cg->cpu, sizeof cg->cpu) == 0;
+    } else if (make_dir(NULL, name, cg->mem, sizeof cg->mem) == 0) {
+        char ctl[256] = "";
+        cg->version = 2;
+        read_file(cg->mem, "cgroup.controllers", ctl, sizeof ctl);
+        cg->has_mem = strstr(ctl, "memory") && write_file(cg->mem, "memory.max", num) == 0;
+        if (cg->has_mem) write_file(cg->mem, "memory.swap.max", "0");
+        snprintf(num, sizeof num, "%u", lim->max_procs);
+        cg->has_pids = strstr(ctl, "pids") && write_file(cg->mem, "pids.max", num) == 0;
+        cg->has_cpu = 1;  /* cpu.stat's usage_usec exists without the cpu controller */
+    }
+    if (!cg->version) add_note(cg, "no cgroup could be made: memory bounded by RLIMIT_DATA, processes by RLIMIT_NPROC");
+    else {
+        if (!cg->has_mem) add_note(cg, "no memory cgroup: memory bounded by RLIMIT_DATA only");
+        if (!cg->has_pids) add_note(cg, "no pids cgroup: processes bounded by RLIMIT_NPROC only");
+    }
+}
+
+int ns_cgroup_attach(const ns_cgroup *cg, pid_t pid)
+{
+    char num[32];
+    int rc = 0;
+    snprintf(num, sizeof num, "%ld", (long)pid);
+    if (cg->mem[0] && (rc = write_file(cg->mem, "cgroup.procs", num)) < 0) return rc;
+    if (cg->pids[0] && (rc = write_file(cg->pids, "cgroup.procs", num)) < 0) return rc;
+    if (cg->cpu[0] && (rc = write_file(cg->cpu, "cgroup.procs", num)) < 0) return rc;
+    return 0;
+}
+
+int64_t ns_cgroup_cpu_ns(const ns_cgroup *cg)
+{
+    if (cg->version == 1) return read_int(cg->cpu, "cpuacct.usage");
+    if (cg->version == 2) {
+        int64_t us = read_key(cg->mem, "cpu.stat", "usage_usec");
+        return us < 0 ? -1 : us * 1000;
+    }
+    return -1;
+}
+
+int64_t ns_cgroup_peak_bytes(const ns_cgroup *cg)
+{
+    if (!cg->has_mem) return -1;
+    return read_int(cg->mem, cg->version == 1 ? "memory.max_usage_in_bytes" : "memory.peak");
+}
+
+int64_t ns_cgroup_oom_kills(const ns_cgroup *cg)
+{
+    if (!cg->has_mem) return -1;
+    if (cg->version == 1) return read_key(cg->mem, "memory.oom_control", "oom_kill");
+    return read_key(cg->mem, "memory.events", "oom_kill");
+}
+
+int64_t ns_cgroup_pids_refused(const ns_cgroup *cg)
+{
+    if (!cg->has_pids) return -1;
+    return read_key(cg->version == 1 ? cg->pids : cg->mem, "pids.events", "max");
+}
+
+static void remove_dir(char *dir)
+{
+    if (!dir[0]) return;
+    /* The last tasks of a killed namespace may still be leaving: retry for up to ~1 s. */
+    for (int i = 0; i < 200 && rmdir(dir) < 0 && errno == EBUSY; i++) {
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    dir[0] = 0;
+}
+
+void ns_cgroup_destroy(ns_cgroup *cg)
+{
+    remove_dir(cg->mem);
+    remove_dir(cg->pids);
+    remove_dir(cg->cpu);
+}

@@ -1,0 +1,698 @@
+/* sandbox/ns/ns.c: the namespace tier.
+ *
+ * The parent clones an "init" into new user, pid, mount, net, ipc and uts namespaces (and a
+ * cgroup namespace once init sits in the run's cgroup). Init builds a fresh root on a tmpfs
+ * (read-only binds of /usr and the two /etc entries the interpreter needs, /data read-only,
+ * size-capped /tmp and /out, a /proc of its own pid namespace, a /dev of three devices),
+ * pivots into it, drops every capability, sets no_new_privs, loads the seccomp filter and
+ * forks the runner (python3 -I), which it reaps. The parent reads stdout, stderr and the
+ * runner's report while the run goes on, enforces the wall clock, the CPU time and the output
+ * cap, and at the end kills init, which takes every process of the namespace with it.
+ *
+ * Artifacts come back through a descriptor of /out that init passes over the control socket:
+ * the parent reads the files after everything inside is dead, so nothing can swap them while
+ * they are copied, and no mount or file of the run ever exists on the host.
+ *
+ * Between clone() and execve() the children only make system calls on data the parent
+ * prepared (no malloc, no stdio), since the caller may have other threads. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <math.h>
+#include <net/if.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/ns/ns.h"
+
+#define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | \
+                  CLONE_NEWUTS)
+#define NEWROOT "/tmp"           /* covered by our own tmpfs, in our mount namespace only */
+#define REPORT_MAX (16u << 20)   /* bytes of runner report kept */
+#define CPU_POLL_MS 20           /* how often the parent reads the cgroup's CPU clock */
+#define DRAIN_S 3.0              /* after a kill, how long to wait for the pipes to close */
+#define HIGH_FD 100              /* where the runner's descriptors wait before dup2() */
+#define OVERFLOW_ID 65534        /* the host's nobody/nogroup: who the sandbox is outside */
+
+/* The steps of set-up, named in the error the parent reports. */
+enum ns_step {
+    STEP_NONE, STEP_SYNC, STEP_CGROUP_NS, STEP_PRIVATE, STEP_ROOT, STEP_MKDIR, STEP_USR,
+    STEP_LIBDIRS, STEP_ETC, STEP_DATA, STEP_TMP, STEP_OUT, STEP_DEV, STEP_PROC, STEP_PIVOT,
+    STEP_RO_ROOT, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SEND_OUT, STEP_CAPS, STEP_NNP,
+    STEP_SECCOMP, STEP_FORK, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_COUNT
+};
+static const char *const step_names[STEP_COUNT] = {
+    [STEP_NONE] = "?", [STEP_SYNC] = "wait for the parent", [STEP_CGROUP_NS] = "unshare cgroup",
+    [STEP_PRIVATE] = "make / private", [STEP_ROOT] = "mount root tmpfs",
+    [STEP_MKDIR] = "create mount points", [STEP_USR] = "bind /usr",
+    [STEP_LIBDIRS] = "bind /lib directories", [STEP_ETC] = "bind /etc files",
+    [STEP_DATA] = "bind /data", [STEP_TMP] = "mount /tmp", [STEP_OUT] = "mount /out",
+    [STEP_DEV] = "populate /dev", [STEP_PROC] = "mount proc", [STEP_PIVOT] = "pivot_root",
+    [STEP_RO_ROOT] = "make root read-only", [STEP_HOSTNAME] = "sethostname",
+    [STEP_LOOPBACK] = "bring up loopback", [STEP_SEND_OUT] = "pass /out to the parent",
+    [STEP_CAPS] = "drop capabilities", [STEP_NNP] = "no_new_privs",
+    [STEP_SECCOMP] = "load seccomp filter", [STEP_FORK] = "fork the runner",
+    [STEP_FDS] = "set up descriptors", [STEP_RLIMIT] = "setrlimit", [STEP_EXEC] = "exec python",
+};
+
+enum { MSG_SETUP_FAILED = 1, MSG_RUNNER_DONE = 2, MSG_OUT_DIR = 3 };
+struct ns_msg { int kind, step, err, status; };
+
+/* Host directories that may be symlinks into /usr (merged /usr) or real directories. */
+static const char *const lib_dirs[] = { "bin", "sbin", "lib", "lib64", "lib32", "libx32" };
+#define N_LIB_DIRS (sizeof lib_dirs / sizeof lib_dirs[0])
+
+/* Everything the children need, prepared by the parent before clone(). */
+typedef struct {
+    int ctl;                   /* child's end of the control socket */
+    int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
+    int job_fd;                /* memfd with the encoded job */
+    int data_fd;               /* O_PATH of the data directory, or -1 */
+    char data_src[64];         /* "/proc/self/fd/N" */
+    char tmp_opts[96], out_opts[96];
+    const char *interpreter;
+    char *argv[8];
+    char *envp[8];
+    const struct sock_fprog *filter;
+    struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
+    char lib_link[N_LIB_DIRS][64];   /* readlink() of each host lib dir; "" when a dir */
+    int lib_kind[N_LIB_DIRS];        /* 0 absent, 1 symlink, 2 directory */
+} ns_plan;
+
+/* ---- the children -------------------------------------------------------------------------- */
+
+static _Noreturn void child_fail(int ctl, enum ns_step step)
+{
+    struct ns_msg m = { .kind = MSG_SETUP_FAILED, .step = step, .err = errno };
+    (void)!send(ctl, &m, sizeof m, MSG_NOSIGNAL);
+    _exit(127);
+}
+
+/* Binds src read-only at dst. A remount in a user namespace must keep the flags the kernel
+ * locked on the source mount (nosuid, noexec, atime...), or it fails with EPERM. */
+static int bind_ro(const char *src, const char *dst, unsigned long extra)
+{
+    struct statvfs sv;
+    unsigned long fl = MS_BIND | MS_REMOUNT | MS_RDONLY | extra;
+    if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0) return -1;
+    if (statvfs(dst, &sv) < 0) return -1;
+    if (sv.f_flag & ST_NOSUID) fl |= MS_NOSUID;
+    if (sv.f_flag & ST_NODEV) fl |= MS_NODEV;
+    if (sv.f_flag & ST_NOEXEC) fl |= MS_NOEXEC;
+    if (sv.f_flag & ST_NOATIME) fl |= MS_NOATIME;
+    if (sv.f_flag & ST_NODIRATIME) fl |= MS_NODIRATIME;
+    if (sv.f_flag & ST_RELATIME) fl |= MS_RELATIME;
+    return mount(NULL, dst, NULL, fl, NULL);
+}
+
+static int touch(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+static int bind_file_ro(const char *src, const char *dst, unsigned long extra)
+{
+    if (touch(dst) < 0) return -1;
+    return bind_ro(src, dst, extra);
+}
+
+/* A device node: binds keep the host's node (a user namespace cannot mknod). Writable, so
+ * /dev/null takes writes; no exec, no suid. */
+static int bind_dev(const char *src, const char *dst)
+{
+    if (touch(dst) < 0) return -1;
+    if (mount(src, dst, NULL, MS_BIND, NULL) < 0) return -1;
+    return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL);
+}
+
+static void build_root(const ns_plan *p)
+{
+    static const char *const dirs[] = { NEWROOT "/usr", NEWROOT "/etc",
+        NEWROOT "/etc/alternatives", NEWROOT "/tmp", NEWROOT "/out", NEWROOT "/proc",
+        NEWROOT "/dev" };
+    int ctl = p->ctl;
+    char path[96];
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) child_fail(ctl, STEP_PRIVATE);
+    if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") < 0)
+        child_fail(ctl, STEP_ROOT);
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (mkdir(dirs[i], 0755) < 0) child_fail(ctl, STEP_MKDIR);
+    if (bind_ro("/usr", NEWROOT "/usr", MS_NOSUID | MS_NODEV) < 0) child_fail(ctl, STEP_USR);
+    for (size_t i = 0; i < N_LIB_DIRS; i++) {
+        size_t n = strlen(lib_dirs[i]);
+        memcpy(path, NEWROOT "/", sizeof NEWROOT);
+        memcpy(path + sizeof NEWROOT, lib_dirs[i], n + 1);
+        if (p->lib_kind[i] == 1 && symlink(p->lib_link[i], path) < 0) child_fail(ctl, STEP_LIBDIRS);
+        if (p->lib_kind[i] == 2) {
+            char src[16] = "/";
+            memcpy(src + 1, lib_dirs[i], n + 1);
+            if (mkdir(path, 0755) < 0 || bind_ro(src, path, MS_NOSUID | MS_NODEV) < 0)
+                child_fail(ctl, STEP_LIBDIRS);
+        }
+    }
+    /* The loader's cache and the alternatives links: without them numpy finds no BLAS. */
+    if (bind_file_ro("/etc/ld.so.cache", NEWROOT "/etc/ld.so.cache", MS_NOSUID | MS_NODEV) < 0 ||
+        bind_ro("/etc/alternatives", NEWROOT "/etc/alternatives", MS_NOSUID | MS_NODEV) < 0)
+        child_fail(ctl, STEP_ETC);
+    if (p->data_fd >= 0 &&
+        (mkdir(NEWROOT "/data", 0755) < 0 ||
+         bind_ro(p->data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0))
+        child_fail(ctl, STEP_DATA);
+    if (mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->tmp_opts) < 0)
+        child_fail(ctl, STEP_TMP);
+    if (mount("tmpfs", NEWROOT "/out", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->out_opts) < 0)
+        child_fail(ctl, STEP_OUT);
+    if (mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=16k,nr_inodes=32,mode=0755") < 0 ||
+        bind_dev("/dev/null", NEWROOT "/dev/null") < 0 ||
+        bind_dev("/dev/zero", NEWROOT "/dev/zero") < 0 ||
+        bind_dev("/dev/urandom", NEWROOT "/dev/urandom") < 0 ||
+        bind_dev("/dev/urandom", NEWROOT "/dev/random") < 0 ||
+        symlink("/proc/self/fd", NEWROOT "/dev/fd") < 0 ||
+        symlink("/proc/self/fd/0", NEWROOT "/dev/stdin") < 0 ||
+        symlink("/proc/self/fd/1", NEWROOT "/dev/stdout") < 0 ||
+        symlink("/proc/self/fd/2", NEWROOT "/dev/stderr") < 0 ||
+        mount(NULL, NEWROOT "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
+        child_fail(ctl, STEP_DEV);
+    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        child_fail(ctl, STEP_PROC);
+    /* pivot_root(".", ".") stacks the old root under the new one; detaching it leaves no
+     * path back to the host's tree. */
+    if (chdir(NEWROOT) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
+        umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+        child_fail(ctl, STEP_PIVOT);
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        child_fail(ctl, STEP_RO_ROOT);
+}
+
+static void loopback_up(int ctl)
+{
+    struct ifreq ifr;
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0) child_fail(ctl, STEP_LOOPBACK);
+    memset(&ifr, 0, sizeof ifr);
+    memcpy(ifr.ifr_name, "lo", 3);
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0) child_fail(ctl, STEP_LOOPBACK);
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0) child_fail(ctl, STEP_LOOPBACK);
+    close(s);
+}
+
+static void send_out_dir(int ctl)
+{
+    struct ns_msg m = { .kind = MSG_OUT_DIR };
+    struct iovec iov = { &m, sizeof m };
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    int fd = open("/out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) child_fail(ctl, STEP_SEND_OUT);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(ctl, &mh, MSG_NOSIGNAL) < 0) child_fail(ctl, STEP_SEND_OUT);
+    close(fd);
+}
+
+/* Capabilities: the bounding set first (so exec as uid 0 regains nothing), then ambient,
+ * then the sets themselves. */
+static void drop_privileges(const ns_plan *p)
+{
+    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) child_fail(p->ctl, STEP_CAPS);
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) child_fail(p->ctl, STEP_CAPS);
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &hdr, data) < 0) child_fail(p->ctl, STEP_CAPS);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) child_fail(p->ctl, STEP_NNP);
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->filter, 0, 0) < 0)
+        child_fail(p->ctl, STEP_SECCOMP);
+}
+
+static _Noreturn void runner_exec(const ns_plan *p)
+{
+    int ctl, in, out, errw, job, val;
+    if (setsid() < 0) child_fail(p->ctl, STEP_FDS);
+    /* Out of the way first, so that dup2() onto 0..5 cannot clobber a source. */
+    if ((ctl = fcntl(p->ctl, F_DUPFD_CLOEXEC, HIGH_FD)) < 0 ||
+        (out = fcntl(p->out_w, F_DUPFD, HIGH_FD)) < 0 ||
+        (errw = fcntl(p->err_w, F_DUPFD, HIGH_FD)) < 0 ||
+        (job = fcntl(p->job_fd, F_DUPFD, HIGH_FD)) < 0 ||
+        (val = fcntl(p->val_w, F_DUPFD, HIGH_FD)) < 0 ||
+        (in = open("/dev/null", O_RDONLY)) < 0)
+        child_fail(p->ctl, STEP_FDS);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0 || dup2(job, 3) < 0 ||
+        dup2(val, 4) < 0 || dup3(ctl, 5, O_CLOEXEC) < 0)
+        child_fail(ctl, STEP_FDS);
+    if (syscall(SYS_close_range, 6, ~0u, 0) < 0) child_fail(5, STEP_FDS);
+    if (chdir("/tmp") < 0) child_fail(5, STEP_FDS);
+    if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
+        setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
+        setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0)
+        child_fail(5, STEP_RLIMIT);
+    execve(p->interpreter, p->argv, p->envp);
+    child_fail(5, STEP_EXEC);
+}
+
+static _Noreturn void init_main(const ns_plan *p)
+{
+    char go;
+    pid_t runner;
+    int ctl = p->ctl;
+
+    /* Dies with the thread that cloned it, so a killed caller leaves no sandbox behind. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
+    if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
+    /* The maps name who we are inside; until we switch, our ids are the host's and unmapped. */
+    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    if (unshare(CLONE_NEWCGROUP) < 0) child_fail(ctl, STEP_CGROUP_NS);
+    build_root(p);
+    if (sethostname("calcroute", 9) < 0) child_fail(ctl, STEP_HOSTNAME);
+    loopback_up(ctl);
+    send_out_dir(ctl);
+    drop_privileges(p);
+    if ((runner = fork()) < 0) child_fail(ctl, STEP_FORK);
+    if (runner == 0) runner_exec(p);
+    close(p->out_w);
+    close(p->err_w);
+    close(p->val_w);
+    close(p->job_fd);
+    /* As pid 1, reap every orphan until the runner itself ends; our exit then makes the
+     * kernel kill whatever is left in the namespace (a daemon the code left running). */
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w == runner) {
+            struct ns_msg m = { .kind = MSG_RUNNER_DONE, .status = st };
+            (void)!send(ctl, &m, sizeof m, MSG_NOSIGNAL);
+            _exit(0);
+        }
+        if (w < 0 && errno != EINTR) _exit(126);
+    }
+}
+
+/* ---- the parent ---------------------------------------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static cr_code ns_fail(cr_error *err, const char *what, int errnum)
+{
+    return cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s: %s", what, strerror(errnum));
+}
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+    char path[64];
+    int fd, rc = 0;
+    snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, file);
+    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0) return -1;
+    if (write(fd, text, strlen(text)) != (ssize_t)strlen(text)) rc = -1;
+    close(fd);
+    return rc;
+}
+
+static int write_maps(pid_t pid)
+{
+    char map[64];
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    /* Root outside becomes nobody outside: inside it is uid 0 without capabilities, and a
+     * process that escaped would own nothing on the host. */
+    if (uid == 0) { uid = OVERFLOW_ID; gid = OVERFLOW_ID; }
+    snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)uid);
+    if (write_proc(pid, "uid_map", map) < 0) return -1;
+    if (write_proc(pid, "setgroups", "deny") < 0 && errno != ENOENT) return -1;
+    snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)gid);
+    return write_proc(pid, "gid_map", map);
+}
+
+static void plan_rlimits(ns_plan *p, const sandbox_limits *lim)
+{
+    rlim_t cpu = (rlim_t)ceil(lim->cpu_s);
+    /* The per-process CPU rlimit is a backstop behind the parent's clock on the cgroup. */
+    p->rl_cpu = (struct rlimit){ cpu + 1, cpu + 2 };
+    /* uid 0 of the namespace counts init too. */
+    p->rl_nproc = (struct rlimit){ lim->max_procs + 1, lim->max_procs + 1 };
+    rlim_t fsize = lim->tmp_bytes > lim->artifact_bytes ? lim->tmp_bytes : lim->artifact_bytes;
+    p->rl_fsize = (struct rlimit){ fsize, fsize };
+    p->rl_data = (struct rlimit){ lim->memory_bytes, lim->memory_bytes };
+    p->rl_nofile = (struct rlimit){ 1024, 1024 };
+    p->rl_core = (struct rlimit){ 0, 0 };
+}
+
+static void plan_lib_dirs(ns_plan *p)
+{
+    for (size_t i = 0; i < N_LIB_DIRS; i++) {
+        char host[16] = "/";
+        struct stat sb;
+        ssize_t n;
+        strcat(host, lib_dirs[i]);
+        p->lib_kind[i] = 0;
+        if (lstat(host, &sb) < 0) continue;
+        if (S_ISLNK(sb.st_mode) &&
+            (n = readlink(host, p->lib_link[i], sizeof p->lib_link[i] - 1)) > 0) {
+            p->lib_link[i][n] = 0;
+            p->lib_kind[i] = 1;
+        } else if (S_ISDIR(sb.st_mode)) {
+            p->lib_kind[i] = 2;
+        }
+    }
+}
+
+/* One probe per process: can we clone into every namespace we need? */
+static atomic_int probe_state;   /* 0 unknown, 1 works, 2 does not */
+static char probe_why[200];
+static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int sandbox_ns_available(char *why, size_t why_len)
+{
+    char tmp[200] = "";
+    if (!why || !why_len) { why = tmp; why_len = sizeof tmp; }
+    if (atomic_load(&probe_state) == 0) {
+        pthread_mutex_lock(&probe_lock);
+        if (atomic_load(&probe_state) == 0) {
+            int st = 0;
+            pid_t pid;
+            if (!ns_seccomp_program(probe_why, sizeof probe_why)) {
+                atomic_store(&probe_state, 2);
+            } else if ((pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, 0, 0, 0, 0)) == 0) {
+                _exit(0);
+            } else if (pid < 0) {
+                snprintf(probe_why, sizeof probe_why,
+                         "cannot create user/pid/mount/net namespaces: %s%s", strerror(errno),
+                         errno == EPERM || errno == ENOSPC
+                             ? " (user namespaces disabled? see /proc/sys/user/max_user_namespaces)"
+                             : "");
+                atomic_store(&probe_state, 2);
+            } else {
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+                atomic_store(&probe_state, 1);
+            }
+        }
+        pthread_mutex_unlock(&probe_lock);
+    }
+    if (atomic_load(&probe_state) == 1) { why[0] = 0; return 1; }
+    snprintf(why, why_len, "%s", probe_why);
+    return 0;
+}
+
+typedef struct {
+    int fd;
+    cr_buf *buf;
+    int open;
+} stream;
+
+/* Receives one control message; returns 0 on EOF, 1 otherwise. */
+static int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd)
+{
+    struct iovec iov = { m, sizeof *m };
+    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf };
+    ssize_t n;
+    memset(m, 0, sizeof *m);
+    do n = recvmsg(ctl, &mh, MSG_CMSG_CLOEXEC); while (n < 0 && errno == EINTR);
+    if (n <= 0) return 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c), sizeof fd);
+            if (*passed_fd < 0) *passed_fd = fd;
+            else close(fd);
+        }
+    if (n != sizeof *m) m->kind = 0;
+    return 1;
+}
+
+static void kill_run(pid_t pid, sandbox_outcome *out, sandbox_limit why, const char *fmt,
+                     double figure)
+{
+    if (out->limit == SANDBOX_LIMIT_NONE) {
+        out->limit = why;
+        snprintf(out->limit_detail, sizeof out->limit_detail, fmt, figure);
+    }
+    kill(pid, SIGKILL);
+}
+
+cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
+{
+    sandbox_limits lim = job->limits;
+    ns_plan plan;
+    ns_cgroup cg;
+    cr_buf jobbuf, report;
+    int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
+    int out_dir_fd = -1, job_fd = -1, data_fd = -1, cg_made = 0;
+    char why[200], fdarg[2][8] = { "3", "4" };
+    pid_t pid = -1;
+    double t0 = now_s(), deadline, drain_until = 0;
+    int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1;
+    struct ns_msg fail = { 0 };
+    struct rusage ru;
+    cr_code rc = CR_OK;
+
+    memset(out, 0, sizeof *out);
+    memset(&plan, 0, sizeof plan);
+    cr_buf_init(&jobbuf, 0);
+    sandbox_limits_resolve(&lim);
+    cr_buf_init(&out->stdout_buf, lim.max_stdout);
+    cr_buf_init(&out->stderr_buf, lim.max_stderr);
+    cr_buf_init(&report, REPORT_MAX);
+    out->tier = CR_TIER_NS;
+
+    plan.interpreter = job->interpreter ? job->interpreter : SANDBOX_DEFAULT_INTERPRETER;
+    if (strncmp(plan.interpreter, "/usr/", 5) != 0) {
+        rc = cr_error_set(err, CR_EUSAGE, 0, 0, "ns: interpreter %s is not under /usr, the "
+                          "only tree the sandbox sees", plan.interpreter);
+        goto out;
+    }
+    if (access(plan.interpreter, X_OK) < 0) { rc = ns_fail(err, plan.interpreter, errno); goto out; }
+    if (!sandbox_ns_available(why, sizeof why)) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
+        goto out;
+    }
+    plan.filter = ns_seccomp_program(why, sizeof why);
+    if (job->out_dir) {
+        /* Checked now, so a bad directory fails before anything runs. */
+        if ((out_dir_fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+            rc = cr_error_sys(err, CR_EUSAGE, job->out_dir, errno);
+            goto out;
+        }
+        close(out_dir_fd);
+        out_dir_fd = -1;
+    }
+    plan.data_fd = -1;
+    if (job->data_dir) {
+        if ((data_fd = open(job->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+            rc = cr_error_sys(err, CR_EUSAGE, job->data_dir, errno);
+            goto out;
+        }
+        plan.data_fd = data_fd;
+        snprintf(plan.data_src, sizeof plan.data_src, "/proc/self/fd/%d", data_fd);
+    }
+    if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
+    if ((job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
+    for (size_t off = 0; off < jobbuf.len;) {
+        ssize_t n = write(job_fd, jobbuf.p + off, jobbuf.len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { rc = ns_fail(err, "write job", errno); goto out; }
+        off += (size_t)n;
+    }
+    if (lseek(job_fd, 0, SEEK_SET) < 0) { rc = ns_fail(err, "rewind job", errno); goto out; }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
+        pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pv, O_CLOEXEC) < 0) {
+        rc = ns_fail(err, "pipes", errno);
+        goto out;
+    }
+    plan.ctl = ctl[1];
+    plan.out_w = po[1];
+    plan.err_w = pe[1];
+    plan.val_w = pv[1];
+    plan.job_fd = job_fd;
+    snprintf(plan.tmp_opts, sizeof plan.tmp_opts, "size=%llu,nr_inodes=%u,mode=1777",
+             (unsigned long long)lim.tmp_bytes, 4096u);
+    /* Inodes bound the number of files (directories included) the code can leave in /out. */
+    snprintf(plan.out_opts, sizeof plan.out_opts, "size=%llu,nr_inodes=%u,mode=0777",
+             (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
+    plan.argv[0] = "python3";
+    plan.argv[1] = "-I";
+    plan.argv[2] = "-c";
+    plan.argv[3] = (char *)sandbox_runner_source;
+    plan.argv[4] = fdarg[0];
+    plan.argv[5] = fdarg[1];
+    plan.envp[0] = "PATH=/usr/bin:/bin";
+    plan.envp[1] = "HOME=/tmp";
+    plan.envp[2] = "TMPDIR=/tmp";
+    plan.envp[3] = "LANG=C.UTF-8";
+    plan.envp[4] = "MPLBACKEND=Agg";
+    plan_rlimits(&plan, &lim);
+    plan_lib_dirs(&plan);
+
+    ns_cgroup_create(&cg, &lim);
+    cg_made = 1;
+    if (cg.note[0]) snprintf(out->tier_note, sizeof out->tier_note, "%s", cg.note);
+
+    if ((pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, 0, 0, 0, 0)) < 0) {
+        rc = ns_fail(err, "clone", errno);
+        goto out;
+    }
+    if (pid == 0) {
+        close(ctl[0]); close(po[0]); close(pe[0]); close(pv[0]);
+        init_main(&plan);
+    }
+    close(ctl[1]); ctl[1] = -1;
+    close(po[1]); po[1] = -1;
+    close(pe[1]); pe[1] = -1;
+    close(pv[1]); pv[1] = -1;
+    if (write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
+    if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
+    if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start init", errno); goto out; }
+
+    deadline = t0 + lim.wall_s;
+    stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
+                     { pv[0], &report, 1 } };
+    for (;;) {
+        struct pollfd pfd[4];
+        int nfd = 0, map[4], timeout_ms;
+        double now = now_s();
+        for (int i = 0; i < 3; i++)
+            if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
+        if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
+        if (!nfd) break;
+        if (!killed && now >= deadline) {
+            kill_run(pid, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
+            killed = 1;
+        }
+        if (!killed && cg.has_cpu) {
+            int64_t cpu = ns_cgroup_cpu_ns(&cg);
+            if (cpu >= 0 && (double)cpu / 1e9 >= lim.cpu_s) {
+                kill_run(pid, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
+                killed = 1;
+            }
+        }
+        if (killed && !drain_until) drain_until = now + DRAIN_S;
+        if (drain_until && now >= drain_until) break;
+        timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
+        if (!killed && cg.has_cpu && timeout_ms > CPU_POLL_MS) timeout_ms = CPU_POLL_MS;
+        if (poll(pfd, (nfds_t)nfd, timeout_ms) < 0) {
+            if (errno == EINTR) continue;
+            rc = ns_fail(err, "poll", errno);
+            goto out;
+        }
+        for (int k = 0; k < nfd; k++) {
+            if (!pfd[k].revents) continue;
+            if (map[k] == 3) {
+                struct ns_msg m;
+                if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
+                if (m.kind == MSG_SETUP_FAILED && !setup_failed) { setup_failed = 1; fail = m; }
+                if (m.kind == MSG_RUNNER_DONE) runner_status = m.status;
+                continue;
+            }
+            char chunk[65536];
+            stream *s = &st[map[k]];
+            ssize_t n = read(s->fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) { s->open = 0; continue; }
+            if (cr_buf_put(s->buf, chunk, (size_t)n) == CR_ELIMIT && s->buf == &out->stdout_buf &&
+                !killed) {
+                kill_run(pid, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
+                         (double)lim.max_stdout);
+                killed = 1;
+            }
+        }
+    }
+    if (killed) kill(pid, SIGKILL);  /* in case draining ended the loop first */
+    while (wait4(pid, NULL, 0, &ru) < 0) {
+        if (errno != EINTR) { memset(&ru, 0, sizeof ru); break; }
+    }
+    pid = -1;
+    out->wall_s = now_s() - t0;
+    if (setup_failed) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s: %s",
+                          step_names[fail.step > 0 && fail.step < STEP_COUNT ? fail.step : 0],
+                          strerror(fail.err));
+        goto out;
+    }
+
+    if (runner_status >= 0 && WIFEXITED(runner_status)) {
+        out->exited = 1;
+        out->exit_code = WEXITSTATUS(runner_status);
+    } else {
+        out->term_signal = runner_status >= 0 ? WTERMSIG(runner_status) : SIGKILL;
+    }
+    {
+        int64_t cpu = ns_cgroup_cpu_ns(&cg), peak = ns_cgroup_peak_bytes(&cg);
+        out->cpu_s = cpu >= 0 ? (double)cpu / 1e9
+                              : (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                                    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+        out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru.ru_maxrss * 1024;
+    }
+    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited &&
+        (out->term_signal == SIGXCPU || (out->term_signal == SIGKILL && out->cpu_s >= lim.cpu_s))) {
+        out->limit = SANDBOX_LIMIT_CPU;
+        snprintf(out->limit_detail, sizeof out->limit_detail, "CPU time %.3f s", lim.cpu_s);
+    }
+    if (out->limit == SANDBOX_LIMIT_NONE && ns_cgroup_oom_kills(&cg) > 0) {
+        out->limit = SANDBOX_LIMIT_MEMORY;
+        snprintf(out->limit_detail, sizeof out->limit_detail, "memory %llu bytes",
+                 (unsigned long long)lim.memory_bytes);
+    }
+    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
+    if (out->limit == SANDBOX_LIMIT_NONE && ns_cgroup_pids_refused(&cg) > 0) {
+        out->limit = SANDBOX_LIMIT_PROCS;
+        snprintf(out->limit_detail, sizeof out->limit_detail, "processes %u", lim.max_procs);
+    }
+    if (out_dir_fd >= 0 &&
+        (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK)
+        goto out;
+
+out:
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (cg_made) ns_cgroup_destroy(&cg);
+    for (int i = 0; i < 2; i++) {
+        if (ctl[i] >= 0) close(ctl[i]);
+        if (po[i] >= 0) close(po[i]);
+        if (pe[i] >= 0) close(pe[i]);
+        if (pv[i] >= 0) close(pv[i]);
+    }
+    if (out_dir_fd >= 0) close(out_dir_fd);
+    if (job_fd >= 0) close(job_fd);
+    if (data_fd >= 0) close(data_fd);
+    cr_buf_free(&jobbuf);
+    cr_buf_free(&report);
+    if (rc != CR_OK) sandbox_outcome_free(out);
+    return rc;
+}

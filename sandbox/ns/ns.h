@@ -1,0 +1,44 @@
+/* sandbox/ns/ns.h: the pieces of the namespace tier (internal to sandbox/ns/). */
+#ifndef CR_SANDBOX_NS_H
+#define CR_SANDBOX_NS_H
+
+#include <limits.h>
+#include <linux/filter.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sandbox/sandbox.h"
+
+/* ---- cgroup (cgroup.c) ---------------------------------------------------------------------
+ * One fresh cgroup per run, under the caller's own cgroup, in whichever hierarchy the host
+ * offers: cgroup v1 (separate memory, pids, cpuacct hierarchies) or v2 (one directory). A
+ * controller the host lacks leaves its path empty and says so in `note`. */
+typedef struct {
+    int version;                  /* 0: none at all, 1, 2 */
+    char mem[PATH_MAX];           /* v1 memory dir, or the v2 dir; "" when absent */
+    char pids[PATH_MAX];          /* v1 pids dir ("" when absent; v2 uses mem) */
+    char cpu[PATH_MAX];           /* v1 cpuacct dir ("" when absent; v2 uses mem) */
+    int has_mem, has_pids, has_cpu;
+    char note[200];
+} ns_cgroup;
+
+/* Creates the cgroup(s) and writes the limits. Never fails the run: what cannot be made is
+ * absent and named in cg->note (the tier then leans on rlimits). */
+void ns_cgroup_create(ns_cgroup *cg, const sandbox_limits *lim);
+/* Moves pid into every cgroup made. 0 or -errno. */
+int ns_cgroup_attach(const ns_cgroup *cg, pid_t pid);
+/* Figures after (or during) the run; -1 when unknown. */
+int64_t ns_cgroup_cpu_ns(const ns_cgroup *cg);
+int64_t ns_cgroup_peak_bytes(const ns_cgroup *cg);
+int64_t ns_cgroup_oom_kills(const ns_cgroup *cg);
+int64_t ns_cgroup_pids_refused(const ns_cgroup *cg);
+/* Removes what ns_cgroup_create() made (retrying while the last tasks leave). */
+void ns_cgroup_destroy(ns_cgroup *cg);
+
+/* ---- seccomp (seccomp.c) -------------------------------------------------------------------
+ * The filter as a BPF program, built once per process with libseccomp and then only loaded
+ * (prctl) in the child, where allocating is not safe. NULL with `why` filled on failure.
+ * Owned by the module: never freed. */
+const struct sock_fprog *ns_seccomp_program(char *why, size_t why_len);
+
+#endif
