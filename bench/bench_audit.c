@@ -1,0 +1,238 @@
+/* bench/bench_audit.c: the audit ledger beside plain SQLite.
+ *
+ *   bench_audit DIR [DURABLE [BATCHED [VERIFY]]]
+ *
+ * Durable appends (one transaction per record, synchronous=FULL), batched appends (1000 per
+ * transaction), and verify over VERIFY records (default 1,000,000); the peer writes the same
+ * rows with the same pragmas into a plain table with no hashing and no triggers, and its
+ * "verify" reads every row and column without hashing. Files go under DIR and are removed.
+ * Figures only: nothing here passes or fails on time. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit/audit_int.h"   /* AUDIT_FIELDS: the peer binds the same columns */
+
+#define BATCH 1000
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A typical in-process record: a short finance program, bindings, policy, value. */
+static void sample(audit_record *r, char *id, size_t idsz, long i)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(id, idsz, "%032lx", i);
+    AUDIT_SET(r, request_id, id);
+    r->time_us = 1700000000000000LL + i;
+    AUDIT_SET(r, engine_version, "0.1.0");
+    AUDIT_SET(r, grammar_version, "tree-sitter-python 0.23.6 (ABI 14)");
+    AUDIT_SET(r, lang, "python");
+    AUDIT_SET(r, code, "revenue_2019 = 5829\nrevenue_2018 = 5735\n"
+                       "change = revenue_2019 - revenue_2018\nans = change / revenue_2018\n"
+                       "print(f\"{ans:.2%}\")\n");
+    AUDIT_SET(r, bindings, "{\"revenue_2019\":5829,\"revenue_2018\":5735}");
+    AUDIT_SET(r, policy, "{\"precision\":34,\"rounding\":\"half-even\",\"answer_vars\":"
+                         "\"ans,result,answer\",\"tier\":\"auto\",\"timeout_s\":10.0,"
+                         "\"memory_mib\":512}");
+    AUDIT_SET(r, route, "inprocess");
+    AUDIT_SET(r, reasons, "[]");
+    AUDIT_SET(r, value_fraction, "47/2867");
+    AUDIT_SET(r, value_repr, "0.016393442622950820");
+    AUDIT_SET(r, value_type, "float");
+    r->value_exact = 1;
+    AUDIT_SET(r, out, "1.64%\n");
+    AUDIT_SET(r, err_out, "");
+    AUDIT_SET(r, artifacts, "[]");
+    AUDIT_SET(r, timings, "{\"parse_us\":41.0,\"eval_us\":12.5,\"total_us\":60.2}");
+}
+
+/* ---- the peer: the same rows in plain SQLite ------------------------------------------- */
+
+typedef struct {
+    sqlite3 *db;
+    sqlite3_stmt *ins;
+} plain;
+
+static int plain_open(plain *p, const char *path)
+{
+    memset(p, 0, sizeof *p);
+    if (sqlite3_open(path, &p->db) != SQLITE_OK) return 0;
+    return sqlite3_exec(p->db,
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+        "CREATE TABLE IF NOT EXISTS records(seq INTEGER PRIMARY KEY, request_id TEXT,"
+        " time_us INTEGER, engine_version TEXT, grammar_version TEXT, lang TEXT, code TEXT,"
+        " bindings TEXT, tables TEXT, policy TEXT, route TEXT, reasons TEXT, status INTEGER,"
+        " value_fraction TEXT, value_repr TEXT, value_type TEXT, value_exact INTEGER,"
+        " stdout TEXT, stderr TEXT, error TEXT, artifacts TEXT, timings TEXT)",
+        NULL, NULL, NULL) == SQLITE_OK
+        && sqlite3_prepare_v2(p->db, "INSERT INTO records VALUES(NULL,?,?,?,?,?,?,?,?,?,?,?,?,"
+                              "?,?,?,?,?,?,?,?,?)", -1, &p->ins, NULL) == SQLITE_OK;
+}
+
+static void bind_str(sqlite3_stmt *st, int i, const char *s, size_t len)
+{
+    if (s) sqlite3_bind_text64(st, i, s, len, SQLITE_STATIC, SQLITE_UTF8);
+    else sqlite3_bind_null(st, i);
+}
+
+static int plain_insert(plain *p, const audit_record *r)
+{
+    sqlite3_stmt *st = p->ins;
+    int i = 1;
+#define S(f) bind_str(st, i++, r->f, r->f##_len);
+#define I(f) sqlite3_bind_int64(st, i++, r->f);
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    int ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_reset(st);
+    return ok;
+}
+
+static double plain_run(const char *path, long n, int per_txn)
+{
+    plain p;
+    char id[40];
+    audit_record r;
+    unlink(path);
+    if (!plain_open(&p, path)) return -1;
+    double t0 = now_s();
+    for (long i = 0; i < n; i += per_txn) {
+        sqlite3_exec(p.db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        for (long k = i; k < i + per_txn && k < n; k++) {
+            sample(&r, id, sizeof id, k);
+            if (!plain_insert(&p, &r)) return -1;
+        }
+        if (sqlite3_exec(p.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    }
+    double dt = now_s() - t0;
+    sqlite3_finalize(p.ins);
+    sqlite3_close(p.db);
+    return (double)n / dt;
+}
+
+/* Reads every column of every row, which is what verify must do before hashing. */
+static double plain_scan(const char *path, long *rows)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t bytes = 0;
+    *rows = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return -1;
+    sqlite3_prepare_v2(db, "SELECT * FROM records ORDER BY seq", -1, &st, NULL);
+    double t0 = now_s();
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            sqlite3_column_blob(st, c);
+            bytes += (size_t)sqlite3_column_bytes(st, c);
+        }
+        (*rows)++;
+    }
+    double dt = now_s() - t0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return bytes ? (double)*rows / dt : -1;
+}
+
+/* ---- the ledger ------------------------------------------------------------------------ */
+
+static double ledger_run(const char *path, long n, int per_txn)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    audit_record *recs = calloc((size_t)per_txn, sizeof *recs);
+    char (*ids)[40] = calloc((size_t)per_txn, sizeof *ids);
+    double rate = -1;
+    unlink(path);
+    if (!recs || !ids || audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) goto out;
+    double t0 = now_s();
+    for (long i = 0; i < n; i += per_txn) {
+        size_t m = 0;
+        for (long k = i; k < i + per_txn && k < n; k++, m++)
+            sample(&recs[m], ids[m], sizeof ids[m], k);
+        if (audit_append_batch(db, recs, m, NULL, NULL, &err) != CR_OK) goto out;
+    }
+    rate = (double)n / (now_s() - t0);
+out:
+    if (rate < 0) fprintf(stderr, "bench_audit: %s\n", err.message);
+    audit_close(db);
+    free(recs);
+    free(ids);
+    return rate;
+}
+
+static double ledger_verify(const char *path, long *rows)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    cr_audit_report rep;
+    if (audit_open(path, AUDIT_OPEN_READONLY, &db, &err) != CR_OK) return -1;
+    double t0 = now_s();
+    cr_code rc = audit_verify(db, NULL, &rep, &err);
+    double dt = now_s() - t0;
+    audit_close(db);
+    *rows = (long)rep.records;
+    return rc == CR_OK && rep.ok ? (double)rep.records / dt : -1;
+}
+
+static void row(const char *what, double ours, double peer)
+{
+    printf("%-48s %14.0f/s %14.0f/s %8.2fx\n", what, ours, peer, peer > 0 ? ours / peer : 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_audit DIR [DURABLE [BATCHED [VERIFY]]]\n");
+        return 2;
+    }
+    long durable = argc > 2 ? atol(argv[2]) : 500, batched = argc > 3 ? atol(argv[3]) : 100000,
+         verify = argc > 4 ? atol(argv[4]) : 1000000;
+    char ours[512], peer[512], line[96];
+    snprintf(ours, sizeof ours, "%s/bench-ledger.db", argv[1]);
+    snprintf(peer, sizeof peer, "%s/bench-plain.db", argv[1]);
+    char id[40];
+    audit_record r;
+    cr_buf enc;
+    cr_buf_init(&enc, 0);
+    sample(&r, id, sizeof id, 0);
+    audit_encode(&r, 1, &enc);
+    printf("audit ledger: records of %zu encoded bytes; WAL, synchronous=FULL\n", enc.len);
+    cr_buf_free(&enc);
+    printf("%-48s %16s %16s %9s\n", "", "calcroute audit", "plain SQLite", "ratio");
+
+    snprintf(line, sizeof line, "durable appends, 1 per transaction (%ld)", durable);
+    double a = ledger_run(ours, durable, 1), b = plain_run(peer, durable, 1);
+    row(line, a, b);
+
+    snprintf(line, sizeof line, "batched appends, %d per transaction (%ld)", BATCH, batched);
+    a = ledger_run(ours, batched, BATCH);
+    b = plain_run(peer, batched, BATCH);
+    row(line, a, b);
+
+    /* The 1M-record ledger is written in big batches; only verify is timed. */
+    long rows_a = 0, rows_b = 0;
+    if (ledger_run(ours, verify, 10000) < 0 || plain_run(peer, verify, 10000) < 0) return 1;
+    a = ledger_verify(ours, &rows_a);
+    b = plain_scan(peer, &rows_b);
+    snprintf(line, sizeof line, "verify (peer: read all rows), %ld records", rows_a);
+    row(line, a, b);
+    if (rows_a != verify || rows_b != verify) fprintf(stderr, "bench_audit: row counts differ\n");
+
+    for (int i = 0; i < 2; i++) {
+        const char *p = i ? peer : ours;
+        char side[560];
+        unlink(p);
+        snprintf(side, sizeof side, "%s-wal", p);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", p);
+        unlink(side);
+    }
+    return a > 0 && b > 0 ? 0 : 1;
+}

@@ -1,0 +1,173 @@
+/* tests/test_audit_cli.c: calc-audit end to end on ledgers written with audit_append():
+ * outputs and exit statuses of every command, a tampered row, signed checkpoints. */
+#include <stdarg.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "tests/testlib.h"
+
+static char dir[256], tool[512], out[65536];
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Runs calc-audit with the arguments; stdout into `out`, stderr dropped; the exit status. */
+static int run(const char *fmt, ...)
+{
+    char args[1024], cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", tool, args);
+    FILE *p = popen(cmd, "r");
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    out[n] = '\0';
+    int st = p ? pclose(p) : -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void make_ledger(const char *path, int n)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    CHECK_INT(audit_open(path, AUDIT_OPEN_CREATE, &db, &err), CR_OK);
+    for (int i = 0; i < n; i++) {
+        audit_record r;
+        char id[16];
+        memset(&r, 0, sizeof r);
+        snprintf(id, sizeof id, "r%d", i + 1);
+        AUDIT_SET(&r, request_id, id);
+        r.time_us = 1700000000000000LL;
+        AUDIT_SET(&r, lang, "python");
+        AUDIT_SET(&r, code, "ans = 6 / 2");
+        AUDIT_SET(&r, route, "inprocess");
+        AUDIT_SET(&r, value_fraction, "3");
+        AUDIT_SET(&r, value_repr, "3.0");
+        AUDIT_SET(&r, value_type, "float");
+        r.value_exact = 1;
+        AUDIT_SET(&r, out, "");
+        CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
+    }
+    audit_close(db);
+}
+
+static void test_usage(void)
+{
+    CHECK_INT(run("--help"), 0);
+    CHECK(starts_with(out, "usage: calc-audit COMMAND"));
+    CHECK(strstr(out, "exit status: 0 ok; 1 verification or replay failed; 2 usage; 5") != NULL);
+    CHECK_INT(run("--version"), 0);
+    CHECK_STR(out, "calc-audit " CR_VERSION_STRING "\n");
+    CHECK_INT(run(""), 2);
+    CHECK_INT(run("frobnicate x.db"), 2);
+    CHECK_INT(run("verify"), 2);
+    CHECK_INT(run("verify a.db b.db"), 2);
+    CHECK_INT(run("verify a.db --bogus"), 2);
+    CHECK_INT(run("export a.db --from x"), 2);
+    CHECK_INT(run("checkpoint a.db"), 2);
+    CHECK_INT(run("verify %s/missing.db", dir), 5);
+    CHECK_STR(out, "");
+}
+
+static void test_inspect(void)
+{
+    char db[400], head[128];
+    snprintf(db, sizeof db, "%s/l.db", dir);
+    make_ledger(db, 3);
+    CHECK_INT(run("head %s", db), 0);
+    CHECK_INT(strlen(out), 2 + 64 + 1);
+    CHECK(starts_with(out, "3 "));
+    snprintf(head, sizeof head, "%.66s", out);
+
+    CHECK_INT(run("verify %s", db), 0);
+    char want[512];
+    snprintf(want, sizeof want, "ok: 3 records, head seq %s\nno checkpoints: a consistent"
+             " rewrite of the whole file would go unnoticed; sign with `calc-audit"
+             " checkpoint`\n", head);
+    CHECK_STR(out, want);
+
+    CHECK_INT(run("show %s 2", db), 0);
+    CHECK(starts_with(out, "{\"seq\":2,\"format\":1,\"time\":\"2023-11-14T22:13:20.000000Z\","
+                           "\"request_id\":\"r2\","));
+    CHECK(strstr(out, "\"code\":\"ans = 6 / 2\"") && strstr(out, "\"value_repr\":\"3.0\""));
+    CHECK(strchr(out, '\n') == out + strlen(out) - 1);
+    CHECK_INT(run("show %s 4", db), 2);
+    CHECK_INT(run("show %s 0", db), 2);
+
+    CHECK_INT(run("export %s", db), 0);
+    int lines = 0;
+    for (char *p = out; *p; p++) lines += *p == '\n';
+    CHECK_INT(lines, 3);
+    CHECK(starts_with(out, "{\"seq\":1,"));
+    CHECK_INT(run("export %s --from 2 --to 2", db), 0);
+    CHECK(starts_with(out, "{\"seq\":2,") && strstr(out, "\n{") == NULL);
+
+    /* An attacker changes one byte of row 2 behind the triggers. */
+    sqlite3 *s = NULL;
+    CHECK_INT(sqlite3_open(db, &s), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(s, "DROP TRIGGER records_no_update;"
+                              "UPDATE records SET code = 'ans = 6 / 3' WHERE seq = 2",
+                           NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    CHECK_INT(run("verify %s", db), 1);
+    CHECK(starts_with(out, "FAIL seq 2: hash mismatch: stored "));
+    CHECK(strstr(out, "\n1 records verified before the failure\n") != NULL);
+}
+
+static void test_checkpoints(void)
+{
+    char db[400], key[400];
+    snprintf(db, sizeof db, "%s/s.db", dir);
+    snprintf(key, sizeof key, "%s/k", dir);
+    make_ledger(db, 2);
+    CHECK_INT(run("keygen %s", key), 0);
+    CHECK_INT(access(key, R_OK), 0);
+    CHECK_INT(run("keygen %s", key), 5);              /* never overwrites a key */
+    CHECK_INT(run("checkpoint %s --key %s", db, key), 0);
+    CHECK(starts_with(out, "checkpoint: seq 2 "));
+    CHECK_INT(run("verify %s --pubkey %s.pub", db, key), 0);
+    CHECK(strstr(out, "\n1 checkpoints verified with the given key, last at seq 2\n") != NULL);
+    make_ledger(db, 1);                              /* one more record, not yet signed */
+    CHECK_INT(run("verify --pubkey %s.pub %s", key, db), 0);
+    CHECK(strstr(out, "last at seq 2; later records are not signed yet\n") != NULL);
+    CHECK_INT(run("verify %s --pubkey %s", db, key), 2);   /* the secret key is no public key */
+
+    /* Truncation behind the checkpoint. */
+    sqlite3 *s = NULL;
+    CHECK_INT(sqlite3_open(db, &s), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(s, "DROP TRIGGER records_no_delete; DELETE FROM records WHERE seq > 1",
+                           NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    CHECK_INT(run("verify %s", db), 1);
+    CHECK_INT(run("verify %s --pubkey %s.pub", db, key), 1);
+    CHECK(starts_with(out, "FAIL seq 2: checkpoint 1 signs seq 2 but the chain ends at seq 1"
+                           " (truncated)\n"));
+}
+
+int main(void)
+{
+    const char *b = getenv("BUILD") ? getenv("BUILD") : "build";
+    snprintf(tool, sizeof tool, "%s/calc-audit", b);
+    if (access(tool, X_OK) != 0) {
+        SKIP("%s is not built", tool);
+        return TEST_SUMMARY();
+    }
+    snprintf(dir, sizeof dir, "%s/calcroute-cli-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    test_usage();
+    test_inspect();
+    test_checkpoints();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return TEST_SUMMARY();
+}
