@@ -1,0 +1,322 @@
+/* parser/parse.c: the entry point: byte checks, a pre-scan, tree-sitter, the first syntax
+ * error in document order, then lowering (lower.c) and the whitelist (whitelist.c). */
+#include <string.h>
+
+#include "parser/internal.h"
+
+/* tree-sitter 0.20.7 (Debian 12) aborts inside error recovery once about 65 536 tokens are
+ * pending on its stack (e.g. 70 000 unclosed "(" or "-"); it never gets that far with fewer
+ * tokens in the whole input, so we refuse larger inputs before calling it. Real programs
+ * are under 5 000 tokens. */
+#define PARSER_MAX_TOKENS 60000u
+
+const char *parser_grammar_version(void) { return "tree-sitter-python 0.23.6 (ABI 14)"; }
+
+/* 1-based line and byte column of src[off]. */
+static void position_of(const char *src, size_t off, int *line, int *col)
+{
+    int l = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < off; i++)
+        if (src[i] == '\n') { l++; start = i + 1; }
+    *line = l;
+    *col = (int)(off - start) + 1;
+}
+
+/* Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF), or len when all of it is. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        if (c < 0x80) { i++; continue; }
+        size_t n;
+        unsigned lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) n = 1;
+        else if (c >= 0xE0 && c <= 0xEF) {
+            n = 2;
+            if (c == 0xE0) lo = 0xA0;
+            if (c == 0xED) hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            n = 3;
+            if (c == 0xF0) lo = 0x90;
+            if (c == 0xF4) hi = 0x8F;
+        } else return i;
+        if (len - i <= n) return i;
+        if (s[i + 1] < lo || s[i + 1] > hi) return i;
+        for (size_t k = 2; k <= n; k++)
+            if ((s[i + k] & 0xC0) != 0x80) return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+static int is_word(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c >= 0x80;
+}
+
+typedef struct {
+    const char *s;
+    size_t len, i;
+    uint32_t depth, max_depth;
+    size_t tokens;
+} scan_ctx;
+
+static cr_code scan_open(scan_ctx *sc, cr_error *err)
+{
+    sc->tokens++;
+    if (++sc->depth <= sc->max_depth) return CR_OK;
+    int line, col;
+    position_of(sc->s, sc->i, &line, &col);
+    return cr_error_set(err, CR_ELIMIT, line, col, "nesting deeper than %u (max_depth)",
+                        (unsigned)sc->max_depth);
+}
+
+/* Skips a string literal whose opening quote is at sc->i. Brackets inside f-strings are
+ * counted (replacement fields hold code); `{{` and `}}` are literal braces. */
+static cr_code scan_string(scan_ctx *sc, int fstring, cr_error *err)
+{
+    const char *s = sc->s;
+    char q = s[sc->i];
+    int triple = sc->i + 2 < sc->len && s[sc->i + 1] == q && s[sc->i + 2] == q;
+    uint32_t outer = sc->depth;
+    cr_code rc = CR_OK;
+    sc->i += triple ? 3 : 1;
+    sc->tokens += 3;
+    while (sc->i < sc->len) {
+        char c = s[sc->i];
+        if (c == '\\') { sc->i += 2; sc->tokens++; continue; }
+        if (c == q && (!triple || (sc->i + 2 < sc->len && s[sc->i + 1] == q && s[sc->i + 2] == q))) {
+            sc->i += triple ? 3 : 1;
+            break;
+        }
+        if (c == '\n' && !triple) break;   /* unterminated: tree-sitter reports it */
+        if (fstring) {
+            sc->tokens++;
+            if ((c == '{' || c == '}') && sc->i + 1 < sc->len && s[sc->i + 1] == c) {
+                sc->i += 2;
+                continue;
+            }
+            if (c == '(' || c == '[' || c == '{') {
+                if ((rc = scan_open(sc, err)) != CR_OK) return rc;
+            } else if ((c == ')' || c == ']' || c == '}') && sc->depth > outer) {
+                sc->depth--;
+            }
+        }
+        sc->i++;
+    }
+    sc->depth = outer;
+    return CR_OK;
+}
+
+/* Bracket depth and a token count without tree-sitter: deep input must end in microseconds
+ * with a LimitError, and must never reach the tree-sitter abort described above. */
+static cr_code prescan(const char *s, size_t len, uint32_t max_depth, cr_error *err)
+{
+    scan_ctx sc = { .s = s, .len = len, .max_depth = max_depth };
+    cr_code rc;
+    while (sc.i < len) {
+        unsigned char c = (unsigned char)s[sc.i];
+        if (c == '\n') { sc.tokens += 3; sc.i++; continue; }   /* newline, indent, dedent */
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc.i++; continue; }
+        if (c == '#') {
+            const char *nl = memchr(s + sc.i, '\n', len - sc.i);
+            sc.i = nl ? (size_t)(nl - s) : len;
+            sc.tokens++;
+            continue;
+        }
+        if (is_word(c)) {
+            size_t start = sc.i, fmt = 0, prefix = 1;
+            while (sc.i < len && is_word((unsigned char)s[sc.i])) sc.i++;
+            for (size_t k = start; k < sc.i; k++) {
+                if (!strchr("rRbBuUfF", s[k])) prefix = 0;
+                if (s[k] == 'f' || s[k] == 'F') fmt = 1;
+            }
+            if (prefix && sc.i - start <= 2 && sc.i < len && (s[sc.i] == '"' || s[sc.i] == '\'')) {
+                if ((rc = scan_string(&sc, (int)fmt, err)) != CR_OK) return rc;
+            } else {
+                sc.tokens++;
+            }
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            if ((rc = scan_string(&sc, 0, err)) != CR_OK) return rc;
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{') {
+            if ((rc = scan_open(&sc, err)) != CR_OK) return rc;
+        } else {
+            if ((c == ')' || c == ']' || c == '}') && sc.depth > 0) sc.depth--;
+            sc.tokens++;
+        }
+        sc.i++;
+    }
+    if (sc.tokens > PARSER_MAX_TOKENS)
+        return cr_error_set(err, CR_ELIMIT, 0, 0,
+                            "more than %u tokens (the parser's limit)", PARSER_MAX_TOKENS);
+    return CR_OK;
+}
+
+static int is_error_node(TSNode n)
+{
+    return ts_node_is_missing(n) || ts_node_symbol(n) == (TSSymbol)-1;   /* ERROR */
+}
+
+/* The first ERROR or MISSING node in document order at or below `root` (strictly below when
+ * `below`), walking only into subtrees that hold one; iterative: the tree may be deep. */
+static int first_error(TSNode root, int below, TSNode *out)
+{
+    TSTreeCursor cur = ts_tree_cursor_new(root);
+    int found = 0;
+    if (below && !ts_tree_cursor_goto_first_child(&cur)) goto out;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        if (is_error_node(n)) { *out = n; found = 1; break; }
+        if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cur)) continue;
+        while (!ts_tree_cursor_goto_next_sibling(&cur))
+            if (!ts_tree_cursor_goto_parent(&cur) || ts_node_eq(ts_tree_cursor_current_node(&cur), root))
+                goto out;
+    }
+out:
+    ts_tree_cursor_delete(&cur);
+    return found;
+}
+
+static TSNode first_leaf(TSNode n)
+{
+    while (ts_node_child_count(n) > 0) n = ts_node_child(n, 0);
+    return n;
+}
+
+/* Brackets are the most common cause of an ERROR: the first closing bracket that closes
+ * nothing, or else the first opening one left open, among the ERROR's tokens. */
+static cr_code unbalanced(const char *src, TSNode e, cr_error *err)
+{
+    enum { MAXOPEN = 64 };
+    TSNode open[MAXOPEN];
+    size_t nopen = 0, deep = 0;   /* `deep` counts opens past MAXOPEN */
+    TSNode first_open = { 0 };
+    int have_first = 0;
+    cr_code rc = CR_OK;
+    TSTreeCursor cur = ts_tree_cursor_new(e);
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        if (ts_tree_cursor_goto_first_child(&cur)) continue;
+        if (!ts_node_is_named(n) && !ts_node_is_missing(n) && ts_node_end_byte(n) > ts_node_start_byte(n)) {
+            char c = src[ts_node_start_byte(n)];
+            if (c == '(' || c == '[' || c == '{') {
+                if (nopen < MAXOPEN) open[nopen++] = n;
+                else deep++;
+            } else if (c == ')' || c == ']' || c == '}') {
+                if (deep) deep--;
+                else if (nopen) nopen--;
+                else {
+                    TSPoint p = ts_node_start_point(n);
+                    rc = cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
+                                      "unmatched '%c'", c);
+                    break;
+                }
+            }
+        }
+        while (!ts_tree_cursor_goto_next_sibling(&cur))
+            if (!ts_tree_cursor_goto_parent(&cur)) goto done;
+    }
+done:
+    if (rc == CR_OK && nopen) { first_open = open[0]; have_first = 1; }
+    if (have_first) {
+        TSPoint p = ts_node_start_point(first_open);
+        rc = cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
+                          "'%c' was never closed", src[ts_node_start_byte(first_open)]);
+    }
+    ts_tree_cursor_delete(&cur);
+    return rc;
+}
+
+static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
+{
+    TSNode e;
+    cr_code rc;
+    if (!first_error(root, 0, &e))
+        return cr_error_set(err, CR_ESYNTAX, 1, 1, "invalid syntax");
+    /* An ERROR that wraps other ERROR/MISSING nodes: the inner one is the precise spot
+     * (e.g. the "$" in "y = $"). */
+    TSNode inner;
+    if (!ts_node_is_missing(e) && first_error(e, 1, &inner)) e = inner;
+    TSPoint p = ts_node_start_point(e);
+    int line = (int)p.row + 1, col = (int)p.column + 1;
+    if (ts_node_is_missing(e)) {
+        const char *t = ts_node_type(e);
+        return ts_node_is_named(e)
+            ? cr_error_set(err, CR_ESYNTAX, line, col, "missing %s", t)
+            : cr_error_set(err, CR_ESYNTAX, line, col, "missing '%s'", t);
+    }
+    if ((rc = unbalanced(src, e, err)) != CR_OK) return rc;
+    TSNode leaf = first_leaf(e);
+    p = ts_node_start_point(leaf);
+    uint32_t a = ts_node_start_byte(leaf), b = ts_node_end_byte(leaf);
+    size_t n = b - a;
+    const char *nl = memchr(src + a, '\n', n);
+    if (nl) n = (size_t)(nl - (src + a));
+    if (n > 20) n = 20;
+    while (n > 0 && ((unsigned char)src[a + n] & 0xC0) == 0x80 && a + n < b) n--;
+    if (n == 0) return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
+                                    "invalid syntax");
+    return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
+                        "unexpected '%.*s'", (int)n, src + a);
+}
+
+cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
+                            ir_module **out, cr_error *err)
+{
+    TSParser *parser = NULL;
+    TSTree *tree = NULL;
+    ir_module *m = NULL;
+    cr_code rc;
+    int line, col;
+
+    *out = NULL;
+    if (!src && len) return cr_error_set(err, CR_EUSAGE, 0, 0, "no source");
+    if (!src) src = "";
+    if ((lim->max_source && len > lim->max_source) || len > UINT32_MAX)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "source is %zu bytes, more than %zu (max_source)",
+                            len, lim->max_source);
+    const char *nul = memchr(src, '\0', len);
+    if (nul) {
+        position_of(src, (size_t)(nul - src), &line, &col);
+        return cr_error_set(err, CR_ESYNTAX, line, col, "source code cannot contain null bytes");
+    }
+    size_t bad = utf8_invalid_at((const unsigned char *)src, len);
+    if (bad < len) {
+        position_of(src, bad, &line, &col);
+        return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x",
+                            (unsigned char)src[bad]);
+    }
+    if ((rc = prescan(src, len, lim->max_depth, err)) != CR_OK) return rc;
+
+    if (!(parser = ts_parser_new()) || !ts_parser_set_language(parser, tree_sitter_python())) {
+        rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
+        goto out;
+    }
+    if (!(tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len))) {
+        rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");
+        goto out;
+    }
+    TSNode root = ts_tree_root_node(tree);
+    if (ts_node_has_error(root)) { rc = syntax_error(src, root, err); goto out; }
+    if (!(m = ir_module_new(lim->max_memory))) {
+        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
+        goto out;
+    }
+    if ((rc = parser_lower(src, len, root, lim, m, err)) != CR_OK) goto out;
+    if ((rc = parser_whitelist(m, src, len, err)) != CR_OK) goto out;
+    *out = m;
+    m = NULL;
+out:
+    ir_module_free(m);
+    if (tree) ts_tree_delete(tree);
+    if (parser) ts_parser_delete(parser);
+    return rc;
+}
