@@ -1,0 +1,71 @@
+/* sandbox/kvm/proto.h: the job/result page shared by the VMM and the guest init.
+ *
+ * One region of guest-physical memory at CRVM_SHARED_GPA, outside guest RAM (the e820 map
+ * marks it reserved, so the guest kernel leaves it alone and its init maps it through
+ * /dev/mem). It starts with struct crvm_page; every variable-length field is a span
+ * {off, len} of bytes inside the region, counted from its start.
+ *
+ * The host writes the header and the job, then runs the vCPU. The guest fills the result
+ * spans and fields, then writes CRVM_RING_RESULT to CRVM_DOORBELL_PORT (a 4-byte `out`); the
+ * VMM stops the VM at that exit. The guest owns the region from boot to the ring, so the host
+ * trusts nothing in it: it copies the header once and checks every span against the region
+ * and against the limits it set itself (vmm_page_read() in vmm.c).
+ *
+ * Plain C with <stdint.h> only: the static guest init includes it too. Little-endian, as the
+ * only architecture we run is x86-64.
+ */
+#ifndef CR_KVM_PROTO_H
+#define CR_KVM_PROTO_H
+
+#include <stdint.h>
+
+#define CRVM_MAGIC 0x4d565243u          /* "CRVM" read as a little-endian u32 */
+#define CRVM_VERSION 1u
+/* In the 32-bit PCI hole: above any RAM we give a guest (VMM_MAX_MEM), below the TSS and
+ * identity-map pages KVM needs near 4 GiB. */
+#define CRVM_SHARED_GPA 0xd0000000ull
+#define CRVM_DOORBELL_PORT 0x0f00u      /* unassigned on PCs; nothing in Linux probes it */
+
+/* Values the guest writes to the doorbell. */
+#define CRVM_RING_RESULT 1u             /* the result fields and spans are final: stop */
+#define CRVM_RING_BOOTED 2u             /* init started (a timestamp for the boot figures) */
+
+/* result_flags */
+#define CRVM_OUT_TRUNCATED 1u           /* stdout passed job max_stdout: cut there */
+#define CRVM_ERR_TRUNCATED 2u           /* stderr passed job max_stderr: cut there */
+
+struct crvm_span {
+    uint32_t off, len;
+};
+
+struct crvm_page {
+    uint32_t magic;                     /* CRVM_MAGIC */
+    uint32_t version;                   /* CRVM_VERSION */
+    uint32_t size;                      /* bytes of the whole region */
+    uint32_t header_size;               /* sizeof(struct crvm_page): spans start at or after */
+
+    /* host -> guest */
+    struct crvm_span job;               /* the runner's job records (sandbox_job_encode()) */
+    uint32_t wall_ms;                   /* the guest init's own clock for the runner */
+    uint32_t cpu_ms;                    /* RLIMIT_CPU for the runner */
+    uint64_t memory_bytes;              /* RLIMIT_AS for the runner */
+    uint32_t max_procs;                 /* RLIMIT_NPROC */
+    uint32_t max_stdout;                /* the guest cuts stdout here (and sets the flag) */
+    uint32_t max_stderr;
+    uint32_t max_report;
+
+    /* guest -> host */
+    uint32_t exited;                    /* 1: exit_code is valid; 0: term_signal ended it */
+    int32_t exit_code;
+    uint32_t term_signal;
+    uint32_t limit;                     /* a sandbox_limit the guest saw hit, or 0 */
+    uint32_t result_flags;              /* CRVM_*_TRUNCATED */
+    uint32_t reserved;
+    struct crvm_span out;               /* the code's stdout */
+    struct crvm_span err;               /* the code's stderr */
+    struct crvm_span report;            /* the runner's report (sandbox_report_parse()) */
+    uint64_t guest_ns[4];               /* guest CLOCK_MONOTONIC: init start, runner start,
+                                           runner end, ring (for the boot figures) */
+};
+
+#endif

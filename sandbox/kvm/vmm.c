@@ -1,0 +1,758 @@
+/* sandbox/kvm/vmm.c: the VMM: VM and vCPU set-up, the run loop and its device model, the
+ * job/result region. Every ioctl is named in its error, with advice for the usual errno. */
+#include "sandbox/kvm/vmm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COM1 0x3f8u
+#define I8042_CMD 0x64u
+#define I8042_RESET 0xfeu
+/* Where KVM keeps the TSS Intel's real mode needs: three pages just below the BIOS, above
+ * anything we map (the region ends below 0xd4000000). */
+#define TSS_GPA 0xfffbd000ull
+#define CPUID_MAX_ENTRIES 512u
+
+struct uart {
+    uint8_t ier, lcr, mcr, scr, dll, dlm;
+};
+
+struct vmm {
+    vmm_config cfg;
+    int kvm_fd, vm_fd, vcpu_fd;
+    uint8_t *ram, *shared;
+    struct kvm_run *run;
+    size_t run_size;
+    cr_buf serial;
+    struct uart uart;
+    uint64_t exits;
+    int page_written;
+    vmm_job_limits lim;
+};
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static const char *advice(int e)
+{
+    switch (e) {
+    case ENOENT: case ENODEV: case ENXIO: return " (no usable /dev/kvm: try --tier ns)";
+    case EACCES: case EPERM: return " (no access to /dev/kvm: join group kvm, or try --tier ns)";
+    case ENOMEM: return " (the host is short of memory: lower --memory)";
+    case EBUSY: return " (another hypervisor holds the CPU's virtualization)";
+    case EMFILE: case ENFILE: return " (out of file descriptors)";
+    default: return "";
+    }
+}
+
+static cr_code vmm_fail(cr_error *err, const char *what, int e)
+{
+    return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s: %s%s", what, strerror(e), advice(e));
+}
+
+/* KVM ioctls that only set up state are safe to repeat when a signal cut them short. */
+static int kio(int fd, unsigned long req, void *arg)
+{
+    int r, tries = 0;
+    do r = ioctl(fd, req, arg);
+    while (r < 0 && errno == EINTR && ++tries < 100);
+    return r;
+}
+
+#define KIO_VAL(v) ((void *)(uintptr_t)(v))
+
+/* ---- capabilities (shared by vmm_open and the host check) ------------------------------ */
+
+static const struct { int cap; const char *name; int irqchip_only; } required_caps[] = {
+    { KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY", 0 },
+    { KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR", 0 },
+    { KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID", 0 },
+    { KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT", 0 },
+    { KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP", 1 },
+    { KVM_CAP_PIT2, "KVM_CAP_PIT2", 1 },
+};
+
+/* The API version and every capability we use; NULL when all are there, else what lacks
+ * (static, or written into buf). */
+static const char *check_kvm(int kvm_fd, int irqchip, char *buf, size_t n)
+{
+    int v = kio(kvm_fd, KVM_GET_API_VERSION, NULL);
+    if (v < 0) {
+        snprintf(buf, n, "KVM_GET_API_VERSION: %s", strerror(errno));
+        return buf;
+    }
+    if (v != KVM_API_VERSION) {
+        snprintf(buf, n, "KVM API version %d, want %d", v, KVM_API_VERSION);
+        return buf;
+    }
+    for (size_t i = 0; i < sizeof required_caps / sizeof required_caps[0]; i++) {
+        if (required_caps[i].irqchip_only && !irqchip) continue;
+        if (kio(kvm_fd, KVM_CHECK_EXTENSION, KIO_VAL(required_caps[i].cap)) <= 0) {
+            snprintf(buf, n, "KVM lacks %s", required_caps[i].name);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+/* ---- open and close ------------------------------------------------------------------------ */
+
+void vmm_config_default(vmm_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->mem_bytes = 64ull << 20;
+    c->shared_bytes = 1u << 20;
+    c->irqchip = 1;
+    c->wall_s = 10;
+    c->max_exits = 1000000;
+    c->max_serial = 64 << 10;
+}
+
+static cr_code check_config(const vmm_config *c, cr_error *err)
+{
+    if (c->mem_bytes < VMM_MIN_MEM || c->mem_bytes > VMM_MAX_MEM || c->mem_bytes % 4096)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: guest memory %llu bytes: want a "
+                            "multiple of 4096 in [%llu, %llu]", (unsigned long long)c->mem_bytes,
+                            VMM_MIN_MEM, VMM_MAX_MEM);
+    if (c->shared_bytes < 4096 || c->shared_bytes > VMM_MAX_SHARED || c->shared_bytes % 4096)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: shared region %u bytes: want a "
+                            "multiple of 4096 up to %llu", c->shared_bytes, VMM_MAX_SHARED);
+    if (!(c->wall_s > 0 && c->wall_s <= 86400))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: wall time %g s outside (0, 86400]",
+                            c->wall_s);
+    if (c->max_exits == 0)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: exit cap 0");
+    return CR_OK;
+}
+
+static cr_code map_memory(vmm *vm, uint32_t slot, uint64_t gpa, uint64_t size, uint8_t **out,
+                          cr_error *err)
+{
+    /* NORESERVE: the guest touches only what it uses; size is the bound, not the cost. */
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return vmm_fail(err, "mmap guest memory", errno);
+    *out = p;
+    struct kvm_userspace_memory_region r = {
+        .slot = slot, .guest_phys_addr = gpa, .memory_size = size,
+        .userspace_addr = (uint64_t)(uintptr_t)p,
+    };
+    if (kio(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+        return vmm_fail(err, "KVM_SET_USER_MEMORY_REGION", errno);
+    return CR_OK;
+}
+
+/* The host CPU's features as KVM can virtualize them, passed through unchanged: the guest
+ * then runs the host's own python3 build without illegal-instruction surprises. */
+static cr_code set_cpuid(vmm *vm, cr_error *err)
+{
+    struct kvm_cpuid2 *c = NULL;
+    cr_code rc = CR_OK;
+    for (uint32_t n = 64;; n *= 2) {
+        free(c);
+        if (!(c = calloc(1, sizeof *c + n * sizeof c->entries[0]))) {
+            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: CPUID table");
+            goto out;
+        }
+        c->nent = n;
+        if (kio(vm->kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0) break;
+        if (errno != E2BIG || n >= CPUID_MAX_ENTRIES) {
+            rc = vmm_fail(err, "KVM_GET_SUPPORTED_CPUID", errno);
+            goto out;
+        }
+    }
+    if (kio(vm->vcpu_fd, KVM_SET_CPUID2, c) < 0) rc = vmm_fail(err, "KVM_SET_CPUID2", errno);
+out:
+    free(c);
+    return rc;
+}
+
+cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
+{
+    cr_code rc;
+    vmm *vm = NULL;
+    char why[128];
+    const char *lack;
+    int n;
+
+    *out = NULL;
+    if ((rc = check_config(cfg, err)) != CR_OK) return rc;
+    if (!(vm = calloc(1, sizeof *vm))) return cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: vmm");
+    vm->cfg = *cfg;
+    vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
+    cr_buf_init(&vm->serial, cfg->max_serial ? cfg->max_serial : 1);
+
+    if ((vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
+        rc = vmm_fail(err, "open /dev/kvm", errno);
+        goto fail;
+    }
+    if ((lack = check_kvm(vm->kvm_fd, cfg->irqchip, why, sizeof why))) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s (try --tier ns)", lack);
+        goto fail;
+    }
+    if ((vm->vm_fd = kio(vm->kvm_fd, KVM_CREATE_VM, KIO_VAL(0))) < 0) {
+        rc = vmm_fail(err, "KVM_CREATE_VM", errno);
+        goto fail;
+    }
+    /* Intel runs real mode through a TSS of KVM's own; it must sit outside our memory. */
+    if (kio(vm->vm_fd, KVM_SET_TSS_ADDR, KIO_VAL(TSS_GPA)) < 0) {
+        rc = vmm_fail(err, "KVM_SET_TSS_ADDR", errno);
+        goto fail;
+    }
+    if ((rc = map_memory(vm, 0, 0, cfg->mem_bytes, &vm->ram, err)) != CR_OK) goto fail;
+    if ((rc = map_memory(vm, 1, CRVM_SHARED_GPA, cfg->shared_bytes, &vm->shared, err)) != CR_OK)
+        goto fail;
+    if (cfg->irqchip) {
+        /* The irqchip before the vCPU, so the vCPU gets an in-kernel local APIC. */
+        if (kio(vm->vm_fd, KVM_CREATE_IRQCHIP, NULL) < 0) {
+            rc = vmm_fail(err, "KVM_CREATE_IRQCHIP", errno);
+            goto fail;
+        }
+        struct kvm_pit_config pit = { .flags = 0 };
+        if (kio(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+            rc = vmm_fail(err, "KVM_CREATE_PIT2", errno);
+            goto fail;
+        }
+    }
+    if ((n = kio(vm->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, NULL)) < (int)sizeof(struct kvm_run)) {
+        rc = n < 0 ? vmm_fail(err, "KVM_GET_VCPU_MMAP_SIZE", errno)
+                   : cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: vCPU mmap size %d", n);
+        goto fail;
+    }
+    vm->run_size = (size_t)n;
+    if ((vm->vcpu_fd = kio(vm->vm_fd, KVM_CREATE_VCPU, KIO_VAL(0))) < 0) {
+        rc = vmm_fail(err, "KVM_CREATE_VCPU", errno);
+        goto fail;
+    }
+    void *run = mmap(NULL, vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vm->vcpu_fd, 0);
+    if (run == MAP_FAILED) {
+        rc = vmm_fail(err, "mmap kvm_run", errno);
+        goto fail;
+    }
+    vm->run = run;
+    if ((rc = set_cpuid(vm, err)) != CR_OK) goto fail;
+    *out = vm;
+    return CR_OK;
+fail:
+    vmm_close(vm);
+    return rc;
+}
+
+void vmm_close(vmm *vm)
+{
+    if (!vm) return;
+    if (vm->run) munmap(vm->run, vm->run_size);
+    if (vm->vcpu_fd >= 0) close(vm->vcpu_fd);
+    if (vm->vm_fd >= 0) close(vm->vm_fd);
+    if (vm->kvm_fd >= 0) close(vm->kvm_fd);
+    if (vm->ram) munmap(vm->ram, vm->cfg.mem_bytes);
+    if (vm->shared) munmap(vm->shared, vm->cfg.shared_bytes);
+    cr_buf_free(&vm->serial);
+    free(vm);
+}
+
+/* ---- guest memory ---------------------------------------------------------------------------- */
+
+uint8_t *vmm_guest_ptr(vmm *vm, uint64_t gpa, uint64_t len)
+{
+    uint64_t mem = vm->cfg.mem_bytes, sh = vm->cfg.shared_bytes;
+    if (len <= mem && gpa <= mem - len) return vm->ram + gpa;
+    if (gpa >= CRVM_SHARED_GPA && len <= sh && gpa - CRVM_SHARED_GPA <= sh - len)
+        return vm->shared + (gpa - CRVM_SHARED_GPA);
+    return NULL;
+}
+
+cr_code vmm_load(vmm *vm, uint64_t gpa, const void *bytes, size_t len, cr_error *err)
+{
+    uint8_t *p = vmm_guest_ptr(vm, gpa, len);
+    if (!p)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: %zu bytes at 0x%llx do not fit guest "
+                            "memory", len, (unsigned long long)gpa);
+    memcpy(p, bytes, len);
+    return CR_OK;
+}
+
+/* ---- vCPU state --------------------------------------------------------------------------- */
+
+cr_code vmm_set_real_mode(vmm *vm, uint16_t cs, uint16_t ip, cr_error *err)
+{
+    struct kvm_sregs s;
+    if (kio(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0) return vmm_fail(err, "KVM_GET_SREGS", errno);
+    s.cs.selector = cs;
+    s.cs.base = (uint64_t)cs << 4;
+    struct kvm_segment *data[] = { &s.ds, &s.es, &s.fs, &s.gs, &s.ss };
+    for (size_t i = 0; i < sizeof data / sizeof data[0]; i++) {
+        data[i]->selector = 0;
+        data[i]->base = 0;
+    }
+    if (kio(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0) return vmm_fail(err, "KVM_SET_SREGS", errno);
+    struct kvm_regs r = { .rip = ip, .rflags = 2 };
+    if (kio(vm->vcpu_fd, KVM_SET_REGS, &r) < 0) return vmm_fail(err, "KVM_SET_REGS", errno);
+    return CR_OK;
+}
+
+/* A descriptor as the CPU reads it from the GDT, from the fields KVM keeps unpacked. */
+static uint64_t gdt_entry(const struct kvm_segment *s)
+{
+    uint64_t lim = s->g ? s->limit >> 12 : s->limit;
+    return (lim & 0xffff) | ((s->base & 0xffffff) << 16) | ((uint64_t)s->type << 40) |
+           ((uint64_t)s->s << 44) | ((uint64_t)s->dpl << 45) | ((uint64_t)s->present << 47) |
+           (((lim >> 16) & 0xf) << 48) | ((uint64_t)s->l << 53) | ((uint64_t)s->db << 54) |
+           ((uint64_t)s->g << 55) | (((s->base >> 24) & 0xff) << 56);
+}
+
+cr_code vmm_set_long_mode(vmm *vm, uint64_t rip, uint64_t rsp, uint64_t rsi, cr_error *err)
+{
+    /* Selectors 0x10 and 0x18 are __BOOT_CS and __BOOT_DS of Linux's boot protocol. */
+    struct kvm_segment code = { .limit = 0xffffffff, .selector = 0x10, .type = 11,
+                                .present = 1, .s = 1, .l = 1, .g = 1 };
+    struct kvm_segment data = { .limit = 0xffffffff, .selector = 0x18, .type = 3,
+                                .present = 1, .s = 1, .db = 1, .g = 1 };
+    struct kvm_segment tss = { .limit = 0xfffff, .selector = 0x20, .type = 11, .present = 1,
+                               .g = 1 };
+    uint64_t gdt[5] = { 0, 0, gdt_entry(&code), gdt_entry(&data), gdt_entry(&tss) };
+    uint64_t *pml4 = (uint64_t *)vmm_guest_ptr(vm, VMM_PML4_GPA, 6 * 4096);
+    cr_code rc;
+
+    if ((rc = vmm_load(vm, VMM_GDT_GPA, gdt, sizeof gdt, err)) != CR_OK) return rc;
+    if (!pml4) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no room for page tables");
+    /* Identity map of the low 4 GiB in 2 MiB pages: RAM and the shared region alike. */
+    uint64_t *pdpt = pml4 + 512, *pd = pml4 + 1024;
+    memset(pml4, 0, 6 * 4096);
+    pml4[0] = (VMM_PML4_GPA + 0x1000) | 3;
+    for (uint64_t i = 0; i < 4; i++) pdpt[i] = (VMM_PML4_GPA + 0x2000 + i * 0x1000) | 3;
+    for (uint64_t i = 0; i < 4 * 512; i++) pd[i] = (i << 21) | 0x83;   /* present, rw, 2M */
+
+    struct kvm_sregs s;
+    if (kio(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0) return vmm_fail(err, "KVM_GET_SREGS", errno);
+    s.cs = code;
+    s.ds = s.es = s.fs = s.gs = s.ss = data;
+    s.tr = tss;
+    s.gdt.base = VMM_GDT_GPA;
+    s.gdt.limit = sizeof gdt - 1;
+    s.cr3 = VMM_PML4_GPA;
+    s.cr4 = 0x20 | 0x200 | 0x400;              /* PAE, OSFXSR, OSXMMEXCPT */
+    s.cr0 = 0x80050033;                        /* PG, AM, WP, NE, ET, MP, PE */
+    s.efer = 0x100 | 0x400;                    /* LME, LMA */
+    if (kio(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0) return vmm_fail(err, "KVM_SET_SREGS", errno);
+    struct kvm_fpu fpu = { .fcw = 0x37f, .mxcsr = 0x1f80 };
+    if (kio(vm->vcpu_fd, KVM_SET_FPU, &fpu) < 0) return vmm_fail(err, "KVM_SET_FPU", errno);
+    struct kvm_regs r = { .rip = rip, .rsp = rsp, .rsi = rsi, .rflags = 2 };
+    if (kio(vm->vcpu_fd, KVM_SET_REGS, &r) < 0) return vmm_fail(err, "KVM_SET_REGS", errno);
+    return CR_OK;
+}
+
+/* ---- devices ------------------------------------------------------------------------------ */
+
+/* An 8250 without interrupts or input, just enough for Linux's probe and polled console:
+ * registers read back, the transmitter is always empty, loopback mirrors MCR into MSR. */
+static uint8_t uart_in(vmm *vm, unsigned reg)
+{
+    struct uart *u = &vm->uart;
+    int dlab = u->lcr & 0x80;
+    switch (reg) {
+    case 0: return dlab ? u->dll : 0;
+    case 1: return dlab ? u->dlm : u->ier;
+    case 2: return 0x01;                               /* no interrupt pending */
+    case 3: return u->lcr;
+    case 4: return u->mcr;
+    case 5: return 0x60;                               /* THR empty, transmitter idle */
+    case 6:
+        if (u->mcr & 0x10)
+            return (uint8_t)(((u->mcr & 1) << 5) | ((u->mcr & 2) << 3) |
+                             ((u->mcr & 4) << 4) | ((u->mcr & 8) << 4));
+        return 0xb0;                                   /* DCD, DSR, CTS */
+    default: return u->scr;
+    }
+}
+
+static void uart_out(vmm *vm, unsigned reg, uint8_t v)
+{
+    struct uart *u = &vm->uart;
+    int dlab = u->lcr & 0x80;
+    switch (reg) {
+    case 0:
+        if (dlab) u->dll = v;
+        else if (vm->cfg.max_serial) (void)cr_buf_putc(&vm->serial, (char)v);  /* cut: kept */
+        break;
+    case 1:
+        if (dlab) u->dlm = v;
+        else u->ier = v & 0x0f;
+        break;
+    case 3: u->lcr = v; break;
+    case 4: u->mcr = v & 0x1f; break;
+    case 7: u->scr = v; break;
+    default: break;                                    /* FCR, read-only LSR/MSR */
+    }
+}
+
+static cr_code doorbell(const uint8_t *data, unsigned size, vmm_stop *stop,
+                        cr_error *err)
+{
+    uint32_t v;
+    if (size != 4)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: doorbell: %u-byte write, want 4",
+                            size);
+    memcpy(&v, data, 4);
+    if (v == CRVM_RING_RESULT) *stop = VMM_STOP_DOORBELL;
+    else if (v != CRVM_RING_BOOTED)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: doorbell: unknown value 0x%x", v);
+    return CR_OK;
+}
+
+static cr_code handle_io(vmm *vm, vmm_stop *stop, cr_error *err)
+{
+    struct kvm_run *run = vm->run;
+    unsigned size = run->io.size, port = run->io.port;
+    uint64_t bytes = (uint64_t)size * run->io.count;
+    if (run->io.data_offset > vm->run_size || bytes > vm->run_size - run->io.data_offset)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: KVM_EXIT_IO data outside kvm_run");
+    uint8_t *data = (uint8_t *)run + run->io.data_offset;
+    int out = run->io.direction == KVM_EXIT_IO_OUT;
+    cr_code rc;
+
+    for (uint32_t i = 0; i < run->io.count && *stop == VMM_STOP_NONE; i++, data += size) {
+        if (port >= COM1 && port < COM1 + 8) {
+            if (out) uart_out(vm, port - COM1, data[0]);
+            else memset(data, uart_in(vm, port - COM1), size);
+        } else if (port == CRVM_DOORBELL_PORT && out) {
+            if ((rc = doorbell(data, size, stop, err)) != CR_OK) return rc;
+        } else if (port == I8042_CMD && out && data[0] == I8042_RESET) {
+            *stop = VMM_STOP_RESET;
+        } else if (!out) {
+            memset(data, 0xff, size);                  /* absent hardware floats high */
+        }
+    }
+    return CR_OK;
+}
+
+static const char *internal_error_name(uint32_t sub)
+{
+    switch (sub) {
+    case KVM_INTERNAL_ERROR_EMULATION: return "instruction emulation failed";
+    case KVM_INTERNAL_ERROR_SIMUL_EX: return "exception while delivering an exception";
+    case KVM_INTERNAL_ERROR_DELIVERY_EV: return "exit while delivering an event";
+    case KVM_INTERNAL_ERROR_UNEXPECTED_EXIT_REASON: return "unexpected exit reason";
+    default: return "unknown";
+    }
+}
+
+static cr_code handle_exit(vmm *vm, vmm_stop *stop, cr_error *err)
+{
+    struct kvm_run *run = vm->run;
+    switch (run->exit_reason) {
+    case KVM_EXIT_IO:
+        return handle_io(vm, stop, err);
+    case KVM_EXIT_MMIO:
+        /* No MMIO devices: reads see all-ones, writes vanish (the LAPIC and IOAPIC, when
+         * there are any, are in the kernel and never get here). */
+        if (!run->mmio.is_write) memset(run->mmio.data, 0xff, sizeof run->mmio.data);
+        return CR_OK;
+    case KVM_EXIT_HLT:
+        *stop = VMM_STOP_HLT;
+        return CR_OK;
+    case KVM_EXIT_SHUTDOWN:
+        *stop = VMM_STOP_SHUTDOWN;
+        return CR_OK;
+    case KVM_EXIT_SYSTEM_EVENT:
+        *stop = run->system_event.type == KVM_SYSTEM_EVENT_RESET ? VMM_STOP_RESET
+                                                                 : VMM_STOP_SHUTDOWN;
+        return CR_OK;
+    case KVM_EXIT_INTR:
+        return CR_OK;
+    case KVM_EXIT_FAIL_ENTRY:
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: KVM_EXIT_FAIL_ENTRY: the CPU refused "
+                            "the guest state (hardware reason 0x%llx)",
+                            (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
+    case KVM_EXIT_INTERNAL_ERROR:
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: KVM_EXIT_INTERNAL_ERROR: suberror %u "
+                            "(%s)", run->internal.suberror,
+                            internal_error_name(run->internal.suberror));
+    default:
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: unexpected exit reason %u",
+                            run->exit_reason);
+    }
+}
+
+/* ---- the run loop --------------------------------------------------------------------------- */
+
+/* The kvm_run of the vmm_run() active on this thread, for the kick handler. */
+static _Thread_local struct kvm_run *volatile tl_run;
+static pthread_once_t kick_once = PTHREAD_ONCE_INIT;
+static int kick_errno;
+
+/* Setting immediate_exit closes the window between our deadline check and KVM_RUN: if the
+ * signal lands there, KVM_RUN returns EINTR at once instead of running the guest on. */
+static void kick_handler(int sig, siginfo_t *si, void *uc)
+{
+    CR_UNUSED(sig); CR_UNUSED(si); CR_UNUSED(uc);
+    struct kvm_run *r = tl_run;
+    if (r) r->immediate_exit = 1;
+}
+
+static void kick_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = kick_handler;
+    sa.sa_flags = SA_SIGINFO;        /* no SA_RESTART: KVM_RUN must come back with EINTR */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(VMM_KICK_SIGNAL, &sa, NULL) < 0) kick_errno = errno;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err)
+{
+    cr_code rc = CR_OK;
+    timer_t timer;
+    int have_timer = 0, mask_set = 0;
+    sigset_t kick, old;
+
+    *stop = VMM_STOP_NONE;
+    if (pthread_once(&kick_once, kick_install) != 0 || kick_errno)
+        return vmm_fail(err, "install the vCPU kick handler", kick_errno ? kick_errno : EINVAL);
+    double deadline = now_s() + vm->cfg.wall_s;
+
+    tl_run = vm->run;
+    vm->run->immediate_exit = 0;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = VMM_KICK_SIGNAL;
+    sev._sigev_un._tid = gettid();
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer) < 0) {
+        rc = vmm_fail(err, "timer_create", errno);
+        goto out;
+    }
+    have_timer = 1;
+    sigemptyset(&kick);
+    sigaddset(&kick, VMM_KICK_SIGNAL);
+    if ((errno = pthread_sigmask(SIG_UNBLOCK, &kick, &old)) != 0) {
+        rc = vmm_fail(err, "unblock the vCPU kick signal", errno);
+        goto out;
+    }
+    mask_set = 1;
+    double ws = vm->cfg.wall_s;
+    struct itimerspec its = { .it_value = { (time_t)ws, (long)((ws - floor(ws)) * 1e9) } };
+    if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0) its.it_value.tv_nsec = 1;
+    if (timer_settime(timer, 0, &its, NULL) < 0) {
+        rc = vmm_fail(err, "timer_settime", errno);
+        goto out;
+    }
+
+    while (*stop == VMM_STOP_NONE) {
+        if (vm->exits >= vm->cfg.max_exits) {
+            *stop = VMM_STOP_EXITS;
+            break;
+        }
+        int r = ioctl(vm->vcpu_fd, KVM_RUN, 0);
+        vm->exits++;             /* EINTR too: a storm of foreign signals ends at the cap */
+        if (r < 0 && errno != EINTR && errno != EAGAIN) {
+            rc = vmm_fail(err, "KVM_RUN", errno);
+            break;
+        }
+        if (r == 0 && (rc = handle_exit(vm, stop, err)) != CR_OK) break;
+        if (r < 0) vm->run->immediate_exit = 0;
+        if (*stop == VMM_STOP_NONE && now_s() >= deadline) *stop = VMM_STOP_TIMEOUT;
+    }
+out:
+    tl_run = NULL;
+    vm->run->immediate_exit = 0;
+    if (have_timer) timer_delete(timer);
+    if (mask_set) pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+const char *vmm_serial(const vmm *vm, size_t *len, int *truncated)
+{
+    if (len) *len = vm->serial.len;
+    if (truncated) *truncated = vm->serial.truncated;
+    return vm->serial.p ? vm->serial.p : "";
+}
+
+uint64_t vmm_exit_count(const vmm *vm) { return vm->exits; }
+
+const char *vmm_stop_name(vmm_stop stop)
+{
+    static const char *const names[] = {
+        [VMM_STOP_NONE] = "none", [VMM_STOP_DOORBELL] = "doorbell", [VMM_STOP_HLT] = "hlt",
+        [VMM_STOP_SHUTDOWN] = "shutdown", [VMM_STOP_RESET] = "reset",
+        [VMM_STOP_TIMEOUT] = "timeout", [VMM_STOP_EXITS] = "exit cap",
+    };
+    if ((unsigned)stop < sizeof names / sizeof names[0]) return names[stop];
+    return "unknown";
+}
+
+/* ---- the job/result region --------------------------------------------------------------- */
+
+#define JOB_OFF ((sizeof(struct crvm_page) + 63) & ~(size_t)63)
+
+cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
+                       cr_error *err)
+{
+    uint32_t size = vm->cfg.shared_bytes;
+    if (job_len > size - JOB_OFF)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes does not fit the "
+                            "%u-byte shared region", job_len, size);
+    struct crvm_page h = {
+        .magic = CRVM_MAGIC, .version = CRVM_VERSION, .size = size,
+        .header_size = sizeof h, .job = { (uint32_t)JOB_OFF, (uint32_t)job_len },
+        .wall_ms = lim->wall_ms, .cpu_ms = lim->cpu_ms, .memory_bytes = lim->memory_bytes,
+        .max_procs = lim->max_procs, .max_stdout = lim->max_stdout,
+        .max_stderr = lim->max_stderr, .max_report = lim->max_report,
+    };
+    memset(vm->shared, 0, JOB_OFF);
+    memcpy(vm->shared, &h, sizeof h);
+    if (job_len) memcpy(vm->shared + JOB_OFF, job, job_len);
+    vm->lim = *lim;
+    vm->page_written = 1;
+    return CR_OK;
+}
+
+static cr_code check_span(const struct crvm_page *h, const char *name, struct crvm_span s,
+                          uint32_t max, const char *max_name, cr_error *err)
+{
+    if (s.len > max)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: %s span %u+%u exceeds "
+                            "%s %u", name, s.off, s.len, max_name, max);
+    if (s.off < h->header_size || (uint64_t)s.off + s.len > h->size)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: %s span %u+%u outside "
+                            "the region [%u, %u)", name, s.off, s.len, h->header_size, h->size);
+    return CR_OK;
+}
+
+static cr_code copy_span(vmm *vm, struct crvm_span s, char **out, size_t *len, cr_error *err)
+{
+    if (!(*out = malloc((size_t)s.len + 1)))
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result copy of %u bytes", s.len);
+    memcpy(*out, vm->shared + s.off, s.len);
+    (*out)[s.len] = '\0';
+    *len = s.len;
+    return CR_OK;
+}
+
+cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err)
+{
+    struct crvm_page h;
+    cr_code rc;
+
+    memset(res, 0, sizeof *res);
+    if (!vm->page_written)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job was written to the region");
+    /* One copy: every check and every use below sees the same header. */
+    memcpy(&h, vm->shared, sizeof h);
+    if (h.magic != CRVM_MAGIC || h.version != CRVM_VERSION || h.size != vm->cfg.shared_bytes ||
+        h.header_size != sizeof h)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: header changed (magic "
+                            "0x%x, version %u, size %u, header %u)", h.magic, h.version, h.size,
+                            h.header_size);
+    if (h.exited > 1 || (!h.exited && (h.term_signal == 0 || h.term_signal > 64)))
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: exited %u with signal "
+                            "%u", h.exited, h.term_signal);
+    if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED))
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: unknown flags 0x%x",
+                            h.result_flags);
+    if ((rc = check_span(&h, "out", h.out, vm->lim.max_stdout, "max_stdout", err)) != CR_OK ||
+        (rc = check_span(&h, "err", h.err, vm->lim.max_stderr, "max_stderr", err)) != CR_OK ||
+        (rc = check_span(&h, "report", h.report, vm->lim.max_report, "max_report", err)) != CR_OK)
+        return rc;
+    res->exited = (int)h.exited;
+    res->exit_code = h.exit_code;
+    res->term_signal = (int)h.term_signal;
+    res->limit = h.limit;
+    res->flags = h.result_flags;
+    memcpy(res->guest_ns, h.guest_ns, sizeof res->guest_ns);
+    if ((rc = copy_span(vm, h.out, &res->out, &res->out_len, err)) != CR_OK ||
+        (rc = copy_span(vm, h.err, &res->errs, &res->err_len, err)) != CR_OK ||
+        (rc = copy_span(vm, h.report, &res->report, &res->report_len, err)) != CR_OK)
+        vmm_page_result_free(res);
+    return rc;
+}
+
+void vmm_page_result_free(vmm_page_result *res)
+{
+    if (!res) return;
+    free(res->out);
+    free(res->errs);
+    free(res->report);
+    memset(res, 0, sizeof *res);
+}
+
+/* ---- host detection ------------------------------------------------------------------------ */
+
+static int path_exists(const char *root, const char *path)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s%s", root, path);
+    return access(p, F_OK) == 0;
+}
+
+/* 1: the first "flags" line of cpuinfo names vmx or svm; 0: it names neither; -1: no such
+ * line could be read. Only the first 4096 lines are looked at. */
+static int cpu_has_virt(const char *root)
+{
+    char path[512], line[8192];
+    snprintf(path, sizeof path, "%s/proc/cpuinfo", root);
+    FILE *f = fopen(path, "re");
+    int found = -1;
+    if (!f) return -1;
+    for (int i = 0; i < 4096 && found < 0 && fgets(line, sizeof line, f); i++) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        found = 0;
+        for (char *save = NULL, *w = strtok_r(line, " \t\n", &save); w;
+             w = strtok_r(NULL, " \t\n", &save))
+            if (!strcmp(w, "vmx") || !strcmp(w, "svm")) found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+int vmm_host_check(const char *root, char *why, size_t n)
+{
+    char path[512], msg[256], lack_buf[128];
+    const char *lack;
+    int fd, virt, ok = 0;
+
+    /* PVM runs guests in a software emulator that dies on a real kernel's first cmpxchg16b
+     * or xrstor: tiny guests run, Linux does not. */
+    if (path_exists(root, "/sys/module/kvm_pvm")) {
+        snprintf(msg, sizeof msg, "/dev/kvm is kvm_pvm, a software hypervisor that cannot run "
+                 "a Linux guest");
+    } else if ((virt = cpu_has_virt(root)) <= 0) {
+        snprintf(msg, sizeof msg, virt ? "cannot read the CPU flags in /proc/cpuinfo"
+                                       : "the CPU has no vmx/svm (a VM without nested "
+                                         "virtualization)");
+    } else if (snprintf(path, sizeof path, "%s/dev/kvm", root),
+               (fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+        snprintf(msg, sizeof msg, "cannot open /dev/kvm: %s%s", strerror(errno),
+                 errno == EACCES || errno == EPERM ? " (join group kvm)" : "");
+    } else {
+        lack = check_kvm(fd, 1, lack_buf, sizeof lack_buf);
+        close(fd);
+        if (lack) snprintf(msg, sizeof msg, "%s", lack);
+        else ok = 1;
+    }
+    if (n) snprintf(why, n, "%s", ok ? "" : msg);
+    if (n && !ok) snprintf(why + strlen(why), n - strlen(why), "; try --tier ns");
+    return ok;
+}
+
+int kvm_can_boot_linux(char *why, size_t n)
+{
+    return vmm_host_check("", why, n);
+}

@@ -1,0 +1,139 @@
+/* sandbox/kvm/vmm.h: a minimal virtual machine monitor over /dev/kvm (the kvm tier).
+ *
+ * One VM with one vCPU per run: guest RAM from physical address 0, the job/result region of
+ * proto.h at CRVM_SHARED_GPA, an 8250 serial port at 0x3f8 whose output is kept for
+ * diagnostics, the doorbell port, and nothing else (other ports read as all-ones and ignore
+ * writes, as absent hardware does). The run loop is bounded by a wall clock and a count of
+ * exits; the VM and everything it holds go with vmm_close().
+ *
+ *     vmm_config c; vmm *vm; vmm_stop stop;
+ *     vmm_config_default(&c);
+ *     if ((rc = vmm_open(&c, &vm, err)) != CR_OK) return rc;   // "no /dev/kvm: try --tier ns"
+ *     vmm_load(vm, 0x1000, code, n, err); vmm_set_real_mode(vm, 0, 0x1000, err);
+ *     vmm_run(vm, &stop, err);            // VMM_STOP_HLT, _DOORBELL, _TIMEOUT, ...
+ *     vmm_close(vm);
+ *
+ * Not thread-safe: one thread drives one vmm. vmm_run() uses the signal VMM_KICK_SIGNAL on
+ * the calling thread to end KVM_RUN at the wall-clock deadline; it installs a handler for it
+ * once per process (the handler does nothing for threads not inside vmm_run()).
+ */
+#ifndef CR_KVM_VMM_H
+#define CR_KVM_VMM_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "sandbox/kvm/proto.h"
+
+#define VMM_KICK_SIGNAL (SIGRTMIN + 4)
+#define VMM_MAX_MEM (3ull << 30)        /* RAM stays below the 32-bit hole and the region */
+#define VMM_MIN_MEM (1ull << 20)        /* page tables and the boot data live below 1 MiB */
+#define VMM_MAX_SHARED (64ull << 20)
+
+/* Fixed guest-physical addresses of what the VMM builds in low memory. */
+#define VMM_GDT_GPA 0x500ull
+#define VMM_ZERO_PAGE_GPA 0x7000ull     /* Linux boot_params */
+#define VMM_PML4_GPA 0x9000ull          /* then the PDPT and four page directories */
+#define VMM_CMDLINE_GPA 0x20000ull
+
+typedef struct {
+    uint64_t mem_bytes;       /* guest RAM, a multiple of 4 KiB in [VMM_MIN_MEM, VMM_MAX_MEM] */
+    uint32_t shared_bytes;    /* the job/result region, multiple of 4 KiB, <= VMM_MAX_SHARED */
+    int irqchip;              /* 1: in-kernel PIC/IOAPIC/LAPIC and PIT, which a Linux guest
+                                 needs; then HLT never leaves the kernel, so a tiny guest that
+                                 stops with HLT wants 0 */
+    double wall_s;            /* vmm_run() gives up after this long (per call) */
+    uint64_t max_exits;       /* ... or after this many exits to the VMM */
+    size_t max_serial;        /* bytes of serial output kept; the rest is dropped */
+} vmm_config;
+
+/* 64 MiB RAM, 1 MiB region, irqchip on, 10 s, 1e6 exits, 64 KiB of serial. */
+void vmm_config_default(vmm_config *c);
+
+typedef enum {
+    VMM_STOP_NONE = 0,
+    VMM_STOP_DOORBELL,        /* the guest rang CRVM_RING_RESULT: read the page */
+    VMM_STOP_HLT,             /* HLT (only without irqchip) */
+    VMM_STOP_SHUTDOWN,        /* triple fault */
+    VMM_STOP_RESET,           /* reset through the i8042 (Linux's reboot=k, or a panic) */
+    VMM_STOP_TIMEOUT,         /* the wall clock ran out */
+    VMM_STOP_EXITS            /* the exit cap was reached */
+} vmm_stop;
+
+const char *vmm_stop_name(vmm_stop stop);   /* "doorbell", "hlt", ...; never NULL */
+
+typedef struct vmm vmm;
+
+/* Creates the VM and its vCPU (CPUID from KVM_GET_SUPPORTED_CPUID). On CR_OK *out is the
+ * caller's: vmm_close(). CR_EUSAGE for a bad config; CR_ESANDBOX naming the step and advice
+ * for the errno ("no /dev/kvm: try --tier ns"). */
+cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err);
+void vmm_close(vmm *vm);                     /* NULL is a no-op */
+
+/* A host pointer to guest bytes [gpa, gpa + len) in RAM or in the region; NULL when the range
+ * is not wholly inside one of them. Borrowed: valid until vmm_close(). */
+uint8_t *vmm_guest_ptr(vmm *vm, uint64_t gpa, uint64_t len);
+/* Copies bytes into guest memory; CR_EUSAGE when they do not fit. */
+cr_code vmm_load(vmm *vm, uint64_t gpa, const void *bytes, size_t len, cr_error *err);
+
+/* vCPU state for the first instruction. Real mode: CS:IP, flat data segments at 0.
+ * Long mode: identity-mapped 4 GiB (2 MiB pages at VMM_PML4_GPA), a GDT at VMM_GDT_GPA with
+ * code 0x10 and data 0x18 as the Linux 64-bit boot protocol wants, and rsi (boot_params). */
+cr_code vmm_set_real_mode(vmm *vm, uint16_t cs, uint16_t ip, cr_error *err);
+cr_code vmm_set_long_mode(vmm *vm, uint64_t rip, uint64_t rsp, uint64_t rsi, cr_error *err);
+
+/* Runs the vCPU until a stop. CR_OK with *stop set for every way a guest can end (doorbell,
+ * halt, triple fault, reset, time or exit cap); CR_ESANDBOX when KVM fails or refuses the
+ * guest (KVM_EXIT_FAIL_ENTRY, KVM_EXIT_INTERNAL_ERROR, an unknown exit or doorbell value),
+ * the exit named in err. May be called again after a doorbell stop. */
+cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err);
+
+/* Serial output so far (NUL-ended, "" when none). Borrowed: valid until the next vmm_run()
+ * or vmm_close(). *truncated (when non-NULL) says whether max_serial cut it. */
+const char *vmm_serial(const vmm *vm, size_t *len, int *truncated);
+uint64_t vmm_exit_count(const vmm *vm);
+
+/* ---- the job/result region ---------------------------------------------------------------- */
+
+/* What the host asks of the guest, besides the job bytes. */
+typedef struct {
+    uint32_t wall_ms, cpu_ms, max_procs;
+    uint64_t memory_bytes;
+    uint32_t max_stdout, max_stderr, max_report;
+} vmm_job_limits;
+
+/* Writes the header and the job bytes into the region (which it clears first). CR_ELIMIT when
+ * the job does not fit. */
+cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
+                       cr_error *err);
+
+/* The result the guest left, copied out of guest memory. Every buffer is owned by the
+ * struct: vmm_page_result_free(). */
+typedef struct {
+    int exited, exit_code, term_signal;
+    uint32_t limit, flags;
+    char *out, *errs, *report;           /* NUL-ended copies; never NULL on CR_OK */
+    size_t out_len, err_len, report_len;
+    uint64_t guest_ns[4];
+} vmm_page_result;
+
+/* Reads and checks the header the guest wrote: magic, version, size and header size as the
+ * host set them, every span inside the region, no length above the limit the host asked for.
+ * CR_ESANDBOX naming the first bad field ("result page: out span 4096+70000 exceeds
+ * max_stdout 65536"); nothing to free then. */
+cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err);
+void vmm_page_result_free(vmm_page_result *res);   /* NULL is a no-op; zeroes it */
+
+/* ---- host detection --------------------------------------------------------------------- */
+
+/* 1 when this host can run a Linux guest under KVM; else 0 with the reason in why (a PVM
+ * software hypervisor, a CPU without vmx/svm, no /dev/kvm, a missing KVM capability), which
+ * ends with the advice "try --tier ns". */
+int kvm_can_boot_linux(char *why, size_t n);
+/* The same, with every path (/sys/module, /proc/cpuinfo, /dev/kvm) under `root` ("" for the
+ * real host): tests point it at a fake tree. */
+int vmm_host_check(const char *root, char *why, size_t n);
+
+#endif

@@ -1,0 +1,99 @@
+#!/bin/sh
+# The nested test host: boots Debian's cloud kernel under QEMU's software emulation with an
+# emulated SVM CPU, loads kvm-amd there so that /dev/kvm is a real hardware-style KVM, runs
+# every kvm-tier test binary inside, and reports their results here.
+#
+# Usage: tests/kvm-host/run.sh [BUILD]     (BUILD defaults to build; make check-kvm runs it)
+# Needs: qemu-system-x86_64, busybox (static), cpio, gzip, and the kernel that
+# sandbox/kvm/fetch-kernel.sh unpacks into BUILD/kvm/kernel (or KVMHOST_KERNEL). Env: KVMHOST_TIMEOUT (seconds,
+# default 900), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
+# every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder.
+# Prints each test's output and a final "N passed, N failed, N skipped"; exit 1 on any failure,
+# a test that did not finish, or a host that did not come up.
+set -eu
+B=${1:-build}
+kernel=${KVMHOST_KERNEL:-$B/kvm/kernel}
+timeout_s=${KVMHOST_TIMEOUT:-900}
+mem=${KVMHOST_MEM:-2048}
+tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true)}
+
+for tool in qemu-system-x86_64 cpio gzip; do
+    command -v "$tool" >/dev/null || { echo "kvm-host: $tool is missing"; exit 1; }
+done
+busybox=$(command -v busybox || true)
+[ -n "$busybox" ] || { echo "kvm-host: busybox is missing"; exit 1; }
+[ -f "$kernel/vmlinuz" ] || { echo "kvm-host: no $kernel/vmlinuz (run sandbox/kvm/fetch-kernel.sh)"; exit 1; }
+[ -n "$tests" ] || { echo "kvm-host: no test binaries under $B/tests"; exit 1; }
+
+work=$(mktemp -d)
+[ "${KVMHOST_KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/mod" "$root/work"
+cp "$busybox" "$root/bin/busybox"
+cp "$kernel"/modules/irqbypass.ko "$kernel"/modules/kvm.ko "$kernel"/modules/kvm-amd.ko "$root/mod/"
+
+# Each binary at its path relative to the repository, with the shared libraries it loads.
+copy_with_libs() {
+    mkdir -p "$root/work/$(dirname "$1")"
+    cp "$1" "$root/work/$1"
+    ldd "$1" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
+    while read -r lib; do
+        [ -f "$root$lib" ] && continue
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+}
+for t in $tests; do copy_with_libs "$t"; done
+[ ! -d "$B/kvm/guest" ] || { mkdir -p "$root/work/$B/kvm"; cp -r "$B/kvm/guest" "$root/work/$B/kvm/"; }
+mkdir -p "$root/work/$B/kvm/kernel" && cp "$kernel/vmlinuz" "$root/work/$B/kvm/kernel/"
+
+cat >"$root/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs -o size=512m tmp /tmp
+for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
+[ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
+export CR_EXPECT_KVM_LINUX=1 BUILD=$B
+cd /work
+for t in $tests; do
+    echo "KVMHOST-BEGIN \$t"
+    ./\$t 2>&1
+    echo "KVMHOST-END \$t rc=\$?"
+done
+poweroff -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz"
+
+log=$work/console.log
+start=$(date +%s)
+timeout "$timeout_s" qemu-system-x86_64 -accel tcg -cpu EPYC,+svm -m "$mem" -smp 1 \
+    -nographic -no-reboot -kernel "$kernel/vmlinuz" -initrd "$work/initrd.gz" \
+    -append "console=ttyS0 quiet panic=-1" </dev/null >"$log" 2>"$work/qemu.err" || true
+end=$(date +%s)
+
+# The console puts terminal escapes before the first marker: start each marker's own line.
+tr -d '\r' <"$log" | sed 's/^.*KVMHOST/KVMHOST/' >"$work/clean.log"
+log=$work/clean.log
+sed -n '/^KVMHOST/,$p' "$log" | grep -v '^KVMHOST-END' | sed 's/^KVMHOST-BEGIN /== /'
+if grep -q '^KVMHOST: ' "$log"; then echo "kvm-host: the nested host is not usable"; fi
+pass=0 fail=0 skip=0
+for t in $tests; do
+    endl=$(grep "^KVMHOST-END $t " "$log" || true)
+    sum=$(sed -n "\|^KVMHOST-BEGIN $t\$|,\|^KVMHOST-END $t |p" "$log" |
+          grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)
+    if [ -z "$endl" ] || [ -z "$sum" ]; then
+        echo "kvm-host: $t did not finish"; fail=$((fail + 1)); continue
+    fi
+    p=$(echo "$sum" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$sum" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    s=$(echo "$sum" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p')
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + ${s:-0}))
+    case "$endl" in *" rc=0") ;; *) [ "$f" != 0 ] || fail=$((fail + 1)) ;; esac
+done
+echo "kvm-host: $((end - start)) s in the nested host"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]

@@ -1,0 +1,519 @@
+/* tests/test_kvm.c: the VMM with tiny guests of our own (a few real-mode or long-mode
+ * instructions assembled by hand below), the job/result region's checks, and host detection.
+ * Tests that need a working /dev/kvm SKIP with the reason where it does not open; the nested
+ * test host (tests/kvm-host/) runs them all. */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/kvm/vmm.h"
+#include "tests/testlib.h"
+
+#define CODE_GPA 0x1000u
+#define DATA_GPA 0x2000u
+#define TEMPLATE_GPA 0x30000u       /* what the page guest copies over the region */
+
+static char kvm_why[256];           /* "" when /dev/kvm opened */
+
+/* CHECK that also yields whether it held, so a test can stop there. */
+#define CHECK_RET(c) ((c) ? (t_pass++, 1) : (t_fail++, \
+    fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c), 0))
+
+static vmm *open_vm(int irqchip, double wall_s, uint64_t max_exits, size_t max_serial)
+{
+    vmm_config c;
+    cr_error e = {0};
+    vmm *vm = NULL;
+    vmm_config_default(&c);
+    c.mem_bytes = 4u << 20;
+    c.irqchip = irqchip;
+    c.wall_s = wall_s;
+    c.max_exits = max_exits;
+    c.max_serial = max_serial;
+    if (vmm_open(&c, &vm, &e) != CR_OK) fprintf(stderr, "vmm_open: %s\n", e.message);
+    return vm;
+}
+
+/* Loads `code` at CODE_GPA, enters it in real mode and runs it; the stop, or -1 on error. */
+static int run_real(vmm *vm, const uint8_t *code, size_t n, cr_error *e)
+{
+    vmm_stop stop;
+    if (vmm_load(vm, CODE_GPA, code, n, e) != CR_OK) return -1;
+    if (vmm_set_real_mode(vm, 0, CODE_GPA, e) != CR_OK) return -1;
+    if (vmm_run(vm, &stop, e) != CR_OK) return -1;
+    return (int)stop;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define NEED_KVM() do { if (kvm_why[0]) { SKIP("%s", kvm_why); return; } } while (0)
+
+/* ---- without KVM -------------------------------------------------------------------------- */
+
+static void test_config_checked_first(void)
+{
+    vmm_config c;
+    cr_error e = {0};
+    vmm *vm = (vmm *)1;
+    vmm_config_default(&c);
+    c.mem_bytes = 12345;
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_EUSAGE);
+    CHECK(vm == NULL);
+    CHECK(strstr(e.message, "guest memory 12345 bytes") != NULL);
+    vmm_config_default(&c);
+    c.shared_bytes = (uint32_t)VMM_MAX_SHARED + 4096;
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_EUSAGE);
+    vmm_config_default(&c);
+    c.wall_s = 0;
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_EUSAGE);
+    CHECK_STR(e.message, "kvm: wall time 0 s outside (0, 86400]");
+    vmm_close(NULL);
+}
+
+static void test_open_without_kvm_advises_ns(void)
+{
+    vmm_config c;
+    cr_error e = {0};
+    vmm *vm = NULL;
+    if (access("/dev/kvm", F_OK) == 0) {
+        SKIP("this host has /dev/kvm");
+        return;
+    }
+    vmm_config_default(&c);
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_ESANDBOX);
+    CHECK_STR(e.message, "kvm: open /dev/kvm: No such file or directory (no usable /dev/kvm: "
+                         "try --tier ns)");
+    CHECK(vm == NULL);
+}
+
+static void test_stop_names(void)
+{
+    CHECK_STR(vmm_stop_name(VMM_STOP_DOORBELL), "doorbell");
+    CHECK_STR(vmm_stop_name(VMM_STOP_TIMEOUT), "timeout");
+    CHECK_STR(vmm_stop_name((vmm_stop)99), "unknown");
+}
+
+/* ---- host detection on fake trees --------------------------------------------------------- */
+
+static char fake_root[64];
+
+static void put_file(const char *rel, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s%s", fake_root, rel);
+    FILE *f = fopen(p, "w");
+    if (!f) { perror(p); return; }
+    fputs(text, f);
+    fclose(f);
+}
+
+static int sub(const char *rel)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s%s", fake_root, rel);
+    return mkdir(p, 0755) == 0 || errno == EEXIST;
+}
+
+static void test_host_check_fake_trees(void)
+{
+    char why[256];
+    snprintf(fake_root, sizeof fake_root, "/tmp/cr_kvm_test.XXXXXX");
+    if (!mkdtemp(fake_root)) { SKIP("mkdtemp: %s", strerror(errno)); return; }
+    CHECK(sub("/proc") && sub("/sys") && sub("/sys/module") && sub("/dev"));
+
+    CHECK_INT(vmm_host_check(fake_root, why, sizeof why), 0);
+    CHECK_STR(why, "cannot read the CPU flags in /proc/cpuinfo; try --tier ns");
+
+    put_file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 hypervisor lm\n");
+    CHECK_INT(vmm_host_check(fake_root, why, sizeof why), 0);
+    CHECK_STR(why, "the CPU has no vmx/svm (a VM without nested virtualization); "
+                   "try --tier ns");
+
+    put_file("/proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu svm lm\n");
+    CHECK_INT(vmm_host_check(fake_root, why, sizeof why), 0);
+    CHECK_STR(why, "cannot open /dev/kvm: No such file or directory; try --tier ns");
+
+    put_file("/dev/kvm", "");           /* a file, not KVM: its ioctls fail */
+    CHECK_INT(vmm_host_check(fake_root, why, sizeof why), 0);
+    CHECK_STR(why, "KVM_GET_API_VERSION: Inappropriate ioctl for device; try --tier ns");
+
+    CHECK(sub("/sys/module/kvm_pvm"));
+    CHECK_INT(vmm_host_check(fake_root, why, sizeof why), 0);
+    CHECK_STR(why, "/dev/kvm is kvm_pvm, a software hypervisor that cannot run a Linux guest; "
+                   "try --tier ns");
+    CHECK_INT(vmm_host_check(fake_root, NULL, 0), 0);
+
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", fake_root);
+    CHECK_INT(system(cmd), 0);
+}
+
+/* This host: the PVM machines say so; the nested test host (which sets
+ * CR_EXPECT_KVM_LINUX=1) must say yes. */
+static void test_host_check_here(void)
+{
+    char why[256];
+    int ok = kvm_can_boot_linux(why, sizeof why);
+    const char *expect = getenv("CR_EXPECT_KVM_LINUX");
+    if (access("/sys/module/kvm_pvm", F_OK) == 0) {
+        CHECK_INT(ok, 0);
+        CHECK(strstr(why, "kvm_pvm") != NULL);
+    } else if (expect && !strcmp(expect, "1")) {
+        CHECK_INT(ok, 1);
+        CHECK_STR(why, "");
+    } else {
+        CHECK(ok ? why[0] == '\0' : strstr(why, "try --tier ns") != NULL);
+    }
+}
+
+/* ---- tiny guests --------------------------------------------------------------------------- */
+
+static void test_real_mode_serial_hi(void)
+{
+    NEED_KVM();
+    static const uint8_t code[] = {
+        0xba, 0xf8, 0x03,       /* mov dx, 0x3f8 */
+        0xb0, 'h', 0xee,        /* mov al, 'h'; out dx, al */
+        0xb0, 'i', 0xee,        /* mov al, 'i'; out dx, al */
+        0xf4,                   /* hlt */
+    };
+    cr_error e = {0};
+    vmm *vm = open_vm(0, 5, 1000, 1024);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_real(vm, code, sizeof code, &e), VMM_STOP_HLT);
+    size_t len;
+    int cut;
+    CHECK_STR(vmm_serial(vm, &len, &cut), "hi");
+    CHECK_INT(len, 2);
+    CHECK_INT(cut, 0);
+    vmm_close(vm);
+}
+
+static void test_serial_string_out_capped(void)
+{
+    NEED_KVM();
+    static const uint8_t code[] = {
+        0xbe, 0x00, 0x20,       /* mov si, DATA_GPA */
+        0xb9, 0x0a, 0x00,       /* mov cx, 10 */
+        0xba, 0xf8, 0x03,       /* mov dx, 0x3f8 */
+        0xf3, 0x6e,             /* rep outsb */
+        0xe4, 0x99,             /* in al, 0x99 (nothing there) */
+        0xee,                   /* out dx, al */
+        0xf4,
+    };
+    cr_error e = {0};
+    vmm *vm = open_vm(0, 5, 1000, 4);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(vmm_load(vm, DATA_GPA, "helloworld", 10, &e), CR_OK);
+    CHECK_INT(run_real(vm, code, sizeof code, &e), VMM_STOP_HLT);
+    int cut;
+    CHECK_STR(vmm_serial(vm, NULL, &cut), "hell");
+    CHECK_INT(cut, 1);
+    vmm_close(vm);
+
+    /* Uncapped, the absent port's 0xff follows the string. */
+    vm = open_vm(0, 5, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(vmm_load(vm, DATA_GPA, "helloworld", 10, &e), CR_OK);
+    CHECK_INT(run_real(vm, code, sizeof code, &e), VMM_STOP_HLT);
+    CHECK_STR(vmm_serial(vm, NULL, NULL), "helloworld\xff");
+    vmm_close(vm);
+}
+
+static void test_spin_hits_wall_clock(void)
+{
+    NEED_KVM();
+    static const uint8_t spin[] = { 0xeb, 0xfe };             /* jmp $ */
+    static const uint8_t sleep[] = { 0xfa, 0xf4, 0xeb, 0xfc };  /* cli; hlt; jmp back */
+    cr_error e = {0};
+
+    vmm *vm = open_vm(0, 0.3, 1000000, 64);
+    if (!CHECK_RET(vm)) return;
+    double t0 = now();
+    CHECK_INT(run_real(vm, spin, sizeof spin, &e), VMM_STOP_TIMEOUT);
+    double dt = now() - t0;
+    CHECK(dt >= 0.29 && dt < 3.0);
+    vmm_close(vm);
+
+    /* With the in-kernel irqchip, HLT sleeps in the kernel: only the kick ends it. */
+    vm = open_vm(1, 0.3, 1000000, 64);
+    if (!CHECK_RET(vm)) return;
+    t0 = now();
+    CHECK_INT(run_real(vm, sleep, sizeof sleep, &e), VMM_STOP_TIMEOUT);
+    dt = now() - t0;
+    CHECK(dt >= 0.29 && dt < 3.0);
+    vmm_close(vm);
+}
+
+static void test_exit_cap(void)
+{
+    NEED_KVM();
+    static const uint8_t code[] = { 0xe6, 0x80, 0xeb, 0xfc };  /* out 0x80, al; jmp back */
+    cr_error e = {0};
+    vmm *vm = open_vm(0, 10, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_real(vm, code, sizeof code, &e), VMM_STOP_EXITS);
+    CHECK_INT(vmm_exit_count(vm), 1000);
+    vmm_close(vm);
+}
+
+static void test_triple_fault_and_reset(void)
+{
+    NEED_KVM();
+    /* An IDT of limit 0: int3 faults, the fault faults, and the CPU shuts down. */
+    static const uint8_t fault[] = {
+        0x0f, 0x01, 0x1e, 0x00, 0x20,   /* lidt [DATA_GPA] */
+        0xcc,                           /* int3 */
+        0xf4,
+    };
+    static const uint8_t reset[] = { 0xb0, 0xfe, 0xe6, 0x64, 0xf4 };  /* i8042 reset */
+    static const uint8_t zero_idt[6] = {0};
+    cr_error e = {0};
+    vmm *vm = open_vm(0, 5, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(vmm_load(vm, DATA_GPA, zero_idt, sizeof zero_idt, &e), CR_OK);
+    CHECK_INT(run_real(vm, fault, sizeof fault, &e), VMM_STOP_SHUTDOWN);
+    vmm_close(vm);
+
+    vm = open_vm(0, 5, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_real(vm, reset, sizeof reset, &e), VMM_STOP_RESET);
+    vmm_close(vm);
+}
+
+static void test_guest_ptr_bounds(void)
+{
+    NEED_KVM();
+    vmm *vm = open_vm(0, 5, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    uint64_t mem = 4u << 20, sh = 1u << 20;
+    CHECK(vmm_guest_ptr(vm, mem - 1, 1) != NULL);
+    CHECK(vmm_guest_ptr(vm, mem - 1, 2) == NULL);
+    CHECK(vmm_guest_ptr(vm, UINT64_MAX, 2) == NULL);
+    CHECK(vmm_guest_ptr(vm, 0, UINT64_MAX) == NULL);
+    CHECK(vmm_guest_ptr(vm, CRVM_SHARED_GPA, sh) != NULL);
+    CHECK(vmm_guest_ptr(vm, CRVM_SHARED_GPA + 1, sh) == NULL);
+    CHECK(vmm_guest_ptr(vm, CRVM_SHARED_GPA - 1, 2) == NULL);
+    cr_error e = {0};
+    CHECK_INT(vmm_load(vm, mem - 2, "abc", 3, &e), CR_EUSAGE);
+    vmm_close(vm);
+}
+
+/* ---- the job/result region through a long-mode guest ----------------------------------------
+ * The guest copies a template of the region (header and data, laid out by the test) over the
+ * region with rep movsb and rings the doorbell with `ring`: every malformed result a guest
+ * could leave is one template away. */
+
+static const vmm_job_limits lim = {
+    .wall_ms = 1000, .cpu_ms = 1000, .max_procs = 4, .memory_bytes = 1 << 20,
+    .max_stdout = 65536, .max_stderr = 4096, .max_report = 4096,
+};
+
+static int run_page_guest(vmm *vm, const struct crvm_page *tpl, const char *data,
+                          uint32_t data_off, uint32_t ring, uint8_t ring_size, cr_error *e)
+{
+    uint32_t n = data_off + (uint32_t)strlen(data);
+    uint8_t *t = vmm_guest_ptr(vm, TEMPLATE_GPA, n);
+    if (!t) return -1;
+    memcpy(t, tpl, sizeof *tpl);
+    memcpy(t + data_off, data, strlen(data));
+    uint8_t code[] = {
+        0xbe, 0x00, 0x00, 0x03, 0x00,                   /* mov esi, TEMPLATE_GPA */
+        0xbf, 0x00, 0x00, 0x00, 0xd0,                   /* mov edi, CRVM_SHARED_GPA */
+        0xb9, (uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), 0,  /* mov ecx, n */
+        0xf3, 0xa4,                                     /* rep movsb */
+        0x66, 0xba, 0x00, 0x0f,                         /* mov dx, CRVM_DOORBELL_PORT */
+        0xb8, (uint8_t)ring, (uint8_t)(ring >> 8), (uint8_t)(ring >> 16),
+        (uint8_t)(ring >> 24),                          /* mov eax, ring */
+        0xef,                                           /* out dx, eax */
+        0xf4,                                           /* hlt */
+    };
+    if (ring_size == 1) code[26] = 0xee;                /* out dx, al */
+    vmm_stop stop;
+    if (vmm_load(vm, 0x100000, code, sizeof code, e) != CR_OK) return -1;
+    if (vmm_set_long_mode(vm, 0x100000, 0x80000, 0, e) != CR_OK) return -1;
+    if (vmm_run(vm, &stop, e) != CR_OK) return -1;
+    return (int)stop;
+}
+
+/* The host's header as the guest found it, with a good result in it. */
+static struct crvm_page good_result(vmm *vm)
+{
+    struct crvm_page h;
+    memcpy(&h, vmm_guest_ptr(vm, CRVM_SHARED_GPA, sizeof h), sizeof h);
+    h.exited = 1;
+    h.exit_code = 0;
+    h.out = (struct crvm_span){ 0x1000, 3 };
+    h.err = (struct crvm_span){ 0x1003, 0 };
+    h.report = (struct crvm_span){ 0x1003, 9 };
+    return h;
+}
+
+static vmm *page_vm(cr_error *e)
+{
+    vmm *vm = open_vm(0, 5, 1000, 64);
+    if (vm && vmm_page_write(vm, "code 9\nprint(42)\n", 17, &lim, e) != CR_OK) {
+        vmm_close(vm);
+        return NULL;
+    }
+    return vm;
+}
+
+static void test_page_round_trip(void)
+{
+    NEED_KVM();
+    cr_error e = {0};
+    vmm *vm = page_vm(&e);
+    if (!CHECK_RET(vm)) return;
+    const struct crvm_page *host = (const void *)vmm_guest_ptr(vm, CRVM_SHARED_GPA, 4096);
+    CHECK_INT(host->magic, CRVM_MAGIC);
+    CHECK_INT(host->job.len, 17);
+    CHECK(memcmp((const char *)host + host->job.off, "code 9\nprint(42)\n", 17) == 0);
+    CHECK_INT(host->max_stdout, 65536);
+
+    struct crvm_page h = good_result(vm);
+    h.exit_code = 3;
+    h.result_flags = CRVM_ERR_TRUNCATED;
+    CHECK_INT(run_page_guest(vm, &h, "42\nvalue 2\n42", 0x1000, CRVM_RING_RESULT, 4, &e),
+              VMM_STOP_DOORBELL);
+    vmm_page_result r;
+    CHECK_INT(vmm_page_read(vm, &r, &e), CR_OK);
+    CHECK_STR(r.out, "42\n");
+    CHECK_STR(r.errs, "");
+    CHECK_STR(r.report, "value 2\n4");
+    CHECK_INT(r.exited, 1);
+    CHECK_INT(r.exit_code, 3);
+    CHECK_INT(r.flags, CRVM_ERR_TRUNCATED);
+    vmm_page_result_free(&r);
+    vmm_page_result_free(NULL);
+    vmm_close(vm);
+}
+
+/* Each malformed header, and the error it must give. */
+static void test_page_rejects_bad_results(void)
+{
+    NEED_KVM();
+    static const struct {
+        const char *what;
+        const char *want;
+    } cases[] = {
+        { "huge out length", "kvm: result page: out span 4096+4294967280 exceeds max_stdout "
+                             "65536" },
+        { "out past the end", "kvm: result page: out span 1048000+1000 outside the region "
+                              "[136, 1048576)" },
+        { "out in the header", "kvm: result page: out span 8+3 outside the region [136, "
+                               "1048576)" },
+        { "oversized stderr", "kvm: result page: err span 4099+5000 exceeds max_stderr 4096" },
+        { "magic changed", "kvm: result page: header changed (magic 0x0, version 1, size "
+                           "1048576, header 136)" },
+        { "size grown", "kvm: result page: header changed (magic 0x4d565243, version 1, size "
+                        "4294967295, header 136)" },
+        { "no exit, no signal", "kvm: result page: exited 0 with signal 0" },
+        { "unknown flag", "kvm: result page: unknown flags 0x80" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cr_error e = {0};
+        vmm *vm = page_vm(&e);
+        if (!CHECK_RET(vm)) return;
+        struct crvm_page h = good_result(vm);
+        switch (i) {
+        case 0: h.out.len = 0xfffffff0u; break;
+        case 1: h.out = (struct crvm_span){ 1048000, 1000 }; break;
+        case 2: h.out.off = 8; break;
+        case 3: h.err.len = 5000; break;
+        case 4: h.magic = 0; break;
+        case 5: h.size = 0xffffffffu; break;
+        case 6: h.exited = 0; break;
+        case 7: h.result_flags = 0x80; break;
+        }
+        CHECK_INT(run_page_guest(vm, &h, "42\n", 0x1000, CRVM_RING_RESULT, 4, &e),
+                  VMM_STOP_DOORBELL);
+        vmm_page_result r;
+        memset(&r, 0x5a, sizeof r);
+        if (vmm_page_read(vm, &r, &e) != CR_ESANDBOX)
+            fprintf(stderr, "case %s: accepted\n", cases[i].what);
+        CHECK_STR(e.message, cases[i].want);
+        CHECK(r.out == NULL && r.errs == NULL && r.report == NULL);
+        vmm_close(vm);
+    }
+    CHECK_INT(sizeof(struct crvm_page), 136);
+}
+
+static void test_doorbell_misuse(void)
+{
+    NEED_KVM();
+    cr_error e = {0};
+    vmm *vm = page_vm(&e);
+    if (!CHECK_RET(vm)) return;
+    struct crvm_page h = good_result(vm);
+    CHECK_INT(run_page_guest(vm, &h, "42\n", 0x1000, 7, 4, &e), -1);
+    CHECK_STR(e.message, "kvm: doorbell: unknown value 0x7");
+    vmm_close(vm);
+
+    vm = page_vm(&e);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_page_guest(vm, &h, "42\n", 0x1000, 1, 1, &e), -1);
+    CHECK_STR(e.message, "kvm: doorbell: 1-byte write, want 4");
+    vmm_close(vm);
+
+    /* BOOTED is a timestamp, not a stop: the guest goes on to its HLT. */
+    vm = page_vm(&e);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_page_guest(vm, &h, "42\n", 0x1000, CRVM_RING_BOOTED, 4, &e), VMM_STOP_HLT);
+    vmm_close(vm);
+}
+
+/* A guest that halts without ringing leaves the host's header: no result in it. */
+static void test_never_rings(void)
+{
+    NEED_KVM();
+    static const uint8_t code[] = { 0xf4 };
+    cr_error e = {0};
+    vmm *vm = page_vm(&e);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(run_real(vm, code, sizeof code, &e), VMM_STOP_HLT);
+    vmm_page_result r;
+    CHECK_INT(vmm_page_read(vm, &r, &e), CR_ESANDBOX);
+    CHECK_STR(e.message, "kvm: result page: exited 0 with signal 0");
+    vmm_close(vm);
+
+    vm = open_vm(0, 5, 1000, 64);
+    if (!CHECK_RET(vm)) return;
+    CHECK_INT(vmm_page_read(vm, &r, &e), CR_EUSAGE);
+    CHECK_INT(vmm_page_write(vm, "x", (1u << 20), &lim, &e), CR_ELIMIT);
+    vmm_close(vm);
+}
+
+int main(void)
+{
+    vmm *probe = NULL;
+    cr_error e = {0};
+    vmm_config c;
+    vmm_config_default(&c);
+    if (vmm_open(&c, &probe, &e) != CR_OK) snprintf(kvm_why, sizeof kvm_why, "%s", e.message);
+    vmm_close(probe);
+
+    test_config_checked_first();
+    test_open_without_kvm_advises_ns();
+    test_stop_names();
+    test_host_check_fake_trees();
+    test_host_check_here();
+    test_real_mode_serial_hi();
+    test_serial_string_out_capped();
+    test_spin_hits_wall_clock();
+    test_exit_cap();
+    test_triple_fault_and_reset();
+    test_guest_ptr_bounds();
+    test_page_round_trip();
+    test_page_rejects_bad_results();
+    test_doorbell_misuse();
+    test_never_rings();
+    return TEST_SUMMARY();
+}
