@@ -1,5 +1,7 @@
 /* parser/whitelist.c: the in-process subset's callables, and the check that reports every
  * import, call, attribute and method outside it, with its position. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parser/internal.h"
@@ -25,8 +27,278 @@ const char *const parser_method_names[] = {
     "capitalize", "zfill", NULL
 };
 
+/* How sandbox escapes look: reasons wherever they appear, even when the program assigns the
+ * name, since a `del` or an untaken branch can bring the builtin back. */
+static const char *const forbidden_names[] = {
+    "open", "exec", "eval", "compile", "input", "globals", "locals", "vars", "getattr",
+    "setattr", "delattr", "__import__", "breakpoint", "exit", "quit", "help", "memoryview",
+    "type", "object", "super", "classmethod", "staticmethod", "property", "id", "hash", NULL
+};
+
+/* The IR of a program is as deep as lowering allowed (cr_limits.max_depth); this backstops
+ * trees built by other front ends. */
+#define WL_MAX_DEPTH 100000
+
+static int in_list(const char *const *list, const char *name)
+{
+    for (; *list; list++)
+        if (strcmp(*list, name) == 0) return 1;
+    return 0;
+}
+
+/* ---- a set of names (open addressing; the strings are borrowed from the IR arena) -------- */
+
+typedef struct {
+    const char **slot;
+    size_t cap, n;
+} nameset;
+
+static size_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u;                /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+static int set_has(const nameset *set, const char *name)
+{
+    if (!set->cap || !name) return 0;
+    for (size_t i = name_hash(name) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
+        if (!set->slot[i]) return 0;
+        if (strcmp(set->slot[i], name) == 0) return 1;
+    }
+}
+
+static cr_code set_add(nameset *set, const char *name)
+{
+    if (!name || set_has(set, name)) return CR_OK;
+    if (2 * (set->n + 1) > set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 32;
+        const char **slot = calloc(cap, sizeof *slot);
+        if (!slot) return CR_ENOMEM;
+        for (size_t i = 0; i < set->cap; i++) {
+            if (!set->slot[i]) continue;
+            size_t j = name_hash(set->slot[i]) & (cap - 1);
+            while (slot[j]) j = (j + 1) & (cap - 1);
+            slot[j] = set->slot[i];
+        }
+        free(set->slot);
+        set->slot = slot;
+        set->cap = cap;
+    }
+    size_t j = name_hash(name) & (set->cap - 1);
+    while (set->slot[j]) j = (j + 1) & (set->cap - 1);
+    set->slot[j] = name;
+    set->n++;
+    return CR_OK;
+}
+
+/* ---- the check -------------------------------------------------------------------------- */
+
+typedef struct {
+    ir_module *m;
+    const char *src;
+    size_t len;
+    uint32_t *line_starts;      /* malloc'd on the first reason */
+    size_t nlines;
+    nameset bound;              /* every name the program binds */
+    nameset math;               /* names the math module is bound to */
+} wl_ctx;
+
+static size_t offset_of(wl_ctx *w, int line, int col)
+{
+    if (line < 1 || (size_t)line > w->nlines || col < 1) return w->len;
+    size_t off = (size_t)w->line_starts[line - 1] + (size_t)(col - 1);
+    return off > w->len ? w->len : off;
+}
+
+static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const char *name)
+{
+    char code[64];
+    if (!w->line_starts) {
+        size_t lines = 1;
+        for (size_t i = 0; i < w->len; i++) lines += w->src[i] == '\n';
+        if (!(w->line_starts = malloc(lines * sizeof *w->line_starts))) return CR_ENOMEM;
+        w->line_starts[0] = 0;
+        w->nlines = 1;
+        for (size_t i = 0; i < w->len; i++)
+            if (w->src[i] == '\n') w->line_starts[w->nlines++] = (uint32_t)(i + 1);
+    }
+    snprintf(code, sizeof code, fmt, name);
+    size_t a = offset_of(w, n->line, n->col), z = offset_of(w, n->end_line, n->end_col);
+    return ir_add_reason(w->m, code, n->line, n->col, w->src + a, z > a ? z - a : 0);
+}
+
+static cr_code bind_targets(wl_ctx *w, const ir_node *t)
+{
+    cr_code rc = CR_OK;
+    if (!t) return CR_OK;
+    switch (t->kind) {
+    case IR_NAME: return set_add(&w->bound, t->text);
+    case IR_TUPLE: case IR_LIST: case IR_STARRED:
+        for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = bind_targets(w, t->kid[i]);
+        return rc;
+    default:
+        return CR_OK;
+    }
+}
+
+/* Pass 1: the names the program binds, and the math module's aliases. Scopes are ignored:
+ * a name bound anywhere may be called anywhere (a wrong guess ends in a NameError). */
+static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
+{
+    cr_code rc = CR_OK;
+    if (!n) return CR_OK;
+    if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
+    switch (n->kind) {
+    case IR_FUNCDEF: case IR_PARAM: rc = set_add(&w->bound, n->text); break;
+    case IR_IMPORT_FROM: rc = set_add(&w->bound, n->aux); break;
+    case IR_IMPORT: if (strcmp(n->text, "math") == 0) rc = set_add(&w->math, n->aux); break;
+    case IR_ASSIGN:
+        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
+        break;
+    case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
+        if (n->n) rc = bind_targets(w, n->kid[0]);
+        break;
+    default:
+        break;
+    }
+    for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) rc = collect(w, n->kid[i], depth + 1);
+    return rc;
+}
+
+static int is_math(wl_ctx *w, const ir_node *obj)
+{
+    return obj && obj->kind == IR_NAME && set_has(&w->math, obj->text);
+}
+
+static cr_code check(wl_ctx *w, const ir_node *n, int depth);
+
+/* `obj.name` read or written (not called): only math's constants and functions. */
+static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
+{
+    cr_code rc;
+    const ir_node *obj = n->n ? n->kid[0] : NULL;
+    if (is_math(w, obj)) {
+        if (!in_list(parser_math_names, n->text) && (rc = add_reason(w, n, "attr:math.%s", n->text)) != CR_OK)
+            return rc;
+    } else if ((rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
+        return rc;
+    }
+    return check(w, obj, depth + 1);
+}
+
+static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
+{
+    const ir_node *f = call->kid[0];
+    cr_code rc = CR_OK;
+    if (!f) return CR_OK;
+    if (f->kind == IR_NAME) {
+        const char *name = f->text;
+        int ok = !in_list(forbidden_names, name) && strncmp(name, "__", 2) != 0 &&
+                 (in_list(parser_builtin_names, name) || set_has(&w->bound, name));
+        return ok ? CR_OK : add_reason(w, call, "call:%s", name);
+    }
+    if (f->kind != IR_ATTR) return check(w, f, depth + 1);
+    const ir_node *obj = f->n ? f->kid[0] : NULL;
+    if (is_math(w, obj)) {
+        if (!in_list(parser_math_names, f->text)) rc = add_reason(w, call, "call:math.%s", f->text);
+    } else if (!in_list(parser_method_names, f->text)) {
+        rc = add_reason(w, call, "method:.%s", f->text);
+    }
+    return rc == CR_OK ? check(w, obj, depth + 1) : rc;
+}
+
+/* An assignment, for or del target: names are written, not read. */
+static cr_code check_target(wl_ctx *w, const ir_node *t, int depth)
+{
+    cr_code rc = CR_OK;
+    if (!t) return CR_OK;
+    switch (t->kind) {
+    case IR_NAME: return CR_OK;
+    case IR_TUPLE: case IR_LIST: case IR_STARRED:
+        for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = check_target(w, t->kid[i], depth + 1);
+        return rc;
+    default:
+        return check(w, t, depth + 1);
+    }
+}
+
+/* Pass 2: every import, call, attribute and name read, against the tables. */
+static cr_code check(wl_ctx *w, const ir_node *n, int depth)
+{
+    cr_code rc = CR_OK;
+    uint32_t first = 0;
+    if (!n) return CR_OK;
+    if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
+    switch (n->kind) {
+    case IR_IMPORT:
+        if (strcmp(n->text, "math") != 0) rc = add_reason(w, n, "import:%s", n->text);
+        return rc;
+    case IR_IMPORT_FROM:
+        if (strcmp(n->text, "math") != 0) rc = add_reason(w, n, "import:%s", n->text);
+        else if (!in_list(parser_math_names, n->kid[0]->text))
+            rc = add_reason(w, n, "import:math.%s", n->kid[0]->text);
+        return rc;
+    case IR_NAME:
+        if (in_list(forbidden_names, n->text) || strncmp(n->text, "__", 2) == 0)
+            rc = add_reason(w, n, "name:%s", n->text);
+        return rc;
+    case IR_ATTR:
+        return check_attr(w, n, depth);
+    case IR_CALL:
+        if (n->n && (rc = check_callee(w, n, depth)) != CR_OK) return rc;
+        first = 1;
+        break;
+    case IR_ASSIGN:
+        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = check_target(w, n->kid[i], depth);
+        first = n->n ? n->n - 1 : 0;
+        break;
+    case IR_FOR: case IR_COMPFOR:
+        if (n->n && (rc = check_target(w, n->kid[0], depth)) != CR_OK) return rc;
+        first = 1;
+        break;
+    case IR_DEL:
+        for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) rc = check_target(w, n->kid[i], depth);
+        first = n->n;
+        break;
+    case IR_GLOBAL:
+        return CR_OK;
+    default:
+        break;
+    }
+    for (uint32_t i = first; i < n->n && rc == CR_OK; i++) rc = check(w, n->kid[i], depth + 1);
+    return rc;
+}
+
+/* Reasons in source order (lowering and the whitelist find them in two passes); stable, and
+ * "reasons:truncated" stays last. At most 1001 reasons, so insertion sort is enough. */
+static void sort_reasons(ir_module *m)
+{
+    size_t n = m->nreasons;
+    if (n && strcmp(m->reasons[n - 1].code, "reasons:truncated") == 0) n--;
+    for (size_t i = 1; i < n; i++) {
+        ir_reason r = m->reasons[i];
+        size_t j = i;
+        while (j > 0 && (m->reasons[j - 1].line > r.line ||
+                         (m->reasons[j - 1].line == r.line && m->reasons[j - 1].col > r.col))) {
+            m->reasons[j] = m->reasons[j - 1];
+            j--;
+        }
+        m->reasons[j] = r;
+    }
+}
+
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    CR_UNUSED(m); CR_UNUSED(src); CR_UNUSED(len); CR_UNUSED(err);
+    wl_ctx w = { .m = m, .src = src, .len = len };
+    cr_code rc = collect(&w, m->root, 0);
+    if (rc == CR_OK) rc = check(&w, m->root, 0);
+    if (rc == CR_OK) sort_reasons(m);
+    free(w.line_starts);
+    free(w.bound.slot);
+    free(w.math.slot);
+    if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
+    if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;
 }
