@@ -86,8 +86,7 @@ typedef struct {
     int ctl;                   /* child's end of the control socket */
     int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
     int job_fd;                /* memfd with the encoded job */
-    int data_fd;               /* O_PATH of the data directory, or -1 */
-    char data_src[64];         /* "/proc/self/fd/N" */
+    const char *data_dir;      /* the caller's data directory, or NULL */
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
     char *argv[8];
@@ -147,15 +146,34 @@ static int bind_dev(const char *src, const char *dst)
     return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL);
 }
 
+/* "/proc/self/fd/N" without stdio, which is not safe between clone() and exec. */
+static void fd_path(char *buf, int fd)
+{
+    static const char prefix[] = "/proc/self/fd/";
+    char digits[12];
+    int n = 0;
+    memcpy(buf, prefix, sizeof prefix - 1);
+    do digits[n++] = (char)('0' + fd % 10); while ((fd /= 10) && n < 11);
+    for (int i = 0; i < n; i++) buf[sizeof prefix - 1 + i] = digits[n - 1 - i];
+    buf[sizeof prefix - 1 + n] = 0;
+}
+
 static void build_root(const ns_plan *p)
 {
     static const char *const dirs[] = { NEWROOT "/usr", NEWROOT "/etc",
         NEWROOT "/etc/alternatives", NEWROOT "/tmp", NEWROOT "/out", NEWROOT "/proc",
         NEWROOT "/dev" };
-    int ctl = p->ctl;
-    char path[96];
+    int ctl = p->ctl, data_fd = -1;
+    char path[96], data_src[32];
 
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) child_fail(ctl, STEP_PRIVATE);
+    /* Opened here, in our own mount namespace (a bind source must be), and before our root
+     * tmpfs covers it should it live under NEWROOT. */
+    if (p->data_dir) {
+        if ((data_fd = open(p->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            child_fail(ctl, STEP_DATA);
+        fd_path(data_src, data_fd);
+    }
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") < 0)
         child_fail(ctl, STEP_ROOT);
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
@@ -177,9 +195,10 @@ static void build_root(const ns_plan *p)
     if (bind_file_ro("/etc/ld.so.cache", NEWROOT "/etc/ld.so.cache", MS_NOSUID | MS_NODEV) < 0 ||
         bind_ro("/etc/alternatives", NEWROOT "/etc/alternatives", MS_NOSUID | MS_NODEV) < 0)
         child_fail(ctl, STEP_ETC);
-    if (p->data_fd >= 0 &&
+    if (p->data_dir &&
         (mkdir(NEWROOT "/data", 0755) < 0 ||
-         bind_ro(p->data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0))
+         bind_ro(data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0 ||
+         close(data_fd) < 0))
         child_fail(ctl, STEP_DATA);
     if (mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->tmp_opts) < 0)
         child_fail(ctl, STEP_TMP);
@@ -287,6 +306,9 @@ static _Noreturn void init_main(const ns_plan *p)
 
     /* Dies with the thread that cloned it, so a killed caller leaves no sandbox behind. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    /* Our memory is a copy of the caller's (its heap, its environment): not readable through
+     * /proc/1 by the code, which runs with our uid. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
     if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
     /* The maps name who we are inside; until we switch, our ids are the host's and unmapped. */
@@ -511,14 +533,12 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
         close(out_dir_fd);
         out_dir_fd = -1;
     }
-    plan.data_fd = -1;
     if (job->data_dir) {
         if ((data_fd = open(job->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
             rc = cr_error_sys(err, CR_EUSAGE, job->data_dir, errno);
             goto out;
         }
-        plan.data_fd = data_fd;
-        snprintf(plan.data_src, sizeof plan.data_src, "/proc/self/fd/%d", data_fd);
+        plan.data_dir = job->data_dir;
     }
     if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
     if ((job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
@@ -668,9 +688,20 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
                  (unsigned long long)lim.memory_bytes);
     }
     if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
-    if (out->limit == SANDBOX_LIMIT_NONE && ns_cgroup_pids_refused(&cg) > 0) {
-        out->limit = SANDBOX_LIMIT_PROCS;
-        snprintf(out->limit_detail, sizeof out->limit_detail, "processes %u", lim.max_procs);
+    if (ns_cgroup_pids_refused(&cg) > 0) {
+        size_t used = strlen(out->limit_detail);
+        if (out->limit == SANDBOX_LIMIT_NONE) out->limit = SANDBOX_LIMIT_PROCS;
+        snprintf(out->limit_detail + used, sizeof out->limit_detail - used, "%sprocesses %u",
+                 used ? "; also " : "", lim.max_procs);
+    }
+    if (out->limit == SANDBOX_LIMIT_DISK && out_dir_fd >= 0) {
+        /* A write error has no file name; a full /out tells which filesystem it was. */
+        struct statvfs sv;
+        if (fstatvfs(out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0)) {
+            out->limit = SANDBOX_LIMIT_ARTIFACTS;
+            snprintf(out->limit_detail, sizeof out->limit_detail, "/out full (%llu bytes)",
+                     (unsigned long long)lim.artifact_bytes);
+        }
     }
     if (out_dir_fd >= 0 &&
         (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK)
