@@ -6,7 +6,11 @@
  *
  * Chain: hash(n) = SHA-256(AUDIT_TAG_RECORD || hash(n-1) || audit_encode(record n)), with
  * hash(0) = 32 zero bytes. The encoding (audit_encode) is length-prefixed fields in the fixed
- * order of audit_record below, never JSON as some printer happened to lay it out.
+ * order of audit_record below, never JSON as some printer happened to lay it out. Format 1,
+ * all integers big-endian:
+ *   u32 format (1) | u64 seq | u32 field count (21) | the 21 fields in struct order, each
+ *   0x00 (absent string) | 0x01 u64 length, bytes (string) | 0x02 i64 (integer field)
+ * The tag is hashed without its NUL. Changing any of this needs a new format number.
  */
 #ifndef CR_AUDIT_H
 #define CR_AUDIT_H
