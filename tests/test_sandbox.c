@@ -1,0 +1,369 @@
+/* tests/test_sandbox.c: the sandbox interface and the ns tier doing its ordinary job: the
+ * runner's final-value rule, exceptions, stdout/stderr, /data, artifacts, the report protocol. */
+#include <sys/stat.h>
+
+#include "tests/testlib.h"
+#include "tests/test_sandbox_util.h"
+
+/* ---- no sandbox needed ------------------------------------------------------------------ */
+
+static void test_limit_names(void)
+{
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_NONE), "none");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_WALL), "wall");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_CPU), "cpu");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_MEMORY), "memory");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_PROCS), "procs");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_OUTPUT), "output");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_DISK), "disk");
+    CHECK_STR(sandbox_limit_name(SANDBOX_LIMIT_ARTIFACTS), "artifacts");
+    CHECK_STR(sandbox_limit_name((sandbox_limit)99), "unknown");
+}
+
+static void test_defaults(void)
+{
+    sandbox_job job;
+    sandbox_job_init(&job);
+    CHECK_INT(job.tier, CR_TIER_AUTO);
+    CHECK_STR(job.interpreter, "/usr/bin/python3");
+    CHECK(job.limits.wall_s == 10.0 && job.limits.cpu_s == 10.0);
+    CHECK_INT(job.limits.memory_bytes, 512u << 20);
+    CHECK_INT(job.limits.max_procs, 64);
+    CHECK_INT(job.limits.max_artifacts, 64);
+}
+
+static void test_job_encode(void)
+{
+    const char *vars[] = { "total", "x", NULL };
+    sandbox_job job;
+    cr_buf b;
+    sandbox_job_init(&job);
+    job.code = "print(1)\n";
+    job.code_len = 9;
+    job.answer_vars = vars;
+    job.globals_json = "{\"a\": 1}";
+    cr_buf_init(&b, 0);
+    CHECK_INT(sandbox_job_encode(&job, &b, NULL), CR_OK);
+    CHECK_STR(b.p, "code 9\nprint(1)\n\nvar 5\ntotal\nvar 1\nx\nglobals 8\n{\"a\": 1}\n");
+    cr_buf_free(&b);
+}
+
+#define PARSE(lit) sandbox_report_parse(lit, sizeof(lit) - 1, &oc, NULL)
+
+static void test_report_parse(void)
+{
+    static const char good[] = "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
+                               "value.source 7\nvar:ans\n";
+    static const char raised[] = "error.type 11\nSyntaxError\nerror.message 14\ninvalid syntax\n"
+                                 "error.line 1\n3\nerror.col 1\n7\n";
+    sandbox_outcome oc;
+
+    memset(&oc, 0, sizeof oc);
+    CHECK_INT(sandbox_report_parse(good, sizeof good - 1, &oc, NULL), CR_OK);
+    CHECK_INT(oc.has_value, 1);
+    CHECK_STR(oc.value_type, "float");
+    CHECK_STR(oc.value_repr, "0.5");
+    CHECK_STR(oc.value_decimal, "0.5");
+    CHECK_STR(oc.value_source, "var:ans");
+    CHECK_INT(oc.raised, 0);
+    sandbox_outcome_free(&oc);
+
+    CHECK_INT(sandbox_report_parse(raised, sizeof raised - 1, &oc, NULL), CR_OK);
+    CHECK_INT(oc.raised, 1);
+    CHECK_STR(oc.error_type, "SyntaxError");
+    CHECK_STR(oc.error_message, "invalid syntax");
+    CHECK_INT(oc.error_line, 3);
+    CHECK_INT(oc.error_col, 7);
+    CHECK_INT(oc.has_value, 0);
+    sandbox_outcome_free(&oc);
+
+    /* A record cut short, a length past the end, a missing newline: kept what was whole. */
+    CHECK_INT(PARSE("value.type 3\nint\nvalue.repr 10\n12"), CR_OK);
+    CHECK_STR(oc.value_type, "int");
+    CHECK(oc.value_repr == NULL);
+    CHECK_INT(oc.has_value, 0);
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE("value.repr 99999999999999999999\nx\n"), CR_OK);
+    CHECK(oc.value_repr == NULL);
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE("value.repr 1\nxy"), CR_OK);
+    CHECK(oc.value_repr == NULL);
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE(""), CR_OK);
+    CHECK_INT(oc.has_value + oc.raised, 0);
+    sandbox_outcome_free(&oc);
+
+    /* Limits read from the exception. */
+    CHECK_INT(PARSE("error.type 11\nMemoryError\n"), CR_OK);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_MEMORY);
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE("error.type 7\nOSError\nerror.errno 2\n28\n"
+                                   "error.filename 10\n/out/x.png\n"), CR_OK);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE("error.type 7\nOSError\nerror.errno 2\n28\n"),
+              CR_OK);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_DISK);
+    sandbox_outcome_free(&oc);
+}
+
+static void test_runner_embedded(void)
+{
+    CHECK(sandbox_runner_source_len > 1000);
+    CHECK(strlen(sandbox_runner_source) == sandbox_runner_source_len);
+    CHECK(strstr(sandbox_runner_source, "def main():") != NULL);
+}
+
+static void test_bad_jobs(void)
+{
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error err = { 0 };
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_NS;
+    job.code = "1";
+    job.code_len = 1;
+    job.interpreter = "/opt/python/bin/python3";
+    CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
+    CHECK(strstr(err.message, "not under /usr") != NULL);
+    job.interpreter = NULL;
+    job.out_dir = "/nonexistent-calcroute-dir";
+    CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
+    job.out_dir = NULL;
+    job.tier = CR_TIER_NONE;
+    CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
+    sandbox_outcome_free(&oc);
+}
+
+/* ---- through the ns tier ----------------------------------------------------------------- */
+
+/* The final value and how it was chosen, as "source type repr decimal". */
+static void check_value(const char *code, const char *want)
+{
+    sandbox_outcome oc;
+    char got[512];
+    if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) { CHECK(!"run"); return; }
+    if (oc.has_value)
+        snprintf(got, sizeof got, "%s %s %s %s", oc.value_source, oc.value_type, oc.value_repr,
+                 oc.value_decimal ? oc.value_decimal : "-");
+    else
+        snprintf(got, sizeof got, "none");
+    if (oc.raised) fprintf(stderr, "  raised %s: %s\n", oc.error_type, oc.error_message);
+    CHECK_STR(got, want);
+    sandbox_outcome_free(&oc);
+}
+
+static void test_final_value_rule(void)
+{
+    /* solution() defined and never called wins over everything. */
+    check_value("ans = 1\ndef solution():\n    return 0.1 + 0.2\n",
+                "solution() float 0.30000000000000004 0.30000000000000004");
+    /* ... but not when the code calls it itself. */
+    check_value("def solution():\n    return 7\nx = solution()\n", "assign:x int 7 7");
+    check_value("def solution(a):\n    return 7\ny = 2\n", "assign:y int 2 2");
+    /* ans, then result, then answer. */
+    check_value("answer = 3\nresult = 2\n5\n", "var:result int 2 2");
+    check_value("answer = 3\n5\nz = 9\n", "var:answer int 3 3");
+    /* Last expression statement (None does not count), then last assignment. */
+    check_value("a = 1\na + 1\nprint('x')\nb = 5\n", "expr:2 int 2 2");
+    check_value("total = 0\nfor v in [1, 2]:\n    total += v\n", "assign:total int 3 3");
+    check_value("import math\n", "none");
+    check_value("print(1)\n", "none");
+    /* Types and exact decimal text. */
+    check_value("1e-05\n", "expr:1 float 1e-05 0.00001");
+    check_value("1.5e16\n", "expr:1 float 1.5e+16 15000000000000000.0");
+    check_value("2**70\n", "expr:1 int 1180591620717411303424 1180591620717411303424");
+    check_value("3 > 2\n", "expr:1 bool True 1");
+    check_value("from decimal import Decimal\nDecimal('1.50') * 2\n", "expr:2 Decimal Decimal('3.00') 3.00");
+    check_value("from fractions import Fraction\nFraction(-3, 8)\n", "expr:2 Fraction Fraction(-3, 8) -0.375");
+    check_value("from fractions import Fraction\nFraction(1, 3)\n", "expr:2 Fraction Fraction(1, 3) -");
+    check_value("float('nan')\n", "expr:1 float nan -");
+    check_value("'x' * 3\n", "expr:1 str 'xxx' -");
+    check_value("10**5000 // 10**4999\n", "expr:1 int 10 10");
+    check_value("(1, 2.5)\n", "expr:1 tuple (1, 2.5) -");
+}
+
+static void test_answer_vars_and_globals(void)
+{
+    const char *vars[] = { "final", NULL };
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error err = { 0 };
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_NS;
+    job.code = "ans = 1\nfinal = rate * base\n";
+    job.code_len = strlen(job.code);
+    job.answer_vars = vars;
+    job.globals_json = "{\"rate\": 0.5, \"base\": 4}";
+    if (sandbox_run(&job, &oc, &err) != CR_OK) { CHECK(!"run"); return; }
+    CHECK_STR(oc.value_source, "var:final");
+    CHECK_STR(oc.value_repr, "2.0");
+    CHECK_STR(oc.value_decimal, "2.0");
+    sandbox_outcome_free(&oc);
+}
+
+static void test_exceptions(void)
+{
+    sandbox_outcome oc;
+    if (run_ns("x = 1\n\ny = x / 0\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.raised, 1);
+        CHECK_STR(oc.error_type, "ZeroDivisionError");
+        CHECK_STR(oc.error_message, "division by zero");
+        CHECK_INT(oc.error_line, 3);
+        CHECK_INT(oc.exited, 1);
+        CHECK_INT(oc.exit_code, 1);
+        CHECK_INT(oc.has_value, 0);
+        CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "File \"<code>\", line 3") &&
+              strstr(oc.stderr_buf.p, "ZeroDivisionError: division by zero"));
+        /* The runner's own frames stay out of the traceback. */
+        CHECK(oc.stderr_buf.p && !strstr(oc.stderr_buf.p, "runner"));
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    if (run_ns("a = 1\nb = (2 +\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_STR(oc.error_type, "SyntaxError");
+        CHECK_STR(oc.error_message, "'(' was never closed");
+        CHECK_INT(oc.error_line, 2);
+        CHECK_INT(oc.error_col, 5);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    if (run_ns("def solution():\n    return [][1]\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_STR(oc.error_type, "IndexError");
+        CHECK_INT(oc.error_line, 2);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    if (run_ns("import sys\nprint('bye')\nsys.exit(4)\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.exited, 1);
+        CHECK_INT(oc.exit_code, 4);
+        CHECK_INT(oc.raised, 0);
+        CHECK_STR(out_text(&oc), "bye\n");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    if (run_ns("x = input()\n", NULL, NULL, NULL, NULL, &oc) == CR_OK)
+        CHECK_STR(oc.error_type, "EOFError");   /* stdin is /dev/null */
+    else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+}
+
+static void test_streams_and_timings(void)
+{
+    sandbox_outcome oc;
+    if (run_ns("import sys\nprint('out')\nprint('err', file=sys.stderr)\nx = 6 * 7\n", NULL, NULL,
+               NULL, NULL, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "out\n");
+        CHECK_STR(oc.stderr_buf.p, "err\n");
+        CHECK_INT(oc.stdout_buf.truncated, 0);
+        CHECK_STR(oc.value_repr, "42");
+        CHECK_INT(oc.exit_code, 0);
+        CHECK_INT(oc.tier, CR_TIER_NS);
+        CHECK(oc.wall_s > 0 && oc.wall_s < 5);
+        CHECK(oc.cpu_s > 0 && oc.cpu_s < 5);
+        CHECK(oc.peak_memory_bytes > (1u << 20));
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    /* The report channel is not stdout: printing what looks like a report changes nothing. */
+    CHECK_PRINTS("print('value.repr 2\\n99')\nans = 1\n", "value.repr 2\n99\n");
+}
+
+static void test_data_and_artifacts(void)
+{
+    char *data = make_dir("data"), *out = make_dir("out"), path[512], *copy;
+    sandbox_outcome oc;
+    FILE *f;
+    if (!data || !out) { CHECK(!"mkdtemp"); goto done; }
+    snprintf(path, sizeof path, "%s/prices.csv", data);
+    if (!(f = fopen(path, "w"))) { CHECK(!"fopen"); goto done; }
+    fputs("a,1.5\nb,2.25\n", f);
+    fclose(f);
+    chmod(path, 0644);
+    if (run_ns("import os\n"
+               "rows = [l.split(',') for l in open('/data/prices.csv').read().split()]\n"
+               "open('/out/sum.txt', 'w').write('abc')\n"
+               "os.makedirs('/out/plots')\n"
+               "open('/out/plots/empty.bin', 'wb').close()\n"
+               "ans = sum(float(v) for _, v in rows)\n",
+               NULL, data, out, NULL, &oc) == CR_OK) {
+        CHECK_STR(oc.value_repr, "3.75");
+        CHECK_INT(oc.artifact_count, 2);
+        if (oc.artifact_count == 2) {
+            CHECK_STR(oc.artifacts[0].name, "plots/empty.bin");
+            CHECK_INT(oc.artifacts[0].size, 0);
+            CHECK_STR(oc.artifacts[0].sha256,
+                      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+            CHECK_STR(oc.artifacts[1].name, "sum.txt");
+            CHECK_INT(oc.artifacts[1].size, 3);
+            CHECK_STR(oc.artifacts[1].sha256,
+                      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+            snprintf(path, sizeof path, "%s/sum.txt", out);
+            CHECK_STR(oc.artifacts[1].path, path);
+            copy = slurp(path);
+            CHECK_STR(copy, "abc");
+            free(copy);
+        }
+        CHECK_STR(oc.artifact_note, "");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    /* Without an artifact directory: listed and hashed, not copied. */
+    if (run_ns("open('/out/r.txt', 'w').write('abc')\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.artifact_count, 1);
+        if (oc.artifact_count == 1) CHECK(oc.artifacts[0].path == NULL);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+done:
+    remove_tree(data);
+    remove_tree(out);
+    free(data);
+    free(out);
+}
+
+static void test_matplotlib_png(void)
+{
+    char *out = make_dir("png");
+    sandbox_outcome oc;
+    sandbox_limits lim;
+    small_limits(&lim);
+    lim.wall_s = 30;
+    if (!out) { CHECK(!"mkdtemp"); return; }
+    if (run_ns("import matplotlib.pyplot as plt\nplt.plot([1, 2], [3, 1])\n"
+               "plt.savefig('/out/plot.png')\n", &lim, NULL, out, NULL, &oc) == CR_OK) {
+        if (oc.raised && !strcmp(oc.error_type, "ModuleNotFoundError")) {
+            SKIP("python3-matplotlib is not installed");
+        } else {
+            CHECK_INT(oc.artifact_count, 1);
+            if (oc.artifact_count == 1) {
+                char *png = slurp(oc.artifacts[0].path);
+                CHECK(png && !memcmp(png, "\x89PNG", 4));
+                free(png);
+            }
+        }
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    remove_tree(out);
+    free(out);
+}
+
+int main(void)
+{
+    test_limit_names();
+    test_defaults();
+    test_job_encode();
+    test_report_parse();
+    test_runner_embedded();
+    ns_ok = sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why);
+    if (!ns_ok) {
+        SKIP("ns tier unavailable on this host: %s", ns_why);
+        return TEST_SUMMARY();
+    }
+    test_bad_jobs();
+    test_final_value_rule();
+    test_answer_vars_and_globals();
+    test_exceptions();
+    test_streams_and_timings();
+    test_data_and_artifacts();
+    test_matplotlib_png();
+    return TEST_SUMMARY();
+}
