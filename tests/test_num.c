@@ -573,6 +573,234 @@ static void test_combinatorics(void)
     CHECK_STR(comb_like(num_perm, 3, 5), "0");
 }
 
+/* ---- format() ------------------------------------------------------------------------------ */
+
+/* format(value, spec), or "!Type: message" when it raises. */
+static const char *fmt(const char *a, int is_float, const char *spec)
+{
+    mpq_t x;
+    mpq_init(x);
+    lit(x, a);
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    cr_error err;
+    memset(&err, 0, sizeof err);
+    cr_code rc = num_format(&b, x, is_float, spec, strlen(spec), &ctx, &err);
+    const char *s;
+    if (rc == CR_OK) {
+        s = keep(&b);
+    } else {
+        char *t = sbuf[sidx++ % 8];
+        snprintf(t, sizeof sbuf[0], "!%s: %s", err.type, err.message);
+        s = t;
+    }
+    cr_buf_free(&b);
+    mpq_clear(x);
+    return s;
+}
+
+static const char *fmt_str(const char *str, const char *spec)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    cr_error err;
+    memset(&err, 0, sizeof err);
+    cr_code rc = num_format_str(&b, str, strlen(str), spec, strlen(spec), &err);
+    const char *s;
+    if (rc == CR_OK) {
+        s = keep(&b);
+    } else {
+        char *t = sbuf[sidx++ % 8];
+        snprintf(t, sizeof sbuf[0], "!%s: %s", err.type, err.message);
+        s = t;
+    }
+    cr_buf_free(&b);
+    return s;
+}
+
+/* Expected strings: CPython 3.11's format() on the same value where the binary double does
+ * not change the digits, and Python's decimal module where it does (2.675, 0.35, 0.1). */
+static void test_format(void)
+{
+    CHECK_STR(fmt("2.675", 1, ".2f"), "2.68");
+    CHECK_STR(fmt("0.125", 1, ".2f"), "0.12");
+    CHECK_STR(fmt("0.375", 1, ".2f"), "0.38");
+    CHECK_STR(fmt("1234567.891", 1, ",.2f"), "1,234,567.89");
+    CHECK_STR(fmt("0.1234", 1, ".1%"), "12.3%");
+    CHECK_STR(fmt("5", 0, ".2f"), "5.00");
+    CHECK_STR(fmt("1e20", 1, "g"), "1e+20");
+    CHECK_STR(fmt("123.456", 1, ""), "123.456");
+    CHECK_STR(fmt("-3", 0, "+05d"), "-0003");
+    CHECK_STR(fmt("3.5", 1, "d"), "!ValueError: Unknown format code 'd' for object of type 'float'");
+    CHECK_STR(fmt("5", 0, "s"), "!ValueError: Unknown format code 's' for object of type 'int'");
+    CHECK_STR(fmt("1234", 0, "08,"), "0,001,234");
+    CHECK_STR(fmt("1234", 0, "09,"), "0,001,234");
+    CHECK_STR(fmt("1234", 0, "010,"), "00,001,234");
+    CHECK_STR(fmt("1234", 0, "07,"), "001,234");
+    CHECK_STR(fmt("1234", 0, "05,"), "1,234");
+    CHECK_STR(fmt("1234.5", 1, "010,.1f"), "0,001,234.5");
+    CHECK_STR(fmt("-1234", 0, "08,"), "-001,234");
+    CHECK_STR(fmt("255", 0, "#010_x"), "0x000_00ff");
+    CHECK_STR(fmt("255", 0, "#011_b"), "0b1111_1111");
+    CHECK_STR(fmt("1234", 0, "0=8,"), "0,001,234");
+    CHECK_STR(fmt("1234", 0, "*=8,"), "***1,234");
+    CHECK_STR(fmt("1234", 0, "x<08,"), "1,234xxx");
+    CHECK_STR(fmt("1234", 0, "<08"), "12340000");
+    CHECK_STR(fmt("1234", 0, "^08"), "00123400");
+    CHECK_STR(fmt("1.5", 1, "ff"), "!ValueError: Invalid format specifier 'ff' for object of type 'float'");
+    CHECK_STR(fmt("1.5", 1, "."), "!ValueError: Format specifier missing precision");
+    CHECK_STR(fmt("1.5", 1, ",_"), "!ValueError: Cannot specify both ',' and '_'.");
+    CHECK_STR(fmt("1.5", 1, "_,"), "!ValueError: Cannot specify both ',' and '_'.");
+    CHECK_STR(fmt("5", 0, ".2d"), "!ValueError: Precision not allowed in integer format specifier");
+    CHECK_STR(fmt("5", 0, "+c"), "!ValueError: Sign not allowed with integer format specifier 'c'");
+    CHECK_STR(fmt("5", 0, "#c"), "!ValueError: Alternate form (#) not allowed with integer format specifier 'c'");
+    CHECK_STR(fmt("5", 0, "zd"), "!ValueError: Negative zero coercion (z) not allowed in integer format specifier");
+    CHECK_STR(fmt("5", 0, ",x"), "!ValueError: Cannot specify ',' with 'x'.");
+    CHECK_STR(fmt("5", 0, ",n"), "!ValueError: Cannot specify ',' with 'n'.");
+    CHECK_STR(fmt("1.5", 1, ",n"), "!ValueError: Cannot specify ',' with 'n'.");
+    CHECK_STR(fmt("5", 0, ".2"), "!ValueError: Precision not allowed in integer format specifier");
+    CHECK_STR(fmt("1e16", 1, ".20"), "10000000000000000.0");
+    CHECK_STR(fmt("1234.5", 1, ".2"), "1.2e+03");
+    CHECK_STR(fmt("100.0", 1, ".3"), "1e+02");
+    CHECK_STR(fmt("1e5", 1, ".3"), "1e+05");
+    CHECK_STR(fmt("0.0", 1, "g"), "0");
+    CHECK_STR(fmt("0.0", 1, "#g"), "0.00000");
+    CHECK_STR(fmt("0.0", 1, "e"), "0.000000e+00");
+    CHECK_STR(fmt("-0.001", 1, ".2f"), "-0.00");
+    CHECK_STR(fmt("-0.001", 1, "z.2f"), "0.00");
+    CHECK_STR(fmt("5", 0, "%"), "500.000000%");
+    CHECK_STR(fmt("0", 0, "%"), "0.000000%");
+    CHECK_STR(fmt("1e300", 1, "e"), "1.000000e+300");
+    CHECK_STR(fmt("1.5", 1, "#.0f"), "2.");
+    CHECK_STR(fmt("1.5", 1, ".0f"), "2");
+    CHECK_STR(fmt("2.5", 1, ".0f"), "2");
+    CHECK_STR(fmt("1.5", 1, "#.0e"), "2.e+00");
+    CHECK_STR(fmt("12345.678", 1, "#.3g"), "1.23e+04");
+    CHECK_STR(fmt("0.5", 1, ".0%"), "50%");
+    CHECK_STR(fmt("65", 0, "c"), "A");
+    CHECK_STR(fmt("1114112", 0, "c"), "!OverflowError: %c arg not in range(0x110000)");
+    CHECK_STR(fmt("1.5", 1, "=^10"), "===1.5====");
+    CHECK_STR(fmt("1.5", 1, "e"), "1.500000e+00");
+    CHECK_STR(fmt("1.5", 1, "E"), "1.500000E+00");
+    CHECK_STR(fmt("1.5e-10", 1, "G"), "1.5E-10");
+    CHECK_STR(fmt("1e100", 1, "g"), "1e+100");
+    CHECK_STR(fmt("123456789", 0, "n"), "123456789");
+    CHECK_STR(fmt("0.0001", 1, ""), "0.0001");
+    CHECK_STR(fmt("1e-5", 1, "10"), "     1e-05");
+    CHECK_STR(fmt("5", 0, "="), "5");
+    CHECK_STR(fmt("5", 0, "=+5"), "+   5");
+    CHECK_STR(fmt("-5", 0, " 5"), "   -5");
+    CHECK_STR(fmt("5", 0, " "), " 5");
+    CHECK_STR(fmt("12", 0, "o"), "14");
+    CHECK_STR(fmt("12", 0, "#o"), "0o14");
+    CHECK_STR(fmt("12", 0, "#X"), "0XC");
+    CHECK_STR(fmt("-12", 0, "#x"), "-0xc");
+    CHECK_STR(fmt("3", 0, "b"), "11");
+    CHECK_STR(fmt("1234567", 0, "_"), "1_234_567");
+    CHECK_STR(fmt("1234567.125", 1, "_"), "1_234_567.125");
+    CHECK_STR(fmt("1e16", 1, ","), "1e+16");
+    CHECK_STR(fmt("1.0", 1, ".3"), "1.0");
+    CHECK_STR(fmt("10.0", 1, ".1"), "1e+01");
+    CHECK_STR(fmt("9.99", 1, ".2"), "1e+01");
+    CHECK_STR(fmt("0.1", 1, ".0"), "0.1");
+    CHECK_STR(fmt("0.1", 1, "#.0"), "0.1");
+    CHECK_STR(fmt("123.0", 1, "#"), "123.0");
+    CHECK_STR(fmt("5", 0, "#"), "5");
+    CHECK_STR(fmt("1e22", 1, "f"), "10000000000000000000000.000000");
+    CHECK_STR(fmt("1.5", 1, "5%"), "150.000000%");
+    CHECK_STR(fmt("5", 0, "010.2%"), "000500.00%");
+    CHECK_STR(fmt("3.14159", 1, "10.3f"), "     3.142");
+    CHECK_STR(fmt("3.14159", 1, "<10.3f"), "3.142     ");
+    CHECK_STR(fmt("3.14159", 1, "^10.3f"), "  3.142   ");
+    CHECK_STR(fmt("-3.14159", 1, "=10.3f"), "-    3.142");
+    CHECK_STR(fmt("-3.14159", 1, "010.3f"), "-00003.142");
+    CHECK_STR(fmt("3.14159", 1, "+.2e"), "+3.14e+00");
+    CHECK_STR(fmt("0.000123456", 1, "g"), "0.000123456");
+    CHECK_STR(fmt("0.0000123456", 1, "g"), "1.23456e-05");
+    CHECK_STR(fmt("123456789.0", 1, "g"), "1.23457e+08");
+    CHECK_STR(fmt("1234567.0", 1, ".10g"), "1234567");
+    CHECK_STR(fmt("0.5", 1, ".0f"), "0");
+    CHECK_STR(fmt("1.5", 1, ".0e"), "2e+00");
+    CHECK_STR(fmt("2.5", 1, ".0e"), "2e+00");
+    CHECK_STR(fmt("0.25", 1, ".1f"), "0.2");
+    CHECK_STR(fmt("0.35", 1, ".1f"), "0.4");
+    CHECK_STR(fmt("1e-7", 1, ".3f"), "0.000");
+    CHECK_STR(fmt("-1e-7", 1, "z.3f"), "0.000");
+    CHECK_STR(fmt("1000000", 0, ",d"), "1,000,000");
+    CHECK_STR(fmt("-1000000", 0, "_d"), "-1_000_000");
+    CHECK_STR(fmt("42", 0, "*^9"), "***42****");
+    CHECK_STR(fmt("42", 0, "x"), "2a");
+    CHECK_STR(fmt("3735928559", 0, "X"), "DEADBEEF");
+    CHECK_STR(fmt("3735928559", 0, "#_x"), "0xdead_beef");
+    CHECK_STR(fmt("12.5", 1, "%"), "1250.000000%");
+    CHECK_STR(fmt("0.075", 1, ".1%"), "7.5%");
+    CHECK_STR(fmt("1.005", 1, ".2f"), "1.00");
+    CHECK_STR(fmt("7", 0, "e"), "7.000000e+00");
+    CHECK_STR(fmt("7", 0, "g"), "7");
+    CHECK_STR(fmt("7", 0, ".3g"), "7");
+    CHECK_STR(fmt("1e6", 1, "n"), "1e+06");
+    CHECK_STR(fmt("123456.789", 1, "n"), "123457");
+    CHECK_STR(fmt("1.25", 1, ".1f"), "1.2");
+    CHECK_STR(fmt("100", 0, ">6"), "   100");
+    CHECK_STR(fmt("100", 0, "<6|"), "!ValueError: Unknown format code '|' for object of type 'int'");
+    CHECK_STR(fmt("5", 0, "é^7"), "ééé5ééé");
+    CHECK_STR(fmt("1.5", 1, "é<8"), "1.5ééééé");
+    CHECK_STR(fmt("-0.5", 1, "+.0f"), "-0");
+    CHECK_STR(fmt("0.5", 1, " .0f"), " 0");
+    CHECK_STR(fmt("1e15", 1, ""), "1000000000000000.0");
+    CHECK_STR(fmt("1.5e16", 1, ""), "1.5e+16");
+    CHECK_STR(fmt("123456789012.5", 1, ",.1f"), "123,456,789,012.5");
+    CHECK_STR(fmt("1e-310", 1, ""), "1e-310");
+    CHECK_STR(fmt("0.1", 1, ".30f"), "0.100000000000000000000000000000");
+    CHECK_STR(fmt("1.23456789e-8", 1, ".3e"), "1.235e-08");
+    CHECK_STR(fmt("99.99", 1, ".1f"), "100.0");
+    CHECK_STR(fmt("99.95", 1, ".1f"), "100.0");
+    CHECK_STR(fmt("0.045", 1, ".1%"), "4.5%");
+    CHECK_STR(fmt("100", 0, "#b"), "0b1100100");
+    CHECK_STR(fmt("-255", 0, "#06x"), "-0x0ff");
+    CHECK_STR(fmt("255", 0, "+#x"), "+0xff");
+
+}
+
+static void test_format_more(void)
+{
+    CHECK_STR(fmt_str("abc", ".1"), "a");
+    CHECK_STR(fmt_str("abc", "^7.2"), "  ab   ");
+    CHECK_STR(fmt_str("abc", "s"), "abc");
+    CHECK_STR(fmt_str("abc", ">10s"), "       abc");
+    CHECK_STR(fmt_str("h\xc3\xa9llo", "*<7.2"), "h\xc3\xa9*****");
+    CHECK_STR(fmt_str("abc", "d"), "!ValueError: Unknown format code 'd' for object of type 'str'");
+    CHECK_STR(fmt_str("ab", "=5"), "!ValueError: '=' alignment not allowed in string format specifier");
+    CHECK_STR(fmt_str("ab", "+5"), "!ValueError: Sign not allowed in string format specifier");
+    CHECK_STR(fmt_str("ab", "#5"), "!ValueError: Alternate form (#) not allowed in string format specifier");
+    CHECK_STR(fmt_str("ab", ",5"), "!ValueError: Cannot specify ',' with '5'.");
+    CHECK_STR(fmt_str("ab", ","), "!ValueError: Cannot specify ',' with 's'.");
+    CHECK_STR(fmt("1.5", 1, "10000000000"), "!LimitError: format width or precision above 1000000");
+    CHECK_STR(fmt("1.5", 1, ".10000000000f"), "!LimitError: format width or precision above 1000000");
+    /* Exact values keep their digits past a double's 17. */
+    CHECK_STR(fmt("0.1", 1, ".25f"), "0.1000000000000000000000000");
+    CHECK_STR(fmt("123456789012345678901234567890", 0, ","),
+              "123,456,789,012,345,678,901,234,567,890");
+    CHECK_STR(fmt("123456789012345678.5", 1, ",.1f"), "123,456,789,012,345,678.5");
+    ctx.rounding = CR_ROUND_HALF_UP;
+    CHECK_STR(fmt("0.125", 1, ".2f"), "0.13");
+    CHECK_STR(fmt("2.5", 1, ".0f"), "3");
+    CHECK_STR(fmt("-2.5", 1, ".0e"), "-3e+00");
+    ctx.rounding = CR_ROUND_HALF_EVEN;
+    mpq_t third;
+    mpq_init(third);
+    mpq_set_ui(third, 1, 3);
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    CHECK(num_format(&b, third, 1, "", 0, &ctx, NULL) == CR_OK);
+    CHECK_STR(b.p, "0.3333333333333333333333333333333333");
+    cr_buf_reset(&b);
+    CHECK(num_format(&b, third, 1, ".3", 2, &ctx, NULL) == CR_OK);
+    CHECK_STR(b.p, "0.333");
+    cr_buf_free(&b);
+    mpq_clear(third);
+}
+
 int main(void)
 {
     cr_policy pol;
@@ -589,5 +817,7 @@ int main(void)
     test_repr();
     test_math();
     test_combinatorics();
+    test_format();
+    test_format_more();
     return TEST_SUMMARY();
 }
