@@ -113,6 +113,7 @@ typedef struct {
     const cr_limits *lim;
     cr_error *err;
     uint32_t depth;
+    int in_func, in_loop;   /* for CPython's "'return' outside function" and the like */
     TSTreeCursor cur;
     kid_t *ks;              /* scratch stack of CST children (malloc'd) */
     size_t nks, capks;
@@ -617,6 +618,90 @@ static int cmpop_of(const char *t)
     return -1;
 }
 
+/* Python's binding strength of a binary operator (The Python Language Reference, 6.17). */
+static int binop_prec(int op)
+{
+    switch (op) {
+    case IR_POW: return 7;
+    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_MOD: case IR_MATMUL: return 6;
+    case IR_ADD: case IR_SUB: return 5;
+    case IR_LSHIFT: case IR_RSHIFT: return 4;
+    case IR_BITAND: return 3;
+    case IR_BITXOR: return 2;
+    default: return 1;                                   /* IR_BITOR */
+    }
+}
+
+/* Pushes the operands (cx->is) and operators (ops) of a chain of binary_operator nodes in
+ * source order; parentheses end the chain, since they are parenthesized_expression nodes. */
+static cr_code flatten_binary(lower_ctx *cx, TSNode ts, uint8_t *ops, size_t *nops, size_t max)
+{
+    cr_code rc;
+    ir_node *e;
+    if (sym(ts) != S_binary_operator || *nops >= max) {
+        if ((rc = lower_expr(cx, ts, &e)) != CR_OK) return rc;
+        return push_ir(cx, e);
+    }
+    if ((rc = enter(cx, ts)) != CR_OK) return rc;
+    TSNode op = field(ts, F_operator);
+    int o = binop_of(node_src(cx, op), node_len(op));
+    if (o < 0 || o >= IR_AND) return syntax(cx, op, "invalid syntax");
+    if ((rc = flatten_binary(cx, field(ts, F_left), ops, nops, max)) != CR_OK) return rc;
+    ops[(*nops)++] = (uint8_t)o;
+    rc = flatten_binary(cx, field(ts, F_right), ops, nops, max);
+    cx->depth--;
+    return rc;
+}
+
+static cr_code combine(lower_ctx *cx, size_t at, int op)
+{
+    ir_node *l = cx->is[at], *r = cx->is[at + 1];
+    ir_node *n = ir_node_new(cx->m, IR_BINOP, l ? l->line : 0, l ? l->col : 0, 2);
+    if (!n) return nomem(cx);
+    n->op = (uint16_t)op;
+    n->kid[0] = l;
+    n->kid[1] = r;
+    n->end_line = r ? r->end_line : n->line;
+    n->end_col = r ? r->end_col : n->col;
+    cx->is[at] = n;
+    cx->nis = at + 1;
+    return CR_OK;
+}
+
+/* tree-sitter-python 0.23 ranks `^` above `&` (so `a & b ^ c` comes out as a & (b ^ c));
+ * the chain is rebuilt here with Python's precedences, `**` to the right, the rest left. */
+static cr_code lower_binop(lower_ctx *cx, TSNode ts, ir_node **out)
+{
+    size_t max = node_len(ts) / 2 + 1, nops = 0, ibase = cx->nis, top = 0;
+    uint8_t *ops = cr_arena_alloc(&cx->m->arena, 2 * max), *stack = ops + max;
+    cr_code rc;
+    if (!ops) return nomem(cx);
+    if ((rc = flatten_binary(cx, ts, ops, &nops, max)) != CR_OK) return rc;
+    /* Operands sit in cx->is[ibase..]; reduce with an operator stack (shunting-yard). The
+     * operand stack is compacted in place: after i operators, it holds top+1 operands. */
+    size_t next = ibase + 1;        /* next unread operand */
+    size_t sp = ibase + 1;          /* end of the operand stack */
+    for (size_t i = 0; i <= nops; i++) {
+        int prec = i < nops ? binop_prec(ops[i]) : 0;
+        while (top > 0) {
+            int t = stack[top - 1], tp = binop_prec(t);
+            if (tp < prec || (tp == prec && t == IR_POW)) break;
+            size_t keep = cx->nis;
+            cx->nis = sp;
+            if ((rc = combine(cx, sp - 2, t)) != CR_OK) return rc;
+            sp--;
+            cx->nis = keep;
+            top--;
+        }
+        if (i == nops) break;
+        stack[top++] = ops[i];
+        cx->is[sp++] = cx->is[next++];
+    }
+    *out = cx->is[ibase];
+    cx->nis = ibase;
+    return CR_OK;
+}
+
 /* A node of `kind` with two children lowered from fields fa and fb; op from the operator. */
 static cr_code lower_binary(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
 {
@@ -945,7 +1030,7 @@ static cr_code lower_expr_in(lower_ctx *cx, TSNode ts, ir_node **out)
     case S_none:
         return (*out = mk(cx, IR_NONE, ts, 0)) ? CR_OK : nomem(cx);
     case S_string: case S_concatenated_string: return lower_strings(cx, ts, out);
-    case S_binary_operator: return lower_binary(cx, ts, IR_BINOP, out);
+    case S_binary_operator: return lower_binop(cx, ts, out);
     case S_boolean_operator: return lower_binary(cx, ts, IR_BOOLOP, out);
     case S_unary_operator: case S_not_operator: return lower_unary(cx, ts, out);
     case S_comparison_operator: return lower_compare(cx, ts, out);
@@ -1112,6 +1197,14 @@ static cr_code lower_if(lower_ctx *cx, TSNode ts)
     return push_ir(cx, n);
 }
 
+static cr_code lower_loop_body(lower_ctx *cx, TSNode ts, ir_node **out)
+{
+    cx->in_loop++;
+    cr_code rc = lower_block(cx, field(ts, F_body), out);
+    cx->in_loop--;
+    return rc;
+}
+
 static cr_code lower_for(lower_ctx *cx, TSNode ts)
 {
     ir_node *n = mk(cx, IR_FOR, ts, 4);
@@ -1119,7 +1212,7 @@ static cr_code lower_for(lower_ctx *cx, TSNode ts)
     if (!n) return nomem(cx);
     if ((rc = lower_target(cx, field(ts, F_left), &n->kid[0])) != CR_OK) return rc;
     if ((rc = lower_field(cx, ts, F_right, &n->kid[1])) != CR_OK) return rc;
-    if ((rc = lower_block(cx, field(ts, F_body), &n->kid[2])) != CR_OK) return rc;
+    if ((rc = lower_loop_body(cx, ts, &n->kid[2])) != CR_OK) return rc;
     if ((rc = lower_else(cx, ts, &n->kid[3])) != CR_OK) return rc;
     return push_ir(cx, n);
 }
@@ -1130,7 +1223,7 @@ static cr_code lower_while(lower_ctx *cx, TSNode ts)
     cr_code rc;
     if (!n) return nomem(cx);
     if ((rc = lower_field(cx, ts, F_condition, &n->kid[0])) != CR_OK) return rc;
-    if ((rc = lower_block(cx, field(ts, F_body), &n->kid[1])) != CR_OK) return rc;
+    if ((rc = lower_loop_body(cx, ts, &n->kid[1])) != CR_OK) return rc;
     if ((rc = lower_else(cx, ts, &n->kid[2])) != CR_OK) return rc;
     return push_ir(cx, n);
 }
@@ -1143,8 +1236,13 @@ static cr_code lower_def(lower_ctx *cx, TSNode ts)
     if (!n || !(n->text = dup(cx, node_src(cx, name), node_len(name)))) return nomem(cx);
     n->len = node_len(name);
     if ((rc = lower_params(cx, field(ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
-    if ((rc = lower_block(cx, field(ts, F_body), &n->kid[1])) != CR_OK) return rc;
-    return push_ir(cx, n);
+    int loop = cx->in_loop;
+    cx->in_func++;
+    cx->in_loop = 0;
+    rc = lower_block(cx, field(ts, F_body), &n->kid[1]);
+    cx->in_func--;
+    cx->in_loop = loop;
+    return rc == CR_OK ? push_ir(cx, n) : rc;
 }
 
 /* Source text of a dotted name without the blanks that `a . b` may hold. */
@@ -1261,10 +1359,18 @@ static cr_code lower_stmt(lower_ctx *cx, TSNode ts)
                : s == S_while_statement ? lower_while(cx, ts) : lower_def(cx, ts);
         }
         break;
-    case S_break_statement: rc = lower_leaf(cx, ts, IR_BREAK); break;
-    case S_continue_statement: rc = lower_leaf(cx, ts, IR_CONTINUE); break;
+    case S_break_statement:
+        rc = cx->in_loop ? lower_leaf(cx, ts, IR_BREAK) : syntax(cx, ts, "'break' outside loop");
+        break;
+    case S_continue_statement:
+        rc = cx->in_loop ? lower_leaf(cx, ts, IR_CONTINUE)
+                         : syntax(cx, ts, "'continue' not properly in loop");
+        break;
     case S_pass_statement: rc = lower_leaf(cx, ts, IR_PASS); break;
-    case S_return_statement: rc = lower_simple(cx, ts, IR_RETURN, 1, lower_expr); break;
+    case S_return_statement:
+        rc = cx->in_func ? lower_simple(cx, ts, IR_RETURN, 1, lower_expr)
+                         : syntax(cx, ts, "'return' outside function");
+        break;
     case S_raise_statement: rc = lower_simple(cx, ts, IR_RAISE, 1, lower_expr); break;
     case S_assert_statement: rc = lower_simple(cx, ts, IR_ASSERT, 2, lower_expr); break;
     case S_delete_statement: rc = lower_simple(cx, ts, IR_DEL, 0, lower_target); break;
@@ -1284,13 +1390,105 @@ static cr_code lower_stmt(lower_ctx *cx, TSNode ts)
     return rc;
 }
 
+/* Width of the indentation before `ts` (tabs to the next multiple of 8, as CPython), or -1
+ * when something else precedes it on its line (`a = 1; b = 2`, `if x: y`). */
+static int indent_of(lower_ctx *cx, TSNode ts, int *line_width_of_end)
+{
+    uint32_t at = ts_node_start_byte(ts), start = at;
+    while (start > 0 && cx->src[start - 1] != '\n') start--;
+    int w = 0;
+    for (uint32_t i = start; i < at; i++) {
+        char c = cx->src[i];
+        if (c == ' ') w++;
+        else if (c == '\t') w = (w / 8 + 1) * 8;
+        else if (c == '\f') w = 0;
+        else return -1;
+    }
+    if (line_width_of_end) {
+        /* indentation of the line on which ts ends */
+        uint32_t e = ts_node_end_byte(ts), s2 = e;
+        while (s2 > 0 && cx->src[s2 - 1] != '\n') s2--;
+        int w2 = 0;
+        for (uint32_t i = s2; i < e && (cx->src[i] == ' ' || cx->src[i] == '\t'); i++)
+            w2 = cx->src[i] == ' ' ? w2 + 1 : (w2 / 8 + 1) * 8;
+        *line_width_of_end = w2;
+    }
+    return w;
+}
+
+/* tree-sitter accepts indentation that CPython rejects; statements of one block must start
+ * at one width (module level: 0). */
+static cr_code check_indent(lower_ctx *cx, TSNode prev, TSNode ts, int *block_w)
+{
+    int prev_w = 0;
+    int w = indent_of(cx, ts, NULL);
+    if (w < 0) return CR_OK;
+    if (*block_w < 0) { *block_w = w; return CR_OK; }
+    if (w == *block_w) return CR_OK;
+    if (!ts_node_is_null(prev)) indent_of(cx, prev, &prev_w);
+    if (w > *block_w && w >= prev_w) return syntax(cx, ts, "unexpected indent");
+    return syntax(cx, ts, "unindent does not match any outer indentation level");
+}
+
+/* A simple statement is one logical line: tree-sitter reads on across a line break that is
+ * outside brackets (`x = a *` NEWLINE `b`), CPython does not. */
+static cr_code check_logical_line(lower_ctx *cx, TSNode ts)
+{
+    if (ts_node_start_point(ts).row == ts_node_end_point(ts).row) return CR_OK;
+    TSTreeCursor cur = ts_tree_cursor_new(ts);
+    TSNode prev = { 0 };
+    int have_prev = 0, depth = 0;
+    cr_code rc = CR_OK;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&cur);
+        int s = sym(n);
+        int leaf = s == S_string || s == S_concatenated_string ||
+                   ts_node_child_count(n) == 0;
+        if (!leaf && ts_tree_cursor_goto_first_child(&cur)) continue;
+        if (s != S_comment) {
+            if (have_prev && sym(prev) != S_line_continuation && depth == 0 &&
+                ts_node_start_point(n).row > ts_node_end_point(prev).row) {
+                rc = syntax(cx, n, "invalid syntax (a line break ends the statement)");
+                break;
+            }
+            if (!ts_node_is_named(n) && ts_node_end_byte(n) == ts_node_start_byte(n) + 1) {
+                char c = cx->src[ts_node_start_byte(n)];
+                if (c == '(' || c == '[' || c == '{') depth++;
+                else if ((c == ')' || c == ']' || c == '}') && depth > 0) depth--;
+            }
+            prev = n;
+            have_prev = 1;
+        }
+        while (!ts_tree_cursor_goto_next_sibling(&cur))
+            if (!ts_tree_cursor_goto_parent(&cur)) goto out;
+    }
+out:
+    ts_tree_cursor_delete(&cur);
+    return rc;
+}
+
+static int is_simple_stmt(int s)
+{
+    return is_stmt_sym(s) && s != S_if_statement && s != S_for_statement &&
+           s != S_while_statement && s != S_function_definition;
+}
+
 static cr_code lower_body(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
+    int block_w = kind == IR_MODULE ? 0 : -1;
+    TSNode prev = { 0 };
     cr_code rc;
     if (ts_node_is_null(ts)) return syntax(cx, ts, "missing block");
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
-    for (size_t i = 0; i < count && rc == CR_OK; i++) rc = lower_stmt(cx, cx->ks[base + i].node);
+    if (count == 0 && kind == IR_BLOCK) rc = syntax(cx, ts, "expected an indented block");
+    for (size_t i = 0; i < count && rc == CR_OK; i++) {
+        TSNode k = cx->ks[base + i].node;
+        if ((rc = check_indent(cx, prev, k, &block_w)) != CR_OK) break;
+        if (is_simple_stmt(sym(k)) && (rc = check_logical_line(cx, k)) != CR_OK) break;
+        rc = lower_stmt(cx, k);
+        prev = k;
+    }
     cx->nks = base;
     return rc == CR_OK ? pop_ir(cx, kind, ts, ibase, out) : rc;
 }
