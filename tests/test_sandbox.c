@@ -348,6 +348,8 @@ static void test_matplotlib_png(void)
 
 int main(void)
 {
+    int ns_ok;
+
     test_limit_names();
     test_defaults();
     test_job_encode();

@@ -10,7 +10,6 @@
 #include "sandbox/sandbox.h"
 
 static char ns_why[256];
-static int ns_ok;
 
 /* Fills *lim with small limits that keep the suite fast: 5 s wall, 256 MiB, 32 processes. */
 static void small_limits(sandbox_limits *lim)

@@ -1,0 +1,531 @@
+/* tests/test_sandbox_attacks.c: hostile programs against the ns tier, each with the exact
+ * containment it must meet, then a check that the suite left nothing on the host: no process,
+ * no mount, no cgroup, no file.
+ *
+ * Network: the only listener is one this test opens on the host's 127.0.0.1, and the only
+ * addresses the code tries are that one, 192.0.2.1 (TEST-NET-1, never routed) and a DNS name
+ * (the sandbox has no resolver and no route, so nothing leaves it). */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "tests/testlib.h"
+#include "tests/test_sandbox_util.h"
+
+/* Every table program starts with these helpers: t(f) runs f and gives the errno of an
+ * OSError or 'ok'; sc(...) is a raw system call giving (result, errno). */
+#define PRELUDE \
+    "import os, sys, ctypes, socket\n" \
+    "libc = ctypes.CDLL(None, use_errno=True)\n" \
+    "def t(f):\n" \
+    "    try:\n" \
+    "        f()\n" \
+    "    except OSError as e:\n" \
+    "        return e.errno\n" \
+    "    return 'ok'\n" \
+    "def sc(*a):\n" \
+    "    r = libc.syscall(*a)\n" \
+    "    return r, ctypes.get_errno()\n"
+
+typedef struct {
+    const char *name;
+    const char *code;     /* after PRELUDE */
+    const char *want;     /* exact stdout */
+} attack;
+
+static const attack table[] = {
+    /* host secrets */
+    { "etc_shadow", "print(t(lambda: open('/etc/shadow').read()))", "2\n" },
+    { "root_home", "print(t(lambda: os.listdir('/root')))", "2\n" },
+    { "etc_is_bare", "print(sorted(os.listdir('/etc')))", "['alternatives', 'ld.so.cache']\n" },
+    { "init_environ", "print(t(lambda: open('/proc/1/environ', 'rb').read()))", "13\n" },
+    { "init_memory", "print(t(lambda: open('/proc/1/mem', 'rb').read(1)))", "13\n" },
+    { "init_root", "print(t(lambda: os.listdir('/proc/1/root')))", "13\n" },
+    { "caller_environment",
+      "print(sorted(os.environ))\n"
+      "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/self/environ', 'rb').read())",
+      "['HOME', 'LANG', 'MPLBACKEND', 'PATH', 'TMPDIR']\nFalse\n" },
+    { "no_sys", "print(os.path.exists('/sys'), os.path.exists('/home'))", "False False\n" },
+    /* the filesystem */
+    { "write_usr_and_root",
+      "print(t(lambda: open('/usr/evil', 'w')), t(lambda: open('/evil', 'w')), t(lambda: os.mkdir('/x')))",
+      "30 30 30\n" },
+    { "proc_sys_write", "print(t(lambda: open('/proc/sys/kernel/hostname', 'w').write('x')))", "13\n" },
+    { "hardlink_out_of_tree",
+      "print(t(lambda: os.link(os.path.realpath(sys.executable), '/out/py')))", "18\n" },
+    { "tmp_noexec",
+      "open('/tmp/x.sh', 'w').write('#!/bin/sh\\necho hi\\n')\n"
+      "os.chmod('/tmp/x.sh', 0o755)\n"
+      "import subprocess\n"
+      "print(t(lambda: subprocess.run(['/tmp/x.sh'])))", "13\n" },
+    /* privileges */
+    { "capabilities",
+      "s = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+      "print(s['CapPrm'], s['CapEff'], s['CapBnd'], s['NoNewPrivs'], s['Seccomp'])",
+      "0000000000000000 0000000000000000 0000000000000000 1 2\n" },
+    { "setuid_binary",
+      "import subprocess\n"
+      "su = '/usr/bin/su' if os.path.exists('/usr/bin/su') else '/bin/su'\n"
+      "r = subprocess.run([su, '-c', 'id -u'], capture_output=True, text=True)\n"
+      "print(bool(os.statvfs('/usr').f_flag & os.ST_NOSUID), r.returncode != 0, r.stdout.strip() != '0')",
+      "True True True\n" },
+    { "uid_map", "m = open('/proc/self/uid_map').read().split()\nprint(m[0], m[2], os.getuid())", "0 1 0\n" },
+    /* system calls the filter denies */
+    { "ptrace_traceme", "print(libc.ptrace(0, 0, 0, 0), ctypes.get_errno())", "-1 1\n" },
+    { "ptrace_attach_init", "print(libc.ptrace(16, 1, 0, 0), ctypes.get_errno())", "-1 1\n" },
+    { "mount_tmpfs", "print(libc.mount(b'none', b'/tmp', b'tmpfs', 0, None), ctypes.get_errno())", "-1 1\n" },
+    { "umount_proc", "print(libc.umount2(b'/proc', 2), ctypes.get_errno())", "-1 1\n" },
+    { "unshare_user", "print(libc.unshare(0x10000000), ctypes.get_errno())", "-1 1\n" },
+    { "unshare_mount", "print(libc.unshare(0x20000), ctypes.get_errno())", "-1 1\n" },
+    { "setns", "print(sc(308, 0, 0))", "(-1, 1)\n" },
+    { "clone_new_namespaces",
+      "print(sc(56, 0x10000000 | 17, 0, 0, 0, 0), sc(56, 0x40000000 | 17, 0, 0, 0, 0))",
+      "(-1, 1) (-1, 1)\n" },
+    { "chroot_pivot_root",
+      "print(libc.chroot(b'/tmp'), ctypes.get_errno(), sc(155, b'/tmp', b'/tmp'))",
+      "-1 1 (-1, 1)\n" },
+    { "kernel_surface",
+      "# bpf perf_event_open userfaultfd io_uring_setup keyctl add_key kexec_load finit_module init_module delete_module\n"
+      "print(*[sc(nr, 0, 0, 0, 0, 0)[1] for nr in (321, 298, 323, 425, 250, 248, 246, 313, 175, 176)])",
+      "1 1 1 1 1 1 1 1 1 1\n" },
+    /* Only the query (0xffffffff, zero-extended as the kernel's unsigned int) is allowed. */
+    { "personality",
+      "print(libc.personality(ctypes.c_ulong(0x0400000)), ctypes.get_errno(),"
+      " libc.personality(ctypes.c_ulong(0xffffffff)))",
+      "-1 1 0\n" },
+    { "tiocsti",
+      "import fcntl, termios\nprint(t(lambda: fcntl.ioctl(0, termios.TIOCSTI, b'x')))", "1\n" },
+    { "sethostname", "print(socket.gethostname(), libc.sethostname(b'x', 1), ctypes.get_errno())",
+      "calcroute -1 1\n" },
+    /* network */
+    { "socket_families",
+      "# netlink packet bluetooth alg vsock\n"
+      "print(*[t(lambda: socket.socket(f, socket.SOCK_DGRAM)) for f in (16, 17, 31, 38, 40)])",
+      "1 1 1 1 1\n" },
+    { "only_loopback",
+      "print(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]))",
+      "['lo']\n" },
+    { "connect_outside",
+      "s = socket.socket()\ns.settimeout(2)\nprint(t(lambda: s.connect(('192.0.2.1', 80))))", "101\n" },
+    { "dns_lookup",
+      "try:\n    socket.getaddrinfo('example.com', 80)\n    print('resolved')\n"
+      "except Exception as e:\n    print(type(e).__name__)", "gaierror\n" },
+    /* devices and processes */
+    { "raw_dev",
+      "print(sorted(os.listdir('/dev')))\n"
+      "print(t(lambda: open('/dev/sda', 'rb')), t(lambda: open('/dev/mem', 'rb')),"
+      " t(lambda: os.mknod('/tmp/sda', 0o60600, os.makedev(8, 0))))",
+      "['fd', 'null', 'random', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n2 2 1\n" },
+    { "pid_namespace",
+      "print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))", "2 [1, 2]\n" },
+    { "kill_everything",
+      "import signal\nprint(t(lambda: os.kill(1, signal.SIGKILL)), t(lambda: os.kill(-1, signal.SIGKILL)))\n"
+      "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 finds no one else */
+    { "cgroup_is_rooted",
+      "print(all(l.endswith(':/') for l in open('/proc/self/cgroup').read().split()))", "True\n" },
+};
+
+static void test_table(void)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        char code[4096];
+        sandbox_outcome oc;
+        snprintf(code, sizeof code, "%s%s\n", PRELUDE, table[i].code);
+        if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) {
+            fprintf(stderr, "attack %s: sandbox failed\n", table[i].name);
+            CHECK(!"sandbox_run");
+            continue;
+        }
+        if (strcmp(out_text(&oc), table[i].want) || oc.limit != SANDBOX_LIMIT_NONE)
+            fprintf(stderr, "attack %s: stdout [%s] limit %s stderr [%s]\n", table[i].name,
+                    out_text(&oc), sandbox_limit_name(oc.limit),
+                    oc.stderr_buf.p ? oc.stderr_buf.p : "");
+        CHECK_STR(out_text(&oc), table[i].want);
+        CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+        CHECK_INT(oc.artifact_count, 0);
+        sandbox_outcome_free(&oc);
+    }
+}
+
+/* ---- attacks that need the host side ----------------------------------------------------- */
+
+static void test_data_read_only(void)
+{
+    char *data = make_dir("data"), path[512], *before, *after;
+    sandbox_outcome oc;
+    FILE *f;
+    if (!data) { CHECK(!"mkdtemp"); return; }
+    snprintf(path, sizeof path, "%s/in.txt", data);
+    if ((f = fopen(path, "w"))) { fputs("payload\n", f); fclose(f); }
+    chmod(path, 0644);
+    before = slurp(path);
+    if (run_ns(PRELUDE "print(open('/data/in.txt').read().strip())\n"
+               "print(t(lambda: open('/data/new', 'w')), t(lambda: open('/data/in.txt', 'a')),"
+               " t(lambda: os.unlink('/data/in.txt')), t(lambda: os.chmod('/data/in.txt', 0o777)))\n",
+               NULL, data, NULL, NULL, &oc) == CR_OK) {
+        /* Appending is refused by permissions (the file is not the sandbox user's) before
+         * the read-only mount is even asked; the rest by the read-only mount. */
+        CHECK_STR(out_text(&oc), "payload\n30 13 30 30\n");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    after = slurp(path);
+    CHECK_STR(after, before);
+    snprintf(path, sizeof path, "%s/new", data);
+    CHECK(access(path, F_OK) < 0);
+    free(before);
+    free(after);
+    remove_tree(data);
+    free(data);
+}
+
+static void test_host_loopback_listener(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    socklen_t len = sizeof sa;
+    char globals[64];
+    sandbox_outcome oc;
+    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 4) < 0 ||
+        getsockname(lfd, (struct sockaddr *)&sa, &len) < 0) {
+        SKIP("cannot listen on 127.0.0.1: %s", strerror(errno));
+        if (lfd >= 0) close(lfd);
+        return;
+    }
+    snprintf(globals, sizeof globals, "{\"port\": %d}", ntohs(sa.sin_port));
+    if (run_ns(PRELUDE "s = socket.socket()\ns.settimeout(2)\n"
+               "print(t(lambda: s.connect(('127.0.0.1', port))))\n", NULL, NULL, NULL, globals,
+               &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "111\n");   /* ECONNREFUSED: the sandbox's own loopback */
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    /* And nothing reached the host's listener. */
+    CHECK(accept(lfd, NULL, NULL) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    close(lfd);
+}
+
+static void test_signal_host_process(void)
+{
+    char globals[64];
+    sandbox_outcome oc;
+    snprintf(globals, sizeof globals, "{\"host_pid\": %ld}", (long)getpid());
+    if (run_ns(PRELUDE "print(t(lambda: os.kill(host_pid, 9)), t(lambda: os.kill(host_pid, 0)))\n",
+               NULL, NULL, NULL, globals, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "3 3\n");   /* ESRCH: our pid does not exist in there */
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+}
+
+/* 1 when some host process has this comm (process name). */
+static int process_named(const char *comm)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int found = 0;
+    if (!d) return 0;
+    while (!found && (de = readdir(d))) {
+        char path[300], *c;
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/comm", de->d_name);
+        if ((c = slurp(path))) {
+            c[strcspn(c, "\n")] = 0;
+            found = !strcmp(c, comm);
+            free(c);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+static void test_double_forked_daemon(void)
+{
+    char globals[64], comm[16];
+    sandbox_outcome oc;
+    snprintf(comm, sizeof comm, "crd%ld", (long)getpid() % 1000000);
+    snprintf(globals, sizeof globals, "{\"comm\": \"%s\"}", comm);
+    /* The grandchild renames itself (visible in the host's /proc), says so, and sleeps. */
+    if (run_ns(PRELUDE "r, w = os.pipe()\n"
+               "if os.fork() == 0:\n"
+               "    os.setsid()\n"
+               "    if os.fork() == 0:\n"
+               "        libc.prctl(15, comm.encode(), 0, 0, 0)\n"
+               "        os.write(w, b'u')\n"
+               "        import time\n"
+               "        time.sleep(60)\n"
+               "    os._exit(0)\n"
+               "os.read(r, 1)\n"
+               "print('daemon up')\n", NULL, NULL, NULL, globals, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "daemon up\n");
+        CHECK(oc.wall_s < 4);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    CHECK(!process_named(comm));
+}
+
+static sandbox_outcome limit_run(const char *code, const sandbox_limits *lim, const char *out)
+{
+    sandbox_outcome oc;
+    if (run_ns(code, lim, NULL, out, NULL, &oc) != CR_OK) {
+        CHECK(!"sandbox_run");
+        memset(&oc, 0, sizeof oc);
+    }
+    return oc;
+}
+
+static void test_fork_bombs(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    small_limits(&lim);
+    lim.max_procs = 16;
+    /* Forks until refused, the children sleeping: refused well before the wall clock, and the
+     * children die with the run. */
+    oc = limit_run("import os, time\nkids = 0\ntry:\n    while True:\n"
+                   "        if os.fork() == 0:\n            time.sleep(60)\n            os._exit(0)\n"
+                   "        kids += 1\nexcept OSError as e:\n    print('refused', e.errno, kids < 16)\n",
+                   &lim, NULL);
+    CHECK_STR(out_text(&oc), "refused 11 True\n");
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_PROCS);
+    CHECK(oc.wall_s < 4);
+    sandbox_outcome_free(&oc);
+
+    /* The classic: every process forks forever. Ends at the wall clock, processes capped. */
+    lim.wall_s = 2;
+    oc = limit_run("import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
+                   "        pass\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
+    CHECK(strstr(oc.limit_detail, "processes 16") != NULL);
+    CHECK_INT(oc.exited, 0);
+    CHECK_INT(oc.term_signal, SIGKILL);
+    CHECK(oc.wall_s >= 2 && oc.wall_s < 5);
+    sandbox_outcome_free(&oc);
+}
+
+static void test_memory_bombs(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    small_limits(&lim);
+    lim.memory_bytes = 128u << 20;
+    /* One big allocation: refused (MemoryError) before any page is touched. */
+    oc = limit_run("x = b'x' * (1 << 30)\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_MEMORY);
+    CHECK_STR(oc.error_type, "MemoryError");
+    sandbox_outcome_free(&oc);
+
+    /* Two processes, each under the per-process bound, together over it: the cgroup's OOM
+     * killer steps in. */
+    lim.wall_s = 20;
+    oc = limit_run("import os\nos.fork()\nblocks = [bytearray(b'y' * (1 << 20)) for _ in range(100)]\n"
+                   "print('survived', flush=True)\n", &lim, NULL);
+    if (!strstr(oc.tier_note, "no memory cgroup")) {
+        CHECK_INT(oc.limit, SANDBOX_LIMIT_MEMORY);
+        CHECK(oc.peak_memory_bytes <= (128u << 20));
+    } else {
+        SKIP("no memory cgroup on this host: %s", oc.tier_note);
+    }
+    sandbox_outcome_free(&oc);
+}
+
+static void test_time_bombs(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    small_limits(&lim);
+    lim.wall_s = 6;
+    lim.cpu_s = 1;
+    oc = limit_run("while True:\n    pass\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
+    CHECK(oc.wall_s < 4);
+    CHECK(oc.cpu_s >= 1);
+    sandbox_outcome_free(&oc);
+
+    /* CPU is counted over every process: two spinners reach the limit together. */
+    oc = limit_run("import os\nos.fork()\nwhile True:\n    pass\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
+    CHECK(oc.wall_s < 4);
+    sandbox_outcome_free(&oc);
+
+    small_limits(&lim);
+    lim.wall_s = 1;
+    oc = limit_run("import time\ntime.sleep(60)\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
+    CHECK(oc.wall_s >= 1 && oc.wall_s < 3);
+    CHECK(oc.cpu_s < 1);
+    CHECK_STR(oc.limit_detail, "wall clock 1.000 s");
+    sandbox_outcome_free(&oc);
+}
+
+static void test_disk_and_output(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    small_limits(&lim);
+    oc = limit_run("f = open('/tmp/fill', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_DISK);
+    CHECK_STR(oc.error_type, "OSError");
+    sandbox_outcome_free(&oc);
+
+    oc = limit_run("import os\nn = 0\ntry:\n    while True:\n"
+                   "        open('/tmp/f%d' % n, 'w').close()\n        n += 1\n"
+                   "except OSError as e:\n    print(e.errno, n <= 4096)\n", &lim, NULL);
+    CHECK_STR(out_text(&oc), "28 True\n");
+    sandbox_outcome_free(&oc);
+
+    oc = limit_run("while True:\n    print('x' * 1000)\n", &lim, NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_OUTPUT);
+    CHECK_INT(oc.stdout_buf.len, lim.max_stdout);
+    CHECK_INT(oc.stdout_buf.truncated, 1);
+    CHECK(oc.wall_s < 3);
+    sandbox_outcome_free(&oc);
+
+    /* stderr past its cap is dropped, and the run goes on. */
+    oc = limit_run("import sys\nsys.stderr.write('e' * 10**6)\nprint('done')\n", &lim, NULL);
+    CHECK_STR(out_text(&oc), "done\n");
+    CHECK_INT(oc.stderr_buf.len, lim.max_stderr);
+    CHECK_INT(oc.stderr_buf.truncated, 1);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    sandbox_outcome_free(&oc);
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    if (!d) return -1;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) n++;
+    closedir(d);
+    return n;
+}
+
+static void test_artifact_attacks(void)
+{
+    char *out = make_dir("out"), *host = make_dir("host"), target[512], link[512], *txt;
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    FILE *f;
+    small_limits(&lim);
+    if (!out || !host) { CHECK(!"mkdtemp"); goto done; }
+
+    /* Symlinks the code plants in /out are never followed. */
+    oc = limit_run("import os\nos.symlink('/etc/passwd', '/out/passwd')\nos.symlink('/', '/out/root')\n",
+                   &lim, out);
+    CHECK_INT(oc.artifact_count, 0);
+    CHECK_STR(oc.artifact_note, "skipped symlink: passwd; skipped symlink: root");
+    CHECK_INT(count_entries(out), 0);
+    sandbox_outcome_free(&oc);
+
+    /* A symlink already in the caller's directory is not written through. */
+    snprintf(target, sizeof target, "%s/target", host);
+    snprintf(link, sizeof link, "%s/evil", out);
+    if ((f = fopen(target, "w"))) { fputs("original", f); fclose(f); }
+    CHECK(symlink(target, link) == 0);
+    oc = limit_run("open('/out/evil', 'w').write('pwned')\n", &lim, out);
+    CHECK_INT(oc.artifact_count, 0);
+    CHECK(strstr(oc.artifact_note, "not copied") != NULL);
+    txt = slurp(target);
+    CHECK_STR(txt, "original");
+    free(txt);
+    sandbox_outcome_free(&oc);
+    unlink(link);
+
+    /* Too many files: the first max_artifacts by name are kept, the rest dropped. */
+    oc = limit_run("for i in range(100):\n    open('/out/f%03d' % i, 'w').write('x')\n", &lim, out);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
+    CHECK_INT(oc.artifact_count, 16);
+    if (oc.artifact_count == 16) CHECK_STR(oc.artifacts[15].name, "f015");
+    CHECK_INT(count_entries(out), 16);
+    sandbox_outcome_free(&oc);
+
+    /* A huge artifact stops at the size of /out. */
+    remove_tree(out);
+    free(out);
+    out = make_dir("out");
+    oc = limit_run("f = open('/out/big.bin', 'wb')\nfor _ in range(100):\n    f.write(b'z' * (1 << 20))\n",
+                   &lim, out);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
+    CHECK(oc.artifact_count <= 1);
+    if (oc.artifact_count == 1) CHECK(oc.artifacts[0].size <= lim.artifact_bytes);
+    sandbox_outcome_free(&oc);
+done:
+    remove_tree(out);
+    remove_tree(host);
+    free(out);
+    free(host);
+}
+
+/* ---- nothing left behind ----------------------------------------------------------------- */
+
+static int count_lines(const char *path)
+{
+    char *s = slurp(path);
+    int n = 0;
+    for (char *p = s; p && *p; p++) n += *p == '\n';
+    free(s);
+    return n;
+}
+
+static int sandbox_processes(void)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int n = 0;
+    if (!d) return -1;
+    while ((de = readdir(d))) {
+        char path[300], *s;
+        if (de->d_name[0] < '0' || de->d_name[0] > '9') continue;
+        snprintf(path, sizeof path, "/proc/%s/status", de->d_name);
+        if ((s = slurp(path))) {
+            /* Root on the host runs the sandbox as nobody (65534). */
+            n += strstr(s, "\nUid:\t65534\t") != NULL;
+            free(s);
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+int main(void)
+{
+    int mounts_before, procs_before, procs_after = 0;
+    char cmd[256];
+
+    setenv("CALCROUTE_ATTACK_SECRET", "s3cr3t", 1);
+    if (!sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why)) {
+        SKIP("ns tier unavailable on this host: %s", ns_why);
+        return TEST_SUMMARY();
+    }
+    mounts_before = count_lines("/proc/self/mountinfo");
+    procs_before = sandbox_processes();
+
+    test_table();
+    test_data_read_only();
+    test_host_loopback_listener();
+    test_signal_host_process();
+    test_double_forked_daemon();
+    test_fork_bombs();
+    test_memory_bombs();
+    test_time_bombs();
+    test_disk_and_output();
+    test_artifact_attacks();
+
+    CHECK_INT(count_lines("/proc/self/mountinfo"), mounts_before);
+    /* Other sandboxes may run beside this suite: give theirs the time of one run to end. */
+    for (int i = 0; i < 60 && (procs_after = sandbox_processes()) > procs_before; i++)
+        usleep(100 * 1000);
+    CHECK_INT(procs_after, procs_before);
+    CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);   /* no child of ours left, not even a zombie */
+    snprintf(cmd, sizeof cmd,
+             "find /sys/fs/cgroup -maxdepth 6 -type d -name 'calcroute-%ld-*' 2>/dev/null | grep -q .",
+             (long)getpid());
+    CHECK(system(cmd) != 0);
+    CHECK(system("ls /tmp /dev/shm 2>/dev/null | grep -q '^calcroute'") != 0);
+    return TEST_SUMMARY();
+}
