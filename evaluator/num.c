@@ -700,12 +700,42 @@ static cr_code put_rep(cr_buf *out, char c, size_t n)
 
 /* Decimal digits of |x| rounded to prec significant digits, trailing zeros removed, in
  * *digs (malloc'd when it does not fit `small`); returns E. x != 0. */
+/* The common case without GMP arithmetic: |x| = n / (2^a 5^b) with n * 10^k / den in a
+ * word (k = max(a, b)), i.e. a short terminating decimal. Returns 0 when it does not apply. */
+static int short_decimal(const mpq_t x, int prec, char *buf, size_t bufsz, size_t *nd, long *e)
+{
+    if (mpz_size(mpq_numref(x)) != 1 || mpz_size(mpq_denref(x)) != 1 || prec < 20 || bufsz < 24)
+        return 0;
+    unsigned long num = mpz_getlimbn(mpq_numref(x), 0), den = mpz_getlimbn(mpq_denref(x), 0);
+    if (num >= (1UL << 62)) return 0;
+    int a = __builtin_ctzl(den), b = 0;
+    unsigned long r = den >> a;
+    while (r % 5 == 0 && b <= 19) { r /= 5; b++; }
+    int k = a > b ? a : b;
+    if (r != 1 || k > 19) return 0;
+    unsigned long mult = (unsigned long)POW10_U64[k] / den;
+    unsigned long n;
+    if (__builtin_mul_overflow(num, mult, &n)) return 0;
+    int len = snprintf(buf, bufsz, "%lu", n);
+    long ex = len - 1 - k;
+    while (len > 1 && buf[len - 1] == '0') len--;
+    buf[len] = '\0';
+    *nd = (size_t)len;
+    *e = ex;
+    return 1;
+}
+
 static long shortest_digits(const mpq_t x, int prec, char *small, size_t smallsz, char **digs,
                             size_t *nd)
 {
+    long e;
+    if (short_decimal(x, prec, small, smallsz, nd, &e)) {
+        *digs = small;
+        return e;
+    }
     mpz_t d;
     mpz_init(d);
-    long e = num_round_sig(d, x, prec, NUM_HALF_EVEN);
+    e = num_round_sig(d, x, prec, NUM_HALF_EVEN);
     mpz_abs(d, d);
     size_t need = mpz_sizeinbase(d, 10) + 2;
     char *p = need <= smallsz ? small : malloc(need);
