@@ -427,6 +427,9 @@ static cr_code int_body(parts *p, const mpz_t z, const fspec *f, cr_error *err)
     case 'x': base = 16; p->prefix = f->alt ? "0x" : ""; break;
     case 'X': base = -16; p->prefix = f->alt ? "0X" : ""; break;
     case 'c': {
+        if (!mpz_fits_slong_p(z))
+            return cr_error_set(err, CR_EPY_OVERFLOW, 0, 0,
+                                "Python int too large to convert to C long");
         if (mpz_sgn(z) < 0 || mpz_cmp_ui(z, 0x10ffff) > 0)
             return cr_error_set(err, CR_EPY_OVERFLOW, 0, 0, "%%c arg not in range(0x110000)");
         unsigned long c = mpz_get_ui(z);
