@@ -1,0 +1,2104 @@
+/* evaluator/builtins.c: the whitelisted builtins, the math module, the methods of str, list,
+ * tuple, dict and set, format()/str.format()/printf-style formatting and print(). */
+#include "evaluator/eval_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static const char *const builtin_names[B_COUNT] = {
+    [B_ABS] = "abs", [B_ALL] = "all", [B_ANY] = "any", [B_BOOL] = "bool", [B_DICT] = "dict",
+    [B_DIVMOD] = "divmod", [B_ENUMERATE] = "enumerate", [B_FILTER] = "filter",
+    [B_FLOAT] = "float", [B_FORMAT] = "format", [B_INT] = "int", [B_ISINSTANCE] = "isinstance",
+    [B_LEN] = "len", [B_LIST] = "list", [B_MAP] = "map", [B_MAX] = "max", [B_MIN] = "min",
+    [B_POW] = "pow", [B_PRINT] = "print", [B_RANGE] = "range", [B_REVERSED] = "reversed",
+    [B_ROUND] = "round", [B_SET] = "set", [B_SORTED] = "sorted", [B_STR] = "str",
+    [B_SUM] = "sum", [B_TUPLE] = "tuple", [B_ZIP] = "zip",
+    [B_EXCEPTION] = "Exception", [B_VALUEERROR] = "ValueError", [B_TYPEERROR] = "TypeError",
+    [B_ZERODIV] = "ZeroDivisionError", [B_ARITHERROR] = "ArithmeticError",
+    [B_INDEXERROR] = "IndexError", [B_KEYERROR] = "KeyError",
+    [M_SQRT] = "sqrt", [M_EXP] = "exp", [M_LOG] = "log", [M_LOG10] = "log10", [M_LOG2] = "log2",
+    [M_POW] = "pow", [M_FABS] = "fabs", [M_FLOOR] = "floor", [M_CEIL] = "ceil",
+    [M_TRUNC] = "trunc", [M_ERF] = "erf", [M_ERFC] = "erfc", [M_FACTORIAL] = "factorial",
+    [M_COMB] = "comb", [M_PERM] = "perm", [M_ISCLOSE] = "isclose", [M_FSUM] = "fsum",
+    [M_PROD] = "prod", [M_SIN] = "sin", [M_COS] = "cos", [M_TAN] = "tan", [M_ATAN] = "atan",
+};
+
+static const char *const math_consts[] = { "pi", "e", "inf", NULL };
+
+enum {
+    MT_APPEND, MT_EXTEND, MT_INSERT, MT_POP, MT_INDEX, MT_COUNT, MT_SORT, MT_REVERSE, MT_COPY,
+    MT_ITEMS, MT_KEYS, MT_VALUES, MT_GET, MT_UPDATE, MT_SETDEFAULT, MT_FORMAT, MT_UPPER,
+    MT_LOWER, MT_STRIP, MT_LSTRIP, MT_RSTRIP, MT_SPLIT, MT_JOIN, MT_REPLACE, MT_STARTSWITH,
+    MT_ENDSWITH, MT_TITLE, MT_CAPITALIZE, MT_ZFILL, MT_COUNT_END
+};
+
+#define K(k) (1u << (k))
+static const struct { const char *name; unsigned kinds; } methods[MT_COUNT_END] = {
+    [MT_APPEND] = { "append", K(V_LIST) },
+    [MT_EXTEND] = { "extend", K(V_LIST) },
+    [MT_INSERT] = { "insert", K(V_LIST) },
+    [MT_POP] = { "pop", K(V_LIST) | K(V_DICT) | K(V_SET) },
+    [MT_INDEX] = { "index", K(V_LIST) | K(V_TUPLE) | K(V_STR) },
+    [MT_COUNT] = { "count", K(V_LIST) | K(V_TUPLE) | K(V_STR) },
+    [MT_SORT] = { "sort", K(V_LIST) },
+    [MT_REVERSE] = { "reverse", K(V_LIST) },
+    [MT_COPY] = { "copy", K(V_LIST) | K(V_DICT) | K(V_SET) },
+    [MT_ITEMS] = { "items", K(V_DICT) },
+    [MT_KEYS] = { "keys", K(V_DICT) },
+    [MT_VALUES] = { "values", K(V_DICT) },
+    [MT_GET] = { "get", K(V_DICT) },
+    [MT_UPDATE] = { "update", K(V_DICT) | K(V_SET) },
+    [MT_SETDEFAULT] = { "setdefault", K(V_DICT) },
+    [MT_FORMAT] = { "format", K(V_STR) },
+    [MT_UPPER] = { "upper", K(V_STR) },
+    [MT_LOWER] = { "lower", K(V_STR) },
+    [MT_STRIP] = { "strip", K(V_STR) },
+    [MT_LSTRIP] = { "lstrip", K(V_STR) },
+    [MT_RSTRIP] = { "rstrip", K(V_STR) },
+    [MT_SPLIT] = { "split", K(V_STR) },
+    [MT_JOIN] = { "join", K(V_STR) },
+    [MT_REPLACE] = { "replace", K(V_STR) },
+    [MT_STARTSWITH] = { "startswith", K(V_STR) },
+    [MT_ENDSWITH] = { "endswith", K(V_STR) },
+    [MT_TITLE] = { "title", K(V_STR) },
+    [MT_CAPITALIZE] = { "capitalize", K(V_STR) },
+    [MT_ZFILL] = { "zfill", K(V_STR) },
+};
+
+int eval_builtin_lookup(const char *name)
+{
+    for (int i = 0; i < M_SQRT; i++)
+        if (strcmp(builtin_names[i], name) == 0) return i;
+    return -1;
+}
+
+int eval_math_lookup(const char *name)
+{
+    for (int i = M_SQRT; i < B_COUNT; i++)
+        if (strcmp(builtin_names[i], name) == 0) return i;
+    return -1;
+}
+
+const char *eval_builtin_name(int id)
+{
+    return id >= 0 && id < B_COUNT ? builtin_names[id] : "?";
+}
+
+int eval_method_lookup(const char *name)
+{
+    for (int i = 0; i < MT_COUNT_END; i++)
+        if (strcmp(methods[i].name, name) == 0) return i;
+    return -1;
+}
+
+const char *eval_method_name(int id)
+{
+    return id >= 0 && id < MT_COUNT_END ? methods[id].name : "?";
+}
+
+int eval_method_valid(const val *self, int id)
+{
+    return id >= 0 && id < MT_COUNT_END && (methods[id].kinds & K(self->kind));
+}
+
+int eval_implements(char kind, const char *name)
+{
+    if (!name) return 0;
+    switch (kind) {
+    case 'b': return eval_builtin_lookup(name) >= 0;
+    case 'm':
+        for (int i = 0; math_consts[i]; i++)
+            if (strcmp(math_consts[i], name) == 0) return 1;
+        return eval_math_lookup(name) >= 0;
+    case '.': return eval_method_lookup(name) >= 0;
+    default: return 0;
+    }
+}
+
+val *eval_builtin_val(eval_cx *cx, int id)
+{
+    if (!cx->bvals[id]) {
+        val *v = eval_new(cx, V_BUILTIN);
+        if (!v) return NULL;
+        v->sub = (uint16_t)id;
+        cx->bvals[id] = v;
+    }
+    EV_INCREF(cx->bvals[id]);
+    return cx->bvals[id];
+}
+
+/* ---- argument helpers ------------------------------------------------------------------ */
+
+static int argc_check(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *name,
+                      const ir_node *at)
+{
+    if (a->npos >= lo && a->npos <= hi) return 0;
+    if (lo == hi)
+        eval_raise(cx, CR_EPY_TYPE, at, "%s() takes exactly %s (%zu given)", name,
+                   lo == 1 ? "one argument" : lo == 2 ? "2 arguments" : "no arguments", a->npos);
+    else if (a->npos < lo)
+        eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least %zu argument%s, got %zu", name, lo,
+                   lo == 1 ? "" : "s", a->npos);
+    else
+        eval_raise(cx, CR_EPY_TYPE, at, "%s expected at most %zu argument%s, got %zu", name, hi,
+                   hi == 1 ? "" : "s", a->npos);
+    return -1;
+}
+
+/* Rejects keywords outside `allowed` (a NULL-terminated list). */
+static int kw_check(eval_cx *cx, eval_args *a, const char *const *allowed, const char *name,
+                    const ir_node *at)
+{
+    for (size_t i = 0; i < a->nkw; i++) {
+        int ok = 0;
+        for (size_t j = 0; allowed && allowed[j]; j++) ok |= strcmp(allowed[j], a->kwname[i]) == 0;
+        if (!ok) {
+            eval_raise(cx, CR_EPY_TYPE, at, "'%s' is an invalid keyword argument for %s()",
+                       a->kwname[i], name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static val *kwarg(eval_args *a, const char *name)
+{
+    for (size_t i = 0; i < a->nkw; i++)
+        if (strcmp(a->kwname[i], name) == 0) return a->kw[i];
+    return NULL;
+}
+
+static int check(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
+                 const char *name, const ir_node *at)
+{
+    return argc_check(cx, a, lo, hi, name, at) < 0 || kw_check(cx, a, kws, name, at) < 0 ? -1 : 0;
+}
+
+static val *num_copy(eval_cx *cx, val *x, vkind kind)
+{
+    val *r = eval_num(cx, kind);
+    if (!r) return NULL;
+    mpq_set(r->u.q, x->u.q);
+    r->flags |= x->flags & VF_INEXACT;
+    return eval_num_done(cx, r);
+}
+
+static val *inf_error(eval_cx *cx, const ir_node *at)
+{
+    return eval_raise(cx, CR_EPY_OVERFLOW, at, "cannot convert float infinity to integer");
+}
+
+static int need_real(eval_cx *cx, val *x, const ir_node *at)
+{
+    if (IS_NUM(x)) return 0;
+    if (x->kind == V_INF)
+        eval_raise(cx, CR_EPY_VALUE, at,
+                   "infinity has no exact value: math.inf can only be compared");
+    else
+        eval_raise(cx, CR_EPY_TYPE, at, "must be real number, not %s", eval_type_name(x));
+    return -1;
+}
+
+/* A value that iteration gives one by one, as a fresh list (the caller's). */
+static val *items_of(eval_cx *cx, val *v, const ir_node *at)
+{
+    val *l = eval_list_of(cx, v, V_LIST);
+    if (!l && cx->err.line == 0 && at) {
+        cx->err.line = at->line;
+        cx->err.col = at->col;
+    }
+    return l;
+}
+
+static val *new_iter(eval_cx *cx, int sub)
+{
+    val *r = eval_seq_new(cx, V_ITER, 0);
+    if (r) r->sub = (uint16_t)sub;
+    return r;
+}
+
+static val *pair(eval_cx *cx, val *a, val *b)
+{
+    val *t = eval_seq_new(cx, V_TUPLE, 2);
+    if (!t) {
+        eval_decref(cx, a);
+        eval_decref(cx, b);
+        return NULL;
+    }
+    t->u.seq.it[0] = a;
+    t->u.seq.it[1] = b;
+    t->u.seq.len = 2;
+    return t;
+}
+
+static val *call1(eval_cx *cx, val *f, val *x, const ir_node *at)
+{
+    val *argv[1] = { x };
+    eval_args a = { argv, 1, NULL, NULL, 0 };
+    return eval_call(cx, f, &a, at);
+}
+
+/* ---- sorting --------------------------------------------------------------------------- */
+
+typedef struct {
+    eval_cx *cx;
+    int reverse, failed;
+} sort_cx;
+
+static int sort_lt(sort_cx *s, val *a, val *b)
+{
+    if (s->failed) return 0;
+    if (eval_count(s->cx, 1, NULL) < 0) { s->failed = 1; return 0; }
+    int r = s->reverse ? eval_cmp(s->cx, IR_LT, b, a) : eval_cmp(s->cx, IR_LT, a, b);
+    if (r < 0) { s->failed = 1; return 0; }
+    return r;
+}
+
+/* Stable merge sort of keys[] carrying vals[] along (Python's sort is stable). */
+static void merge_sort(sort_cx *s, val **keys, val **vals, val **tk, val **tv, size_t n)
+{
+    if (n < 2) return;
+    size_t h = n / 2;
+    merge_sort(s, keys, vals, tk, tv, h);
+    merge_sort(s, keys + h, vals + h, tk, tv, n - h);
+    if (s->failed) return;
+    memcpy(tk, keys, n * sizeof *tk);
+    memcpy(tv, vals, n * sizeof *tv);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        if (sort_lt(s, tk[j], tk[i])) { keys[k] = tk[j]; vals[k++] = tv[j++]; }
+        else { keys[k] = tk[i]; vals[k++] = tv[i++]; }
+    }
+    while (i < h) { keys[k] = tk[i]; vals[k++] = tv[i++]; }
+    while (j < n) { keys[k] = tk[j]; vals[k++] = tv[j++]; }
+}
+
+/* Sorts list l in place. key and reverse as in list.sort(). */
+static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *at)
+{
+    size_t n = l->u.seq.len, i;
+    if (n < 2) return 0;
+    val **keys = calloc(n, sizeof *keys), **tmp = malloc(2 * n * sizeof *tmp);
+    val **vals = malloc(n * sizeof *vals);
+    int rc = 0;
+    if (!keys || !tmp || !vals) {
+        eval_raise(cx, CR_ENOMEM, at, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    memcpy(vals, l->u.seq.it, n * sizeof *vals);
+    for (i = 0; i < n; i++) {
+        if (key && key->kind != V_NONE) {
+            if (!(keys[i] = call1(cx, key, vals[i], at))) { rc = -1; goto out; }
+        } else {
+            keys[i] = vals[i];
+            EV_INCREF(keys[i]);
+        }
+    }
+    sort_cx s = { cx, reverse, 0 };
+    merge_sort(&s, keys, vals, tmp, tmp + n, n);
+    if (s.failed) {
+        if (cx->err.line == 0 && at) { cx->err.line = at->line; cx->err.col = at->col; }
+        rc = -1;
+        goto out;
+    }
+    if (l->u.seq.len == n) memcpy(l->u.seq.it, vals, n * sizeof *vals);
+out:
+    if (keys)
+        for (i = 0; i < n; i++) eval_decref(cx, keys[i]);
+    free(keys);
+    free(tmp);
+    free(vals);
+    return rc;
+}
+
+/* ---- builtins -------------------------------------------------------------------------- */
+
+static val *b_abs(eval_cx *cx, val *x, const ir_node *at)
+{
+    if (x->kind == V_INF) {
+        val *r = eval_new(cx, V_INF);
+        return r;
+    }
+    if (!IS_NUM(x))
+        return eval_raise(cx, CR_EPY_TYPE, at, "bad operand type for abs(): '%s'",
+                          eval_type_name(x));
+    val *r = eval_num(cx, x->kind == V_FLOAT ? V_FLOAT : V_INT);
+    if (!r) return NULL;
+    mpq_abs(r->u.q, x->u.q);
+    r->flags |= x->flags & VF_INEXACT;
+    return eval_num_done(cx, r);
+}
+
+static val *b_all_any(eval_cx *cx, val *x, int any, const ir_node *at)
+{
+    eval_iter it;
+    val *e;
+    int r, found = 0;
+    if (eval_iter_init(cx, &it, x) < 0) return NULL;
+    while ((r = eval_iter_next(cx, &it, &e)) > 0) {
+        int t = eval_truth(e);
+        eval_decref(cx, e);
+        if (eval_count(cx, 1, at) < 0) { r = -1; break; }
+        if (t == any) { found = 1; break; }
+    }
+    eval_iter_done(cx, &it);
+    if (r < 0) return NULL;
+    return eval_bool(cx, any ? found : !found);
+}
+
+static int dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_node *at)
+{
+    if (src && src->kind == V_DICT) {
+        for (size_t i = 0; i < src->u.d.used; i++) {
+            dict_ent *e = &src->u.d.ent[i];
+            if (!e->key) continue;
+            EV_INCREF(e->key);
+            EV_INCREF(e->value);
+            if (eval_count(cx, 1, at) < 0 || eval_dict_set(cx, d, e->key, e->value) < 0)
+                return -1;
+        }
+    } else if (src) {
+        val *l = items_of(cx, src, at);
+        if (!l) return -1;
+        for (size_t i = 0; i < l->u.seq.len; i++) {
+            val *p = l->u.seq.it[i];
+            size_t n = 0;
+            if (p->kind != V_LIST && p->kind != V_TUPLE && p->kind != V_STR) {
+                eval_raise(cx, CR_EPY_TYPE, at,
+                           "cannot convert dictionary update sequence element #%zu to a sequence",
+                           i);
+                eval_decref(cx, l);
+                return -1;
+            }
+            val *pl = eval_list_of(cx, p, V_LIST);
+            if (!pl) { eval_decref(cx, l); return -1; }
+            n = pl->u.seq.len;
+            if (n != 2) {
+                eval_raise(cx, CR_EPY_VALUE, at,
+                           "dictionary update sequence element #%zu has length %zu; 2 is required",
+                           i, n);
+                eval_decref(cx, pl);
+                eval_decref(cx, l);
+                return -1;
+            }
+            EV_INCREF(pl->u.seq.it[0]);
+            EV_INCREF(pl->u.seq.it[1]);
+            int rc = eval_dict_set(cx, d, pl->u.seq.it[0], pl->u.seq.it[1]);
+            eval_decref(cx, pl);
+            if (rc < 0 || eval_count(cx, 1, at) < 0) { eval_decref(cx, l); return -1; }
+        }
+        eval_decref(cx, l);
+    }
+    for (size_t i = 0; a && i < a->nkw; i++) {
+        val *k = eval_str(cx, a->kwname[i], strlen(a->kwname[i]));
+        if (!k) return -1;
+        EV_INCREF(a->kw[i]);
+        if (eval_dict_set(cx, d, k, a->kw[i]) < 0) return -1;
+    }
+    return 0;
+}
+
+static val *b_float(eval_cx *cx, val *x, const ir_node *at)
+{
+    if (IS_NUM(x)) return num_copy(cx, x, V_FLOAT);
+    if (x->kind == V_INF) { EV_INCREF(x); return x; }
+    if (x->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "float() argument must be a string or a real number, not '%s'",
+                          eval_type_name(x));
+    /* infinities have a value of their own; NaN has none in an exact world */
+    char t[16];
+    size_t n = 0;
+    for (size_t i = 0; i < x->u.str.len && n < sizeof t - 1; i++) {
+        char c = x->u.str.s[i];
+        if (c == ' ' || c == '\t' || c == '\n') continue;
+        t[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    t[n] = '\0';
+    if (!strcmp(t, "inf") || !strcmp(t, "+inf") || !strcmp(t, "-inf") ||
+        !strcmp(t, "infinity") || !strcmp(t, "+infinity") || !strcmp(t, "-infinity")) {
+        val *r = eval_new(cx, V_INF);
+        if (r) r->sub = t[0] == '-';
+        return r;
+    }
+    val *r = eval_num(cx, V_FLOAT);
+    if (!r) return NULL;
+    cr_code rc = num_parse_float_str(r->u.q, x->u.str.s, x->u.str.len, &cx->nc);
+    if (rc != CR_OK) {
+        eval_decref(cx, r);
+        if (rc == CR_ELIMIT)
+            return eval_int_limit(cx, at);
+        val *s = eval_to_str(cx, x, 1);
+        if (!s) return NULL;
+        eval_raise(cx, CR_EPY_VALUE, at, "could not convert string to float: %s", s->u.str.s);
+        eval_decref(cx, s);
+        return NULL;
+    }
+    return eval_num_finish(cx, r, 0);
+}
+
+static val *b_int(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "base", NULL };
+    if (check(cx, a, 0, 2, kws, "int", at) < 0) return NULL;
+    if (a->npos == 0) return eval_int_si(cx, 0);
+    val *x = a->pos[0], *bv = a->npos > 1 ? a->pos[1] : kwarg(a, "base");
+    if (bv && x->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "int() can't convert non-string with explicit base");
+    if (x->kind == V_INF) return inf_error(cx, at);
+    if (IS_NUM(x)) {
+        if (x->kind == V_INT) { EV_INCREF(x); return x; }
+        val *r = eval_num(cx, V_INT);
+        if (!r) return NULL;
+        num_trunc(mpq_numref(r->u.q), x->u.q);
+        mpz_set_ui(mpq_denref(r->u.q), 1);
+        r->flags |= x->flags & VF_INEXACT;
+        return eval_num_done(cx, r);
+    }
+    if (x->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "int() argument must be a string, a bytes-like object or a real "
+                          "number, not '%s'", eval_type_name(x));
+    int64_t base = 10;
+    if (bv && eval_int_of(cx, bv, &base) < 0) return NULL;
+    if (base != 0 && (base < 2 || base > 36))
+        return eval_raise(cx, CR_EPY_VALUE, at, "int() base must be >= 2 and <= 36, or 0");
+    val *r = eval_num(cx, V_INT);
+    if (!r) return NULL;
+    cr_code rc = num_parse_int_str(mpq_numref(r->u.q), x->u.str.s, x->u.str.len, (int)base,
+                                   &cx->nc);
+    if (rc != CR_OK) {
+        eval_decref(cx, r);
+        if (rc == CR_ELIMIT)
+            return eval_int_limit(cx, at);
+        val *s = eval_to_str(cx, x, 1);
+        if (!s) return NULL;
+        eval_raise(cx, CR_EPY_VALUE, at, "invalid literal for int() with base %d: %s", (int)base,
+                   s->u.str.s);
+        eval_decref(cx, s);
+        return NULL;
+    }
+    return eval_num_done(cx, r);
+}
+
+static int type_matches(val *x, int id)
+{
+    switch (id) {
+    case B_INT: return x->kind == V_INT || x->kind == V_BOOL;
+    case B_FLOAT: return x->kind == V_FLOAT || x->kind == V_INF;
+    case B_BOOL: return x->kind == V_BOOL;
+    case B_STR: return x->kind == V_STR;
+    case B_LIST: return x->kind == V_LIST;
+    case B_TUPLE: return x->kind == V_TUPLE;
+    case B_DICT: return x->kind == V_DICT;
+    case B_SET: return x->kind == V_SET;
+    case B_RANGE: return x->kind == V_RANGE;
+    case B_EXCEPTION: return x->kind == V_EXC;
+    case B_ARITHERROR: return x->kind == V_EXC && (x->sub == B_ARITHERROR || x->sub == B_ZERODIV);
+    default:
+        if (id >= B_VALUEERROR && id <= B_KEYERROR) return x->kind == V_EXC && x->sub == id;
+        return x->kind == V_ITER && ((id == B_ZIP && x->sub == IT_ZIP) ||
+                                     (id == B_MAP && x->sub == IT_MAP) ||
+                                     (id == B_FILTER && x->sub == IT_FILTER) ||
+                                     (id == B_ENUMERATE && x->sub == IT_ENUMERATE));
+    }
+}
+
+static int is_type(val *t)
+{
+    if (t->kind != V_BUILTIN) return 0;
+    switch (t->sub) {
+    case B_INT: case B_FLOAT: case B_BOOL: case B_STR: case B_LIST: case B_TUPLE: case B_DICT:
+    case B_SET: case B_RANGE: case B_ZIP: case B_MAP: case B_FILTER: case B_ENUMERATE:
+        return 1;
+    default:
+        return t->sub >= B_EXCEPTION && t->sub <= B_KEYERROR;
+    }
+}
+
+static val *b_isinstance(eval_cx *cx, val *x, val *t, const ir_node *at)
+{
+    if (t->kind == V_TUPLE) {
+        for (size_t i = 0; i < t->u.seq.len; i++) {
+            val *r = b_isinstance(cx, x, t->u.seq.it[i], at);
+            if (!r || r == &cx->vtrue) return r;
+        }
+        return eval_bool(cx, 0);
+    }
+    if (!is_type(t))
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "isinstance() arg 2 must be a type, a tuple of types, or a union");
+    return eval_bool(cx, type_matches(x, t->sub));
+}
+
+static val *b_minmax(eval_cx *cx, eval_args *a, int is_max, const ir_node *at)
+{
+    static const char *const kws[] = { "key", "default", NULL };
+    const char *name = is_max ? "max" : "min";
+    if (kw_check(cx, a, kws, name, at) < 0) return NULL;
+    if (a->npos == 0)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least 1 argument, got 0", name);
+    val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *items, *best = NULL, *bestk = NULL;
+    if (key && key->kind == V_NONE) key = NULL;
+    if (a->npos == 1) {
+        if (!(items = items_of(cx, a->pos[0], at))) return NULL;
+    } else {
+        if (dflt)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "Cannot specify a default for %s() with multiple positional "
+                              "arguments", name);
+        if (!(items = eval_seq_new(cx, V_LIST, a->npos))) return NULL;
+        for (size_t i = 0; i < a->npos; i++) {
+            EV_INCREF(a->pos[i]);
+            items->u.seq.it[items->u.seq.len++] = a->pos[i];
+        }
+    }
+    for (size_t i = 0; i < items->u.seq.len; i++) {
+        val *x = items->u.seq.it[i], *k = x;
+        if (eval_count(cx, 1, at) < 0) goto fail;
+        if (key) {
+            if (!(k = call1(cx, key, x, at))) goto fail;
+        } else {
+            EV_INCREF(k);
+        }
+        if (!best) {
+            best = x;
+            bestk = k;
+            continue;
+        }
+        int r = eval_cmp(cx, is_max ? IR_GT : IR_LT, k, bestk);
+        if (r < 0) { eval_decref(cx, k); goto fail; }
+        if (r) {
+            eval_decref(cx, bestk);
+            best = x;
+            bestk = k;
+        } else {
+            eval_decref(cx, k);
+        }
+    }
+    eval_decref(cx, bestk);
+    if (!best) {
+        eval_decref(cx, items);
+        if (dflt) { EV_INCREF(dflt); return dflt; }
+        return eval_raise(cx, CR_EPY_VALUE, at, "%s() arg is an empty sequence", name);
+    }
+    EV_INCREF(best);
+    eval_decref(cx, items);
+    return best;
+fail:
+    eval_decref(cx, bestk);
+    eval_decref(cx, items);
+    if (cx->err.line == 0) { cx->err.line = at->line; cx->err.col = at->col; }
+    return NULL;
+}
+
+static val *b_pow3(eval_cx *cx, val *b, val *e, val *m, const ir_node *at)
+{
+    if (!(b->kind == V_INT || b->kind == V_BOOL) || !(e->kind == V_INT || e->kind == V_BOOL) ||
+        !(m->kind == V_INT || m->kind == V_BOOL))
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "pow() 3rd argument not allowed unless all arguments are integers");
+    mpz_srcptr bz = mpq_numref(b->u.q), ez = mpq_numref(e->u.q), mz = mpq_numref(m->u.q);
+    if (!mpz_sgn(mz)) return eval_raise(cx, CR_EPY_VALUE, at, "pow() 3rd argument cannot be 0");
+    val *r = eval_num(cx, V_INT);
+    if (!r) return NULL;
+    mpz_ptr rz = mpq_numref(r->u.q);
+    mpz_t am, base;
+    mpz_init(am);
+    mpz_init_set(base, bz);
+    mpz_abs(am, mz);
+    if (eval_count(cx, mpz_sizeinbase(ez, 2) * (mpz_size(am) + 1) / 8, at) < 0) goto fail;
+    if (mpz_sgn(ez) < 0 && !mpz_invert(base, base, am)) {
+        eval_raise(cx, CR_EPY_VALUE, at, "base is not invertible for the given modulus");
+        goto fail;
+    }
+    mpz_t ae;
+    mpz_init(ae);
+    mpz_abs(ae, ez);
+    mpz_powm(rz, base, ae, am);
+    mpz_clear(ae);
+    if (mpz_sgn(mz) < 0 && mpz_sgn(rz)) mpz_add(rz, rz, mz);
+    mpz_clear(am);
+    mpz_clear(base);
+    return eval_num_done(cx, r);
+fail:
+    mpz_clear(am);
+    mpz_clear(base);
+    eval_decref(cx, r);
+    return NULL;
+}
+
+static val *b_range(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    int64_t v[3] = { 0, 0, 1 };
+    if (check(cx, a, 1, 3, NULL, "range", at) < 0) return NULL;
+    for (size_t i = 0; i < a->npos; i++)
+        if (eval_int_of(cx, a->pos[i], &v[a->npos == 1 ? 1 : i]) < 0) return NULL;
+    if (v[2] == 0) return eval_raise(cx, CR_EPY_VALUE, at, "range() arg 3 must not be zero");
+    val *r = eval_new(cx, V_RANGE);
+    if (!r) return NULL;
+    r->u.rng.start = v[0];
+    r->u.rng.stop = v[1];
+    r->u.rng.step = v[2];
+    return r;
+}
+
+/* noinline: GCC 12 loses track of the mpq_t size when this is inlined and warns falsely
+ * (-Wstringop-overread). */
+__attribute__((noinline)) static void round_into(eval_cx *cx, val *r, val *x, long n)
+{
+    num_round(r->u.q, x->u.q, n, &cx->nc);
+}
+
+static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "ndigits", NULL };
+    if (check(cx, a, 1, 2, kws, "round", at) < 0) return NULL;
+    val *x = a->pos[0], *nd = a->npos > 1 ? a->pos[1] : kwarg(a, "ndigits");
+    if (nd && nd->kind == V_NONE) nd = NULL;
+    int64_t n = 0;
+    if (nd && eval_int_of(cx, nd, &n) < 0) return NULL;
+    if (x->kind == V_INF) {
+        if (!nd) return inf_error(cx, at);
+        EV_INCREF(x);
+        return x;
+    }
+    if (!IS_NUM(x))
+        return eval_raise(cx, CR_EPY_TYPE, at, "type %s doesn't define __round__ method",
+                          eval_type_name(x));
+    vkind k = (!nd || x->kind != V_FLOAT) ? V_INT : V_FLOAT;
+    if (x->kind != V_FLOAT && (!nd || n >= 0)) return num_copy(cx, x, V_INT);
+    val *r = eval_num(cx, k);
+    if (!r) return NULL;
+    /* digits past the value's own size change nothing, and would build huge powers of ten */
+    int64_t big = (int64_t)mpz_sizeinbase(mpq_numref(x->u.q), 10) + 2;
+    if (n < -big) {
+        mpq_set_ui(r->u.q, 0, 1);
+    } else if (n > 100000) {
+        mpq_set(r->u.q, x->u.q);
+    } else {
+        round_into(cx, r, x, (long)n);
+    }
+    if (k == V_INT && mpz_cmp_ui(mpq_denref(r->u.q), 1) != 0) {
+        eval_decref(cx, r);
+        return eval_raise(cx, CR_EINTERNAL, at, "round() gave a fraction");
+    }
+    return eval_num_finish(cx, r, (x->flags & VF_INEXACT) != 0);
+}
+
+static val *b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "start", NULL };
+    if (check(cx, a, 1, 2, kws, "sum", at) < 0) return NULL;
+    val *start = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
+    if (start && start->kind == V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "sum() can't sum strings [use ''.join(seq) instead]");
+    val *acc = start ? start : NULL;
+    if (acc) EV_INCREF(acc);
+    else if (!(acc = eval_int_si(cx, 0))) return NULL;
+    eval_iter it;
+    val *x;
+    int r;
+    if (eval_iter_init(cx, &it, a->pos[0]) < 0) { eval_decref(cx, acc); return NULL; }
+    while ((r = eval_iter_next(cx, &it, &x)) > 0) {
+        val *n = eval_binop(cx, IR_ADD, acc, x, at);
+        eval_decref(cx, x);
+        eval_decref(cx, acc);
+        if (!(acc = n)) { r = -1; break; }
+    }
+    eval_iter_done(cx, &it);
+    if (r < 0) { eval_decref(cx, acc); return NULL; }
+    return acc;
+}
+
+static val *b_zip_map(eval_cx *cx, eval_args *a, val *f, size_t from, int sub, const ir_node *at)
+{
+    size_t n = a->npos - from, len = SIZE_MAX;
+    val **ls = calloc(n ? n : 1, sizeof *ls), *r = NULL;
+    if (!ls) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!(ls[i] = items_of(cx, a->pos[from + i], at))) goto out;
+        if (ls[i]->u.seq.len < len) len = ls[i]->u.seq.len;
+    }
+    if (!n) len = 0;
+    if (!(r = new_iter(cx, sub))) goto out;
+    for (size_t j = 0; j < len; j++) {
+        val *t = eval_seq_new(cx, V_TUPLE, n), *e;
+        if (!t) goto fail;
+        for (size_t i = 0; i < n; i++) {
+            EV_INCREF(ls[i]->u.seq.it[j]);
+            t->u.seq.it[t->u.seq.len++] = ls[i]->u.seq.it[j];
+        }
+        if (f) {
+            eval_args fa = { t->u.seq.it, n, NULL, NULL, 0 };
+            e = eval_call(cx, f, &fa, at);
+            eval_decref(cx, t);
+            if (!e) goto fail;
+        } else {
+            e = t;
+        }
+        if (eval_count(cx, 1, at) < 0 || eval_seq_push(cx, r, e) < 0) {
+            if (cx->err.code == CR_OK) goto fail;
+            goto fail;
+        }
+    }
+    goto out;
+fail:
+    eval_decref(cx, r);
+    r = NULL;
+out:
+    for (size_t i = 0; i < n; i++) eval_decref(cx, ls[i]);
+    free(ls);
+    return r;
+}
+
+static val *b_exception(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    if (kw_check(cx, a, NULL, eval_builtin_name(id), at) < 0) return NULL;
+    val *e = eval_new(cx, V_EXC);
+    if (!e) return NULL;
+    e->sub = (uint16_t)id;
+    if (a->npos == 1) {
+        e->u.exc.msg = a->pos[0];
+        EV_INCREF(a->pos[0]);
+    } else if (a->npos > 1) {
+        val *t = eval_seq_new(cx, V_TUPLE, a->npos);
+        if (!t) { eval_decref(cx, e); return NULL; }
+        for (size_t i = 0; i < a->npos; i++) {
+            EV_INCREF(a->pos[i]);
+            t->u.seq.it[t->u.seq.len++] = a->pos[i];
+        }
+        e->u.exc.msg = t;
+    }
+    return e;
+}
+
+int eval_print(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "sep", "end", "flush", "file", NULL };
+    if (kw_check(cx, a, kws, "print", at) < 0) return -1;
+    val *sep = kwarg(a, "sep"), *end = kwarg(a, "end"), *file = kwarg(a, "file");
+    if (file && file->kind != V_NONE) {
+        eval_raise(cx, CR_EPY_TYPE, at, "print(file=...) is not supported in-process");
+        return -1;
+    }
+    if (sep && sep->kind != V_NONE && sep->kind != V_STR) {
+        eval_raise(cx, CR_EPY_TYPE, at, "sep must be None or a string, not %s", eval_type_name(sep));
+        return -1;
+    }
+    if (end && end->kind != V_NONE && end->kind != V_STR) {
+        eval_raise(cx, CR_EPY_TYPE, at, "end must be None or a string, not %s", eval_type_name(end));
+        return -1;
+    }
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    for (size_t i = 0; i < a->npos; i++) {
+        if (i) {
+            if (sep && sep->kind == V_STR) cr_buf_put(&b, sep->u.str.s, sep->u.str.len);
+            else cr_buf_putc(&b, ' ');
+        }
+        if (eval_repr(cx, &b, a->pos[i], 1) < 0) { cr_buf_free(&b); return -1; }
+    }
+    if (end && end->kind == V_STR) cr_buf_put(&b, end->u.str.s, end->u.str.len);
+    else cr_buf_putc(&b, '\n');
+    cr_code rc = b.truncated ? CR_ELIMIT : cr_buf_put(&cx->out, b.p ? b.p : "", b.len);
+    cr_buf_free(&b);
+    if (rc == CR_OK) return 0;
+    if (rc == CR_ELIMIT)
+        eval_raise(cx, CR_ELIMIT, at, "output limit (%zu bytes)", cx->lim->max_stdout);
+    else
+        eval_raise(cx, CR_ENOMEM, at, "out of memory");
+    return -1;
+}
+
+static val *b_reversed(eval_cx *cx, val *x, const ir_node *at)
+{
+    if (x->kind != V_LIST && x->kind != V_TUPLE && x->kind != V_STR && x->kind != V_RANGE &&
+        x->kind != V_DICT && !(x->kind == V_ITER && x->sub >= IT_KEYS))
+        return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not reversible", eval_type_name(x));
+    val *l = items_of(cx, x, at);
+    if (!l) return NULL;
+    for (size_t i = 0, j = l->u.seq.len; i + 1 < j; i++, j--) {
+        val *t = l->u.seq.it[i];
+        l->u.seq.it[i] = l->u.seq.it[j - 1];
+        l->u.seq.it[j - 1] = t;
+    }
+    l->kind = V_ITER;
+    l->sub = IT_REVERSED;
+    return l;
+}
+
+static val *b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "start", NULL };
+    if (check(cx, a, 1, 2, kws, "enumerate", at) < 0) return NULL;
+    val *st = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
+    int64_t start = 0;
+    if (st && eval_int_of(cx, st, &start) < 0) return NULL;
+    val *l = items_of(cx, a->pos[0], at), *r;
+    if (!l || !(r = new_iter(cx, IT_ENUMERATE))) { eval_decref(cx, l); return NULL; }
+    for (size_t i = 0; i < l->u.seq.len; i++) {
+        val *n = eval_int_si(cx, (long)(start + (int64_t)i)), *p;
+        EV_INCREF(l->u.seq.it[i]);
+        if (!n) { eval_decref(cx, l->u.seq.it[i]); goto fail; }
+        if (!(p = pair(cx, n, l->u.seq.it[i])) || eval_seq_push(cx, r, p) < 0) goto fail;
+    }
+    eval_decref(cx, l);
+    return r;
+fail:
+    eval_decref(cx, l);
+    eval_decref(cx, r);
+    return NULL;
+}
+
+static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
+{
+    val *l = items_of(cx, src, at), *r;
+    if (!l || !(r = new_iter(cx, IT_FILTER))) { eval_decref(cx, l); return NULL; }
+    for (size_t i = 0; i < l->u.seq.len; i++) {
+        val *x = l->u.seq.it[i];
+        int keep;
+        if (eval_count(cx, 1, at) < 0) goto fail;
+        if (f->kind == V_NONE) {
+            keep = eval_truth(x);
+        } else {
+            val *t = call1(cx, f, x, at);
+            if (!t) goto fail;
+            keep = eval_truth(t);
+            eval_decref(cx, t);
+        }
+        if (keep) {
+            EV_INCREF(x);
+            if (eval_seq_push(cx, r, x) < 0) goto fail;
+        }
+    }
+    eval_decref(cx, l);
+    return r;
+fail:
+    eval_decref(cx, l);
+    eval_decref(cx, r);
+    return NULL;
+}
+
+static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
+{
+    if (IS_NUM(x) && IS_NUM(y) && !mpq_sgn(y->u.q))
+        return eval_raise(cx, CR_EPY_ZERODIV, at, "%s",
+                          x->kind == V_FLOAT || y->kind == V_FLOAT
+                              ? "float divmod()" : "integer division or modulo by zero");
+    if (!IS_NUM(x) || !IS_NUM(y))
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "unsupported operand type(s) for divmod(): '%s' and '%s'",
+                          eval_type_name(x), eval_type_name(y));
+    val *q = eval_binop(cx, IR_FLOORDIV, x, y, at), *m;
+    if (!q) return NULL;
+    if (!(m = eval_binop(cx, IR_MOD, x, y, at))) { eval_decref(cx, q); return NULL; }
+    return pair(cx, q, m);
+}
+
+static val *b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "key", "reverse", NULL };
+    if (check(cx, a, 1, 1, kws, "sorted", at) < 0) return NULL;
+    val *l = items_of(cx, a->pos[0], at), *rev = kwarg(a, "reverse");
+    if (!l) return NULL;
+    if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) {
+        eval_decref(cx, l);
+        return NULL;
+    }
+    return l;
+}
+
+/* ---- math ------------------------------------------------------------------------------ */
+
+static val *math_result(eval_cx *cx, cr_code rc, val *r, int exact, val *x, const ir_node *at)
+{
+    if (rc != CR_OK) {
+        eval_decref(cx, r);
+        if (rc == CR_EPY_OVERFLOW) return eval_raise(cx, rc, at, "math range error");
+        if (rc == CR_ELIMIT)
+            return eval_int_limit(cx, at);
+        if (rc == CR_EPY_ZERODIV) rc = CR_EPY_VALUE;
+        return eval_raise(cx, rc, at, "math domain error");
+    }
+    return eval_num_finish(cx, r, !exact || (x && (x->flags & VF_INEXACT)));
+}
+
+typedef cr_code (*unary_fn)(mpq_t, int *, const mpq_t, const num_ctx *);
+
+static unary_fn unary_of(int id)
+{
+    switch (id) {
+    case M_SQRT: return num_sqrt;
+    case M_EXP: return num_exp;
+    case M_LOG10: return num_log10;
+    case M_LOG2: return num_log2;
+    case M_ERF: return num_erf;
+    case M_ERFC: return num_erfc;
+    case M_SIN: return num_sin;
+    case M_COS: return num_cos;
+    case M_TAN: return num_tan;
+    case M_ATAN: return num_atan;
+    default: return NULL;
+    }
+}
+
+static int int_arg(eval_cx *cx, val *x, const ir_node *at)
+{
+    if (x->kind == V_INT || x->kind == V_BOOL) return 0;
+    eval_raise(cx, CR_EPY_TYPE, at, "'%s' object cannot be interpreted as an integer",
+               eval_type_name(x));
+    return -1;
+}
+
+static val *math_comb_perm(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = eval_builtin_name(id);
+    if (check(cx, a, id == M_PERM ? 1 : 2, 2, NULL, name, at) < 0) return NULL;
+    val *n = a->pos[0], *k = a->npos > 1 ? a->pos[1] : NULL;
+    if (int_arg(cx, n, at) < 0 || (k && int_arg(cx, k, at) < 0)) return NULL;
+    if (mpq_sgn(n->u.q) < 0)
+        return eval_raise(cx, CR_EPY_VALUE, at, k ? "n must be a non-negative integer"
+                                                  : "factorial() not defined for negative values");
+    if (k && mpq_sgn(k->u.q) < 0)
+        return eval_raise(cx, CR_EPY_VALUE, at, "k must be a non-negative integer");
+    val *r = eval_num(cx, V_INT);
+    if (!r) return NULL;
+    cr_code rc;
+    if (!k) rc = num_factorial(mpq_numref(r->u.q), mpq_numref(n->u.q), &cx->nc);
+    else if (id == M_COMB)
+        rc = num_comb(mpq_numref(r->u.q), mpq_numref(n->u.q), mpq_numref(k->u.q), &cx->nc);
+    else rc = num_perm(mpq_numref(r->u.q), mpq_numref(n->u.q), mpq_numref(k->u.q), &cx->nc);
+    return math_result(cx, rc, r, 1, NULL, at);
+}
+
+static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = eval_builtin_name(id);
+    val *r, *x;
+    cr_code rc = CR_OK;
+    int exact = 1;
+    unary_fn fn = unary_of(id);
+    if (fn) {
+        if (check(cx, a, 1, 1, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+            return NULL;
+        x = a->pos[0];
+        if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
+        return math_result(cx, fn(r->u.q, &exact, x->u.q, &cx->nc), r, exact, x, at);
+    }
+    switch (id) {
+    case M_LOG:
+        if (check(cx, a, 1, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+            (a->npos > 1 && need_real(cx, a->pos[1], at) < 0))
+            return NULL;
+        x = a->pos[0];
+        if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
+        if (a->npos > 1) rc = num_log_base(r->u.q, &exact, x->u.q, a->pos[1]->u.q, &cx->nc);
+        else rc = num_log(r->u.q, &exact, x->u.q, &cx->nc);
+        if (a->npos > 1 && (a->pos[1]->flags & VF_INEXACT)) exact = 0;
+        return math_result(cx, rc, r, exact, x, at);
+    case M_POW:
+        if (check(cx, a, 2, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+            need_real(cx, a->pos[1], at) < 0)
+            return NULL;
+        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+        rc = num_pow(r->u.q, &exact, a->pos[0]->u.q, a->pos[1]->u.q, 1, &cx->nc);
+        if (rc == CR_ELIMIT) rc = CR_EPY_OVERFLOW;
+        if ((a->pos[0]->flags | a->pos[1]->flags) & VF_INEXACT) exact = 0;
+        return math_result(cx, rc, r, exact, NULL, at);
+    case M_FABS:
+        if (check(cx, a, 1, 1, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+            return NULL;
+        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+        mpq_abs(r->u.q, a->pos[0]->u.q);
+        return math_result(cx, CR_OK, r, 1, a->pos[0], at);
+    case M_FLOOR: case M_CEIL: case M_TRUNC:
+        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        if (a->pos[0]->kind == V_INF) return inf_error(cx, at);
+        if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
+        x = a->pos[0];
+        if (id == M_FLOOR) num_floor(mpq_numref(r->u.q), x->u.q);
+        else if (id == M_CEIL) num_ceil(mpq_numref(r->u.q), x->u.q);
+        else num_trunc(mpq_numref(r->u.q), x->u.q);
+        mpz_set_ui(mpq_denref(r->u.q), 1);
+        return math_result(cx, CR_OK, r, 1, x, at);
+    case M_FACTORIAL:
+        if (check(cx, a, 1, 1, NULL, name, at) < 0 || int_arg(cx, a->pos[0], at) < 0) return NULL;
+        return math_comb_perm(cx, M_PERM, a, at);
+    case M_COMB: case M_PERM:
+        return math_comb_perm(cx, id, a, at);
+    case M_ISCLOSE: {
+        static const char *const kws[] = { "rel_tol", "abs_tol", NULL };
+        if (a->npos < 2)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "isclose() missing required argument '%s' (pos %zu)",
+                              a->npos ? "b" : "a", a->npos + 1);
+        if (check(cx, a, 2, 2, kws, name, at) < 0) return NULL;
+        val *p = a->pos[0], *q = a->pos[1], *rt = kwarg(a, "rel_tol"), *at_ = kwarg(a, "abs_tol");
+        if (p->kind == V_INF || q->kind == V_INF)
+            return eval_bool(cx, p->kind == V_INF && q->kind == V_INF && p->sub == q->sub);
+        if (need_real(cx, p, at) < 0 || need_real(cx, q, at) < 0 ||
+            (rt && need_real(cx, rt, at) < 0) || (at_ && need_real(cx, at_, at) < 0))
+            return NULL;
+        if ((rt && mpq_sgn(rt->u.q) < 0) || (at_ && mpq_sgn(at_->u.q) < 0))
+            return eval_raise(cx, CR_EPY_VALUE, at, "tolerances must be non-negative");
+        mpq_t d, m, t;
+        mpq_inits(d, m, t, NULL);
+        mpq_sub(d, p->u.q, q->u.q);
+        mpq_abs(d, d);
+        mpq_abs(m, p->u.q);
+        mpq_abs(t, q->u.q);
+        if (mpq_cmp(t, m) > 0) mpq_set(m, t);
+        if (rt) mpq_mul(m, m, rt->u.q);
+        else { mpq_set_ui(t, 1, 1000000000); mpq_mul(m, m, t); }
+        if (at_ && mpq_cmp(at_->u.q, m) > 0) mpq_set(m, at_->u.q);
+        int close = mpq_cmp(d, m) <= 0;
+        mpq_clears(d, m, t, NULL);
+        return eval_bool(cx, close);
+    }
+    case M_FSUM: {
+        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        val *l = items_of(cx, a->pos[0], at);
+        if (!l) return NULL;
+        if (!(r = eval_num(cx, V_FLOAT))) { eval_decref(cx, l); return NULL; }
+        int inexact = 0;
+        for (size_t i = 0; i < l->u.seq.len; i++) {
+            x = l->u.seq.it[i];
+            if (need_real(cx, x, at) < 0 || eval_count(cx, 1, at) < 0) {
+                eval_decref(cx, l);
+                eval_decref(cx, r);
+                return NULL;
+            }
+            mpq_add(r->u.q, r->u.q, x->u.q);
+            inexact |= x->flags & VF_INEXACT;
+        }
+        eval_decref(cx, l);
+        return math_result(cx, CR_OK, r, !inexact, NULL, at);
+    }
+    case M_PROD: {
+        static const char *const kws[] = { "start", NULL };
+        if (check(cx, a, 1, 1, kws, name, at) < 0) return NULL;
+        val *acc = kwarg(a, "start");
+        if (acc) EV_INCREF(acc);
+        else if (!(acc = eval_int_si(cx, 1))) return NULL;
+        val *l = items_of(cx, a->pos[0], at);
+        if (!l) { eval_decref(cx, acc); return NULL; }
+        for (size_t i = 0; i < l->u.seq.len && acc; i++) {
+            val *n = eval_binop(cx, IR_MUL, acc, l->u.seq.it[i], at);
+            eval_decref(cx, acc);
+            acc = n;
+        }
+        eval_decref(cx, l);
+        return acc;
+    }
+    default:
+        return eval_raise(cx, CR_EINTERNAL, at, "math.%s is not implemented", name);
+    }
+}
+
+val *eval_math_attr(eval_cx *cx, const char *name, const ir_node *at)
+{
+    int id = eval_math_lookup(name);
+    if (id >= 0) return eval_builtin_val(cx, id);
+    val *r;
+    if (strcmp(name, "inf") == 0) return eval_new(cx, V_INF);
+    if (strcmp(name, "pi") == 0 || strcmp(name, "e") == 0) {
+        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+        if (name[0] == 'p') num_pi(r->u.q, &cx->nc);
+        else num_e(r->u.q, &cx->nc);
+        r->flags |= VF_INEXACT;
+        return eval_num_done(cx, r);
+    }
+    return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "module 'math' has no attribute '%s'", name);
+}
+
+/* ---- dispatch -------------------------------------------------------------------------- */
+
+static val *one_arg(eval_cx *cx, eval_args *a, const char *name, const ir_node *at)
+{
+    if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+    return a->pos[0];
+}
+
+val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = eval_builtin_name(id);
+    val *x, *r;
+    if (id >= M_SQRT) return math_call(cx, id, a, at);
+    if (id >= B_EXCEPTION) return b_exception(cx, id, a, at);
+    switch (id) {
+    case B_ABS: return (x = one_arg(cx, a, name, at)) ? b_abs(cx, x, at) : NULL;
+    case B_ALL: case B_ANY:
+        return (x = one_arg(cx, a, name, at)) ? b_all_any(cx, x, id == B_ANY, at) : NULL;
+    case B_BOOL:
+        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
+        return eval_bool(cx, a->npos && eval_truth(a->pos[0]));
+    case B_DICT:
+        if (argc_check(cx, a, 0, 1, name, at) < 0 || !(r = eval_dict_new(cx, V_DICT)))
+            return NULL;
+        if (dict_update(cx, r, a->npos ? a->pos[0] : NULL, a, at) < 0) {
+            eval_decref(cx, r);
+            return NULL;
+        }
+        return r;
+    case B_DIVMOD:
+        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
+        return b_divmod(cx, a->pos[0], a->pos[1], at);
+    case B_ENUMERATE: return b_enumerate(cx, a, at);
+    case B_FILTER:
+        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
+        return b_filter(cx, a->pos[0], a->pos[1], at);
+    case B_FLOAT:
+        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
+        if (!a->npos) return eval_num(cx, V_FLOAT);
+        return b_float(cx, a->pos[0], at);
+    case B_FORMAT: {
+        if (check(cx, a, 1, 2, NULL, name, at) < 0) return NULL;
+        val *spec = a->npos > 1 ? a->pos[1] : NULL;
+        if (spec && spec->kind != V_STR)
+            return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
+                              eval_type_name(spec));
+        cr_buf b;
+        cr_buf_init(&b, cx->lim->max_str_len);
+        if (eval_format(cx, &b, a->pos[0], spec ? spec->u.str.s : "", spec ? spec->u.str.len : 0,
+                        at) < 0) {
+            cr_buf_free(&b);
+            return NULL;
+        }
+        r = eval_str_buf(cx, &b);
+        if (r && eval_inexact(a->pos[0], 0) && r->rc == 1) r->flags |= VF_INEXACT;
+        return r;
+    }
+    case B_INT: return b_int(cx, a, at);
+    case B_ISINSTANCE:
+        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
+        return b_isinstance(cx, a->pos[0], a->pos[1], at);
+    case B_LEN: {
+        size_t n;
+        if (!(x = one_arg(cx, a, name, at))) return NULL;
+        if (eval_len(cx, x, &n) < 0) return NULL;
+        return eval_int_si(cx, (long)n);
+    }
+    case B_LIST: case B_TUPLE: case B_SET:
+        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
+        if (id == B_SET) {
+            if (!(r = eval_dict_new(cx, V_SET))) return NULL;
+            if (!a->npos) return r;
+            val *l = items_of(cx, a->pos[0], at);
+            if (!l) { eval_decref(cx, r); return NULL; }
+            for (size_t i = 0; i < l->u.seq.len; i++) {
+                EV_INCREF(l->u.seq.it[i]);
+                if (eval_dict_set(cx, r, l->u.seq.it[i], NULL) < 0) {
+                    eval_decref(cx, l);
+                    eval_decref(cx, r);
+                    return NULL;
+                }
+            }
+            eval_decref(cx, l);
+            return r;
+        }
+        if (!a->npos) return eval_seq_new(cx, id == B_LIST ? V_LIST : V_TUPLE, 0);
+        if (id == B_TUPLE && a->pos[0]->kind == V_TUPLE) {
+            EV_INCREF(a->pos[0]);
+            return a->pos[0];
+        }
+        r = eval_list_of(cx, a->pos[0], id == B_LIST ? V_LIST : V_TUPLE);
+        if (!r && cx->err.line == 0) { cx->err.line = at->line; cx->err.col = at->col; }
+        return r;
+    case B_MAP:
+        if (a->npos < 2)
+            return eval_raise(cx, CR_EPY_TYPE, at, "map() must have at least two arguments.");
+        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
+        return b_zip_map(cx, a, a->pos[0], 1, IT_MAP, at);
+    case B_ZIP: {
+        static const char *const kws[] = { "strict", NULL };
+        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
+        return b_zip_map(cx, a, NULL, 0, IT_ZIP, at);
+    }
+    case B_MAX: case B_MIN: return b_minmax(cx, a, id == B_MAX, at);
+    case B_POW: {
+        static const char *const kws[] = { "base", "exp", "mod", NULL };
+        if (check(cx, a, 2, 3, kws, name, at) < 0) return NULL;
+        if (a->npos == 3 && a->pos[2]->kind != V_NONE)
+            return b_pow3(cx, a->pos[0], a->pos[1], a->pos[2], at);
+        return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);
+    }
+    case B_PRINT:
+        return eval_print(cx, a, at) < 0 ? NULL : eval_none(cx);
+    case B_RANGE: return b_range(cx, a, at);
+    case B_REVERSED: return (x = one_arg(cx, a, name, at)) ? b_reversed(cx, x, at) : NULL;
+    case B_ROUND: return b_round(cx, a, at);
+    case B_SORTED: return b_sorted(cx, a, at);
+    case B_STR:
+        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
+        if (!a->npos) return eval_str(cx, "", 0);
+        return eval_to_str(cx, a->pos[0], 0);
+    case B_SUM: return b_sum(cx, a, at);
+    default:
+        return eval_raise(cx, CR_EINTERNAL, at, "builtin %s is not implemented", name);
+    }
+}
+
+/* ---- formatting ------------------------------------------------------------------------ */
+
+static int format_error(eval_cx *cx, cr_code rc, cr_error *e, const ir_node *at)
+{
+    if (rc == CR_ENOMEM) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); return -1; }
+    eval_raise(cx, rc, at, "%s", e->message[0] ? e->message : "Invalid format specifier");
+    return -1;
+}
+
+int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, const ir_node *at)
+{
+    cr_error e;
+    cr_code rc;
+    memset(&e, 0, sizeof e);
+    if (len == 0) return eval_repr(cx, b, v, 1);
+    if (IS_NUM(v)) {
+        rc = num_format(b, v->u.q, v->kind == V_FLOAT, spec, len, &cx->nc, &e);
+        return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
+    }
+    if (v->kind == V_STR) {
+        rc = num_format_str(b, v->u.str.s, v->u.str.len, spec, len, &e);
+        return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
+    }
+    if (v->kind == V_INF) {
+        /* fill, align and width apply; precision and type have nothing to round */
+        size_t n = 0;
+        while (n < len && spec[n] != '.' && !(spec[n] >= 'a' && spec[n] <= 'z' && spec[n] != 'e' &&
+                                              spec[n] != 'f' && spec[n] != 'g') &&
+               !strchr("eEfFgG%", spec[n]))
+            n++;
+        const char *t = v->sub ? "-inf" : "inf";
+        rc = num_format_str(b, t, strlen(t), spec, n, &e);
+        return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
+    }
+    eval_raise(cx, CR_EPY_TYPE, at, "unsupported format string passed to %s.__format__",
+               eval_type_name(v));
+    return -1;
+}
+
+/* One replacement field of str.format: "name!conv:spec" between the braces. */
+static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args *a,
+                      size_t *autoi, int *mode, const ir_node *at, int depth)
+{
+    size_t i = 0;
+    while (i < n && f[i] != '!' && f[i] != ':' && f[i] != '[' && f[i] != '.') i++;
+    size_t nl = i;
+    val *v = NULL;
+    if (nl == 0) {
+        if (*mode == 2) {
+            eval_raise(cx, CR_EPY_VALUE, at,
+                       "cannot switch from manual field specification to automatic field "
+                       "numbering");
+            return -1;
+        }
+        *mode = 1;
+        if (*autoi >= a->npos) {
+            eval_raise(cx, CR_EPY_INDEX, at,
+                       "Replacement index %zu out of range for positional args tuple", *autoi);
+            return -1;
+        }
+        v = a->pos[(*autoi)++];
+    } else if (f[0] >= '0' && f[0] <= '9') {
+        if (*mode == 1) {
+            eval_raise(cx, CR_EPY_VALUE, at,
+                       "cannot switch from automatic field numbering to manual field "
+                       "specification");
+            return -1;
+        }
+        *mode = 2;
+        size_t k = 0;
+        for (size_t j = 0; j < nl; j++) {
+            if (f[j] < '0' || f[j] > '9' || k > 100000000) {
+                eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+                return -1;
+            }
+            k = k * 10 + (size_t)(f[j] - '0');
+        }
+        if (k >= a->npos) {
+            eval_raise(cx, CR_EPY_INDEX, at,
+                       "Replacement index %zu out of range for positional args tuple", k);
+            return -1;
+        }
+        v = a->pos[k];
+    } else {
+        for (size_t j = 0; j < a->nkw && !v; j++)
+            if (strlen(a->kwname[j]) == nl && memcmp(a->kwname[j], f, nl) == 0) v = a->kw[j];
+        if (!v) {
+            eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+            return -1;
+        }
+    }
+    EV_INCREF(v);
+    /* v[key] and v[index] lookups, as "{0[1]}" and "{d[name]}" */
+    while (i < n && f[i] == '[') {
+        size_t j = i + 1;
+        while (j < n && f[j] != ']') j++;
+        if (j >= n) {
+            eval_decref(cx, v);
+            eval_raise(cx, CR_EPY_VALUE, at, "expected '}' before end of string");
+            return -1;
+        }
+        val *k;
+        int digits = j > i + 1;
+        for (size_t q = i + 1; q < j; q++) digits &= f[q] >= '0' && f[q] <= '9';
+        if (digits && j - i - 1 < 15) {
+            char tmp[16];
+            memcpy(tmp, f + i + 1, j - i - 1);
+            tmp[j - i - 1] = '\0';
+            k = eval_int_si(cx, atol(tmp));
+        } else {
+            k = eval_str(cx, f + i + 1, j - i - 1);
+        }
+        val *nv = NULL;
+        if (k) {
+            if (v->kind == V_DICT) {
+                int err;
+                nv = eval_dict_get(cx, v, k, &err);
+                if (nv) EV_INCREF(nv);
+                else if (!err) {
+                    val *s = eval_to_str(cx, k, 1);
+                    if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
+                    eval_decref(cx, s);
+                }
+            } else if ((v->kind == V_LIST || v->kind == V_TUPLE) && k->kind == V_INT &&
+                       mpz_fits_ulong_p(mpq_numref(k->u.q)) &&
+                       mpz_get_ui(mpq_numref(k->u.q)) < v->u.seq.len) {
+                nv = v->u.seq.it[mpz_get_ui(mpq_numref(k->u.q))];
+                EV_INCREF(nv);
+            } else {
+                eval_raise(cx, CR_EPY_INDEX, at, "%s index out of range", eval_type_name(v));
+            }
+        }
+        eval_decref(cx, k);
+        eval_decref(cx, v);
+        if (!(v = nv)) return -1;
+        i = j + 1;
+    }
+    if (i < n && f[i] == '.') {
+        eval_decref(cx, v);
+        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "attribute lookup in format fields is not supported");
+        return -1;
+    }
+    if (i < n && f[i] == '!') {
+        if (i + 1 >= n || (f[i + 1] != 'r' && f[i + 1] != 's' && f[i + 1] != 'a')) {
+            eval_decref(cx, v);
+            eval_raise(cx, CR_EPY_VALUE, at, "Unknown conversion specifier %c",
+                       i + 1 < n ? f[i + 1] : '?');
+            return -1;
+        }
+        val *s = eval_to_str(cx, v, f[i + 1] != 's');
+        eval_decref(cx, v);
+        if (!(v = s)) return -1;
+        i += 2;
+    }
+    const char *spec = "";
+    size_t sl = 0;
+    cr_buf sb;
+    cr_buf_init(&sb, 4096);
+    if (i < n && f[i] == ':') {
+        spec = f + i + 1;
+        sl = n - i - 1;
+        if (memchr(spec, '{', sl)) {
+            /* nested fields in the spec: "{:{w}.{p}f}" */
+            if (depth > 1) {
+                eval_decref(cx, v);
+                eval_raise(cx, CR_EPY_VALUE, at, "Max string recursion exceeded");
+                return -1;
+            }
+            for (size_t j = 0; j < sl;) {
+                if (spec[j] == '{') {
+                    size_t q = j + 1;
+                    while (q < sl && spec[q] != '}') q++;
+                    if (format_one(cx, &sb, spec + j + 1, q - j - 1, a, autoi, mode, at,
+                                   depth + 1) < 0) {
+                        cr_buf_free(&sb);
+                        eval_decref(cx, v);
+                        return -1;
+                    }
+                    j = q + 1;
+                } else {
+                    cr_buf_putc(&sb, spec[j++]);
+                }
+            }
+            spec = sb.p ? sb.p : "";
+            sl = sb.len;
+        }
+    } else if (i < n) {
+        eval_decref(cx, v);
+        eval_raise(cx, CR_EPY_VALUE, at, "expected ':' after conversion specifier");
+        return -1;
+    }
+    int rc = eval_format(cx, b, v, spec, sl, at);
+    cr_buf_free(&sb);
+    eval_decref(cx, v);
+    return rc;
+}
+
+static val *str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    const char *s = self->u.str.s;
+    size_t n = self->u.str.len, i = 0, autoi = 0;
+    int mode = 0, inexact = 0;
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    for (size_t k = 0; k < a->npos; k++) inexact |= eval_inexact(a->pos[k], 0);
+    for (size_t k = 0; k < a->nkw; k++) inexact |= eval_inexact(a->kw[k], 0);
+    while (i < n) {
+        char c = s[i];
+        if (c == '{' && i + 1 < n && s[i + 1] == '{') { cr_buf_putc(&b, '{'); i += 2; continue; }
+        if (c == '}' && i + 1 < n && s[i + 1] == '}') { cr_buf_putc(&b, '}'); i += 2; continue; }
+        if (c == '}') {
+            eval_raise(cx, CR_EPY_VALUE, at, "Single '}' encountered in format string");
+            goto fail;
+        }
+        if (c != '{') {
+            size_t j = i;
+            while (j < n && s[j] != '{' && s[j] != '}') j++;
+            if (eval_put(cx, &b, s + i, j - i) < 0) goto fail;
+            i = j;
+            continue;
+        }
+        size_t j = i + 1;
+        int lvl = 1;
+        while (j < n && lvl) {
+            if (s[j] == '{') lvl++;
+            else if (s[j] == '}') lvl--;
+            if (lvl) j++;
+        }
+        if (j >= n) {
+            eval_raise(cx, CR_EPY_VALUE, at, "%s",
+                       i + 1 >= n ? "Single '{' encountered in format string"
+                                  : "expected '}' before end of string");
+            goto fail;
+        }
+        if (eval_count(cx, 1, at) < 0 ||
+            format_one(cx, &b, s + i + 1, j - i - 1, a, &autoi, &mode, at, 0) < 0)
+            goto fail;
+        i = j + 1;
+    }
+    val *r = eval_str_buf(cx, &b);
+    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
+    return r;
+fail:
+    cr_buf_free(&b);
+    return NULL;
+}
+
+/* printf-style "%.2f" % x, translated to format specs. */
+val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
+{
+    const char *s = fmt->u.str.s;
+    size_t n = fmt->u.str.len, i = 0, ai = 0;
+    val **av = &args;
+    size_t na = 1;
+    int inexact = eval_inexact(args, 0);
+    if (args->kind == V_TUPLE) {
+        av = args->u.seq.it;
+        na = args->u.seq.len;
+    }
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    while (i < n) {
+        if (s[i] != '%') {
+            size_t j = i;
+            while (j < n && s[j] != '%') j++;
+            if (eval_put(cx, &b, s + i, j - i) < 0) goto fail;
+            i = j;
+            continue;
+        }
+        i++;
+        if (i < n && s[i] == '%') { cr_buf_putc(&b, '%'); i++; continue; }
+        char spec[64], flags[8];
+        size_t nf = 0, sp = 0;
+        while (i < n && strchr("-+ 0#", s[i]) && nf < sizeof flags - 1) flags[nf++] = s[i++];
+        flags[nf] = '\0';
+        size_t ws = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+        size_t we = i, ps = 0, pe = 0;
+        if (i < n && s[i] == '.') {
+            ps = ++i;
+            while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+            pe = i;
+        }
+        if (i >= n || we - ws > 6 || pe - ps > 6) {
+            eval_raise(cx, CR_EPY_VALUE, at, "incomplete format");
+            goto fail;
+        }
+        char t = s[i++];
+        if (ai >= na) {
+            eval_raise(cx, CR_EPY_TYPE, at, "not enough arguments for format string");
+            goto fail;
+        }
+        val *v = av[ai++];
+        int left = strchr(flags, '-') != NULL;
+        if (left) spec[sp++] = '<';
+        else if (t == 's' || t == 'r' || t == 'a') spec[sp++] = '>';
+        if (strchr(flags, '+')) spec[sp++] = '+';
+        else if (strchr(flags, ' ')) spec[sp++] = ' ';
+        if (strchr(flags, '#')) spec[sp++] = '#';
+        if (strchr(flags, '0') && !left && t != 's' && t != 'r') spec[sp++] = '0';
+        memcpy(spec + sp, s + ws, we - ws);
+        sp += we - ws;
+        if (pe > ps || (ps && pe == ps)) {
+            spec[sp++] = '.';
+            if (pe == ps) spec[sp++] = '0';
+            memcpy(spec + sp, s + ps, pe - ps);
+            sp += pe - ps;
+        }
+        int rc;
+        if (t == 's' || t == 'r' || t == 'a') {
+            val *str = eval_to_str(cx, v, t != 's');
+            if (!str) goto fail;
+            rc = eval_format(cx, &b, str, spec, sp, at);
+            eval_decref(cx, str);
+        } else if (strchr("dieEfFgGxXo", t)) {
+            if (!IS_NUM(v) && v->kind != V_INF) {
+                eval_raise(cx, CR_EPY_TYPE, at, "%%%c format: %s is required, not %s", t,
+                           strchr("xXo", t) ? "an integer" : "a real number", eval_type_name(v));
+                goto fail;
+            }
+            if ((t == 'd' || t == 'i' || strchr("xXo", t)) && v->kind != V_INF) {
+                val *iv = eval_num(cx, V_INT);
+                if (!iv) goto fail;
+                num_trunc(mpq_numref(iv->u.q), v->u.q);
+                mpz_set_ui(mpq_denref(iv->u.q), 1);
+                spec[sp++] = t == 'i' ? 'd' : t;
+                rc = eval_format(cx, &b, iv, spec, sp, at);
+                eval_decref(cx, iv);
+            } else {
+                if (strchr("eEfFgG", t) && !(pe > ps || ps)) {
+                    memcpy(spec + sp, ".6", 2);
+                    sp += 2;
+                }
+                spec[sp++] = t;
+                if (v->kind == V_INF) {
+                    rc = eval_format(cx, &b, v, spec, sp, at);
+                } else {
+                    val *fv = eval_num(cx, V_FLOAT);
+                    if (!fv) goto fail;
+                    mpq_set(fv->u.q, v->u.q);
+                    rc = eval_format(cx, &b, fv, spec, sp, at);
+                    eval_decref(cx, fv);
+                }
+            }
+        } else {
+            eval_raise(cx, CR_EPY_VALUE, at, "unsupported format character '%c' (0x%x) at index %zu",
+                       t, (unsigned char)t, i - 1);
+            goto fail;
+        }
+        if (rc < 0) goto fail;
+    }
+    if (ai < na) {
+        eval_raise(cx, CR_EPY_TYPE, at, "not all arguments converted during string formatting");
+        goto fail;
+    }
+    val *r = eval_str_buf(cx, &b);
+    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
+    return r;
+fail:
+    cr_buf_free(&b);
+    return NULL;
+}
+
+/* ---- methods --------------------------------------------------------------------------- */
+
+static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_node *at)
+{
+    if (check(cx, a, 0, 1, NULL, methods[which].name, at) < 0) return NULL;
+    val *chars = a->npos ? a->pos[0] : NULL;
+    if (chars && chars->kind == V_NONE) chars = NULL;
+    if (chars && chars->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", methods[which].name);
+    const char *s = self->u.str.s;
+    size_t lo = 0, hi = self->u.str.len;
+#define STRIPPABLE(c) (chars ? memchr(chars->u.str.s, (c), chars->u.str.len) != NULL \
+                             : is_space((unsigned char)(c)))
+    if (which != MT_RSTRIP)
+        while (lo < hi && STRIPPABLE(s[lo])) lo++;
+    if (which != MT_LSTRIP)
+        while (hi > lo && STRIPPABLE(s[hi - 1])) hi--;
+#undef STRIPPABLE
+    return eval_str(cx, s + lo, hi - lo);
+}
+
+static val *str_split(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "sep", "maxsplit", NULL };
+    if (check(cx, a, 0, 2, kws, "split", at) < 0) return NULL;
+    val *sep = a->npos ? a->pos[0] : kwarg(a, "sep"), *ms = a->npos > 1 ? a->pos[1]
+                                                                          : kwarg(a, "maxsplit");
+    int64_t max = -1;
+    if (ms && eval_int_of(cx, ms, &max) < 0) return NULL;
+    if (sep && sep->kind == V_NONE) sep = NULL;
+    if (sep && sep->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "must be str or None, not %s", eval_type_name(sep));
+    if (sep && sep->u.str.len == 0) return eval_raise(cx, CR_EPY_VALUE, at, "empty separator");
+    val *l = eval_seq_new(cx, V_LIST, 0);
+    if (!l) return NULL;
+    const char *s = self->u.str.s;
+    size_t n = self->u.str.len, i = 0;
+    int64_t done = 0;
+    if (!sep) {
+        for (;;) {
+            while (i < n && is_space((unsigned char)s[i])) i++;
+            if (i >= n) break;
+            size_t j = i;
+            if (max >= 0 && done >= max) {
+                j = n;
+                while (j > i && is_space((unsigned char)s[j - 1])) j--;
+            } else {
+                while (j < n && !is_space((unsigned char)s[j])) j++;
+            }
+            val *p = eval_str(cx, s + i, j - i);
+            if (!p || eval_seq_push(cx, l, p) < 0 || eval_count(cx, 1, at) < 0) goto fail;
+            done++;
+            i = j;
+        }
+        return l;
+    }
+    for (;;) {
+        const char *hit = (max < 0 || done < max)
+                              ? memmem(s + i, n - i, sep->u.str.s, sep->u.str.len) : NULL;
+        size_t j = hit ? (size_t)(hit - s) : n;
+        val *p = eval_str(cx, s + i, j - i);
+        if (!p || eval_seq_push(cx, l, p) < 0 || eval_count(cx, 1, at) < 0) goto fail;
+        if (!hit) break;
+        done++;
+        i = j + sep->u.str.len;
+    }
+    return l;
+fail:
+    eval_decref(cx, l);
+    return NULL;
+}
+
+static val *str_join(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    if (check(cx, a, 1, 1, NULL, "join", at) < 0) return NULL;
+    val *l = items_of(cx, a->pos[0], at);
+    if (!l) return NULL;
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    int inexact = 0;
+    for (size_t i = 0; i < l->u.seq.len; i++) {
+        val *x = l->u.seq.it[i];
+        if (x->kind != V_STR) {
+            eval_raise(cx, CR_EPY_TYPE, at, "sequence item %zu: expected str instance, %s found",
+                       i, eval_type_name(x));
+            goto fail;
+        }
+        inexact |= x->flags & VF_INEXACT;
+        if ((i && eval_put(cx, &b, self->u.str.s, self->u.str.len) < 0) ||
+            eval_put(cx, &b, x->u.str.s, x->u.str.len) < 0)
+            goto fail;
+    }
+    eval_decref(cx, l);
+    val *r = eval_str_buf(cx, &b);
+    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
+    return r;
+fail:
+    eval_decref(cx, l);
+    cr_buf_free(&b);
+    return NULL;
+}
+
+static val *str_replace(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    if (check(cx, a, 2, 3, NULL, "replace", at) < 0) return NULL;
+    for (int k = 0; k < 2; k++)
+        if (a->pos[k]->kind != V_STR)
+            return eval_raise(cx, CR_EPY_TYPE, at, "replace() argument %d must be str, not %s",
+                              k + 1, eval_type_name(a->pos[k]));
+    int64_t count = -1;
+    if (a->npos > 2 && eval_int_of(cx, a->pos[2], &count) < 0) return NULL;
+    val *o = a->pos[0], *nw = a->pos[1];
+    const char *s = self->u.str.s;
+    size_t n = self->u.str.len, i = 0;
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    int64_t done = 0;
+    if (o->u.str.len == 0) {
+        /* an empty pattern matches between every two characters */
+        while (i <= n) {
+            if (count < 0 || done < count) {
+                if (eval_put(cx, &b, nw->u.str.s, nw->u.str.len) < 0) goto fail;
+                done++;
+            }
+            if (i == n) break;
+            size_t j = i + 1;
+            while (j < n && ((unsigned char)s[j] & 0xC0) == 0x80) j++;
+            if (eval_put(cx, &b, s + i, j - i) < 0 || eval_count(cx, 1, at) < 0) goto fail;
+            i = j;
+        }
+        return eval_str_buf(cx, &b);
+    }
+    for (;;) {
+        const char *hit = (count < 0 || done < count)
+                              ? memmem(s + i, n - i, o->u.str.s, o->u.str.len) : NULL;
+        size_t j = hit ? (size_t)(hit - s) : n;
+        if (eval_put(cx, &b, s + i, j - i) < 0) goto fail;
+        if (!hit) break;
+        if (eval_put(cx, &b, nw->u.str.s, nw->u.str.len) < 0 || eval_count(cx, 1, at) < 0)
+            goto fail;
+        done++;
+        i = j + o->u.str.len;
+    }
+    return eval_str_buf(cx, &b);
+fail:
+    cr_buf_free(&b);
+    return NULL;
+}
+
+static val *str_affix(eval_cx *cx, val *self, eval_args *a, int ends, const ir_node *at)
+{
+    const char *name = ends ? "endswith" : "startswith";
+    if (check(cx, a, 1, 3, NULL, name, at) < 0) return NULL;
+    val *p = a->pos[0];
+    int64_t lo = 0, hi = (int64_t)self->u.str.nch;
+    if (a->npos > 1 && a->pos[1]->kind != V_NONE && eval_int_of(cx, a->pos[1], &lo) < 0)
+        return NULL;
+    if (a->npos > 2 && a->pos[2]->kind != V_NONE && eval_int_of(cx, a->pos[2], &hi) < 0)
+        return NULL;
+    int64_t len = (int64_t)self->u.str.nch;
+    if (lo < 0) lo = lo + len < 0 ? 0 : lo + len;
+    if (hi < 0) hi = hi + len < 0 ? 0 : hi + len;
+    if (hi > len) hi = len;
+    if (lo > len) return eval_bool(cx, 0);
+    size_t bl = eval_utf8_index(self, (size_t)lo), bh = hi < lo ? bl : eval_utf8_index(self, (size_t)hi);
+    val **cand = &p;
+    size_t nc = 1;
+    if (p->kind == V_TUPLE) {
+        cand = p->u.seq.it;
+        nc = p->u.seq.len;
+    }
+    for (size_t k = 0; k < nc; k++) {
+        val *c = cand[k];
+        if (c->kind != V_STR)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "%s first arg must be str or a tuple of str, not %s", name,
+                              eval_type_name(c));
+        size_t cl = c->u.str.len;
+        if (cl > bh - bl) continue;
+        const char *at_ = ends ? self->u.str.s + bh - cl : self->u.str.s + bl;
+        if (memcmp(at_, c->u.str.s, cl) == 0) return eval_bool(cx, 1);
+    }
+    return eval_bool(cx, 0);
+}
+
+static char up(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 32) : c; }
+static char low(char c) { return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c; }
+static int alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+/* Case mapping for ASCII letters; other characters pass through unchanged. */
+static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    if (check(cx, a, 0, 0, NULL, methods[id].name, at) < 0) return NULL;
+    size_t n = self->u.str.len;
+    char *p = malloc(n + 1);
+    if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+    int prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = self->u.str.s[i];
+        switch (id) {
+        case MT_UPPER: c = up(c); break;
+        case MT_LOWER: c = low(c); break;
+        case MT_CAPITALIZE: c = i == 0 ? up(c) : low(c); break;
+        default:
+            c = prev ? low(c) : up(c);
+            prev = alpha(c);
+            break;
+        }
+        p[i] = c;
+    }
+    p[n] = '\0';
+    return eval_str_take(cx, p, n);
+}
+
+static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    int64_t w;
+    if (check(cx, a, 1, 1, NULL, "zfill", at) < 0 || eval_int_of(cx, a->pos[0], &w) < 0)
+        return NULL;
+    size_t n = self->u.str.nch;
+    if (w <= (int64_t)n) { EV_INCREF(self); return self; }
+    if ((uint64_t)w > cx->lim->max_str_len)
+        return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
+                          (unsigned long long)cx->lim->max_str_len);
+    size_t pad = (size_t)w - n, bl = self->u.str.len;
+    char *p = malloc(bl + pad + 1);
+    if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+    const char *s = self->u.str.s;
+    size_t sign = bl && (s[0] == '+' || s[0] == '-');
+    memcpy(p, s, sign);
+    memset(p + sign, '0', pad);
+    memcpy(p + sign + pad, s + sign, bl - sign);
+    p[bl + pad] = '\0';
+    return eval_str_take(cx, p, bl + pad);
+}
+
+static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = methods[id].name;
+    if (check(cx, a, 1, id == MT_INDEX ? 3 : (self->kind == V_STR ? 3 : 1), NULL, name, at) < 0)
+        return NULL;
+    val *x = a->pos[0];
+    if (self->kind == V_STR) {
+        if (x->kind != V_STR)
+            return eval_raise(cx, CR_EPY_TYPE, at, "must be str, not %s", eval_type_name(x));
+        const char *s = self->u.str.s;
+        size_t n = self->u.str.len;
+        if (id == MT_COUNT) {
+            long c = 0;
+            if (!x->u.str.len) return eval_int_si(cx, (long)self->u.str.nch + 1);
+            for (size_t i = 0; i + x->u.str.len <= n;) {
+                const char *h = memmem(s + i, n - i, x->u.str.s, x->u.str.len);
+                if (!h) break;
+                c++;
+                i = (size_t)(h - s) + x->u.str.len;
+            }
+            return eval_int_si(cx, c);
+        }
+        const char *h = memmem(s, n, x->u.str.s, x->u.str.len);
+        if (!h) return eval_raise(cx, CR_EPY_VALUE, at, "substring not found");
+        size_t ci = 0;
+        for (const char *q = s; q < h; q++) ci += ((unsigned char)*q & 0xC0) != 0x80;
+        return eval_int_si(cx, (long)ci);
+    }
+    long c = 0;
+    for (size_t i = 0; i < self->u.seq.len; i++) {
+        if (eval_count(cx, 1, at) < 0) return NULL;
+        int r = eval_eq(cx, self->u.seq.it[i], x);
+        if (r < 0) return NULL;
+        if (r && id == MT_INDEX) return eval_int_si(cx, (long)i);
+        c += r;
+    }
+    if (id == MT_COUNT) return eval_int_si(cx, c);
+    val *s = eval_to_str(cx, x, 1);
+    if (!s) return NULL;
+    eval_raise(cx, CR_EPY_VALUE, at, "%s is not in %s", s->u.str.s,
+               self->kind == V_LIST ? "list" : "tuple");
+    eval_decref(cx, s);
+    return NULL;
+}
+
+static val *dict_view(eval_cx *cx, val *d, int sub)
+{
+    val *r = eval_seq_new(cx, V_ITER, d->u.d.len);
+    if (!r) return NULL;
+    r->sub = (uint16_t)sub;
+    for (size_t i = 0; i < d->u.d.used; i++) {
+        dict_ent *e = &d->u.d.ent[i];
+        if (!e->key) continue;
+        val *x;
+        if (sub == IT_KEYS) { x = e->key; EV_INCREF(x); }
+        else if (sub == IT_VALUES) { x = e->value; EV_INCREF(x); }
+        else {
+            EV_INCREF(e->key);
+            EV_INCREF(e->value);
+            if (!(x = pair(cx, e->key, e->value))) { eval_decref(cx, r); return NULL; }
+        }
+        r->u.seq.it[r->u.seq.len++] = x;
+    }
+    return r;
+}
+
+static val *copy_of(eval_cx *cx, val *self)
+{
+    if (self->kind == V_LIST) return eval_list_of(cx, self, V_LIST);
+    val *d = eval_dict_new(cx, (vkind)self->kind);
+    if (!d) return NULL;
+    for (size_t i = 0; i < self->u.d.used; i++) {
+        dict_ent *e = &self->u.d.ent[i];
+        if (!e->key) continue;
+        EV_INCREF(e->key);
+        if (e->value) EV_INCREF(e->value);
+        if (eval_dict_set(cx, d, e->key, e->value) < 0) { eval_decref(cx, d); return NULL; }
+    }
+    return d;
+}
+
+static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = methods[id].name;
+    int64_t i;
+    switch (id) {
+    case MT_APPEND:
+        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        EV_INCREF(a->pos[0]);
+        return eval_seq_push(cx, self, a->pos[0]) < 0 ? NULL : eval_none(cx);
+    case MT_EXTEND: {
+        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        val *l = items_of(cx, a->pos[0], at);
+        if (!l) return NULL;
+        for (size_t k = 0; k < l->u.seq.len; k++) {
+            EV_INCREF(l->u.seq.it[k]);
+            if (eval_seq_push(cx, self, l->u.seq.it[k]) < 0) { eval_decref(cx, l); return NULL; }
+        }
+        eval_decref(cx, l);
+        return eval_none(cx);
+    }
+    case MT_INSERT: {
+        if (a->npos != 2)
+            return eval_raise(cx, CR_EPY_TYPE, at, "insert expected 2 arguments, got %zu", a->npos);
+        if (eval_int_of(cx, a->pos[0], &i) < 0) return NULL;
+        int64_t n = (int64_t)self->u.seq.len;
+        if (i < 0) i = i + n < 0 ? 0 : i + n;
+        if (i > n) i = n;
+        EV_INCREF(a->pos[1]);
+        if (eval_seq_push(cx, self, a->pos[1]) < 0) return NULL;
+        memmove(self->u.seq.it + i + 1, self->u.seq.it + i, (size_t)(n - i) * sizeof(val *));
+        self->u.seq.it[i] = a->pos[1];
+        return eval_none(cx);
+    }
+    case MT_POP: {
+        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
+        int64_t n = (int64_t)self->u.seq.len;
+        i = -1;
+        if (a->npos && eval_int_of(cx, a->pos[0], &i) < 0) return NULL;
+        if (n == 0) return eval_raise(cx, CR_EPY_INDEX, at, "pop from empty list");
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) return eval_raise(cx, CR_EPY_INDEX, at, "pop index out of range");
+        val *r = self->u.seq.it[i];
+        memmove(self->u.seq.it + i, self->u.seq.it + i + 1, (size_t)(n - i - 1) * sizeof(val *));
+        self->u.seq.len--;
+        return r;
+    }
+    case MT_SORT: {
+        static const char *const kws[] = { "key", "reverse", NULL };
+        if (check(cx, a, 0, 0, kws, name, at) < 0) return NULL;
+        val *rev = kwarg(a, "reverse");
+        if (sort_list(cx, self, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) return NULL;
+        return eval_none(cx);
+    }
+    case MT_REVERSE:
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        for (size_t p = 0, q = self->u.seq.len; p + 1 < q; p++, q--) {
+            val *t = self->u.seq.it[p];
+            self->u.seq.it[p] = self->u.seq.it[q - 1];
+            self->u.seq.it[q - 1] = t;
+        }
+        return eval_none(cx);
+    case MT_COPY:
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        return copy_of(cx, self);
+    default:
+        return seq_index_count(cx, self, id, a, at);
+    }
+}
+
+static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = methods[id].name;
+    int err;
+    val *v;
+    switch (id) {
+    case MT_ITEMS: case MT_KEYS: case MT_VALUES:
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        return dict_view(cx, self, id == MT_ITEMS ? IT_ITEMS : id == MT_KEYS ? IT_KEYS : IT_VALUES);
+    case MT_GET: case MT_SETDEFAULT:
+        if (a->npos < 1 || a->npos > 2) {
+            return eval_raise(cx, CR_EPY_TYPE, at, "%s expected %s 1 argument%s, got %zu", name,
+                              a->npos ? "at most" : "at least", "", a->npos);
+        }
+        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
+        v = eval_dict_get(cx, self, a->pos[0], &err);
+        if (err) return NULL;
+        if (v) { EV_INCREF(v); return v; }
+        v = a->npos > 1 ? a->pos[1] : eval_none(cx);
+        if (id == MT_SETDEFAULT) {
+            EV_INCREF(a->pos[0]);
+            EV_INCREF(v);
+            if (eval_dict_set(cx, self, a->pos[0], v) < 0) return NULL;
+        }
+        EV_INCREF(v);
+        return v;
+    case MT_POP:
+        if (check(cx, a, 1, 2, NULL, name, at) < 0) return NULL;
+        v = eval_dict_get(cx, self, a->pos[0], &err);
+        if (err) return NULL;
+        if (!v) {
+            if (a->npos > 1) { EV_INCREF(a->pos[1]); return a->pos[1]; }
+            val *s = eval_to_str(cx, a->pos[0], 1);
+            if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
+            eval_decref(cx, s);
+            return NULL;
+        }
+        EV_INCREF(v);
+        if (eval_dict_del(cx, self, a->pos[0]) < 0) { eval_decref(cx, v); return NULL; }
+        return v;
+    case MT_UPDATE:
+        if (argc_check(cx, a, 0, 1, name, at) < 0) return NULL;
+        return dict_update(cx, self, a->npos ? a->pos[0] : NULL, a, at) < 0 ? NULL : eval_none(cx);
+    default:
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        return copy_of(cx, self);
+    }
+}
+
+static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    const char *name = methods[id].name;
+    if (id == MT_COPY) {
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        return copy_of(cx, self);
+    }
+    if (id == MT_POP) {
+        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        for (size_t i = 0; i < self->u.d.used; i++)
+            if (self->u.d.ent[i].key) {
+                val *k = self->u.d.ent[i].key;
+                EV_INCREF(k);
+                if (eval_dict_del(cx, self, k) < 0) { eval_decref(cx, k); return NULL; }
+                return k;
+            }
+        return eval_raise(cx, CR_EPY_KEY, at, "'pop from an empty set'");
+    }
+    if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
+    for (size_t k = 0; k < a->npos; k++) {
+        val *l = items_of(cx, a->pos[k], at);
+        if (!l) return NULL;
+        for (size_t i = 0; i < l->u.seq.len; i++) {
+            EV_INCREF(l->u.seq.it[i]);
+            if (eval_dict_set(cx, self, l->u.seq.it[i], NULL) < 0) {
+                eval_decref(cx, l);
+                return NULL;
+            }
+        }
+        eval_decref(cx, l);
+    }
+    return eval_none(cx);
+}
+
+val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    if (!eval_method_valid(self, id))
+        return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object has no attribute '%s'",
+                          eval_type_name(self), eval_method_name(id));
+    switch (self->kind) {
+    case V_LIST: return list_method(cx, self, id, a, at);
+    case V_TUPLE: return seq_index_count(cx, self, id, a, at);
+    case V_DICT: return dict_method(cx, self, id, a, at);
+    case V_SET: return set_method(cx, self, id, a, at);
+    default: break;
+    }
+    switch (id) {
+    case MT_FORMAT: return str_format(cx, self, a, at);
+    case MT_STRIP: case MT_LSTRIP: case MT_RSTRIP: return str_strip(cx, self, a, id, at);
+    case MT_SPLIT: return str_split(cx, self, a, at);
+    case MT_JOIN: return str_join(cx, self, a, at);
+    case MT_REPLACE: return str_replace(cx, self, a, at);
+    case MT_STARTSWITH: case MT_ENDSWITH: return str_affix(cx, self, a, id == MT_ENDSWITH, at);
+    case MT_ZFILL: return str_zfill(cx, self, a, at);
+    case MT_INDEX: case MT_COUNT: return seq_index_count(cx, self, id, a, at);
+    default: return str_case(cx, self, id, a, at);
+    }
+}

@@ -1,0 +1,1947 @@
+/* evaluator/eval.c: statements, expressions, calls and the run itself (eval_run), with
+ * DESIGN.md's final-value rule. */
+#include "evaluator/eval_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { X_NORMAL, X_BREAK, X_CONTINUE, X_RETURN, X_ERROR } xres;
+
+static val *eval_expr(eval_cx *cx, const ir_node *n);
+static xres exec_block(eval_cx *cx, const ir_node *b);
+static int assign(eval_cx *cx, const ir_node *t, val *v);
+
+static const char *const binop_sym[] = {
+    [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
+    [IR_MOD] = "%", [IR_POW] = "** or pow()", [IR_MATMUL] = "@", [IR_LSHIFT] = "<<",
+    [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
+};
+
+static val *unsupported(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
+                      binop_sym[op], eval_type_name(a), eval_type_name(b));
+}
+
+static uint64_t bits_of(const val *v)
+{
+    return mpz_sizeinbase(mpq_numref(v->u.q), 2) + mpz_sizeinbase(mpq_denref(v->u.q), 2) - 1;
+}
+
+static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
+    int inexact = ((a->flags | b->flags) & VF_INEXACT) != 0;
+    const mpq_srcptr x = a->u.q, y = b->u.q;
+    val *r;
+    cr_code rc;
+    switch (op) {
+    case IR_ADD: case IR_SUB:
+        if (!fl) {
+            size_t ba = mpz_sizeinbase(mpq_numref(x), 2), bb = mpz_sizeinbase(mpq_numref(y), 2);
+            if ((ba > bb ? ba : bb) + 1 > cx->nc.max_bits) return eval_int_limit(cx, at);
+        }
+        if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
+        if (op == IR_ADD) mpq_add(r->u.q, x, y);
+        else mpq_sub(r->u.q, x, y);
+        return eval_num_finish(cx, r, inexact);
+    case IR_MUL: {
+        uint64_t bits = bits_of(a) + bits_of(b);
+        if (!fl && bits > cx->nc.max_bits) return eval_int_limit(cx, at);
+        if (bits > 65536 && eval_count(cx, bits / 65536, at) < 0) return NULL;
+        if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
+        mpq_mul(r->u.q, x, y);
+        return eval_num_finish(cx, r, inexact);
+    }
+    case IR_DIV:
+        if (!mpq_sgn(y))
+            return eval_raise(cx, CR_EPY_ZERODIV, at, fl ? "float division by zero"
+                                                         : "division by zero");
+        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+        mpq_div(r->u.q, x, y);
+        return eval_num_finish(cx, r, inexact);
+    case IR_FLOORDIV: case IR_MOD:
+        if (!mpq_sgn(y))
+            return eval_raise(cx, CR_EPY_ZERODIV, at, "%s",
+                              op == IR_MOD ? (fl ? "float modulo" : "integer modulo by zero")
+                              : fl ? "float floor division by zero"
+                                   : "integer division or modulo by zero");
+        if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
+        rc = op == IR_MOD ? num_mod(r->u.q, x, y) : num_floordiv(r->u.q, x, y);
+        if (rc != CR_OK) {
+            eval_decref(cx, r);
+            return eval_raise(cx, rc, at, "division failed");
+        }
+        return eval_num_finish(cx, r, inexact);
+    case IR_POW: {
+        int neg_int_exp = mpq_sgn(y) < 0 && mpz_cmp_ui(mpq_denref(y), 1) == 0;
+        int fr = fl || neg_int_exp || mpz_cmp_ui(mpq_denref(y), 1) != 0;
+        int exact = 1;
+        if (!(r = eval_num(cx, fr ? V_FLOAT : V_INT))) return NULL;
+        rc = num_pow(r->u.q, &exact, x, y, fr, &cx->nc);
+        if (rc != CR_OK) {
+            eval_decref(cx, r);
+            switch (rc) {
+            case CR_EPY_ZERODIV:
+                return eval_raise(cx, rc, at, "0.0 cannot be raised to a negative power");
+            case CR_EPY_VALUE:
+                return eval_raise(cx, rc, at,
+                                  "negative number cannot be raised to a fractional power");
+            case CR_EPY_OVERFLOW:
+                return eval_raise(cx, rc, at, "(34, 'Numerical result out of range')");
+            case CR_ELIMIT: return eval_int_limit(cx, at);
+            default: return eval_raise(cx, rc, at, "power failed");
+            }
+        }
+        return eval_num_finish(cx, r, inexact || !exact);
+    }
+    case IR_LSHIFT: case IR_RSHIFT: case IR_BITAND: case IR_BITOR: case IR_BITXOR: {
+        if (fl) return unsupported(cx, op, a, b, at);
+        const mpz_srcptr p = mpq_numref(x), q = mpq_numref(y);
+        vkind k = a->kind == V_BOOL && b->kind == V_BOOL && op >= IR_BITAND ? V_BOOL : V_INT;
+        if (op == IR_LSHIFT || op == IR_RSHIFT) {
+            if (mpz_sgn(q) < 0) return eval_raise(cx, CR_EPY_VALUE, at, "negative shift count");
+            if (op == IR_LSHIFT && mpz_sgn(p) &&
+                (!mpz_fits_ulong_p(q) ||
+                 mpz_sizeinbase(p, 2) + mpz_get_ui(q) > cx->nc.max_bits))
+                return eval_int_limit(cx, at);
+        }
+        if (k == V_BOOL) {
+            int va = mpq_sgn(x) != 0, vb = mpq_sgn(y) != 0;
+            int res = op == IR_BITAND ? (va & vb) : op == IR_BITOR ? (va | vb) : (va ^ vb);
+            return eval_bool(cx, res);
+        }
+        if (!(r = eval_num(cx, V_INT))) return NULL;
+        mpz_ptr z = mpq_numref(r->u.q);
+        switch (op) {
+        case IR_LSHIFT: mpz_mul_2exp(z, p, mpz_get_ui(q)); break;
+        case IR_RSHIFT:
+            if (mpz_fits_ulong_p(q)) mpz_fdiv_q_2exp(z, p, mpz_get_ui(q));
+            else mpz_set_si(z, mpz_sgn(p) < 0 ? -1 : 0);
+            break;
+        case IR_BITAND: mpz_and(z, p, q); break;
+        case IR_BITOR: mpz_ior(z, p, q); break;
+        default: mpz_xor(z, p, q); break;
+        }
+        return eval_num_finish(cx, r, inexact);
+    }
+    default:
+        return unsupported(cx, op, a, b, at);
+    }
+}
+
+static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
+{
+    if (a->kind == V_STR) {
+        if ((uint64_t)a->u.str.nch + b->u.str.nch > cx->lim->max_str_len)
+            return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
+                              (unsigned long long)cx->lim->max_str_len);
+        char *p = malloc(a->u.str.len + b->u.str.len + 1);
+        if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+        memcpy(p, a->u.str.s, a->u.str.len);
+        memcpy(p + a->u.str.len, b->u.str.s, b->u.str.len);
+        p[a->u.str.len + b->u.str.len] = '\0';
+        val *r = eval_str_take(cx, p, a->u.str.len + b->u.str.len);
+        if (r && ((a->flags | b->flags) & VF_INEXACT) && r->rc == 1) r->flags |= VF_INEXACT;
+        return r;
+    }
+    val *r = eval_seq_new(cx, (vkind)a->kind, a->u.seq.len + b->u.seq.len);
+    if (!r) return NULL;
+    for (size_t i = 0; i < a->u.seq.len; i++) {
+        EV_INCREF(a->u.seq.it[i]);
+        r->u.seq.it[r->u.seq.len++] = a->u.seq.it[i];
+    }
+    for (size_t i = 0; i < b->u.seq.len; i++) {
+        EV_INCREF(b->u.seq.it[i]);
+        r->u.seq.it[r->u.seq.len++] = b->u.seq.it[i];
+    }
+    return r;
+}
+
+static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
+{
+    if (n->kind != V_INT && n->kind != V_BOOL)
+        return eval_raise(cx, CR_EPY_TYPE, at, "can't multiply sequence by non-int of type '%s'",
+                          eval_type_name(n));
+    int is_str = s->kind == V_STR;
+    uint64_t len = is_str ? s->u.str.nch : s->u.seq.len, times = 0;
+    if (mpq_sgn(n->u.q) > 0) {
+        if (!mpz_fits_ulong_p(mpq_numref(n->u.q))) times = UINT64_MAX;
+        else times = mpz_get_ui(mpq_numref(n->u.q));
+    }
+    if (len && times > cx->lim->max_str_len / len)
+        return eval_raise(cx, CR_ELIMIT, at, is_str ? "string length limit (%llu characters)"
+                                                    : "container size limit (%llu elements)",
+                          (unsigned long long)cx->lim->max_str_len);
+    if (!len) times = 0;
+    if (eval_count(cx, times * len / 64, at) < 0) return NULL;
+    if (is_str) {
+        size_t bl = s->u.str.len;
+        char *p = malloc(bl * times + 1);
+        if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+        for (uint64_t i = 0; i < times; i++) memcpy(p + i * bl, s->u.str.s, bl);
+        p[bl * times] = '\0';
+        return eval_str_take(cx, p, bl * times);
+    }
+    val *r = eval_seq_new(cx, (vkind)s->kind, len * times);
+    if (!r) return NULL;
+    for (uint64_t i = 0; i < times; i++)
+        for (size_t j = 0; j < len; j++) {
+            EV_INCREF(s->u.seq.it[j]);
+            r->u.seq.it[r->u.seq.len++] = s->u.seq.it[j];
+        }
+    return r;
+}
+
+val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    if (eval_count(cx, 1, at) < 0) return NULL;
+    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, at);
+    if (a->kind == V_INF || b->kind == V_INF) {
+        if ((IS_NUM(a) || a->kind == V_INF) && (IS_NUM(b) || b->kind == V_INF))
+            return eval_raise(cx, CR_EPY_VALUE, at,
+                              "infinity has no exact value: math.inf can only be compared");
+        return unsupported(cx, op, a, b, at);
+    }
+    int seq_a = a->kind == V_STR || a->kind == V_LIST || a->kind == V_TUPLE;
+    switch (op) {
+    case IR_ADD:
+        if (seq_a && a->kind == b->kind) return seq_concat(cx, a, b, at);
+        if (seq_a)
+            return eval_raise(cx, CR_EPY_TYPE, at, "can only concatenate %s (not \"%s\") to %s",
+                              eval_type_name(a), eval_type_name(b), eval_type_name(a));
+        break;
+    case IR_MUL:
+        if (seq_a) return seq_repeat(cx, a, b, at);
+        if (b->kind == V_STR || b->kind == V_LIST || b->kind == V_TUPLE)
+            return seq_repeat(cx, b, a, at);
+        break;
+    case IR_MOD:
+        if (a->kind == V_STR) return eval_str_percent(cx, a, b, at);
+        break;
+    default:
+        break;
+    }
+    return unsupported(cx, op, a, b, at);
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static val **frame_at(eval_cx *cx, const name_ref *r)
+{
+    val *f = cx->frame;
+    if (r->kind == REF_FREE) {
+        f = f->u.fr.parent;
+        for (uint16_t d = 0; d < r->depth && f; d++) f = f->u.fr.parent;
+    }
+    return f ? &f->u.fr.slot[r->idx] : NULL;
+}
+
+static val *load(eval_cx *cx, const ir_node *n)
+{
+    const res_ent *e = resolve_get(&cx->rs, n);
+    if (!e) return eval_raise(cx, CR_EINTERNAL, n, "unresolved name '%s'", n->text);
+    if (e->ref.kind == REF_GLOBAL) {
+        val *v = cx->globals[e->ref.idx];
+        if (v) {
+            EV_INCREF(v);
+            return v;
+        }
+        int b = cx->rs.sym_builtin[e->ref.idx];
+        if (b >= 0) return eval_builtin_val(cx, b);
+        return eval_raise(cx, CR_EPY_NAME, n, "name '%s' is not defined", n->text);
+    }
+    val **slot = frame_at(cx, &e->ref);
+    if (slot && *slot) {
+        EV_INCREF(*slot);
+        return *slot;
+    }
+    if (e->ref.kind == REF_LOCAL)
+        return eval_raise(cx, CR_EPY_UNBOUND, n,
+                          "cannot access local variable '%s' where it is not associated with a "
+                          "value", n->text);
+    return eval_raise(cx, CR_EPY_NAME, n,
+                      "cannot access free variable '%s' where it is not associated with a value"
+                      " in enclosing scope", n->text);
+}
+
+/* Stores v (stolen) where the resolver put the name of node n. */
+static int store_ref(eval_cx *cx, const ir_node *n, val *v)
+{
+    const res_ent *e = resolve_get(&cx->rs, n);
+    val **slot;
+    if (!e) {
+        eval_decref(cx, v);
+        eval_raise(cx, CR_EINTERNAL, n, "unresolved name");
+        return -1;
+    }
+    if (e->ref.kind == REF_GLOBAL) {
+        slot = &cx->globals[e->ref.idx];
+        if (!cx->frame) cx->last_assigned = e->ref.idx;
+    } else {
+        slot = frame_at(cx, &e->ref);
+    }
+    val *old = *slot;
+    *slot = v;
+    eval_decref(cx, old);
+    return 0;
+}
+
+/* ---- functions ------------------------------------------------------------------------- */
+
+static val *make_function(eval_cx *cx, const ir_node *n)
+{
+    const res_ent *e = resolve_get(&cx->rs, n);
+    if (!e || !e->sc) return eval_raise(cx, CR_EINTERNAL, n, "unresolved function");
+    const scope *sc = e->sc;
+    const ir_node *params = n->kid[0];
+    val *f = eval_new(cx, V_FUNC);
+    if (!f) return NULL;
+    f->u.fn.node = n;
+    f->u.fn.sc = sc;
+    if (cx->frame) {
+        f->u.fn.env = cx->frame;
+        EV_INCREF(cx->frame);
+    }
+    int any = 0;
+    for (uint32_t i = 0; i < params->n; i++) any |= params->kid[i]->n && params->kid[i]->kid[0];
+    if (any) {
+        if (!(f->u.fn.defs = calloc(sc->nparams, sizeof(val *)))) {
+            eval_decref(cx, f);
+            return eval_raise(cx, CR_ENOMEM, n, "out of memory");
+        }
+        for (uint32_t i = 0; i < params->n; i++) {
+            const ir_node *p = params->kid[i];
+            if (!p->n || !p->kid[0]) continue;
+            if (!(f->u.fn.defs[i] = eval_expr(cx, p->kid[0]))) {
+                eval_decref(cx, f);
+                return NULL;
+            }
+        }
+    }
+    return f;
+}
+
+static const char *param_name(eval_cx *cx, const scope *sc, uint32_t i)
+{
+    return cx->rs.syms[sc->names[i]];
+}
+
+static val *missing_args(eval_cx *cx, val *f, val **slot, uint32_t from, uint32_t to,
+                         const char *what, const ir_node *at)
+{
+    const scope *sc = f->u.fn.sc;
+    char list[200];
+    size_t len = 0;
+    uint32_t miss[3], nmiss = 0, total = 0;
+    for (uint32_t i = from; i < to; i++)
+        if (!slot[i] && (int32_t)i != sc->varargs && (int32_t)i != sc->kwargs) {
+            if (nmiss < 3) miss[nmiss++] = i;
+            total++;
+        }
+    if (!total) return NULL;
+    list[0] = '\0';
+    for (uint32_t k = 0; k < nmiss; k++) {
+        const char *sep = k == 0 ? "" : (k == nmiss - 1 ? (nmiss == 2 ? " and " : ", and ") : ", ");
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", sep,
+                                param_name(cx, sc, miss[k]));
+        if (len >= sizeof list) break;
+    }
+    return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing %u required %s argument%s: %s%s",
+                      sc->name, total, what, total == 1 ? "" : "s", list,
+                      total > nmiss ? ", ..." : "");
+}
+
+static int bind_args(eval_cx *cx, val *f, val **slot, eval_args *a, const ir_node *at)
+{
+    const scope *sc = f->u.fn.sc;
+    uint32_t npar = sc->nparams;
+    uint32_t npos = sc->varargs >= 0 ? (uint32_t)sc->varargs
+                  : sc->kwargs >= 0 ? (uint32_t)sc->kwargs : npar;
+    size_t i;
+    if (a->npos > npos && sc->varargs < 0) {
+        uint32_t req = 0;
+        for (uint32_t k = 0; k < npos; k++) req += !(f->u.fn.defs && f->u.fn.defs[k]);
+        if (req == npos)
+            eval_raise(cx, CR_EPY_TYPE, at, "%s() takes %u positional argument%s but %zu %s given",
+                       sc->name, npos, npos == 1 ? "" : "s", a->npos,
+                       a->npos == 1 ? "was" : "were");
+        else
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "%s() takes from %u to %u positional arguments but %zu %s given",
+                       sc->name, req, npos, a->npos, a->npos == 1 ? "was" : "were");
+        return -1;
+    }
+    for (i = 0; i < a->npos && i < npos; i++) {
+        slot[i] = a->pos[i];
+        EV_INCREF(a->pos[i]);
+    }
+    if (sc->varargs >= 0) {
+        val *t = eval_seq_new(cx, V_TUPLE, a->npos > npos ? a->npos - npos : 0);
+        if (!t) return -1;
+        for (; i < a->npos; i++) {
+            EV_INCREF(a->pos[i]);
+            t->u.seq.it[t->u.seq.len++] = a->pos[i];
+        }
+        slot[sc->varargs] = t;
+    }
+    val *kw = NULL;
+    if (sc->kwargs >= 0) {
+        if (!(kw = eval_dict_new(cx, V_DICT))) return -1;
+        slot[sc->kwargs] = kw;
+    }
+    for (i = 0; i < a->nkw; i++) {
+        uint32_t k;
+        for (k = 0; k < npar; k++)
+            if ((int32_t)k != sc->varargs && (int32_t)k != sc->kwargs &&
+                strcmp(param_name(cx, sc, k), a->kwname[i]) == 0)
+                break;
+        if (k < npar) {
+            if (slot[k]) {
+                eval_raise(cx, CR_EPY_TYPE, at, "%s() got multiple values for argument '%s'",
+                           sc->name, a->kwname[i]);
+                return -1;
+            }
+            slot[k] = a->kw[i];
+            EV_INCREF(a->kw[i]);
+        } else if (kw) {
+            val *key = eval_str(cx, a->kwname[i], strlen(a->kwname[i]));
+            if (!key) return -1;
+            EV_INCREF(a->kw[i]);
+            if (eval_dict_set(cx, kw, key, a->kw[i]) < 0) return -1;
+        } else {
+            eval_raise(cx, CR_EPY_TYPE, at, "%s() got an unexpected keyword argument '%s'",
+                       sc->name, a->kwname[i]);
+            return -1;
+        }
+    }
+    if (f->u.fn.defs)
+        for (uint32_t k = 0; k < npar; k++)
+            if (!slot[k] && f->u.fn.defs[k]) {
+                slot[k] = f->u.fn.defs[k];
+                EV_INCREF(slot[k]);
+            }
+    if (missing_args(cx, f, slot, 0, npos, "positional", at)) return -1;
+    if (missing_args(cx, f, slot, npos, npar, "keyword-only", at)) return -1;
+    return 0;
+}
+
+static val *new_frame(eval_cx *cx, const scope *sc, val *parent)
+{
+    val *fr = eval_new(cx, V_FRAME);
+    if (!fr) return NULL;
+    if (sc->nslots) {
+        if (eval_mem(cx, fr, sizeof *fr + sc->nslots * sizeof(val *)) < 0 ||
+            !(fr->u.fr.slot = calloc(sc->nslots, sizeof(val *)))) {
+            eval_decref(cx, fr);
+            if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+            return NULL;
+        }
+    }
+    fr->u.fr.n = sc->nslots;
+    if (parent) {
+        fr->u.fr.parent = parent;
+        EV_INCREF(parent);
+    }
+    return fr;
+}
+
+static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
+{
+    const scope *sc = f->u.fn.sc;
+    if (cx->call_depth >= cx->lim->max_call_depth)
+        return eval_raise(cx, CR_ELIMIT, at, "call depth limit (%u nested calls)",
+                          cx->lim->max_call_depth);
+    val *fr = new_frame(cx, sc, f->u.fn.env);
+    if (!fr) return NULL;
+    if (bind_args(cx, f, fr->u.fr.slot, a, at) < 0) {
+        eval_decref(cx, fr);
+        return NULL;
+    }
+    if (strcmp(sc->name, "solution") == 0) cx->solution_called = 1;
+    val *saved = cx->frame, *r = NULL;
+    cx->frame = fr;
+    cx->call_depth++;
+    const ir_node *body = f->u.fn.node->kid[1];
+    if (f->u.fn.node->kind == IR_LAMBDA) {
+        r = eval_expr(cx, body);
+    } else {
+        xres x = exec_block(cx, body);
+        if (x == X_RETURN) {
+            r = cx->retval;
+            cx->retval = NULL;
+        } else if (x != X_ERROR) {
+            r = eval_none(cx);
+        }
+    }
+    cx->call_depth--;
+    cx->frame = saved;
+    eval_decref(cx, fr);
+    return r;
+}
+
+val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
+{
+    if (eval_count(cx, 1, at) < 0) return NULL;
+    switch (f->kind) {
+    case V_FUNC: return call_function(cx, f, a, at);
+    case V_BUILTIN: return eval_builtin_call(cx, f->sub, a, at);
+    case V_METHOD: return eval_method_call(cx, f->u.meth.self, f->sub, a, at);
+    default:
+        return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not callable", eval_type_name(f));
+    }
+}
+
+/* ---- call expressions ---- */
+
+typedef struct {
+    val *pbuf[8], *kbuf[4];
+    const char *nbuf[4];
+    val *keep[4];
+    size_t pcap, kcap, nkeep;
+    eval_args a;
+} argv_t;
+
+static void args_init(argv_t *g)
+{
+    g->a.pos = g->pbuf;
+    g->a.kw = g->kbuf;
+    g->a.kwname = g->nbuf;
+    g->a.npos = g->a.nkw = 0;
+    g->pcap = 8;
+    g->kcap = 4;
+    g->nkeep = 0;
+}
+
+static void args_free(eval_cx *cx, argv_t *g)
+{
+    for (size_t i = 0; i < g->a.npos; i++) eval_decref(cx, g->a.pos[i]);
+    for (size_t i = 0; i < g->a.nkw; i++) eval_decref(cx, g->a.kw[i]);
+    if (g->a.pos != g->pbuf) free(g->a.pos);
+    if (g->a.kw != g->kbuf) {
+        free(g->a.kw);
+        free((void *)g->a.kwname);
+    }
+    for (size_t i = 0; i < g->nkeep; i++) eval_decref(cx, g->keep[i]);
+}
+
+static int args_pos(eval_cx *cx, argv_t *g, val *v)
+{
+    if (g->a.npos == g->pcap) {
+        if (g->pcap >= cx->lim->max_str_len) {
+            eval_decref(cx, v);
+            eval_limit(cx, NULL, "too many arguments");
+            return -1;
+        }
+        size_t cap = g->pcap * 2;
+        val **p = g->a.pos == g->pbuf ? malloc(cap * sizeof *p) : realloc(g->a.pos, cap * sizeof *p);
+        if (!p) {
+            eval_decref(cx, v);
+            eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+            return -1;
+        }
+        if (g->a.pos == g->pbuf) memcpy(p, g->pbuf, sizeof g->pbuf);
+        g->a.pos = p;
+        g->pcap = cap;
+    }
+    g->a.pos[g->a.npos++] = v;
+    return 0;
+}
+
+static int args_kw(eval_cx *cx, argv_t *g, const char *name, val *v)
+{
+    if (g->a.nkw == g->kcap) {
+        size_t cap = g->kcap * 2;
+        val **p = malloc(cap * sizeof *p);
+        const char **nm = malloc(cap * sizeof *nm);
+        if (!p || !nm || cap > 4096) {
+            free(p);
+            free(nm);
+            eval_decref(cx, v);
+            eval_raise(cx, CR_ENOMEM, NULL, "too many keyword arguments");
+            return -1;
+        }
+        memcpy(p, g->a.kw, g->a.nkw * sizeof *p);
+        memcpy(nm, g->a.kwname, g->a.nkw * sizeof *nm);
+        if (g->a.kw != g->kbuf) {
+            free(g->a.kw);
+            free((void *)g->a.kwname);
+        }
+        g->a.kw = p;
+        g->a.kwname = nm;
+        g->kcap = cap;
+    }
+    g->a.kwname[g->a.nkw] = name;
+    g->a.kw[g->a.nkw++] = v;
+    return 0;
+}
+
+static int eval_arguments(eval_cx *cx, const ir_node *n, uint32_t from, argv_t *g)
+{
+    for (uint32_t i = from; i < n->n; i++) {
+        const ir_node *k = n->kid[i];
+        val *v = eval_expr(cx, k->kind == IR_KEYWORD || k->kind == IR_STARRED ||
+                                   k->kind == IR_DSTARRED ? k->kid[0] : k);
+        if (!v) return -1;
+        if (k->kind == IR_KEYWORD) {
+            if (args_kw(cx, g, k->text, v) < 0) return -1;
+        } else if (k->kind == IR_STARRED) {
+            eval_iter it;
+            val *x;
+            int r;
+            if (eval_iter_init(cx, &it, v) < 0) {
+                eval_decref(cx, v);
+                return -1;
+            }
+            while ((r = eval_iter_next(cx, &it, &x)) > 0)
+                if (args_pos(cx, g, x) < 0) { r = -1; break; }
+            eval_iter_done(cx, &it);
+            eval_decref(cx, v);
+            if (r < 0) return -1;
+        } else if (k->kind == IR_DSTARRED) {
+            if (v->kind != V_DICT) {
+                eval_raise(cx, CR_EPY_TYPE, k, "argument after ** must be a mapping, not %s",
+                           eval_type_name(v));
+                eval_decref(cx, v);
+                return -1;
+            }
+            /* the keyword names point into the dict's keys: it stays referenced until the
+             * call ends */
+            if (g->nkeep == sizeof g->keep / sizeof g->keep[0]) {
+                eval_raise(cx, CR_EPY_TYPE, k, "too many ** arguments in one call");
+                eval_decref(cx, v);
+                return -1;
+            }
+            g->keep[g->nkeep++] = v;
+            for (size_t j = 0; j < v->u.d.used; j++) {
+                dict_ent *e = &v->u.d.ent[j];
+                if (!e->key) continue;
+                if (e->key->kind != V_STR) {
+                    eval_raise(cx, CR_EPY_TYPE, k, "keywords must be strings");
+                    return -1;
+                }
+                EV_INCREF(e->value);
+                if (args_kw(cx, g, e->key->u.str.s, e->value) < 0) return -1;
+            }
+        } else {
+            if (args_pos(cx, g, v) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static val *eval_call_expr(eval_cx *cx, const ir_node *n)
+{
+    const ir_node *callee = n->kid[0];
+    val *f = NULL, *self = NULL, *r = NULL;
+    int method = -1;
+    argv_t g;
+    args_init(&g);
+    if (callee->kind == IR_ATTR) {
+        if (!(self = eval_expr(cx, callee->kid[0]))) return NULL;
+        if (self->kind == V_MODULE) {
+            f = eval_math_attr(cx, callee->text, callee);
+            eval_decref(cx, self);
+            self = NULL;
+            if (!f) return NULL;
+        } else if ((method = eval_method_lookup(callee->text)) < 0) {
+            eval_raise(cx, CR_EPY_ATTRIBUTE, callee, "'%s' object has no attribute '%s'",
+                       eval_type_name(self), callee->text);
+            eval_decref(cx, self);
+            return NULL;
+        }
+    } else if (!(f = eval_expr(cx, callee))) {
+        return NULL;
+    }
+    if (eval_arguments(cx, n, 1, &g) == 0) {
+        if (self) {
+            if (eval_count(cx, 1, n) == 0) r = eval_method_call(cx, self, method, &g.a, n);
+        } else {
+            r = eval_call(cx, f, &g.a, n);
+        }
+    }
+    args_free(cx, &g);
+    eval_decref(cx, self);
+    eval_decref(cx, f);
+    return r;
+}
+
+/* ---- subscripts and slices ------------------------------------------------------------- */
+
+static int norm_index(eval_cx *cx, val *idx, size_t len, int64_t *out, const char *what,
+                      val *obj, const ir_node *at)
+{
+    if (idx->kind != V_INT && idx->kind != V_BOOL) {
+        if (obj->kind == V_STR)
+            eval_raise(cx, CR_EPY_TYPE, at, "string indices must be integers, not '%s'",
+                       eval_type_name(idx));
+        else
+            eval_raise(cx, CR_EPY_TYPE, at, "%s indices must be integers or slices, not %s",
+                       eval_type_name(obj), eval_type_name(idx));
+        return -1;
+    }
+    int64_t i;
+    if (!mpz_fits_slong_p(mpq_numref(idx->u.q))) {
+        eval_raise(cx, CR_EPY_INDEX, at, "cannot fit 'int' into an index-sized integer");
+        return -1;
+    }
+    i = mpz_get_si(mpq_numref(idx->u.q));
+    if (i < 0) i += (int64_t)len;
+    if (i < 0 || i >= (int64_t)len) {
+        eval_raise(cx, CR_EPY_INDEX, at, "%s index out of range", what);
+        return -1;
+    }
+    *out = i;
+    return 0;
+}
+
+typedef struct { int64_t start, stop, step, n; } slice_t;
+
+static int slice_bound(eval_cx *cx, const ir_node *k, int64_t *out, int *given)
+{
+    *given = 0;
+    if (!k) return 0;
+    val *v = eval_expr(cx, k);
+    if (!v) return -1;
+    if (v->kind == V_NONE) return 0;
+    if (v->kind != V_INT && v->kind != V_BOOL) {
+        eval_decref(cx, v);
+        eval_raise(cx, CR_EPY_TYPE, k,
+                   "slice indices must be integers or None or have an __index__ method");
+        return -1;
+    }
+    mpz_srcptr z = mpq_numref(v->u.q);
+    *out = mpz_fits_slong_p(z) ? mpz_get_si(z) : (mpz_sgn(z) < 0 ? INT64_MIN / 2 : INT64_MAX / 2);
+    eval_decref(cx, v);
+    *given = 1;
+    return 0;
+}
+
+/* CPython's PySlice_AdjustIndices. */
+static int eval_slice(eval_cx *cx, const ir_node *s, int64_t len, slice_t *sl)
+{
+    int g0, g1, g2;
+    int64_t a = 0, b = 0, st = 1;
+    if (slice_bound(cx, s->kid[0], &a, &g0) < 0 || slice_bound(cx, s->kid[1], &b, &g1) < 0 ||
+        slice_bound(cx, s->kid[2], &st, &g2) < 0)
+        return -1;
+    if (!g2) st = 1;
+    if (st == 0) {
+        eval_raise(cx, CR_EPY_VALUE, s, "slice step cannot be zero");
+        return -1;
+    }
+    if (!g0) a = st < 0 ? len - 1 : 0;
+    else if (a < 0) { a += len; if (a < 0) a = st < 0 ? -1 : 0; }
+    else if (a >= len) a = st < 0 ? len - 1 : len;
+    if (!g1) b = st < 0 ? -1 : len;
+    else if (b < 0) { b += len; if (b < 0) b = st < 0 ? -1 : 0; }
+    else if (b >= len) b = st < 0 ? len - 1 : len;
+    sl->start = a;
+    sl->stop = b;
+    sl->step = st;
+    if (st < 0) sl->n = b < a ? (a - b - 1) / (-st) + 1 : 0;
+    else sl->n = a < b ? (b - a - 1) / st + 1 : 0;
+    return 0;
+}
+
+static val *get_slice(eval_cx *cx, val *o, const ir_node *s)
+{
+    slice_t sl;
+    size_t len;
+    if (o->kind != V_LIST && o->kind != V_TUPLE && o->kind != V_STR && o->kind != V_RANGE)
+        return eval_raise(cx, CR_EPY_TYPE, s, "'%s' object is not subscriptable",
+                          eval_type_name(o));
+    eval_len(cx, o, &len);
+    if (eval_slice(cx, s, (int64_t)len, &sl) < 0) return NULL;
+    if (eval_count(cx, (uint64_t)sl.n / 16, s) < 0) return NULL;
+    if (o->kind == V_RANGE) {
+        val *r = eval_new(cx, V_RANGE);
+        if (!r) return NULL;
+        r->u.rng.step = o->u.rng.step * sl.step;
+        r->u.rng.start = o->u.rng.start + sl.start * o->u.rng.step;
+        r->u.rng.stop = r->u.rng.start + sl.n * r->u.rng.step;
+        return r;
+    }
+    if (o->kind == V_STR) {
+        cr_buf b;
+        cr_buf_init(&b, 0);
+        int ascii = o->u.str.nch == o->u.str.len;
+        for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
+            size_t p = ascii ? (size_t)i : eval_utf8_index(o, (size_t)i), q = p + 1;
+            while (q < o->u.str.len && ((unsigned char)o->u.str.s[q] & 0xC0) == 0x80) q++;
+            if (cr_buf_put(&b, o->u.str.s + p, q - p) != CR_OK) {
+                cr_buf_free(&b);
+                return eval_raise(cx, CR_ENOMEM, s, "out of memory");
+            }
+        }
+        return eval_str_buf(cx, &b);
+    }
+    val *r = eval_seq_new(cx, (vkind)o->kind, (size_t)sl.n);
+    if (!r) return NULL;
+    for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
+        EV_INCREF(o->u.seq.it[i]);
+        r->u.seq.it[r->u.seq.len++] = o->u.seq.it[i];
+    }
+    return r;
+}
+
+static val *key_error(eval_cx *cx, val *k, const ir_node *at)
+{
+    val *s = eval_to_str(cx, k, 1);
+    if (!s) return NULL;
+    eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
+    eval_decref(cx, s);
+    return NULL;
+}
+
+static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
+{
+    int64_t i;
+    switch (o->kind) {
+    case V_LIST: case V_TUPLE:
+        if (norm_index(cx, k, o->u.seq.len, &i, eval_type_name(o), o, at) < 0) return NULL;
+        EV_INCREF(o->u.seq.it[i]);
+        return o->u.seq.it[i];
+    case V_STR: {
+        if (norm_index(cx, k, o->u.str.nch, &i, "string", o, at) < 0) return NULL;
+        size_t p = eval_utf8_index(o, (size_t)i), q = p + 1;
+        while (q < o->u.str.len && ((unsigned char)o->u.str.s[q] & 0xC0) == 0x80) q++;
+        return eval_str(cx, o->u.str.s + p, q - p);
+    }
+    case V_DICT: {
+        int err;
+        val *v = eval_dict_get(cx, o, k, &err);
+        if (err) return NULL;
+        if (!v) return key_error(cx, k, at);
+        EV_INCREF(v);
+        return v;
+    }
+    case V_RANGE: {
+        size_t len;
+        eval_len(cx, o, &len);
+        if (norm_index(cx, k, len, &i, "range object", o, at) < 0) return NULL;
+        return eval_int_si(cx, (long)(o->u.rng.start + i * o->u.rng.step));
+    }
+    default:
+        return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not subscriptable",
+                          eval_type_name(o));
+    }
+}
+
+static val *eval_subscript(eval_cx *cx, const ir_node *n)
+{
+    val *o = eval_expr(cx, n->kid[0]), *r;
+    if (!o) return NULL;
+    if (n->kid[1]->kind == IR_SLICE) {
+        r = get_slice(cx, o, n->kid[1]);
+    } else {
+        val *k = eval_expr(cx, n->kid[1]);
+        r = k ? get_item(cx, o, k, n) : NULL;
+        eval_decref(cx, k);
+    }
+    eval_decref(cx, o);
+    return r;
+}
+
+/* Stores v (stolen) into o[k]. */
+static int set_item(eval_cx *cx, val *o, val *k, val *v, const ir_node *at)
+{
+    int64_t i;
+    if (o->kind == V_LIST) {
+        if (norm_index(cx, k, o->u.seq.len, &i, "list assignment", o, at) < 0) {
+            eval_decref(cx, v);
+            return -1;
+        }
+        val *old = o->u.seq.it[i];
+        o->u.seq.it[i] = v;
+        eval_decref(cx, old);
+        return 0;
+    }
+    if (o->kind == V_DICT) {
+        EV_INCREF(k);
+        return eval_dict_set(cx, o, k, v);
+    }
+    eval_decref(cx, v);
+    eval_raise(cx, CR_EPY_TYPE, at, "'%s' object does not support item assignment",
+               eval_type_name(o));
+    return -1;
+}
+
+/* o[slice] = v, or del o[slice] when v is NULL (lists only). */
+static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_node *at)
+{
+    slice_t sl;
+    val *items = NULL;
+    if (o->kind != V_LIST) {
+        eval_raise(cx, CR_EPY_TYPE, at, "'%s' object does not support item %s",
+                   eval_type_name(o), v ? "assignment" : "deletion");
+        return -1;
+    }
+    if (eval_slice(cx, s, (int64_t)o->u.seq.len, &sl) < 0) return -1;
+    if (v && !(items = eval_list_of(cx, v, V_LIST))) return -1;
+    size_t m = items ? items->u.seq.len : 0;
+    if (sl.step != 1) {
+        if (items && m != (size_t)sl.n) {
+            eval_raise(cx, CR_EPY_VALUE, at,
+                       "attempt to assign sequence of size %zu to extended slice of size %lld",
+                       m, (long long)sl.n);
+            eval_decref(cx, items);
+            return -1;
+        }
+        if (items) {
+            for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
+                val *old = o->u.seq.it[i];
+                o->u.seq.it[i] = items->u.seq.it[k];
+                EV_INCREF(o->u.seq.it[i]);
+                eval_decref(cx, old);
+            }
+            eval_decref(cx, items);
+            return 0;
+        }
+        /* delete the chosen positions, keeping the others in order */
+        size_t w = 0;
+        int64_t lo = sl.step > 0 ? sl.start : sl.start + (sl.n - 1) * sl.step;
+        int64_t st = sl.step > 0 ? sl.step : -sl.step;
+        for (size_t r = 0; r < o->u.seq.len; r++) {
+            int64_t d = (int64_t)r - lo;
+            if (sl.n && d >= 0 && d % st == 0 && d / st < sl.n) eval_decref(cx, o->u.seq.it[r]);
+            else o->u.seq.it[w++] = o->u.seq.it[r];
+        }
+        o->u.seq.len = w;
+        return 0;
+    }
+    size_t a = (size_t)sl.start, b = sl.stop > sl.start ? (size_t)sl.stop : a;
+    size_t len = o->u.seq.len, nlen = len - (b - a) + m;
+    if (nlen > len && eval_seq_reserve(cx, o, nlen) < 0) {
+        eval_decref(cx, items);
+        return -1;
+    }
+    for (size_t i = a; i < b; i++) eval_decref(cx, o->u.seq.it[i]);
+    memmove(o->u.seq.it + a + m, o->u.seq.it + b, (len - b) * sizeof(val *));
+    for (size_t i = 0; i < m; i++) {
+        o->u.seq.it[a + i] = items->u.seq.it[i];
+        EV_INCREF(items->u.seq.it[i]);
+    }
+    o->u.seq.len = nlen;
+    eval_decref(cx, items);
+    return 0;
+}
+
+/* ---- assignment targets ---------------------------------------------------------------- */
+
+static int unpack(eval_cx *cx, const ir_node *t, val *v)
+{
+    if (v->kind != V_LIST && v->kind != V_TUPLE && v->kind != V_STR && v->kind != V_DICT &&
+        v->kind != V_SET && v->kind != V_RANGE && v->kind != V_ITER) {
+        eval_raise(cx, CR_EPY_TYPE, t, "cannot unpack non-iterable %s object", eval_type_name(v));
+        return -1;
+    }
+    val *items = eval_list_of(cx, v, V_LIST);
+    if (!items) return -1;
+    uint32_t star = UINT32_MAX;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->kid[i]->kind == IR_STARRED) star = i;
+    size_t m = items->u.seq.len, want = t->n - (star != UINT32_MAX);
+    int rc = 0;
+    if (star == UINT32_MAX && m != t->n) {
+        if (m > t->n)
+            eval_raise(cx, CR_EPY_VALUE, t, "too many values to unpack (expected %u)", t->n);
+        else
+            eval_raise(cx, CR_EPY_VALUE, t, "not enough values to unpack (expected %u, got %zu)",
+                       t->n, m);
+        rc = -1;
+    } else if (star != UINT32_MAX && m < want) {
+        eval_raise(cx, CR_EPY_VALUE, t,
+                   "not enough values to unpack (expected at least %zu, got %zu)", want, m);
+        rc = -1;
+    }
+    size_t j = 0;
+    for (uint32_t i = 0; rc == 0 && i < t->n; i++) {
+        if (i == star) {
+            size_t cnt = m - want;
+            val *l = eval_seq_new(cx, V_LIST, cnt);
+            if (!l) { rc = -1; break; }
+            for (size_t k = 0; k < cnt; k++) {
+                EV_INCREF(items->u.seq.it[j + k]);
+                l->u.seq.it[l->u.seq.len++] = items->u.seq.it[j + k];
+            }
+            j += cnt;
+            rc = assign(cx, t->kid[i]->kid[0], l);
+            eval_decref(cx, l);
+        } else {
+            rc = assign(cx, t->kid[i], items->u.seq.it[j++]);
+        }
+    }
+    eval_decref(cx, items);
+    return rc;
+}
+
+/* Binds target t to v (borrowed). */
+static int assign(eval_cx *cx, const ir_node *t, val *v)
+{
+    switch (t->kind) {
+    case IR_NAME:
+        EV_INCREF(v);
+        return store_ref(cx, t, v);
+    case IR_TUPLE: case IR_LIST:
+        return unpack(cx, t, v);
+    case IR_SUBSCRIPT: {
+        val *o = eval_expr(cx, t->kid[0]);
+        int rc = -1;
+        if (!o) return -1;
+        if (t->kid[1]->kind == IR_SLICE) {
+            rc = set_slice(cx, o, t->kid[1], v, t);
+        } else {
+            val *k = eval_expr(cx, t->kid[1]);
+            if (k) {
+                EV_INCREF(v);
+                rc = set_item(cx, o, k, v, t);
+                eval_decref(cx, k);
+            }
+        }
+        eval_decref(cx, o);
+        return rc;
+    }
+    case IR_ATTR: {
+        val *o = eval_expr(cx, t->kid[0]);
+        if (!o) return -1;
+        eval_raise(cx, CR_EPY_ATTRIBUTE, t, "'%s' object has no attribute '%s'",
+                   eval_type_name(o), t->text);
+        eval_decref(cx, o);
+        return -1;
+    }
+    case IR_STARRED:
+        eval_raise(cx, CR_ESYNTAX, t, "starred assignment target must be in a list or tuple");
+        return -1;
+    default:
+        eval_raise(cx, CR_ESYNTAX, t, "cannot assign to %s", ir_kind_name((ir_kind)t->kind));
+        return -1;
+    }
+}
+
+/* ---- expressions ----------------------------------------------------------------------- */
+
+static val *constant(eval_cx *cx, const ir_node *n)
+{
+    res_ent *e = (res_ent *)resolve_get(&cx->rs, n);
+    val *v;
+    if (e && e->k) {
+        EV_INCREF(e->k);
+        return e->k;
+    }
+    if (n->kind == IR_STR) {
+        v = eval_str(cx, n->text, n->len);
+    } else {
+        int is_float = 0;
+        if (!(v = eval_num(cx, V_INT))) return NULL;
+        cr_code rc = num_parse_literal(v->u.q, n->text, n->len, &is_float, &cx->nc);
+        if (rc != CR_OK) {
+            eval_decref(cx, v);
+            if (rc == CR_ELIMIT) return eval_int_limit(cx, n);
+            return eval_raise(cx, rc, n, "invalid number literal '%s'", n->text);
+        }
+        v->kind = (uint8_t)(is_float || (n->flags & IRF_FLOAT) ? V_FLOAT : V_INT);
+        if (!(v = eval_num_done(cx, v))) return NULL;
+    }
+    if (v && e) {
+        e->k = v;
+        EV_INCREF(v);
+    }
+    return v;
+}
+
+static val *eval_unary(eval_cx *cx, const ir_node *n)
+{
+    val *a = eval_expr(cx, n->kid[0]), *r;
+    if (!a) return NULL;
+    if (n->op == IR_NOT) {
+        r = eval_bool(cx, !eval_truth(a));
+        eval_decref(cx, a);
+        return r;
+    }
+    if (eval_count(cx, 1, n) < 0) { eval_decref(cx, a); return NULL; }
+    if (a->kind == V_INF && n->op != IR_INVERT) {
+        if (n->op == IR_POS) return a;
+        r = eval_new(cx, V_INF);
+        if (r) r->sub = !a->sub;
+        eval_decref(cx, a);
+        return r;
+    }
+    if (!IS_NUM(a) || (n->op == IR_INVERT && a->kind == V_FLOAT)) {
+        eval_raise(cx, CR_EPY_TYPE, n, "bad operand type for unary %s: '%s'",
+                   n->op == IR_NEG ? "-" : n->op == IR_POS ? "+" : "~", eval_type_name(a));
+        eval_decref(cx, a);
+        return NULL;
+    }
+    if (n->op == IR_POS && a->kind != V_BOOL) return a;
+    r = eval_num(cx, a->kind == V_FLOAT ? V_FLOAT : V_INT);
+    if (r) {
+        if (n->op == IR_NEG) mpq_neg(r->u.q, a->u.q);
+        else if (n->op == IR_POS) mpq_set(r->u.q, a->u.q);
+        else { mpz_com(mpq_numref(r->u.q), mpq_numref(a->u.q)); }
+        r->flags |= a->flags & VF_INEXACT;
+        r = eval_num_done(cx, r);
+    }
+    eval_decref(cx, a);
+    return r;
+}
+
+static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
+{
+    size_t i;
+    int err;
+    switch (c->kind) {
+    case V_STR:
+        if (x->kind != V_STR) {
+            eval_raise(cx, CR_EPY_TYPE, at, "'in <string>' requires string as left operand, not %s",
+                       eval_type_name(x));
+            return -1;
+        }
+        if (eval_count(cx, c->u.str.len / 64, at) < 0) return -1;
+        return x->u.str.len == 0 ||
+               memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
+    case V_LIST: case V_TUPLE: case V_ITER:
+        for (i = 0; i < c->u.seq.len; i++) {
+            if (eval_count(cx, 1, at) < 0) return -1;
+            int r = eval_eq(cx, c->u.seq.it[i], x);
+            if (r) return r;
+        }
+        return 0;
+    case V_DICT: case V_SET:
+        if (eval_dict_get(cx, c, x, &err)) return 1;
+        return err ? -1 : 0;
+    case V_RANGE: {
+        if (!IS_NUM(x) || mpz_cmp_ui(mpq_denref(x->u.q), 1) != 0 ||
+            !mpz_fits_slong_p(mpq_numref(x->u.q)))
+            return 0;
+        int64_t v = mpz_get_si(mpq_numref(x->u.q)), s = c->u.rng.step;
+        if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
+                  : (v > c->u.rng.start || v <= c->u.rng.stop))
+            return 0;
+        return (v - c->u.rng.start) % s == 0;
+    }
+    default:
+        eval_raise(cx, CR_EPY_TYPE, at, "argument of type '%s' is not iterable",
+                   eval_type_name(c));
+        return -1;
+    }
+}
+
+static int same_object(val *a, val *b)
+{
+    if (a == b) return 1;
+    if (a->kind != b->kind) return 0;
+    if (a->kind == V_BUILTIN || a->kind == V_INF) return a->sub == b->sub;
+    if (a->kind == V_INT) return mpq_equal(a->u.q, b->u.q) && mpz_cmp_si(mpq_numref(a->u.q), 256) <= 0 &&
+                                 mpz_cmp_si(mpq_numref(a->u.q), -5) >= 0;
+    return 0;
+}
+
+static int compare_one(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    if (eval_count(cx, 1, at) < 0) return -1;
+    switch (op) {
+    case IR_EQ: return eval_eq(cx, a, b);
+    case IR_NE: { int r = eval_eq(cx, a, b); return r < 0 ? r : !r; }
+    case IR_IN: return contains(cx, b, a, at);
+    case IR_NOT_IN: { int r = contains(cx, b, a, at); return r < 0 ? r : !r; }
+    case IR_IS: return same_object(a, b);
+    case IR_IS_NOT: return !same_object(a, b);
+    default: return eval_cmp(cx, op, a, b);
+    }
+}
+
+static val *eval_compare(eval_cx *cx, const ir_node *n)
+{
+    val *a = eval_expr(cx, n->kid[0]);
+    if (!a) return NULL;
+    for (uint32_t i = 1; i < n->n; i++) {
+        val *b = eval_expr(cx, n->kid[i]);
+        if (!b) { eval_decref(cx, a); return NULL; }
+        int r = compare_one(cx, n->cmp[i - 1], a, b, n);
+        eval_decref(cx, a);
+        a = b;
+        if (r <= 0) {
+            eval_decref(cx, b);
+            return r < 0 ? NULL : eval_bool(cx, 0);
+        }
+    }
+    eval_decref(cx, a);
+    return eval_bool(cx, 1);
+}
+
+static val *eval_display(eval_cx *cx, const ir_node *n)
+{
+    vkind k = n->kind == IR_LIST ? V_LIST : n->kind == IR_TUPLE ? V_TUPLE : V_SET;
+    val *r = k == V_SET ? eval_dict_new(cx, V_SET) : eval_seq_new(cx, k, n->n);
+    if (!r) return NULL;
+    for (uint32_t i = 0; i < n->n; i++) {
+        const ir_node *e = n->kid[i];
+        val *v = eval_expr(cx, e->kind == IR_STARRED ? e->kid[0] : e);
+        if (!v) goto fail;
+        if (e->kind == IR_STARRED) {
+            eval_iter it;
+            val *x;
+            int rc;
+            if (eval_iter_init(cx, &it, v) < 0) { eval_decref(cx, v); goto fail; }
+            while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+                if (eval_count(cx, 1, e) < 0) { eval_decref(cx, x); rc = -1; break; }
+                if ((k == V_SET ? eval_dict_set(cx, r, x, NULL) : eval_seq_push(cx, r, x)) < 0) {
+                    rc = -1;
+                    break;
+                }
+            }
+            eval_iter_done(cx, &it);
+            eval_decref(cx, v);
+            if (rc < 0) goto fail;
+        } else if ((k == V_SET ? eval_dict_set(cx, r, v, NULL) : eval_seq_push(cx, r, v)) < 0) {
+            goto fail;
+        }
+    }
+    return r;
+fail:
+    eval_decref(cx, r);
+    return NULL;
+}
+
+static val *eval_dict_display(eval_cx *cx, const ir_node *n)
+{
+    val *d = eval_dict_new(cx, V_DICT);
+    if (!d) return NULL;
+    for (uint32_t i = 0; i + 1 < n->n; i += 2) {
+        val *k = eval_expr(cx, n->kid[i]);
+        if (!k) goto fail;
+        val *v = eval_expr(cx, n->kid[i + 1]);
+        if (!v) { eval_decref(cx, k); goto fail; }
+        if (eval_dict_set(cx, d, k, v) < 0) goto fail;
+    }
+    return d;
+fail:
+    eval_decref(cx, d);
+    return NULL;
+}
+
+/* Runs the comprehension's for-clauses from kid[i] on, adding each element to r. */
+static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, val *src, val *r)
+{
+    const ir_node *f = n->kid[i];
+    val *it_src = i == first ? src : eval_expr(cx, f->kid[1]);
+    if (!it_src) return -1;
+    eval_iter it;
+    int rc = eval_iter_init(cx, &it, it_src);
+    if (i != first) eval_decref(cx, it_src);
+    if (rc < 0) return -1;
+    val *x;
+    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+        rc = eval_count(cx, 1, f) < 0 ? -1 : assign(cx, f->kid[0], x);
+        eval_decref(cx, x);
+        if (rc < 0) break;
+        int ok = 1;
+        for (uint32_t c = 2; c < f->n && ok; c++) {
+            val *t = eval_expr(cx, f->kid[c]);
+            if (!t) { rc = -1; break; }
+            ok = eval_truth(t);
+            eval_decref(cx, t);
+        }
+        if (rc < 0) break;
+        if (!ok) continue;
+        if (i + 1 < n->n) {
+            if ((rc = comp_loop(cx, n, i + 1, first, NULL, r)) < 0) break;
+            continue;
+        }
+        if (n->kind == IR_DICTCOMP) {
+            val *k = eval_expr(cx, n->kid[0]), *v;
+            if (!k) { rc = -1; break; }
+            if (!(v = eval_expr(cx, n->kid[1]))) { eval_decref(cx, k); rc = -1; break; }
+            rc = eval_dict_set(cx, r, k, v);
+        } else {
+            val *e = eval_expr(cx, n->kid[0]);
+            if (!e) { rc = -1; break; }
+            rc = r->kind == V_SET ? eval_dict_set(cx, r, e, NULL) : eval_seq_push(cx, r, e);
+        }
+        if (rc < 0) break;
+    }
+    eval_iter_done(cx, &it);
+    return rc < 0 ? -1 : 0;
+}
+
+static val *eval_comp(eval_cx *cx, const ir_node *n)
+{
+    const res_ent *e = resolve_get(&cx->rs, n);
+    uint32_t first = n->kind == IR_DICTCOMP ? 2 : 1;
+    val *r;
+    if (!e || !e->sc || n->n <= first) return eval_raise(cx, CR_EINTERNAL, n, "bad comprehension");
+    const scope *sc = e->sc;
+    switch (n->kind) {
+    case IR_LISTCOMP: r = eval_seq_new(cx, V_LIST, 0); break;
+    case IR_GENEXP:
+        if ((r = eval_seq_new(cx, V_ITER, 0))) r->sub = IT_GENERATOR;
+        break;
+    case IR_SETCOMP: r = eval_dict_new(cx, V_SET); break;
+    default: r = eval_dict_new(cx, V_DICT); break;
+    }
+    if (!r) return NULL;
+    val *src = eval_expr(cx, n->kid[first]->kid[1]);
+    if (!src) { eval_decref(cx, r); return NULL; }
+    val *fr = new_frame(cx, sc, cx->frame);
+    if (!fr) { eval_decref(cx, src); eval_decref(cx, r); return NULL; }
+    val *saved = cx->frame;
+    cx->frame = fr;
+    int rc = comp_loop(cx, n, first, first, src, r);
+    cx->frame = saved;
+    eval_decref(cx, fr);
+    eval_decref(cx, src);
+    if (rc < 0) { eval_decref(cx, r); return NULL; }
+    return r;
+}
+
+static int fstring_into(eval_cx *cx, const ir_node *n, cr_buf *b, int *inexact);
+
+static int format_field(eval_cx *cx, const ir_node *f, cr_buf *b, int *inexact)
+{
+    val *v = eval_expr(cx, f->kid[0]);
+    if (!v) return -1;
+    if (f->op == 'r' || f->op == 'a' || f->op == 's') {
+        val *s = eval_to_str(cx, v, f->op != 's');
+        eval_decref(cx, v);
+        if (!(v = s)) return -1;
+    }
+    *inexact |= eval_inexact(v, 0);
+    int rc;
+    if (f->n > 1 && f->kid[1]) {
+        cr_buf spec;
+        cr_buf_init(&spec, 4096);
+        rc = fstring_into(cx, f->kid[1], &spec, inexact);
+        if (rc == 0) rc = eval_format(cx, b, v, spec.p ? spec.p : "", spec.len, f);
+        cr_buf_free(&spec);
+    } else {
+        rc = eval_format(cx, b, v, "", 0, f);
+    }
+    eval_decref(cx, v);
+    return rc;
+}
+
+static int fstring_into(eval_cx *cx, const ir_node *n, cr_buf *b, int *inexact)
+{
+    for (uint32_t i = 0; i < n->n; i++) {
+        const ir_node *p = n->kid[i];
+        if (p->kind == IR_FORMAT) {
+            if (format_field(cx, p, b, inexact) < 0) return -1;
+        } else if (p->kind == IR_STR) {
+            if (eval_put(cx, b, p->text, p->len) < 0) return -1;
+        } else {
+            val *v = eval_expr(cx, p);
+            if (!v) return -1;
+            int rc = eval_format(cx, b, v, "", 0, p);
+            eval_decref(cx, v);
+            if (rc < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+static val *eval_fstring(eval_cx *cx, const ir_node *n)
+{
+    cr_buf b;
+    int inexact = 0;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (fstring_into(cx, n, &b, &inexact) < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    val *s = eval_str_buf(cx, &b);
+    if (s && inexact && s->rc == 1) s->flags |= VF_INEXACT;
+    return s;
+}
+
+static val *eval_attr(eval_cx *cx, const ir_node *n)
+{
+    val *o = eval_expr(cx, n->kid[0]);
+    if (!o) return NULL;
+    val *r = NULL;
+    int m;
+    if (o->kind == V_MODULE) {
+        r = eval_math_attr(cx, n->text, n);
+    } else if ((m = eval_method_lookup(n->text)) >= 0 && eval_method_valid(o, m)) {
+        if ((r = eval_new(cx, V_METHOD))) {
+            r->sub = (uint16_t)m;
+            r->u.meth.self = o;
+            EV_INCREF(o);
+        }
+    } else {
+        eval_raise(cx, CR_EPY_ATTRIBUTE, n, "'%s' object has no attribute '%s'",
+                   eval_type_name(o), n->text);
+    }
+    eval_decref(cx, o);
+    return r;
+}
+
+static val *expr_inner(eval_cx *cx, const ir_node *n)
+{
+    val *a, *b, *r;
+    switch (n->kind) {
+    case IR_NUM: case IR_STR: return constant(cx, n);
+    case IR_NAME: return load(cx, n);
+    case IR_BOOL: return eval_bool(cx, n->op != 0);
+    case IR_NONE: return eval_none(cx);
+    case IR_BINOP:
+        if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
+        if (!(b = eval_expr(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
+        r = eval_binop(cx, n->op, a, b, n);
+        eval_decref(cx, a);
+        eval_decref(cx, b);
+        return r;
+    case IR_UNARY: return eval_unary(cx, n);
+    case IR_BOOLOP:
+        if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
+        if (eval_truth(a) == (n->op == IR_OR)) return a;
+        eval_decref(cx, a);
+        return eval_expr(cx, n->kid[1]);
+    case IR_COMPARE: return eval_compare(cx, n);
+    case IR_IFEXP:
+        if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
+        r = eval_expr(cx, n->kid[eval_truth(a) ? 1 : 2]);
+        eval_decref(cx, a);
+        return r;
+    case IR_CALL: return eval_call_expr(cx, n);
+    case IR_ATTR: return eval_attr(cx, n);
+    case IR_SUBSCRIPT: return eval_subscript(cx, n);
+    case IR_LIST: case IR_TUPLE: case IR_SET: return eval_display(cx, n);
+    case IR_DICT: return eval_dict_display(cx, n);
+    case IR_LISTCOMP: case IR_SETCOMP: case IR_GENEXP: case IR_DICTCOMP:
+        return eval_comp(cx, n);
+    case IR_LAMBDA: return make_function(cx, n);
+    case IR_FSTRING: return eval_fstring(cx, n);
+    case IR_STARRED:
+        return eval_raise(cx, CR_ESYNTAX, n, "can't use starred expression here");
+    default:
+        return eval_raise(cx, CR_EINTERNAL, n, "cannot evaluate %s",
+                          ir_kind_name((ir_kind)n->kind));
+    }
+}
+
+static val *eval_expr(eval_cx *cx, const ir_node *n)
+{
+    if (++cx->total_depth > EVAL_MAX_TOTAL_DEPTH(cx)) {
+        cx->total_depth--;
+        return eval_raise(cx, CR_ELIMIT, n, "nesting depth limit (%u levels)",
+                          EVAL_MAX_TOTAL_DEPTH(cx));
+    }
+    val *r = expr_inner(cx, n);
+    cx->total_depth--;
+    if (!r && cx->err.line == 0) {
+        cx->err.line = n->line;
+        cx->err.col = n->col;
+    }
+    return r;
+}
+
+/* ---- statements ------------------------------------------------------------------------ */
+
+static int augassign(eval_cx *cx, const ir_node *n)
+{
+    const ir_node *t = n->kid[0];
+    val *obj = NULL, *key = NULL, *cur = NULL, *v = NULL, *r = NULL;
+    int rc = -1;
+    if (t->kind == IR_NAME) {
+        if (!(cur = load(cx, t))) return -1;
+    } else if (t->kind == IR_SUBSCRIPT && t->kid[1]->kind != IR_SLICE) {
+        if (!(obj = eval_expr(cx, t->kid[0]))) return -1;
+        if (!(key = eval_expr(cx, t->kid[1]))) goto out;
+        if (!(cur = get_item(cx, obj, key, t))) goto out;
+    } else {
+        if (!(obj = eval_expr(cx, t->kid[0]))) return -1;
+        eval_raise(cx, CR_EPY_ATTRIBUTE, t, "'%s' object has no attribute '%s'",
+                   eval_type_name(obj), t->text ? t->text : "");
+        goto out;
+    }
+    if (!(v = eval_expr(cx, n->kid[1]))) goto out;
+    if (cur->kind == V_LIST && n->op == IR_ADD) {
+        /* list += iterable extends in place, as CPython's __iadd__ */
+        val *items = eval_list_of(cx, v, V_LIST);
+        if (!items) goto out;
+        rc = 0;
+        for (size_t i = 0; i < items->u.seq.len && rc == 0; i++) {
+            EV_INCREF(items->u.seq.it[i]);
+            rc = eval_seq_push(cx, cur, items->u.seq.it[i]);
+        }
+        eval_decref(cx, items);
+        if (rc < 0) goto out;
+        r = cur;
+        EV_INCREF(r);
+    } else if (!(r = eval_binop(cx, n->op, cur, v, n))) {
+        goto out;
+    }
+    if (t->kind == IR_NAME) {
+        rc = store_ref(cx, t, r);
+    } else {
+        rc = set_item(cx, obj, key, r, t);
+    }
+    r = NULL;
+out:
+    eval_decref(cx, obj);
+    eval_decref(cx, key);
+    eval_decref(cx, cur);
+    eval_decref(cx, v);
+    eval_decref(cx, r);
+    return rc;
+}
+
+static int del_target(eval_cx *cx, const ir_node *t)
+{
+    if (t->kind == IR_NAME) {
+        const res_ent *e = resolve_get(&cx->rs, t);
+        val **slot = !e ? NULL : e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx]
+                                                           : frame_at(cx, &e->ref);
+        if (!slot || !*slot) {
+            eval_raise(cx, CR_EPY_NAME, t, "name '%s' is not defined", t->text);
+            return -1;
+        }
+        val *old = *slot;
+        *slot = NULL;
+        eval_decref(cx, old);
+        return 0;
+    }
+    if (t->kind == IR_TUPLE || t->kind == IR_LIST) {
+        for (uint32_t i = 0; i < t->n; i++)
+            if (del_target(cx, t->kid[i]) < 0) return -1;
+        return 0;
+    }
+    if (t->kind != IR_SUBSCRIPT) {
+        eval_raise(cx, CR_ESYNTAX, t, "cannot delete %s", ir_kind_name((ir_kind)t->kind));
+        return -1;
+    }
+    val *o = eval_expr(cx, t->kid[0]), *k;
+    int rc = -1;
+    if (!o) return -1;
+    if (t->kid[1]->kind == IR_SLICE) {
+        rc = set_slice(cx, o, t->kid[1], NULL, t);
+    } else if ((k = eval_expr(cx, t->kid[1]))) {
+        int64_t i;
+        if (o->kind == V_LIST) {
+            if (norm_index(cx, k, o->u.seq.len, &i, "list assignment", o, t) == 0) {
+                eval_decref(cx, o->u.seq.it[i]);
+                memmove(o->u.seq.it + i, o->u.seq.it + i + 1,
+                        (o->u.seq.len - (size_t)i - 1) * sizeof(val *));
+                o->u.seq.len--;
+                rc = 0;
+            }
+        } else if (o->kind == V_DICT) {
+            rc = eval_dict_del(cx, o, k);
+            if (rc == 0) { key_error(cx, k, t); rc = -1; }
+            else if (rc > 0) rc = 0;
+        } else {
+            eval_raise(cx, CR_EPY_TYPE, t, "'%s' object does not support item deletion",
+                       eval_type_name(o));
+        }
+        eval_decref(cx, k);
+    }
+    eval_decref(cx, o);
+    return rc;
+}
+
+static cr_code exc_code(int id, const char **type)
+{
+    *type = NULL;
+    switch (id) {
+    case B_VALUEERROR: return CR_EPY_VALUE;
+    case B_TYPEERROR: return CR_EPY_TYPE;
+    case B_ZERODIV: return CR_EPY_ZERODIV;
+    case B_INDEXERROR: return CR_EPY_INDEX;
+    case B_KEYERROR: return CR_EPY_KEY;
+    case B_ARITHERROR: *type = "ArithmeticError"; return CR_EPY_EXCEPTION;
+    default: return CR_EPY_EXCEPTION;
+    }
+}
+
+static int do_raise(eval_cx *cx, const ir_node *n)
+{
+    if (!n->n || !n->kid[0]) {
+        eval_raise(cx, CR_EPY_EXCEPTION, n, "No active exception to reraise");
+        snprintf(cx->err.type, sizeof cx->err.type, "RuntimeError");
+        return -1;
+    }
+    val *e = eval_expr(cx, n->kid[0]);
+    if (!e) return -1;
+    if (e->kind == V_BUILTIN && e->sub >= B_EXCEPTION && e->sub <= B_KEYERROR) {
+        const char *type;
+        cr_code c = exc_code(e->sub, &type);
+        eval_raise(cx, c, n, "%s", "");
+        if (type) snprintf(cx->err.type, sizeof cx->err.type, "%s", type);
+        eval_decref(cx, e);
+        return -1;
+    }
+    if (e->kind != V_EXC) {
+        eval_decref(cx, e);
+        eval_raise(cx, CR_EPY_TYPE, n, "exceptions must derive from BaseException");
+        return -1;
+    }
+    val *msg = NULL;
+    if (e->u.exc.msg) {
+        /* KeyError shows its argument's repr, the others its str */
+        int repr = e->sub == B_KEYERROR && e->u.exc.msg->kind != V_TUPLE;
+        if (!(msg = eval_to_str(cx, e->u.exc.msg, repr))) {
+            eval_decref(cx, e);
+            return -1;
+        }
+    }
+    const char *type;
+    cr_code c = exc_code(e->sub, &type);
+    eval_raise(cx, c, n, "%s", msg ? msg->u.str.s : "");
+    if (type) snprintf(cx->err.type, sizeof cx->err.type, "%s", type);
+    eval_decref(cx, msg);
+    eval_decref(cx, e);
+    return -1;
+}
+
+static xres exec_stmt(eval_cx *cx, const ir_node *n);
+
+static xres exec_block(eval_cx *cx, const ir_node *b)
+{
+    if (!b) return X_NORMAL;
+    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return exec_stmt(cx, b);
+    for (uint32_t i = 0; i < b->n; i++) {
+        xres x = exec_stmt(cx, b->kid[i]);
+        if (x != X_NORMAL) return x;
+    }
+    return X_NORMAL;
+}
+
+static xres exec_for(eval_cx *cx, const ir_node *n)
+{
+    val *src = eval_expr(cx, n->kid[1]), *x;
+    if (!src) return X_ERROR;
+    eval_iter it;
+    int rc = eval_iter_init(cx, &it, src);
+    eval_decref(cx, src);
+    if (rc < 0) {
+        if (cx->err.line == 0) { cx->err.line = n->kid[1]->line; cx->err.col = n->kid[1]->col; }
+        return X_ERROR;
+    }
+    xres res = X_NORMAL;
+    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+        rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
+        eval_decref(cx, x);
+        if (rc < 0) { res = X_ERROR; break; }
+        xres r = exec_block(cx, n->kid[2]);
+        if (r == X_BREAK) { res = X_BREAK; break; }
+        if (r == X_RETURN || r == X_ERROR) { res = r; break; }
+    }
+    eval_iter_done(cx, &it);
+    if (rc < 0) return X_ERROR;
+    if (res == X_BREAK) return X_NORMAL;
+    if (res != X_NORMAL) return res;
+    return n->n > 3 ? exec_block(cx, n->kid[3]) : X_NORMAL;
+}
+
+static xres exec_while(eval_cx *cx, const ir_node *n)
+{
+    for (;;) {
+        if (eval_count(cx, 1, n) < 0) return X_ERROR;
+        val *t = eval_expr(cx, n->kid[0]);
+        if (!t) return X_ERROR;
+        int go = eval_truth(t);
+        eval_decref(cx, t);
+        if (!go) break;
+        xres r = exec_block(cx, n->kid[1]);
+        if (r == X_BREAK) return X_NORMAL;
+        if (r == X_RETURN || r == X_ERROR) return r;
+    }
+    return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
+}
+
+static xres exec_stmt(eval_cx *cx, const ir_node *n)
+{
+    val *v;
+    switch (n->kind) {
+    case IR_EXPR:
+        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
+        if (!cx->frame && v->kind != V_NONE) {
+            eval_decref(cx, cx->last_expr);
+            cx->last_expr = v;
+        } else {
+            eval_decref(cx, v);
+        }
+        return X_NORMAL;
+    case IR_ASSIGN: {
+        if (n->n < 2) return X_NORMAL;
+        if (!(v = eval_expr(cx, n->kid[n->n - 1]))) return X_ERROR;
+        int rc = 0;
+        for (uint32_t i = 0; i + 1 < n->n && rc == 0; i++) rc = assign(cx, n->kid[i], v);
+        eval_decref(cx, v);
+        return rc < 0 ? X_ERROR : X_NORMAL;
+    }
+    case IR_AUGASSIGN: return augassign(cx, n) < 0 ? X_ERROR : X_NORMAL;
+    case IR_IF: {
+        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
+        int t = eval_truth(v);
+        eval_decref(cx, v);
+        if (t) return exec_block(cx, n->kid[1]);
+        return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
+    }
+    case IR_FOR: return exec_for(cx, n);
+    case IR_WHILE: return exec_while(cx, n);
+    case IR_BREAK: return X_BREAK;
+    case IR_CONTINUE: return X_CONTINUE;
+    case IR_PASS: case IR_GLOBAL: return X_NORMAL;
+    case IR_RETURN:
+        if (n->n && n->kid[0]) {
+            if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
+        } else {
+            v = eval_none(cx);
+        }
+        eval_decref(cx, cx->retval);
+        cx->retval = v;
+        return X_RETURN;
+    case IR_FUNCDEF: {
+        if (!(v = make_function(cx, n))) return X_ERROR;
+        int64_t last = cx->last_assigned;
+        int rc = store_ref(cx, n, v);
+        cx->last_assigned = last;   /* a def is not "the last variable assigned" */
+        return rc < 0 ? X_ERROR : X_NORMAL;
+    }
+    case IR_IMPORT: case IR_IMPORT_FROM: {
+        if (!n->text || strcmp(n->text, "math") != 0) {
+            eval_raise(cx, CR_EPY_EXCEPTION, n, "No module named '%s'", n->text ? n->text : "");
+            snprintf(cx->err.type, sizeof cx->err.type, "ModuleNotFoundError");
+            return X_ERROR;
+        }
+        if (n->kind == IR_IMPORT) {
+            v = cx->math;
+            EV_INCREF(v);
+        } else if (!(v = eval_math_attr(cx, n->kid[0]->text, n))) {
+            cx->err.code = CR_EPY_EXCEPTION;
+            snprintf(cx->err.type, sizeof cx->err.type, "ImportError");
+            snprintf(cx->err.message, sizeof cx->err.message,
+                     "cannot import name '%s' from 'math' (unknown location)", n->kid[0]->text);
+            return X_ERROR;
+        }
+        int64_t last = cx->last_assigned;
+        int rc = store_ref(cx, n, v);
+        cx->last_assigned = last;
+        return rc < 0 ? X_ERROR : X_NORMAL;
+    }
+    case IR_RAISE: do_raise(cx, n); return X_ERROR;
+    case IR_ASSERT: {
+        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
+        int t = eval_truth(v);
+        eval_decref(cx, v);
+        if (t) return X_NORMAL;
+        val *m = NULL, *s = NULL;
+        if (n->n > 1 && n->kid[1]) {
+            if (!(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
+            s = eval_to_str(cx, m, 0);
+            eval_decref(cx, m);
+            if (!s) return X_ERROR;
+        }
+        eval_raise(cx, CR_EPY_ASSERTION, n, "%s", s ? s->u.str.s : "");
+        eval_decref(cx, s);
+        return X_ERROR;
+    }
+    case IR_DEL:
+        for (uint32_t i = 0; i < n->n; i++)
+            if (del_target(cx, n->kid[i]) < 0) return X_ERROR;
+        return X_NORMAL;
+    case IR_BLOCK: return exec_block(cx, n);
+    default:
+        if (!(v = eval_expr(cx, n))) return X_ERROR;
+        eval_decref(cx, v);
+        return X_NORMAL;
+    }
+}
+
+/* ---- the run --------------------------------------------------------------------------- */
+
+static int sym_of(eval_cx *cx, const char *name)
+{
+    return resolve_find(&cx->rs, name);   /* only names the program mentions hold values */
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *res)
+{
+    cr_buf b;
+    res->has_value = 1;
+    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(eval_type_name(v))))
+        return CR_ENOMEM;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (eval_repr(cx, &b, v, 0) < 0) { cr_buf_free(&b); return cx->err.code; }
+    res->value_repr = cr_buf_take(&b, NULL);
+    if (eval_repr(cx, &b, v, 1) < 0) { cr_buf_free(&b); return cx->err.code; }
+    res->value_str = cr_buf_take(&b, NULL);
+    if (IS_NUM(v)) {
+        res->value_numeric = 1;
+        if (num_fraction_text(&b, v->u.q) != CR_OK) { cr_buf_free(&b); return CR_ENOMEM; }
+        res->value_fraction = cr_buf_take(&b, NULL);
+    }
+    cr_buf_free(&b);
+    res->exact = !eval_inexact(v, 0);
+    if (!res->value_from || !res->value_type || !res->value_repr || !res->value_str)
+        return CR_ENOMEM;
+    return CR_OK;
+}
+
+/* DESIGN.md's final-value rule. */
+static cr_code final_value(eval_cx *cx, eval_result *res)
+{
+    int s = sym_of(cx, "solution");
+    val *f = s >= 0 ? cx->globals[s] : NULL;
+    if (f && f->kind == V_FUNC && !cx->solution_called) {
+        const scope *sc = f->u.fn.sc;
+        int zero_arg = 1;
+        for (uint32_t i = 0; i < sc->nparams; i++)
+            if ((int32_t)i != sc->varargs && (int32_t)i != sc->kwargs &&
+                !(f->u.fn.defs && f->u.fn.defs[i]))
+                zero_arg = 0;
+        if (zero_arg) {
+            eval_args a = { 0 };
+            EV_INCREF(f);
+            val *r = eval_call(cx, f, &a, f->u.fn.node);
+            eval_decref(cx, f);
+            if (!r) return CR_OK;
+            cr_code rc = fill_value(cx, r, "solution()", res);
+            eval_decref(cx, r);
+            return rc;
+        }
+    }
+    for (int i = 0; i < 4 && cx->pol->answer_vars[i]; i++) {
+        s = sym_of(cx, cx->pol->answer_vars[i]);
+        if (s >= 0 && cx->globals[s])
+            return fill_value(cx, cx->globals[s], cx->pol->answer_vars[i], res);
+    }
+    if (cx->last_expr) return fill_value(cx, cx->last_expr, "last expression", res);
+    if (cx->last_assigned >= 0 && cx->globals[cx->last_assigned])
+        return fill_value(cx, cx->globals[cx->last_assigned],
+                          cx->rs.syms[cx->last_assigned], res);
+    return CR_OK;
+}
+
+static cr_code bind(eval_cx *cx, const eval_binding *binds, size_t nbinds)
+{
+    for (size_t i = 0; i < nbinds; i++) {
+        int s = resolve_sym(cx, binds[i].name);
+        if (s < 0) return CR_ENOMEM;
+    }
+    if (!(cx->globals = calloc(cx->rs.nsyms ? cx->rs.nsyms : 1, sizeof(val *))))
+        return CR_ENOMEM;
+    for (size_t i = 0; i < nbinds; i++) {
+        int s = resolve_sym(cx, binds[i].name);
+        val *v = eval_expr(cx, binds[i].value);
+        if (!v) return cx->err.code;
+        eval_decref(cx, cx->globals[s]);
+        cx->globals[s] = v;
+    }
+    return CR_OK;
+}
+
+static void cx_init(eval_cx *cx, const cr_policy *pol)
+{
+    memset(cx, 0, sizeof *cx);
+    cx->pol = pol;
+    cx->lim = &pol->limits;
+    num_ctx_from_policy(&cx->nc, pol);
+    cx->max_ops = pol->limits.max_ops;
+    cx->none.kind = V_NONE;
+    cx->vtrue.kind = cx->vfalse.kind = V_BOOL;
+    cx->none.flags = cx->vtrue.flags = cx->vfalse.flags = VF_IMMORTAL;
+    cx->none.rc = cx->vtrue.rc = cx->vfalse.rc = 1;
+    mpq_init(cx->vtrue.u.q);
+    mpq_init(cx->vfalse.u.q);
+    mpq_set_ui(cx->vtrue.u.q, 1, 1);
+    cx->gc.gnext = cx->gc.gprev = &cx->gc;
+    cx->last_assigned = -1;
+    cr_buf_init(&cx->out, pol->limits.max_stdout);
+    cr_arena_init(&cx->arena, pol->limits.max_memory);
+}
+
+static void cx_free(eval_cx *cx)
+{
+    size_t i;
+    eval_decref(cx, cx->retval);
+    eval_decref(cx, cx->last_expr);
+    eval_decref(cx, cx->math);
+    for (i = 0; i < sizeof cx->bvals / sizeof cx->bvals[0]; i++) eval_decref(cx, cx->bvals[i]);
+    if (cx->globals)
+        for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
+    free(cx->globals);
+    for (i = 0; i < cx->rs.cap; i++) eval_decref(cx, cx->rs.ent[i].k);
+    eval_free_all(cx);
+    mpq_clear(cx->vtrue.u.q);
+    mpq_clear(cx->vfalse.u.q);
+    resolve_free(cx);
+    cr_arena_free(&cx->arena);
+    cr_buf_free(&cx->out);
+}
+
+cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds,
+                 const cr_policy *pol, eval_result *res, cr_error *err)
+{
+    eval_cx cx;
+    cr_code rc;
+    memset(res, 0, sizeof *res);
+    res->exact = 1;
+    if (!prog || !prog->root || !pol)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "eval_run: no program or policy");
+    if (prog->nreasons)
+        return cr_error_set(err, CR_EUSAGE, 0, 0,
+                            "eval_run: the program has %zu reasons to leave the in-process "
+                            "subset", prog->nreasons);
+    cx_init(&cx, pol);
+    if ((rc = resolve_module(&cx, prog->root, err)) != CR_OK) goto out;
+    if (!(cx.math = eval_new(&cx, V_MODULE))) { rc = CR_ENOMEM; goto engine; }
+    if ((rc = bind(&cx, binds, nbinds)) != CR_OK && rc < CR_ELIMIT) goto engine;
+    if (rc == CR_OK) {
+        xres x = exec_block(&cx, prog->root);
+        if (x == X_BREAK || x == X_CONTINUE)
+            eval_raise(&cx, CR_ESYNTAX, NULL, "'%s' outside loop",
+                       x == X_BREAK ? "break" : "continue");
+        else if (x == X_RETURN)
+            eval_raise(&cx, CR_ESYNTAX, NULL, "'return' outside function");
+    }
+    if (cx.err.code == CR_OK) {
+        rc = final_value(&cx, res);
+        if (rc != CR_OK && cx.err.code == CR_OK) cx.err.code = rc;
+    }
+    res->status = cx.err.code;
+    if (res->status != CR_OK) {
+        eval_result_free(res);      /* drop a value half filled before the error */
+        res->status = cx.err.code;
+        res->error = cx.err;
+    }
+    rc = CR_OK;
+    if (res->status == CR_ENOMEM || res->status == CR_EINTERNAL) {
+        rc = res->status;
+        if (err) *err = cx.err;
+    }
+    res->out_truncated = cx.out.truncated;
+    res->out = cr_buf_take(&cx.out, &res->out_len);
+    res->ops = cx.ops;
+    goto out;
+engine:
+    if (cx.err.code != CR_OK && err) *err = cx.err;
+    else cr_error_set(err, rc, 0, 0, "evaluator: out of memory");
+out:
+    cx_free(&cx);
+    if (!res->out && !(res->out = calloc(1, 1)) && rc == CR_OK) rc = CR_ENOMEM;
+    return rc;
+}
+
+void eval_result_free(eval_result *res)
+{
+    if (!res) return;
+    free(res->out);
+    free(res->value_from);
+    free(res->value_type);
+    free(res->value_repr);
+    free(res->value_str);
+    free(res->value_fraction);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,249 @@
+/* evaluator/eval_int.h: what the evaluator's files share: the value model, the run context,
+ * scope resolution and the helpers each file offers the others. Not a contract: only
+ * the evaluator's own files include it.
+ *
+ * Values are reference counted (rc). Containers, functions and frames can form cycles (a
+ * list that holds itself, a closure stored in the frame it captures), so they are also kept
+ * on one list per run; eval_run ends by clearing and freeing whatever is still on it. Every
+ * allocation is accounted in cx->mem against limits.max_memory.
+ *
+ * Exactness is a per-value flag (VF_INEXACT): a number computed from an inexact operand or by
+ * a rounded operation (sqrt, x**0.5, a float past float_bits) carries it, and so does a string
+ * rendered from such a number. A container is inexact when anything it holds is. The flag
+ * follows data, not control flow: `if x > y` on an inexact x does not taint what the branch
+ * computes. */
+#ifndef CR_EVAL_INT_H
+#define CR_EVAL_INT_H
+
+#include <gmp.h>
+#include <stdint.h>
+
+#include "common/common.h"
+#include "evaluator/evaluator.h"
+#include "evaluator/num.h"
+#include "parser/ir.h"
+
+typedef enum {
+    V_NONE, V_BOOL, V_INT, V_FLOAT, V_INF, V_STR, V_LIST, V_TUPLE, V_DICT, V_SET, V_RANGE,
+    V_ITER, V_FUNC, V_BUILTIN, V_MODULE, V_METHOD, V_EXC, V_FRAME
+} vkind;
+
+enum {
+    VF_INEXACT = 1u << 0,
+    VF_TRACKED = 1u << 1,   /* on the run's cycle list */
+    VF_IMMORTAL = 1u << 2,  /* None, True, False: never freed by a decref */
+};
+
+/* V_ITER sub-kinds: a one-shot iterator (zip, map, ...) holds its items eagerly and is
+ * consumed from `pos`; a dict view re-iterates. */
+enum { IT_ZIP, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_REVERSED, IT_GENERATOR,
+       IT_KEYS, IT_VALUES, IT_ITEMS };
+
+typedef struct val val;
+typedef struct scope scope;
+
+typedef struct {
+    val *key, *value;      /* key NULL: a deleted slot */
+    uint64_t hash;
+} dict_ent;
+
+struct val {
+    uint32_t rc;
+    uint8_t kind;          /* vkind */
+    uint8_t flags;         /* VF_* */
+    uint16_t sub;          /* builtin id, method id, exception id, iterator kind, inf sign */
+    size_t msz;            /* bytes accounted in cx->mem for this value */
+    val *gprev, *gnext;    /* cycle list (VF_TRACKED only) */
+    union {
+        mpq_t q;                                                   /* BOOL INT FLOAT */
+        struct { char *s; size_t len, nch; uint64_t hash; } str;   /* STR (UTF-8) */
+        struct { val **it; size_t len, cap, pos; } seq;            /* LIST TUPLE ITER */
+        struct { dict_ent *ent; int32_t *idx; size_t len, used, cap, icap; } d; /* DICT SET */
+        struct { int64_t start, stop, step; } rng;                 /* RANGE */
+        struct { const ir_node *node; const scope *sc; val *env; val **defs; } fn; /* FUNC */
+        struct { val *self; } meth;                                /* METHOD (sub: id) */
+        struct { val *msg; } exc;                                  /* EXC (sub: class) */
+        struct { val *parent; size_t n; val **slot; } fr;          /* FRAME */
+    } u;
+};
+
+/* ---- scope resolution (resolve.c) ---- */
+typedef enum { REF_GLOBAL, REF_LOCAL, REF_FREE } ref_kind;
+
+typedef struct {
+    uint8_t kind;          /* ref_kind */
+    uint16_t depth;        /* REF_FREE: frames up from the current frame's parent (0 = parent) */
+    uint32_t idx;          /* REF_GLOBAL: symbol; otherwise the slot */
+} name_ref;
+
+/* A function, lambda or comprehension scope. Slots 0..nparams-1 hold the parameters. */
+struct scope {
+    scope *parent;         /* NULL: the enclosing scope is the module */
+    const char *name;      /* "f", "<lambda>", "<listcomp>" */
+    uint32_t nslots, nparams;
+    int32_t varargs, kwargs;   /* parameter index of *args / **kw, or -1 */
+    uint32_t *names;       /* slot → symbol */
+    uint32_t cap;
+    uint32_t *globals;     /* symbols declared `global` */
+    uint32_t nglobals, gcap;
+};
+
+typedef struct {
+    const void *key;       /* an ir_node */
+    name_ref ref;
+    scope *sc;             /* FUNCDEF, LAMBDA, comprehensions: their own scope */
+    val *k;                /* NUM, STR: the constant, parsed on first use (one reference) */
+} res_ent;
+
+typedef struct {
+    res_ent *ent;
+    size_t cap, n;
+    const char **syms;     /* symbol id → name */
+    uint32_t nsyms, symcap;
+    uint32_t *symidx;      /* open addressing over syms */
+    size_t symicap;
+    int16_t *sym_builtin;  /* symbol id → builtin id or -1 */
+} resolver;
+
+/* ---- run context ---- */
+typedef struct eval_cx {
+    const cr_policy *pol;
+    const cr_limits *lim;
+    num_ctx nc;
+    cr_error err;          /* err.code != CR_OK: an exception or limit is propagating */
+    uint64_t ops, max_ops;
+    uint32_t depth, total_depth, call_depth;
+    size_t mem;
+    val none, vtrue, vfalse;   /* immortal singletons */
+    val gc;                /* head of the cycle list (sentinel) */
+    val *num_free;         /* freed numbers, mpq kept initialised */
+    size_t nnum_free;
+    val *pending;          /* values waiting to be freed (see eval_val_free) */
+    int freeing;
+    val *chars[128];       /* one-character ASCII strings, made on demand */
+    cr_buf out;            /* stdout */
+    cr_arena arena;        /* resolver tables */
+    resolver rs;
+    val **globals;         /* symbol id → value or NULL */
+    val *frame;            /* current frame (NULL: module level) */
+    val *retval;           /* IR_RETURN's value on its way out */
+    int64_t last_assigned; /* symbol of the last module-level assignment, or -1 */
+    val *last_expr;        /* last non-None module-level expression statement value */
+    val *math;             /* the math module value */
+    val *bvals[64];        /* builtin function values, made on demand */
+    int solution_called;
+} eval_cx;
+
+/* ---- builtin ids (builtins.c owns the table) ---- */
+enum {
+    B_ABS, B_ALL, B_ANY, B_BOOL, B_DICT, B_DIVMOD, B_ENUMERATE, B_FILTER, B_FLOAT, B_FORMAT,
+    B_INT, B_ISINSTANCE, B_LEN, B_LIST, B_MAP, B_MAX, B_MIN, B_POW, B_PRINT, B_RANGE,
+    B_REVERSED, B_ROUND, B_SET, B_SORTED, B_STR, B_SUM, B_TUPLE, B_ZIP,
+    B_EXCEPTION, B_VALUEERROR, B_TYPEERROR, B_ZERODIV, B_ARITHERROR, B_INDEXERROR, B_KEYERROR,
+    /* math.X */
+    M_SQRT, M_EXP, M_LOG, M_LOG10, M_LOG2, M_POW, M_FABS, M_FLOOR, M_CEIL, M_TRUNC, M_ERF,
+    M_ERFC, M_FACTORIAL, M_COMB, M_PERM, M_ISCLOSE, M_FSUM, M_PROD, M_SIN, M_COS, M_TAN,
+    M_ATAN,
+    B_COUNT
+};
+
+typedef struct {
+    val **pos;
+    size_t npos;
+    const char **kwname;
+    val **kw;
+    size_t nkw;
+} eval_args;
+
+#define EV_INCREF(v) ((v)->rc++)
+void eval_val_free(eval_cx *cx, val *v);
+static inline void eval_decref(eval_cx *cx, val *v)
+{
+    if (v && !(v->flags & VF_IMMORTAL) && --v->rc == 0) eval_val_free(cx, v);
+}
+/* Recursion through calls, containers and comparisons; the C stack needs about 1 KiB a
+ * level, so this stays far below any thread's stack. */
+#define EVAL_MAX_TOTAL_DEPTH(cx) ((cx)->lim->max_depth * 10u)
+#define IS_NUM(v) ((v)->kind == V_INT || (v)->kind == V_FLOAT || (v)->kind == V_BOOL)
+
+/* ---- value.c ---- */
+val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int eval_fail(eval_cx *cx);            /* -1 after a raise, for int-returning helpers */
+val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
+int eval_count(eval_cx *cx, uint64_t n, const ir_node *at);   /* ops budget: 0 ok, -1 */
+int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
+val *eval_new(eval_cx *cx, vkind kind);
+val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
+val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
+/* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
+ * when `inexact` or the bounding rounded; then eval_num_done. */
+val *eval_num_finish(eval_cx *cx, val *r, int inexact);
+val *eval_int_limit(eval_cx *cx, const ir_node *at);
+int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 raised */
+val *eval_int_si(eval_cx *cx, long n);
+val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
+val *eval_none(eval_cx *cx);
+val *eval_str(eval_cx *cx, const char *s, size_t len);
+val *eval_str_take(eval_cx *cx, char *s, size_t len);  /* takes malloc'd s, even on error */
+val *eval_str_buf(eval_cx *cx, cr_buf *b);              /* takes b's text */
+val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap);  /* LIST TUPLE ITER */
+int eval_seq_push(eval_cx *cx, val *l, val *v);          /* steals v (also on error) */
+int eval_seq_reserve(eval_cx *cx, val *l, size_t n);
+val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
+int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
+val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
+int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
+int eval_hash(eval_cx *cx, val *v, uint64_t *h);
+int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
+int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
+int eval_truth(val *v);
+const char *eval_type_name(const val *v);
+int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
+val *eval_to_str(eval_cx *cx, val *v, int as_repr);
+int eval_inexact(val *v, int depth);
+size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */
+val *eval_track(eval_cx *cx, val *v);
+void eval_free_all(eval_cx *cx);
+
+/* iteration over any iterable */
+typedef struct {
+    val *src;
+    size_t i;
+    int64_t r;
+} eval_iter;
+int eval_iter_init(eval_cx *cx, eval_iter *it, val *v);   /* 0, or -1 not iterable */
+int eval_iter_next(eval_cx *cx, eval_iter *it, val **out); /* 1 item (new ref), 0 end, -1 */
+void eval_iter_done(eval_cx *cx, eval_iter *it);
+val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable */
+int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
+int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
+
+/* ---- eval.c ---- */
+val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
+val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+
+/* ---- builtins.c ---- */
+val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
+int eval_builtin_lookup(const char *name);               /* builtin (not math) id or -1 */
+int eval_math_lookup(const char *name);                  /* M_* id, or -1 */
+val *eval_math_attr(eval_cx *cx, const char *name, const ir_node *at);
+val *eval_builtin_val(eval_cx *cx, int id);                /* new reference */
+int eval_method_valid(const val *self, int id);
+const char *eval_builtin_name(int id);
+int eval_method_lookup(const char *name);                /* method id or -1 */
+const char *eval_method_name(int id);
+val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
+int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
+                const ir_node *at);
+int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+
+/* ---- resolve.c ---- */
+int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
+int resolve_sym(eval_cx *cx, const char *name);           /* interns; -1 on ENOMEM */
+const res_ent *resolve_get(const resolver *rs, const void *node);
+int resolve_find(const resolver *rs, const char *name);    /* symbol or -1, never adds */
+void resolve_free(eval_cx *cx);
+
+#endif

@@ -1,0 +1,1131 @@
+/* evaluator/value.c: the value model: allocation and accounting, strings, lists, dicts,
+ * hashing, equality, ordering, iteration and CPython's repr()/str(). */
+#include "evaluator/eval_int.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A number freed during a run keeps its mpq limbs for the next one: most values are small
+ * numbers that live for one operation. */
+#define NUM_FREE_MAX 1024
+
+/* ---- errors and budgets ---------------------------------------------------------------- */
+
+val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cr_error_vset(&cx->err, code, at ? at->line : 0, at ? at->col : 0, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+int eval_fail(eval_cx *cx)
+{
+    CR_UNUSED(cx);
+    return -1;
+}
+
+val *eval_limit(eval_cx *cx, const ir_node *at, const char *what)
+{
+    return eval_raise(cx, CR_ELIMIT, at, "%s", what);
+}
+
+int eval_count(eval_cx *cx, uint64_t n, const ir_node *at)
+{
+    cx->ops += n;
+    if (cx->ops <= cx->max_ops) return 0;
+    eval_raise(cx, CR_ELIMIT, at, "operation limit (%llu steps)",
+               (unsigned long long)cx->max_ops);
+    return -1;
+}
+
+int eval_mem(eval_cx *cx, val *v, size_t newsz)
+{
+    cx->mem = cx->mem - v->msz + newsz;
+    v->msz = newsz;
+    if (!cx->lim->max_memory || cx->mem <= cx->lim->max_memory) return 0;
+    eval_raise(cx, CR_ELIMIT, NULL, "memory limit (%zu bytes)", cx->lim->max_memory);
+    return -1;
+}
+
+static int over_len(eval_cx *cx, uint64_t n, int is_str)
+{
+    if (n <= cx->lim->max_str_len) return 0;
+    eval_raise(cx, CR_ELIMIT, NULL, is_str ? "string length limit (%llu characters)"
+                                           : "container size limit (%llu elements)",
+               (unsigned long long)cx->lim->max_str_len);
+    return 1;
+}
+
+/* ---- allocation ------------------------------------------------------------------------ */
+
+val *eval_track(eval_cx *cx, val *v)
+{
+    v->flags |= VF_TRACKED;
+    v->gnext = cx->gc.gnext;
+    v->gprev = &cx->gc;
+    cx->gc.gnext->gprev = v;
+    cx->gc.gnext = v;
+    return v;
+}
+
+static void untrack(val *v)
+{
+    if (!(v->flags & VF_TRACKED)) return;
+    v->gprev->gnext = v->gnext;
+    v->gnext->gprev = v->gprev;
+    v->flags &= (uint8_t)~VF_TRACKED;
+}
+
+val *eval_new(eval_cx *cx, vkind kind)
+{
+    val *v = malloc(sizeof *v);
+    if (!v) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    memset(v, 0, offsetof(val, u));
+    memset(&v->u, 0, sizeof v->u);
+    v->rc = 1;
+    v->kind = (uint8_t)kind;
+    if (eval_mem(cx, v, sizeof *v) < 0) {
+        cx->mem -= v->msz;
+        free(v);
+        return NULL;
+    }
+    switch (kind) {
+    case V_LIST: case V_TUPLE: case V_DICT: case V_SET: case V_ITER: case V_FUNC:
+    case V_METHOD: case V_FRAME:
+        eval_track(cx, v);
+        break;
+    default:
+        break;
+    }
+    return v;
+}
+
+val *eval_num(eval_cx *cx, vkind kind)
+{
+    val *v = cx->num_free;
+    if (v) {
+        cx->num_free = v->gnext;
+        cx->nnum_free--;
+        v->rc = 1;
+        v->kind = (uint8_t)kind;
+        v->flags = 0;
+        v->msz = 0;
+        if (eval_mem(cx, v, sizeof *v) < 0) {
+            eval_val_free(cx, v);
+            return NULL;
+        }
+        mpq_set_ui(v->u.q, 0, 1);
+        return v;
+    }
+    if (!(v = eval_new(cx, kind))) return NULL;
+    mpq_init(v->u.q);
+    return v;
+}
+
+/* noinline: inlined into every arithmetic path, GCC 12 loses track of the mpq_t size and
+ * warns falsely (-Wstringop-overflow). */
+__attribute__((noinline)) val *eval_num_finish(eval_cx *cx, val *r, int inexact)
+{
+    if (r->kind == V_FLOAT) {
+        int exact = 1;
+        num_bound_float(r->u.q, &exact, &cx->nc);
+        if (!exact) inexact = 1;
+    }
+    if (inexact) r->flags |= VF_INEXACT;
+    return eval_num_done(cx, r);
+}
+
+val *eval_int_limit(eval_cx *cx, const ir_node *at)
+{
+    return eval_raise(cx, CR_ELIMIT, at, "integer size limit (%llu bits)",
+                      (unsigned long long)cx->nc.max_bits);
+}
+
+val *eval_num_done(eval_cx *cx, val *v)
+{
+    size_t limbs = mpz_size(mpq_numref(v->u.q)) + mpz_size(mpq_denref(v->u.q));
+    if (limbs <= 4) return v;
+    if (eval_mem(cx, v, sizeof *v + limbs * sizeof(mp_limb_t)) < 0) {
+        eval_decref(cx, v);
+        return NULL;
+    }
+    return v;
+}
+
+val *eval_int_si(eval_cx *cx, long n)
+{
+    val *v = eval_num(cx, V_INT);
+    if (v) mpq_set_si(v->u.q, n, 1);
+    return v;
+}
+
+val *eval_bool(eval_cx *cx, int b) { return b ? &cx->vtrue : &cx->vfalse; }
+val *eval_none(eval_cx *cx) { return &cx->none; }
+
+static size_t utf8_count(const char *s, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return n;
+}
+
+val *eval_str_take(eval_cx *cx, char *s, size_t len)
+{
+    size_t nch = utf8_count(s, len);
+    if (len == 1 && (unsigned char)s[0] < 128 && cx->chars[(unsigned char)s[0]]) {
+        val *c = cx->chars[(unsigned char)s[0]];
+        free(s);
+        EV_INCREF(c);
+        return c;
+    }
+    if (over_len(cx, nch, 1)) { free(s); return NULL; }
+    val *v = eval_new(cx, V_STR);
+    if (!v) { free(s); return NULL; }
+    v->u.str.s = s;
+    v->u.str.len = len;
+    v->u.str.nch = nch;
+    if (eval_mem(cx, v, sizeof *v + len + 1) < 0) { eval_decref(cx, v); return NULL; }
+    if (len == 1 && (unsigned char)s[0] < 128) {
+        cx->chars[(unsigned char)s[0]] = v;
+        EV_INCREF(v);
+    }
+    return v;
+}
+
+val *eval_str(eval_cx *cx, const char *s, size_t len)
+{
+    if (len == 1 && (unsigned char)s[0] < 128 && cx->chars[(unsigned char)s[0]]) {
+        val *c = cx->chars[(unsigned char)s[0]];
+        EV_INCREF(c);
+        return c;
+    }
+    if (over_len(cx, len / 4, 1)) return NULL;
+    char *p = malloc(len + 1);
+    if (!p) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    if (len) memcpy(p, s, len);
+    p[len] = '\0';
+    return eval_str_take(cx, p, len);
+}
+
+val *eval_str_buf(eval_cx *cx, cr_buf *b)
+{
+    size_t len;
+    char *p = cr_buf_take(b, &len);
+    if (!p) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    return eval_str_take(cx, p, len);
+}
+
+val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap)
+{
+    val *v = eval_new(cx, kind);
+    if (!v) return NULL;
+    if (cap && eval_seq_reserve(cx, v, cap) < 0) { eval_decref(cx, v); return NULL; }
+    return v;
+}
+
+int eval_seq_reserve(eval_cx *cx, val *l, size_t n)
+{
+    if (n <= l->u.seq.cap) return 0;
+    if (over_len(cx, n, 0)) return -1;
+    size_t cap = l->u.seq.cap ? l->u.seq.cap : 4;
+    while (cap < n) cap *= 2;
+    if (eval_mem(cx, l, sizeof *l + cap * sizeof(val *)) < 0) return -1;
+    val **it = realloc(l->u.seq.it, cap * sizeof *it);
+    if (!it) { eval_raise(cx, CR_ENOMEM, NULL, "out of memory"); return -1; }
+    l->u.seq.it = it;
+    l->u.seq.cap = cap;
+    return 0;
+}
+
+int eval_seq_push(eval_cx *cx, val *l, val *v)
+{
+    if (l->u.seq.len == l->u.seq.cap && eval_seq_reserve(cx, l, l->u.seq.len + 1) < 0) {
+        eval_decref(cx, v);
+        return -1;
+    }
+    l->u.seq.it[l->u.seq.len++] = v;
+    return 0;
+}
+
+/* ---- freeing --------------------------------------------------------------------------- */
+
+static void free_contents(eval_cx *cx, val *v)
+{
+    size_t i;
+    switch (v->kind) {
+    case V_STR:
+        free(v->u.str.s);
+        v->u.str.s = NULL;
+        break;
+    case V_LIST: case V_TUPLE: case V_ITER:
+        for (i = 0; i < v->u.seq.len; i++) eval_decref(cx, v->u.seq.it[i]);
+        free(v->u.seq.it);
+        v->u.seq.it = NULL;
+        v->u.seq.len = v->u.seq.cap = 0;
+        break;
+    case V_DICT: case V_SET:
+        for (i = 0; i < v->u.d.used; i++) {
+            eval_decref(cx, v->u.d.ent[i].key);
+            eval_decref(cx, v->u.d.ent[i].value);
+        }
+        free(v->u.d.ent);
+        free(v->u.d.idx);
+        memset(&v->u.d, 0, sizeof v->u.d);
+        break;
+    case V_FUNC:
+        if (v->u.fn.defs) {
+            for (i = 0; i < v->u.fn.sc->nparams; i++) eval_decref(cx, v->u.fn.defs[i]);
+            free(v->u.fn.defs);
+            v->u.fn.defs = NULL;
+        }
+        eval_decref(cx, v->u.fn.env);
+        v->u.fn.env = NULL;
+        break;
+    case V_METHOD:
+        eval_decref(cx, v->u.meth.self);
+        v->u.meth.self = NULL;
+        break;
+    case V_EXC:
+        eval_decref(cx, v->u.exc.msg);
+        v->u.exc.msg = NULL;
+        break;
+    case V_FRAME:
+        for (i = 0; i < v->u.fr.n; i++) eval_decref(cx, v->u.fr.slot[i]);
+        free(v->u.fr.slot);
+        v->u.fr.slot = NULL;
+        v->u.fr.n = 0;
+        eval_decref(cx, v->u.fr.parent);
+        v->u.fr.parent = NULL;
+        break;
+    default:
+        break;
+    }
+}
+
+static void release(eval_cx *cx, val *v)
+{
+    cx->mem -= v->msz;
+    if (v->kind == V_INT || v->kind == V_FLOAT || v->kind == V_BOOL) {
+        if (cx->nnum_free < NUM_FREE_MAX && mpz_size(mpq_numref(v->u.q)) <= 4 &&
+            mpz_size(mpq_denref(v->u.q)) <= 4) {
+            v->gnext = cx->num_free;
+            cx->num_free = v;
+            cx->nnum_free++;
+            return;
+        }
+        mpq_clear(v->u.q);
+    }
+    free(v);
+}
+
+/* Freeing a deeply nested structure must not recurse as deep as it is nested (a loop can
+ * build [[[...]]] a million levels deep): past a small depth, values wait on a list that
+ * the outermost call drains. */
+void eval_val_free(eval_cx *cx, val *v)
+{
+    untrack(v);
+    if (cx->freeing) {
+        v->gnext = cx->pending;
+        cx->pending = v;
+        return;
+    }
+    cx->freeing = 1;
+    free_contents(cx, v);
+    release(cx, v);
+    while (cx->pending) {
+        val *p = cx->pending;
+        cx->pending = p->gnext;
+        free_contents(cx, p);
+        release(cx, p);
+    }
+    cx->freeing = 0;
+}
+
+/* Everything still alive at the end of a run is on the cycle list or reachable from it only
+ * through values the list holds. Pin them all, empty them (which frees every untracked value
+ * they alone held), then free the shells. */
+void eval_free_all(eval_cx *cx)
+{
+    val *v;
+    for (v = cx->gc.gnext; v != &cx->gc; v = v->gnext) v->rc++;
+    for (v = cx->gc.gnext; v != &cx->gc; v = v->gnext) free_contents(cx, v);
+    while ((v = cx->gc.gnext) != &cx->gc) {
+        untrack(v);
+        cx->mem -= v->msz;
+        free(v);
+    }
+    for (int i = 0; i < 128; i++) {
+        eval_decref(cx, cx->chars[i]);
+        cx->chars[i] = NULL;
+    }
+    while ((v = cx->num_free)) {
+        cx->num_free = v->gnext;
+        mpq_clear(v->u.q);
+        free(v);
+    }
+    cx->nnum_free = 0;
+}
+
+static int enter(eval_cx *cx)
+{
+    if (++cx->total_depth > EVAL_MAX_TOTAL_DEPTH(cx)) {
+        cx->total_depth--;
+        eval_raise(cx, CR_ELIMIT, NULL, "nesting depth limit (%u levels)",
+                   EVAL_MAX_TOTAL_DEPTH(cx));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- hashing --------------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t hash_mpz(const mpz_t z)
+{
+    uint64_t h = (uint64_t)mpz_sgn(z);
+    size_t n = mpz_size(z);
+    for (size_t i = 0; i < n; i++) h = mix(h ^ (uint64_t)mpz_getlimbn(z, (mp_size_t)i));
+    return h;
+}
+
+/* Equal numbers hash equal whatever their tag: 1 == 1.0 == True is one dict key. */
+int eval_hash(eval_cx *cx, val *v, uint64_t *h)
+{
+    switch (v->kind) {
+    case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
+    case V_BOOL: case V_INT: case V_FLOAT:
+        *h = hash_mpz(mpq_numref(v->u.q));
+        if (mpz_cmp_ui(mpq_denref(v->u.q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(v->u.q)));
+        return 0;
+    case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
+    case V_STR:
+        if (!v->u.str.hash) {
+            uint64_t x = 0xcbf29ce484222325ULL;
+            for (size_t i = 0; i < v->u.str.len; i++)
+                x = (x ^ (unsigned char)v->u.str.s[i]) * 0x100000001b3ULL;
+            v->u.str.hash = x | 1;
+        }
+        *h = v->u.str.hash;
+        return 0;
+    case V_TUPLE: {
+        uint64_t x = 0x345678;
+        for (size_t i = 0; i < v->u.seq.len; i++) {
+            uint64_t e;
+            if (enter(cx) < 0) return -1;
+            int rc = eval_hash(cx, v->u.seq.it[i], &e);
+            cx->total_depth--;
+            if (rc < 0) return -1;
+            x = mix(x ^ e) + i;
+        }
+        *h = x;
+        return 0;
+    }
+    case V_RANGE: case V_LIST: case V_DICT: case V_SET: case V_ITER:
+        if (v->kind != V_ITER || v->sub >= IT_KEYS) {
+            eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
+            return -1;
+        }
+        /* iterators hash by identity */
+        __attribute__((fallthrough));
+    default:
+        *h = mix((uint64_t)(uintptr_t)v ^ ((uint64_t)v->kind << 56) ^ v->sub);
+        return 0;
+    }
+}
+
+/* ---- dicts and sets -------------------------------------------------------------------- */
+
+static int32_t dict_find(eval_cx *cx, val *d, val *k, uint64_t h, size_t *slot, int *err)
+{
+    *err = 0;
+    if (!d->u.d.icap) return -1;
+    size_t mask = d->u.d.icap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        int32_t e = d->u.d.idx[i];
+        if (e < 0) { *slot = i; return -1; }
+        dict_ent *en = &d->u.d.ent[e];
+        if (!en->key || en->hash != h) continue;
+        if (en->key == k) return e;
+        int eq = eval_eq(cx, en->key, k);
+        if (eq < 0) { *err = 1; return -1; }
+        if (eq) return e;
+    }
+}
+
+static int dict_rebuild(eval_cx *cx, val *d, size_t cap)
+{
+    size_t icap = 8;
+    while (icap < cap * 2) icap *= 2;
+    if (eval_mem(cx, d, sizeof *d + cap * sizeof(dict_ent) + icap * sizeof(int32_t)) < 0)
+        return -1;
+    dict_ent *ent = malloc(cap * sizeof *ent);
+    int32_t *idx = malloc(icap * sizeof *idx);
+    if (!ent || !idx) {
+        free(ent);
+        free(idx);
+        eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+        return -1;
+    }
+    memset(idx, 0xff, icap * sizeof *idx);
+    size_t n = 0;
+    for (size_t i = 0; i < d->u.d.used; i++) {
+        if (!d->u.d.ent[i].key) continue;
+        ent[n] = d->u.d.ent[i];
+        size_t j = ent[n].hash & (icap - 1);
+        while (idx[j] >= 0) j = (j + 1) & (icap - 1);
+        idx[j] = (int32_t)n;
+        n++;
+    }
+    free(d->u.d.ent);
+    free(d->u.d.idx);
+    d->u.d.ent = ent;
+    d->u.d.idx = idx;
+    d->u.d.cap = cap;
+    d->u.d.icap = icap;
+    d->u.d.used = n;
+    return 0;
+}
+
+val *eval_dict_new(eval_cx *cx, vkind kind)
+{
+    return eval_new(cx, kind);
+}
+
+int eval_dict_set(eval_cx *cx, val *d, val *k, val *v)
+{
+    uint64_t h;
+    size_t slot = 0;
+    int err;
+    if (eval_hash(cx, k, &h) < 0) goto fail;
+    int32_t e = dict_find(cx, d, k, h, &slot, &err);
+    if (err) goto fail;
+    if (e >= 0) {
+        eval_decref(cx, k);
+        eval_decref(cx, d->u.d.ent[e].value);
+        d->u.d.ent[e].value = v;
+        return 0;
+    }
+    if (d->u.d.used == d->u.d.cap) {
+        if (over_len(cx, d->u.d.len + 1, 0)) goto fail;
+        size_t cap = d->u.d.len + 1 > d->u.d.cap / 2 ? (d->u.d.cap ? d->u.d.cap * 2 : 4)
+                                                     : d->u.d.cap;
+        if (dict_rebuild(cx, d, cap) < 0) goto fail;
+        dict_find(cx, d, k, h, &slot, &err);
+    }
+    e = (int32_t)d->u.d.used++;
+    d->u.d.ent[e].key = k;
+    d->u.d.ent[e].value = v;
+    d->u.d.ent[e].hash = h;
+    d->u.d.idx[slot] = e;
+    d->u.d.len++;
+    return 0;
+fail:
+    eval_decref(cx, k);
+    eval_decref(cx, v);
+    return -1;
+}
+
+val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err)
+{
+    uint64_t h;
+    size_t slot;
+    *err = 0;
+    if (eval_hash(cx, k, &h) < 0) { *err = 1; return NULL; }
+    int32_t e = dict_find(cx, d, k, h, &slot, err);
+    if (e < 0) return NULL;
+    return d->kind == V_SET ? d->u.d.ent[e].key : d->u.d.ent[e].value;
+}
+
+int eval_dict_del(eval_cx *cx, val *d, val *k)
+{
+    uint64_t h;
+    size_t slot;
+    int err;
+    if (eval_hash(cx, k, &h) < 0) return -1;
+    int32_t e = dict_find(cx, d, k, h, &slot, &err);
+    if (err) return -1;
+    if (e < 0) return 0;
+    val *ok = d->u.d.ent[e].key, *ov = d->u.d.ent[e].value;
+    d->u.d.ent[e].key = NULL;
+    d->u.d.ent[e].value = NULL;
+    d->u.d.len--;
+    eval_decref(cx, ok);
+    eval_decref(cx, ov);
+    return 1;
+}
+
+/* ---- equality and ordering ------------------------------------------------------------- */
+
+static int eq_inner(eval_cx *cx, val *a, val *b)
+{
+    size_t i;
+    if (a == b) return 1;
+    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (a->kind != b->kind) return 0;
+    switch (a->kind) {
+    case V_NONE: return 1;
+    case V_INF: return a->sub == b->sub;
+    case V_STR:
+        return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
+    case V_LIST: case V_TUPLE:
+        if (a->u.seq.len != b->u.seq.len) return 0;
+        for (i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
+            int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
+            if (r <= 0) return r;
+        }
+        return 1;
+    case V_DICT: case V_SET:
+        if (a->u.d.len != b->u.d.len) return 0;
+        for (i = 0; i < a->u.d.used; i++) {
+            dict_ent *e = &a->u.d.ent[i];
+            int err;
+            if (!e->key) continue;
+            val *o = eval_dict_get(cx, b, e->key, &err);
+            if (err) return -1;
+            if (!o) return 0;
+            if (a->kind == V_DICT) {
+                int r = eval_eq(cx, e->value, o);
+                if (r <= 0) return r;
+            }
+        }
+        return 1;
+    case V_RANGE: {
+        size_t na, nb;
+        eval_len(cx, a, &na);
+        eval_len(cx, b, &nb);
+        if (na != nb) return 0;
+        if (na == 0) return 1;
+        if (a->u.rng.start != b->u.rng.start) return 0;
+        return na == 1 || a->u.rng.step == b->u.rng.step;
+    }
+    case V_BUILTIN: case V_EXC: case V_MODULE:
+        return a->kind == V_BUILTIN && a->sub == b->sub;
+    default:
+        return 0;
+    }
+}
+
+int eval_eq(eval_cx *cx, val *a, val *b)
+{
+    if (a == b) return 1;
+    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (enter(cx) < 0) return -1;
+    int r = eq_inner(cx, a, b);
+    cx->total_depth--;
+    return r;
+}
+
+static const char *cmp_sym(int op)
+{
+    switch (op) {
+    case IR_LT: return "<";
+    case IR_LE: return "<=";
+    case IR_GT: return ">";
+    default: return ">=";
+    }
+}
+
+static int cmp_result(int op, int c)
+{
+    switch (op) {
+    case IR_LT: return c < 0;
+    case IR_LE: return c <= 0;
+    case IR_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+
+/* -1 below every number, 0 a number, 1 above every number */
+static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub ? -1 : 1) : 0; }
+
+int eval_cmp(eval_cx *cx, int op, val *a, val *b)
+{
+    int numa = IS_NUM(a) || a->kind == V_INF, numb = IS_NUM(b) || b->kind == V_INF;
+    if (numa && numb) {
+        int ra = inf_rank(a), rb = inf_rank(b);
+        if (ra || rb) return cmp_result(op, ra - rb);
+        return cmp_result(op, mpq_cmp(a->u.q, b->u.q));
+    }
+    if (a->kind == V_STR && b->kind == V_STR) {
+        size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
+        int c = memcmp(a->u.str.s, b->u.str.s, n);
+        if (c == 0) c = (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
+        return cmp_result(op, c);
+    }
+    if (a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
+        size_t i;
+        for (i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
+            int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
+            if (r < 0) return -1;
+            if (!r) {
+                if (enter(cx) < 0) return -1;
+                r = eval_cmp(cx, op, a->u.seq.it[i], b->u.seq.it[i]);
+                cx->total_depth--;
+                return r;
+            }
+        }
+        int c = (a->u.seq.len > b->u.seq.len) - (a->u.seq.len < b->u.seq.len);
+        return cmp_result(op, c);
+    }
+    eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
+               cmp_sym(op), eval_type_name(a), eval_type_name(b));
+    return -1;
+}
+
+int eval_truth(val *v)
+{
+    switch (v->kind) {
+    case V_NONE: return 0;
+    case V_BOOL: case V_INT: case V_FLOAT: return mpq_sgn(v->u.q) != 0;
+    case V_STR: return v->u.str.len != 0;
+    case V_LIST: case V_TUPLE: return v->u.seq.len != 0;
+    case V_ITER: return v->sub < IT_KEYS || v->u.seq.len != 0;
+    case V_DICT: case V_SET: return v->u.d.len != 0;
+    case V_RANGE:
+        return v->u.rng.step > 0 ? v->u.rng.start < v->u.rng.stop
+                                 : v->u.rng.start > v->u.rng.stop;
+    default: return 1;
+    }
+}
+
+static const char *const iter_names[] = {
+    [IT_ZIP] = "zip", [IT_MAP] = "map", [IT_FILTER] = "filter", [IT_ENUMERATE] = "enumerate",
+    [IT_REVERSED] = "list_reverseiterator", [IT_GENERATOR] = "generator",
+    [IT_KEYS] = "dict_keys", [IT_VALUES] = "dict_values", [IT_ITEMS] = "dict_items",
+};
+
+static int is_type_builtin(int id)
+{
+    switch (id) {
+    case B_BOOL: case B_DICT: case B_FLOAT: case B_INT: case B_LIST: case B_SET: case B_STR:
+    case B_TUPLE: case B_RANGE: case B_ENUMERATE: case B_FILTER: case B_MAP: case B_ZIP:
+    case B_REVERSED:
+        return 1;
+    default:
+        return id >= B_EXCEPTION && id <= B_KEYERROR;
+    }
+}
+
+const char *eval_type_name(const val *v)
+{
+    switch (v->kind) {
+    case V_NONE: return "NoneType";
+    case V_BOOL: return "bool";
+    case V_INT: return "int";
+    case V_FLOAT: case V_INF: return "float";
+    case V_STR: return "str";
+    case V_LIST: return "list";
+    case V_TUPLE: return "tuple";
+    case V_DICT: return "dict";
+    case V_SET: return "set";
+    case V_RANGE: return "range";
+    case V_ITER: return iter_names[v->sub];
+    case V_FUNC: return "function";
+    case V_BUILTIN: return is_type_builtin(v->sub) ? "type" : "builtin_function_or_method";
+    case V_MODULE: return "module";
+    case V_METHOD: return "builtin_function_or_method";
+    case V_EXC: return eval_builtin_name(v->sub);
+    default: return "frame";
+    }
+}
+
+/* ---- repr and str ---------------------------------------------------------------------- */
+
+typedef struct rstack {
+    const val *v;
+    const struct rstack *up;
+} rstack;
+
+int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n)
+{
+    cr_code rc = cr_buf_put(b, s, n);
+    if (rc == CR_OK) return 0;
+    if (rc == CR_ELIMIT)
+        eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
+                   (unsigned long long)cx->lim->max_str_len);
+    else
+        eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    return -1;
+}
+#define PUTS(s) do { if (eval_put(cx, b, s, strlen(s)) < 0) return -1; } while (0)
+
+static int num_rc(eval_cx *cx, cr_code rc)
+{
+    if (rc == CR_OK) return 0;
+    if (rc == CR_ELIMIT)
+        eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
+                   (unsigned long long)cx->lim->max_str_len);
+    else
+        eval_raise(cx, rc == CR_ENOMEM ? CR_ENOMEM : CR_EINTERNAL, NULL, "cannot render number");
+    return -1;
+}
+
+/* CPython's str.__repr__: single quotes unless the text holds ' and no ". */
+static int repr_str(eval_cx *cx, cr_buf *b, const char *s, size_t len)
+{
+    char q = (memchr(s, '\'', len) && !memchr(s, '"', len)) ? '"' : '\'';
+    char tmp[16];
+    if (eval_put(cx, b, &q, 1) < 0) return -1;
+    size_t i = 0, run = 0;
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        size_t n = 1;
+        if (c == '\\') esc = "\\\\";
+        else if (c == (unsigned char)q) esc = q == '\'' ? "\\'" : "\\\"";
+        else if (c == '\n') esc = "\\n";
+        else if (c == '\r') esc = "\\r";
+        else if (c == '\t') esc = "\\t";
+        else if (c < 0x20 || c == 0x7f) { snprintf(tmp, sizeof tmp, "\\x%02x", c); esc = tmp; }
+        else if (c >= 0x80) {
+            uint32_t cp;
+            if (c >= 0xF0 && i + 3 < len + 0) {
+                cp = ((c & 7u) << 18) | (((unsigned char)s[i + 1] & 63u) << 12) |
+                     (((unsigned char)s[i + 2] & 63u) << 6) | ((unsigned char)s[i + 3] & 63u);
+                n = 4;
+            } else if (c >= 0xE0 && i + 2 < len) {
+                cp = ((c & 15u) << 12) | (((unsigned char)s[i + 1] & 63u) << 6) |
+                     ((unsigned char)s[i + 2] & 63u);
+                n = 3;
+            } else if (c >= 0xC0 && i + 1 < len) {
+                cp = ((c & 31u) << 6) | ((unsigned char)s[i + 1] & 63u);
+                n = 2;
+            } else {
+                cp = c;
+            }
+            /* the non-printable code points code outside ASCII that real text meets */
+            if (cp <= 0xa0 || cp == 0xad) { snprintf(tmp, sizeof tmp, "\\x%02x", cp); esc = tmp; }
+            else if (cp == 0x2028 || cp == 0x2029 || (cp >= 0x200b && cp <= 0x200f) ||
+                     cp == 0xfeff) {
+                snprintf(tmp, sizeof tmp, "\\u%04x", cp);
+                esc = tmp;
+            }
+        }
+        if (esc) {
+            if (run && eval_put(cx, b, s + i - run, run) < 0) return -1;
+            run = 0;
+            if (eval_put(cx, b, esc, strlen(esc)) < 0) return -1;
+            i += n;
+        } else {
+            run += n;
+            i += n;
+        }
+    }
+    if (run && eval_put(cx, b, s + len - run, run) < 0) return -1;
+    return eval_put(cx, b, &q, 1);
+}
+
+static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth);
+
+static int repr_items(eval_cx *cx, cr_buf *b, val **it, size_t n, const rstack *st,
+                      unsigned depth)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i) PUTS(", ");
+        if (repr_in(cx, b, it[i], 0, st, depth + 1) < 0) return -1;
+    }
+    return 0;
+}
+
+static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
+{
+    char tmp[96];
+    rstack st = { v, up };
+    if (depth > cx->lim->max_depth) {
+        eval_raise(cx, CR_ELIMIT, NULL, "nesting depth limit (%u levels)", cx->lim->max_depth);
+        return -1;
+    }
+    for (const rstack *s = up; s; s = s->up)
+        if (s->v == v) {
+            PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}" : "(...)");
+            return 0;
+        }
+    switch (v->kind) {
+    case V_NONE: PUTS("None"); return 0;
+    case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
+    case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
+    case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
+    case V_INF: PUTS(v->sub ? "-inf" : "inf"); return 0;
+    case V_STR:
+        if (as_str) return eval_put(cx, b, v->u.str.s, v->u.str.len);
+        return repr_str(cx, b, v->u.str.s, v->u.str.len);
+    case V_LIST:
+        PUTS("[");
+        if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
+        PUTS("]");
+        return 0;
+    case V_TUPLE:
+        PUTS("(");
+        if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
+        PUTS(v->u.seq.len == 1 ? ",)" : ")");
+        return 0;
+    case V_DICT: case V_SET: {
+        if (v->kind == V_SET && v->u.d.len == 0) { PUTS("set()"); return 0; }
+        PUTS("{");
+        int first = 1;
+        for (size_t i = 0; i < v->u.d.used; i++) {
+            dict_ent *e = &v->u.d.ent[i];
+            if (!e->key) continue;
+            if (!first) PUTS(", ");
+            first = 0;
+            if (repr_in(cx, b, e->key, 0, &st, depth + 1) < 0) return -1;
+            if (v->kind == V_DICT) {
+                PUTS(": ");
+                if (repr_in(cx, b, e->value, 0, &st, depth + 1) < 0) return -1;
+            }
+        }
+        PUTS("}");
+        return 0;
+    }
+    case V_RANGE:
+        if (v->u.rng.step == 1)
+            snprintf(tmp, sizeof tmp, "range(%lld, %lld)", (long long)v->u.rng.start,
+                     (long long)v->u.rng.stop);
+        else
+            snprintf(tmp, sizeof tmp, "range(%lld, %lld, %lld)", (long long)v->u.rng.start,
+                     (long long)v->u.rng.stop, (long long)v->u.rng.step);
+        PUTS(tmp);
+        return 0;
+    case V_ITER:
+        if (v->sub >= IT_KEYS) {
+            PUTS(iter_names[v->sub]);
+            PUTS("([");
+            if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
+            PUTS("])");
+            return 0;
+        }
+        snprintf(tmp, sizeof tmp, "<%s object>", iter_names[v->sub]);
+        PUTS(tmp);
+        return 0;
+    case V_FUNC:
+        PUTS("<function ");
+        PUTS(v->u.fn.sc->name);
+        PUTS(">");
+        return 0;
+    case V_BUILTIN:
+        snprintf(tmp, sizeof tmp, is_type_builtin(v->sub) ? "<class '%s'>"
+                 : v->sub >= M_SQRT ? "<built-in function %s>" : "<built-in function %s>",
+                 eval_builtin_name(v->sub));
+        PUTS(tmp);
+        return 0;
+    case V_MODULE: PUTS("<module 'math' (built-in)>"); return 0;
+    case V_METHOD:
+        snprintf(tmp, sizeof tmp, "<built-in method %s of %s object>", eval_method_name(v->sub),
+                 eval_type_name(v->u.meth.self));
+        PUTS(tmp);
+        return 0;
+    case V_EXC:
+        if (as_str) {
+            if (v->u.exc.msg) return repr_in(cx, b, v->u.exc.msg, 1, &st, depth + 1);
+            return 0;
+        }
+        PUTS(eval_builtin_name(v->sub));
+        PUTS("(");
+        if (v->u.exc.msg && repr_in(cx, b, v->u.exc.msg, 0, &st, depth + 1) < 0) return -1;
+        PUTS(")");
+        return 0;
+    default:
+        PUTS("<frame>");
+        return 0;
+    }
+}
+
+int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str)
+{
+    return repr_in(cx, b, v, as_str, NULL, 0);
+}
+
+val *eval_to_str(eval_cx *cx, val *v, int as_repr)
+{
+    if (v->kind == V_STR && !as_repr) {
+        EV_INCREF(v);
+        return v;
+    }
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (eval_repr(cx, &b, v, !as_repr) < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    int inexact = eval_inexact(v, 0);
+    val *s = eval_str_buf(cx, &b);
+    if (s && inexact && !(s->flags & VF_IMMORTAL) && s->rc == 1) s->flags |= VF_INEXACT;
+    return s;
+}
+
+int eval_inexact(val *v, int depth)
+{
+    size_t i;
+    if (v->flags & VF_INEXACT) return 1;
+    if (depth > 64) return 0;
+    switch (v->kind) {
+    case V_LIST: case V_TUPLE: case V_ITER:
+        for (i = 0; i < v->u.seq.len; i++)
+            if (eval_inexact(v->u.seq.it[i], depth + 1)) return 1;
+        return 0;
+    case V_DICT: case V_SET:
+        for (i = 0; i < v->u.d.used; i++)
+            if (v->u.d.ent[i].key && (eval_inexact(v->u.d.ent[i].key, depth + 1) ||
+                (v->u.d.ent[i].value && eval_inexact(v->u.d.ent[i].value, depth + 1))))
+                return 1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+size_t eval_utf8_index(const val *s, size_t ci)
+{
+    if (s->u.str.nch == s->u.str.len) return ci;
+    size_t i = 0, n = 0;
+    for (; i < s->u.str.len; i++)
+        if (((unsigned char)s->u.str.s[i] & 0xC0) != 0x80) {
+            if (n == ci) return i;
+            n++;
+        }
+    return s->u.str.len;
+}
+
+/* ---- iteration ------------------------------------------------------------------------- */
+
+int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
+{
+    it->src = v;
+    it->i = 0;
+    it->r = 0;
+    switch (v->kind) {
+    case V_LIST: case V_TUPLE: case V_STR: case V_DICT: case V_SET:
+        break;
+    case V_ITER:
+        if (v->sub < IT_KEYS) it->i = v->u.seq.pos;
+        break;
+    case V_RANGE:
+        it->r = v->u.rng.start;
+        break;
+    default:
+        eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object is not iterable", eval_type_name(v));
+        return -1;
+    }
+    EV_INCREF(v);
+    return 0;
+}
+
+int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
+{
+    val *v = it->src;
+    switch (v->kind) {
+    case V_LIST: case V_TUPLE:
+        if (it->i >= v->u.seq.len) return 0;
+        *out = v->u.seq.it[it->i++];
+        EV_INCREF(*out);
+        return 1;
+    case V_ITER:
+        if (it->i >= v->u.seq.len) return 0;
+        *out = v->u.seq.it[it->i++];
+        if (v->sub < IT_KEYS) v->u.seq.pos = it->i;
+        EV_INCREF(*out);
+        return 1;
+    case V_STR: {
+        if (it->i >= v->u.str.len) return 0;
+        size_t j = it->i + 1;
+        while (j < v->u.str.len && ((unsigned char)v->u.str.s[j] & 0xC0) == 0x80) j++;
+        *out = eval_str(cx, v->u.str.s + it->i, j - it->i);
+        it->i = j;
+        return *out ? 1 : -1;
+    }
+    case V_DICT: case V_SET:
+        while (it->i < v->u.d.used && !v->u.d.ent[it->i].key) it->i++;
+        if (it->i >= v->u.d.used) return 0;
+        *out = v->u.d.ent[it->i++].key;
+        EV_INCREF(*out);
+        return 1;
+    case V_RANGE: {
+        int64_t r = it->r;
+        if (v->u.rng.step > 0 ? r >= v->u.rng.stop : r <= v->u.rng.stop) return 0;
+        if (__builtin_add_overflow(r, v->u.rng.step, &it->r))
+            it->r = v->u.rng.step > 0 ? INT64_MAX : INT64_MIN;
+        *out = eval_int_si(cx, (long)r);
+        return *out ? 1 : -1;
+    }
+    default:
+        return 0;
+    }
+}
+
+void eval_iter_done(eval_cx *cx, eval_iter *it)
+{
+    eval_decref(cx, it->src);
+    it->src = NULL;
+}
+
+val *eval_list_of(eval_cx *cx, val *v, vkind kind)
+{
+    size_t n = 0;
+    if (eval_len(cx, v, &n) < 0) {
+        cx->err.code = CR_OK;
+        n = 0;
+    }
+    val *l = eval_seq_new(cx, kind, n);
+    if (!l) return NULL;
+    eval_iter it;
+    if (eval_iter_init(cx, &it, v) < 0) { eval_decref(cx, l); return NULL; }
+    val *x;
+    int r;
+    while ((r = eval_iter_next(cx, &it, &x)) > 0)
+        if (eval_count(cx, 1, NULL) < 0 || eval_seq_push(cx, l, x) < 0) { r = -1; break; }
+    eval_iter_done(cx, &it);
+    if (r < 0) { eval_decref(cx, l); return NULL; }
+    return l;
+}
+
+static uint64_t range_len(const val *v)
+{
+    int64_t a = v->u.rng.start, b = v->u.rng.stop, s = v->u.rng.step;
+    if (s > 0 && a < b) return ((uint64_t)b - (uint64_t)a - 1) / (uint64_t)s + 1;
+    if (s < 0 && a > b) return ((uint64_t)a - (uint64_t)b - 1) / (0 - (uint64_t)s) + 1;
+    return 0;
+}
+
+int eval_len(eval_cx *cx, val *v, size_t *n)
+{
+    switch (v->kind) {
+    case V_STR: *n = v->u.str.nch; return 0;
+    case V_LIST: case V_TUPLE: *n = v->u.seq.len; return 0;
+    case V_DICT: case V_SET: *n = v->u.d.len; return 0;
+    case V_RANGE: *n = (size_t)range_len(v); return 0;
+    case V_ITER:
+        if (v->sub >= IT_KEYS) { *n = v->u.seq.len; return 0; }
+        /* fallthrough */
+    default:
+        eval_raise(cx, CR_EPY_TYPE, NULL, "object of type '%s' has no len()", eval_type_name(v));
+        return -1;
+    }
+}
+
+int eval_int_of(eval_cx *cx, val *v, int64_t *out)
+{
+    if (v->kind != V_INT && v->kind != V_BOOL) {
+        eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object cannot be interpreted as an integer",
+                   eval_type_name(v));
+        return -1;
+    }
+    if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
+        eval_raise(cx, CR_EPY_OVERFLOW, NULL, "Python int too large to convert to C ssize_t");
+        return -1;
+    }
+    *out = mpz_get_si(mpq_numref(v->u.q));
+    return 0;
+}
