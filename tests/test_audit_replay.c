@@ -1,0 +1,251 @@
+/* tests/test_audit_replay.c: requests recorded by an engine replay through the public API with
+ * identical results; a record whose result differs is named, field by field; a log built from
+ * the corpus (FinQA DSL and PoT Python programs, CR_AUDIT_REPLAY_MAX of each, default 150)
+ * replays with zero differences. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit/audit.h"
+#include "tests/testlib.h"
+
+static char dir[256], ledger[400];
+
+typedef struct {
+    int n;
+    char field[8][32], want[8][128], got[8][128];
+} diffs;
+
+static void keep_diff(uint64_t seq, const char *field, const char *want, const char *got,
+                      void *arg)
+{
+    diffs *d = arg;
+    (void)seq;
+    if (d->n >= 8) return;
+    snprintf(d->field[d->n], sizeof d->field[0], "%s", field);
+    snprintf(d->want[d->n], sizeof d->want[0], "%s", want ? want : "(absent)");
+    snprintf(d->got[d->n], sizeof d->got[0], "%s", got ? got : "(absent)");
+    d->n++;
+}
+
+/* Runs one request on `e`; returns the route, or -1 when the engine failed. */
+static int run1(cr_engine *e, cr_lang lang, const char *code, const char *vars,
+                const char *table, const char *precision)
+{
+    cr_error err = {0};
+    cr_request *req = cr_request_new();
+    cr_result *res = NULL;
+    int route = -1;
+    cr_request_set_code(req, code, strlen(code));
+    cr_request_set_lang(req, lang);
+    if (vars && cr_request_set_vars_json(req, vars, strlen(vars), &err) != CR_OK) goto out;
+    if (table && cr_request_set_table_json(req, table, strlen(table), &err) != CR_OK) goto out;
+    if (precision && cr_request_set_option(req, "precision", precision, &err) != CR_OK) goto out;
+    if (cr_run(e, req, &res, &err) != CR_OK) goto out;
+    route = cr_result_route(res);
+    CHECK(cr_result_audit_seq(res) > 0);
+out:
+    if (route < 0) fprintf(stderr, "run %.40s: %s\n", code, err.message);
+    cr_result_free(res);
+    cr_request_free(req);
+    return route;
+}
+
+static cr_engine *engine(void)
+{
+    cr_config cfg;
+    cr_error err = {0};
+    cr_config_default(&cfg);
+    cfg.audit_path = ledger;
+    cfg.tier = CR_TIER_NONE;          /* outside the subset is rejected, nothing sandboxed */
+    cr_engine *e = cr_engine_open(&cfg, &err);
+    if (!e) fprintf(stderr, "engine: %s\n", err.message);
+    return e;
+}
+
+static void test_replay_identical_and_different(void)
+{
+    cr_engine *e = engine();
+    CHECK(e != NULL);
+    if (!e) return;
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "ans = 0.1 + 0.2", NULL, NULL, NULL), CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "print(7 // 2)\nans = 6 / 2", NULL, NULL, NULL),
+              CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "ans = x * 3", "{\"x\": 0.1}", NULL, NULL),
+              CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "ans = 2 ** 0.5", NULL, NULL, "10"), CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "x = 1\ny = x / 0", NULL, NULL, NULL), CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_DSL, "subtract(5829, 5735), divide(#0, 5735)", NULL, NULL, NULL),
+              CR_ROUTE_INPROCESS);
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "import os\nans = os.getpid()", NULL, NULL, NULL),
+              CR_ROUTE_REJECTED);
+    cr_engine_close(e);
+
+    cr_error err = {0};
+    cr_audit_replay_report rep;
+    diffs d = {0};
+    cr_audit *a = cr_audit_open(ledger, 0, &err);
+    CHECK(a != NULL);
+    if (!a) return;
+    CHECK_INT(cr_audit_replay(a, 0, 0, 0, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, 6);
+    CHECK_INT(rep.matched, 6);
+    CHECK_INT(rep.differences, 0);
+    CHECK_INT(rep.skipped, 1);
+    for (int i = 0; i < d.n; i++)
+        fprintf(stderr, "diff %s: want %s got %s\n", d.field[i], d.want[i], d.got[i]);
+    cr_audit_close(a);
+
+    /* A record whose stored result is not what the code gives (as if an older engine had
+     * computed it in binary floating point), chained properly. */
+    audit_db *db = NULL;
+    CHECK_INT(audit_open(ledger, 0, &db, &err), CR_OK);
+    audit_record r;
+    memset(&r, 0, sizeof r);
+    AUDIT_SET(&r, lang, "python");
+    AUDIT_SET(&r, code, "ans = 0.1 + 0.2");
+    AUDIT_SET(&r, route, "inprocess");
+    AUDIT_SET(&r, value_fraction, "3/10");
+    AUDIT_SET(&r, value_repr, "0.30000000000000004");
+    AUDIT_SET(&r, value_type, "float");
+    r.value_exact = 1;
+    AUDIT_SET(&r, out, "");
+    AUDIT_SET(&r, err_out, "");
+    uint64_t seq = 0;
+    CHECK_INT(audit_append(db, &r, &seq, NULL, &err), CR_OK);
+    audit_close(db);
+    CHECK_INT(seq, 8);
+
+    a = cr_audit_open(ledger, 0, &err);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 8, 8, 0, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, 1);
+    CHECK_INT(rep.differences, 1);
+    CHECK_INT(d.n, 1);
+    CHECK_STR(d.field[0], "value_repr");
+    CHECK_STR(d.want[0], "0.30000000000000004");
+    CHECK_STR(d.got[0], "0.3");
+    /* The whole log: one difference, the chain itself intact. */
+    CHECK_INT(cr_audit_replay(a, 0, 0, 0, NULL, NULL, &rep, &err), CR_OK);
+    CHECK_INT(rep.differences, 1);
+    CHECK_INT(rep.matched, 6);
+    cr_audit_report vr;
+    CHECK_INT(cr_audit_verify(a, NULL, &vr, &err), CR_OK);
+    CHECK_INT(vr.ok, 1);
+    cr_audit_close(a);
+}
+
+/* Sandboxed records are skipped unless asked for; then differences are reported, not failed.
+ * The stored stdout is wrong on purpose, so the record differs whether or not this host can
+ * run the ns sandbox. */
+static void test_replay_sandboxed(void)
+{
+    char path[400];
+    cr_error err = {0};
+    snprintf(path, sizeof path, "%s/sandboxed.db", dir);
+    audit_db *db = NULL;
+    CHECK_INT(audit_open(path, AUDIT_OPEN_CREATE, &db, &err), CR_OK);
+    if (!db) return;
+    audit_record r;
+    memset(&r, 0, sizeof r);
+    AUDIT_SET(&r, lang, "python");
+    AUDIT_SET(&r, code, "import sys\nprint(1)");
+    AUDIT_SET(&r, route, "ns");
+    AUDIT_SET(&r, out, "2\n");
+    AUDIT_SET(&r, err_out, "");
+    CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
+    audit_close(db);
+
+    cr_audit_replay_report rep;
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    CHECK_INT(cr_audit_replay(a, 0, 0, 0, NULL, NULL, &rep, &err), CR_OK);
+    CHECK_INT(rep.skipped, 1);
+    CHECK_INT(rep.replayed, 0);
+    diffs d = {0};
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, 1);
+    CHECK_INT(rep.sandbox_differences, 1);
+    CHECK_INT(rep.differences, 0);
+    CHECK(d.n >= 1);
+    cr_audit_close(a);
+}
+
+/* Runs up to `max` programs of a corpus file; returns how many were in-process. */
+static int run_corpus_file(cr_engine *e, const char *path, cr_lang lang, int max, int *runs)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int inproc = 0;
+    while (*runs < max && getline(&line, &cap, f) > 0) {
+        json_t *rec = json_loads(line, 0, NULL);
+        const char *code = json_string_value(json_object_get(rec, "program"));
+        json_t *t = json_object_get(rec, "table");
+        char *table = t ? json_dumps(t, JSON_COMPACT) : NULL;
+        if (code) {
+            int route = run1(e, lang, code, NULL, table, NULL);
+            CHECK(route >= 0);
+            inproc += route == CR_ROUTE_INPROCESS;
+            (*runs)++;
+        }
+        free(table);
+        json_decref(rec);
+    }
+    free(line);
+    fclose(f);
+    return inproc;
+}
+
+static void test_corpus_replay(void)
+{
+    const char *corpus = getenv("CR_CORPUS") ? getenv("CR_CORPUS") : "../shared/corpus";
+    int max = getenv("CR_AUDIT_REPLAY_MAX") ? atoi(getenv("CR_AUDIT_REPLAY_MAX")) : 150;
+    char p1[512], p2[512];
+    snprintf(p1, sizeof p1, "%s/finqa/finqa_dev.jsonl", corpus);
+    snprintf(p2, sizeof p2, "%s/python/pot_tatqa.jsonl", corpus);
+    if (access(p1, R_OK) != 0 || access(p2, R_OK) != 0) {
+        SKIP("no corpus at %s (set CR_CORPUS)", corpus);
+        return;
+    }
+    snprintf(ledger, sizeof ledger, "%s/corpus.db", dir);
+    cr_engine *e = engine();
+    if (!e) return;
+    int runs_dsl = 0, runs_py = 0;
+    int inproc = run_corpus_file(e, p1, CR_LANG_DSL, max, &runs_dsl)
+               + run_corpus_file(e, p2, CR_LANG_PYTHON, max, &runs_py);
+    cr_engine_close(e);
+    CHECK_INT(runs_dsl + runs_py, 2 * max);
+    CHECK(inproc > max);            /* most of these programs are inside the subset */
+
+    cr_error err = {0};
+    cr_audit_replay_report rep;
+    diffs d = {0};
+    cr_audit *a = cr_audit_open(ledger, 0, &err);
+    CHECK_INT(cr_audit_replay(a, 0, 0, 0, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, inproc);
+    CHECK_INT(rep.differences, 0);
+    CHECK_INT(rep.replayed + rep.skipped, 2 * max);
+    for (int i = 0; i < d.n; i++)
+        fprintf(stderr, "diff %s: want %s got %s\n", d.field[i], d.want[i], d.got[i]);
+    fprintf(stderr, "corpus log: %d records, %d in-process replayed identically\n", 2 * max,
+            (int)rep.matched);
+    cr_audit_close(a);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/calcroute-replay-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
+    snprintf(ledger, sizeof ledger, "%s/r.db", dir);
+    test_replay_identical_and_different();
+    test_replay_sandboxed();
+    test_corpus_replay();
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return TEST_SUMMARY();
+}
