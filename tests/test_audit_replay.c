@@ -65,6 +65,31 @@ static cr_engine *engine(void)
     return e;
 }
 
+/* Appends a record made by hand (not by an engine) to `path`, chained like any other; the
+ * value fields are set only when repr is non-NULL. Returns its seq, 0 on failure. */
+static uint64_t append_made_up(const char *path, const char *route, const char *code,
+                               const char *fraction, const char *repr, const char *out)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    audit_record r;
+    uint64_t seq = 0;
+    if (audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 0;
+    memset(&r, 0, sizeof r);
+    AUDIT_SET(&r, lang, "python");
+    AUDIT_SET(&r, code, code);
+    AUDIT_SET(&r, route, route);
+    AUDIT_SET(&r, value_fraction, fraction);
+    AUDIT_SET(&r, value_repr, repr);
+    AUDIT_SET(&r, value_type, repr ? "float" : NULL);
+    r.value_exact = repr ? 1 : -1;
+    AUDIT_SET(&r, out, out);
+    AUDIT_SET(&r, err_out, "");
+    if (audit_append(db, &r, &seq, NULL, &err) != CR_OK) seq = 0;
+    audit_close(db);
+    return seq;
+}
+
 static void test_replay_identical_and_different(void)
 {
     cr_engine *e = engine();
@@ -100,22 +125,8 @@ static void test_replay_identical_and_different(void)
 
     /* A record whose stored result is not what the code gives (as if an older engine had
      * computed it in binary floating point), chained properly. */
-    audit_db *db = NULL;
-    CHECK_INT(audit_open(ledger, 0, &db, &err), CR_OK);
-    audit_record r;
-    memset(&r, 0, sizeof r);
-    AUDIT_SET(&r, lang, "python");
-    AUDIT_SET(&r, code, "ans = 0.1 + 0.2");
-    AUDIT_SET(&r, route, "inprocess");
-    AUDIT_SET(&r, value_fraction, "3/10");
-    AUDIT_SET(&r, value_repr, "0.30000000000000004");
-    AUDIT_SET(&r, value_type, "float");
-    r.value_exact = 1;
-    AUDIT_SET(&r, out, "");
-    AUDIT_SET(&r, err_out, "");
-    uint64_t seq = 0;
-    CHECK_INT(audit_append(db, &r, &seq, NULL, &err), CR_OK);
-    audit_close(db);
+    uint64_t seq = append_made_up(ledger, "inprocess", "ans = 0.1 + 0.2", "3/10",
+                                  "0.30000000000000004", "");
     CHECK_INT(seq, 8);
 
     a = cr_audit_open(ledger, 0, &err);
@@ -145,18 +156,7 @@ static void test_replay_sandboxed(void)
     char path[400];
     cr_error err = {0};
     snprintf(path, sizeof path, "%s/sandboxed.db", dir);
-    audit_db *db = NULL;
-    CHECK_INT(audit_open(path, AUDIT_OPEN_CREATE, &db, &err), CR_OK);
-    if (!db) return;
-    audit_record r;
-    memset(&r, 0, sizeof r);
-    AUDIT_SET(&r, lang, "python");
-    AUDIT_SET(&r, code, "import sys\nprint(1)");
-    AUDIT_SET(&r, route, "ns");
-    AUDIT_SET(&r, out, "2\n");
-    AUDIT_SET(&r, err_out, "");
-    CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
-    audit_close(db);
+    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)", NULL, NULL, "2\n"), 1);
 
     cr_audit_replay_report rep;
     cr_audit *a = cr_audit_open(path, 0, &err);
