@@ -1,0 +1,415 @@
+/* calc-route: answer one piece of code (Python or FinQA DSL) safely, from a file or stdin.
+ * A thin front end over libcalcroute: argument parsing and output only. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "calcroute.h"
+
+/* Exit statuses (documented in --help and the man page). */
+enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX_INTERNAL = 5 };
+
+#define MAX_INPUT (64u << 20)   /* the library bounds code far lower; this bounds our read */
+
+static const char usage[] =
+    "usage: calc-route [options] [FILE|-]\n"
+    "Answer code a language model wrote for a finance question: whitelisted arithmetic runs\n"
+    "in-process on exact decimals; anything else is listed with its reasons.\n"
+    "\n"
+    "  --lang auto|python|dsl  input language (default auto)\n"
+    "  --var NAME=VALUE        bind a variable; a number is exact (0.1 is 1/10), else a string\n"
+    "  --vars FILE.json        bind variables from a JSON object\n"
+    "  --table FILE.json       a FinQA table (list of rows, first cell the row name)\n"
+    "  --json                  print one JSON object with route, status, value, stdout, ...\n"
+    "  --explain               print the routing decision and its reasons; run nothing\n"
+    "  --precision N           significant digits of inexact results (default 34)\n"
+    "  --rounding MODE         half-even (Python's, default) or half-up\n"
+    "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
+    "  --timeout SECONDS       sandbox wall clock (decimals allowed)\n"
+    "  --memory MIB            sandbox memory\n"
+    "  --data DIR              read-only data directory for the sandbox\n"
+    "  --out DIR               where sandbox artifacts are copied\n"
+    "  --audit DB              append a record of the request to this audit ledger\n"
+    "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
+    "                          table, precision, rounding, answer_vars, id), one result line\n"
+    "                          out per input line, in order; a bad line gives an error line\n"
+    "  -h, --help              this text\n"
+    "  --version               the version\n"
+    "\n"
+    "Exit status: 0 ok, 1 the code raised an exception, 2 usage, 3 a limit was hit,\n"
+    "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure.\n";
+
+static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
+{
+    snprintf(e->message, sizeof e->message, fmt, v);
+}
+
+static int die_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "calc-route: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'calc-route --help'.\n");
+    return EX_USAGE;
+}
+
+/* Reads a whole file ("-" is stdin). NULL with errno set on failure; the caller frees. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap) {
+            if (cap >= MAX_INPUT) {
+                free(buf);
+                buf = NULL;
+                errno = EFBIG;
+                break;
+            }
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                free(buf);
+                buf = NULL;
+                errno = EIO;
+            }
+            break;
+        }
+    }
+    if (f != stdin) fclose(f);
+    if (buf) *len = n;
+    return buf;
+}
+
+static int exit_for(cr_code status)
+{
+    switch (status) {
+    case CR_OK: return EX_OK;
+    case CR_ELIMIT: return EX_LIMIT;
+    case CR_ESYNTAX:
+    case CR_EUNSUPPORTED:
+    case CR_EREJECTED: return EX_REJECTED;
+    case CR_ESANDBOX: return EX_INTERNAL;
+    default: return status >= CR_EPY_BASE && status < CR_EPY_END ? EX_RAISED : EX_INTERNAL;
+    }
+}
+
+static void print_reasons(const cr_result *res, FILE *f)
+{
+    size_t n = cr_result_reason_count(res);
+    for (size_t i = 0; i < n; i++) {
+        int line, col;
+        const char *snippet;
+        const char *code = cr_result_reason(res, i, &line, &col, &snippet);
+        fprintf(f, "  %s at %d:%d: %s\n", code, line, col, snippet);
+    }
+}
+
+static void print_text(const cr_result *res)
+{
+    size_t len;
+    const char *out = cr_result_stdout(res, &len);
+    fwrite(out, 1, len, stdout);
+    const char *err = cr_result_stderr(res, &len);
+    fwrite(err, 1, len, stderr);
+    cr_code st = cr_result_status(res);
+    const cr_error *e = cr_result_error(res);
+    if (st == CR_OK) {
+        const char *v = cr_result_value_repr(res);
+        if (v) printf("= %s%s\n", v, cr_result_value_exact(res) ? "" : "  (inexact)");
+        return;
+    }
+    if (st == CR_EUNSUPPORTED || st == CR_EREJECTED) {
+        fprintf(stderr, "calc-route: rejected: %s\n", e->message);
+        print_reasons(res, stderr);
+        return;
+    }
+    if (e->line)
+        fprintf(stderr, "calc-route: %s: %s (line %d, col %d)\n",
+                e->type[0] ? e->type : cr_strerror(st), e->message, e->line, e->col);
+    else
+        fprintf(stderr, "calc-route: %s: %s\n", e->type[0] ? e->type : cr_strerror(st),
+                e->message);
+}
+
+static void print_explain(const cr_result *res)
+{
+    printf("route: %s\n", cr_route_name(cr_result_route(res)));
+    cr_code st = cr_result_status(res);
+    const cr_error *e = cr_result_error(res);
+    if (st == CR_ESYNTAX || st == CR_ELIMIT)
+        printf("why: %s at %d:%d: %s\n", cr_strerror(st), e->line, e->col, e->message);
+    else if (cr_result_reason_count(res) == 0)
+        printf("why: every construct is inside the in-process subset\n");
+    else {
+        printf("why: %zu construct%s outside the in-process subset:\n",
+               cr_result_reason_count(res), cr_result_reason_count(res) == 1 ? "" : "s");
+        print_reasons(res, stdout);
+    }
+}
+
+#define MAX_LINE (16u << 20)
+
+/* Reads one line into *buf without its newline, keeping at most MAX_LINE bytes (the rest of
+ * a longer line is read and dropped, *too_long set). -1 at the end of input. */
+static ssize_t read_line(FILE *in, char **buf, size_t *cap, int *too_long)
+{
+    size_t n = 0;
+    int c, any = 0;
+    *too_long = 0;
+    while ((c = getc_unlocked(in)) != EOF) {
+        any = 1;
+        if (c == '\n') break;
+        if (n >= MAX_LINE) {
+            *too_long = 1;
+            continue;
+        }
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? *cap * 2 : 4096;
+            char *b = realloc(*buf, nc);
+            if (!b) {
+                *too_long = 1;
+                continue;
+            }
+            *buf = b;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)c;
+    }
+    if (!any) return -1;
+    if (!*buf && !(*buf = malloc(1))) return -1;
+    (*buf)[n] = '\0';
+    return (ssize_t)n;
+}
+
+/* One JSON result line for each input line, in order; a bad line yields an error object
+ * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
+ * 5 when the engine failed. */
+static int run_batch(cr_engine *engine, FILE *in)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = EX_OK;
+    int too_long;
+    while ((n = read_line(in, &line, &cap, &too_long)) >= 0) {
+        while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
+        cr_error e = {0};
+        if (too_long) {
+            n = 0;
+            cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
+        }
+        cr_request *req = cr_request_new();
+        /* The caller's id, echoed verbatim so results can be matched to requests. */
+        json_t *probe = json_loadb(line, (size_t)n, 0, NULL);
+        json_t *id = json_is_object(probe) ? json_object_get(probe, "id") : NULL;
+        char *id_text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        cr_result *res = NULL;
+        cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE
+                                                  : cr_request_set_json(req, line, (size_t)n, &e);
+        if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
+            const char *js = cr_result_json(res);
+            printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
+        } else {
+            json_t *o = json_pack("{s:s?, s:s, s:{s:s, s:s, s:i, s:i}}", "id", NULL,
+                                  "status", set == CR_OK ? "engine_error" : "bad_request",
+                                  "error", "type", set == CR_OK ? cr_strerror(e.code) : "UsageError",
+                                  "message", e.message, "line", e.line, "col", e.col);
+            if (id) json_object_set(o, "id", id);
+            char *js = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+            printf("%s\n", js ? js : "{\"status\":\"engine_error\"}");
+            free(js);
+            json_decref(o);
+            if (set == CR_OK) rc = EX_INTERNAL;
+        }
+        fflush(stdout);
+        free(id_text);
+        json_decref(probe);
+        cr_result_free(res);
+        cr_request_free(req);
+    }
+    free(line);
+    return rc;
+}
+
+static int load_json_file(const char *path, const char *what, cr_request *req,
+                          cr_code (*set)(cr_request *, const char *, size_t, cr_error *))
+{
+    size_t len;
+    char *text = read_all(path, &len);
+    if (!text) {
+        fprintf(stderr, "calc-route: %s %s: %s\n", what, path, strerror(errno));
+        return EX_USAGE;
+    }
+    cr_error e = {0};
+    cr_code rc = set(req, text, len, &e);
+    free(text);
+    if (rc != CR_OK) {
+        fprintf(stderr, "calc-route: %s %s:%d:%d: %s\n", what, path, e.line, e.col, e.message);
+        return rc == CR_ENOMEM ? EX_INTERNAL : EX_USAGE;
+    }
+    return EX_OK;
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
+           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH };
+    static const struct option opts[] = {
+        {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
+        {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
+        {"json", no_argument, 0, O_JSON},             {"explain", no_argument, 0, O_EXPLAIN},
+        {"precision", required_argument, 0, O_PRECISION},
+        {"rounding", required_argument, 0, O_ROUNDING},
+        {"tier", required_argument, 0, O_TIER},       {"timeout", required_argument, 0, O_TIMEOUT},
+        {"memory", required_argument, 0, O_MEMORY},   {"data", required_argument, 0, O_DATA},
+        {"out", required_argument, 0, O_OUT},         {"audit", required_argument, 0, O_AUDIT},
+        {"batch", no_argument, 0, O_BATCH},
+        {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
+        {0, 0, 0, 0},
+    };
+    cr_config cfg;
+    cr_config_default(&cfg);
+    cr_request *req = cr_request_new();
+    if (!req) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        return EX_INTERNAL;
+    }
+    int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
+    cr_error e = {0};
+    while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'h': fputs(usage, stdout); cr_request_free(req); return EX_OK;
+        case O_VERSION: printf("calc-route %s\n", CR_VERSION_STRING); cr_request_free(req); return EX_OK;
+        case O_LANG:
+            if (strcmp(optarg, "auto") == 0) cr_request_set_lang(req, CR_LANG_AUTO);
+            else if (strcmp(optarg, "python") == 0) cr_request_set_lang(req, CR_LANG_PYTHON);
+            else if (strcmp(optarg, "dsl") == 0) cr_request_set_lang(req, CR_LANG_DSL);
+            else rc = die_usage("--lang: want auto, python or dsl, got '%s'", optarg);
+            break;
+        case O_VAR: {
+            char *eq = strchr(optarg, '=');
+            if (!eq) {
+                rc = die_usage("--var: want NAME=VALUE, got '%s'", optarg);
+                break;
+            }
+            *eq = '\0';
+            if (cr_request_set_var(req, optarg, eq + 1, &e) != CR_OK)
+                rc = die_usage("%s", e.message);
+            break;
+        }
+        case O_VARS: rc = load_json_file(optarg, "--vars", req, cr_request_set_vars_json); break;
+        case O_TABLE: rc = load_json_file(optarg, "--table", req, cr_request_set_table_json); break;
+        case O_JSON: json = 1; break;
+        case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); break;
+        case O_PRECISION:
+            if (cr_request_set_option(req, "precision", optarg, &e) != CR_OK)
+                rc = die_usage("--%s", e.message);
+            break;
+        case O_ROUNDING:
+            if (cr_request_set_option(req, "rounding", optarg, &e) != CR_OK)
+                rc = die_usage("--%s", e.message);
+            break;
+        case O_TIER:
+            if (strcmp(optarg, "auto") == 0) cfg.tier = CR_TIER_AUTO;
+            else if (strcmp(optarg, "ns") == 0) cfg.tier = CR_TIER_NS;
+            else if (strcmp(optarg, "kvm") == 0) cfg.tier = CR_TIER_KVM;
+            else if (strcmp(optarg, "none") == 0) cfg.tier = CR_TIER_NONE;
+            else rc = die_usage("--tier: want auto, ns, kvm or none, got '%s'", optarg);
+            break;
+        case O_TIMEOUT:
+            cfg.timeout_s = strtod(optarg, &end);
+            if (*optarg == '\0' || *end || !(cfg.timeout_s > 0) || cfg.timeout_s > 86400)
+                rc = die_usage("--timeout: want seconds above 0 (at most 86400), got '%s'", optarg);
+            break;
+        case O_MEMORY: {
+            unsigned long m = strtoul(optarg, &end, 10);
+            if (*optarg == '\0' || *end || m < 16 || m > 1u << 20)
+                rc = die_usage("--memory: want MiB from 16 to 1048576, got '%s'", optarg);
+            cfg.memory_mib = (unsigned)m;
+            break;
+        }
+        case O_DATA: cfg.data_dir = optarg; break;
+        case O_OUT: cfg.out_dir = optarg; break;
+        case O_AUDIT: cfg.audit_path = optarg; break;
+        case O_BATCH: batch = 1; break;
+        default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
+        }
+    }
+    if (rc != EX_OK) goto out;
+    if (argc - optind > 1) {
+        rc = die_usage("one input at most, got '%s' and more", argv[optind + 1]);
+        goto out;
+    }
+    const char *path = optind < argc ? argv[optind] : "-";
+    if (batch) {
+        FILE *in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+        if (!in) {
+            fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
+            rc = EX_USAGE;
+            goto out;
+        }
+        cr_engine *engine = cr_engine_open(&cfg, &e);
+        if (!engine) {
+            fprintf(stderr, "calc-route: %s\n", e.message);
+            rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
+        } else {
+            rc = run_batch(engine, in);
+        }
+        cr_engine_close(engine);
+        if (in != stdin) fclose(in);
+        goto out;
+    }
+    size_t len;
+    char *code = read_all(path, &len);
+    if (!code) {
+        fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
+        rc = EX_USAGE;
+        goto out;
+    }
+    cr_code set = cr_request_set_code(req, code, len);
+    free(code);
+    if (set != CR_OK) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        rc = EX_INTERNAL;
+        goto out;
+    }
+    cr_engine *engine = cr_engine_open(&cfg, &e);
+    if (!engine) {
+        fprintf(stderr, "calc-route: %s\n", e.message);
+        rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
+        goto out;
+    }
+    cr_result *res = NULL;
+    if (cr_run(engine, req, &res, &e) != CR_OK) {
+        fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
+        rc = EX_INTERNAL;
+    } else {
+        if (json) printf("%s\n", cr_result_json(res));
+        else if (explain) print_explain(res);
+        else print_text(res);
+        rc = explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
+                                                                 : exit_for(cr_result_status(res));
+    }
+    cr_result_free(res);
+    cr_engine_close(engine);
+out:
+    cr_request_free(req);
+    return rc;
+}
