@@ -380,38 +380,46 @@ cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx)
     return CR_OK;
 }
 
-/* Shared checks of comb and perm: n, k >= 0; *kk = k, *small = 1 when k > n (result 0). */
-static cr_code comb_args(const mpz_t n, const mpz_t k, int *knot)
+/* The checks comb and perm share: negative arguments are a ValueError, k > n gives 0.
+ * Returns 1 when *rc (and out) are the final answer. */
+static int comb_done(mpz_t out, const mpz_t n, const mpz_t k, cr_code *rc)
 {
-    if (mpz_sgn(n) < 0 || mpz_sgn(k) < 0) return CR_EPY_VALUE;
-    *knot = mpz_cmp(k, n) > 0;
-    return CR_OK;
+    *rc = CR_OK;
+    if (mpz_sgn(n) < 0 || mpz_sgn(k) < 0) {
+        *rc = CR_EPY_VALUE;
+        return 1;
+    }
+    if (mpz_cmp(k, n) > 0) {
+        mpz_set_ui(out, 0);
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether n!/(n-k)! / divisor fits max_bits, divisor being k! for comb and 1 for perm:
+ * k*log2(n) bounds it from above, lgamma gives it closely when n is a double. */
+static int falling_fits(const mpz_t n, unsigned long k, int divide_kfact, const num_ctx *ctx)
+{
+    double dk = (double)k, max = (double)ctx->max_bits;
+    if (dk * (double)mpz_sizeinbase(n, 2) <= max) return 1;
+    double dn = mpz_get_d(n);
+    if (!isfinite(dn) || dn > 1e15) return 0;
+    double bits = log2_fact(dn) - log2_fact(dn - dk) - (divide_kfact ? log2_fact(dk) : 0);
+    return bits <= max;
 }
 
 cr_code num_comb(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx)
 {
-    int over;
-    cr_code rc = comb_args(n, k, &over);
-    if (rc != CR_OK) return rc;
-    if (over) {
-        mpz_set_ui(out, 0);
-        return CR_OK;
-    }
+    cr_code rc;
+    if (comb_done(out, n, k, &rc)) return rc;
     mpz_t kk;
     mpz_init(kk);
     mpz_sub(kk, n, k);
     if (mpz_cmp(kk, k) > 0) mpz_set(kk, k);
     rc = CR_ELIMIT;
-    if (mpz_fits_ulong_p(kk)) {
-        double dn = mpz_get_d(n), dk = mpz_get_d(kk);
-        double bits = log2_fact(dn) - log2_fact(dk) - log2_fact(dn - dk);
-        /* lgamma of huge n loses the small difference; a cheap upper bound k*log2(n). */
-        double cap = dk * log2(dn + 1.0);
-        if (bits > cap) bits = cap;
-        if (bits <= (double)ctx->max_bits) {
-            mpz_bin_ui(out, n, mpz_get_ui(kk));
-            rc = CR_OK;
-        }
+    if (mpz_fits_ulong_p(kk) && falling_fits(n, mpz_get_ui(kk), 1, ctx)) {
+        mpz_bin_ui(out, n, mpz_get_ui(kk));
+        rc = CR_OK;
     }
     mpz_clear(kk);
     return rc;
@@ -419,18 +427,9 @@ cr_code num_comb(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx)
 
 cr_code num_perm(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx)
 {
-    int over;
-    cr_code rc = comb_args(n, k, &over);
-    if (rc != CR_OK) return rc;
-    if (over) {
-        mpz_set_ui(out, 0);
-        return CR_OK;
-    }
-    if (!mpz_fits_ulong_p(k)) return CR_ELIMIT;
-    double dn = mpz_get_d(n), dk = mpz_get_d(k);
-    if (dk * log2(dn + 1.0) > (double)ctx->max_bits &&
-        log2_fact(dn) - log2_fact(dn - dk) > (double)ctx->max_bits)
-        return CR_ELIMIT;
+    cr_code rc;
+    if (comb_done(out, n, k, &rc)) return rc;
+    if (!mpz_fits_ulong_p(k) || !falling_fits(n, mpz_get_ui(k), 0, ctx)) return CR_ELIMIT;
     /* n!/(n-k)! = C(n, k) * k!, both within the bound just checked. */
     unsigned long uk = mpz_get_ui(k);
     mpz_t f;

@@ -31,6 +31,24 @@ static const char *code_name(cr_code rc)
     }
 }
 
+/* The text a check compares: the buffer on CR_OK, "!Type: message" when err was filled, else
+ * the code's name. Frees b. */
+static const char *outcome(cr_code rc, cr_buf *b, const cr_error *err)
+{
+    const char *s;
+    if (rc == CR_OK) {
+        s = keep(b);
+    } else if (err && err->type[0]) {
+        char *t = sbuf[sidx++ % 8];
+        snprintf(t, sizeof sbuf[0], "!%s: %s", err->type, err->message);
+        s = t;
+    } else {
+        s = code_name(rc);
+    }
+    cr_buf_free(b);
+    return s;
+}
+
 /* Parses a literal (a leading '-' negates), aborting the test binary on failure. */
 static void lit(mpq_t q, const char *s)
 {
@@ -49,20 +67,22 @@ static const char *frepr(const mpq_t q)
 {
     cr_buf b;
     cr_buf_init(&b, 0);
-    cr_code rc = num_repr_float(&b, q, &ctx);
-    const char *s = rc == CR_OK ? keep(&b) : code_name(rc);
-    cr_buf_free(&b);
-    return s;
+    return outcome(num_repr_float(&b, q, &ctx), &b, NULL);
 }
 
 static const char *frac(const mpq_t q)
 {
     cr_buf b;
     cr_buf_init(&b, 0);
-    num_fraction_text(&b, q);
-    const char *s = keep(&b);
-    cr_buf_free(&b);
-    return s;
+    return outcome(num_fraction_text(&b, q), &b, NULL);
+}
+
+/* repr of an int result, or the name of the code that stopped it. */
+static const char *irepr(cr_code rc, const mpz_t z)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    return outcome(rc == CR_OK ? num_repr_int(&b, z) : rc, &b, NULL);
 }
 
 /* repr(float(literal)). */
@@ -185,17 +205,7 @@ static const char *pint(const char *s, int base)
 {
     mpz_t z;
     mpz_init(z);
-    cr_code rc = num_parse_int_str(z, s, strlen(s), base, &ctx);
-    const char *r;
-    if (rc == CR_OK) {
-        cr_buf b;
-        cr_buf_init(&b, 0);
-        num_repr_int(&b, z);
-        r = keep(&b);
-        cr_buf_free(&b);
-    } else {
-        r = code_name(rc);
-    }
+    const char *r = irepr(num_parse_int_str(z, s, strlen(s), base, &ctx), z);
     mpz_clear(z);
     return r;
 }
@@ -526,12 +536,7 @@ static const char *comb_like(cr_code (*fn)(mpz_t, const mpz_t, const mpz_t, cons
     mpz_init_set_si(a, n);
     mpz_init_set_si(b, k);
     mpz_init(r);
-    cr_code rc = fn(r, a, b, &ctx);
-    cr_buf buf;
-    cr_buf_init(&buf, 0);
-    const char *s = code_name(rc);
-    if (rc == CR_OK && num_repr_int(&buf, r) == CR_OK) s = keep(&buf);
-    cr_buf_free(&buf);
+    const char *s = irepr(fn(r, a, b, &ctx), r);
     mpz_clear(a);
     mpz_clear(b);
     mpz_clear(r);
@@ -543,12 +548,7 @@ static const char *fact(long n)
     mpz_t a, r;
     mpz_init_set_si(a, n);
     mpz_init(r);
-    cr_code rc = num_factorial(r, a, &ctx);
-    cr_buf buf;
-    cr_buf_init(&buf, 0);
-    const char *s = code_name(rc);
-    if (rc == CR_OK && num_repr_int(&buf, r) == CR_OK) s = keep(&buf);
-    cr_buf_free(&buf);
+    const char *s = irepr(num_factorial(r, a, &ctx), r);
     mpz_clear(a);
     mpz_clear(r);
     return s;
@@ -571,6 +571,17 @@ static void test_combinatorics(void)
     CHECK_STR(comb_like(num_perm, 10, 3), "720");
     CHECK_STR(comb_like(num_perm, 5, 0), "1");
     CHECK_STR(comb_like(num_perm, 3, 5), "0");
+    /* n past a double still works when the result is small. */
+    mpz_t n, k, r;
+    mpz_init(n);
+    mpz_init_set_ui(k, 1);
+    mpz_init(r);
+    mpz_ui_pow_ui(n, 10, 400);
+    CHECK(num_comb(r, n, k, &ctx) == CR_OK && mpz_cmp(r, n) == 0);
+    CHECK(num_perm(r, n, k, &ctx) == CR_OK && mpz_cmp(r, n) == 0);
+    mpz_clear(n);
+    mpz_clear(k);
+    mpz_clear(r);
 }
 
 /* ---- format() ------------------------------------------------------------------------------ */
@@ -585,16 +596,7 @@ static const char *fmt(const char *a, int is_float, const char *spec)
     cr_buf_init(&b, 0);
     cr_error err;
     memset(&err, 0, sizeof err);
-    cr_code rc = num_format(&b, x, is_float, spec, strlen(spec), &ctx, &err);
-    const char *s;
-    if (rc == CR_OK) {
-        s = keep(&b);
-    } else {
-        char *t = sbuf[sidx++ % 8];
-        snprintf(t, sizeof sbuf[0], "!%s: %s", err.type, err.message);
-        s = t;
-    }
-    cr_buf_free(&b);
+    const char *s = outcome(num_format(&b, x, is_float, spec, strlen(spec), &ctx, &err), &b, &err);
     mpq_clear(x);
     return s;
 }
@@ -605,17 +607,7 @@ static const char *fmt_str(const char *str, const char *spec)
     cr_buf_init(&b, 0);
     cr_error err;
     memset(&err, 0, sizeof err);
-    cr_code rc = num_format_str(&b, str, strlen(str), spec, strlen(spec), &err);
-    const char *s;
-    if (rc == CR_OK) {
-        s = keep(&b);
-    } else {
-        char *t = sbuf[sidx++ % 8];
-        snprintf(t, sizeof sbuf[0], "!%s: %s", err.type, err.message);
-        s = t;
-    }
-    cr_buf_free(&b);
-    return s;
+    return outcome(num_format_str(&b, str, strlen(str), spec, strlen(spec), &err), &b, &err);
 }
 
 /* Expected strings: CPython 3.11's format() on the same value where the binary double does
@@ -764,6 +756,10 @@ static void test_format(void)
 
 static void test_format_more(void)
 {
+    CHECK_STR(fmt("100000000000000000000", 0, "c"),
+              "!OverflowError: Python int too large to convert to C long");
+    CHECK_STR(fmt("-1", 0, "c"), "!OverflowError: %c arg not in range(0x110000)");
+    CHECK_STR(fmt("8364", 0, "^5c"), "  \xe2\x82\xac  ");
     CHECK_STR(fmt_str("abc", ".1"), "a");
     CHECK_STR(fmt_str("abc", "^7.2"), "  ab   ");
     CHECK_STR(fmt_str("abc", "s"), "abc");
