@@ -26,12 +26,15 @@ typedef struct {
     int dropped;
 } walk_ctx;
 
-static void note(walk_ctx *w, const char *fmt, const char *name)
+/* Appends "; <what><name>" to the note, cutting what does not fit. */
+static void note(walk_ctx *w, const char *what, const char *name)
 {
     char *n = w->out->artifact_note;
-    size_t used = strlen(n);
-    if (used + 4 >= sizeof w->out->artifact_note) return;
-    snprintf(n + used, sizeof w->out->artifact_note - used, fmt, used ? "; " : "", name);
+    size_t used = strlen(n), room = sizeof w->out->artifact_note - 1;
+    const char *parts[3] = { used ? "; " : "", what, name };
+    for (int i = 0; i < 3; i++)
+        for (const char *p = parts[i]; *p && used < room; p++) n[used++] = *p;
+    n[used] = 0;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -88,8 +91,7 @@ static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr
         if (pfd >= 0)
             dfd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (dfd < 0) {
-            note(w, "%snot copied (a symlink or not writable in the artifact directory): %s",
-                 rel);
+            note(w, "not copied (a symlink or not writable in the artifact directory): ", rel);
             if (pfd >= 0) close(pfd);
             return CR_OK;
         }
@@ -157,13 +159,13 @@ static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_er
         struct stat sb;
         int cfd;
         if ((size_t)snprintf(rel, sizeof rel, "%s%s", prefix, names[i]) >= sizeof rel) {
-            note(w, "%sname too long: %s", names[i]);
+            note(w, "name too long: ", names[i]);
             continue;
         }
         if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) < 0) continue;
         if (S_ISDIR(sb.st_mode)) {
             char sub[ARTIFACT_NAME_MAX];
-            if (depth >= ARTIFACT_MAX_DEPTH) { note(w, "%sdirectory too deep: %s", rel); continue; }
+            if (depth >= ARTIFACT_MAX_DEPTH) { note(w, "directory too deep: ", rel); continue; }
             cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0) continue;
             if ((size_t)snprintf(sub, sizeof sub, "%s/", rel) < sizeof sub)
@@ -172,12 +174,12 @@ static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_er
             continue;
         }
         if (!S_ISREG(sb.st_mode)) {
-            note(w, S_ISLNK(sb.st_mode) ? "%sskipped symlink: %s" : "%sskipped non-file: %s", rel);
+            note(w, S_ISLNK(sb.st_mode) ? "skipped symlink: " : "skipped non-file: ", rel);
             continue;
         }
         if (w->out->artifact_count >= w->lim->max_artifacts ||
             w->bytes + (uint64_t)sb.st_size > w->lim->artifact_bytes) {
-            note(w, "%sdropped over the artifact limits: %s", rel);
+            note(w, "dropped over the artifact limits: ", rel);
             w->dropped = 1;
             continue;
         }
@@ -205,7 +207,7 @@ cr_code sandbox_artifacts_collect(int dirfd, const char *out_dir, const sandbox_
     if (sodium_init() < 0) return cr_error_set(err, CR_EINTERNAL, 0, 0, "libsodium init");
     rc = walk(&w, dirfd, "", 0, err);
     if (w.entries >= ARTIFACT_MAX_ENTRIES) {
-        note(&w, "%sstopped after %s directory entries", "4096");
+        note(&w, "stopped: too many directory entries", "");
         w.dropped = 1;
     }
     if (rc == CR_OK && w.dropped && out->limit == SANDBOX_LIMIT_NONE) {

@@ -1,10 +1,12 @@
 # calcroute sandbox runner: runs one piece of code as __main__ and reports its final value or
 # its exception on a separate file descriptor, so that nothing the code prints can be mistaken
 # for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
-#     python3 -I -c <this file> JOB_FD REPORT_FD
+#     python3 -I -S -c <this file> JOB_FD REPORT_FD
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
 # Only built-in modules are imported on the common path (no ast.py, no json) to keep the
-# start-up cost of every sandboxed run low.
+# start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
+# sitecustomize are the host's business and cost more than the rest of start-up; the
+# package directories it would add are added here instead (add_site_dirs).
 import sys
 
 FILENAME = "<code>"
@@ -195,8 +197,21 @@ def error_line(e):
     return line
 
 
+def add_site_dirs():
+    """The directories site.py would put on sys.path (Debian's and the upstream layout),
+    without running any .pth file."""
+    import os
+    v = "%d.%d" % sys.version_info[:2]
+    for d in ("/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
+              "/usr/lib/python%s/dist-packages" % v,
+              "%s/lib/python%s/site-packages" % (sys.prefix, v)):
+        if d not in sys.path and os.path.isdir(d):
+            sys.path.append(d)
+
+
 def main():
     import os
+    add_site_dirs()
     import _ast as ast
     import builtins
 

@@ -167,8 +167,10 @@ int sandbox_kvm_available(char *why, size_t why_len);
 /* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
  * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:
  *
- *     python3 -I -c <sandbox_runner_source> JOB_FD REPORT_FD
+ *     python3 -I -S -c <sandbox_runner_source> JOB_FD REPORT_FD
  *
+ * (-S: the runner puts the package directories on sys.path itself, without running the
+ * host's .pth files or sitecustomize.)
  * JOB_FD is readable and holds the job description made by sandbox_job_encode(); REPORT_FD
  * is writable and receives the report that sandbox_report_parse() reads. The code's stdout and
  * stderr are the process's own. Exit status: 0, 1 when the code raised, 2 when the runner

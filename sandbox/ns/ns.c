@@ -5,7 +5,7 @@
  * (read-only binds of /usr and the two /etc entries the interpreter needs, /data read-only,
  * size-capped /tmp and /out, a /proc of its own pid namespace, a /dev of three devices),
  * pivots into it, drops every capability, sets no_new_privs, loads the seccomp filter and
- * forks the runner (python3 -I), which it reaps. The parent reads stdout, stderr and the
+ * forks the runner (python3 -I -S), which it reaps. The parent reads stdout, stderr and the
  * runner's report while the run goes on, enforces the wall clock, the CPU time and the output
  * cap, and at the end kills init, which takes every process of the namespace with it.
  *
@@ -566,10 +566,11 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
              (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
     plan.argv[0] = "python3";
     plan.argv[1] = "-I";
-    plan.argv[2] = "-c";
-    plan.argv[3] = (char *)sandbox_runner_source;
-    plan.argv[4] = fdarg[0];
-    plan.argv[5] = fdarg[1];
+    plan.argv[2] = "-S";
+    plan.argv[3] = "-c";
+    plan.argv[4] = (char *)sandbox_runner_source;
+    plan.argv[5] = fdarg[0];
+    plan.argv[6] = fdarg[1];
     plan.envp[0] = "PATH=/usr/bin:/bin";
     plan.envp[1] = "HOME=/tmp";
     plan.envp[2] = "TMPDIR=/tmp";
