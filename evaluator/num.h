@@ -84,6 +84,8 @@ cr_code num_perm(mpz_t out, const mpz_t n, const mpz_t k, const num_ctx *ctx);
  * (half-even); integral values end in ".0"; exponent notation when the decimal exponent is
  * < -4 or >= 16, as repr does ("1e-05", "1.5e+16"). */
 cr_code num_repr_float(cr_buf *out, const mpq_t v, const num_ctx *ctx);
+/* CR_EPY_VALUE past 4300 decimal digits, as CPython 3.11 raises ("Exceeds the limit (4300
+ * digits) for integer string conversion"); num_parse_int_str() refuses the same. */
 cr_code num_repr_int(cr_buf *out, const mpz_t v);
 /* The shortest exact text of v as "p/q" (or "p" when integral), for audit and JSON. */
 cr_code num_fraction_text(cr_buf *out, const mpq_t v);
