@@ -26,7 +26,10 @@
  *     param       (param x)  (param x DEFAULT)  (param *args)  (param **kw)
  *     import      (import module bound)       e.g. (import math m), (import os.path os)
  *     import_from (import_from module (name x) bound)
- *     unsupported (unsupported text)          text: what was not lowered (tree-sitter type)
+ *     unsupported (unsupported text KIDS...)  text: what was not lowered (tree-sitter type,
+ *                                             "bytes", "async", ...), then what was lowered
+ *                                             from inside it, e.g.
+ *                                             (unsupported class_definition (name A) (block))
  *
  *   Every other kind prints its head and its children in order, e.g.
  *   (if TEST (block ...) _), (slice _ (num 2) _), (dict K V K V), (listcomp E (compfor T I C)).

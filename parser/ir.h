@@ -40,7 +40,9 @@ typedef enum {
     IR_DEL,        /* kid[]: targets */
     IR_GLOBAL,     /* text of each name in kid[] (NAME nodes) */
     IR_UNSUPPORTED,/* a construct outside the subset; its reason is in the module's list.
-                    * The evaluator never sees a module that contains one. */
+                    * The evaluator never sees a module that contains one. text: what it
+                    * is ("class_definition", "bytes", "async"); kid[]: the statements and
+                    * expressions lowered from inside it, so the whitelist sees them too */
 
     /* ---- expressions ---- */
     IR_NUM,        /* text: the literal as written ("1_000", "0.1", "1e-3", "0x1F");

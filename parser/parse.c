@@ -261,7 +261,7 @@ static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
     const char *nl = memchr(src + a, '\n', n);
     if (nl) n = (size_t)(nl - (src + a));
     if (n > 20) n = 20;
-    while (n > 0 && ((unsigned char)src[a + n] & 0xC0) == 0x80 && a + n < b) n--;
+    while (n > 0 && a + n < b && ((unsigned char)src[a + n] & 0xC0) == 0x80) n--;
     if (n == 0) return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
                                     "invalid syntax");
     return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
