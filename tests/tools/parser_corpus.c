@@ -58,6 +58,7 @@ int main(int argc, char **argv)
         if (!f) { perror(path); continue; }
         char *line = NULL;
         size_t cap = 0;
+        long f_ok = ok, f_clean = clean;
         while (getline(&line, &cap, f) > 0) {
             json_error_t je;
             json_t *rec = json_loads(line, 0, &je);
@@ -108,6 +109,8 @@ int main(int argc, char **argv)
         }
         free(line);
         fclose(f);
+        printf("FILE %-36s parsed %5ld, no reasons %5ld (%.1f%%)\n", e->d_name, ok - f_ok,
+               clean - f_clean, ok > f_ok ? 100.0 * (double)(clean - f_clean) / (double)(ok - f_ok) : 0.0);
     }
     closedir(d);
     qsort(tallies, ntallies, sizeof tallies[0], by_programs);
