@@ -185,19 +185,12 @@ static long eval_fn(mpfr_t y, const void *argp, mpfr_prec_t wp)
     return k;
 }
 
+/* out may alias x or y: ziv() writes out only after its last evaluation. */
 static cr_code run_fn(mpq_t out, int *exact, int which, const mpq_t x, const mpq_t y,
                       const num_ctx *ctx)
 {
     fn_args a = { x ? (const mpq_t *)x : NULL, y ? (const mpq_t *)y : NULL, which };
-    mpq_t xc;
-    /* out may alias x: evaluate from a copy. */
-    mpq_init(xc);
-    if (x) {
-        mpq_set(xc, x);
-        a.x = (const mpq_t *)&xc;
-    }
     cr_code rc = ziv(out, eval_fn, &a, ctx);
-    mpq_clear(xc);
     if (rc == CR_OK && exact) *exact = 0;
     return rc;
 }
@@ -215,12 +208,7 @@ static cr_code fn_of(mpq_t out, int *exact, int which, unsigned long f0, const m
 
 cr_code num_mpfr_pow(mpq_t out, const mpq_t a, const mpq_t b, const num_ctx *ctx)
 {
-    mpq_t bc;
-    mpq_init(bc);
-    mpq_set(bc, b);
-    cr_code rc = run_fn(out, NULL, F_POW, a, bc, ctx);
-    mpq_clear(bc);
-    return rc;
+    return run_fn(out, NULL, F_POW, a, b, ctx);
 }
 
 cr_code num_sqrt(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
@@ -320,12 +308,7 @@ cr_code num_log_base(mpq_t out, int *exact, const mpq_t x, const mpq_t base, con
     }
     if (is_int(base) && mpz_cmp_ui(mpq_numref(base), 10) == 0) return num_log10(out, exact, x, ctx);
     if (is_int(base) && mpz_cmp_ui(mpq_numref(base), 2) == 0) return num_log2(out, exact, x, ctx);
-    mpq_t bc;
-    mpq_init(bc);
-    mpq_set(bc, base);
-    cr_code rc = run_fn(out, exact, F_LOGB, x, bc, ctx);
-    mpq_clear(bc);
-    return rc;
+    return run_fn(out, exact, F_LOGB, x, base, ctx);
 }
 
 cr_code num_erf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
