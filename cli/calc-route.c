@@ -135,7 +135,11 @@ static void print_text(const cr_result *res)
         return;
     }
     if (st == CR_EUNSUPPORTED || st == CR_EREJECTED) {
-        fprintf(stderr, "calc-route: rejected: %s\n", e->message);
+        if (cr_result_reason_count(res) == 0 && e->line)
+            fprintf(stderr, "calc-route: rejected: %s (line %d, col %d)\n", e->message, e->line,
+                    e->col);
+        else
+            fprintf(stderr, "calc-route: rejected: %s\n", e->message);
         print_reasons(res, stderr);
         return;
     }

@@ -1,0 +1,133 @@
+#!/bin/sh
+# calc-route end to end: exact output, exit statuses, JSON shape, batch mode.
+B=${BUILD:-build}
+R="$B/calc-route"
+pass=0 fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# check NAME WANT_EXIT WANT_STDOUT WANT_STDERR CODE [ARGS...]: runs CODE through calc-route.
+check() {
+    name=$1 want_rc=$2 want_out=$3 want_err=$4 code=$5
+    shift 5
+    printf '%s' "$code" | "$R" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+    if [ "$rc" = "$want_rc" ] && [ "$out" = "$want_out" ] && [ "$err" = "$want_err" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        printf 'FAIL %s: exit %s (want %s)\n  stdout [%s]\n  want   [%s]\n  stderr [%s]\n  want   [%s]\n' \
+            "$name" "$rc" "$want_rc" "$out" "$want_out" "$err" "$want_err" >&2
+    fi
+}
+
+# json_field NAME CODE JQPATH WANT [ARGS...]: one field of --json output (read with python).
+json_field() {
+    name=$1 code=$2 path=$3 want=$4
+    shift 4
+    got=$(printf '%s' "$code" | "$R" --json "$@" 2>/dev/null |
+          /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print(json.dumps($path))")
+    if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); printf 'FAIL %s: %s = %s, want %s\n' "$name" "$path" "$got" "$want" >&2
+    fi
+}
+
+check exact-division 0 '= 0.01639058413251961639058413251961639' '' '(5829 - 5735) / 5735'
+check float-noise 0 '0.3
+= 0.3' '' 'ans = 0.1 + 0.2
+print(ans)'
+check round-half-even 0 '2.68
+= 6' '' 'print(round(2.675, 2))
+ans = round(2.5) + round(3.5)'
+check floor-signs 0 '-4 2 -2.0
+= None' '' 'ans = None
+print(-7 // 2, -7 % 3, -7.0 // 4)'
+check solution-convention 0 '= 1.05' '' 'def solution():
+    principal = 1000
+    return principal * 1.05 / 1000'
+check fstring-grouping 0 'Total: $1,234,567.89' '' 'print(f"Total: ${1234567.891:,.2f}")'
+check inexact-sqrt 0 '= 1.414213562  (inexact)' '' 'import math
+ans = math.sqrt(2)' --precision 10
+check half-up 0 '= 0.13' '' 'ans = round(0.125, 2)' --rounding half-up
+check var-exact 0 '= 0.3' '' 'ans = rate * 3' --var rate=0.1
+check var-string 0 "= 'million'" '' 'ans = unit' --var unit=million
+printf '{"a": 0.1, "b": [1, 2.50], "big": 123456789012345678901234567890.5}' >"$tmp/vars.json"
+check vars-json 0 '= 1.234567890123456789012345678931e+29' '' 'ans = a + b[1] + big' --vars "$tmp/vars.json"
+check dsl 0 '= 0.01639058413251961639058413251961639' '' 'subtract(5829, 5735), divide(#0, 5735)'
+printf '[["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]' >"$tmp/table.json"
+check dsl-table 0 '= 5782.0' '' 'table_average(net sales, none)' --table "$tmp/table.json"
+check dsl-greater 0 "= 'yes'" '' 'greater(5829, 5735)' --lang dsl
+
+check raised 1 '' 'calc-route: ZeroDivisionError: division by zero (line 2, col 5)' 'x = 1
+y = x / 0'
+check raised-name 1 '' "calc-route: NameError: name 'revenue' is not defined (line 1, col 7)" 'ans = revenue * 2'
+check syntax 4 '' "calc-route: syntax error: '(' was never closed (line 1, col 7)" 'ans = (1 +'
+check limit-digits 3 '' 'calc-route: LimitError: integer size limit (1048576 bits) (line 1, col 7)' 'ans = 10 ** 10 ** 10'
+check limit-ops 3 '' 'calc-route: LimitError: operation limit (10000000 steps) (line 1, col 1)' 'while True: pass'
+check rejected 4 '' 'calc-route: rejected: 2 constructs outside the in-process subset and sandboxes are off; first import:os
+  import:os at 1:1: import os
+  call:open at 2:1: open("/etc/passwd")' 'import os
+open("/etc/passwd")' --tier none
+check explain 0 'route: inprocess
+why: every construct is inside the in-process subset' '' 'ans = 1 + 1' --explain
+check usage-var 2 '' "calc-route: --var: want NAME=VALUE, got 'x'
+Try 'calc-route --help'." '1' --var x
+check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
+Try 'calc-route --help'." '1' --precision 0
+check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
+check dsl-bad-row 4 '' "calc-route: rejected: table_sum: no table row named 'revenue' (2 rows; names match exactly, else ignoring case and spaces) (line 1, col 11)" 'table_sum(revenue, none)' --table "$tmp/table.json"
+
+json_field json-route 'ans = 1/3' 'd["route"]' '"inprocess"'
+json_field json-value '(5829 - 5735) / 5735' 'd["value"]' '{"repr": "0.01639058413251961639058413251961639", "type": "float", "fraction": "94/5735", "exact": true, "from": "last expression"}'
+json_field json-error 'x = [1, 2]
+y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
+json_field json-status-raised '1/0' 'd["status"]' '"raised"'
+json_field json-reasons 'import numpy as np' 'd["reasons"]' '[{"code": "import:numpy", "line": 1, "col": 1, "snippet": "import numpy as np"}]' --tier none
+json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "error", "explained", "lang", "limit", "ops", "reasons", "route", "status", "stderr", "stdout", "stdout_truncated", "tier_note", "timings", "value"]'
+json_field json-limit 'ans = "a" * 10**9' 'd["limit"]["message"]' '"string length limit (16777216 characters)"'
+
+# Batch: one result line per input line, in order, whatever each line holds.
+{
+    echo '{"id": 1, "code": "ans = 0.1 + 0.2"}'
+    echo 'not json'
+    echo '{"id": "b", "code": "ans = (1 +"}'
+    echo ''
+    echo '{"id": 3, "code": "ans = x * 2", "vars": {"x": 0.35}}'
+    echo '{"id": 4, "code": "1/0"}'
+    echo '{"id": 5, "code": "subtract(5, 3)", "lang": "dsl", "precision": 5}'
+    echo '{"id": 6, "code": 5}'
+} >"$tmp/batch.jsonl"
+"$R" --batch "$tmp/batch.jsonl" >"$tmp/batch.out"
+rc=$?
+got=$(/usr/bin/python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    v = d.get("value") or {}
+    print(d.get("id"), d["status"], v.get("repr"))' "$tmp/batch.out")
+want='1 ok 0.3
+None bad_request None
+b syntax_error None
+None bad_request None
+3 ok 0.7
+4 raised None
+5 ok 2.0
+6 bad_request None'
+if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch: exit %s\n%s\nwant\n%s\n' "$rc" "$got" "$want" >&2; fi
+
+# A large mixed batch keeps one line out per line in.
+/usr/bin/python3 -c '
+import json
+kinds = ["{\"id\": %d, \"code\": \"ans = %d / 7\"}", "garbage %d %d", "{\"id\": %d, \"code\": \"ans = (%d\"}",
+         "{\"id\": %d, \"code\": \"import os\\nans = %d\"}"]
+for i in range(2000):
+    print(kinds[i % 4] % (i, i))' >"$tmp/big.jsonl"
+lines=$("$R" --batch --tier none "$tmp/big.jsonl" | wc -l)
+if [ "$lines" = 2000 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL batch-2000: $lines lines out" >&2; fi
+
+echo "$pass passed, $fail failed, 0 skipped"
+[ "$fail" = 0 ]
