@@ -563,7 +563,7 @@ static void test_json(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/calcroute-audit-XXXXXX",
+    snprintf(dir, sizeof dir, "%s/cr-test-audit-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir) || sodium_init() < 0) {
         perror("mkdtemp");

@@ -160,7 +160,7 @@ int main(void)
         SKIP("%s is not built", tool);
         return TEST_SUMMARY();
     }
-    snprintf(dir, sizeof dir, "%s/calcroute-cli-XXXXXX",
+    snprintf(dir, sizeof dir, "%s/cr-test-audit-cli-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_usage();

@@ -88,7 +88,7 @@ static long ms_since(const struct timespec *t0)
 int main(void)
 {
     char dir[256], path[300];
-    snprintf(dir, sizeof dir, "%s/calcroute-crash-XXXXXX",
+    snprintf(dir, sizeof dir, "%s/cr-test-audit-crash-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     snprintf(path, sizeof path, "%s/ledger.db", dir);

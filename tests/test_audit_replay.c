@@ -237,7 +237,7 @@ static void test_corpus_replay(void)
 
 int main(void)
 {
-    snprintf(dir, sizeof dir, "%s/calcroute-replay-XXXXXX",
+    snprintf(dir, sizeof dir, "%s/cr-test-audit-replay-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     snprintf(ledger, sizeof ledger, "%s/r.db", dir);
