@@ -73,6 +73,12 @@ static cr_code ziv(mpq_t out, ziv_fn fn, const void *arg, const num_ctx *ctx)
         long k = fn(y, arg, wp);
         if (mpfr_nan_p(y)) { rc = CR_EPY_VALUE; break; }
         if (mpfr_inf_p(y) || past_double(y)) { rc = CR_EPY_OVERFLOW; break; }
+        /* Exact zeros are settled before ziv(), so a zero here is cancellation at this
+         * precision (log(1 + 1e-60) at 177 bits): look closer. */
+        if (mpfr_zero_p(y) && round < ZIV_ROUNDS) {
+            wp *= 2;
+            continue;
+        }
         if (mpfr_zero_p(y) || mpfr_get_exp(y) < UNDERFLOW_EXP) {
             mpq_set_ui(out, 0, 1);
             break;

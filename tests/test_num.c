@@ -494,6 +494,9 @@ static void test_math(void)
     CHECK_STR(mf(num_log, "10", NULL), "2.302585092994045684017991454684364");
     CHECK_STR(mf(num_log, "1.05", NULL), "0.04879016416943200306537440422316466");
     CHECK_STR(mf(num_log, "1.0000000001", NULL), "9.999999999500000000033333333330833e-11");
+    /* 1 + 1e-60 rounds to 1 at the first working precision; the result must not. */
+    CHECK_STR(mf(num_log, "1.000000000000000000000000000000000000000000000000000000000001", NULL),
+              "1e-60");
     CHECK_STR(mf(num_log, "1", &ex), "0.0");
     CHECK_INT(ex, 1);
     CHECK_STR(mf(num_log, "0", NULL), "VALUE");
