@@ -54,6 +54,7 @@ static void make_ledger(const char *path, int n)
         AUDIT_SET(&r, value_type, "float");
         r.value_exact = 1;
         AUDIT_SET(&r, out, "");
+        AUDIT_SET(&r, err_out, "");
         CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
     }
     audit_close(db);
@@ -110,6 +111,10 @@ static void test_inspect(void)
     CHECK_INT(run("export %s --from 2 --to 2", db), 0);
     CHECK(starts_with(out, "{\"seq\":2,") && strstr(out, "\n{") == NULL);
 
+    CHECK_INT(run("replay %s", db), 0);
+    CHECK_STR(out, "ok: 3 replayed, 3 identical, 0 differ, 0 sandboxed differ (not failures),"
+                   " 0 skipped\n");
+
     /* An attacker changes one byte of row 2 behind the triggers. */
     sqlite3 *s = NULL;
     CHECK_INT(sqlite3_open(db, &s), SQLITE_OK);
@@ -120,6 +125,12 @@ static void test_inspect(void)
     CHECK_INT(run("verify %s", db), 1);
     CHECK(starts_with(out, "FAIL seq 2: hash mismatch: stored "));
     CHECK(strstr(out, "\n1 records verified before the failure\n") != NULL);
+    /* Replay runs the changed code and names what no longer matches. */
+    CHECK_INT(run("replay %s --from 2", db), 1);
+    CHECK_STR(out, "seq 2: value_fraction differs\n  recorded: \"3\"\n  replayed: \"2\"\n"
+                   "seq 2: value_repr differs\n  recorded: \"3.0\"\n  replayed: \"2.0\"\n"
+                   "FAIL: 2 replayed, 1 identical, 1 differ, 0 sandboxed differ (not failures),"
+                   " 0 skipped\n");
 }
 
 static void test_checkpoints(void)
