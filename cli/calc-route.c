@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -129,6 +130,13 @@ static void print_text(const cr_result *res)
     fwrite(err, 1, len, stderr);
     cr_code st = cr_result_status(res);
     const cr_error *e = cr_result_error(res);
+    for (size_t i = 0; i < cr_result_artifact_count(res); i++) {
+        uint64_t size;
+        const char *sha;
+        const char *name = cr_result_artifact(res, i, &size, &sha);
+        fprintf(stderr, "calc-route: artifact /out/%s: %llu bytes, sha256 %s\n", name,
+                (unsigned long long)size, sha);
+    }
     if (st == CR_OK) {
         const char *v = cr_result_value_repr(res);
         if (v) printf("= %s%s\n", v, cr_result_value_exact(res) ? "" : "  (inexact)");
@@ -349,8 +357,16 @@ int main(int argc, char **argv)
             cfg.memory_mib = (unsigned)m;
             break;
         }
-        case O_DATA: cfg.data_dir = optarg; break;
-        case O_OUT: cfg.out_dir = optarg; break;
+        case O_DATA:
+        case O_OUT: {
+            struct stat st;
+            if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+                rc = die_usage(c == O_DATA ? "--data: '%s' is not a directory"
+                                           : "--out: '%s' is not a directory", optarg);
+            if (c == O_DATA) cfg.data_dir = optarg;
+            else cfg.out_dir = optarg;
+            break;
+        }
         case O_AUDIT: cfg.audit_path = optarg; break;
         case O_BATCH: batch = 1; break;
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;

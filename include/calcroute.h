@@ -156,6 +156,11 @@ CR_API size_t cr_result_reason_count(const cr_result *res);
 /* The i-th reason: its code ("import:numpy"), and where. NULL past the end. */
 CR_API const char *cr_result_reason(const cr_result *res, size_t i, int *line, int *col,
                                     const char **snippet);
+/* Files the sandboxed code wrote under /out: the i-th one's name, size and SHA-256 (64 hex
+ * digits); NULL past the end. Borrowed from `res`. */
+CR_API size_t cr_result_artifact_count(const cr_result *res);
+CR_API const char *cr_result_artifact(const cr_result *res, size_t i, uint64_t *size,
+                                      const char **sha256);
 /* The audit record: seq (0 when not recorded) and the record's hash as 64 hex digits. */
 CR_API uint64_t cr_result_audit_seq(const cr_result *res);
 CR_API const char *cr_result_audit_hash(const cr_result *res);

@@ -19,6 +19,7 @@ void cr_result_free(cr_result *res)
     }
     free(res->reasons);
     free(res->artifacts_json);
+    json_decref(res->artifacts);
     free(res->tier_note);
     free(res->limit_name);
     free(res->json);
@@ -99,6 +100,30 @@ const char *cr_result_reason(const cr_result *res, size_t i, int *line, int *col
     if (col) *col = res->reasons[i].col;
     if (snippet) *snippet = res->reasons[i].snippet;
     return res->reasons[i].code;
+}
+
+static json_t *artifacts_of(const cr_result *res)
+{
+    if (!res || !res->artifacts_json) return NULL;
+    /* Parsed lazily and cached: most results have no artifacts and never ask. */
+    if (!res->artifacts) ((cr_result *)res)->artifacts = json_loads(res->artifacts_json, 0, NULL);
+    return res->artifacts;
+}
+
+size_t cr_result_artifact_count(const cr_result *res)
+{
+    json_t *a = artifacts_of(res);
+    return a ? json_array_size(a) : 0;
+}
+
+const char *cr_result_artifact(const cr_result *res, size_t i, uint64_t *size,
+                               const char **sha256)
+{
+    json_t *a = artifacts_of(res), *x = a ? json_array_get(a, i) : NULL;
+    if (!x) return NULL;
+    if (size) *size = (uint64_t)json_integer_value(json_object_get(x, "size"));
+    if (sha256) *sha256 = json_string_value(json_object_get(x, "sha256"));
+    return json_string_value(json_object_get(x, "name"));
 }
 
 uint64_t cr_result_audit_seq(const cr_result *res) { return res ? res->audit_seq : 0; }

@@ -1,0 +1,1 @@
+table_average(currency translation adjustments, none)
