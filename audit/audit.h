@@ -43,8 +43,9 @@
  *   bindings       * JSON object that cr_request_set_vars_json() accepts and that rebuilds the
  *                    same variables (numbers as their exact decimal text); NULL: none
  *   tables         * JSON that cr_request_set_table_json() accepts; NULL: none
- *   policy         * JSON object; replay reads "precision" (integer) and "rounding"
- *                    ("half-even" | "half-up"); anything else is kept for the reader
+ *   policy         * JSON object; replay reads "precision" (integer), "rounding"
+ *                    ("half-even" | "half-up"), "answer_vars" ("a,b,c" or a list) and
+ *                    "explain" (true for a decide-only request); the rest is for readers
  *   route          * cr_route_name(): "inprocess", "ns", "kvm", "rejected"
  *   reasons          JSON list of {code, line, col, snippet}
  *   status         * cr_code of the result (CR_OK, CR_EPY_*, CR_ELIMIT, ...)
