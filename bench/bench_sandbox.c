@@ -1,6 +1,10 @@
 /* bench/bench_sandbox.c: cold start of the ns tier beside bare `python3 -I` and bubblewrap
  * (`bwrap --unshare-all ...`) running the same code, interleaved in one run so that a busy
- * machine slows all three alike. Prints medians, the overhead over bare python3, and ratios.
+ * machine slows all three alike. Prints medians of wall time and of CPU time (user + system
+ * of this process and all its descendants: what a run costs the machine, and a figure a
+ * loaded machine disturbs far less than wall time), the overhead over bare python3, ratios.
+ * bubblewrap's CPU cannot be counted this way (its monitor exits without reaping the
+ * sandboxed process, so the kernel never adds that time to ours): shown as n/a.
  *
  *     build/bench/bench_sandbox [ROUNDS] [BWRAP]     (defaults: 20, bwrap on PATH)
  *
@@ -10,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,13 +50,24 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Runs argv with stdout and stderr to /dev/null; seconds, or -1 when it failed. */
+/* CPU seconds of this process and of every descendant it has reaped. */
+static double cpu_now(void)
+{
+    struct rusage self, kids;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &kids);
+    return (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+                    kids.ru_stime.tv_sec) +
+           (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+                    kids.ru_stime.tv_usec) / 1e6;
+}
+
+/* Runs argv with stdout and stderr to /dev/null; 0, or -1 when it failed. */
 static double spawn_time(char *const argv[])
 {
     posix_spawn_file_actions_t fa;
     pid_t pid;
     int st;
-    double t0 = now();
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
@@ -61,8 +77,7 @@ static double spawn_time(char *const argv[])
     }
     posix_spawn_file_actions_destroy(&fa);
     while (waitpid(pid, &st, 0) < 0) {}
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
-    return now() - t0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 static double run_bare(const char *code)
@@ -89,7 +104,7 @@ static double run_ns(const char *code)
     sandbox_job job;
     sandbox_outcome oc;
     cr_error err = { 0 };
-    double t0 = now(), t;
+    double t;
     sandbox_job_init(&job);
     job.tier = CR_TIER_NS;
     job.code = code;
@@ -98,7 +113,7 @@ static double run_ns(const char *code)
         fprintf(stderr, "ns tier: %s\n", err.message);
         return -1;
     }
-    t = now() - t0;
+    t = 0;
     if (!oc.exited || oc.exit_code != 0) t = -1;
     sandbox_outcome_free(&oc);
     return t;
@@ -122,7 +137,7 @@ int main(int argc, char **argv)
     const char *bwrap = argc > 2 ? argv[2] : "/usr/bin/bwrap";
     char why[256];
     int have_bwrap = access(bwrap, X_OK) == 0;
-    static double samples[N_SCRIPTS][N_WAYS][1000];
+    static double samples[N_SCRIPTS][N_WAYS][1000], cpu[N_SCRIPTS][N_WAYS][1000];
     int count[N_SCRIPTS][N_WAYS] = { { 0 } };
 
     if (rounds < 1 || rounds > 1000) rounds = 20;
@@ -141,25 +156,36 @@ int main(int argc, char **argv)
             for (int w = 0; w < N_WAYS; w++) {
                 /* Rotate the order each round: no way always runs right after another. */
                 int way = (w + r) % N_WAYS;
-                double t = way == WAY_BARE ? run_bare(scripts[s][1])
-                         : way == WAY_BWRAP ? (have_bwrap ? run_bwrap(bwrap, scripts[s][1]) : -1)
-                                            : run_ns(scripts[s][1]);
-                if (t >= 0) samples[s][way][count[s][way]++] = t;
+                double t0 = now(), c0 = cpu_now();
+                double ok = way == WAY_BARE ? run_bare(scripts[s][1])
+                          : way == WAY_BWRAP ? (have_bwrap ? run_bwrap(bwrap, scripts[s][1]) : -1)
+                                             : run_ns(scripts[s][1]);
+                if (ok < 0) continue;
+                samples[s][way][count[s][way]] = now() - t0;
+                cpu[s][way][count[s][way]++] = cpu_now() - c0;
             }
 
-    printf("== sandbox cold start: %d interleaved rounds, median wall ms (overhead over bare "
+    printf("== sandbox cold start: %d interleaved rounds; medians in ms (overhead over bare "
            "python3 -I, ratio)\n", rounds);
     for (size_t s = 0; s < N_SCRIPTS; s++) {
-        double med[N_WAYS];
-        for (int w = 0; w < N_WAYS; w++) med[w] = median(samples[s][w], count[s][w]);
+        double med[N_WAYS], mcpu[N_WAYS];
+        for (int w = 0; w < N_WAYS; w++) {
+            med[w] = median(samples[s][w], count[s][w]);
+            mcpu[w] = median(cpu[s][w], count[s][w]);
+        }
         printf("%s\n", scripts[s][0]);
         for (int w = 0; w < N_WAYS; w++) {
             if (!count[s][w]) { printf("  %-20s  n/a\n", way_names[w]); continue; }
-            printf("  %-20s %8.2f ms  (+%6.2f ms, x%.2f)  n=%d\n", way_names[w], med[w] * 1e3,
-                   (med[w] - med[WAY_BARE]) * 1e3, med[w] / med[WAY_BARE], count[s][w]);
+            printf("  %-20s wall %7.2f (%+7.2f, x%.2f)", way_names[w], med[w] * 1e3,
+                   (med[w] - med[WAY_BARE]) * 1e3, med[w] / med[WAY_BARE]);
+            if (w == WAY_BWRAP) printf("   cpu     n/a                   ");
+            else
+                printf("   cpu %7.2f (%+7.2f, x%.2f)", mcpu[w] * 1e3,
+                       (mcpu[w] - mcpu[WAY_BARE]) * 1e3, mcpu[w] / mcpu[WAY_BARE]);
+            printf("  n=%d\n", count[s][w]);
         }
         if (count[s][WAY_BWRAP] && count[s][WAY_NS])
-            printf("  ns overhead / bwrap overhead: %.2f\n",
+            printf("  ns overhead / bwrap overhead (wall): %.2f\n",
                    (med[WAY_NS] - med[WAY_BARE]) / (med[WAY_BWRAP] - med[WAY_BARE]));
     }
     return 0;

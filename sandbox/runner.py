@@ -3,8 +3,8 @@
 # for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
 #     python3 -I -S -c <this file> JOB_FD REPORT_FD
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
-# Only built-in modules are imported on the common path (no ast.py, no json) to keep the
-# start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
+# Only built-in modules are imported on the common path (posix, not os; _ast, not ast.py; no
+# json) to keep the start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
 # sitecustomize are the host's business and cost more than the rest of start-up; the
 # package directories it would add are added here instead (add_site_dirs).
 import sys
@@ -200,23 +200,27 @@ def error_line(e):
 def add_site_dirs():
     """The directories site.py would put on sys.path (Debian's and the upstream layout),
     without running any .pth file."""
-    import os
+    import posix
     v = "%d.%d" % sys.version_info[:2]
     for d in ("/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
               "/usr/lib/python%s/dist-packages" % v,
               "%s/lib/python%s/site-packages" % (sys.prefix, v)):
-        if d not in sys.path and os.path.isdir(d):
+        try:
+            is_dir = posix.stat(d).st_mode & 0o170000 == 0o040000
+        except OSError:
+            is_dir = False
+        if is_dir and d not in sys.path:
             sys.path.append(d)
 
 
 def main():
-    import os
+    import posix
     add_site_dirs()
     import _ast as ast
     import builtins
 
     job_fd, rep_fd = int(sys.argv[1]), int(sys.argv[2])
-    os.set_inheritable(rep_fd, False)
+    posix.set_inheritable(rep_fd, False)
     with open(job_fd, "rb") as f:
         job = read_records(f.read())
     code = b""
@@ -316,9 +320,9 @@ def main():
         pass
     data = b"".join(report)
     while data:
-        n = os.write(rep_fd, data)
+        n = posix.write(rep_fd, data)
         data = data[n:]
-    os.close(rep_fd)
+    posix.close(rep_fd)
     return status
 
 
