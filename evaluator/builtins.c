@@ -8,25 +8,21 @@
 
 /* ---- names ----------------------------------------------------------------------------- */
 
-static const char *const builtin_names[B_COUNT] = {
-    [B_ABS] = "abs", [B_ALL] = "all", [B_ANY] = "any", [B_BOOL] = "bool", [B_DICT] = "dict",
-    [B_DIVMOD] = "divmod", [B_ENUMERATE] = "enumerate", [B_FILTER] = "filter",
-    [B_FLOAT] = "float", [B_FORMAT] = "format", [B_INT] = "int", [B_ISINSTANCE] = "isinstance",
-    [B_LEN] = "len", [B_LIST] = "list", [B_MAP] = "map", [B_MAX] = "max", [B_MIN] = "min",
-    [B_POW] = "pow", [B_PRINT] = "print", [B_RANGE] = "range", [B_REVERSED] = "reversed",
-    [B_ROUND] = "round", [B_SET] = "set", [B_SORTED] = "sorted", [B_STR] = "str",
-    [B_SUM] = "sum", [B_TUPLE] = "tuple", [B_ZIP] = "zip",
-    [B_EXCEPTION] = "Exception", [B_VALUEERROR] = "ValueError", [B_TYPEERROR] = "TypeError",
-    [B_ZERODIV] = "ZeroDivisionError", [B_ARITHERROR] = "ArithmeticError",
-    [B_INDEXERROR] = "IndexError", [B_KEYERROR] = "KeyError",
-    [M_SQRT] = "sqrt", [M_EXP] = "exp", [M_LOG] = "log", [M_LOG10] = "log10", [M_LOG2] = "log2",
-    [M_POW] = "pow", [M_FABS] = "fabs", [M_FLOOR] = "floor", [M_CEIL] = "ceil",
-    [M_TRUNC] = "trunc", [M_ERF] = "erf", [M_ERFC] = "erfc", [M_FACTORIAL] = "factorial",
-    [M_COMB] = "comb", [M_PERM] = "perm", [M_ISCLOSE] = "isclose", [M_FSUM] = "fsum",
-    [M_PROD] = "prod", [M_SIN] = "sin", [M_COS] = "cos", [M_TAN] = "tan", [M_ATAN] = "atan",
+/* In the order of the B_* and M_* ids. */
+static const char *const b_names[] = {
+    "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range",
+    "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
+    "Exception", "ValueError", "TypeError", "ZeroDivisionError", "ArithmeticError",
+    "IndexError", "KeyError", NULL
 };
-
-static const char *const math_consts[] = { "pi", "e", "inf", NULL };
+/* math functions in the order of the M_* ids, then the constants */
+static const char *const m_names[] = {
+    "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
+    "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
+    "atan", "pi", "e", "inf", NULL
+};
+#define M_NFUNC (B_COUNT - M_SQRT)
 
 enum {
     MT_APPEND, MT_EXTEND, MT_INSERT, MT_POP, MT_INDEX, MT_COUNT, MT_SORT, MT_REVERSE, MT_COPY,
@@ -34,88 +30,82 @@ enum {
     MT_LOWER, MT_STRIP, MT_LSTRIP, MT_RSTRIP, MT_SPLIT, MT_JOIN, MT_REPLACE, MT_STARTSWITH,
     MT_ENDSWITH, MT_TITLE, MT_CAPITALIZE, MT_ZFILL, MT_COUNT_END
 };
-
-#define K(k) (1u << (k))
-static const struct { const char *name; unsigned kinds; } methods[MT_COUNT_END] = {
-    [MT_APPEND] = { "append", K(V_LIST) },
-    [MT_EXTEND] = { "extend", K(V_LIST) },
-    [MT_INSERT] = { "insert", K(V_LIST) },
-    [MT_POP] = { "pop", K(V_LIST) | K(V_DICT) | K(V_SET) },
-    [MT_INDEX] = { "index", K(V_LIST) | K(V_TUPLE) | K(V_STR) },
-    [MT_COUNT] = { "count", K(V_LIST) | K(V_TUPLE) | K(V_STR) },
-    [MT_SORT] = { "sort", K(V_LIST) },
-    [MT_REVERSE] = { "reverse", K(V_LIST) },
-    [MT_COPY] = { "copy", K(V_LIST) | K(V_DICT) | K(V_SET) },
-    [MT_ITEMS] = { "items", K(V_DICT) },
-    [MT_KEYS] = { "keys", K(V_DICT) },
-    [MT_VALUES] = { "values", K(V_DICT) },
-    [MT_GET] = { "get", K(V_DICT) },
-    [MT_UPDATE] = { "update", K(V_DICT) | K(V_SET) },
-    [MT_SETDEFAULT] = { "setdefault", K(V_DICT) },
-    [MT_FORMAT] = { "format", K(V_STR) },
-    [MT_UPPER] = { "upper", K(V_STR) },
-    [MT_LOWER] = { "lower", K(V_STR) },
-    [MT_STRIP] = { "strip", K(V_STR) },
-    [MT_LSTRIP] = { "lstrip", K(V_STR) },
-    [MT_RSTRIP] = { "rstrip", K(V_STR) },
-    [MT_SPLIT] = { "split", K(V_STR) },
-    [MT_JOIN] = { "join", K(V_STR) },
-    [MT_REPLACE] = { "replace", K(V_STR) },
-    [MT_STARTSWITH] = { "startswith", K(V_STR) },
-    [MT_ENDSWITH] = { "endswith", K(V_STR) },
-    [MT_TITLE] = { "title", K(V_STR) },
-    [MT_CAPITALIZE] = { "capitalize", K(V_STR) },
-    [MT_ZFILL] = { "zfill", K(V_STR) },
+static const char *const mt_names[] = {
+    "append", "extend", "insert", "pop", "index", "count", "sort", "reverse", "copy", "items",
+    "keys", "values", "get", "update", "setdefault", "format", "upper", "lower", "strip",
+    "lstrip", "rstrip", "split", "join", "replace", "startswith", "endswith", "title",
+    "capitalize", "zfill", NULL
 };
+
+/* The value kinds each method exists on. */
+#define K(k) (1u << (k))
+#define KSTR K(V_STR)
+static const unsigned mt_kinds[MT_COUNT_END] = {
+    [MT_APPEND] = K(V_LIST), [MT_EXTEND] = K(V_LIST), [MT_INSERT] = K(V_LIST),
+    [MT_POP] = K(V_LIST) | K(V_DICT) | K(V_SET),
+    [MT_INDEX] = K(V_LIST) | K(V_TUPLE) | KSTR, [MT_COUNT] = K(V_LIST) | K(V_TUPLE) | KSTR,
+    [MT_SORT] = K(V_LIST), [MT_REVERSE] = K(V_LIST), [MT_COPY] = K(V_LIST) | K(V_DICT) | K(V_SET),
+    [MT_ITEMS] = K(V_DICT), [MT_KEYS] = K(V_DICT), [MT_VALUES] = K(V_DICT), [MT_GET] = K(V_DICT),
+    [MT_UPDATE] = K(V_DICT) | K(V_SET), [MT_SETDEFAULT] = K(V_DICT),
+    [MT_FORMAT] = KSTR, [MT_UPPER] = KSTR, [MT_LOWER] = KSTR, [MT_STRIP] = KSTR,
+    [MT_LSTRIP] = KSTR, [MT_RSTRIP] = KSTR, [MT_SPLIT] = KSTR, [MT_JOIN] = KSTR,
+    [MT_REPLACE] = KSTR, [MT_STARTSWITH] = KSTR, [MT_ENDSWITH] = KSTR, [MT_TITLE] = KSTR,
+    [MT_CAPITALIZE] = KSTR, [MT_ZFILL] = KSTR,
+};
+
+static int find_name(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n && list[i]; i++)
+        if (strcmp(list[i], name) == 0) return (int)i;
+    return -1;
+}
 
 int eval_builtin_lookup(const char *name)
 {
-    for (int i = 0; i < M_SQRT; i++)
-        if (strcmp(builtin_names[i], name) == 0) return i;
-    return -1;
+    return find_name(b_names, M_SQRT, name);
 }
 
 int eval_math_lookup(const char *name)
 {
-    for (int i = M_SQRT; i < B_COUNT; i++)
-        if (strcmp(builtin_names[i], name) == 0) return i;
-    return -1;
+    int i = find_name(m_names, M_NFUNC, name);
+    return i < 0 ? -1 : M_SQRT + i;
 }
 
 const char *eval_builtin_name(int id)
 {
-    return id >= 0 && id < B_COUNT ? builtin_names[id] : "?";
+    if (id >= 0 && id < M_SQRT) return b_names[id];
+    return id >= M_SQRT && id < B_COUNT ? m_names[id - M_SQRT] : "?";
 }
 
 int eval_method_lookup(const char *name)
 {
-    for (int i = 0; i < MT_COUNT_END; i++)
-        if (strcmp(methods[i].name, name) == 0) return i;
-    return -1;
+    return find_name(mt_names, MT_COUNT_END, name);
 }
 
 const char *eval_method_name(int id)
 {
-    return id >= 0 && id < MT_COUNT_END ? methods[id].name : "?";
+    return id >= 0 && id < MT_COUNT_END ? mt_names[id] : "?";
 }
 
 int eval_method_valid(const val *self, int id)
 {
-    return id >= 0 && id < MT_COUNT_END && (methods[id].kinds & K(self->kind));
+    return id >= 0 && id < MT_COUNT_END && (mt_kinds[id] & K(self->kind));
+}
+
+const char *const *eval_names(char kind)
+{
+    switch (kind) {
+    case 'b': return b_names;
+    case 'm': return m_names;
+    case '.': return mt_names;
+    default: return NULL;
+    }
 }
 
 int eval_implements(char kind, const char *name)
 {
-    if (!name) return 0;
-    switch (kind) {
-    case 'b': return eval_builtin_lookup(name) >= 0;
-    case 'm':
-        for (int i = 0; math_consts[i]; i++)
-            if (strcmp(math_consts[i], name) == 0) return 1;
-        return eval_math_lookup(name) >= 0;
-    case '.': return eval_method_lookup(name) >= 0;
-    default: return 0;
-    }
+    const char *const *list = eval_names(kind);
+    return list && name && find_name(list, SIZE_MAX, name) >= 0;
 }
 
 val *eval_builtin_val(eval_cx *cx, int id)
@@ -989,7 +979,8 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
             return NULL;
         x = a->pos[0];
         if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
-        return math_result(cx, fn(r->u.q, &exact, x->u.q, &cx->nc), r, exact, x, at);
+        rc = fn(r->u.q, &exact, x->u.q, &cx->nc);
+        return math_result(cx, rc, r, exact, x, at);
     }
     switch (id) {
     case M_LOG:
@@ -1613,11 +1604,11 @@ static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r
 
 static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_node *at)
 {
-    if (check(cx, a, 0, 1, NULL, methods[which].name, at) < 0) return NULL;
+    if (check(cx, a, 0, 1, NULL, mt_names[which], at) < 0) return NULL;
     val *chars = a->npos ? a->pos[0] : NULL;
     if (chars && chars->kind == V_NONE) chars = NULL;
     if (chars && chars->kind != V_STR)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", methods[which].name);
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", mt_names[which]);
     const char *s = self->u.str.s;
     size_t lo = 0, hi = self->u.str.len;
 #define STRIPPABLE(c) (chars ? memchr(chars->u.str.s, (c), chars->u.str.len) != NULL \
@@ -1801,7 +1792,7 @@ static int alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z
 /* Case mapping for ASCII letters; other characters pass through unchanged. */
 static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    if (check(cx, a, 0, 0, NULL, methods[id].name, at) < 0) return NULL;
+    if (check(cx, a, 0, 0, NULL, mt_names[id], at) < 0) return NULL;
     size_t n = self->u.str.len;
     char *p = malloc(n + 1);
     if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
@@ -1847,7 +1838,7 @@ static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
 
 static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = methods[id].name;
+    const char *name = mt_names[id];
     if (check(cx, a, 1, id == MT_INDEX ? 3 : (self->kind == V_STR ? 3 : 1), NULL, name, at) < 0)
         return NULL;
     val *x = a->pos[0];
@@ -1928,7 +1919,7 @@ static val *copy_of(eval_cx *cx, val *self)
 
 static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = methods[id].name;
+    const char *name = mt_names[id];
     int64_t i;
     switch (id) {
     case MT_APPEND:
@@ -1997,7 +1988,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 
 static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = methods[id].name;
+    const char *name = mt_names[id];
     int err;
     val *v;
     switch (id) {
@@ -2046,7 +2037,7 @@ static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 
 static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = methods[id].name;
+    const char *name = mt_names[id];
     if (id == MT_COPY) {
         if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
         return copy_of(cx, self);

@@ -328,8 +328,9 @@ static const char *param_name(eval_cx *cx, const scope *sc, uint32_t i)
     return cx->rs.syms[sc->names[i]];
 }
 
-static val *missing_args(eval_cx *cx, val *f, val **slot, uint32_t from, uint32_t to,
-                         const char *what, const ir_node *at)
+/* Raises when a parameter in [from, to) got no value: -1, else 0. */
+static int missing_args(eval_cx *cx, val *f, val **slot, uint32_t from, uint32_t to,
+                        const char *what, const ir_node *at)
 {
     const scope *sc = f->u.fn.sc;
     char list[200];
@@ -340,7 +341,7 @@ static val *missing_args(eval_cx *cx, val *f, val **slot, uint32_t from, uint32_
             if (nmiss < 3) miss[nmiss++] = i;
             total++;
         }
-    if (!total) return NULL;
+    if (!total) return 0;
     list[0] = '\0';
     for (uint32_t k = 0; k < nmiss; k++) {
         const char *sep = k == 0 ? "" : (k == nmiss - 1 ? (nmiss == 2 ? " and " : ", and ") : ", ");
@@ -348,9 +349,9 @@ static val *missing_args(eval_cx *cx, val *f, val **slot, uint32_t from, uint32_
                                 param_name(cx, sc, miss[k]));
         if (len >= sizeof list) break;
     }
-    return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing %u required %s argument%s: %s%s",
-                      sc->name, total, what, total == 1 ? "" : "s", list,
-                      total > nmiss ? ", ..." : "");
+    eval_raise(cx, CR_EPY_TYPE, at, "%s() missing %u required %s argument%s: %s%s", sc->name,
+               total, what, total == 1 ? "" : "s", list, total > nmiss ? ", ..." : "");
+    return -1;
 }
 
 static int bind_args(eval_cx *cx, val *f, val **slot, eval_args *a, const ir_node *at)
@@ -422,8 +423,9 @@ static int bind_args(eval_cx *cx, val *f, val **slot, eval_args *a, const ir_nod
                 slot[k] = f->u.fn.defs[k];
                 EV_INCREF(slot[k]);
             }
-    if (missing_args(cx, f, slot, 0, npos, "positional", at)) return -1;
-    if (missing_args(cx, f, slot, npos, npar, "keyword-only", at)) return -1;
+    if (missing_args(cx, f, slot, 0, npos, "positional", at) < 0 ||
+        missing_args(cx, f, slot, npos, npar, "keyword-only", at) < 0)
+        return -1;
     return 0;
 }
 

@@ -46,5 +46,8 @@ void eval_result_free(eval_result *res);   /* NULL is a no-op; leaves *res zeroe
 /* Whether the evaluator implements a whitelisted name (tests check it against the
  * parser's lists in both directions). kind: 'b' builtin, 'm' math.X, '.' method. */
 int eval_implements(char kind, const char *name);
+/* Every name eval_implements() accepts for `kind`, NULL-terminated (static); NULL for an
+ * unknown kind. */
+const char *const *eval_names(char kind);
 
 #endif

@@ -1084,8 +1084,10 @@ val *eval_list_of(eval_cx *cx, val *v, vkind kind)
     if (eval_iter_init(cx, &it, v) < 0) { eval_decref(cx, l); return NULL; }
     val *x;
     int r;
-    while ((r = eval_iter_next(cx, &it, &x)) > 0)
-        if (eval_count(cx, 1, NULL) < 0 || eval_seq_push(cx, l, x) < 0) { r = -1; break; }
+    while ((r = eval_iter_next(cx, &it, &x)) > 0) {
+        if (eval_count(cx, 1, NULL) < 0) { eval_decref(cx, x); r = -1; break; }
+        if (eval_seq_push(cx, l, x) < 0) { r = -1; break; }
+    }
     eval_iter_done(cx, &it);
     if (r < 0) { eval_decref(cx, l); return NULL; }
     return l;

@@ -1,0 +1,867 @@
+/* tests/test_eval.c: Python source through the parser and the evaluator, asserting exact
+ * stdout, the exact final value, exact error type/message/position, and every limit.
+ * Expected outputs are CPython 3.11's, except where CPython shows binary floating-point
+ * noise: there the exact decimal is expected (0.1 + 0.2 prints 0.3), by design. */
+#include <stdint.h>
+
+#include "evaluator/evaluator.h"
+#include "parser/parser.h"
+#include "tests/testlib.h"
+
+/* Runs src under pol (NULL: the default policy) and fills *res; 0 when it parsed. */
+static int exec_src(const char *src, const cr_policy *pol, const eval_binding *binds,
+                    size_t nbinds, eval_result *res)
+{
+    cr_policy def;
+    cr_policy_default(&def);
+    if (!pol) pol = &def;
+    ir_module *m = NULL;
+    cr_error err = { 0 };
+    memset(res, 0, sizeof *res);
+    if (parser_parse_python(src, strlen(src), &pol->limits, &m, &err) != CR_OK) {
+        fprintf(stderr, "parse failed: %d:%d %s\n  in: %s\n", err.line, err.col, err.message, src);
+        return -1;
+    }
+    if (m->nreasons) {
+        fprintf(stderr, "not in-process: %s %d:%d\n  in: %s\n", m->reasons[0].code,
+                m->reasons[0].line, m->reasons[0].col, src);
+        ir_module_free(m);
+        return -1;
+    }
+    cr_code rc = eval_run(m, binds, nbinds, pol, res, &err);
+    ir_module_free(m);
+    if (rc != CR_OK) {
+        fprintf(stderr, "eval_run failed: %d %s\n  in: %s\n", rc, err.message, src);
+        eval_result_free(res);
+        return -1;
+    }
+    return 0;
+}
+
+/* 1 when src prints exactly want_out (NULL: not checked) and its final value's repr is
+ * want_repr (NULL: not checked; "" : no value), without raising. */
+static int run(const char *src, const char *want_out, const char *want_repr)
+{
+    eval_result r;
+    if (exec_src(src, NULL, NULL, 0, &r) < 0) return 0;
+    int ok = r.status == CR_OK;
+    if (!ok)
+        fprintf(stderr, "raised %s: %s (%d:%d)\n", r.error.type, r.error.message, r.error.line,
+                r.error.col);
+    if (want_out && strcmp(r.out, want_out) != 0) {
+        fprintf(stderr, "stdout [%s]\n  want [%s]\n", r.out, want_out);
+        ok = 0;
+    }
+    if (want_repr) {
+        const char *got = r.has_value ? r.value_repr : "";
+        if (strcmp(got, want_repr) != 0) {
+            fprintf(stderr, "value [%s]\n want [%s]\n", got, want_repr);
+            ok = 0;
+        }
+    }
+    if (!ok) fprintf(stderr, "  in: %s\n", src);
+    eval_result_free(&r);
+    return ok;
+}
+
+/* 1 when src raises `type` with `message` at line:col (col 0: not checked). */
+static int raises_p(const char *src, const cr_policy *pol, const char *type, const char *message,
+                    int line, int col)
+{
+    eval_result r;
+    if (exec_src(src, pol, NULL, 0, &r) < 0) return 0;
+    int ok = r.status != CR_OK && strcmp(r.error.type, type) == 0 &&
+             strcmp(r.error.message, message) == 0 && r.error.line == line &&
+             (col == 0 || r.error.col == col) && !r.has_value;
+    if (!ok)
+        fprintf(stderr, "got %s: %s (%d:%d)\nwant %s: %s (%d:%d)\n  in: %s\n", r.error.type,
+                r.error.message, r.error.line, r.error.col, type, message, line, col, src);
+    eval_result_free(&r);
+    return ok;
+}
+
+static int raises(const char *src, const char *type, const char *message, int line, int col)
+{
+    return raises_p(src, NULL, type, message, line, col);
+}
+
+/* ---- stdout of whole programs --------------------------------------------------------- */
+
+static const struct {
+    const char *src, *out;
+} prints[] = {
+    { "print(7 // 2, -7 // 2, 7 // -2, -7 // -2)",
+      "3 -4 -4 3\n" },
+    { "print(7 % 3, -7 % 3, 7 % -3, -7 % -3)",
+      "1 2 -2 -1\n" },
+    { "print(7.5 // 2, -7.5 // 2, 7.5 % 2, -7.5 % 2)",
+      "3.0 -4.0 1.5 0.5\n" },
+    { "print(6 / 2, 1 / 4, 10 / 4, -3 / 2)",
+      "3.0 0.25 2.5 -1.5\n" },
+    { "print(0.1 + 0.2, 0.1 * 3, 1 - 0.9)",
+      "0.3 0.3 0.1\n" },
+    { "print(1 / 3)",
+      "0.3333333333333333333333333333333333\n" },
+    { "print(2 / 3)",
+      "0.6666666666666666666666666666666667\n" },
+    { "print(2 ** 10, 2 ** -1, (-2) ** 3, 2 ** 0, 0 ** 0)",
+      "1024 0.5 -8 1 1\n" },
+    { "print(10 ** 30, -(10 ** 30), 2 ** 100)",
+      "1000000000000000000000000000000 -1000000000000000000000000000000 1267650600228229401496703205376\n" },
+    { "print(1.5 ** 2, 4 ** 0.5, 9 ** 0.5)",
+      "2.25 2.0 3.0\n" },
+    { "print((1 + 0.05 / 12) ** 12)",
+      "1.0511618978817331898048738909608\n" },
+    { "print(3 * 1.1)",
+      "3.3\n" },
+    { "print(1e16, 1.5e16, 1e-5, 0.0001, 123456789012345678.0)",
+      "1e+16 1.5e+16 1e-05 0.0001 1.23456789012345678e+17\n" },
+    { "print(1e22, 1.0, -0.5, 100.0, 2.5e-7)",
+      "1e+22 1.0 -0.5 100.0 2.5e-07\n" },
+    { "print(0.1 ** 2, 1.1 * 1.1)",
+      "0.01 1.21\n" },
+    { "print(True + True, True * 3, False - 1, True / 2)",
+      "2 3 -1 0.5\n" },
+    { "print(5 & 3, 5 | 3, 5 ^ 3, ~5, 1 << 10, 1024 >> 3, -1 >> 1)",
+      "1 7 6 -6 1024 128 -1\n" },
+    { "print(True & False, True | False, True ^ True)",
+      "False True False\n" },
+    { "print(-5 // 2 * 2 + -5 % 2)",
+      "-5\n" },
+    { "x = 10\nx += 5\nx -= 3\nx *= 2\nx //= 5\nx **= 3\nx %= 7\nprint(x)",
+      "1\n" },
+    { "x = 1\nx /= 4\nprint(x)",
+      "0.25\n" },
+    { "print(abs(-3), abs(-2.5), abs(True), abs(0))",
+      "3 2.5 1 0\n" },
+    { "print(divmod(17, 5), divmod(-17, 5), divmod(17.5, 5))",
+      "(3, 2) (-4, 3) (3.0, 2.5)\n" },
+    { "print(pow(2, 10), pow(2, -2), pow(3, 4, 5), pow(3, -1, 7), pow(-2, 3, -5))",
+      "1024 0.25 1 5 -3\n" },
+    { "print(round(0.5), round(1.5), round(2.5), round(-0.5), round(-1.5))",
+      "0 2 2 0 -2\n" },
+    { "print(round(2.675, 2), round(1.005, 2), round(0.125, 2), round(0.375, 2))",
+      "2.68 1.0 0.12 0.38\n" },
+    { "print(round(1234.5678, 1), round(1234.5678, -2), round(15, -1), round(25, -1), round(7, 2))",
+      "1234.6 1200.0 20 20 7\n" },
+    { "print(round(3.14159, 3), round(-2.5, 0), round(2.5, None))",
+      "3.142 -2.0 2\n" },
+    { "print(int(3.9), int(-3.9), int('42'), int(' -7 '), int('1_000'), int('ff', 16), int(True))",
+      "3 -3 42 -7 1000 255 1\n" },
+    { "print(float(3), float('1.5'), float(' 2e3 '), float(True), float('-0.25'))",
+      "3.0 1.5 2000.0 1.0 -0.25\n" },
+    { "print(bool(0), bool(0.0), bool(''), bool([]), bool({}), bool(None), bool('a'), bool(-1))",
+      "False False False False False False True True\n" },
+    { "print(1 == 1.0, 1 == True, 0.1 + 0.2 == 0.3, 1 != 2, 'a' < 'b', [1, 2] < [1, 3], (1, 2) == (1, 2))",
+      "True True True True True True True\n" },
+    { "print(1 < 2 < 3, 1 < 3 < 2, 3 > 2 >= 2, 1 == 1 == 1.0)",
+      "True False True True\n" },
+    { "print(1 and 2, 0 and 2, 1 or 2, 0 or 2, None or 'x', '' and 5)",
+      "2 0 1 2 x \n" },
+    { "print(not 0, not 1, not [], not [0])",
+      "True False True False\n" },
+    { "x = 5\nprint('big' if x > 3 else 'small', 'big' if x > 10 else 'small')",
+      "big small\n" },
+    { "print(2 in [1, 2], 3 not in [1, 2], 'ell' in 'hello', 'k' in {'k': 1}, 2 in range(0, 4, 2), 3 in range(0, 4, 2))",
+      "True True True True True False\n" },
+    { "x = None\nprint(x is None, x is not None, 1 is not None)",
+      "True False True\n" },
+    { "print(10 ** 20 // 3, 10 ** 20 % 7, -(10 ** 20) // 3)",
+      "33333333333333333333 2 -33333333333333333334\n" },
+    { "print(2 ** 64 * 2 ** 64, (2 ** 64) ** 2 == 2 ** 128)",
+      "340282366920938463463374607431768211456 True\n" },
+    { "print(7 // 2.0, 7 % 2.5, 2 ** 0.5 * 2 ** 0.5)",
+      "3.0 2.0 2.0\n" },
+    { "print(-7.0 // 2, 1e300 * 10)",
+      "-4.0 1e+301\n" },
+    { "print(0.1 + 0.7, 0.3 - 0.1, 100 * 1.1)",
+      "0.8 0.2 110.0\n" },
+    { "print(1 / 7 * 7)",
+      "1.0\n" },
+    { "print(12345678901234567890 / 10)",
+      "1.234567890123456789e+18\n" },
+    { "print(1.0 / 3 * 3 == 1.0)",
+      "True\n" },
+    { "print(5 - 3.0, 2 * 3.0, 7 / 7)",
+      "2.0 6.0 1.0\n" },
+    { "s = 'hello'\nprint(s[0], s[-1], s[1:3], s[::-1], s[::2], s[10:], s[-3:], len(s))",
+      "h o el olleh hlo  llo 5\n" },
+    { "print('ab' + 'cd', 'ab' * 3, 3 * 'x', 'a' * 0, 'a' * -2 == '')",
+      "abcd ababab xxx  True\n" },
+    { "print('Hello World'.upper(), 'Hello World'.lower(), 'hello world'.title(), 'hELLO'.capitalize())",
+      "HELLO WORLD hello world Hello World Hello\n" },
+    { "print('  pad  '.strip() + '|', '  pad  '.lstrip() + '|', '  pad  '.rstrip() + '|', 'xxaxx'.strip('x'))",
+      "pad| pad  |   pad| a\n" },
+    { "print('a,b,,c'.split(','), ' a  b '.split(), 'a b c'.split(None, 1), 'a-b-c'.split('-', 1))",
+      "['a', 'b', '', 'c'] ['a', 'b'] ['a', 'b c'] ['a', 'b-c']\n" },
+    { "print('-'.join(['a', 'b', 'c']), ''.join('xyz'), ', '.join(str(i) for i in range(3)))",
+      "a-b-c xyz 0, 1, 2\n" },
+    { "print('hello'.replace('l', 'L'), 'aaa'.replace('a', 'b', 2), 'abc'.replace('', '-'))",
+      "heLLo bba -a-b-c-\n" },
+    { "print('hello'.startswith('he'), 'hello'.endswith('lo'), 'hello'.startswith(('x', 'h')), 'hello'.startswith('l', 2))",
+      "True True True True\n" },
+    { "print('42'.zfill(5), '-42'.zfill(5), '+4'.zfill(4), 'abc'.zfill(2))",
+      "00042 -0042 +004 abc\n" },
+    { "print('hello'.count('l'), 'hello'.index('l'), [1, 2, 2].count(2), (1, 2, 3).index(3))",
+      "2 2 2 2\n" },
+    { "print(str(1), str(2.5), str('x'), str(None), str([1, 'a']), str(True))",
+      "1 2.5 x None [1, 'a'] True\n" },
+    { "print(['it\\'s', 'say \"hi\"', 'both \\' \"', 'tab\\there', 'nl\\n'])\ns = 'q'\nprint(f'{s!r} {s!s} {s}')",
+      "[\"it's\", 'say \"hi\"', 'both \\' \"', 'tab\\there', 'nl\\n']\n'q' q q\n" },
+    { "print(['back\\\\slash', '\\x00\\x7f', 'caf\\u00e9'], len('caf\\u00e9'))",
+      "['back\\\\slash', '\\x00\\x7f', 'caf\xc3""\xa9""'] 4\n" },
+    { "s = 'h\\u00e9llo w\\u00f6rld'\nprint(s[1], s[-4], s[1:4], s[::-1], len(s))",
+      "\xc3""\xa9"" \xc3""\xb6"" \xc3""\xa9""ll dlr\xc3""\xb6""w oll\xc3""\xa9""h 11\n" },
+    { "print('%d items' % 5, '%5.2f|' % 3.14159, '%-5s|' % 'ab', '%s and %r' % ('x', 'y'), '%05d' % 42, '%x' % 255, '%%')",
+      "5 items  3.14| ab   | x and 'y' 00042 ff %%\n" },
+    { "print('%.1f%%' % 12.345, '%+d' % 7, '%e' % 12345.678)",
+      "12.3% +7 1.234568e+04\n" },
+    { "print('{} {}'.format(1, 'a'), '{1}{0}'.format('a', 'b'), '{x}-{y}'.format(x=1, y=2), '{:>5}|'.format('ab'))",
+      "1 a ba 1-2    ab|\n" },
+    { "print('{:.2f}'.format(2.345), '{:.2f}'.format(2.355), '{:,}'.format(1234567), '{:{w}.{p}f}'.format(3.14159, w=8, p=2), '{{}}'.format())",
+      "2.34 2.36 1,234,567     3.14 {}\n" },
+    { "print('{0[1]} {d[k]}'.format([5, 6], d={'k': 'v'}), '{!r}'.format('q'))",
+      "6 v 'q'\n" },
+    { "x = 3\nprint(f'{x}', f'{x!r}', f'{\"s\"!r}', f'{x:>4}|', f'{x:04d}', f'{x * 2}')",
+      "3 3 's'    3| 0003 6\n" },
+    { "v = 1234.5678\nprint(f'{v:.2f} {v:,.2f} {v:10.1f}| {v:e} {v:.3g} {v:%}')",
+      "1234.57 1,234.57     1234.6| 1.234568e+03 1.23e+03 123456.780000%\n" },
+    { "print(f'{0.125:.2f} {0.375:.2f} {2.5:.0f} {3.5:.0f} {-0.5:.0f}')",
+      "0.12 0.38 2 4 -0\n" },
+    { "print(f'{1e-7:g} {123456789.0:g} {0.0001:g} {1e16:g}')",
+      "1e-07 1.23457e+08 0.0001 1e+16\n" },
+    { "print(f'{255:x} {255:X} {255:o} {255:b} {255:#x} {1234567:_}')",
+      "ff FF 377 11111111 0xff 1_234_567\n" },
+    { "print(f'{42:+} {42: } {-42:+} {3.0:+.1f}')",
+      "+42  42 -42 +3.0\n" },
+    { "print(f'{\"ab\":*^6} {\"ab\":<4}| {\"abcdef\":.3}')",
+      "**ab** ab  | abc\n" },
+    { "print(f'{True} {None} {[1, 2]} {(1,)}')",
+      "True None [1, 2] (1,)\n" },
+    { "w = 6\nprint(f'{3.14159:{w}.2f}|')",
+      "  3.14|\n" },
+    { "print(f'{1000000:,.0f} {0.5:.0%} {-1234.5:,.1f}')",
+      "1,000,000 50% -1,234.5\n" },
+    { "print(f'{12.5:08.2f} {-12.5:08.2f} {12.5:=+8.1f}')",
+      "00012.50 -0012.50 +   12.5\n" },
+    { "print(format(0.1, '.20f'), format(1/3, '.5f'), format(2, '.2f'))",
+      "0.10000000000000000000 0.33333 2.00\n" },
+    { "print(format(123, ''), format('x', '>3'), format(1.5))",
+      "123   x 1.5\n" },
+    { "l = [3, 1, 2]\nl.append(4)\nl.extend([5, 6])\nl.insert(0, 0)\nprint(l, l.pop(), l.pop(0), l)",
+      "[3, 1, 2, 4, 5] 6 0 [3, 1, 2, 4, 5]\n" },
+    { "l = [3, 1, 2]\nl.sort()\nprint(l)\nl.sort(reverse=True)\nprint(l)\nl.reverse()\nprint(l)",
+      "[1, 2, 3]\n[3, 2, 1]\n[1, 2, 3]\n" },
+    { "l = ['bb', 'a', 'ccc']\nl.sort(key=len)\nprint(l, sorted(l, key=lambda s: s[-1]), sorted('bca'))",
+      "['a', 'bb', 'ccc'] ['a', 'bb', 'ccc'] ['a', 'b', 'c']\n" },
+    { "print(sorted([(2, 'b'), (1, 'z'), (2, 'a')]), sorted([3, 1, 2], reverse=True))",
+      "[(1, 'z'), (2, 'a'), (2, 'b')] [3, 2, 1]\n" },
+    { "print(sorted([('a', 2), ('b', 1), ('c', 2)], key=lambda t: t[1], reverse=True))",
+      "[('a', 2), ('c', 2), ('b', 1)]\n" },
+    { "l = [1, 2, 3, 4, 5]\nprint(l[1:4], l[::-1], l[::2], l[-2:], l[:-2], l[5:], l[-100:100], l[3:1], l[4:1:-1])",
+      "[2, 3, 4] [5, 4, 3, 2, 1] [1, 3, 5] [4, 5] [1, 2, 3] [] [1, 2, 3, 4, 5] [] [5, 4, 3]\n" },
+    { "l = [0] * 5\nl[1:3] = [7, 8, 9]\nprint(l)\nl[::2] = 'abc'\nprint(l)\ndel l[0]\nprint(l)\ndel l[::2]\nprint(l)",
+      "[0, 7, 8, 9, 0, 0]\n['a', 7, 'b', 9, 'c', 0]\n[7, 'b', 9, 'c', 0]\n['b', 'c']\n" },
+    { "l = [1, 2, 3]\nl2 = l.copy()\nl2.append(4)\nprint(l, l2, l + l2, l * 2, [l] * 2)",
+      "[1, 2, 3] [1, 2, 3, 4] [1, 2, 3, 1, 2, 3, 4] [1, 2, 3, 1, 2, 3] [[1, 2, 3], [1, 2, 3]]\n" },
+    { "l = [1, 2]\nl += (3,)\nm = l\nm += [4]\nprint(l, m is l)",
+      "[1, 2, 3, 4] True\n" },
+    { "t = (1, 2, 3)\nprint(t, t[0], t[-1], t[1:], (1,), (), t + (4,), t * 2, len(t))",
+      "(1, 2, 3) 1 3 (2, 3) (1,) () (1, 2, 3, 4) (1, 2, 3, 1, 2, 3) 3\n" },
+    { "d = {'a': 1, 'b': 2}\nd['c'] = 3\nd['a'] = 10\nprint(d, len(d), d['b'], d.get('z'), d.get('z', 0), 'a' in d)",
+      "{'a': 10, 'b': 2, 'c': 3} 3 2 None 0 True\n" },
+    { "d = {'a': 1}\nprint(list(d.keys()), list(d.values()), list(d.items()), d.keys(), d.items())",
+      "['a'] [1] [('a', 1)] dict_keys(['a']) dict_items([('a', 1)])\n" },
+    { "d = {'x': 1}\nd.update({'y': 2}, z=3)\nprint(d, d.setdefault('w', 4), d.setdefault('x', 9), d)",
+      "{'x': 1, 'y': 2, 'z': 3, 'w': 4} 4 1 {'x': 1, 'y': 2, 'z': 3, 'w': 4}\n" },
+    { "d = {'x': 1, 'y': 2}\nprint(d.pop('x'), d.pop('q', 'none'), d)\ndel d['y']\nprint(d)",
+      "1 none {'y': 2}\n{}\n" },
+    { "d = {1: 'int', 2.5: 'float', 'k': 'str', (1, 2): 'tuple', True: 'bool?', 1.0: 'float1'}\nprint(d)",
+      "{1: 'float1', 2.5: 'float', 'k': 'str', (1, 2): 'tuple'}\n" },
+    { "d = {}\nfor w in 'the cat the hat the end'.split():\n    d[w] = d.get(w, 0) + 1\nprint(d)",
+      "{'the': 3, 'cat': 1, 'hat': 1, 'end': 1}\n" },
+    { "print(dict(a=1, b=2), dict([('x', 1), ('y', 2)]), dict({'k': 'v'}), dict(zip('ab', [1, 2])))",
+      "{'a': 1, 'b': 2} {'x': 1, 'y': 2} {'k': 'v'} {'a': 1, 'b': 2}\n" },
+    { "s = {3, 1, 2}\nprint(len(s), 2 in s, 5 in s, sorted(s), set([1, 1, 2]) == {1, 2}, set())",
+      "3 True False [1, 2, 3] True set()\n" },
+    { "print([1, [2, [3]]], {'a': [1, {'b': None}]}, [(1, 'a'), (2.5, 'b')])",
+      "[1, [2, [3]]] {'a': [1, {'b': None}]} [(1, 'a'), (2.5, 'b')]\n" },
+    { "l = [1]\nl.append(l)\nprint(l)",
+      "[1, [...]]\n" },
+    { "print(list(range(5)), list(range(2, 10, 3)), list(range(10, 0, -3)), range(5), range(1, 5, 2), len(range(0, 100, 7)))",
+      "[0, 1, 2, 3, 4] [2, 5, 8] [10, 7, 4, 1] range(0, 5) range(1, 5, 2) 15\n" },
+    { "r = range(10)\nprint(r[2], r[-1], r[2:8:2], list(r[::-3]))",
+      "2 9 range(2, 8, 2) [9, 6, 3, 0]\n" },
+    { "print(list('abc'), tuple([1, 2]), list((1, 2)), list({'a': 1}), tuple())",
+      "['a', 'b', 'c'] (1, 2) [1, 2] ['a'] ()\n" },
+    { "print([x * x for x in range(5)], [x for x in range(10) if x % 3 == 0], [(a, b) for a in range(2) for b in 'xy'])",
+      "[0, 1, 4, 9, 16] [0, 3, 6, 9] [(0, 'x'), (0, 'y'), (1, 'x'), (1, 'y')]\n" },
+    { "print({x: x * x for x in range(4)}, {x % 3 for x in range(10)}, sum(x for x in range(101)))",
+      "{0: 0, 1: 1, 2: 4, 3: 9} {0, 1, 2} 5050\n" },
+    { "print([[i * j for j in range(3)] for i in range(3)])",
+      "[[0, 0, 0], [0, 1, 2], [0, 2, 4]]\n" },
+    { "x = 10\nl = [x for x in range(3)]\nprint(x, l)",
+      "10 [0, 1, 2]\n" },
+    { "xs = [1, 2, 3]\nprint([y for y in xs if y > 1 for _ in range(y)])",
+      "[2, 2, 3, 3, 3]\n" },
+    { "print(list(zip([1, 2, 3], 'ab')), list(enumerate('ab')), list(enumerate('ab', start=5)))",
+      "[(1, 'a'), (2, 'b')] [(0, 'a'), (1, 'b')] [(5, 'a'), (6, 'b')]\n" },
+    { "print(list(map(str, [1, 2])), list(map(lambda a, b: a * b, [1, 2], [3, 4])), list(filter(None, [0, 1, '', 'a'])), list(filter(lambda v: v > 1, [1, 2, 3])))",
+      "['1', '2'] [3, 8] [1, 'a'] [2, 3]\n" },
+    { "print(list(reversed([1, 2, 3])), list(reversed('abc')), list(reversed(range(3))), ''.join(reversed('xyz')))",
+      "[3, 2, 1] ['c', 'b', 'a'] [2, 1, 0] zyx\n" },
+    { "print(max(3, 1, 2), min(3, 1, 2), max([1, 5, 3]), min('bca'), max([], default=0), max(['a', 'bbb', 'cc'], key=len), min([(2, 'a'), (1, 'b')]))",
+      "3 1 5 a 0 bbb (1, 'b')\n" },
+    { "print(sum([1, 2, 3]), sum([0.1] * 10), sum([1, 2], 10), sum([[1], [2]], []), sum(range(101)))",
+      "6 1.0 13 [1, 2] 5050\n" },
+    { "print(all([1, 2]), all([1, 0]), any([0, '']), any([0, 3]), all([]), any([]))",
+      "True False False True True False\n" },
+    { "print(len('abc'), len([1, 2]), len({'a': 1}), len(range(10)), len((1,)), len({1, 2}))",
+      "3 2 1 10 1 2\n" },
+    { "print(isinstance(1, int), isinstance(True, int), isinstance(1.5, float), isinstance(1, float), isinstance('a', (int, str)), isinstance([], list), isinstance({}, dict), isinstance((), tuple))",
+      "True True True False True True True True\n" },
+    { "a, b = 1, 2\na, b = b, a\nprint(a, b)",
+      "2 1\n" },
+    { "a, (b, c) = 1, (2, 3)\nprint(a, b, c)",
+      "1 2 3\n" },
+    { "first, *rest = [1, 2, 3]\n*init, last = 'abc'\na, *m, z = range(2)\nprint(first, rest, init, last, a, m, z)",
+      "1 [2, 3] ['a', 'b'] c 0 [] 1\n" },
+    { "for i, (a, b) in enumerate([(1, 2), (3, 4)]):\n    print(i, a + b)",
+      "0 3\n1 7\n" },
+    { "x = y = [1]\ny.append(2)\nprint(x, x is y)",
+      "[1, 2] True\n" },
+    { "d = {'a': [1]}\nd['a'].append(2)\nd['a'][0] += 10\nprint(d)",
+      "{'a': [11, 2]}\n" },
+    { "t = 0\nfor i in range(10):\n    if i % 2:\n        continue\n    if i > 6:\n        break\n    t += i\nprint(t)",
+      "12\n" },
+    { "for i in range(3):\n    pass\nelse:\n    print('done', i)\nfor i in range(3):\n    if i == 1:\n        break\nelse:\n    print('no')\nprint(i)",
+      "done 2\n1\n" },
+    { "n = 0\nwhile n < 5:\n    n += 1\nelse:\n    print('else', n)",
+      "else 5\n" },
+    { "n = 0\nwhile True:\n    n += 1\n    if n >= 3:\n        break\nprint(n)",
+      "3\n" },
+    { "x = 0\nif x > 0:\n    print('pos')\nelif x < 0:\n    print('neg')\nelse:\n    print('zero')",
+      "zero\n" },
+    { "for c in 'ab':\n    for d in 'xy':\n        if d == 'y':\n            break\n        print(c + d)",
+      "ax\nbx\n" },
+    { "for k in {'b': 1, 'a': 2}:\n    print(k)",
+      "b\na\n" },
+    { "def f(a, b=2, *args, c=3, **kw):\n    return (a, b, args, c, kw)\nprint(f(1))\nprint(f(1, 5, 6, 7, c=8, d=9))",
+      "(1, 2, (), 3, {})\n(1, 5, (6, 7), 8, {'d': 9})\n" },
+    { "def f(a, b):\n    return a - b\nprint(f(b=1, a=5), f(*[3, 1]), f(**{'a': 2, 'b': 1}))",
+      "4 2 1\n" },
+    { "def fact(n):\n    return 1 if n <= 1 else n * fact(n - 1)\nprint(fact(20), fact(30))",
+      "2432902008176640000 265252859812191058636308480000000\n" },
+    { "def fib(n):\n    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\nprint([fib(i) for i in range(10)], fib(90))",
+      "[0, 1, 1, 2, 3, 5, 8, 13, 21, 34] 2880067194370816120\n" },
+    { "def outer():\n    rate = 0.05\n    def grow(x):\n        return x * (1 + rate)\n    return grow(100)\nprint(outer())",
+      "105.0\n" },
+    { "def make(n):\n    return lambda x: x + n\nadd3 = make(3)\nprint(add3(4), make(10)(1))",
+      "7 11\n" },
+    { "def outer():\n    fs = [lambda: i for i in range(3)]\n    return [f() for f in fs]\nprint(outer())",
+      "[2, 2, 2]\n" },
+    { "counter = 0\ndef inc():\n    global counter\n    counter += 1\ninc()\ninc()\nprint(counter)",
+      "2\n" },
+    { "def f(x, acc=[]):\n    acc.append(x)\n    return acc\nf(1)\nprint(f(2))",
+      "[1, 2]\n" },
+    { "def f():\n    pass\nprint(f(), f, len, max)",
+      "None <function f> <built-in function len> <built-in function max>\n" },
+    { "sq = lambda x: x ** 2\nprint(sq(7), (lambda: 'k')(), sorted([3, -4], key=lambda v: abs(v)))",
+      "49 k [3, -4]\n" },
+    { "def f(n):\n    if n == 0:\n        return\n    print(n)\n    f(n - 1)\nf(2)",
+      "2\n1\n" },
+    { "def g():\n    return 1, 2\na, b = g()\nprint(a, b, g())",
+      "1 2 (1, 2)\n" },
+    { "import math\nprint(math.sqrt(16), math.sqrt(2), math.floor(2.7), math.ceil(2.1), math.trunc(-2.7), math.fabs(-3))",
+      "4.0 1.414213562373095048801688724209698 2 3 -2 3.0\n" },
+    { "import math\nprint(math.factorial(10), math.comb(5, 2), math.perm(5, 2), math.perm(4), math.prod([1, 2, 3, 4]), math.fsum([0.1] * 10))",
+      "3628800 10 20 24 24 1.0\n" },
+    { "import math\nprint(math.log(1), math.log10(1000), math.log2(8), math.log(8, 2), math.exp(0))",
+      "0.0 3.0 3.0 3.0 1.0\n" },
+    { "import math\nprint(math.pi)\nprint(math.e)",
+      "3.141592653589793238462643383279503\n2.718281828459045235360287471352662\n" },
+    { "import math\nprint(math.isclose(1.0, 1.0000000001), math.isclose(1, 1.1), math.isclose(1, 1.05, rel_tol=0.1), math.pow(2, 3), math.pow(4, 0.5))",
+      "True False True 8.0 2.0\n" },
+    { "import math\nprint(math.inf, -math.inf, math.inf > 1e308, -math.inf < -10 ** 400, max(1, math.inf), float('inf'), float('-inf') < 0)",
+      "inf -inf True True inf inf True\n" },
+    { "import math as m\nfrom math import sqrt, pi as PI\nprint(m.floor(-0.5), sqrt(9), round(PI, 4))",
+      "-1 3.0 3.1416\n" },
+    { "import math\nprint(math.sin(0), math.cos(0), math.tan(0), math.atan(0), math.erf(0), math.erfc(0))",
+      "0.0 1.0 0.0 0.0 0.0 1.0\n" },
+    { "print(10 ** 50 + 1)",
+      "100000000000000000000000000000000000000000000000001\n" },
+    { "print(1 / 8, 3 / 16, 1 / 1024, 1 / 3 + 1 / 3 + 1 / 3)",
+      "0.125 0.1875 0.0009765625 1.0\n" },
+    { "p = 1000\nfor _ in range(3):\n    p = p * 1.1\nprint(p)",
+      "1331.0\n" },
+    { "print(sum([19.99, 5.01, 0.1]), 19.99 * 3)",
+      "25.1 59.97\n" },
+    { "revenue = [120.5, 130.25, 99.99]\navg = sum(revenue) / len(revenue)\nprint(f'{avg:.2f}', avg)",
+      "116.91 116.9133333333333333333333333333333\n" },
+    { "print('a', 'b', sep='-', end='!\\n')\nprint('x', end='')\nprint('y')\nprint()\nprint(1, 2, sep='')",
+      "a-b!\nxy\n\n12\n" },
+    { "print(*[1, 2, 3])\nprint(*'ab', sep=',')",
+      "1 2 3\na,b\n" },
+    { "print(True, False, None, [True, None])",
+      "True False None [True, None]\n" },
+    { "x = 5\ndel x\ny = [1, 2, 3]\ndel y[1]\nprint(y)",
+      "[1, 3]\n" },
+    { "print(str(10 ** 20 / 10 ** 10), 10 ** 16 / 1, 2 ** 53 + 1.0)",
+      "10000000000.0 1e+16 9007199254740993.0\n" },
+    { "print(-0.0 == 0, 0.1 * 0)",
+      "True 0.0\n" },
+};
+
+static void test_prints(void)
+{
+    for (size_t i = 0; i < sizeof prints / sizeof prints[0]; i++)
+        CHECK(run(prints[i].src, prints[i].out, NULL));
+}
+
+/* ---- the final value ------------------------------------------------------------------- */
+
+/* Checks value repr, str, type, where it came from, fraction and exactness. */
+static int value_is(const char *src, const cr_policy *pol, const char *repr, const char *str,
+                    const char *type, const char *from, const char *fraction, int exact)
+{
+    eval_result r;
+    if (exec_src(src, pol, NULL, 0, &r) < 0) return 0;
+    int ok = r.status == CR_OK && r.has_value && strcmp(r.value_repr, repr) == 0 &&
+             strcmp(r.value_str, str) == 0 && strcmp(r.value_type, type) == 0 &&
+             strcmp(r.value_from, from) == 0 && r.exact == exact &&
+             (fraction ? (r.value_numeric && r.value_fraction &&
+                          strcmp(r.value_fraction, fraction) == 0)
+                       : (!r.value_numeric && !r.value_fraction));
+    if (!ok)
+        fprintf(stderr, "status %d has %d: repr [%s] str [%s] type [%s] from [%s] frac [%s] "
+                "exact %d\n  in: %s\n", r.status, r.has_value, r.value_repr, r.value_str,
+                r.value_type, r.value_from, r.value_fraction ? r.value_fraction : "-", r.exact,
+                src);
+    eval_result_free(&r);
+    return ok;
+}
+
+static void test_final_value(void)
+{
+    CHECK(value_is("def solution():\n    x = 5\n    return x * 2\n", NULL, "10", "10", "int",
+                   "solution()", "10", 1));
+    CHECK(value_is("def solution():\n    print('hi')\n    return 2.5\n", NULL, "2.5", "2.5",
+                   "float", "solution()", "5/2", 1));
+    CHECK(run("def solution():\n    print('hi')\n    return 2.5\n", "hi\n", "2.5"));
+    /* called by the program itself: not called again, and its value is not the answer */
+    CHECK(run("def solution():\n    print('once')\n    return 1\nsolution()\n", "once\n", "1"));
+    CHECK(run("def solution():\n    return 1\nprint(solution())\n", "1\n", ""));
+    /* solution(a) needs an argument: not the convention */
+    CHECK(value_is("def solution(a):\n    return a\nx = 4\n", NULL, "4", "4", "int", "x", "4", 1));
+    CHECK(value_is("def solution(a=3):\n    return a\n", NULL, "3", "3", "int", "solution()",
+                   "3", 1));
+    CHECK(value_is("ans = 0.1 + 0.2\nresult = 5\n", NULL, "0.3", "0.3", "float", "ans", "3/10",
+                   1));
+    CHECK(value_is("result = [1, 2]\nanswer = 3\n", NULL, "[1, 2]", "[1, 2]", "list", "result",
+                   NULL, 1));
+    CHECK(value_is("answer = 'yes'\nz = 1\n", NULL, "'yes'", "yes", "str", "answer", NULL, 1));
+    CHECK(value_is("x = 3\nx * 2\n", NULL, "6", "6", "int", "last expression", "6", 1));
+    CHECK(value_is("x = 3\nx * 2\nprint(x)\n", NULL, "6", "6", "int", "last expression", "6", 1));
+    CHECK(value_is("a = 1\nb = 'z'\n", NULL, "'z'", "z", "str", "b", NULL, 1));
+    CHECK(value_is("a, b = 1, 2.5\n", NULL, "2.5", "2.5", "float", "b", "5/2", 1));
+    CHECK(value_is("total = 0\nfor i in range(4):\n    total += i\n", NULL, "6", "6", "int",
+                   "total", "6", 1));
+    CHECK(value_is("ans = 1 / 3\n", NULL, "0.3333333333333333333333333333333333",
+                   "0.3333333333333333333333333333333333", "float", "ans", "1/3", 1));
+    CHECK(value_is("ans = True\n", NULL, "True", "True", "bool", "ans", "1", 1));
+    CHECK(value_is("ans = None\n", NULL, "None", "None", "NoneType", "ans", NULL, 1));
+    CHECK(value_is("ans = {'a': (1, 2.0)}\n", NULL, "{'a': (1, 2.0)}", "{'a': (1, 2.0)}", "dict",
+                   "ans", NULL, 1));
+    CHECK(value_is("ans = -7 // 2\n", NULL, "-4", "-4", "int", "ans", "-4", 1));
+    CHECK(value_is("ans = 10 ** 25 / 4\n", NULL, "2.5e+24", "2.5e+24", "float", "ans",
+                   "2500000000000000000000000", 1));
+    CHECK(run("print(1)\n", "1\n", ""));
+    CHECK(run("", "", ""));
+    CHECK(run("def f():\n    return 1\n", "", ""));
+    cr_policy pol;
+    cr_policy_default(&pol);
+    pol.answer_vars[0] = "total";
+    pol.answer_vars[1] = NULL;
+    CHECK(value_is("ans = 1\ntotal = 2\nz = 3\n", &pol, "2", "2", "int", "total", "2", 1));
+}
+
+static void test_exactness(void)
+{
+    CHECK(value_is("import math\nans = math.sqrt(2)\n", NULL,
+                   "1.414213562373095048801688724209698", "1.414213562373095048801688724209698",
+                   "float", "ans", "707106781186547524400844362104849/500000000000000000000000000000000",
+                   0));
+    CHECK(value_is("import math\nans = math.sqrt(6.25)\n", NULL, "2.5", "2.5", "float", "ans",
+                   "5/2", 1));
+    /* inexactness follows the data: through arithmetic, round(), containers and text */
+    CHECK(value_is("import math\nx = math.sqrt(2)\nans = round(x * x)\n", NULL, "2", "2", "int",
+                   "ans", "2", 0));
+    CHECK(value_is("import math\nans = [1, math.pi > 3]\n", NULL, "[1, True]", "[1, True]",
+                   "list", "ans", NULL, 1));
+    CHECK(value_is("import math\nans = (1, math.pi)\n", NULL,
+                   "(1, 3.141592653589793238462643383279503)",
+                   "(1, 3.141592653589793238462643383279503)", "tuple", "ans", NULL, 0));
+    CHECK(value_is("import math\nans = f'{math.pi:.2f}'\n", NULL, "'3.14'", "3.14", "str", "ans",
+                   NULL, 0));
+    CHECK(value_is("ans = 1.05 ** 10\n", NULL, "1.62889462677744140625",
+                   "1.62889462677744140625", "float", "ans", "16679880978201/10240000000000", 1));
+    CHECK(value_is("ans = (1.08) ** 0.5\n", NULL, "1.039230484541326376116467804903523",
+                   "1.039230484541326376116467804903523", "float", "ans",
+                   "1039230484541326376116467804903523/1000000000000000000000000000000000", 0));
+    /* CAGR: a fractional power is rounded to the precision */
+    CHECK(value_is("start, end, n = 100, 150, 3\nans = round((end / start) ** (1 / n) - 1, 4)\n",
+                   NULL, "0.1447", "0.1447", "float", "ans", "1447/10000", 0));
+}
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static void test_errors(void)
+{
+    CHECK(raises("x = 1\ny = x / 0\n", "ZeroDivisionError", "division by zero", 2, 5));
+    CHECK(raises("print(1.5 / 0)", "ZeroDivisionError", "float division by zero", 1, 7));
+    CHECK(raises("print(1 / 0.0)", "ZeroDivisionError", "float division by zero", 1, 7));
+    CHECK(raises("print(7 // 0)", "ZeroDivisionError", "integer division or modulo by zero", 1,
+                 7));
+    CHECK(raises("print(7 % 0)", "ZeroDivisionError", "integer modulo by zero", 1, 7));
+    CHECK(raises("print(7.0 // 0)", "ZeroDivisionError", "float floor division by zero", 1, 7));
+    CHECK(raises("print(7.0 % 0)", "ZeroDivisionError", "float modulo", 1, 7));
+    CHECK(raises("divmod(1, 0)", "ZeroDivisionError", "integer division or modulo by zero", 1,
+                 1));
+    CHECK(raises("divmod(1.0, 0)", "ZeroDivisionError", "float divmod()", 1, 1));
+    CHECK(raises("x = 0 ** -1", "ZeroDivisionError", "0.0 cannot be raised to a negative power",
+                 1, 5));
+    CHECK(raises("print(y)", "NameError", "name 'y' is not defined", 1, 7));
+    CHECK(raises("def f():\n    return undefined_name\nf()\n", "NameError",
+                 "name 'undefined_name' is not defined", 2, 12));
+    CHECK(raises("def f():\n    print(z)\n    z = 1\nf()\n", "UnboundLocalError",
+                 "cannot access local variable 'z' where it is not associated with a value", 2,
+                 11));
+    CHECK(raises("x = 1 + 'a'", "TypeError", "unsupported operand type(s) for +: 'int' and 'str'",
+                 1, 5));
+    CHECK(raises("x = 'a' + 1", "TypeError", "can only concatenate str (not \"int\") to str", 1,
+                 5));
+    CHECK(raises("x = [1] + (1,)", "TypeError",
+                 "can only concatenate list (not \"tuple\") to list", 1, 5));
+    CHECK(raises("x = None + 1", "TypeError",
+                 "unsupported operand type(s) for +: 'NoneType' and 'int'", 1, 5));
+    CHECK(raises("x = 'a' * 'b'", "TypeError", "can't multiply sequence by non-int of type 'str'",
+                 1, 5));
+    CHECK(raises("x = 2 ** 'a'", "TypeError",
+                 "unsupported operand type(s) for ** or pow(): 'int' and 'str'", 1, 5));
+    CHECK(raises("x = 1 < 'a'", "TypeError",
+                 "'<' not supported between instances of 'int' and 'str'", 1, 5));
+    CHECK(raises("x = sorted([1, 'a'])", "TypeError",
+                 "'<' not supported between instances of 'str' and 'int'", 1, 5));
+    CHECK(raises("x = [1, 2]\ny = x[5]", "IndexError", "list index out of range", 2, 5));
+    CHECK(raises("x = (1,)[3]", "IndexError", "tuple index out of range", 1, 5));
+    CHECK(raises("x = 'ab'[-3]", "IndexError", "string index out of range", 1, 5));
+    CHECK(raises("x = [1]\nx[1] = 2", "IndexError", "list assignment index out of range", 2, 1));
+    CHECK(raises("x = [1]['a']", "TypeError", "list indices must be integers or slices, not str",
+                 1, 5));
+    CHECK(raises("x = {'a': 1}['k']", "KeyError", "'k'", 1, 5));
+    CHECK(raises("x = {}[1]", "KeyError", "1", 1, 5));
+    CHECK(raises("d = {}\ndel d['q']", "KeyError", "'q'", 2, 5));
+    CHECK(raises("x = {[1]: 2}", "TypeError", "unhashable type: 'list'", 1, 5));
+    CHECK(raises("import math\nx = math.sqrt(-1)", "ValueError", "math domain error", 2, 5));
+    CHECK(raises("import math\nx = math.log(0)", "ValueError", "math domain error", 2, 5));
+    CHECK(raises("import math\nx = math.factorial(-1)", "ValueError",
+                 "factorial() not defined for negative values", 2, 5));
+    CHECK(raises("import math\nx = math.factorial(1.5)", "TypeError",
+                 "'float' object cannot be interpreted as an integer", 2, 5));
+    CHECK(raises("x = int('abc')", "ValueError", "invalid literal for int() with base 10: 'abc'",
+                 1, 5));
+    CHECK(raises("x = float('x1')", "ValueError", "could not convert string to float: 'x1'", 1,
+                 5));
+    CHECK(raises("x = int(None)", "TypeError",
+                 "int() argument must be a string, a bytes-like object or a real number, not "
+                 "'NoneType'", 1, 5));
+    CHECK(raises("x = max([])", "ValueError", "max() arg is an empty sequence", 1, 5));
+    CHECK(raises("x = min([])", "ValueError", "min() arg is an empty sequence", 1, 5));
+    CHECK(raises("x = len(5)", "TypeError", "object of type 'int' has no len()", 1, 5));
+    CHECK(raises("for x in 5:\n    pass", "TypeError", "'int' object is not iterable", 1, 10));
+    CHECK(raises("a, b = 1, 2, 3", "ValueError", "too many values to unpack (expected 2)", 1, 1));
+    CHECK(raises("a, b, c = [1, 2]", "ValueError",
+                 "not enough values to unpack (expected 3, got 2)", 1, 1));
+    CHECK(raises("a, *b, c = [1]", "ValueError",
+                 "not enough values to unpack (expected at least 2, got 1)", 1, 1));
+    CHECK(raises("a, b = 5", "TypeError", "cannot unpack non-iterable int object", 1, 1));
+    CHECK(raises("def f(x):\n    return x\nf()", "TypeError",
+                 "f() missing 1 required positional argument: 'x'", 3, 1));
+    CHECK(raises("def f(a, b, c):\n    return a\nf()", "TypeError",
+                 "f() missing 3 required positional arguments: 'a', 'b', and 'c'", 3, 1));
+    CHECK(raises("def f(x):\n    return x\nf(1, 2)", "TypeError",
+                 "f() takes 1 positional argument but 2 were given", 3, 1));
+    CHECK(raises("def g(a, b=1):\n    return a\ng(1, 2, 3)", "TypeError",
+                 "g() takes from 1 to 2 positional arguments but 3 were given", 3, 1));
+    CHECK(raises("def f(x):\n    return x\nf(y=1)", "TypeError",
+                 "f() got an unexpected keyword argument 'y'", 3, 1));
+    CHECK(raises("def f(x):\n    return x\nf(1, x=1)", "TypeError",
+                 "f() got multiple values for argument 'x'", 3, 1));
+    CHECK(raises("x = (lambda v: v)()", "TypeError",
+                 "<lambda>() missing 1 required positional argument: 'v'", 1, 5));
+    CHECK(raises("x = []\nx.pop()", "IndexError", "pop from empty list", 2, 1));
+    CHECK(raises("x = [1].index(2)", "ValueError", "2 is not in list", 1, 5));
+    CHECK(raises("x = 'abc'.index('z')", "ValueError", "substring not found", 1, 5));
+    CHECK(raises("x = 5\nx()", "TypeError", "'int' object is not callable", 2, 1));
+    CHECK(raises("x = 5\ny = x[0]", "TypeError", "'int' object is not subscriptable", 2, 5));
+    CHECK(raises("t = (1, 2)\nt[0] = 3", "TypeError",
+                 "'tuple' object does not support item assignment", 2, 1));
+    CHECK(raises("x = [1]\nx.upper()", "AttributeError", "'list' object has no attribute 'upper'",
+                 2, 1));
+    CHECK(raises("x = f'{1.5:d}'", "ValueError",
+                 "Unknown format code 'd' for object of type 'float'", 1, 7));
+    CHECK(raises("x = f'{None:>5}'", "TypeError",
+                 "unsupported format string passed to NoneType.__format__", 1, 7));
+    CHECK(raises("x = round('a')", "TypeError", "type str doesn't define __round__ method", 1, 5));
+    CHECK(raises("x = '%d' % 'a'", "TypeError", "%d format: a real number is required, not str",
+                 1, 5));
+    CHECK(raises("x = '%d %d' % (1,)", "TypeError", "not enough arguments for format string", 1,
+                 5));
+    CHECK(raises("x = range(0, 5, 0)", "ValueError", "range() arg 3 must not be zero", 1, 5));
+    CHECK(raises("x = [1, 2][::0]", "ValueError", "slice step cannot be zero", 1, 12));
+    CHECK(raises("x = 1 << -1", "ValueError", "negative shift count", 1, 5));
+    CHECK(raises("x = -'a'", "TypeError", "bad operand type for unary -: 'str'", 1, 5));
+    CHECK(raises("x = abs('a')", "TypeError", "bad operand type for abs(): 'str'", 1, 5));
+    CHECK(raises("x = 1.5 << 1", "TypeError",
+                 "unsupported operand type(s) for <<: 'float' and 'int'", 1, 5));
+    CHECK(raises("x = pow(2, 0.5, 5)", "TypeError",
+                 "pow() 3rd argument not allowed unless all arguments are integers", 1, 5));
+    CHECK(raises("x = 'a'.join([1])", "TypeError",
+                 "sequence item 0: expected str instance, int found", 1, 5));
+    CHECK(raises("x = 'a,b'.split('')", "ValueError", "empty separator", 1, 5));
+    CHECK(raises("x = 1 in 5", "TypeError", "argument of type 'int' is not iterable", 1, 5));
+    CHECK(raises("x = 1 in 'a'", "TypeError",
+                 "'in <string>' requires string as left operand, not int", 1, 5));
+    CHECK(raises("x = isinstance(1, 5)", "TypeError",
+                 "isinstance() arg 2 must be a type, a tuple of types, or a union", 1, 5));
+    CHECK(raises("x = dict([(1, 2, 3)])", "ValueError",
+                 "dictionary update sequence element #0 has length 3; 2 is required", 1, 5));
+    CHECK(raises("x = '{} {}'.format(1)", "IndexError",
+                 "Replacement index 1 out of range for positional args tuple", 1, 5));
+    CHECK(raises("assert 1 == 2, 'nope'", "AssertionError", "nope", 1, 1));
+    CHECK(raises("x = 1\nassert x > 1", "AssertionError", "", 2, 1));
+    /* raise with the user's own exception and message */
+    CHECK(raises("def check(v):\n    if v < 0:\n        raise ValueError('negative: ' + str(v))\n"
+                 "check(-2)", "ValueError", "negative: -2", 3, 9));
+    CHECK(raises("raise KeyError('k')", "KeyError", "'k'", 1, 1));
+    CHECK(raises("raise TypeError", "TypeError", "", 1, 1));
+    CHECK(raises("raise ArithmeticError('a')", "ArithmeticError", "a", 1, 1));
+    CHECK(raises("raise Exception('x', 2)", "Exception", "('x', 2)", 1, 1));
+    CHECK(raises("raise ZeroDivisionError('custom')", "ZeroDivisionError", "custom", 1, 1));
+    CHECK(raises("raise IndexError()", "IndexError", "", 1, 1));
+    CHECK(raises("raise 5", "TypeError", "exceptions must derive from BaseException", 1, 1));
+    CHECK(raises("raise", "RuntimeError", "No active exception to reraise", 1, 1));
+    CHECK(raises("import math\nx = math.inf - 1", "ValueError",
+                 "infinity has no exact value: math.inf can only be compared", 2, 5));
+    CHECK(raises("import math\nx = int(math.inf)", "OverflowError",
+                 "cannot convert float infinity to integer", 2, 5));
+    CHECK(raises("x = 10.0 ** 400", "OverflowError", "(34, 'Numerical result out of range')", 1,
+                 5));
+    CHECK(raises("import math\nx = math.exp(1000)", "OverflowError", "math range error", 2, 5));
+    /* the innermost expression that raised, deep inside a line */
+    CHECK(raises("x = [1, 2, 7 / (2 - 2)]", "ZeroDivisionError", "division by zero", 1, 12));
+    CHECK(raises("def f(a):\n    return [a][a]\nprint(f(0) + f(1))", "IndexError",
+                 "list index out of range", 2, 12));
+    /* an error stops the run: what was printed before it stays */
+    eval_result r;
+    if (exec_src("print('before')\nx = 1 / 0\nprint('after')\n", NULL, NULL, 0, &r) == 0) {
+        CHECK_STR(r.out, "before\n");
+        CHECK_INT(r.status, CR_EPY_ZERODIV);
+        CHECK_INT(r.has_value, 0);
+        eval_result_free(&r);
+    } else {
+        CHECK(0);
+    }
+}
+
+/* ---- limits ---------------------------------------------------------------------------- */
+
+static void test_limits(void)
+{
+    cr_policy pol;
+    cr_policy_default(&pol);
+    CHECK(raises("while True:\n    pass\n", "LimitError", "operation limit (10000000 steps)", 1,
+                 1));
+    CHECK(raises("x = 0\nfor i in range(10 ** 12):\n    x += i\n", "LimitError",
+                 "operation limit (10000000 steps)", 2, 1));
+    CHECK(raises("def f(n):\n    return f(n + 1)\nf(0)\n", "LimitError",
+                 "call depth limit (100 nested calls)", 2, 12));
+    CHECK(raises("x = 'a' * 10 ** 9\n", "LimitError", "string length limit (16777216 characters)",
+                 1, 5));
+    CHECK(raises("x = [0] * 10 ** 9\n", "LimitError", "container size limit (16777216 elements)",
+                 1, 5));
+    CHECK(raises("s = 'ab'\nwhile True:\n    s = s + s\n", "LimitError",
+                 "string length limit (16777216 characters)", 3, 9));
+    CHECK(raises("x = 2 ** 10 ** 7\n", "LimitError", "integer size limit (1048576 bits)", 1, 5));
+    CHECK(raises("x = 2 ** 600000\ny = x * x\n", "LimitError",
+                 "integer size limit (1048576 bits)", 2, 5));
+    CHECK(raises("x = 1 << 2000000\n", "LimitError", "integer size limit (1048576 bits)", 1, 5));
+    CHECK(raises("import math\nx = math.factorial(10 ** 6)\n", "LimitError",
+                 "integer size limit (1048576 bits)", 2, 5));
+
+    pol.limits.max_stdout = 10;
+    eval_result r;
+    if (exec_src("print('hello world')\nprint('more')\n", &pol, NULL, 0, &r) == 0) {
+        CHECK_STR(r.error.type, "LimitError");
+        CHECK_STR(r.error.message, "output limit (10 bytes)");
+        CHECK_INT(r.out_truncated, 1);
+        CHECK_STR(r.out, "hello worl");
+        eval_result_free(&r);
+    } else {
+        CHECK(0);
+    }
+
+    cr_policy_default(&pol);
+    pol.limits.max_memory = 1 << 20;
+    CHECK(raises_p("l = []\nfor i in range(100000):\n    l.append(str(i) * 10)\n", &pol,
+                   "LimitError", "memory limit (1048576 bytes)", 3, 5));
+
+    cr_policy_default(&pol);
+    pol.limits.max_depth = 10;
+    CHECK(raises_p("def f(n):\n    return 0 if n == 0 else f(n - 1) + 1\nx = f(60)\n", &pol,
+                   "LimitError", "nesting depth limit (100 levels)", 2, 0));
+    cr_policy_default(&pol);
+    pol.limits.max_ops = 1000;
+    CHECK(raises_p("x = sum(range(10 ** 6))\n", &pol, "LimitError",
+                   "operation limit (1000 steps)", 1, 5));
+    CHECK(raises_p("x = sorted(range(2000), key=lambda v: -v)\n", &pol, "LimitError",
+                   "operation limit (1000 steps)", 1, 0));
+    CHECK(raises_p("x = [i for i in range(5000)]\n", &pol, "LimitError",
+                   "operation limit (1000 steps)", 1, 0));
+    cr_policy_default(&pol);
+    pol.limits.max_call_depth = 5;
+    CHECK(raises_p("def f(n):\n    return n if n == 0 else f(n - 1)\nx = f(10)\n", &pol,
+                   "LimitError", "call depth limit (5 nested calls)", 2, 29));
+    /* a structure nested a hundred thousand deep is built and freed without recursion */
+    CHECK(run("a = []\nfor i in range(100000):\n    a = [a]\nans = len(a)\n", "", "1"));
+    CHECK(raises("a = []\nfor i in range(1000):\n    a = [a]\nprint(a)\n", "LimitError",
+                 "nesting depth limit (200 levels)", 4, 1));
+    /* cycles are freed at the end of the run (ASan checks) */
+    CHECK(run("a = [1]\na.append(a)\nd = {}\nd['self'] = d\nprint(a, d)\n",
+              "[1, [...]] {'self': {...}}\n", NULL));
+    CHECK(run("def outer():\n    def inner():\n        return inner\n    return inner\nf = outer()\n"
+              "print(f() is f)\n", "True\n", NULL));
+}
+
+/* The operation budget stops an endless loop quickly, whatever the loop holds. */
+static void test_ops_counted(void)
+{
+    eval_result r;
+    if (exec_src("x = 0\nfor i in range(1000):\n    x = x + i\n", NULL, NULL, 0, &r) == 0) {
+        CHECK(r.ops >= 2000 && r.ops < 10000);
+        eval_result_free(&r);
+    } else {
+        CHECK(0);
+    }
+}
+
+/* ---- bindings -------------------------------------------------------------------------- */
+
+static void test_bindings(void)
+{
+    ir_module *m = ir_module_new(0);
+    ir_node *num = ir_node_new(m, IR_NUM, 0, 0, 0);
+    num->text = "0.1";
+    num->len = 3;
+    num->flags = IRF_FLOAT;
+    ir_node *str = ir_node_new(m, IR_STR, 0, 0, 0);
+    str->text = "ACME";
+    str->len = 4;
+    ir_node *lst = ir_node_new(m, IR_LIST, 0, 0, 2);
+    lst->kid[0] = ir_node_new(m, IR_NUM, 0, 0, 0);
+    lst->kid[0]->text = "5829";
+    lst->kid[0]->len = 4;
+    lst->kid[1] = ir_node_new(m, IR_NUM, 0, 0, 0);
+    lst->kid[1]->text = "5735";
+    lst->kid[1]->len = 4;
+    eval_binding b[] = { { "rate", num }, { "name", str }, { "vals", lst } };
+    eval_result r;
+    if (exec_src("ans = rate * 3\nprint(name, (vals[0] - vals[1]) / vals[1])\n", NULL, b, 3, &r)
+        == 0) {
+        CHECK_STR(r.value_repr, "0.3");
+        CHECK_STR(r.out, "ACME 0.01639058413251961639058413251961639\n");
+        eval_result_free(&r);
+    } else {
+        CHECK(0);
+    }
+    /* the program may reassign a bound name */
+    if (exec_src("rate = rate * 2\n", NULL, b, 1, &r) == 0) {
+        CHECK_STR(r.value_repr, "0.2");
+        CHECK_STR(r.value_from, "rate");
+        eval_result_free(&r);
+    } else {
+        CHECK(0);
+    }
+    ir_module_free(m);
+}
+
+/* ---- the evaluator implements exactly the parser's whitelist ----------------------------- */
+
+static int in_list(const char *const *l, const char *name)
+{
+    for (; l && *l; l++)
+        if (strcmp(*l, name) == 0) return 1;
+    return 0;
+}
+
+static void check_names(char kind, const char *const *parser_list)
+{
+    size_t n = 0;
+    for (const char *const *p = parser_list; *p; p++, n++)
+        if (!eval_implements(kind, *p)) {
+            fprintf(stderr, "whitelisted %c %s is not implemented\n", kind, *p);
+            CHECK(0);
+        }
+    const char *const *mine = eval_names(kind);
+    size_t m = 0;
+    for (const char *const *p = mine; p && *p; p++, m++)
+        if (!in_list(parser_list, *p)) {
+            fprintf(stderr, "implemented %c %s is not whitelisted\n", kind, *p);
+            CHECK(0);
+        }
+    CHECK_INT(m, n);
+}
+
+static void test_implements(void)
+{
+    check_names('b', parser_builtin_names);
+    check_names('m', parser_math_names);
+    check_names('.', parser_method_names);
+    CHECK(!eval_implements('b', "open"));
+    CHECK(!eval_implements('m', "tau"));
+    CHECK(!eval_implements('.', "remove"));
+    CHECK(!eval_implements('x', "abs"));
+    CHECK(eval_names('x') == NULL);
+}
+
+/* ---- engine-level contract -------------------------------------------------------------- */
+
+static void test_contract(void)
+{
+    cr_policy pol;
+    cr_policy_default(&pol);
+    ir_module *m = NULL;
+    cr_error err = { 0 };
+    eval_result r;
+    CHECK_INT(parser_parse_python("import os\n", 10, &pol.limits, &m, &err), CR_OK);
+    CHECK(m && m->nreasons > 0);
+    CHECK_INT(eval_run(m, NULL, 0, &pol, &r, &err), CR_EUSAGE);
+    eval_result_free(&r);
+    CHECK(r.out == NULL && r.value_repr == NULL);
+    ir_module_free(m);
+    eval_result_free(NULL);
+}
+
+int main(void)
+{
+    test_prints();
+    test_final_value();
+    test_exactness();
+    test_errors();
+    test_limits();
+    test_ops_counted();
+    test_bindings();
+    test_implements();
+    test_contract();
+    return TEST_SUMMARY();
+}
