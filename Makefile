@@ -77,6 +77,8 @@ install: all $(B)/calcroute.pc
 	ln -sf libcalcroute.so.0 '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so'
 	install -Dm644 include/calcroute.h '$(DESTDIR)$(PREFIX)/include/calcroute.h'
 	install -Dm644 $(B)/calcroute.pc '$(DESTDIR)$(PREFIX)/lib/pkgconfig/calcroute.pc'
+	install -Dm644 bindings/python/calcroute/__init__.py \
+	    '$(DESTDIR)$(PREFIX)/lib/python3/dist-packages/calcroute/__init__.py'
 	for m in docs/*.1 docs/*.3; do [ -f "$$m" ] || continue; \
 	    install -Dm644 "$$m" "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
 
