@@ -1,6 +1,10 @@
 #!/bin/sh
 # The Python binding's unittest suite against the library just built.
 B=${BUILD:-build}
+case "$B" in *asan*)
+    echo "SKIP python binding: python3 cannot load a sanitizer build of the library" >&2
+    echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+esac
 out=$(mktemp)
 CALCROUTE_LIB="$B/libcalcroute.so" PYTHONPATH=bindings/python \
     /usr/bin/python3 -m unittest discover -s bindings/python/tests -p "test_*.py" >"$out" 2>&1
