@@ -1,0 +1,100 @@
+#!/bin/sh
+# calc-route sending code outside the in-process subset to the ns tier: route, value, the
+# exit status of each outcome (0 ok, 1 raised, 3 limit, 4 rejected), --timeout, --memory,
+# --data, --out, and the --json fields that carry the sandbox's outcome.
+B=${BUILD:-build}
+R="$B/calc-route"
+PY=/usr/bin/python3
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+
+# run CODE [ARGS...]: calc-route --json on CODE; the JSON in $tmp/json, exit status in $rc.
+run() {
+    code=$1
+    shift
+    printf '%s' "$code" | "$R" --json --tier ns "$@" >"$tmp/json" 2>"$tmp/err"
+    rc=$?
+}
+
+# field PYEXPR: the repr() of a value read from $tmp/json (d is the object).
+field() {
+    "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); print(repr(($1)))" "$tmp/json" 2>/dev/null
+}
+
+# expect NAME WANT_RC PYEXPR WANT: the exit status of the last run and one field.
+expect() {
+    name=$1 want_rc=$2 expr=$3 want=$4
+    got=$(field "$expr")
+    if [ "$rc" = "$want_rc" ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1))
+        printf 'FAIL %s: exit %s (want %s), %s = [%s], want [%s]\n' "$name" "$rc" "$want_rc" \
+            "$expr" "$got" "$want" >&2
+        cat "$tmp/err" >&2
+    fi
+}
+
+if [ ! -x "$R" ]; then
+    echo "SKIP: $R not built" >&2
+    echo "0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+run 'import os
+ans = 1'
+if [ "$(field "d['route'], d['status']")" != "('ns', 'ok')" ]; then
+    echo "SKIP: the ns tier does not run here: $(field "d['error']") $(cat "$tmp/err")" >&2
+    echo "0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+
+run 'import statistics
+print("mean")
+ans = statistics.mean([1, 2, 4])'
+expect route 0 "d['route'], d['reasons'][0]['code']" "('ns', 'import:statistics')"
+expect value 0 "d['value']['repr'], d['value']['type'], d['value']['from']" \
+    "('2.3333333333333335', 'float', 'var:ans')"
+expect stdout 0 "d['stdout']" "'mean\\n'"
+
+run 'import math
+x = [1][2]'
+expect raised 1 "d['error']['type'], d['error']['line']" "('IndexError', 2)"
+
+run 'import time
+time.sleep(30)' --timeout 0.5
+expect wall-limit 3 "d['limit']['name'], d['status'], d['limit']['message']" \
+    "('wall', 'limit', 'wall limit: wall clock 0.500 s')"
+
+run 'import os
+x = bytearray(1 << 30)' --memory 64
+expect memory-limit 3 "d['limit']['name']" "'memory'"
+
+run 'import sys
+while True:
+    print("x" * 1000)'
+expect output-limit 3 "d['limit']['name'], d['stdout_truncated'], len(d['stdout'])" \
+    "('output', True, 1048576)"
+
+printf 'a,b\n1,2\n' >"$tmp/in.csv"
+chmod 644 "$tmp/in.csv"
+mkdir "$tmp/out"
+run 'import csv
+rows = list(csv.reader(open("/data/in.csv")))
+open("/out/table.txt", "w").write("abc")
+ans = int(rows[1][0]) + int(rows[1][1])' --data "$tmp" --out "$tmp/out"
+expect data 0 "d['value']['repr']" "'3'"
+expect artifact 0 "[(a['name'], a['size'], a['sha256']) for a in d['artifacts']]" \
+    "[('table.txt', 3, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')]"
+if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL artifact-copy: $tmp/out/table.txt" >&2
+fi
+
+printf '%s' 'import os
+ans = 1' | "$R" --tier none >/dev/null 2>&1
+rc=$?
+if [ "$rc" = 4 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL tier-none: exit $rc, want 4" >&2
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
