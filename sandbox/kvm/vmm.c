@@ -170,10 +170,31 @@ static cr_code set_cpuid(vmm *vm, cr_error *err)
             goto out;
         }
     }
+    /* KVM leaves out the one bit it cannot know: that this is a VM. Linux looks for its
+     * paravirtual clock and devices only when CPUID.1:ECX says "hypervisor". */
+    for (uint32_t i = 0; i < c->nent; i++)
+        if (c->entries[i].function == 1) c->entries[i].ecx |= 1u << 31;
     if (kio(vm->vcpu_fd, KVM_SET_CPUID2, c) < 0) rc = vmm_fail(err, "KVM_SET_CPUID2", errno);
 out:
     free(c);
     return rc;
+}
+
+/* Linux leaves LINT0/LINT1 as it finds them when it has no MP table: set them as a PC's
+ * firmware does, the PIC's output as ExtINT on LINT0 and NMI on LINT1. */
+static cr_code wire_lapic(int vcpu_fd, cr_error *err)
+{
+    struct kvm_lapic_state l;
+    uint32_t v;
+    if (kio(vcpu_fd, KVM_GET_LAPIC, &l) < 0) return vmm_fail(err, "KVM_GET_LAPIC", errno);
+    memcpy(&v, l.regs + 0x350, 4);
+    v = (v & ~0x700u) | (7u << 8);                     /* LINT0: ExtINT */
+    memcpy(l.regs + 0x350, &v, 4);
+    memcpy(&v, l.regs + 0x360, 4);
+    v = (v & ~0x700u) | (4u << 8);                     /* LINT1: NMI */
+    memcpy(l.regs + 0x360, &v, 4);
+    if (kio(vcpu_fd, KVM_SET_LAPIC, &l) < 0) return vmm_fail(err, "KVM_SET_LAPIC", errno);
+    return CR_OK;
 }
 
 cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
@@ -240,6 +261,7 @@ cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
     }
     vm->run = run;
     if ((rc = set_cpuid(vm, err)) != CR_OK) goto fail;
+    if (cfg->irqchip && (rc = wire_lapic(vm->vcpu_fd, err)) != CR_OK) goto fail;
     *out = vm;
     return CR_OK;
 fail:
@@ -343,6 +365,8 @@ cr_code vmm_set_long_mode(vmm *vm, uint64_t rip, uint64_t rsp, uint64_t rsi, cr_
     s.cr4 = 0x20 | 0x200 | 0x400;              /* PAE, OSFXSR, OSXMMEXCPT */
     s.cr0 = 0x80050033;                        /* PG, AM, WP, NE, ET, MP, PE */
     s.efer = 0x100 | 0x400;                    /* LME, LMA */
+    /* The local APIC at its usual address, enabled, this vCPU the bootstrap processor. */
+    if (vm->cfg.irqchip) s.apic_base = 0xfee00000 | 0x800 | 0x100;
     if (kio(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0) return vmm_fail(err, "KVM_SET_SREGS", errno);
     struct kvm_fpu fpu = { .fcw = 0x37f, .mxcsr = 0x1f80 };
     if (kio(vm->vcpu_fd, KVM_SET_FPU, &fpu) < 0) return vmm_fail(err, "KVM_SET_FPU", errno);
@@ -375,6 +399,22 @@ static uint8_t uart_in(vmm *vm, unsigned reg)
     }
 }
 
+/* Keeps the last max_serial bytes, not the first: a dying guest says why at the end. When
+ * full, the older half goes, so each byte is moved at most once on average. */
+static void serial_put(vmm *vm, char c)
+{
+    cr_buf *b = &vm->serial;
+    size_t max = vm->cfg.max_serial;
+    if (b->len >= max) {
+        size_t keep = max / 2;
+        memmove(b->p, b->p + b->len - keep, keep);
+        b->len = keep;
+        b->p[keep] = '\0';
+        b->truncated = 1;
+    }
+    if (cr_buf_putc(b, c) == CR_ELIMIT) b->truncated = 1;
+}
+
 static void uart_out(vmm *vm, unsigned reg, uint8_t v)
 {
     struct uart *u = &vm->uart;
@@ -382,7 +422,7 @@ static void uart_out(vmm *vm, unsigned reg, uint8_t v)
     switch (reg) {
     case 0:
         if (dlab) u->dll = v;
-        else if (vm->cfg.max_serial) (void)cr_buf_putc(&vm->serial, (char)v);  /* cut: kept */
+        else if (vm->cfg.max_serial) serial_put(vm, (char)v);
         break;
     case 1:
         if (dlab) u->dlm = v;
@@ -586,6 +626,8 @@ const char *vmm_serial(const vmm *vm, size_t *len, int *truncated)
 }
 
 uint64_t vmm_exit_count(const vmm *vm) { return vm->exits; }
+
+const vmm_config *vmm_get_config(const vmm *vm) { return &vm->cfg; }
 
 const char *vmm_stop_name(vmm_stop stop)
 {

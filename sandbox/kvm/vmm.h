@@ -46,7 +46,7 @@ typedef struct {
                                  stops with HLT wants 0 */
     double wall_s;            /* vmm_run() gives up after this long (per call) */
     uint64_t max_exits;       /* ... or after this many exits to the VMM */
-    size_t max_serial;        /* bytes of serial output kept; the rest is dropped */
+    size_t max_serial;        /* the last this many bytes of serial output are kept */
 } vmm_config;
 
 /* 64 MiB RAM, 1 MiB region, irqchip on, 10 s, 1e6 exits, 64 KiB of serial. */
@@ -90,10 +90,18 @@ cr_code vmm_set_long_mode(vmm *vm, uint64_t rip, uint64_t rsp, uint64_t rsi, cr_
  * the exit named in err. May be called again after a doorbell stop. */
 cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err);
 
-/* Serial output so far (NUL-ended, "" when none). Borrowed: valid until the next vmm_run()
- * or vmm_close(). *truncated (when non-NULL) says whether max_serial cut it. */
+/* Serial output so far, its last max_serial bytes or more (NUL-ended, "" when none).
+ * Borrowed: valid until the next vmm_run() or vmm_close(). *truncated (when non-NULL) says
+ * whether older output was dropped. */
 const char *vmm_serial(const vmm *vm, size_t *len, int *truncated);
 uint64_t vmm_exit_count(const vmm *vm);
+const vmm_config *vmm_get_config(const vmm *vm);     /* borrowed from vm */
+
+/* Loads a bzImage and its initramfs (boot.c) and points the vCPU at the kernel's 64-bit
+ * entry. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
+ * initramfs. CR_ESANDBOX naming the file and what is wrong with it. */
+cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const char *cmdline,
+                       cr_error *err);
 
 /* ---- the job/result region ---------------------------------------------------------------- */
 

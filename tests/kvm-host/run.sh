@@ -5,17 +5,21 @@
 #
 # Usage: tests/kvm-host/run.sh [BUILD]     (BUILD defaults to build; make check-kvm runs it)
 # Needs: qemu-system-x86_64, busybox (static), cpio, gzip, and the kernel that
-# sandbox/kvm/fetch-kernel.sh unpacks into BUILD/kvm/kernel (or KVMHOST_KERNEL). Env: KVMHOST_TIMEOUT (seconds,
+# sandbox/kvm/fetch-kernel.sh unpacks into BUILD/kvm/kernel (or KVMHOST_KERNEL), and the
+# guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST). Env: KVMHOST_TIMEOUT (seconds,
 # default 900), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
-# every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder.
+# every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
+# exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console).
 # Prints each test's output and a final "N passed, N failed, N skipped"; exit 1 on any failure,
 # a test that did not finish, or a host that did not come up.
 set -eu
 B=${1:-build}
 kernel=${KVMHOST_KERNEL:-$B/kvm/kernel}
+guest=${KVMHOST_GUEST:-$B/kvm/guest}
 timeout_s=${KVMHOST_TIMEOUT:-900}
 mem=${KVMHOST_MEM:-2048}
 tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true)}
+tests=$(echo $tests)   # one line: it goes into the init script
 
 for tool in qemu-system-x86_64 cpio gzip; do
     command -v "$tool" >/dev/null || { echo "kvm-host: $tool is missing"; exit 1; }
@@ -44,8 +48,10 @@ copy_with_libs() {
     done
 }
 for t in $tests; do copy_with_libs "$t"; done
-[ ! -d "$B/kvm/guest" ] || { mkdir -p "$root/work/$B/kvm"; cp -r "$B/kvm/guest" "$root/work/$B/kvm/"; }
-mkdir -p "$root/work/$B/kvm/kernel" && cp "$kernel/vmlinuz" "$root/work/$B/kvm/kernel/"
+# The kvm tier's own guest: the same kernel, and the initramfs sandbox/guest/build.sh made.
+mkdir -p "$root/guest"
+cp "$kernel/vmlinuz" "$root/guest/vmlinuz"
+[ ! -f "$guest/initrd.cpio" ] || cp "$guest/initrd.cpio" "$root/guest/"
 
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
@@ -56,7 +62,7 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=512m tmp /tmp
 for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
 [ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
-export CR_EXPECT_KVM_LINUX=1 BUILD=$B
+export CR_EXPECT_KVM_LINUX=1 BUILD=$B CR_KVM_KERNEL=/guest/vmlinuz CR_KVM_INITRD=/guest/initrd.cpio ${KVMHOST_ENV:-}
 cd /work
 for t in $tests; do
     echo "KVMHOST-BEGIN \$t"

@@ -1,0 +1,68 @@
+#!/bin/sh
+# Builds the kvm tier's guest initramfs from this host's Debian python3: our static init,
+# python3 and the shared libraries it loads, the part of the standard library that the
+# runner and common finance code import, and the runner. Reproducible: sorted entries, fixed
+# times and owners.
+# Usage: sandbox/guest/build.sh [OUT]   (default build/kvm/guest) -> OUT/initrd.cpio
+# Env: CC (default cc), PYTHON (default /usr/bin/python3), GUEST_MODULES (more modules).
+set -eu
+out=${1:-build/kvm/guest}
+py=${PYTHON:-/usr/bin/python3}
+cc=${CC:-cc}
+mkdir -p "$out"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+"$cc" -static -O2 -Wall -Wextra -std=gnu11 -I. -o "$out/init" sandbox/guest/init.c
+mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/run" "$root/tmp" "$root/out" "$root/usr/bin"
+cp "$out/init" "$root/init"
+cp sandbox/runner.py "$root/runner.py"
+
+copy() {   # a file at the same path in the image, symlinks resolved
+    [ -e "$root$1" ] && return 0
+    mkdir -p "$root$(dirname "$1")"
+    cp -L "$1" "$root$1"
+}
+copy_libs() {
+    ldd "$1" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
+    while read -r lib; do copy "$lib"; done
+}
+cp -L "$py" "$root/usr/bin/python3"
+copy_libs "$py"
+
+# The modules a run imports: the runner's, start-up's, and what finance code reaches for.
+modules="linecache traceback ast tokenize math cmath decimal fractions statistics datetime
+json re collections itertools functools operator random string numbers typing heapq bisect
+copy textwrap calendar locale io os sys ${GUEST_MODULES:-}"
+"$py" -I - $modules >"$root/.files" <<'PY'
+import importlib, sys
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+import encodings, os
+paths = set()
+for m in list(sys.modules.values()):
+    f = getattr(m, "__file__", None)
+    if f and os.path.isfile(f):
+        paths.add(f)
+        c = getattr(m, "__cached__", None)
+        if c and os.path.exists(c):
+            paths.add(c)
+d = os.path.dirname(encodings.__file__)
+for f in os.listdir(d):
+    if f.endswith(".py"):
+        paths.add(os.path.join(d, f))
+for p in sorted(paths):
+    print(p)
+PY
+while read -r f; do
+    copy "$f"
+    case "$f" in *.so) copy_libs "$f" ;; esac
+done <"$root/.files"
+rm "$root/.files"
+
+find "$root" -exec touch -h -d @0 {} +
+# Not compressed: the guest kernel would spend longer inflating it than copying it.
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --reproducible 2>/dev/null) \
+    >"$out/initrd.cpio.tmp"
+mv "$out/initrd.cpio.tmp" "$out/initrd.cpio"
+echo "guest: $out/initrd.cpio ($(wc -c <"$out/initrd.cpio") bytes)"

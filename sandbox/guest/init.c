@@ -1,0 +1,281 @@
+/* sandbox/guest/init.c: PID 1 of the kvm tier's guest (static; sandbox/guest/build.sh).
+ *
+ * Mounts what python3 needs, maps the job/result region (sandbox/kvm/proto.h) through
+ * /dev/mem, runs the in-sandbox runner on the job with the limits the host asked for, copies
+ * stdout, stderr and the runner's report into the region, rings the doorbell and powers off.
+ * Whatever fails, it still rings with exit code 2 and the reason in stderr, so the host
+ * always learns why; when even the region cannot be mapped, the reason goes to the serial
+ * console and the reset tells the host the guest gave up.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/kvm/proto.h"
+
+#define RUNNER "/runner.py"
+#define PYTHON "/usr/bin/python3"
+#define CAPTURE "/run/cr"            /* stdout, stderr and report files, outside /tmp */
+#define LIMIT_WALL 1                 /* sandbox_limit values (sandbox/sandbox.h) */
+#define LIMIT_OUTPUT 6
+
+static struct crvm_page *page;
+static uint8_t *region;
+static char failure[512];
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void ring(uint32_t value)
+{
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);      /* the page before the doorbell */
+    outl(value, CRVM_DOORBELL_PORT);
+}
+
+static _Noreturn void power_off(void)
+{
+    sync();
+    reboot(RB_POWER_OFF);      /* reboot=k on the command line: the host sees the reset */
+    for (;;) pause();
+}
+
+/* Records the first failure; the run then ends with exit code 2 and this as stderr. */
+static int fail(const char *fmt, ...)
+{
+    if (!failure[0]) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(failure, sizeof failure, fmt, ap);
+        va_end(ap);
+        size_t n = strlen(failure);
+        snprintf(failure + n, sizeof failure - n, ": %s\n", strerror(errno));
+    }
+    return -1;
+}
+
+static int mount_all(void)
+{
+    static const struct { const char *src, *dir, *type, *opts; } m[] = {
+        { "dev", "/dev", "devtmpfs", NULL },
+        { "proc", "/proc", "proc", NULL },
+        { "sys", "/sys", "sysfs", NULL },
+        { "run", "/run", "tmpfs", "size=64m,mode=0700" },
+        { "tmp", "/tmp", "tmpfs", "size=64m,mode=1777" },
+        { "out", "/out", "tmpfs", "size=64m,mode=0777" },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        mkdir(m[i].dir, 0755);
+        if (mount(m[i].src, m[i].dir, m[i].type, MS_NOSUID, m[i].opts) < 0)
+            return fail("init: mount %s", m[i].dir);
+    }
+    return 0;
+}
+
+/* The host wrote the header; still, nothing past the region is touched. */
+static int map_region(void)
+{
+    int fd = open("/dev/mem", O_RDWR | O_SYNC | O_CLOEXEC);
+    if (fd < 0) return fail("init: open /dev/mem");
+    struct crvm_page *h = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, CRVM_SHARED_GPA);
+    if (h == MAP_FAILED) {
+        close(fd);
+        return fail("init: map the region header");
+    }
+    uint32_t size = h->size, magic = h->magic;
+    munmap(h, 4096);
+    if (magic != CRVM_MAGIC || size < 4096 || size % 4096) {
+        close(fd);
+        errno = EPROTO;
+        return fail("init: region magic 0x%x size %u", magic, size);
+    }
+    region = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, CRVM_SHARED_GPA);
+    close(fd);
+    if (region == MAP_FAILED) {
+        region = NULL;
+        return fail("init: map the region");
+    }
+    page = (struct crvm_page *)region;
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(fd, (const char *)p + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+/* A file holding `len` bytes at `p`, open for reading at offset 0 (the runner's JOB_FD). */
+static int file_with(const char *path, const void *p, size_t len)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return fail("init: create %s", path);
+    if (write_all(fd, p, len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+        close(fd);
+        return fail("init: write %s", path);
+    }
+    return fd;
+}
+
+static char *read_runner(void)
+{
+    static char src[1 << 20];
+    int fd = open(RUNNER, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return fail("init: open " RUNNER), NULL;
+    ssize_t n = read(fd, src, sizeof src - 1);
+    close(fd);
+    if (n <= 0 || n == (ssize_t)sizeof src - 1) return fail("init: read " RUNNER), NULL;
+    src[n] = '\0';
+    return src;
+}
+
+static void set_limit(int res, uint64_t v)
+{
+    struct rlimit r = { v, v };
+    if (v && setrlimit(res, &r) < 0) _exit(126);
+}
+
+static _Noreturn void child(int job_fd, int out_fd, int err_fd, int rep_fd, const char *src)
+{
+    /* Fixed descriptor numbers for the runner: 3 = job, 4 = report. */
+    if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 || dup2(job_fd, 3) < 0 ||
+        dup2(rep_fd, 4) < 0)
+        _exit(125);
+    setsid();
+    set_limit(RLIMIT_CPU, (page->cpu_ms + 999) / 1000);
+    set_limit(RLIMIT_AS, page->memory_bytes);
+    set_limit(RLIMIT_NPROC, page->max_procs);
+    if (chdir("/tmp") < 0) _exit(125);
+    char *argv[] = { "python3", "-I", "-c", (char *)src, "3", "4", NULL };
+    char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", NULL };
+    execve(PYTHON, argv, envp);
+    _exit(127);
+}
+
+/* Waits for the runner, killing its session at the wall clock; 0 or -1. */
+static int wait_runner(pid_t pid, int *status, int *timed_out)
+{
+    uint64_t deadline = mono_ns() + (uint64_t)(page->wall_ms ? page->wall_ms : 10000) * 1000000;
+    *timed_out = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid) return 0;
+        if (r < 0 && errno != EINTR) return fail("init: waitpid");
+        if (mono_ns() >= deadline && !*timed_out) {
+            *timed_out = 1;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+        struct timespec ts = { 0, 1000000 };     /* 1 ms: the run's own time dwarfs it */
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Copies up to max bytes of the file into the region at *pos; sets the span. 1 when cut. */
+static int put_file(int fd, struct crvm_span *span, uint32_t max, uint32_t *pos)
+{
+    struct stat st;
+    uint32_t room = page->size > *pos ? page->size - *pos : 0;
+    uint64_t want = 0;
+    span->off = *pos;
+    span->len = 0;
+    if (fd < 0 || fstat(fd, &st) < 0) return 0;
+    want = (uint64_t)st.st_size;
+    uint32_t n = (uint32_t)(want < max ? want : max);
+    if (n > room) n = room;
+    ssize_t got = pread(fd, region + *pos, n, 0);
+    if (got < 0) got = 0;
+    span->len = (uint32_t)got;
+    *pos += ((uint32_t)got + 63) & ~63u;
+    return want > span->len;
+}
+
+int main(void)
+{
+    uint64_t t0 = mono_ns(), t_run = 0, t_end = 0;
+    int job_fd = -1, out_fd = -1, err_fd = -1, rep_fd = -1, status = 0, timed_out = 0;
+    const char *src = NULL;
+    pid_t pid = -1;
+
+    if (ioperm(CRVM_DOORBELL_PORT, 4, 1) < 0) fail("init: ioperm");
+    else if (mount_all() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
+    if (!page) {
+        fprintf(stderr, "%s", failure);
+        power_off();
+    }
+    if (!failure[0]) {
+        struct crvm_span j = page->job;
+        if (j.off < page->header_size || (uint64_t)j.off + j.len > page->size) {
+            errno = EPROTO;
+            fail("init: job span %u+%u outside the region", j.off, j.len);
+        }
+        mkdir(CAPTURE, 0700);
+        if (!failure[0] && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
+            (out_fd = file_with(CAPTURE "/stdout", "", 0)) >= 0 &&
+            (err_fd = file_with(CAPTURE "/stderr", "", 0)) >= 0 &&
+            (rep_fd = file_with(CAPTURE "/report", "", 0)) >= 0)
+            src = read_runner();
+    }
+    if (src && !failure[0]) {
+        t_run = mono_ns();
+        if ((pid = fork()) < 0) fail("init: fork");
+        else if (pid == 0) child(job_fd, out_fd, err_fd, rep_fd, src);
+        else wait_runner(pid, &status, &timed_out);
+        t_end = mono_ns();
+    }
+    kill(-1, SIGKILL);                    /* whatever the code left running */
+
+    uint32_t pos = (page->job.off + page->job.len + 63) & ~63u;
+    page->result_flags = 0;
+    page->limit = 0;
+    if (failure[0]) {
+        page->exited = 1;
+        page->exit_code = 2;
+        page->term_signal = 0;
+        uint32_t n = (uint32_t)strlen(failure);
+        if (n > page->max_stderr) n = page->max_stderr;
+        if (pos + n > page->size) n = pos < page->size ? page->size - pos : 0;
+        memcpy(region + pos, failure, n);
+        page->err = (struct crvm_span){ pos, n };
+        page->out = page->report = (struct crvm_span){ pos, 0 };
+    } else {
+        page->exited = WIFEXITED(status) ? 1 : 0;
+        page->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+        page->term_signal = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : 0;
+        if (put_file(out_fd, &page->out, page->max_stdout, &pos)) {
+            page->result_flags |= CRVM_OUT_TRUNCATED;
+            page->limit = LIMIT_OUTPUT;
+        }
+        if (put_file(err_fd, &page->err, page->max_stderr, &pos))
+            page->result_flags |= CRVM_ERR_TRUNCATED;
+        put_file(rep_fd, &page->report, page->max_report, &pos);
+        if (timed_out) page->limit = LIMIT_WALL;
+    }
+    page->guest_ns[0] = t0;
+    page->guest_ns[1] = t_run;
+    page->guest_ns[2] = t_end;
+    page->guest_ns[3] = mono_ns();
+    ring(CRVM_RING_RESULT);
+    power_off();
+}
