@@ -13,6 +13,11 @@ if [ -d "$CORPUS/python" ]; then
 else
     echo "skipped: no corpus at $CORPUS (set CR_CORPUS)"
 fi
+echo
+echo "== FinQA DSL programs per second"
+if [ -d "$CORPUS/finqa" ]; then "$B/bench/bench_dsl" "$CORPUS"; else echo "skipped: no corpus"; fi
+echo
+sh bench/bench_sandbox.sh "$B"
 for extra in bench/run-*.sh; do
     [ -f "$extra" ] || continue
     echo

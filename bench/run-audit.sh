@@ -1,6 +1,6 @@
 #!/bin/sh
 # The audit ledger beside plain SQLite: durable and batched appends, verify over 1M records.
-#   sh bench/bench_audit.sh [BUILD_DIR]     (BENCH_AUDIT_ARGS="DURABLE BATCHED VERIFY")
+#   sh bench/run-audit.sh [BUILD_DIR]     (BENCH_AUDIT_ARGS="DURABLE BATCHED VERIFY")
 B=${1:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
