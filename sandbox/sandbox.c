@@ -7,11 +7,6 @@
 
 #include "sandbox/sandbox.h"
 
-/* Until the kvm tier's object is part of every build, a missing one reads as "not built"
- * instead of breaking the link of programs that only use the ns tier. */
-#pragma weak sandbox_kvm_run
-#pragma weak sandbox_kvm_available
-
 #define REPORT_FIELD_MAX (64u << 20)
 
 const char *sandbox_limit_name(sandbox_limit limit)
@@ -66,13 +61,6 @@ void sandbox_outcome_free(sandbox_outcome *out)
     memset(out, 0, sizeof *out);
 }
 
-static int kvm_linked(char *why, size_t why_len)
-{
-    if (sandbox_kvm_available && sandbox_kvm_run) return 1;
-    snprintf(why, why_len, "kvm tier not built into this library");
-    return 0;
-}
-
 int sandbox_tier_available(cr_tier tier, char *why, size_t why_len)
 {
     char tmp[256];
@@ -80,10 +68,10 @@ int sandbox_tier_available(cr_tier tier, char *why, size_t why_len)
     why[0] = 0;
     switch (tier) {
     case CR_TIER_NS: return sandbox_ns_available(why, why_len);
-    case CR_TIER_KVM: return kvm_linked(why, why_len) && sandbox_kvm_available(why, why_len);
+    case CR_TIER_KVM: return sandbox_kvm_available(why, why_len);
     case CR_TIER_AUTO: {
         char kwhy[256];
-        if (kvm_linked(kwhy, sizeof kwhy) && sandbox_kvm_available(kwhy, sizeof kwhy)) return 1;
+        if (sandbox_kvm_available(kwhy, sizeof kwhy)) return 1;
         if (sandbox_ns_available(why, why_len)) { why[0] = 0; return 1; }
         return 0;
     }
@@ -98,7 +86,7 @@ cr_tier sandbox_tier_auto(char *why, size_t why_len)
     char kwhy[200] = "";
     char tmp[256];
     if (!why || !why_len) { why = tmp; why_len = sizeof tmp; }
-    if (kvm_linked(kwhy, sizeof kwhy) && sandbox_kvm_available(kwhy, sizeof kwhy)) {
+    if (sandbox_kvm_available(kwhy, sizeof kwhy)) {
         snprintf(why, why_len, "kvm: /dev/kvm runs a guest");
         return CR_TIER_KVM;
     }
@@ -119,11 +107,7 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
     if (tier == CR_TIER_AUTO) tier = sandbox_tier_auto(why, sizeof why);
     switch (tier) {
     case CR_TIER_NS: rc = sandbox_ns_run(job, out, err); break;
-    case CR_TIER_KVM:
-        if (!kvm_linked(why, sizeof why))
-            return cr_error_set(err, CR_ESANDBOX, 0, 0, "sandbox: %s", why);
-        rc = sandbox_kvm_run(job, out, err);
-        break;
+    case CR_TIER_KVM: rc = sandbox_kvm_run(job, out, err); break;
     default:
         return cr_error_set(err, CR_EUSAGE, 0, 0, "sandbox: tier %d is not a sandbox", (int)tier);
     }
