@@ -3,7 +3,8 @@
 Usage: bench_dsl.py [--values] ROUNDS FILE.jsonl...
 Each line of each FILE is {"program": "...", "table": [[...], ...] or absent} (the FinQA
 corpus files have that shape). Every
-round parses and evaluates every program afresh (table cells included) and times the round;
+round parses and evaluates every program afresh (table cells included) and renders its
+value as text, as the C side does, and times the round;
 the script prints one line "python-decimal: N programs, median S s per round, R programs/s"
 and, with --values, each program's result instead.
 
@@ -107,7 +108,7 @@ def main():
         failed = 0
         for it in items:
             try:
-                run(it["program"], it.get("table"))
+                str(run(it["program"], it.get("table")))   # the C side renders its value too
             except Exception:
                 failed += 1
         times.append(time.perf_counter() - t0)

@@ -53,11 +53,14 @@ static ir_node *name(lctx *cx, const char *text, int line, int col)
     return n->text ? n : NULL;
 }
 
+/* "#k"; by hand, as this runs for every step and reference. */
 static ir_node *step_name(lctx *cx, size_t k, int line, int col)
 {
-    char buf[24];
-    snprintf(buf, sizeof buf, "#%zu", k);
-    return name(cx, buf, line, col);
+    char buf[24], *p = buf + sizeof buf;
+    *--p = '\0';
+    do *--p = (char)('0' + k % 10); while ((k /= 10) > 0);
+    *--p = '#';
+    return name(cx, p, line, col);
 }
 
 static ir_node *lower_arg(lctx *cx, const dsl_arg *a)

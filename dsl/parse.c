@@ -399,20 +399,21 @@ static cr_code parse_row(pstate *ps, dsl_arg *a, const char *opname)
     return parse_bare_row(ps, a, opname);
 }
 
-static cr_code expect_char(pstate *ps, char want, const char *what)
+/* `what` is a format with one %s, the operation's name: the message is built only on failure. */
+static cr_code expect_char(pstate *ps, char want, const char *what, const char *opname)
 {
     skip_ws(ps);
     if (peek(ps) == want) {
         advance(ps, 1);
         return CR_OK;
     }
-    char fb[40];
-    return fail(ps, "expected %s, found %s", what, found(ps, fb, sizeof fb));
+    char fb[40], exp[96];
+    snprintf(exp, sizeof exp, what, opname);
+    return fail(ps, "expected %s, found %s", exp, found(ps, fb, sizeof fb));
 }
 
 static cr_code parse_step(pstate *ps, dsl_step *st, size_t index)
 {
-    char msg[96];
     st->line = ps->line;
     st->col = col_at(ps);
     size_t n = 0;
@@ -428,8 +429,7 @@ static cr_code parse_step(pstate *ps, dsl_step *st, size_t index)
     st->op = (dsl_op)op;
     const char *name = op_names[op];
     advance(ps, n);
-    snprintf(msg, sizeof msg, "'(' after %s", name);
-    cr_code rc = expect_char(ps, '(', msg);
+    cr_code rc = expect_char(ps, '(', "'(' after %s", name);
     if (rc != CR_OK) return rc;
     skip_ws(ps);
     int table = dsl_op_is_table(st->op);
@@ -441,8 +441,8 @@ static cr_code parse_step(pstate *ps, dsl_step *st, size_t index)
                         "three digits groups thousands; to separate arguments write ', ')", name);
     if (peek(ps) == ')')
         return fail(ps, "expected ',' and a second argument: %s takes two", name);
-    snprintf(msg, sizeof msg, "',' after the first argument of %s", name);
-    if ((rc = expect_char(ps, ',', msg)) != CR_OK) return rc;
+    if ((rc = expect_char(ps, ',', "',' after the first argument of %s", name)) != CR_OK)
+        return rc;
     skip_ws(ps);
     if (table) {
         dsl_arg *a = &st->arg[1];
@@ -461,8 +461,8 @@ static cr_code parse_step(pstate *ps, dsl_step *st, size_t index)
     }
     skip_ws(ps);
     if (peek(ps) == ',') return fail(ps, "expected ')': %s takes two arguments", name);
-    snprintf(msg, sizeof msg, "')' after the second argument of %s", name);
-    if ((rc = expect_char(ps, ')', msg)) != CR_OK) return rc;
+    if ((rc = expect_char(ps, ')', "')' after the second argument of %s", name)) != CR_OK)
+        return rc;
     st->end_line = ps->line;
     st->end_col = col_at(ps);
     return CR_OK;
