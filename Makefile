@@ -25,7 +25,7 @@ VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=
 
 VERSION := $(shell sed -n 's/^\#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h)
 
-.PHONY: all test check-asan bench fuzz install clean
+.PHONY: all test check-asan check-tsan bench fuzz install clean
 all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN)
 
 -include $(wildcard */module.mk */*/module.mk)
@@ -62,6 +62,12 @@ test: all
 
 check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
+
+# ThreadSanitizer on the shared-engine test (the sandbox forks, so it stays out of this one).
+# clang's runtime: gcc 12's libtsan dies at start-up on this kernel's address layout.
+check-tsan:
+	$(MAKE) CC=clang WERROR= B=build/tsan SAN='-fsanitize=thread' CFLAGS='-O1 -g' build/tsan/tests/test_threads
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
 
 bench: all $(BENCH_BIN)
 	@bench/run.sh $(B)
