@@ -175,6 +175,16 @@ static const char *found(const pstate *ps, char *buf, size_t cap)
 static cr_code fail(pstate *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static cr_code fail(pstate *ps, const char *fmt, ...)
 {
+    /* At the end of the text, point just past its last non-blank byte, not at the start of
+     * the line after a trailing newline. */
+    if (ps->pos >= ps->len) {
+        size_t end = ps->len;
+        while (end > 0 && is_space(ps->s[end - 1])) end--;
+        ps->pos = 0;
+        ps->line = 1;
+        ps->line_start = 0;
+        advance(ps, end);
+    }
     va_list ap;
     va_start(ap, fmt);
     cr_error_vset(ps->err, CR_ESYNTAX, ps->line, col_at(ps), fmt, ap);

@@ -135,7 +135,7 @@ static void test_decimal_helpers(void)
 static void test_parse_errors(void)
 {
     CHECK_STR(perr(""), "1:1 empty program: expected an operation such as subtract(5829, 5735)");
-    CHECK_STR(perr("   \n "), "2:2 empty program: expected an operation such as subtract(5829, 5735)");
+    CHECK_STR(perr("   \n "), "1:1 empty program: expected an operation such as subtract(5829, 5735)");
     CHECK_STR(perr("foo(1, 2)"), "1:1 unknown operation 'foo': expected one of add, subtract, "
               "multiply, divide, exp, greater, table_max, table_min, table_sum, table_average");
     CHECK_STR(perr("12"), "1:1 expected an operation (add, subtract, multiply, divide, exp, "
@@ -152,6 +152,9 @@ static void test_parse_errors(void)
     CHECK_STR(perr("add(1, 2) divide(#0, 2)"),
               "1:11 expected ',' between steps or the end of the program, found 'divide'");
     CHECK_STR(perr("add(1, 2),"), "1:11 expected an operation after ','");
+    CHECK_STR(perr("add(1, 2\n\n"), "1:9 expected ')' after the second argument of add, found "
+              "the end of the program");
+    CHECK_STR(perr("add(1, 2),\n  "), "1:11 expected an operation after ','");
     CHECK_STR(perr("add(1.2.3, 4)"), "1:8 unexpected '.3' after the number: expected ',' or ')'");
     CHECK_STR(perr("add(12abc, 4)"), "1:7 unexpected 'abc' after the number: expected ',' or ')'");
     CHECK_STR(perr("add(-, 4)"), "1:6 expected a number after '-', found ','");
