@@ -56,7 +56,7 @@ static const unsigned mt_kinds[MT_COUNT_END] = {
 static int find_name(const char *const *list, size_t n, const char *name)
 {
     for (size_t i = 0; i < n && list[i]; i++)
-        if (strcmp(list[i], name) == 0) return (int)i;
+        if (list[i][0] == name[0] && strcmp(list[i], name) == 0) return (int)i;
     return -1;
 }
 

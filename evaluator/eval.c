@@ -2,6 +2,7 @@
  * DESIGN.md's final-value rule. */
 #include "evaluator/eval_int.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,27 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     const mpq_srcptr x = a->u.q, y = b->u.q;
     val *r;
     cr_code rc;
+    if (!fl && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
+        /* integers: numerators only, no canonicalisation; the size is predicted from limbs
+         * first, exactly only near the limit */
+        mpz_srcptr p = mpq_numref(x), q = mpq_numref(y);
+        size_t lp = mpz_size(p), lq = mpz_size(q);
+        uint64_t bound = op == IR_MUL ? (uint64_t)(lp + lq) * GMP_NUMB_BITS
+                                      : (uint64_t)((lp > lq ? lp : lq) + 1) * GMP_NUMB_BITS;
+        if (bound > cx->nc.max_bits) {
+            uint64_t bp = mpz_sizeinbase(p, 2), bq = mpz_sizeinbase(q, 2);
+            uint64_t need = op == IR_MUL ? bp + bq - 1 : (bp > bq ? bp : bq) + 1;
+            if (need > cx->nc.max_bits) return eval_int_limit(cx, at);
+            if (op == IR_MUL && need > 65536 && eval_count(cx, need / 65536, at) < 0) return NULL;
+        }
+        if (!(r = eval_num(cx, V_INT))) return NULL;
+        mpz_ptr z = mpq_numref(r->u.q);
+        if (op == IR_ADD) mpz_add(z, p, q);
+        else if (op == IR_SUB) mpz_sub(z, p, q);
+        else mpz_mul(z, p, q);
+        if (inexact) r->flags |= VF_INEXACT;
+        return eval_num_done(cx, r);
+    }
     switch (op) {
     case IR_ADD: case IR_SUB:
         if (!fl) {
@@ -248,8 +270,9 @@ static val *load(eval_cx *cx, const ir_node *n)
             EV_INCREF(v);
             return v;
         }
-        int b = cx->rs.sym_builtin[e->ref.idx];
-        if (b >= 0) return eval_builtin_val(cx, b);
+        int16_t *b = &cx->rs.sym_builtin[e->ref.idx];
+        if (*b == -2) *b = (int16_t)eval_builtin_lookup(n->text);
+        if (*b >= 0) return eval_builtin_val(cx, *b);
         return eval_raise(cx, CR_EPY_NAME, n, "name '%s' is not defined", n->text);
     }
     val **slot = frame_at(cx, &e->ref);
@@ -431,17 +454,8 @@ static int bind_args(eval_cx *cx, val *f, val **slot, eval_args *a, const ir_nod
 
 static val *new_frame(eval_cx *cx, const scope *sc, val *parent)
 {
-    val *fr = eval_new(cx, V_FRAME);
+    val *fr = eval_new_frame(cx, sc->nslots);
     if (!fr) return NULL;
-    if (sc->nslots) {
-        if (eval_mem(cx, fr, sizeof *fr + sc->nslots * sizeof(val *)) < 0 ||
-            !(fr->u.fr.slot = calloc(sc->nslots, sizeof(val *)))) {
-            eval_decref(cx, fr);
-            if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
-            return NULL;
-        }
-    }
-    fr->u.fr.n = sc->nslots;
     if (parent) {
         fr->u.fr.parent = parent;
         EV_INCREF(parent);
@@ -461,7 +475,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
         eval_decref(cx, fr);
         return NULL;
     }
-    if (strcmp(sc->name, "solution") == 0) cx->solution_called = 1;
+    if (sc->is_solution) cx->solution_called = 1;
     val *saved = cx->frame, *r = NULL;
     cx->frame = fr;
     cx->call_depth++;
@@ -633,6 +647,13 @@ static int eval_arguments(eval_cx *cx, const ir_node *n, uint32_t from, argv_t *
     return 0;
 }
 
+/* The method an attribute names, found once by the resolver; -1 when none. */
+static int attr_method(eval_cx *cx, const ir_node *attr)
+{
+    const res_ent *e = resolve_get(&cx->rs, attr);
+    return e ? (int)(int32_t)e->ref.idx : eval_method_lookup(attr->text);
+}
+
 static val *eval_call_expr(eval_cx *cx, const ir_node *n)
 {
     const ir_node *callee = n->kid[0];
@@ -647,7 +668,7 @@ static val *eval_call_expr(eval_cx *cx, const ir_node *n)
             eval_decref(cx, self);
             self = NULL;
             if (!f) return NULL;
-        } else if ((method = eval_method_lookup(callee->text)) < 0) {
+        } else if ((method = attr_method(cx, callee)) < 0) {
             eval_raise(cx, CR_EPY_ATTRIBUTE, callee, "'%s' object has no attribute '%s'",
                        eval_type_name(self), callee->text);
             eval_decref(cx, self);
@@ -1365,7 +1386,7 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     int m;
     if (o->kind == V_MODULE) {
         r = eval_math_attr(cx, n->text, n);
-    } else if ((m = eval_method_lookup(n->text)) >= 0 && eval_method_valid(o, m)) {
+    } else if ((m = attr_method(cx, n)) >= 0 && eval_method_valid(o, m)) {
         if ((r = eval_new(cx, V_METHOD))) {
             r->sub = (uint16_t)m;
             r->u.meth.self = o;
@@ -1846,7 +1867,7 @@ static cr_code bind(eval_cx *cx, const eval_binding *binds, size_t nbinds)
 
 static void cx_init(eval_cx *cx, const cr_policy *pol)
 {
-    memset(cx, 0, sizeof *cx);
+    memset(cx, 0, offsetof(eval_cx, scratch));
     cx->pol = pol;
     cx->lim = &pol->limits;
     num_ctx_from_policy(&cx->nc, pol);
@@ -1861,7 +1882,6 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     cx->gc.gnext = cx->gc.gprev = &cx->gc;
     cx->last_assigned = -1;
     cr_buf_init(&cx->out, pol->limits.max_stdout);
-    cr_arena_init(&cx->arena, pol->limits.max_memory);
 }
 
 static void cx_free(eval_cx *cx)
@@ -1879,7 +1899,6 @@ static void cx_free(eval_cx *cx)
     mpq_clear(cx->vtrue.u.q);
     mpq_clear(cx->vfalse.u.q);
     resolve_free(cx);
-    cr_arena_free(&cx->arena);
     cr_buf_free(&cx->out);
 }
 

@@ -71,7 +71,7 @@ struct val {
 typedef enum { REF_GLOBAL, REF_LOCAL, REF_FREE } ref_kind;
 
 typedef struct {
-    uint8_t kind;          /* ref_kind */
+    uint8_t kind;          /* ref_kind (for an ATTR node: idx is its method id or -1) */
     uint16_t depth;        /* REF_FREE: frames up from the current frame's parent (0 = parent) */
     uint32_t idx;          /* REF_GLOBAL: symbol; otherwise the slot */
 } name_ref;
@@ -82,6 +82,7 @@ struct scope {
     const char *name;      /* "f", "<lambda>", "<listcomp>" */
     uint32_t nslots, nparams;
     int32_t varargs, kwargs;   /* parameter index of *args / **kw, or -1 */
+    int is_solution;       /* def solution(): calling it counts for the final-value rule */
     uint32_t *names;       /* slot → symbol */
     uint32_t cap;
     uint32_t *globals;     /* symbols declared `global` */
@@ -95,6 +96,7 @@ typedef struct {
     val *k;                /* NUM, STR: the constant, parsed on first use (one reference) */
 } res_ent;
 
+/* Its tables live in resolve_alloc() memory: freed all at once by resolve_free(). */
 typedef struct {
     res_ent *ent;
     size_t cap, n;
@@ -102,7 +104,7 @@ typedef struct {
     uint32_t nsyms, symcap;
     uint32_t *symidx;      /* open addressing over syms */
     size_t symicap;
-    int16_t *sym_builtin;  /* symbol id → builtin id or -1 */
+    int16_t *sym_builtin;  /* symbol id → builtin id, -1 none, -2 not looked up yet */
 } resolver;
 
 /* ---- run context ---- */
@@ -122,7 +124,10 @@ typedef struct eval_cx {
     int freeing;
     val *chars[128];       /* one-character ASCII strings, made on demand */
     cr_buf out;            /* stdout */
-    cr_arena arena;        /* resolver tables */
+    /* the resolver's scopes: bump-allocated from `scratch`, then from malloc'd chunks, so a
+     * small program's run makes no large allocation */
+    unsigned char *chunks; /* list of chunks, linked through their first pointer */
+    size_t scratch_used;
     resolver rs;
     val **globals;         /* symbol id → value or NULL */
     val *frame;            /* current frame (NULL: module level) */
@@ -132,6 +137,7 @@ typedef struct eval_cx {
     val *math;             /* the math module value */
     val *bvals[64];        /* builtin function values, made on demand */
     int solution_called;
+    _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
 /* ---- builtin ids (builtins.c owns the table) ---- */
@@ -174,6 +180,7 @@ val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
 int eval_count(eval_cx *cx, uint64_t n, const ir_node *at);   /* ops budget: 0 ok, -1 */
 int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
 val *eval_new(eval_cx *cx, vkind kind);
+val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
 val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
 /* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
@@ -245,5 +252,6 @@ int resolve_sym(eval_cx *cx, const char *name);           /* interns; -1 on ENOM
 const res_ent *resolve_get(const resolver *rs, const void *node);
 int resolve_find(const resolver *rs, const char *name);    /* symbol or -1, never adds */
 void resolve_free(eval_cx *cx);
+void *resolve_alloc(eval_cx *cx, size_t size);             /* zeroed; NULL on ENOMEM */
 
 #endif

@@ -38,8 +38,8 @@ static res_ent *put_ent(eval_cx *cx, const void *node)
 {
     resolver *rs = &cx->rs;
     if ((rs->n + 1) * 2 > rs->cap) {
-        size_t cap = rs->cap ? rs->cap * 2 : 256;
-        res_ent *ent = calloc(cap, sizeof *ent);
+        size_t cap = rs->cap ? rs->cap * 2 : 64;
+        res_ent *ent = resolve_alloc(cx, cap * sizeof *ent);
         if (!ent) return NULL;
         for (size_t i = 0; i < rs->cap; i++) {
             if (!rs->ent[i].key) continue;
@@ -47,7 +47,6 @@ static res_ent *put_ent(eval_cx *cx, const void *node)
             while (ent[j].key) j = (j + 1) & (cap - 1);
             ent[j] = rs->ent[i];
         }
-        free(rs->ent);
         rs->ent = ent;
         rs->cap = cap;
     }
@@ -64,19 +63,22 @@ int resolve_sym(eval_cx *cx, const char *name)
     resolver *rs = &cx->rs;
     if ((rs->nsyms + 1) * 2 > rs->symicap) {
         size_t icap = rs->symicap ? rs->symicap * 2 : 64;
-        uint32_t *idx = malloc(icap * sizeof *idx);
-        const char **syms = realloc(rs->syms, icap / 2 * sizeof *syms);
-        int16_t *bi = realloc(rs->sym_builtin, icap / 2 * sizeof *bi);
-        if (syms) rs->syms = syms;
-        if (bi) rs->sym_builtin = bi;
-        if (!idx || !syms || !bi) { free(idx); return -1; }
+        uint32_t *idx = resolve_alloc(cx, icap * sizeof *idx);
+        const char **syms = resolve_alloc(cx, icap / 2 * sizeof *syms);
+        int16_t *bi = resolve_alloc(cx, icap / 2 * sizeof *bi);
+        if (!idx || !syms || !bi) return -1;
+        if (rs->nsyms) {
+            memcpy(syms, rs->syms, rs->nsyms * sizeof *syms);
+            memcpy(bi, rs->sym_builtin, rs->nsyms * sizeof *bi);
+        }
+        rs->syms = syms;
+        rs->sym_builtin = bi;
         memset(idx, 0xff, icap * sizeof *idx);
         for (uint32_t s = 0; s < rs->nsyms; s++) {
             size_t j = hash_name(rs->syms[s]) & (icap - 1);
             while (idx[j] != UINT32_MAX) j = (j + 1) & (icap - 1);
             idx[j] = s;
         }
-        free(rs->symidx);
         rs->symidx = idx;
         rs->symicap = icap;
     }
@@ -86,7 +88,7 @@ int resolve_sym(eval_cx *cx, const char *name)
         if (strcmp(rs->syms[rs->symidx[j]], name) == 0) return (int)rs->symidx[j];
     uint32_t s = rs->nsyms++;
     rs->syms[s] = name;
-    rs->sym_builtin[s] = (int16_t)eval_builtin_lookup(name);
+    rs->sym_builtin[s] = -2;   /* looked up on the first miss in the globals */
     rs->symidx[j] = s;
     return (int)s;
 }
@@ -100,12 +102,30 @@ int resolve_find(const resolver *rs, const char *name)
     return -1;
 }
 
+void *resolve_alloc(eval_cx *cx, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (cx->scratch_used + size <= sizeof cx->scratch) {
+        void *p = cx->scratch + cx->scratch_used;
+        cx->scratch_used += size;
+        memset(p, 0, size);
+        return p;
+    }
+    unsigned char *c = calloc(1, 16 + size);
+    if (!c) return NULL;
+    memcpy(c, &cx->chunks, sizeof cx->chunks);
+    cx->chunks = c;
+    return c + 16;
+}
+
 void resolve_free(eval_cx *cx)
 {
-    free(cx->rs.ent);
-    free(cx->rs.syms);
-    free(cx->rs.symidx);
-    free(cx->rs.sym_builtin);
+    while (cx->chunks) {
+        unsigned char *next;
+        memcpy(&next, cx->chunks, sizeof next);
+        free(cx->chunks);
+        cx->chunks = next;
+    }
     memset(&cx->rs, 0, sizeof cx->rs);
 }
 
@@ -122,7 +142,7 @@ static int grow(eval_cx *cx, uint32_t **a, uint32_t n, uint32_t *cap)
 {
     if (n < *cap) return 0;
     uint32_t nc = *cap ? *cap * 2 : 8;
-    uint32_t *p = cr_arena_alloc(&cx->arena, nc * sizeof *p);
+    uint32_t *p = resolve_alloc(cx, nc * sizeof *p);
     if (!p) return -1;
     if (n) memcpy(p, *a, n * sizeof *p);
     *a = p;
@@ -143,7 +163,7 @@ static int add_local(eval_cx *cx, scope *sc, const char *name, int dup_ok)
 
 static scope *new_scope(eval_cx *cx, scope *parent, const char *name)
 {
-    scope *sc = cr_arena_alloc(&cx->arena, sizeof *sc);
+    scope *sc = resolve_alloc(cx, sizeof *sc);
     if (!sc) return NULL;
     sc->parent = parent;
     sc->name = name;
@@ -258,6 +278,7 @@ static int walk_function(eval_cx *cx, scope *sc, const ir_node *n, const ir_node
         if (add_local(cx, fs, p->text, 0) < 0) return -1;
     }
     fs->nparams = params->n;
+    fs->is_solution = n->kind == IR_FUNCDEF && strcmp(name, "solution") == 0;
     if (body->kind != IR_BLOCK) {
         if (walk(cx, fs, body) < 0) return -1;
     } else {
@@ -332,6 +353,10 @@ static int walk(eval_cx *cx, scope *sc, const ir_node *n)
         return 0;
     case IR_NUM: case IR_STR:
         return put_ent(cx, n) ? 0 : -1;
+    case IR_ATTR:
+        if (!(e = put_ent(cx, n))) return -1;
+        e->ref.idx = (uint32_t)eval_method_lookup(n->text);
+        return walk_kids(cx, sc, n, 0);
     default:
         return walk_kids(cx, sc, n, 0);
     }

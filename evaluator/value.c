@@ -80,15 +80,15 @@ static void untrack(val *v)
     v->flags &= (uint8_t)~VF_TRACKED;
 }
 
-val *eval_new(eval_cx *cx, vkind kind)
+static val *new_sized(eval_cx *cx, vkind kind, size_t size)
 {
-    val *v = malloc(sizeof *v);
+    val *v = malloc(size);
     if (!v) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
     memset(v, 0, offsetof(val, u));
     memset(&v->u, 0, sizeof v->u);
     v->rc = 1;
     v->kind = (uint8_t)kind;
-    if (eval_mem(cx, v, sizeof *v) < 0) {
+    if (eval_mem(cx, v, size) < 0) {
         cx->mem -= v->msz;
         free(v);
         return NULL;
@@ -102,6 +102,22 @@ val *eval_new(eval_cx *cx, vkind kind)
         break;
     }
     return v;
+}
+
+val *eval_new(eval_cx *cx, vkind kind)
+{
+    return new_sized(cx, kind, sizeof(val));
+}
+
+/* A frame and its slots in one allocation: a call costs one malloc. */
+val *eval_new_frame(eval_cx *cx, size_t nslots)
+{
+    val *fr = new_sized(cx, V_FRAME, sizeof(val) + nslots * sizeof(val *));
+    if (!fr) return NULL;
+    fr->u.fr.slot = (val **)(fr + 1);
+    memset(fr->u.fr.slot, 0, nslots * sizeof(val *));
+    fr->u.fr.n = nslots;
+    return fr;
 }
 
 val *eval_num(eval_cx *cx, vkind kind)
@@ -295,8 +311,6 @@ static void free_contents(eval_cx *cx, val *v)
         break;
     case V_FRAME:
         for (i = 0; i < v->u.fr.n; i++) eval_decref(cx, v->u.fr.slot[i]);
-        free(v->u.fr.slot);
-        v->u.fr.slot = NULL;
         v->u.fr.n = 0;
         eval_decref(cx, v->u.fr.parent);
         v->u.fr.parent = NULL;
