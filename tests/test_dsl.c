@@ -1,6 +1,7 @@
 /* tests/test_dsl.c: the FinQA DSL front end: parsing, errors with positions, table cells and
  * rows, lowering to IR (asserted through ir_dump), and the --lang auto rule. */
 #include "dsl/dsl.h"
+#include "evaluator/evaluator.h"
 #include "tests/testlib.h"
 
 static char got[4096];
@@ -387,6 +388,55 @@ static void test_looks_like(void)
     }
 }
 
+/* What the shared evaluator makes of a lowered program: "type repr fraction from", or the
+ * error as "Type line:col message". */
+static const char *run(const char *src, const char *table_json)
+{
+    cr_error e = {0};
+    dsl_table *t = NULL;
+    ir_module *m = NULL;
+    cr_policy pol;
+    cr_policy_default(&pol);
+    if (table_json) dsl_table_from_json(table_json, strlen(table_json), NULL, &t, &e);
+    if (dsl_compile(src, strlen(src), t, &pol.limits, &m, &e) != CR_OK) {
+        snprintf(got, sizeof got, "compile: %s", e.message);
+    } else {
+        eval_result r;
+        if (eval_run(m, NULL, 0, &pol, &r, &e) != CR_OK)
+            snprintf(got, sizeof got, "engine: %s", e.message);
+        else if (r.status != CR_OK)
+            snprintf(got, sizeof got, "%s %d:%d %s", r.error.type, r.error.line, r.error.col,
+                     r.error.message);
+        else
+            snprintf(got, sizeof got, "%s %s %s %s%s", r.value_type, r.value_repr,
+                     r.value_fraction ? r.value_fraction : "-", r.value_from,
+                     r.exact ? "" : " inexact");
+        eval_result_free(&r);
+    }
+    ir_module_free(m);
+    dsl_table_free(t);
+    return got;
+}
+
+static void test_evaluated(void)
+{
+    CHECK_STR(run("divide(6, 2)", NULL), "float 3.0 3 #0");
+    CHECK_STR(run("subtract(5829, 5735), divide(#0, 5735)", NULL),
+              "float 0.01639058413251961639058413251961639 94/5735 #1");
+    CHECK_STR(run("add(0.1, 0.2)", NULL), "float 0.3 3/10 #0");
+    CHECK_STR(run("multiply(14.5%, const_m1)", NULL), "float -0.145 -29/200 #0");
+    CHECK_STR(run("exp(1.05, 2)", NULL), "float 1.1025 441/400 #0");
+    CHECK_STR(run("greater(284, 197)", NULL), "str 'yes' - #0");
+    CHECK_STR(run("subtract(17.84, 4.11), subtract(60.15, 41.30), greater(#0, #1)", NULL),
+              "str 'no' - #2");
+    CHECK_STR(run("table_average(settlements, none)", TABLE),
+              "float -11.33333333333333333333333333333333 -34/3 #0");
+    CHECK_STR(run("table_max(operating margin, none), multiply(#0, const_100)", TABLE),
+              "float 11.4 57/5 #1");
+    CHECK_STR(run("add(1, 2), divide(#0, 0)", NULL),
+              "ZeroDivisionError 1:12 float division by zero");
+}
+
 static void test_op_names(void)
 {
     CHECK_STR(dsl_op_name(DSL_TABLE_AVERAGE), "table_average");
@@ -409,6 +459,7 @@ int main(void)
     test_table_errors();
     test_find_row();
     test_looks_like();
+    test_evaluated();
     test_op_names();
     return TEST_SUMMARY();
 }
