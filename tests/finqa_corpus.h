@@ -19,7 +19,8 @@
 
 typedef struct {
     char *id;
-    char *program;
+    char *program;      /* NUL-terminated; may hold a NUL before program_len */
+    size_t program_len;
     char *table_json;   /* NULL when the record has no table */
     json_t *gold;       /* exe_ans_recomputed: a real, or the string "yes"/"no" */
     char *file;         /* which corpus file, for messages */
@@ -51,11 +52,13 @@ static void finqa_free(finqa_set *s)
     memset(s, 0, sizeof *s);
 }
 
-static int finqa_add(finqa_set *s, json_t *rec, const char *file, char *why, size_t whylen)
+static int finqa_add(finqa_set *s, json_t *rec, const char *file, int lenient, char *why,
+                     size_t whylen)
 {
     json_t *prog = json_object_get(rec, "program"), *id = json_object_get(rec, "id");
     json_t *table = json_object_get(rec, "table");
     if (!json_is_string(prog) || !json_is_string(id)) {
+        if (lenient) return 0;
         snprintf(why, whylen, "%s: a record without id or program", file);
         return -1;
     }
@@ -73,7 +76,9 @@ static int finqa_add(finqa_set *s, json_t *rec, const char *file, char *why, siz
     finqa_item *it = &s->v[s->n];
     memset(it, 0, sizeof *it);
     it->id = strdup(json_string_value(id));
-    it->program = strdup(json_string_value(prog));
+    it->program_len = json_string_length(prog);
+    if ((it->program = malloc(it->program_len + 1)))
+        memcpy(it->program, json_string_value(prog), it->program_len + 1);
     it->file = strdup(file);
     it->table_json = table ? json_dumps(table, JSON_COMPACT) : NULL;
     it->gold = json_incref(json_object_get(rec, "exe_ans_recomputed"));
@@ -83,16 +88,19 @@ static int finqa_add(finqa_set *s, json_t *rec, const char *file, char *why, siz
     return 0;
 }
 
-/* Loads every finqa/ JSON Lines file of `dir`. 0 on success; 1 when there is no such corpus (why
- * says so: the caller skips); -1 on a broken file (why says where). */
-static int finqa_load(const char *dir, finqa_set *s, char *why, size_t whylen)
+/* Loads every JSON Lines file of `dir`/`sub` (records with "id" and "program"; "table" and
+ * "exe_ans_recomputed" when present; `lenient`: records without a program, such as question
+ * files, are passed over instead of being an error). 0 on success; 1 when there is no such corpus (why says
+ * so: the caller skips); -1 on a broken file (why says where). */
+static int corpus_load(const char *dir, const char *sub, int lenient, finqa_set *s, char *why,
+                       size_t whylen)
 {
     char pat[4096];
     glob_t g;
     memset(s, 0, sizeof *s);
-    snprintf(pat, sizeof pat, "%s/finqa/*.jsonl", dir);
+    snprintf(pat, sizeof pat, "%s/%s/*.jsonl", dir, sub);
     if (glob(pat, 0, NULL, &g) != 0) {
-        snprintf(why, whylen, "no FinQA corpus at %s/finqa (set CR_CORPUS)", dir);
+        snprintf(why, whylen, "no corpus at %s/%s (set CR_CORPUS)", dir, sub);
         return 1;
     }
     int rc = 0;
@@ -116,13 +124,14 @@ static int finqa_load(const char *dir, finqa_set *s, char *why, size_t whylen)
                 break;
             }
             json_error_t je;
-            json_t *rec = json_loadb(line, (size_t)len, 0, &je);
+            /* JSON_ALLOW_NUL: some model outputs hold a NUL byte. */
+            json_t *rec = json_loadb(line, (size_t)len, JSON_ALLOW_NUL, &je);
             if (!rec) {
                 snprintf(why, whylen, "%s:%d: %s", g.gl_pathv[f], lineno, je.text);
                 rc = -1;
                 break;
             }
-            rc = finqa_add(s, rec, g.gl_pathv[f], why, whylen);
+            rc = finqa_add(s, rec, g.gl_pathv[f], lenient, why, whylen);
             json_decref(rec);
         }
         fclose(fp);
@@ -131,6 +140,11 @@ static int finqa_load(const char *dir, finqa_set *s, char *why, size_t whylen)
     globfree(&g);
     if (rc != 0) finqa_free(s);
     return rc;
+}
+
+static int finqa_load(const char *dir, finqa_set *s, char *why, size_t whylen)
+{
+    return corpus_load(dir, "finqa", 0, s, why, whylen);
 }
 
 /* Table, program, IR, evaluation: all afresh. CR_OK when eval_run ran (res->status says how
@@ -145,7 +159,7 @@ static cr_code finqa_run(const finqa_item *it, const cr_policy *pol, eval_result
     if (it->table_json)
         rc = dsl_table_from_json(it->table_json, strlen(it->table_json), &pol->limits, &t, err);
     if (rc == CR_OK)
-        rc = dsl_compile(it->program, strlen(it->program), t, &pol->limits, &m, err);
+        rc = dsl_compile(it->program, it->program_len, t, &pol->limits, &m, err);
     if (rc == CR_OK) rc = eval_run(m, NULL, 0, pol, res, err);
     ir_module_free(m);
     dsl_table_free(t);

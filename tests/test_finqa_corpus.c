@@ -11,7 +11,10 @@
  * unit away at the fifth decimal still matches; such matches are counted apart.
  *
  * Every mismatch must be classified in tests/data/finqa_mismatches.tsv (id, class, evidence),
- * every entry there must still be a mismatch, and at least 99.5% must match. */
+ * every entry there must still be a mismatch, and at least 99.5% must match.
+ *
+ * --lang auto on real code: every FinQA program must look like DSL, and no program of the
+ * Python corpus (python/ JSON Lines files) may. */
 #include <gmp.h>
 
 #include "evaluator/num.h"
@@ -122,6 +125,43 @@ static void test_compare_rule(const num_ctx *ctx)
     CHECK_INT(numeric_match("2255657953335/100", 22556579533.35, ctx), 1);
 }
 
+/* dsl_looks_like() over both corpora; every miss is listed. */
+static void test_auto_detection(const char *dir, const finqa_set *finqa)
+{
+    size_t dsl_miss = 0, py_miss = 0;
+    for (size_t i = 0; i < finqa->n; i++) {
+        const char *p = finqa->v[i].program;
+        if (!dsl_looks_like(p, finqa->v[i].program_len)) {
+            dsl_miss++;
+            printf("AUTO %s: FinQA program not taken for DSL: %s\n", finqa->v[i].id, p);
+        }
+    }
+    finqa_set py;
+    char why[512];
+    int lr = corpus_load(dir, "python", 1, &py, why, sizeof why);
+    if (lr == 1) {
+        SKIP("%s", why);
+        return;
+    }
+    CHECK(lr == 0);
+    if (lr != 0) {
+        fprintf(stderr, "%s\n", why);
+        return;
+    }
+    for (size_t i = 0; i < py.n; i++) {
+        if (dsl_looks_like(py.v[i].program, py.v[i].program_len)) {
+            py_miss++;
+            printf("AUTO %s: Python program taken for DSL\n", py.v[i].id);
+        }
+    }
+    printf("--lang auto: %zu of %zu FinQA programs read as DSL, %zu of %zu Python programs as "
+           "Python\n", finqa->n - dsl_miss, finqa->n, py.n - py_miss, py.n);
+    CHECK_INT(dsl_miss, 0);
+    CHECK_INT(py_miss, 0);
+    CHECK(py.n > 0);
+    finqa_free(&py);
+}
+
 int main(void)
 {
     const char *dir = finqa_corpus_dir();
@@ -194,6 +234,7 @@ int main(void)
     printf("mismatches: %zu, classified: %zu\n", set.n - matched, classified);
     CHECK(set.n > 0);
     CHECK(matched * 1000 >= set.n * 995);   /* at least 99.5% */
+    test_auto_detection(dir, &set);
     finqa_free(&set);
     return TEST_SUMMARY();
 }
