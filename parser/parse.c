@@ -1,5 +1,8 @@
-/* parser/parse.c: the entry point: byte checks, a pre-scan, tree-sitter, the first syntax
- * error in document order, then lowering (lower.c) and the whitelist (whitelist.c). */
+/* parser/parse.c: the entry point: one pre-scan of the bytes, tree-sitter (one parser per
+ * thread), the first syntax error in document order, then lowering (lower.c) and the
+ * whitelist (whitelist.c). */
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "parser/internal.h"
@@ -23,33 +26,29 @@ static void position_of(const char *src, size_t off, int *line, int *col)
     *col = (int)(off - start) + 1;
 }
 
-/* Offset of the first byte that is not well-formed UTF-8 (RFC 3629: no overlongs, no
- * surrogates, nothing past U+10FFFF), or len when all of it is. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+/* Length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, no surrogates, nothing
+ * past U+10FFFF) that starts with the byte s[0] >= 0x80, or 0 when it is not one. */
+static size_t utf8_seq(const unsigned char *s, size_t avail)
 {
-    size_t i = 0;
-    while (i < len) {
-        unsigned c = s[i];
-        if (c < 0x80) { i++; continue; }
-        size_t n;
-        unsigned lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) n = 1;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            n = 2;
-            if (c == 0xE0) lo = 0xA0;
-            if (c == 0xED) hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            n = 3;
-            if (c == 0xF0) lo = 0x90;
-            if (c == 0xF4) hi = 0x8F;
-        } else return i;
-        if (len - i <= n) return i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return i;
-        for (size_t k = 2; k <= n; k++)
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-        i += n + 1;
-    }
-    return len;
+    unsigned c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) return 0;
+    if (c >= 0xC2 && c <= 0xDF) n = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 2;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 3;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (avail <= n) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t k = 2; k <= n; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return n + 1;
 }
 
 static int is_word(unsigned char c)
@@ -58,37 +57,62 @@ static int is_word(unsigned char c)
            c == '_' || c >= 0x80;
 }
 
+/* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth
+ * and a token count. Errors keep the precedence CPython's tokenizer gives them: a NUL byte
+ * anywhere, else the first byte that is not UTF-8, else the first bracket too deep. */
 typedef struct {
-    const char *s;
+    const unsigned char *s;
     size_t len, i;
     uint32_t depth, max_depth;
     size_t tokens;
+    size_t deep_at;         /* offset of the first bracket past max_depth; SIZE_MAX: none */
 } scan_ctx;
 
-static cr_code scan_open(scan_ctx *sc, cr_error *err)
+#define SCAN_BAD CR_ESYNTAX   /* scan_char() stopped on a NUL byte or bad UTF-8 at sc->i */
+
+/* Steps over the character at sc->i (a whole UTF-8 sequence). ASCII takes the inline path:
+ * this runs once per byte of the source. */
+static cr_code scan_wide(scan_ctx *sc)
+{
+    size_t n = sc->s[sc->i] ? utf8_seq(sc->s + sc->i, sc->len - sc->i) : 0;
+    if (!n) return SCAN_BAD;
+    sc->i += n;
+    return CR_OK;
+}
+
+static inline cr_code scan_char(scan_ctx *sc)
+{
+    unsigned char c = sc->s[sc->i];
+    if (c - 1u < 0x7Fu) {   /* 1..0x7F */
+        sc->i++;
+        return CR_OK;
+    }
+    return scan_wide(sc);
+}
+
+static void scan_open(scan_ctx *sc)
 {
     sc->tokens++;
-    if (++sc->depth <= sc->max_depth) return CR_OK;
-    int line, col;
-    position_of(sc->s, sc->i, &line, &col);
-    return cr_error_set(err, CR_ELIMIT, line, col, "nesting deeper than %u (max_depth)",
-                        (unsigned)sc->max_depth);
+    if (++sc->depth > sc->max_depth && sc->deep_at == SIZE_MAX) sc->deep_at = sc->i;
 }
 
 /* Skips a string literal whose opening quote is at sc->i. Brackets inside f-strings are
  * counted (replacement fields hold code); `{{` and `}}` are literal braces. */
-static cr_code scan_string(scan_ctx *sc, int fstring, cr_error *err)
+static cr_code scan_string(scan_ctx *sc, int fstring)
 {
-    const char *s = sc->s;
-    char q = s[sc->i];
+    const unsigned char *s = sc->s;
+    unsigned char q = s[sc->i];
     int triple = sc->i + 2 < sc->len && s[sc->i + 1] == q && s[sc->i + 2] == q;
     uint32_t outer = sc->depth;
-    cr_code rc = CR_OK;
     sc->i += triple ? 3 : 1;
     sc->tokens += 3;
     while (sc->i < sc->len) {
-        char c = s[sc->i];
-        if (c == '\\') { sc->i += 2; sc->tokens++; continue; }
+        unsigned char c = s[sc->i];
+        if (c == '\\') {
+            sc->tokens++;
+            if (++sc->i < sc->len && scan_char(sc) != CR_OK) return SCAN_BAD;
+            continue;
+        }
         if (c == q && (!triple || (sc->i + 2 < sc->len && s[sc->i + 1] == q && s[sc->i + 2] == q))) {
             sc->i += triple ? 3 : 1;
             break;
@@ -100,59 +124,93 @@ static cr_code scan_string(scan_ctx *sc, int fstring, cr_error *err)
                 sc->i += 2;
                 continue;
             }
-            if (c == '(' || c == '[' || c == '{') {
-                if ((rc = scan_open(sc, err)) != CR_OK) return rc;
-            } else if ((c == ')' || c == ']' || c == '}') && sc->depth > outer) {
-                sc->depth--;
-            }
+            if (c == '(' || c == '[' || c == '{') scan_open(sc);
+            else if ((c == ')' || c == ']' || c == '}') && sc->depth > outer) sc->depth--;
         }
-        sc->i++;
+        if (scan_char(sc) != CR_OK) return SCAN_BAD;
     }
     sc->depth = outer;
     return CR_OK;
 }
 
-/* Bracket depth and a token count without tree-sitter: deep input must end in microseconds
- * with a LimitError, and must never reach the tree-sitter abort described above. */
-static cr_code prescan(const char *s, size_t len, uint32_t max_depth, cr_error *err)
+/* A string prefix: at most two of r, b, u, f in either case. */
+static int string_prefix(const unsigned char *s, size_t n, int *fmt)
 {
-    scan_ctx sc = { .s = s, .len = len, .max_depth = max_depth };
-    cr_code rc;
-    while (sc.i < len) {
-        unsigned char c = (unsigned char)s[sc.i];
-        if (c == '\n') { sc.tokens += 3; sc.i++; continue; }   /* newline, indent, dedent */
-        if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc.i++; continue; }
+    if (n > 2) return 0;
+    *fmt = 0;
+    for (size_t k = 0; k < n; k++) {
+        switch (s[k] | 0x20) {
+        case 'f': *fmt = 1; break;
+        case 'r': case 'b': case 'u': break;
+        default: return 0;
+        }
+    }
+    return 1;
+}
+
+static cr_code prescan_all(scan_ctx *sc)
+{
+    const unsigned char *s = sc->s;
+    size_t len = sc->len;
+    while (sc->i < len) {
+        unsigned char c = s[sc->i];
+        if (c == '\n') { sc->tokens += 3; sc->i++; continue; }   /* newline, indent, dedent */
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc->i++; continue; }
         if (c == '#') {
-            const char *nl = memchr(s + sc.i, '\n', len - sc.i);
-            sc.i = nl ? (size_t)(nl - s) : len;
-            sc.tokens++;
+            sc->tokens++;
+            while (sc->i < len && s[sc->i] != '\n')
+                if (scan_char(sc) != CR_OK) return SCAN_BAD;
             continue;
         }
         if (is_word(c)) {
-            size_t start = sc.i, fmt = 0, prefix = 1;
-            while (sc.i < len && is_word((unsigned char)s[sc.i])) sc.i++;
-            for (size_t k = start; k < sc.i; k++) {
-                if (!strchr("rRbBuUfF", s[k])) prefix = 0;
-                if (s[k] == 'f' || s[k] == 'F') fmt = 1;
-            }
-            if (prefix && sc.i - start <= 2 && sc.i < len && (s[sc.i] == '"' || s[sc.i] == '\'')) {
-                if ((rc = scan_string(&sc, (int)fmt, err)) != CR_OK) return rc;
+            size_t start = sc->i;
+            int fmt;
+            while (sc->i < len && is_word(s[sc->i]))
+                if (scan_char(sc) != CR_OK) return SCAN_BAD;
+            if (sc->i < len && (s[sc->i] == '"' || s[sc->i] == '\'') &&
+                string_prefix(s + start, sc->i - start, &fmt)) {
+                if (scan_string(sc, fmt) != CR_OK) return SCAN_BAD;
             } else {
-                sc.tokens++;
+                sc->tokens++;
             }
             continue;
         }
         if (c == '"' || c == '\'') {
-            if ((rc = scan_string(&sc, 0, err)) != CR_OK) return rc;
+            if (scan_string(sc, 0) != CR_OK) return SCAN_BAD;
             continue;
         }
-        if (c == '(' || c == '[' || c == '{') {
-            if ((rc = scan_open(&sc, err)) != CR_OK) return rc;
-        } else {
-            if ((c == ')' || c == ']' || c == '}') && sc.depth > 0) sc.depth--;
-            sc.tokens++;
+        if (c == 0) return SCAN_BAD;
+        if (c == '(' || c == '[' || c == '{') scan_open(sc);
+        else {
+            if ((c == ')' || c == ']' || c == '}') && sc->depth > 0) sc->depth--;
+            sc->tokens++;
         }
-        sc.i++;
+        sc->i++;
+    }
+    return CR_OK;
+}
+
+/* Bracket depth and a token count without tree-sitter: deep input must end in microseconds
+ * with a LimitError, and must never reach the tree-sitter abort described above. */
+static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error *err)
+{
+    scan_ctx sc = { .s = (const unsigned char *)src, .len = len, .max_depth = max_depth,
+                    .deep_at = SIZE_MAX };
+    int line, col;
+    if (prescan_all(&sc) != CR_OK) {
+        /* A NUL byte anywhere, even after the bad byte, is what CPython reports. */
+        const char *nul = sc.s[sc.i] ? memchr(src + sc.i, '\0', len - sc.i) : src + sc.i;
+        if (nul) {
+            position_of(src, (size_t)(nul - src), &line, &col);
+            return cr_error_set(err, CR_ESYNTAX, line, col, "source code cannot contain null bytes");
+        }
+        position_of(src, sc.i, &line, &col);
+        return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x", sc.s[sc.i]);
+    }
+    if (sc.deep_at != SIZE_MAX) {
+        position_of(src, sc.deep_at, &line, &col);
+        return cr_error_set(err, CR_ELIMIT, line, col, "nesting deeper than %u (max_depth)",
+                            (unsigned)max_depth);
     }
     if (sc.tokens > PARSER_MAX_TOKENS)
         return cr_error_set(err, CR_ELIMIT, 0, 0,
@@ -268,6 +326,48 @@ static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
                         "unexpected '%.*s'", (int)n, src + a);
 }
 
+/* ---- one TSParser per thread ------------------------------------------------------------ */
+
+/* A TSParser costs ~10k instructions to make and free, about as much as lowering a short
+ * program, and it keeps its stacks warm between parses. The engine is shared by threads, so
+ * each thread gets its own, freed at thread exit by the key's destructor. */
+static pthread_key_t tls_key;
+static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
+static int tls_ok;
+
+static void tls_free(void *p)
+{
+    ts_parser_delete(p);
+}
+
+static void tls_init(void)
+{
+    tls_ok = pthread_key_create(&tls_key, tls_free) == 0;
+}
+
+static TSParser *new_parser(void)
+{
+    TSParser *p = ts_parser_new();
+    if (p && !ts_parser_set_language(p, tree_sitter_python())) {
+        ts_parser_delete(p);
+        p = NULL;
+    }
+    return p;
+}
+
+/* This thread's parser, or NULL when there is no memory for one. `*owned` is set when it
+ * could not be kept for the thread (no key): the caller deletes it after use. */
+static TSParser *thread_parser(int *owned)
+{
+    TSParser *p;
+    *owned = 0;
+    pthread_once(&tls_once, tls_init);
+    if (tls_ok && (p = pthread_getspecific(tls_key))) return p;
+    if (!(p = new_parser())) return NULL;
+    if (!tls_ok || pthread_setspecific(tls_key, p) != 0) *owned = 1;
+    return p;
+}
+
 cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
                             ir_module **out, cr_error *err)
 {
@@ -275,7 +375,7 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
-    int line, col;
+    int owned = 0;
 
     *out = NULL;
     if (!src && len) return cr_error_set(err, CR_EUSAGE, 0, 0, "no source");
@@ -283,24 +383,14 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
     if ((lim->max_source && len > lim->max_source) || len > UINT32_MAX)
         return cr_error_set(err, CR_ELIMIT, 0, 0, "source is %zu bytes, more than %zu (max_source)",
                             len, lim->max_source);
-    const char *nul = memchr(src, '\0', len);
-    if (nul) {
-        position_of(src, (size_t)(nul - src), &line, &col);
-        return cr_error_set(err, CR_ESYNTAX, line, col, "source code cannot contain null bytes");
-    }
-    size_t bad = utf8_invalid_at((const unsigned char *)src, len);
-    if (bad < len) {
-        position_of(src, bad, &line, &col);
-        return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x",
-                            (unsigned char)src[bad]);
-    }
     if ((rc = prescan(src, len, lim->max_depth, err)) != CR_OK) return rc;
 
-    if (!(parser = ts_parser_new()) || !ts_parser_set_language(parser, tree_sitter_python())) {
+    if (!(parser = thread_parser(&owned))) {
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
         goto out;
     }
     if (!(tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len))) {
+        ts_parser_reset(parser);
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");
         goto out;
     }
@@ -317,6 +407,6 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
 out:
     ir_module_free(m);
     if (tree) ts_tree_delete(tree);
-    if (parser) ts_parser_delete(parser);
+    if (owned) ts_parser_delete(parser);
     return rc;
 }

@@ -1,5 +1,6 @@
 /* tests/test_parser.c: Python → IR lowering (exact ir_dump output), syntax errors with their
  * positions, limits, and every whitelist reason with its position and snippet. */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "parser/parser.h"
@@ -273,6 +274,13 @@ static void test_bytes_and_limits(void)
     CHECK_STR(ir("x = '\xc0\xaf'\n"), "E4 1:6 invalid UTF-8 byte 0xc0");          /* overlong */
     CHECK_STR(ir("x = '\xed\xa0\x80'\n"), "E4 1:6 invalid UTF-8 byte 0xed");      /* surrogate */
     CHECK_STR(ir("x = 'caf\xc3\xa9'\n"), "(module (assign (name x) (str \"caf\xc3\xa9\")))");
+    /* One pass finds all three kinds; a NUL byte anywhere wins, then bad UTF-8, then depth. */
+    CHECK_STR(parse_n("x = '\xff'\ny = \0\n", 14, NULL), "E4 2:5 source code cannot contain null bytes");
+    CHECK_STR(parse_n("s = '\\\0'\n", 9, NULL), "E4 1:7 source code cannot contain null bytes");
+    CHECK_STR(ir("# caf\xc3\xa9 \xe2\x82\xac\n\xc3\xa9t\xc3\xa9 = '\\\xc3\xa9'  # \xff\n"), "E4 2:18 invalid UTF-8 byte 0xff");
+    CHECK_STR(ir("x = f'{a[\xc3\xa9]}' \xf0\x9f\x98\x80 \xf4\x90\x80\x80\n"), "E4 1:21 invalid UTF-8 byte 0xf4");
+    CHECK_STR(ir("\xc3\xa9t\xc3\xa9 = 'caf\\\xc3\xa9'\n"),
+              "(module (assign (name \xc3\xa9t\xc3\xa9) (str \"caf\\\\\xc3\xa9\")))");
 
     cr_policy pol;
     cr_policy_default(&pol);
@@ -296,6 +304,9 @@ static void test_bytes_and_limits(void)
     deep[4 + 300] = '1';
     deep[5 + 300] = '\n';
     CHECK_STR(parse_n(deep, 6 + 300, NULL), "E6 1:204 nesting deeper than 200 (max_depth)");
+    memset(deep + 4, '(', 300);               /* too deep, but a bad byte later wins */
+    deep[4 + 300] = '\xc0';
+    CHECK_STR(parse_n(deep, 6 + 300, NULL), "E4 1:305 invalid UTF-8 byte 0xc0");
     free(deep);
 
     /* 150 parentheses are within the default limit. */
@@ -305,6 +316,42 @@ static void test_bytes_and_limits(void)
     memset(ok + 151, ')', 150);
     ok[301] = '\n';
     CHECK_STR(parse_n(ok, 302, NULL), "(module (expr (num 7)))");
+}
+
+/* Each thread parses with its own tree-sitter parser (kept for the thread, freed when it
+ * exits: ASan's leak check sees a parser that is not). */
+static void *parse_in_thread(void *arg)
+{
+    cr_policy pol;
+    cr_policy_default(&pol);
+    long ok = 0;
+    for (int i = 0; i < 50; i++) {
+        char src[64];
+        int n = snprintf(src, sizeof src, "x = %d + %ld\n", i, (long)arg);
+        ir_module *m = NULL;
+        cr_error err = { 0 };
+        if (parser_parse_python(src, (size_t)n, &pol.limits, &m, &err) != CR_OK) continue;
+        cr_buf b;
+        cr_buf_init(&b, 0);
+        ir_dump(m->root, &b);
+        char want[128];
+        snprintf(want, sizeof want, "(module (assign (name x) (binop + (num %d) (num %ld))))", i, (long)arg);
+        ok += strcmp(b.p, want) == 0;
+        cr_buf_free(&b);
+        ir_module_free(m);
+    }
+    return (void *)ok;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, parse_in_thread, (void *)i) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *ok = NULL;
+        pthread_join(t[i], &ok);
+        CHECK_INT((long)ok, 50);
+    }
 }
 
 static void test_grammar_version(void)
@@ -325,6 +372,7 @@ int main(void)
     test_whitelist();
     test_syntax_errors();
     test_bytes_and_limits();
+    test_threads();
     test_grammar_version();
     return TEST_SUMMARY();
 }
