@@ -43,9 +43,12 @@ static const attack table[] = {
     { "etc_shadow", "print(t(lambda: open('/etc/shadow').read()))", "2\n" },
     { "root_home", "print(t(lambda: os.listdir('/root')))", "2\n" },
     { "etc_is_bare", "print(sorted(os.listdir('/etc')))", "['alternatives', 'ld.so.cache']\n" },
-    { "init_environ", "print(t(lambda: open('/proc/1/environ', 'rb').read()))", "13\n" },
-    { "init_memory", "print(t(lambda: open('/proc/1/mem', 'rb').read(1)))", "13\n" },
-    { "init_root", "print(t(lambda: os.listdir('/proc/1/root')))", "13\n" },
+    /* pid 1 is the code's own python (nothing of the caller's runs in there), whose parent
+     * is outside: invisible. */
+    { "pid1_environ", "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/1/environ', 'rb').read())",
+      "False\n" },
+    { "no_parent", "print(os.getpid(), os.getppid())", "1 0\n" },
+    { "pid1_root", "print(sorted(os.listdir('/proc/1/root')) == sorted(os.listdir('/')))", "True\n" },
     { "caller_environment",
       "print(sorted(os.environ))\n"
       "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/self/environ', 'rb').read())",
@@ -122,7 +125,10 @@ static const attack table[] = {
       " t(lambda: os.mknod('/tmp/sda', 0o60600, os.makedev(8, 0))))",
       "['fd', 'null', 'random', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n2 2 1\n" },
     { "pid_namespace",
-      "print(os.getpid(), sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))", "2 [1, 2]\n" },
+      "import subprocess\n"
+      "ls = subprocess.run(['/bin/ls', '/proc'], capture_output=True, text=True).stdout.split()\n"
+      "print([p for p in ls if p.isdigit()])",
+      "['1', '2']\n" },   /* python, and ls itself: nothing else exists */
     { "kill_everything",
       "import signal\nprint(t(lambda: os.kill(1, signal.SIGKILL)), t(lambda: os.kill(-1, signal.SIGKILL)))\n"
       "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 finds no one else */

@@ -1,20 +1,22 @@
 /* sandbox/ns/ns.c: the namespace tier.
  *
- * The parent clones an "init" into new user, pid, mount, net, ipc and uts namespaces (and a
- * cgroup namespace once init sits in the run's cgroup). Init builds a fresh root on a tmpfs
- * (read-only binds of /usr and the two /etc entries the interpreter needs, /data read-only,
- * size-capped /tmp and /out, a /proc of its own pid namespace, a /dev of three devices),
- * pivots into it, drops every capability, sets no_new_privs, loads the seccomp filter and
- * forks the runner (python3 -I -S), which it reaps. The parent reads stdout, stderr and the
- * runner's report while the run goes on, enforces the wall clock, the CPU time and the output
- * cap, and at the end kills init, which takes every process of the namespace with it.
+ * The parent clones a child into new user, pid, mount, net, ipc and uts namespaces (and a
+ * cgroup namespace once it sits in the run's cgroup). The child, pid 1 of its namespace,
+ * builds a fresh root on a tmpfs (read-only binds of /usr and the two /etc entries the
+ * interpreter needs, /data read-only, size-capped /tmp and /out, a /proc of its own pid
+ * namespace, a /dev of four devices), pivots into it, drops every capability, sets
+ * no_new_privs, loads the seccomp filter and becomes the runner (python3 -I -S). The parent
+ * reads stdout, stderr and the runner's report while the run goes on, enforces the wall
+ * clock, the CPU time and the output cap, and kills pid 1 at a limit, which takes every
+ * process of the namespace with it.
  *
- * Artifacts come back through a descriptor of /out that init passes over the control socket:
+ * Artifacts come back through a descriptor of /out that the child passes over the control
+ * socket before exec:
  * the parent reads the files after everything inside is dead, so nothing can swap them while
  * they are copied, and no mount or file of the run ever exists on the host.
  *
- * Between clone() and execve() the children only make system calls on data the parent
- * prepared (no malloc, no stdio), since the caller may have other threads. */
+ * Between clone() and execve() the child only makes system calls on data the parent prepared
+ * (no malloc, no stdio): it shares the caller's memory, and the caller may have threads. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -44,6 +46,10 @@
 
 #include "sandbox/ns/ns.h"
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
+
 #define NS_FLAGS (CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | \
                   CLONE_NEWUTS)
 #define NEWROOT "/tmp"           /* covered by our own tmpfs, in our mount namespace only */
@@ -58,7 +64,7 @@ enum ns_step {
     STEP_NONE, STEP_SYNC, STEP_CGROUP_NS, STEP_PRIVATE, STEP_ROOT, STEP_MKDIR, STEP_USR,
     STEP_LIBDIRS, STEP_ETC, STEP_DATA, STEP_TMP, STEP_OUT, STEP_DEV, STEP_PROC, STEP_PIVOT,
     STEP_RO_ROOT, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SEND_OUT, STEP_CAPS, STEP_NNP,
-    STEP_SECCOMP, STEP_FORK, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_COUNT
+    STEP_SECCOMP, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_COUNT
 };
 static const char *const step_names[STEP_COUNT] = {
     [STEP_NONE] = "?", [STEP_SYNC] = "wait for the parent", [STEP_CGROUP_NS] = "unshare cgroup",
@@ -70,18 +76,18 @@ static const char *const step_names[STEP_COUNT] = {
     [STEP_RO_ROOT] = "make root read-only", [STEP_HOSTNAME] = "sethostname",
     [STEP_LOOPBACK] = "bring up loopback", [STEP_SEND_OUT] = "pass /out to the parent",
     [STEP_CAPS] = "drop capabilities", [STEP_NNP] = "no_new_privs",
-    [STEP_SECCOMP] = "load seccomp filter", [STEP_FORK] = "fork the runner",
+    [STEP_SECCOMP] = "load seccomp filter",
     [STEP_FDS] = "set up descriptors", [STEP_RLIMIT] = "setrlimit", [STEP_EXEC] = "exec python",
 };
 
-enum { MSG_SETUP_FAILED = 1, MSG_RUNNER_DONE = 2, MSG_OUT_DIR = 3 };
+enum { MSG_SETUP_FAILED = 1, MSG_OUT_DIR = 3 };
 struct ns_msg { int kind, step, err, status; };
 
 /* Host directories that may be symlinks into /usr (merged /usr) or real directories. */
 static const char *const lib_dirs[] = { "bin", "sbin", "lib", "lib64", "lib32", "libx32" };
 #define N_LIB_DIRS (sizeof lib_dirs / sizeof lib_dirs[0])
 
-/* Everything the children need, prepared by the parent before clone(). */
+/* Everything the child needs, prepared by the parent before clone(). */
 typedef struct {
     int ctl;                   /* child's end of the control socket */
     int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
@@ -273,10 +279,29 @@ static void drop_privileges(const ns_plan *p)
         child_fail(p->ctl, STEP_SECCOMP);
 }
 
-static _Noreturn void runner_exec(const ns_plan *p)
+/* Signals: the parent blocks all of them around clone(); we put every caught one back to its
+ * default (the caller's handlers must not run here), then unblock, just before exec. */
+static void reset_signals(int ctl)
+{
+    sigset_t none;
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) < 0) continue;
+        if (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = SIG_DFL;
+            if (sigaction(sig, &sa, NULL) < 0) child_fail(ctl, STEP_FDS);
+        }
+    }
+    sigemptyset(&none);
+    if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) child_fail(ctl, STEP_FDS);
+}
+
+/* The descriptors python gets: 0 /dev/null, 1 stdout, 2 stderr, 3 job, 4 report; the control
+ * socket stays at 5 until exec closes it, to report a failed exec. */
+static int runner_fds(const ns_plan *p)
 {
     int ctl, in, out, errw, job, val;
-    if (setsid() < 0) child_fail(p->ctl, STEP_FDS);
     /* Out of the way first, so that dup2() onto 0..5 cannot clobber a source. */
     if ((ctl = fcntl(p->ctl, F_DUPFD_CLOEXEC, HIGH_FD)) < 0 ||
         (out = fcntl(p->out_w, F_DUPFD, HIGH_FD)) < 0 ||
@@ -289,25 +314,24 @@ static _Noreturn void runner_exec(const ns_plan *p)
         dup2(val, 4) < 0 || dup3(ctl, 5, O_CLOEXEC) < 0)
         child_fail(ctl, STEP_FDS);
     if (syscall(SYS_close_range, 6, ~0u, 0) < 0) child_fail(5, STEP_FDS);
-    if (chdir("/tmp") < 0) child_fail(5, STEP_FDS);
-    if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
-        setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
-        setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0)
-        child_fail(5, STEP_RLIMIT);
-    execve(p->interpreter, p->argv, p->envp);
-    child_fail(5, STEP_EXEC);
+    return 5;
 }
 
-static _Noreturn void init_main(const ns_plan *p)
+/* The child of clone(): pid 1 of the new pid namespace. It runs on the caller's memory
+ * (CLONE_VM: no copy of a possibly large address space, which is most of the cost of a
+ * fork) and its own stack, touching nothing but its stack and the plan, until it becomes
+ * python by execve(). Python then stays pid 1: when it exits, the kernel kills whatever the
+ * code left running in the namespace (a daemon), and it reaps nothing, so orphans linger as
+ * zombies until then, counted by the process limit. */
+static int ns_child(void *arg)
 {
+    const ns_plan *p = arg;
     char go;
-    pid_t runner;
     int ctl = p->ctl;
 
     /* Dies with the thread that cloned it, so a killed caller leaves no sandbox behind. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
-    /* Our memory is a copy of the caller's (its heap, its environment): not readable through
-     * /proc/1 by the code, which runs with our uid. */
+    /* Until exec we run on the caller's memory: not readable through /proc/1. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
     if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
@@ -319,24 +343,16 @@ static _Noreturn void init_main(const ns_plan *p)
     loopback_up(ctl);
     send_out_dir(ctl);
     drop_privileges(p);
-    if ((runner = fork()) < 0) child_fail(ctl, STEP_FORK);
-    if (runner == 0) runner_exec(p);
-    close(p->out_w);
-    close(p->err_w);
-    close(p->val_w);
-    close(p->job_fd);
-    /* As pid 1, reap every orphan until the runner itself ends; our exit then makes the
-     * kernel kill whatever is left in the namespace (a daemon the code left running). */
-    for (;;) {
-        int st;
-        pid_t w = waitpid(-1, &st, 0);
-        if (w == runner) {
-            struct ns_msg m = { .kind = MSG_RUNNER_DONE, .status = st };
-            (void)!send(ctl, &m, sizeof m, MSG_NOSIGNAL);
-            _exit(0);
-        }
-        if (w < 0 && errno != EINTR) _exit(126);
-    }
+    if (setsid() < 0) child_fail(ctl, STEP_FDS);
+    ctl = runner_fds(p);
+    if (chdir("/tmp") < 0) child_fail(ctl, STEP_FDS);
+    if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
+        setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
+        setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0)
+        child_fail(ctl, STEP_RLIMIT);
+    reset_signals(ctl);
+    execve(p->interpreter, p->argv, p->envp);
+    child_fail(ctl, STEP_EXEC);
 }
 
 /* ---- the parent ---------------------------------------------------------------------------- */
@@ -384,7 +400,7 @@ static void plan_rlimits(ns_plan *p, const sandbox_limits *lim)
     rlim_t cpu = (rlim_t)ceil(lim->cpu_s);
     /* The per-process CPU rlimit is a backstop behind the parent's clock on the cgroup. */
     p->rl_cpu = (struct rlimit){ cpu + 1, cpu + 2 };
-    /* uid 0 of the namespace counts init too. */
+    /* One above the cgroup's pids.max, so that the cgroup refuses first and says so. */
     p->rl_nproc = (struct rlimit){ lim->max_procs + 1, lim->max_procs + 1 };
     rlim_t fsize = lim->tmp_bytes > lim->artifact_bytes ? lim->tmp_bytes : lim->artifact_bytes;
     p->rl_fsize = (struct rlimit){ fsize, fsize };
@@ -412,6 +428,44 @@ static void plan_lib_dirs(ns_plan *p)
     }
 }
 
+#define CHILD_STACK (256u << 10)
+
+/* clone() sharing our memory (CLONE_VM), on a stack of its own that the caller unmaps with
+ * munmap(*stack, CHILD_STACK) once the child has exec'd or exited. All signals stay blocked
+ * across the call, so no handler of the caller's runs on the child's stack. */
+static pid_t clone_vm(int (*fn)(void *), void *arg, int flags, void **stack)
+{
+    sigset_t all, old;
+    pid_t pid;
+    int e;
+    void *st = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (st == MAP_FAILED) return -1;
+#ifdef __SANITIZE_ADDRESS__
+    /* The sanitizer keeps shadow state of an earlier child's frames at this address, which
+     * that child left without returning; start from a clean stack. */
+    __asan_unpoison_memory_region(st, CHILD_STACK);
+#endif
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = clone(fn, (char *)st + CHILD_STACK, CLONE_VM | flags | SIGCHLD, arg);
+    e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid < 0) {
+        munmap(st, CHILD_STACK);
+        errno = e;
+        return -1;
+    }
+    *stack = st;
+    return pid;
+}
+
+static int probe_child(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
 /* One probe per process: can we clone into every namespace we need? */
 static atomic_int probe_state;   /* 0 unknown, 1 works, 2 does not */
 static char probe_why[200];
@@ -426,11 +480,10 @@ int sandbox_ns_available(char *why, size_t why_len)
         if (atomic_load(&probe_state) == 0) {
             int st = 0;
             pid_t pid;
+            void *stack = NULL;
             if (!ns_seccomp_program(probe_why, sizeof probe_why)) {
                 atomic_store(&probe_state, 2);
-            } else if ((pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, 0, 0, 0, 0)) == 0) {
-                _exit(0);
-            } else if (pid < 0) {
+            } else if ((pid = clone_vm(probe_child, NULL, NS_FLAGS, &stack)) < 0) {
                 snprintf(probe_why, sizeof probe_why,
                          "cannot create user/pid/mount/net namespaces: %s%s", strerror(errno),
                          errno == EPERM || errno == ENOSPC
@@ -439,6 +492,7 @@ int sandbox_ns_available(char *why, size_t why_len)
                 atomic_store(&probe_state, 2);
             } else {
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+                munmap(stack, CHILD_STACK);
                 atomic_store(&probe_state, 1);
             }
         }
@@ -499,6 +553,7 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     pid_t pid = -1;
     double t0 = now_s(), deadline, drain_until = 0;
     int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1;
+    void *stack = NULL;
     struct ns_msg fail = { 0 };
     struct rusage ru;
     cr_code rc = CR_OK;
@@ -583,13 +638,9 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     cg_made = 1;
     if (cg.note[0]) snprintf(out->tier_note, sizeof out->tier_note, "%s", cg.note);
 
-    if ((pid = (pid_t)syscall(SYS_clone, NS_FLAGS | SIGCHLD, 0, 0, 0, 0)) < 0) {
+    if ((pid = clone_vm(ns_child, &plan, NS_FLAGS, &stack)) < 0) {
         rc = ns_fail(err, "clone", errno);
         goto out;
-    }
-    if (pid == 0) {
-        close(ctl[0]); close(po[0]); close(pe[0]); close(pv[0]);
-        init_main(&plan);
     }
     close(ctl[1]); ctl[1] = -1;
     close(po[1]); po[1] = -1;
@@ -597,7 +648,7 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     close(pv[1]); pv[1] = -1;
     if (write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
     if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
-    if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start init", errno); goto out; }
+    if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
 
     deadline = t0 + lim.wall_s;
     stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
@@ -636,7 +687,6 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
                 struct ns_msg m;
                 if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
                 if (m.kind == MSG_SETUP_FAILED && !setup_failed) { setup_failed = 1; fail = m; }
-                if (m.kind == MSG_RUNNER_DONE) runner_status = m.status;
                 continue;
             }
             char chunk[65536];
@@ -653,8 +703,8 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
         }
     }
     if (killed) kill(pid, SIGKILL);  /* in case draining ended the loop first */
-    while (wait4(pid, NULL, 0, &ru) < 0) {
-        if (errno != EINTR) { memset(&ru, 0, sizeof ru); break; }
+    while (wait4(pid, &runner_status, 0, &ru) < 0) {
+        if (errno != EINTR) { memset(&ru, 0, sizeof ru); runner_status = -1; break; }
     }
     pid = -1;
     out->wall_s = now_s() - t0;
@@ -713,6 +763,7 @@ out:
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     }
+    if (stack) munmap(stack, CHILD_STACK);   /* the child has exec'd or is gone */
     if (cg_made) ns_cgroup_destroy(&cg);
     for (int i = 0; i < 2; i++) {
         if (ctl[i] >= 0) close(ctl[i]);
