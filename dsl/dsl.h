@@ -13,7 +13,7 @@
  *   table_sum table_average        table row: table_sum(net sales, none)
  *
  * Arguments:
- *   numbers   5829, -12.5, +3, .5, 1,234,567.8 (',' + exactly three digits is a thousands
+ *   numbers   5829, -12.5 (or U+2212 −12.5), +3, .5, 1,234,567.8 (',' + exactly three digits is a thousands
  *             separator, so "add(1,234)" is ONE argument 1234: write "add(1, 234)"),
  *             6.9% (= 0.069, exact: "%" divides by 100)
  *   #N        the result of step N (0-based); only earlier steps may be named, and not a
@@ -173,6 +173,9 @@ cr_code dsl_compile(const char *src, size_t len, const dsl_table *t, const cr_li
                     ir_module **out, cr_error *err);
 
 /* ---- shared by the parser and the cell reader ------------------------------------------ */
+
+/* U+2212 MINUS SIGN in UTF-8: filings and typeset answers write it for '-'. */
+#define DSL_U_MINUS "\xe2\x88\x92"
 
 /* Scans an unsigned decimal at s[0..len): digits with optional thousands separators
  * ("1,234,567": ',' then exactly three digits, the first group at most three digits) and an

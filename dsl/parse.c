@@ -229,16 +229,22 @@ static cr_code expect_arg_end(pstate *ps, const char *what)
     return fail(ps, "unexpected %s after %s: expected ',' or ')'", found(ps, fb, sizeof fb), what);
 }
 
+static int at_minus_sign(const pstate *ps)
+{
+    return ps->pos + 3 <= ps->len && memcmp(ps->s + ps->pos, DSL_U_MINUS, 3) == 0;
+}
+
 static cr_code parse_number(pstate *ps, dsl_arg *a)
 {
     int neg = 0;
     char c = peek(ps);
-    if (c == '-' || c == '+') {
-        neg = c == '-';
-        advance(ps, 1);
+    if (c == '-' || c == '+' || at_minus_sign(ps)) {
+        neg = c != '+';
+        advance(ps, c == '-' || c == '+' ? 1 : 3);
         if (!is_digit(peek(ps)) && peek(ps) != '.') {
             char fb[40];
-            return fail(ps, "expected a number after '%c', found %s", c, found(ps, fb, sizeof fb));
+            return fail(ps, "expected a number after '%s', found %s",
+                        c == '+' ? "+" : "-", found(ps, fb, sizeof fb));
         }
     }
     cr_buf_reset(&ps->tmp);
@@ -335,7 +341,8 @@ static cr_code parse_value(pstate *ps, dsl_arg *a, size_t step, int none_ok)
     char c = peek(ps);
     cr_code rc;
     if (c == '#') rc = parse_ref(ps, a, step);
-    else if (is_digit(c) || c == '.' || c == '-' || c == '+') rc = parse_number(ps, a);
+    else if (is_digit(c) || c == '.' || c == '-' || c == '+' || at_minus_sign(ps))
+        rc = parse_number(ps, a);
     else if (is_ident_start(c)) rc = parse_word(ps, a, none_ok);
     else if (c == ',' || c == ')') rc = fail(ps, "expected an argument (" ARG_KINDS ")");
     else {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 /* Byte sequences of the few non-ASCII characters filings put in numbers. */
-#define U_MINUS "\xe2\x88\x92"   /* U+2212 minus sign */
 #define U_EMDASH "\xe2\x80\x94"  /* U+2014 */
 #define U_ENDASH "\xe2\x80\x93"  /* U+2013 */
 #define U_NBSP "\xc2\xa0"        /* U+00A0 no-break space */
@@ -88,7 +87,7 @@ cr_code dsl_cell_parse(const char *s, size_t len, cr_buf *out, cr_error *err)
             i++;
             continue;
         }
-        if (!signed_ && has(t, n, i, U_MINUS)) { signed_ = neg = 1; i += 3; continue; }
+        if (!signed_ && has(t, n, i, DSL_U_MINUS)) { signed_ = neg = 1; i += 3; continue; }
         if (!paren && i < n && t[i] == '(') { paren = 1; i++; continue; }
         break;
     }

@@ -94,6 +94,7 @@ static void test_number_forms(void)
     CHECK_STR(lower("add(100%, 250%)", NULL), STEP0("(binop + " N("1") " " N("2.5") ")"));
     CHECK_STR(lower("add(5%, 0.5%)", NULL), STEP0("(binop + " N("0.05") " " N("0.005") ")"));
     CHECK_STR(lower("add(-12.5, +3)", NULL), STEP0("(binop + " NEG("12.5") " " N("3") ")"));
+    CHECK_STR(lower("add(\xe2\x88\x92" "2, 1)", NULL), STEP0("(binop + " NEG("2") " " N("1") ")"));
     CHECK_STR(lower("add(-6.9%, .5)", NULL), STEP0("(binop + " NEG("0.069") " " N("0.5") ")"));
     CHECK_STR(lower("add(1,234,567.8, 007)", NULL),
               STEP0("(binop + " N("1234567.8") " " N("7") ")"));
@@ -159,6 +160,7 @@ static void test_parse_errors(void)
     CHECK_STR(perr("add(1.2.3, 4)"), "1:8 unexpected '.3' after the number: expected ',' or ')'");
     CHECK_STR(perr("add(12abc, 4)"), "1:7 unexpected 'abc' after the number: expected ',' or ')'");
     CHECK_STR(perr("add(-, 4)"), "1:6 expected a number after '-', found ','");
+    CHECK_STR(perr("add(+x, 4)"), "1:6 expected a number after '+', found 'x'");
     CHECK_STR(perr("add(1, x)"), "1:8 expected a number, #N, const_N or const_m1, found 'x' (row "
               "names go only in table_* operations)");
     CHECK_STR(perr("add(1, none)"), "1:8 none may only be the second argument of a table_* "
