@@ -494,6 +494,11 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     cx->call_depth--;
     cx->frame = saved;
     eval_decref(cx, fr);
+    if (r && sc->is_solution && cx->call_depth == 0) {
+        eval_decref(cx, cx->solution_value);
+        cx->solution_value = r;
+        EV_INCREF(r);
+    }
     return r;
 }
 
@@ -1812,7 +1817,8 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
     return CR_OK;
 }
 
-/* DESIGN.md's final-value rule. */
+/* DESIGN.md's final-value rule, with one addition: a program that calls solution() itself
+ * (`print(solution())`) gets that call's value when no answer variable is set. */
 static cr_code final_value(eval_cx *cx, eval_result *res)
 {
     int s = sym_of(cx, "solution");
@@ -1840,6 +1846,8 @@ static cr_code final_value(eval_cx *cx, eval_result *res)
         if (s >= 0 && cx->globals[s])
             return fill_value(cx, cx->globals[s], cx->pol->answer_vars[i], res);
     }
+    /* `print(solution())`: the program called it itself; what it returned is the answer */
+    if (cx->solution_value) return fill_value(cx, cx->solution_value, "solution()", res);
     if (cx->last_expr) return fill_value(cx, cx->last_expr, "last expression", res);
     if (cx->last_assigned >= 0 && cx->globals[cx->last_assigned])
         return fill_value(cx, cx->globals[cx->last_assigned],
@@ -1889,6 +1897,7 @@ static void cx_free(eval_cx *cx)
     size_t i;
     eval_decref(cx, cx->retval);
     eval_decref(cx, cx->last_expr);
+    eval_decref(cx, cx->solution_value);
     eval_decref(cx, cx->math);
     for (i = 0; i < sizeof cx->bvals / sizeof cx->bvals[0]; i++) eval_decref(cx, cx->bvals[i]);
     if (cx->globals)

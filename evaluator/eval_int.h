@@ -137,6 +137,7 @@ typedef struct eval_cx {
     val *math;             /* the math module value */
     val *bvals[64];        /* builtin function values, made on demand */
     int solution_called;
+    val *solution_value;   /* what the program's own last module-level solution() returned */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 

@@ -450,7 +450,13 @@ static void test_final_value(void)
     CHECK(run("def solution():\n    print('hi')\n    return 2.5\n", "hi\n", "2.5"));
     /* called by the program itself: not called again, and its value is not the answer */
     CHECK(run("def solution():\n    print('once')\n    return 1\nsolution()\n", "once\n", "1"));
-    CHECK(run("def solution():\n    return 1\nprint(solution())\n", "1\n", ""));
+    /* called by the program itself: that call's value, unless an answer variable is set */
+    CHECK(value_is("def solution():\n    return 1\nprint(solution())\n", NULL, "1", "1", "int",
+                   "solution()", "1", 1));
+    CHECK(value_is("def solution():\n    return 1, 2\nv, p = solution()\n", NULL, "(1, 2)",
+                   "(1, 2)", "tuple", "solution()", NULL, 1));
+    CHECK(value_is("def solution():\n    return 2\nanswer = solution() * 10\n", NULL, "20", "20",
+                   "int", "answer", "20", 1));
     /* solution(a) needs an argument: not the convention */
     CHECK(value_is("def solution(a):\n    return a\nx = 4\n", NULL, "4", "4", "int", "x", "4", 1));
     CHECK(value_is("def solution(a=3):\n    return a\n", NULL, "3", "3", "int", "solution()",
