@@ -467,6 +467,45 @@ done:
     free(host);
 }
 
+static int sandbox_processes(void);
+
+/* 1 when some directory calcroute-PID-* exists in a cgroup hierarchy. */
+static int cgroup_left(long pid)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "find /sys/fs/cgroup -maxdepth 6 -type d -name 'calcroute-%ld-*' 2>/dev/null | grep -q .",
+             pid);
+    return system(cmd) == 0;
+}
+
+/* The caller dies mid-run (SIGKILL, no clean-up of its own): the sandbox dies with it, and the
+ * next run anywhere removes the cgroup it left. */
+static void test_killed_caller(void)
+{
+    sandbox_outcome oc;
+    int procs_after = 0, procs_before = sandbox_processes();
+    pid_t caller = fork();
+    if (caller < 0) { CHECK(!"fork"); return; }
+    if (caller == 0) {
+        run_ns("import time\ntime.sleep(30)\n", NULL, NULL, NULL, NULL, &oc);
+        _exit(0);
+    }
+    usleep(1500 * 1000);
+    kill(caller, SIGKILL);
+    waitpid(caller, NULL, 0);
+    for (int i = 0; i < 30 && (procs_after = sandbox_processes()) > procs_before; i++)
+        usleep(100 * 1000);
+    CHECK_INT(procs_after, procs_before);
+    /* The dead python stays a zombie until the host's init reaps it, and holds its cgroup
+     * until then: later runs retry. */
+    for (int i = 0; i < 30 && cgroup_left((long)caller); i++) {
+        if (run_ns("pass\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) sandbox_outcome_free(&oc);
+        usleep(100 * 1000);
+    }
+    CHECK(!cgroup_left((long)caller));
+}
+
 /* ---- nothing left behind ----------------------------------------------------------------- */
 
 static int count_lines(const char *path)
@@ -501,7 +540,6 @@ static int sandbox_processes(void)
 int main(void)
 {
     int mounts_before, procs_before, procs_after = 0;
-    char cmd[256];
 
     setenv("CALCROUTE_ATTACK_SECRET", "s3cr3t", 1);
     if (!sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why)) {
@@ -521,6 +559,7 @@ int main(void)
     test_time_bombs();
     test_disk_and_output();
     test_artifact_attacks();
+    test_killed_caller();
 
     CHECK_INT(count_lines("/proc/self/mountinfo"), mounts_before);
     /* Other sandboxes may run beside this suite: give theirs the time of one run to end. */
@@ -528,10 +567,7 @@ int main(void)
         usleep(100 * 1000);
     CHECK_INT(procs_after, procs_before);
     CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);   /* no child of ours left, not even a zombie */
-    snprintf(cmd, sizeof cmd,
-             "find /sys/fs/cgroup -maxdepth 6 -type d -name 'calcroute-%ld-*' 2>/dev/null | grep -q .",
-             (long)getpid());
-    CHECK(system(cmd) != 0);
+    CHECK(!cgroup_left((long)getpid()));
     CHECK(system("ls /tmp /dev/shm 2>/dev/null | grep -q '^calcroute'") != 0);
     return TEST_SUMMARY();
 }

@@ -4,8 +4,10 @@
  * confined by a container or a service manager stays confined, and we only ever touch a
  * directory we created. Hierarchies are found through /proc/self/mountinfo rather than
  * assumed at /sys/fs/cgroup/<name>, because joined hierarchies ("cpu,cpuacct") are common. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,11 +129,36 @@ static int mount_point(const char *controller, char *out, size_t len)
     return found;
 }
 
+/* Removes the run cgroups that a caller killed before its clean-up left behind: ours are
+ * named calcroute-PID-N, and one whose PID is gone is empty (its processes died with the
+ * caller, PR_SET_PDEATHSIG), so rmdir() takes it; a busy one fails and stays. */
+static void sweep(const char *parent)
+{
+    DIR *d = opendir(parent);
+    struct dirent *de;
+    int seen = 0;
+    if (!d) return;
+    while ((de = readdir(d)) && seen++ < 10000) {
+        char path[PATH_MAX];
+        long pid;
+        if (strncmp(de->d_name, "calcroute-", 10) != 0) continue;
+        pid = strtol(de->d_name + 10, NULL, 10);
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", parent, de->d_name) < sizeof path)
+            rmdir(path);
+    }
+    closedir(d);
+}
+
 static int make_dir(const char *controller, const char *name, char *out, size_t len)
 {
     char mnt[PATH_MAX / 2], own[PATH_MAX / 2];
     if (mount_point(controller, mnt, sizeof mnt) < 0 || own_path(controller, own, sizeof own) < 0)
         return -ENOENT;
+    if ((size_t)snprintf(out, len, "%s%s", mnt, strcmp(own, "/") ? own : "") >= len)
+        return -ENAMETOOLONG;
+    sweep(out);
     if ((size_t)snprintf(out, len, "%s%s/%s", mnt, strcmp(own, "/") ? own : "", name) >= len)
         return -ENAMETOOLONG;
     if (mkdir(out, 0755) < 0) { out[0] = 0; return -errno; }

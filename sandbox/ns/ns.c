@@ -329,14 +329,18 @@ static int ns_child(void *arg)
     char go;
     int ctl = p->ctl;
 
-    /* Dies with the thread that cloned it, so a killed caller leaves no sandbox behind. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    struct pollfd alive = { .fd = ctl, .events = POLLRDHUP };
+
     /* Until exec we run on the caller's memory: not readable through /proc/1. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
     if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
     /* The maps name who we are inside; until we switch, our ids are the host's and unmapped. */
     if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    /* Die with the thread that cloned us, so a killed caller leaves no sandbox behind. Set
+     * after the id change, which clears it; a parent gone before that shows as a hang-up. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    if (poll(&alive, 1, 0) != 0) _exit(127);
     if (unshare(CLONE_NEWCGROUP) < 0) child_fail(ctl, STEP_CGROUP_NS);
     build_root(p);
     if (sethostname("calcroute", 9) < 0) child_fail(ctl, STEP_HOSTNAME);
