@@ -35,6 +35,7 @@ static cr_code run(const char *code, double wall_s, sandbox_outcome *oc, cr_erro
     job.code = code;
     job.code_len = strlen(code);
     job.limits.wall_s = wall_s;
+    job.limits.cpu_s = wall_s;
     job.limits.memory_bytes = 128ull << 20;
     job.limits.max_stdout = 4096;
     return sandbox_run(&job, oc, e);
@@ -75,7 +76,7 @@ static void test_print_and_value(void)
     if (!available) { SKIP("%s", why); return; }
     sandbox_outcome oc;
     cr_error e = {0};
-    if (run("print(6*7)\nans = 2**70\n", 10, &oc, &e) != CR_OK) {
+    if (run("print(6*7)\nans = 2**70\n", 60, &oc, &e) != CR_OK) {
         fprintf(stderr, "run: %s\n", e.message);
         CHECK(0);
         return;
@@ -98,7 +99,7 @@ static void test_exception_and_stderr(void)
     if (!available) { SKIP("%s", why); return; }
     sandbox_outcome oc;
     cr_error e = {0};
-    if (run("import sys\nsys.stderr.write('w\\n')\nx = 1\ny = x / 0\n", 10, &oc, &e) != CR_OK) {
+    if (run("import sys\nsys.stderr.write('w\\n')\nx = 1\ny = x / 0\n", 60, &oc, &e) != CR_OK) {
         fprintf(stderr, "run: %s\n", e.message);
         CHECK(0);
         return;
@@ -127,7 +128,7 @@ static void test_wall_limit_and_output_cap(void)
     CHECK_INT(oc.exited, 0);
     sandbox_outcome_free(&oc);
 
-    if (run("print('x' * 10000)\n", 10, &oc, &e) != CR_OK) {
+    if (run("print('x' * 10000)\n", 60, &oc, &e) != CR_OK) {
         fprintf(stderr, "run: %s\n", e.message);
         CHECK(0);
         return;

@@ -13,7 +13,7 @@ mkdir -p "$out"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
-"$cc" -static -O2 -Wall -Wextra -std=gnu11 -I. -o "$out/init" sandbox/guest/init.c
+"$cc" -static -O2 -Wall -Wextra -std=gnu11 -I. -Iinclude -o "$out/init" sandbox/guest/init.c
 mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/run" "$root/tmp" "$root/out" "$root/usr/bin"
 cp "$out/init" "$root/init"
 cp sandbox/runner.py "$root/runner.py"

@@ -25,12 +25,11 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/proto.h"
+#include "sandbox/sandbox.h"          /* sandbox_limit: declarations only, nothing linked */
 
 #define RUNNER "/runner.py"
 #define PYTHON "/usr/bin/python3"
 #define CAPTURE "/run/cr"            /* stdout, stderr and report files, outside /tmp */
-#define LIMIT_WALL 1                 /* sandbox_limit values (sandbox/sandbox.h) */
-#define LIMIT_OUTPUT 6
 
 static struct crvm_page *page;
 static uint8_t *region;
@@ -150,22 +149,32 @@ static char *read_runner(void)
     return src;
 }
 
-static void set_limit(int res, uint64_t v)
+static void set_limit(int res, uint64_t v, uint64_t hard_extra)
 {
-    struct rlimit r = { v, v };
+    struct rlimit r = { v, v + hard_extra };
     if (v && setrlimit(res, &r) < 0) _exit(126);
+}
+
+/* dup2() onto itself keeps close-on-exec: a descriptor already at its number needs the flag
+ * cleared instead. The ones passed in are all above 2, so none is overwritten early except
+ * by design (3 and 4 go last). */
+static int move_fd(int fd, int to)
+{
+    if (fd == to) return fcntl(fd, F_SETFD, 0);
+    return dup2(fd, to);
 }
 
 static _Noreturn void child(int job_fd, int out_fd, int err_fd, int rep_fd, const char *src)
 {
     /* Fixed descriptor numbers for the runner: 3 = job, 4 = report. */
-    if (dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0 || dup2(job_fd, 3) < 0 ||
-        dup2(rep_fd, 4) < 0)
+    if (move_fd(out_fd, 1) < 0 || move_fd(err_fd, 2) < 0 || move_fd(job_fd, 3) < 0 ||
+        move_fd(rep_fd, 4) < 0)
         _exit(125);
     setsid();
-    set_limit(RLIMIT_CPU, (page->cpu_ms + 999) / 1000);
-    set_limit(RLIMIT_AS, page->memory_bytes);
-    set_limit(RLIMIT_NPROC, page->max_procs);
+    /* SIGXCPU at the limit, SIGKILL a second later if that is caught. */
+    set_limit(RLIMIT_CPU, (page->cpu_ms + 999) / 1000, 1);
+    set_limit(RLIMIT_AS, page->memory_bytes, 0);
+    set_limit(RLIMIT_NPROC, page->max_procs, 0);
     if (chdir("/tmp") < 0) _exit(125);
     char *argv[] = { "python3", "-I", "-c", (char *)src, "3", "4", NULL };
     char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", NULL };
@@ -190,6 +199,17 @@ static int wait_runner(pid_t pid, int *status, int *timed_out)
         struct timespec ts = { 0, 1000000 };     /* 1 ms: the run's own time dwarfs it */
         nanosleep(&ts, NULL);
     }
+}
+
+/* Whether the runner's death by `sig` was RLIMIT_CPU's doing. */
+static int cpu_limit_hit(int sig)
+{
+    struct rusage ru;
+    if (sig == SIGXCPU) return 1;
+    if (sig != SIGKILL || getrusage(RUSAGE_CHILDREN, &ru) < 0) return 0;
+    uint64_t ms = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+    return ms >= page->cpu_ms;
 }
 
 /* Copies up to max bytes of the file into the region at *pos; sets the span. 1 when cut. */
@@ -265,12 +285,14 @@ int main(void)
         page->term_signal = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : 0;
         if (put_file(out_fd, &page->out, page->max_stdout, &pos)) {
             page->result_flags |= CRVM_OUT_TRUNCATED;
-            page->limit = LIMIT_OUTPUT;
+            page->limit = SANDBOX_LIMIT_OUTPUT;
         }
         if (put_file(err_fd, &page->err, page->max_stderr, &pos))
             page->result_flags |= CRVM_ERR_TRUNCATED;
         put_file(rep_fd, &page->report, page->max_report, &pos);
-        if (timed_out) page->limit = LIMIT_WALL;
+        if (timed_out) page->limit = SANDBOX_LIMIT_WALL;
+        else if (WIFSIGNALED(status) && cpu_limit_hit(WTERMSIG(status)))
+            page->limit = SANDBOX_LIMIT_CPU;
     }
     page->guest_ns[0] = t0;
     page->guest_ns[1] = t_run;

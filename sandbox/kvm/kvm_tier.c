@@ -159,7 +159,12 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         goto out;
     rc = vmm_run(vm, &stop, err);
     const char *console = getenv("CR_KVM_CONSOLE");
-    if (console && !strcmp(console, "1")) fprintf(stderr, "%s\n", vmm_serial(vm, NULL, NULL));
+    if (console && !strcmp(console, "1")) {
+        char stats[1024];
+        vmm_exit_stats(vm, stats, sizeof stats);
+        fprintf(stderr, "%s\nkvm: %s in %.3f s: %s\n", vmm_serial(vm, NULL, NULL),
+                vmm_stop_name(stop), elapsed(&t0), stats);
+    }
     if (rc != CR_OK) goto out;
     out->tier = CR_TIER_KVM;
     switch (stop) {

@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #define COM1 0x3f8u
+#define CMOS_INDEX 0x70u
+#define CMOS_DATA 0x71u
 #define I8042_CMD 0x64u
 #define I8042_RESET 0xfeu
 /* Where KVM keeps the TSS Intel's real mode needs: three pages just below the BIOS, above
@@ -35,7 +37,10 @@ struct vmm {
     size_t run_size;
     cr_buf serial;
     struct uart uart;
+    uint8_t cmos_index;
     uint64_t exits;
+    struct { uint16_t port; uint64_t n; } io_hist[32];   /* where the exits go: diagnostics */
+    uint64_t io_other, mmio_exits;
     int page_written;
     vmm_job_limits lim;
 };
@@ -435,6 +440,32 @@ static void uart_out(vmm *vm, unsigned reg, uint8_t v)
     }
 }
 
+/* The CMOS clock, read-only, from the host's UTC. Without it Linux polls for an update that
+ * never ends (all-ones reads say "update in progress") 10000 times on each of two ports,
+ * which costs seconds where exits are slow. */
+static uint8_t bcd(int v) { return (uint8_t)(((v / 10) << 4) | (v % 10)); }
+
+static uint8_t cmos_in(const vmm *vm)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    if (!gmtime_r(&now, &tm)) memset(&tm, 0, sizeof tm);
+    switch (vm->cmos_index) {
+    case 0x00: return bcd(tm.tm_sec % 60);
+    case 0x02: return bcd(tm.tm_min);
+    case 0x04: return bcd(tm.tm_hour);
+    case 0x06: return bcd(tm.tm_wday + 1);
+    case 0x07: return bcd(tm.tm_mday);
+    case 0x08: return bcd(tm.tm_mon + 1);
+    case 0x09: return bcd(tm.tm_year % 100);
+    case 0x32: return bcd(19 + tm.tm_year / 100);
+    case 0x0a: return 0x26;                            /* no update in progress */
+    case 0x0b: return 0x02;                            /* 24-hour, BCD, no interrupts */
+    case 0x0d: return 0x80;                            /* battery good */
+    default: return 0;
+    }
+}
+
 static cr_code doorbell(const uint8_t *data, unsigned size, vmm_stop *stop,
                         cr_error *err)
 {
@@ -449,10 +480,23 @@ static cr_code doorbell(const uint8_t *data, unsigned size, vmm_stop *stop,
     return CR_OK;
 }
 
+static void count_io(vmm *vm, uint16_t port)
+{
+    for (size_t i = 0; i < sizeof vm->io_hist / sizeof vm->io_hist[0]; i++) {
+        if (vm->io_hist[i].n == 0) vm->io_hist[i].port = port;
+        if (vm->io_hist[i].port == port) {
+            vm->io_hist[i].n++;
+            return;
+        }
+    }
+    vm->io_other++;
+}
+
 static cr_code handle_io(vmm *vm, vmm_stop *stop, cr_error *err)
 {
     struct kvm_run *run = vm->run;
     unsigned size = run->io.size, port = run->io.port;
+    count_io(vm, (uint16_t)port);
     uint64_t bytes = (uint64_t)size * run->io.count;
     if (run->io.data_offset > vm->run_size || bytes > vm->run_size - run->io.data_offset)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: KVM_EXIT_IO data outside kvm_run");
@@ -464,6 +508,10 @@ static cr_code handle_io(vmm *vm, vmm_stop *stop, cr_error *err)
         if (port >= COM1 && port < COM1 + 8) {
             if (out) uart_out(vm, port - COM1, data[0]);
             else memset(data, uart_in(vm, port - COM1), size);
+        } else if (port == CMOS_INDEX && out) {
+            vm->cmos_index = data[0] & 0x7f;
+        } else if (port == CMOS_DATA && !out) {
+            memset(data, cmos_in(vm), size);
         } else if (port == CRVM_DOORBELL_PORT && out) {
             if ((rc = doorbell(data, size, stop, err)) != CR_OK) return rc;
         } else if (port == I8042_CMD && out && data[0] == I8042_RESET) {
@@ -496,6 +544,7 @@ static cr_code handle_exit(vmm *vm, vmm_stop *stop, cr_error *err)
         /* No MMIO devices: reads see all-ones, writes vanish (the LAPIC and IOAPIC, when
          * there are any, are in the kernel and never get here). */
         if (!run->mmio.is_write) memset(run->mmio.data, 0xff, sizeof run->mmio.data);
+        vm->mmio_exits++;
         return CR_OK;
     case KVM_EXIT_HLT:
         *stop = VMM_STOP_HLT;
@@ -628,6 +677,22 @@ const char *vmm_serial(const vmm *vm, size_t *len, int *truncated)
 uint64_t vmm_exit_count(const vmm *vm) { return vm->exits; }
 
 const vmm_config *vmm_get_config(const vmm *vm) { return &vm->cfg; }
+
+void vmm_exit_stats(const vmm *vm, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (!n) return;
+    buf[0] = '\0';
+    used += (size_t)snprintf(buf, n, "%llu exits, mmio %llu", (unsigned long long)vm->exits,
+                             (unsigned long long)vm->mmio_exits);
+    for (size_t i = 0; i < sizeof vm->io_hist / sizeof vm->io_hist[0] && used < n; i++)
+        if (vm->io_hist[i].n)
+            used += (size_t)snprintf(buf + used, n - used, ", port 0x%x %llu",
+                                     vm->io_hist[i].port,
+                                     (unsigned long long)vm->io_hist[i].n);
+    if (used < n && vm->io_other)
+        snprintf(buf + used, n - used, ", other ports %llu", (unsigned long long)vm->io_other);
+}
 
 const char *vmm_stop_name(vmm_stop stop)
 {

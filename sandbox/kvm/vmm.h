@@ -2,8 +2,8 @@
  *
  * One VM with one vCPU per run: guest RAM from physical address 0, the job/result region of
  * proto.h at CRVM_SHARED_GPA, an 8250 serial port at 0x3f8 whose output is kept for
- * diagnostics, the doorbell port, and nothing else (other ports read as all-ones and ignore
- * writes, as absent hardware does). The run loop is bounded by a wall clock and a count of
+ * diagnostics, a read-only CMOS clock, the doorbell port, and nothing else (other ports read
+ * as all-ones and ignore writes, as absent hardware does). The run loop is bounded by a wall clock and a count of
  * exits; the VM and everything it holds go with vmm_close().
  *
  *     vmm_config c; vmm *vm; vmm_stop stop;
@@ -96,6 +96,8 @@ cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err);
 const char *vmm_serial(const vmm *vm, size_t *len, int *truncated);
 uint64_t vmm_exit_count(const vmm *vm);
 const vmm_config *vmm_get_config(const vmm *vm);     /* borrowed from vm */
+/* "N exits, mmio N, port 0x3f8 N, ..." into buf: where a slow guest spends its exits. */
+void vmm_exit_stats(const vmm *vm, char *buf, size_t n);
 
 /* Loads a bzImage and its initramfs (boot.c) and points the vCPU at the kernel's 64-bit
  * entry. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
