@@ -8,3 +8,12 @@ $(B)/bench_dsl: bench/bench_dsl.c tests/finqa_corpus.h $(B)/libcalcroute.a
 
 # The corpus test shares the loader header with the bench.
 $(B)/tests/test_finqa_corpus: tests/finqa_corpus.h
+
+# libFuzzer wants clang; the DSL and what it needs are rebuilt with the same sanitizers.
+FUZZ_CC ?= clang
+$(B)/fuzz/fuzz_dsl: fuzz/fuzz_dsl.c common/common.c parser/ir.c $(wildcard dsl/*.c)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(CPPFLAGS) \
+	    -w -o $@ $^ $(PKG_LIBS)
+
+fuzz: $(B)/fuzz/fuzz_dsl

@@ -296,6 +296,13 @@ static cr_code parse_ref(pstate *ps, dsl_arg *a, size_t step)
     return expect_arg_end(ps, "the step reference");
 }
 
+static size_t count_digits(const char *s, size_t len)
+{
+    size_t n = 0;
+    while (n < len && is_digit(s[n])) n++;
+    return n;
+}
+
 /* const_N, const_m1, none, or a word that is none of them. */
 static cr_code parse_word(pstate *ps, dsl_arg *a, int none_ok)
 {
@@ -317,7 +324,7 @@ static cr_code parse_word(pstate *ps, dsl_arg *a, int none_ok)
         if (vn == 2 && memcmp(v, "m1", 2) == 0) {
             v = "1";
             neg = 1;
-        } else if (strspn(v, "0123456789") < vn) {
+        } else if (count_digits(v, vn) < vn) {   /* the source has no NUL to stop strspn */
             return fail(ps, "unknown constant '%.*s': expected const_ followed by digits "
                             "(const_100) or const_m1", (int)n, w);
         }

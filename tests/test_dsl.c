@@ -165,6 +165,8 @@ static void test_parse_errors(void)
               "names go only in table_* operations)");
     CHECK_STR(perr("add(1, none)"), "1:8 none may only be the second argument of a table_* "
               "operation: expected a number, #N, const_N or const_m1");
+    CHECK_STR(perr("add(1, const_10"), "1:16 expected ')' after the second argument of add, found "
+              "the end of the program");
     CHECK_STR(perr("add(const_x, 1)"), "1:5 unknown constant 'const_x': expected const_ followed "
               "by digits (const_100) or const_m1");
     CHECK_STR(perr("add(1, $5)"), "1:8 expected a number, #N, const_N or const_m1, found '$5'");
