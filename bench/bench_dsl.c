@@ -2,7 +2,7 @@
  * evaluate: all afresh for every program), beside bench/bench_dsl.py evaluating the same
  * programs with Python's decimal module, measured in the same run.
  *
- * Usage: build/bench_dsl [CORPUS_DIR [ROUNDS]]   (from the repo root; CORPUS_DIR defaults
+ * Usage: build/bench/bench_dsl [CORPUS_DIR [ROUNDS]]   (from the repo root; CORPUS_DIR defaults
  * to $CR_CORPUS, else ../shared/corpus; ROUNDS to 11). Each round times one pass of ours,
  * then runs the peer for one pass (its start-up and JSON loading are outside its timing).
  * Prints figures; never fails on time. */
