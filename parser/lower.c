@@ -6,8 +6,11 @@
  * `import numpy` inside a `try`). Recursion is bounded by lim->max_depth: the CST of valid
  * input can be as deep as the input is long.
  *
- * Children are listed with one reused TSTreeCursor into a scratch stack (ts_node_child(i)
- * walks from the first child each time, which is quadratic on long lists). */
+ * tree-sitter's node API is costly per call (ts_node_child_by_field_id walks the parent's
+ * children and field map each time): the CST is first copied in one TSTreeCursor walk into a
+ * flat preorder array of plain structs (symbol codes, field ids, positions), and lowering
+ * reads only that. The array and the scratch stacks live in the thread's parser_scratch and
+ * are reused from one parse to the next. */
 #include <pthread.h>
 #include <string.h>
 
@@ -69,40 +72,143 @@ static const char *const field_names[F_END] = {
 #undef X
 };
 
-static uint8_t *sym_map;            /* TSSymbol → S_*; named symbols only */
+/* Anonymous tokens the lowering looks at, by symbol too. */
+#define BINOPS(X) \
+    X(IR_ADD, "+") X(IR_SUB, "-") X(IR_MUL, "*") X(IR_DIV, "/") X(IR_FLOORDIV, "//") \
+    X(IR_MOD, "%") X(IR_POW, "**") X(IR_MATMUL, "@") X(IR_LSHIFT, "<<") X(IR_RSHIFT, ">>") \
+    X(IR_BITAND, "&") X(IR_BITOR, "|") X(IR_BITXOR, "^") X(IR_AND, "and") X(IR_OR, "or")
+#define CMPOPS(X) \
+    X(IR_LT, "<") X(IR_LE, "<=") X(IR_EQ, "==") X(IR_NE, "!=") X(IR_GT, ">") X(IR_GE, ">=") \
+    X(IR_IN, "in") X(IR_NOT_IN, "not in") X(IR_IS, "is") X(IR_IS_NOT, "is not")
+
+enum { T_NONE, T_comma, T_eq, T_colon, T_async };
+
+/* What one symbol means to the lowering; filled once from the grammar's symbol names. */
+typedef struct {
+    uint8_t s;          /* S_*: named symbols */
+    uint8_t named;      /* a named (regular) symbol */
+    uint8_t tok;        /* T_*: anonymous tokens */
+    uint8_t binop;      /* ir_binop + 1 of an operator token, 0 if none */
+    uint8_t augop;      /* ir_binop + 1 of an augmented assignment token ("+="), 0 if none */
+    uint8_t cmpop;      /* ir_cmpop + 1 of a comparison token, 0 if none */
+    uint8_t fields;     /* lowering reads the field ids of this symbol's children */
+} sym_info;
+
+/* ts_tree_cursor_current_field_id() costs about as much as a step of the cursor, so the
+ * flat CST records field ids only under the symbols whose children lowering asks for by
+ * field (field() and kid_t.field); elsewhere they read as 0. */
+#define FIELD_PARENTS(X) \
+    X(interpolation) X(binary_operator) X(boolean_operator) X(unary_operator) \
+    X(not_operator) X(pair) X(for_in_clause) X(list_comprehension) X(set_comprehension) \
+    X(dictionary_comprehension) X(generator_expression) X(keyword_argument) X(call) \
+    X(attribute) X(subscript) X(default_parameter) X(typed_default_parameter) X(lambda) \
+    X(assignment) X(augmented_assignment) X(if_statement) X(elif_clause) X(else_clause) \
+    X(for_statement) X(while_statement) X(function_definition) X(import_statement) \
+    X(import_from_statement) X(aliased_import) X(raise_statement) X(format_expression)
+
+static sym_info sym_table[2048];
 static uint32_t sym_count;
 static TSFieldId field_ids[F_END];
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
-static uint8_t sym_storage[4096];
 
 static void tables_init(void)
 {
+    static const struct { int op; const char *name; } binops[] = {
+#define X(op, name) { op, name },
+        BINOPS(X)
+#undef X
+    }, cmpops[] = {
+#define X(op, name) { op, name },
+        CMPOPS(X)
+#undef X
+    };
+    static const char *const toks[] = { [T_comma] = ",", [T_eq] = "=", [T_colon] = ":",
+                                        [T_async] = "async" };
     const TSLanguage *lang = tree_sitter_python();
     sym_count = ts_language_symbol_count(lang);
-    if (sym_count > sizeof sym_storage) sym_count = sizeof sym_storage;
-    sym_map = sym_storage;
+    if (sym_count > sizeof sym_table / sizeof sym_table[0])
+        sym_count = sizeof sym_table / sizeof sym_table[0];
     /* By name, not by ts_language_symbol_for_name(): aliases give one name several ids. */
     for (uint32_t s = 0; s < sym_count; s++) {
-        if (ts_language_symbol_type(lang, (TSSymbol)s) != TSSymbolTypeRegular) continue;
+        sym_info *si = &sym_table[s];
+        TSSymbolType type = ts_language_symbol_type(lang, (TSSymbol)s);
         const char *name = ts_language_symbol_name(lang, (TSSymbol)s);
-        for (int k = 1; k < S_END; k++)
-            if (strcmp(name, sym_names[k]) == 0) { sym_map[s] = (uint8_t)k; break; }
+        if (!name) continue;
+        if (type == TSSymbolTypeRegular) {
+            si->named = 1;
+            for (int k = 1; k < S_END; k++)
+                if (strcmp(name, sym_names[k]) == 0) { si->s = (uint8_t)k; break; }
+            switch (si->s) {
+#define X(name) case S_##name:
+            FIELD_PARENTS(X)
+#undef X
+                si->fields = 1;
+                break;
+            default:
+                break;
+            }
+            continue;
+        }
+        if (type != TSSymbolTypeAnonymous) continue;
+        size_t n = strlen(name);
+        for (size_t k = 0; k < sizeof binops / sizeof binops[0]; k++) {
+            size_t bn = strlen(binops[k].name);
+            if (n == bn && memcmp(name, binops[k].name, n) == 0) si->binop = (uint8_t)(binops[k].op + 1);
+            if (n == bn + 1 && memcmp(name, binops[k].name, bn) == 0 && name[bn] == '=' &&
+                binops[k].op < IR_AND)
+                si->augop = (uint8_t)(binops[k].op + 1);
+        }
+        for (size_t k = 0; k < sizeof cmpops / sizeof cmpops[0]; k++)
+            if (strcmp(name, cmpops[k].name) == 0) si->cmpop = (uint8_t)(cmpops[k].op + 1);
+        for (size_t k = 1; k < sizeof toks / sizeof toks[0]; k++)
+            if (strcmp(name, toks[k]) == 0) si->tok = (uint8_t)k;
     }
     for (int f = 0; f < F_END; f++)
         field_ids[f] = ts_language_field_id_for_name(lang, field_names[f],
                                                      (uint32_t)strlen(field_names[f]));
 }
 
-static int sym(TSNode n)
+/* ---- the flat CST ----------------------------------------------------------------------- */
+
+enum { CN_NAMED = 1, CN_EXTRA = 2 };
+
+/* One CST node. Children follow their parent in preorder: the first child (if any) is the
+ * next entry, the others are chained by `next`, and the subtree ends before `last`. */
+typedef struct cnode {
+    uint32_t start, end;            /* bytes */
+    uint32_t srow, scol, erow, ecol;
+    uint32_t parent, next, last;    /* indexes; next == 0: no next sibling */
+    uint32_t nkids;                 /* visible children, extras included */
+    TSSymbol symbol;                /* after aliases, as ts_node_symbol() */
+    TSFieldId field;
+    uint8_t flags;                  /* CN_* */
+} cnode;
+
+typedef const cnode *cn;            /* NULL: no such node */
+
+static const sym_info *info(cn n)
 {
-    TSSymbol s = ts_node_symbol(n);
-    return s < sym_count && ts_node_is_named(n) ? sym_map[s] : S_OTHER;
+    static const sym_info none;
+    return n && n->symbol < sym_count ? &sym_table[n->symbol] : &none;
+}
+
+static int sym(cn n) { return n && (n->flags & CN_NAMED) ? info(n)->s : S_OTHER; }
+static int tok(cn n) { return n && !(n->flags & CN_NAMED) ? info(n)->tok : T_NONE; }
+static int is_named(cn n) { return n && (n->flags & CN_NAMED); }
+static int is_extra(cn n) { return n->flags & CN_EXTRA; }
+static cn first_child(cn n) { return n->nkids ? n + 1 : NULL; }
+static cn next_sibling(const cnode *base, cn n) { return n->next ? base + n->next : NULL; }
+
+static const char *node_type(cn n)
+{
+    const char *t = ts_language_symbol_name(tree_sitter_python(), n->symbol);
+    return t ? t : "?";
 }
 
 /* ---- context ---------------------------------------------------------------------------- */
 
 typedef struct {
-    TSNode node;
+    cn node;
     TSFieldId field;
 } kid_t;
 
@@ -114,36 +220,52 @@ typedef struct {
     cr_error *err;
     uint32_t depth;
     int in_func, in_loop;   /* for CPython's "'return' outside function" and the like */
-    TSTreeCursor cur;
-    kid_t *ks;              /* scratch stack of CST children (malloc'd) */
+    parser_scratch *sc;     /* the thread's buffers; the ones below are borrowed from it */
+    const cnode *cst;       /* the flat CST, cst[0] the module */
+    kid_t *ks;              /* scratch stack of CST children */
     size_t nks, capks;
-    ir_node **is;           /* scratch stack of lowered nodes (malloc'd) */
+    ir_node **is;           /* scratch stack of lowered nodes */
     size_t nis, capis;
     cr_buf sbuf;            /* string literal being decoded */
 } lower_ctx;
 
-static cr_code lower_expr(lower_ctx *cx, TSNode ts, ir_node **out);
-static cr_code lower_stmt(lower_ctx *cx, TSNode ts);
-static cr_code lower_block(lower_ctx *cx, TSNode ts, ir_node **out);
-static cr_code lower_target(lower_ctx *cx, TSNode ts, ir_node **out);
+static cr_code lower_expr(lower_ctx *cx, cn ts, ir_node **out);
+static cr_code lower_stmt(lower_ctx *cx, cn ts);
+static cr_code lower_block(lower_ctx *cx, cn ts, ir_node **out);
+static cr_code lower_target(lower_ctx *cx, cn ts, ir_node **out);
 
 static cr_code nomem(lower_ctx *cx)
 {
     return cr_error_set(cx->err, CR_ENOMEM, 0, 0, "out of memory building the IR");
 }
 
-static TSNode field(TSNode n, int f) { return ts_node_child_by_field_id(n, field_ids[f]); }
-
-static const char *node_src(lower_ctx *cx, TSNode n) { return cx->src + ts_node_start_byte(n); }
-static uint32_t node_len(TSNode n) { return ts_node_end_byte(n) - ts_node_start_byte(n); }
-
-static ir_node *mk(lower_ctx *cx, ir_kind kind, TSNode ts, uint32_t n)
+/* The first child of n in field f (ts_node_child_by_field_id), or NULL. */
+static cn field(lower_ctx *cx, cn n, int f)
 {
-    TSPoint a = ts_node_start_point(ts), b = ts_node_end_point(ts);
-    ir_node *node = ir_node_new(cx->m, kind, (int)a.row + 1, (int)a.column + 1, n);
+    if (!n) return NULL;
+    TSFieldId id = field_ids[f];
+    for (cn k = first_child(n); k; k = next_sibling(cx->cst, k))
+        if (k->field == id && !is_extra(k)) return k;
+    return NULL;
+}
+
+/* The i-th named child of n, comments included (ts_node_named_child), or NULL. */
+static cn named_child(lower_ctx *cx, cn n, uint32_t i)
+{
+    for (cn k = n ? first_child(n) : NULL; k; k = next_sibling(cx->cst, k))
+        if (is_named(k) && i-- == 0) return k;
+    return NULL;
+}
+
+static const char *node_src(lower_ctx *cx, cn n) { return cx->src + n->start; }
+static uint32_t node_len(cn n) { return n->end - n->start; }
+
+static ir_node *mk(lower_ctx *cx, ir_kind kind, cn ts, uint32_t n)
+{
+    ir_node *node = ir_node_new(cx->m, kind, (int)ts->srow + 1, (int)ts->scol + 1, n);
     if (node) {
-        node->end_line = (int)b.row + 1;
-        node->end_col = (int)b.column + 1;
+        node->end_line = (int)ts->erow + 1;
+        node->end_col = (int)ts->ecol + 1;
     }
     return node;
 }
@@ -154,7 +276,7 @@ static const char *dup(lower_ctx *cx, const char *s, size_t len)
 }
 
 /* A node whose text is the source text of `ts` (NAME, NUM). */
-static cr_code mk_text(lower_ctx *cx, ir_kind kind, TSNode ts, ir_node **out)
+static cr_code mk_text(lower_ctx *cx, ir_kind kind, cn ts, ir_node **out)
 {
     ir_node *n = mk(cx, kind, ts, 0);
     if (!n || !(n->text = dup(cx, node_src(cx, ts), node_len(ts)))) return nomem(cx);
@@ -166,25 +288,21 @@ static cr_code mk_text(lower_ctx *cx, ir_kind kind, TSNode ts, ir_node **out)
 /* Pushes the children of n (only the named ones when `named`; comments never) on cx->ks.
  * The caller reads cx->ks[base .. base+count) by index (the array may move) and pops them
  * with cx->nks = base. */
-static cr_code kids(lower_ctx *cx, TSNode n, int named, size_t *base, size_t *count)
+static cr_code kids(lower_ctx *cx, cn n, int named, size_t *base, size_t *count)
 {
     *base = cx->nks;
-    ts_tree_cursor_reset(&cx->cur, n);
-    if (ts_tree_cursor_goto_first_child(&cx->cur)) {
-        do {
-            TSNode k = ts_tree_cursor_current_node(&cx->cur);
-            if (ts_node_is_extra(k) || (named && !ts_node_is_named(k))) continue;
-            if (cx->nks == cx->capks) {
-                size_t cap = cx->capks ? cx->capks * 2 : 64;
-                kid_t *p = realloc(cx->ks, cap * sizeof *p);
-                if (!p) return nomem(cx);
-                cx->ks = p;
-                cx->capks = cap;
-            }
-            cx->ks[cx->nks].node = k;
-            cx->ks[cx->nks].field = ts_tree_cursor_current_field_id(&cx->cur);
-            cx->nks++;
-        } while (ts_tree_cursor_goto_next_sibling(&cx->cur));
+    for (cn k = first_child(n); k; k = next_sibling(cx->cst, k)) {
+        if (is_extra(k) || (named && !is_named(k))) continue;
+        if (cx->nks == cx->capks) {
+            size_t cap = cx->capks ? cx->capks * 2 : 64;
+            kid_t *p = realloc(cx->ks, cap * sizeof *p);
+            if (!p) return nomem(cx);
+            cx->ks = p;
+            cx->capks = cap;
+        }
+        cx->ks[cx->nks].node = k;
+        cx->ks[cx->nks].field = k->field;
+        cx->nks++;
     }
     *count = cx->nks - *base;
     return CR_OK;
@@ -204,7 +322,7 @@ static cr_code push_ir(lower_ctx *cx, ir_node *n)
 }
 
 /* A node of `kind` whose children are the lowered nodes pushed since `base`; pops them. */
-static cr_code pop_ir(lower_ctx *cx, ir_kind kind, TSNode ts, size_t base, ir_node **out)
+static cr_code pop_ir(lower_ctx *cx, ir_kind kind, cn ts, size_t base, ir_node **out)
 {
     uint32_t n = (uint32_t)(cx->nis - base);
     ir_node *node = mk(cx, kind, ts, n);
@@ -215,26 +333,27 @@ static cr_code pop_ir(lower_ctx *cx, ir_kind kind, TSNode ts, size_t base, ir_no
     return CR_OK;
 }
 
-static cr_code enter(lower_ctx *cx, TSNode ts)
+/* 1-based line and column of a node's start (1:1 for a missing node). */
+static int line_of(cn n) { return n ? (int)n->srow + 1 : 1; }
+static int col_of(cn n) { return n ? (int)n->scol + 1 : 1; }
+
+static cr_code enter(lower_ctx *cx, cn ts)
 {
     if (++cx->depth <= cx->lim->max_depth) return CR_OK;
-    TSPoint p = ts_node_start_point(ts);
-    return cr_error_set(cx->err, CR_ELIMIT, (int)p.row + 1, (int)p.column + 1,
+    return cr_error_set(cx->err, CR_ELIMIT, line_of(ts), col_of(ts),
                         "nesting deeper than %u (max_depth)", (unsigned)cx->lim->max_depth);
 }
 
-static cr_code syntax(lower_ctx *cx, TSNode ts, const char *msg)
+static cr_code syntax(lower_ctx *cx, cn ts, const char *msg)
 {
-    TSPoint p = ts_node_start_point(ts);
-    return cr_error_set(cx->err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1, "%s", msg);
+    return cr_error_set(cx->err, CR_ESYNTAX, line_of(ts), col_of(ts), "%s", msg);
 }
 
-static cr_code reason(lower_ctx *cx, const char *what, TSNode ts)
+static cr_code reason(lower_ctx *cx, const char *what, cn ts)
 {
     char code[64];
-    TSPoint p = ts_node_start_point(ts);
     snprintf(code, sizeof code, "node:%s", what);
-    if (ir_add_reason(cx->m, code, (int)p.row + 1, (int)p.column + 1, node_src(cx, ts),
+    if (ir_add_reason(cx->m, code, line_of(ts), col_of(ts), node_src(cx, ts),
                       node_len(ts)) != CR_OK)
         return nomem(cx);
     return CR_OK;
@@ -256,14 +375,14 @@ static int is_stmt_sym(int s)
 }
 
 /* Lowers what can be lowered inside an unsupported construct, pushing the results. */
-static cr_code scan_inside(lower_ctx *cx, TSNode ts)
+static cr_code scan_inside(lower_ctx *cx, cn ts)
 {
     size_t base, count;
     cr_code rc;
     if ((rc = enter(cx, ts)) != CR_OK) return rc;
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
+        cn k = cx->ks[base + i].node;
         int s = sym(k);
         ir_node *n = NULL;
         if (s == S_block) {
@@ -285,7 +404,7 @@ static cr_code scan_inside(lower_ctx *cx, TSNode ts)
 
 /* IR_UNSUPPORTED for ts, with the reason `node:<what>`; its children are what could be
  * lowered inside it when `scan` (not for literals: a bytes string has no inside). */
-static cr_code unsupported_as(lower_ctx *cx, TSNode ts, const char *what, int scan,
+static cr_code unsupported_as(lower_ctx *cx, cn ts, const char *what, int scan,
                               ir_node **out)
 {
     cr_code rc;
@@ -298,14 +417,14 @@ static cr_code unsupported_as(lower_ctx *cx, TSNode ts, const char *what, int sc
     return CR_OK;
 }
 
-static cr_code unsupported(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code unsupported(lower_ctx *cx, cn ts, ir_node **out)
 {
-    return unsupported_as(cx, ts, ts_node_type(ts), 1, out);
+    return unsupported_as(cx, ts, node_type(ts), 1, out);
 }
 
 /* ---- literals --------------------------------------------------------------------------- */
 
-static cr_code lower_number(lower_ctx *cx, TSNode ts, int is_float, ir_node **out)
+static cr_code lower_number(lower_ctx *cx, cn ts, int is_float, ir_node **out)
 {
     const char *s = node_src(cx, ts);
     uint32_t n = node_len(ts);
@@ -418,7 +537,7 @@ static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int 
 }
 
 /* A STR node holding cx->sbuf; empties the buffer. */
-static cr_code flush_str(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code flush_str(lower_ctx *cx, cn ts, ir_node **out)
 {
     ir_node *n = mk(cx, IR_STR, ts, 0);
     if (!n || !(n->text = dup(cx, cx->sbuf.p ? cx->sbuf.p : "", cx->sbuf.len))) return nomem(cx);
@@ -428,20 +547,20 @@ static cr_code flush_str(lower_ctx *cx, TSNode ts, ir_node **out)
     return CR_OK;
 }
 
-static cr_code lower_interpolation(lower_ctx *cx, TSNode ts, ir_node **out);
+static cr_code lower_interpolation(lower_ctx *cx, cn ts, ir_node **out);
 
 /* A format spec after ':': literal runs and nested fields, as an FSTRING. */
-static cr_code lower_spec(lower_ctx *cx, TSNode spec, ir_node **out)
+static cr_code lower_spec(lower_ctx *cx, cn spec, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
-    uint32_t at = ts_node_start_byte(spec), end = ts_node_end_byte(spec);
+    uint32_t at = spec->start, end = spec->end;
     cr_code rc;
     if ((rc = kids(cx, spec, 0, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i <= count && rc == CR_OK; i++) {
-        TSNode k = i < count ? cx->ks[base + i].node : spec;
-        uint32_t kstart = i < count ? ts_node_start_byte(k) : end;
-        if (i < count && !ts_node_is_named(k)) {          /* the ':' */
-            at = ts_node_end_byte(k);
+        cn k = i < count ? cx->ks[base + i].node : spec;
+        uint32_t kstart = i < count ? k->start : end;
+        if (i < count && !is_named(k)) {                  /* the ':' */
+            at = k->end;
             continue;
         }
         if (kstart > at) {
@@ -453,7 +572,7 @@ static cr_code lower_spec(lower_ctx *cx, TSNode spec, ir_node **out)
         if (i < count && rc == CR_OK) {
             ir_node *f;
             if ((rc = lower_interpolation(cx, k, &f)) == CR_OK) rc = push_ir(cx, f);
-            at = ts_node_end_byte(k);
+            at = k->end;
         }
     }
     cx->nks = base;
@@ -461,7 +580,7 @@ static cr_code lower_spec(lower_ctx *cx, TSNode spec, ir_node **out)
 }
 
 /* `{expr!r:spec}` → FORMAT(expr, spec FSTRING or NULL), op the conversion letter. */
-static cr_code lower_interpolation(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_interpolation(lower_ctx *cx, cn ts, ir_node **out)
 {
     cr_code rc;
     size_t base, count;
@@ -490,10 +609,10 @@ static cr_code lower_interpolation(lower_ctx *cx, TSNode ts, ir_node **out)
 
 /* The `{x=}` form: CPython prints the source text up to and including '=' first, then the
  * value with repr() unless a conversion or spec is given. Pushes both parts. */
-static cr_code lower_debug_field(lower_ctx *cx, TSNode k, uint32_t eq_end)
+static cr_code lower_debug_field(lower_ctx *cx, cn k, uint32_t eq_end)
 {
     ir_node *lit, *f;
-    uint32_t a = ts_node_start_byte(k) + 1;
+    uint32_t a = k->start + 1;
     cr_code rc;
     if (cr_buf_put(&cx->sbuf, cx->src + a, eq_end - a) != CR_OK) return nomem(cx);
     if ((rc = flush_str(cx, k, &lit)) != CR_OK || (rc = push_ir(cx, lit)) != CR_OK) return rc;
@@ -504,25 +623,23 @@ static cr_code lower_debug_field(lower_ctx *cx, TSNode k, uint32_t eq_end)
 
 /* Where the "expr=" text of a `{x = }` field ends: CPython keeps the blanks after '=' too,
  * up to the conversion, the spec or the closing brace. 0 when not that form. */
-static uint32_t debug_eq_end(TSNode interp)
+static uint32_t debug_eq_end(lower_ctx *cx, cn interp)
 {
-    uint32_t nk = ts_node_child_count(interp);
-    for (uint32_t q = 0; q + 1 < nk; q++) {
-        TSNode e = ts_node_child(interp, q);
-        if (!ts_node_is_named(e) && strcmp(ts_node_type(e), "=") == 0)
-            return ts_node_start_byte(ts_node_child(interp, q + 1));
+    for (cn e = first_child(interp); e; e = next_sibling(cx->cst, e)) {
+        cn after = next_sibling(cx->cst, e);
+        if (after && tok(e) == T_eq) return after->start;
     }
     return 0;
 }
 
 /* One string node's parts: literal text into cx->sbuf, fields pushed as FORMAT nodes. */
-static cr_code lower_string_parts(lower_ctx *cx, TSNode str, int raw, int fmt, int *bad)
+static cr_code lower_string_parts(lower_ctx *cx, cn str, int raw, int fmt, int *bad)
 {
     size_t base, count;
     cr_code rc;
     if ((rc = kids(cx, str, 1, &base, &count)) != CR_OK) return rc;
     for (size_t j = 0; j < count && rc == CR_OK; j++) {
-        TSNode k = cx->ks[base + j].node;
+        cn k = cx->ks[base + j].node;
         int s = sym(k);
         if (s == S_string_content) {
             rc = decode_text(cx, node_src(cx, k), node_len(k), raw, fmt, bad);
@@ -531,7 +648,7 @@ static cr_code lower_string_parts(lower_ctx *cx, TSNode str, int raw, int fmt, i
             if (cx->sbuf.len && ((rc = flush_str(cx, k, &lit)) != CR_OK ||
                                  (rc = push_ir(cx, lit)) != CR_OK))
                 break;
-            uint32_t eq = debug_eq_end(k);
+            uint32_t eq = debug_eq_end(cx, k);
             if (eq) rc = lower_debug_field(cx, k, eq);
             else if ((rc = lower_interpolation(cx, k, &f)) == CR_OK) rc = push_ir(cx, f);
             cr_buf_reset(&cx->sbuf);   /* the field's own strings used the buffer */
@@ -542,7 +659,7 @@ static cr_code lower_string_parts(lower_ctx *cx, TSNode str, int raw, int fmt, i
 }
 
 /* string or concatenated_string → STR, or FSTRING when any part is an f-string. */
-static cr_code lower_strings(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_strings(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t sbase = cx->nks, scount = 1, ibase = cx->nis;
     int single = sym(ts) == S_string, fmt_any = 0, bad = 0;
@@ -550,8 +667,9 @@ static cr_code lower_strings(lower_ctx *cx, TSNode ts, ir_node **out)
     if (!single && (rc = kids(cx, ts, 1, &sbase, &scount)) != CR_OK) return rc;
     cr_buf_reset(&cx->sbuf);
     for (size_t i = 0; i < scount && rc == CR_OK; i++) {
-        TSNode str = single ? ts : cx->ks[sbase + i].node;
-        TSNode start = ts_node_child(str, 0);
+        cn str = single ? ts : cx->ks[sbase + i].node;
+        cn start = first_child(str);
+        if (!start) return syntax(cx, str, "invalid syntax");
         const char *p = node_src(cx, start);
         int raw = 0, fmt = 0, bytes = 0;
         for (uint32_t k = 0; k < node_len(start) && p[k] != '"' && p[k] != '\''; k++) {
@@ -586,36 +704,11 @@ static cr_code lower_strings(lower_ctx *cx, TSNode ts, ir_node **out)
 /* ---- expressions ------------------------------------------------------------------------ */
 
 /* The child in field f lowered as an expression, or NULL when absent. */
-static cr_code lower_field(lower_ctx *cx, TSNode ts, int f, ir_node **out)
+static cr_code lower_field(lower_ctx *cx, cn ts, int f, ir_node **out)
 {
-    TSNode k = field(ts, f);
+    cn k = field(cx, ts, f);
     *out = NULL;
-    return ts_node_is_null(k) ? CR_OK : lower_expr(cx, k, out);
-}
-
-static int binop_of(const char *t, size_t n)
-{
-    static const char *const ops[] = {
-        [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
-        [IR_MOD] = "%", [IR_POW] = "**", [IR_MATMUL] = "@", [IR_LSHIFT] = "<<",
-        [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
-        [IR_AND] = "and", [IR_OR] = "or",
-    };
-    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
-        if (strlen(ops[i]) == n && memcmp(ops[i], t, n) == 0) return i;
-    return -1;
-}
-
-static int cmpop_of(const char *t)
-{
-    static const char *const ops[] = {
-        [IR_LT] = "<", [IR_LE] = "<=", [IR_EQ] = "==", [IR_NE] = "!=", [IR_GT] = ">",
-        [IR_GE] = ">=", [IR_IN] = "in", [IR_NOT_IN] = "not in", [IR_IS] = "is",
-        [IR_IS_NOT] = "is not",
-    };
-    for (int i = 0; i < (int)(sizeof ops / sizeof ops[0]); i++)
-        if (strcmp(ops[i], t) == 0) return i;
-    return -1;
+    return k ? lower_expr(cx, k, out) : CR_OK;
 }
 
 /* Python's binding strength of a binary operator (The Python Language Reference, 6.17). */
@@ -634,7 +727,7 @@ static int binop_prec(int op)
 
 /* Pushes the operands (cx->is) and operators (ops) of a chain of binary_operator nodes in
  * source order; parentheses end the chain, since they are parenthesized_expression nodes. */
-static cr_code flatten_binary(lower_ctx *cx, TSNode ts, uint8_t *ops, size_t *nops, size_t max)
+static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, size_t *nops, size_t max)
 {
     cr_code rc;
     ir_node *e;
@@ -643,12 +736,12 @@ static cr_code flatten_binary(lower_ctx *cx, TSNode ts, uint8_t *ops, size_t *no
         return push_ir(cx, e);
     }
     if ((rc = enter(cx, ts)) != CR_OK) return rc;
-    TSNode op = field(ts, F_operator);
-    int o = binop_of(node_src(cx, op), node_len(op));
-    if (o < 0 || o >= IR_AND) return syntax(cx, op, "invalid syntax");
-    if ((rc = flatten_binary(cx, field(ts, F_left), ops, nops, max)) != CR_OK) return rc;
+    cn op = field(cx, ts, F_operator);
+    int o = info(op)->binop - 1;
+    if (o < 0 || o >= IR_AND) return syntax(cx, op ? op : ts, "invalid syntax");
+    if ((rc = flatten_binary(cx, field(cx, ts, F_left), ops, nops, max)) != CR_OK) return rc;
     ops[(*nops)++] = (uint8_t)o;
-    rc = flatten_binary(cx, field(ts, F_right), ops, nops, max);
+    rc = flatten_binary(cx, field(cx, ts, F_right), ops, nops, max);
     cx->depth--;
     return rc;
 }
@@ -670,7 +763,7 @@ static cr_code combine(lower_ctx *cx, size_t at, int op)
 
 /* tree-sitter-python 0.23 ranks `^` above `&` (so `a & b ^ c` comes out as a & (b ^ c));
  * the chain is rebuilt here with Python's precedences, `**` to the right, the rest left. */
-static cr_code lower_binop(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t max = node_len(ts) / 2 + 1, nops = 0, ibase = cx->nis, top = 0;
     uint8_t *ops = cr_arena_alloc(&cx->m->arena, 2 * max), *stack = ops + max;
@@ -703,14 +796,14 @@ static cr_code lower_binop(lower_ctx *cx, TSNode ts, ir_node **out)
 }
 
 /* A node of `kind` with two children lowered from fields fa and fb; op from the operator. */
-static cr_code lower_binary(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
+static cr_code lower_binary(lower_ctx *cx, cn ts, ir_kind kind, ir_node **out)
 {
-    TSNode op = field(ts, F_operator);
-    int o = binop_of(node_src(cx, op), node_len(op));
+    cn op = field(cx, ts, F_operator);
+    int o = info(op)->binop - 1;
     ir_node *n = mk(cx, kind, ts, 2);
     cr_code rc;
     if (!n) return nomem(cx);
-    if (o < 0) return syntax(cx, op, "invalid syntax");
+    if (o < 0) return syntax(cx, op ? op : ts, "invalid syntax");
     n->op = (uint16_t)o;
     if ((rc = lower_field(cx, ts, F_left, &n->kid[0])) != CR_OK) return rc;
     if ((rc = lower_field(cx, ts, F_right, &n->kid[1])) != CR_OK) return rc;
@@ -718,22 +811,22 @@ static cr_code lower_binary(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **ou
     return CR_OK;
 }
 
-static cr_code lower_unary(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_unary(lower_ctx *cx, cn ts, ir_node **out)
 {
     ir_node *n = mk(cx, IR_UNARY, ts, 1);
     if (!n) return nomem(cx);
     if (sym(ts) == S_not_operator) {
         n->op = IR_NOT;
     } else {
-        TSNode op = field(ts, F_operator);
-        char c = node_len(op) ? *node_src(cx, op) : 0;
+        cn op = field(cx, ts, F_operator);
+        char c = op && node_len(op) ? *node_src(cx, op) : 0;
         n->op = c == '-' ? IR_NEG : c == '+' ? IR_POS : IR_INVERT;
     }
     *out = n;
     return lower_field(cx, ts, F_argument, &n->kid[0]);
 }
 
-static cr_code lower_compare(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_compare(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
@@ -742,12 +835,12 @@ static cr_code lower_compare(lower_ctx *cx, TSNode ts, ir_node **out)
     uint32_t nops = 0;
     if (!cmp) return nomem(cx);
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
-        if (ts_node_is_named(k)) {
+        cn k = cx->ks[base + i].node;
+        if (is_named(k)) {
             ir_node *e;
             if ((rc = lower_expr(cx, k, &e)) == CR_OK) rc = push_ir(cx, e);
         } else {
-            int o = cmpop_of(ts_node_type(k));
+            int o = info(k)->cmpop - 1;
             if (o < 0) rc = syntax(cx, k, "invalid syntax");
             else cmp[nops++] = (uint8_t)o;
         }
@@ -759,8 +852,8 @@ static cr_code lower_compare(lower_ctx *cx, TSNode ts, ir_node **out)
 }
 
 /* The named children of ts, each lowered by `fn`, as one node of `kind`. */
-static cr_code lower_each(lower_ctx *cx, TSNode ts, ir_kind kind,
-                          cr_code (*fn)(lower_ctx *, TSNode, ir_node **), ir_node **out)
+static cr_code lower_each(lower_ctx *cx, cn ts, ir_kind kind,
+                          cr_code (*fn)(lower_ctx *, cn, ir_node **), ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
@@ -775,13 +868,12 @@ static cr_code lower_each(lower_ctx *cx, TSNode ts, ir_kind kind,
 
 /* Wraps the single named child of ts (list_splat, parenthesized_expression) as `kind`, or
  * returns the child itself when kind is IR_KIND_END. */
-static cr_code lower_only_child(lower_ctx *cx, TSNode ts, ir_kind kind,
-                                cr_code (*fn)(lower_ctx *, TSNode, ir_node **), ir_node **out)
+static cr_code lower_only_child(lower_ctx *cx, cn ts, ir_kind kind,
+                                cr_code (*fn)(lower_ctx *, cn, ir_node **), ir_node **out)
 {
-    TSNode k = ts_node_named_child(ts, 0);
-    for (uint32_t i = 1; sym(k) == S_comment && i < ts_node_named_child_count(ts); i++)
-        k = ts_node_named_child(ts, i);
-    if (ts_node_is_null(k)) return syntax(cx, ts, "invalid syntax");
+    cn k = first_child(ts);
+    while (k && (!is_named(k) || sym(k) == S_comment)) k = next_sibling(cx->cst, k);
+    if (!k) return syntax(cx, ts, "invalid syntax");
     if (kind == IR_KIND_END) return fn(cx, k, out);
     ir_node *n = mk(cx, kind, ts, 1);
     if (!n) return nomem(cx);
@@ -789,13 +881,13 @@ static cr_code lower_only_child(lower_ctx *cx, TSNode ts, ir_kind kind,
     return fn(cx, k, &n->kid[0]);
 }
 
-static cr_code lower_dict(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_dict(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
+        cn k = cx->ks[base + i].node;
         ir_node *a, *b;
         if (sym(k) != S_pair) {
             if ((rc = unsupported(cx, k, &a)) == CR_OK) rc = push_ir(cx, a);
@@ -809,24 +901,23 @@ static cr_code lower_dict(lower_ctx *cx, TSNode ts, ir_node **out)
     return rc == CR_OK ? pop_ir(cx, IR_DICT, ts, ibase, out) : rc;
 }
 
-static int is_async(TSNode ts)
+static int is_async(cn ts)
 {
-    TSNode k = ts_node_child(ts, 0);
-    return !ts_node_is_null(k) && !ts_node_is_named(k) && strcmp(ts_node_type(k), "async") == 0;
+    return tok(first_child(ts)) == T_async;
 }
 
 /* `for T in I if C if D` → COMPFOR(T, I, C, D); the `if` clauses follow it in ks. */
-static cr_code lower_compfor(lower_ctx *cx, TSNode clause, size_t at, size_t end, ir_node **out)
+static cr_code lower_compfor(lower_ctx *cx, cn clause, size_t at, size_t end, ir_node **out)
 {
     uint32_t nif = 0;
     cr_code rc;
     while (at + 1 + nif < end && sym(cx->ks[at + 1 + nif].node) == S_if_clause) nif++;
     ir_node *n = mk(cx, IR_COMPFOR, clause, 2 + nif);
     if (!n) return nomem(cx);
-    if ((rc = lower_target(cx, field(clause, F_left), &n->kid[0])) != CR_OK) return rc;
+    if ((rc = lower_target(cx, field(cx, clause, F_left), &n->kid[0])) != CR_OK) return rc;
     if ((rc = lower_field(cx, clause, F_right, &n->kid[1])) != CR_OK) return rc;
     for (uint32_t i = 0; i < nif; i++) {
-        TSNode c = cx->ks[at + 1 + i].node;
+        cn c = cx->ks[at + 1 + i].node;
         if ((rc = lower_only_child(cx, c, IR_KIND_END, lower_expr, &n->kid[2 + i])) != CR_OK)
             return rc;
     }
@@ -834,11 +925,11 @@ static cr_code lower_compfor(lower_ctx *cx, TSNode clause, size_t at, size_t end
     return CR_OK;
 }
 
-static cr_code lower_comprehension(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
+static cr_code lower_comprehension(lower_ctx *cx, cn ts, ir_kind kind, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
-    TSNode body = field(ts, F_body);
+    cn body = field(cx, ts, F_body);
     ir_node *a, *b;
     if (kind == IR_DICTCOMP) {
         if ((rc = lower_field(cx, body, F_key, &a)) != CR_OK) return rc;
@@ -849,7 +940,7 @@ static cr_code lower_comprehension(lower_ctx *cx, TSNode ts, ir_kind kind, ir_no
     }
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
+        cn k = cx->ks[base + i].node;
         if (sym(k) != S_for_in_clause) continue;
         if (is_async(k)) rc = unsupported_as(cx, k, "async", 1, &a);
         else rc = lower_compfor(cx, k, base + i, base + count, &a);
@@ -860,7 +951,7 @@ static cr_code lower_comprehension(lower_ctx *cx, TSNode ts, ir_kind kind, ir_no
 }
 
 /* KEYWORD or ATTR: text from the identifier `name`, kid[0] from field `f` of ts. */
-static cr_code lower_named(lower_ctx *cx, TSNode ts, ir_kind kind, TSNode name, int f,
+static cr_code lower_named(lower_ctx *cx, cn ts, ir_kind kind, cn name, int f,
                            ir_node **out)
 {
     ir_node *n = mk(cx, kind, ts, 1);
@@ -870,20 +961,20 @@ static cr_code lower_named(lower_ctx *cx, TSNode ts, ir_kind kind, TSNode name, 
     return lower_field(cx, ts, f, &n->kid[0]);
 }
 
-static cr_code lower_arg(lower_ctx *cx, TSNode k, ir_node **out)
+static cr_code lower_arg(lower_ctx *cx, cn k, ir_node **out)
 {
     if (sym(k) != S_keyword_argument) return lower_expr(cx, k, out);
-    return lower_named(cx, k, IR_KEYWORD, field(k, F_name), F_value, out);
+    return lower_named(cx, k, IR_KEYWORD, field(cx, k, F_name), F_value, out);
 }
 
-static cr_code lower_call(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_call(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t ibase = cx->nis, base, count;
     ir_node *f;
     cr_code rc;
     if ((rc = lower_field(cx, ts, F_function, &f)) != CR_OK || (rc = push_ir(cx, f)) != CR_OK)
         return rc;
-    TSNode args = field(ts, F_arguments);
+    cn args = field(cx, ts, F_arguments);
     if (sym(args) == S_generator_expression) {
         if ((rc = lower_expr(cx, args, &f)) != CR_OK || (rc = push_ir(cx, f)) != CR_OK) return rc;
         return pop_ir(cx, IR_CALL, ts, ibase, out);
@@ -896,13 +987,13 @@ static cr_code lower_call(lower_ctx *cx, TSNode ts, ir_node **out)
     return rc == CR_OK ? pop_ir(cx, IR_CALL, ts, ibase, out) : rc;
 }
 
-static cr_code lower_attribute(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_attribute(lower_ctx *cx, cn ts, ir_node **out)
 {
-    return lower_named(cx, ts, IR_ATTR, field(ts, F_attribute), F_object, out);
+    return lower_named(cx, ts, IR_ATTR, field(cx, ts, F_attribute), F_object, out);
 }
 
 /* `a:b:c`: the slice node has no fields, so the colons tell which bound is which. */
-static cr_code lower_slice(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_slice(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t base, count;
     int part = 0;
@@ -911,8 +1002,8 @@ static cr_code lower_slice(lower_ctx *cx, TSNode ts, ir_node **out)
     if (!n) return nomem(cx);
     if ((rc = kids(cx, ts, 0, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
-        if (!ts_node_is_named(k)) part++;
+        cn k = cx->ks[base + i].node;
+        if (!is_named(k)) part++;
         else if (part < 3) rc = lower_expr(cx, k, &n->kid[part]);
     }
     cx->nks = base;
@@ -920,12 +1011,12 @@ static cr_code lower_slice(lower_ctx *cx, TSNode ts, ir_node **out)
     return rc;
 }
 
-static cr_code lower_index(lower_ctx *cx, TSNode k, ir_node **out)
+static cr_code lower_index(lower_ctx *cx, cn k, ir_node **out)
 {
     return sym(k) == S_slice ? lower_slice(cx, k, out) : lower_expr(cx, k, out);
 }
 
-static cr_code lower_subscript(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_subscript(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     int commas = 0;
@@ -934,10 +1025,10 @@ static cr_code lower_subscript(lower_ctx *cx, TSNode ts, ir_node **out)
     if (!n) return nomem(cx);
     if ((rc = lower_field(cx, ts, F_value, &n->kid[0])) != CR_OK) return rc;
     if ((rc = kids(cx, ts, 0, &base, &count)) != CR_OK) return rc;
-    TSNode first = ts;
+    cn first = ts;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
         kid_t k = cx->ks[base + i];
-        if (!ts_node_is_named(k.node) && strcmp(ts_node_type(k.node), ",") == 0) commas++;
+        if (tok(k.node) == T_comma) commas++;
         if (k.field != field_ids[F_subscript]) continue;
         if (cx->nis == ibase) first = k.node;
         if ((rc = lower_index(cx, k.node, &e)) == CR_OK) rc = push_ir(cx, e);
@@ -954,7 +1045,7 @@ static cr_code lower_subscript(lower_ctx *cx, TSNode ts, ir_node **out)
     return CR_OK;
 }
 
-static cr_code lower_conditional(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_conditional(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t base, count;
     cr_code rc;
@@ -970,21 +1061,21 @@ static cr_code lower_conditional(lower_ctx *cx, TSNode ts, ir_node **out)
     return rc;
 }
 
-static cr_code lower_param(lower_ctx *cx, TSNode k, ir_node **out)
+static cr_code lower_param(lower_ctx *cx, cn k, ir_node **out)
 {
     int s = sym(k);
-    TSNode name = k, value = { 0 };
+    cn name = k, value = NULL;
     uint32_t flags = 0;
     int has_value = 0;
     if (s == S_default_parameter || s == S_typed_default_parameter) {
-        name = field(k, F_name);
-        value = field(k, F_value);
+        name = field(cx, k, F_name);
+        value = field(cx, k, F_value);
         has_value = 1;
     } else if (s == S_typed_parameter) {
-        name = ts_node_named_child(k, 0);
+        name = named_child(cx, k, 0);
     }
-    if (sym(name) == S_list_splat_pattern) { flags = IRF_VARARGS; name = ts_node_named_child(name, 0); }
-    else if (sym(name) == S_dictionary_splat_pattern) { flags = IRF_KWARGS; name = ts_node_named_child(name, 0); }
+    if (sym(name) == S_list_splat_pattern) { flags = IRF_VARARGS; name = named_child(cx, name, 0); }
+    else if (sym(name) == S_dictionary_splat_pattern) { flags = IRF_KWARGS; name = named_child(cx, name, 0); }
     if (sym(name) != S_identifier && sym(name) != S_keyword_identifier)
         return unsupported(cx, k, out);   /* `*`, `/`, a tuple pattern */
     ir_node *n = mk(cx, IR_PARAM, k, 1);
@@ -996,26 +1087,26 @@ static cr_code lower_param(lower_ctx *cx, TSNode k, ir_node **out)
 }
 
 /* PARAMS from `parameters` / `lambda_parameters`, or an empty one at `at` when absent. */
-static cr_code lower_params(lower_ctx *cx, TSNode ps, TSNode at, ir_node **out)
+static cr_code lower_params(lower_ctx *cx, cn ps, cn at, ir_node **out)
 {
-    if (ts_node_is_null(ps)) {
+    if (!(ps)) {
         *out = mk(cx, IR_PARAMS, at, 0);
         return *out ? CR_OK : nomem(cx);
     }
     return lower_each(cx, ps, IR_PARAMS, lower_param, out);
 }
 
-static cr_code lower_lambda(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_lambda(lower_ctx *cx, cn ts, ir_node **out)
 {
     cr_code rc;
     ir_node *n = mk(cx, IR_LAMBDA, ts, 2);
     if (!n) return nomem(cx);
-    if ((rc = lower_params(cx, field(ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
+    if ((rc = lower_params(cx, field(cx, ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
     *out = n;
     return lower_field(cx, ts, F_body, &n->kid[1]);
 }
 
-static cr_code lower_expr_in(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_expr_in(lower_ctx *cx, cn ts, ir_node **out)
 {
     ir_node *n;
     switch (sym(ts)) {
@@ -1064,7 +1155,7 @@ static cr_code lower_expr_in(lower_ctx *cx, TSNode ts, ir_node **out)
     }
 }
 
-static cr_code lower_expr(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_expr(lower_ctx *cx, cn ts, ir_node **out)
 {
     cr_code rc;
     *out = NULL;
@@ -1076,7 +1167,7 @@ static cr_code lower_expr(lower_ctx *cx, TSNode ts, ir_node **out)
 
 /* An assignment or for target: names, tuples and lists of targets, starred, subscripts and
  * attributes. */
-static cr_code lower_target(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_target(lower_ctx *cx, cn ts, ir_node **out)
 {
     cr_code rc;
     *out = NULL;
@@ -1104,16 +1195,16 @@ static cr_code lower_target(lower_ctx *cx, TSNode ts, ir_node **out)
 /* ---- statements ------------------------------------------------------------------------- */
 
 /* `a = b = v`: tree-sitter nests the second assignment in the first's right side. */
-static cr_code lower_assignment(lower_ctx *cx, TSNode stmt, TSNode as)
+static cr_code lower_assignment(lower_ctx *cx, cn stmt, cn as)
 {
     size_t ibase = cx->nis;
     cr_code rc;
     ir_node *n;
     for (;;) {
-        if ((rc = lower_target(cx, field(as, F_left), &n)) != CR_OK) return rc;
+        if ((rc = lower_target(cx, field(cx, as, F_left), &n)) != CR_OK) return rc;
         if ((rc = push_ir(cx, n)) != CR_OK) return rc;
-        TSNode right = field(as, F_right);
-        if (ts_node_is_null(right)) {
+        cn right = field(cx, as, F_right);
+        if (!(right)) {
             /* `x: float` only annotates: nothing runs. */
             cx->nis = ibase;
             if (!(n = mk(cx, IR_PASS, stmt, 0))) return nomem(cx);
@@ -1128,27 +1219,27 @@ static cr_code lower_assignment(lower_ctx *cx, TSNode stmt, TSNode as)
     return push_ir(cx, n);
 }
 
-static cr_code lower_augmented(lower_ctx *cx, TSNode stmt, TSNode as)
+static cr_code lower_augmented(lower_ctx *cx, cn stmt, cn as)
 {
-    TSNode op = field(as, F_operator);
-    int o = node_len(op) >= 2 ? binop_of(node_src(cx, op), node_len(op) - 1) : -1;
+    cn op = field(cx, as, F_operator);
+    int o = info(op)->augop - 1;
     ir_node *n = mk(cx, IR_AUGASSIGN, stmt, 2);
     cr_code rc;
     if (!n) return nomem(cx);
-    if (o < 0 || o >= IR_AND) return syntax(cx, op, "invalid syntax");
+    if (o < 0 || o >= IR_AND) return syntax(cx, op ? op : stmt, "invalid syntax");
     n->op = (uint16_t)o;
-    if ((rc = lower_target(cx, field(as, F_left), &n->kid[0])) != CR_OK) return rc;
+    if ((rc = lower_target(cx, field(cx, as, F_left), &n->kid[0])) != CR_OK) return rc;
     if ((rc = lower_field(cx, as, F_right, &n->kid[1])) != CR_OK) return rc;
     return push_ir(cx, n);
 }
 
-static cr_code lower_expression_statement(lower_ctx *cx, TSNode ts)
+static cr_code lower_expression_statement(lower_ctx *cx, cn ts)
 {
     size_t base, count;
     cr_code rc;
     ir_node *n, *e;
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
-    TSNode k = cx->ks[base].node;
+    cn k = cx->ks[base].node;
     cx->nks = base;
     if (count == 1 && sym(k) == S_assignment) return lower_assignment(cx, ts, k);
     if (count == 1 && sym(k) == S_augmented_assignment) return lower_augmented(cx, ts, k);
@@ -1161,14 +1252,14 @@ static cr_code lower_expression_statement(lower_ctx *cx, TSNode ts)
 }
 
 /* The body block of an else_clause, or NULL. */
-static cr_code lower_else(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_else(lower_ctx *cx, cn ts, ir_node **out)
 {
-    TSNode alt = field(ts, F_alternative);
+    cn alt = field(cx, ts, F_alternative);
     *out = NULL;
-    return ts_node_is_null(alt) ? CR_OK : lower_block(cx, field(alt, F_body), out);
+    return !(alt) ? CR_OK : lower_block(cx, field(cx, alt, F_body), out);
 }
 
-static cr_code lower_if(lower_ctx *cx, TSNode ts)
+static cr_code lower_if(lower_ctx *cx, cn ts)
 {
     size_t base, count;
     cr_code rc;
@@ -1179,12 +1270,12 @@ static cr_code lower_if(lower_ctx *cx, TSNode ts)
         kid_t k = cx->ks[base + i];
         if (k.field != field_ids[F_alternative]) continue;
         if (sym(k.node) == S_else_clause) {
-            rc = lower_block(cx, field(k.node, F_body), &orelse);
+            rc = lower_block(cx, field(cx, k.node, F_body), &orelse);
             continue;
         }
         if (!(n = mk(cx, IR_IF, k.node, 3))) { rc = nomem(cx); break; }
         if ((rc = lower_field(cx, k.node, F_condition, &n->kid[0])) != CR_OK) break;
-        if ((rc = lower_block(cx, field(k.node, F_consequence), &n->kid[1])) != CR_OK) break;
+        if ((rc = lower_block(cx, field(cx, k.node, F_consequence), &n->kid[1])) != CR_OK) break;
         n->kid[2] = orelse;
         orelse = n;
     }
@@ -1192,32 +1283,32 @@ static cr_code lower_if(lower_ctx *cx, TSNode ts)
     if (rc != CR_OK) return rc;
     if (!(n = mk(cx, IR_IF, ts, 3))) return nomem(cx);
     if ((rc = lower_field(cx, ts, F_condition, &n->kid[0])) != CR_OK) return rc;
-    if ((rc = lower_block(cx, field(ts, F_consequence), &n->kid[1])) != CR_OK) return rc;
+    if ((rc = lower_block(cx, field(cx, ts, F_consequence), &n->kid[1])) != CR_OK) return rc;
     n->kid[2] = orelse;
     return push_ir(cx, n);
 }
 
-static cr_code lower_loop_body(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_loop_body(lower_ctx *cx, cn ts, ir_node **out)
 {
     cx->in_loop++;
-    cr_code rc = lower_block(cx, field(ts, F_body), out);
+    cr_code rc = lower_block(cx, field(cx, ts, F_body), out);
     cx->in_loop--;
     return rc;
 }
 
-static cr_code lower_for(lower_ctx *cx, TSNode ts)
+static cr_code lower_for(lower_ctx *cx, cn ts)
 {
     ir_node *n = mk(cx, IR_FOR, ts, 4);
     cr_code rc;
     if (!n) return nomem(cx);
-    if ((rc = lower_target(cx, field(ts, F_left), &n->kid[0])) != CR_OK) return rc;
+    if ((rc = lower_target(cx, field(cx, ts, F_left), &n->kid[0])) != CR_OK) return rc;
     if ((rc = lower_field(cx, ts, F_right, &n->kid[1])) != CR_OK) return rc;
     if ((rc = lower_loop_body(cx, ts, &n->kid[2])) != CR_OK) return rc;
     if ((rc = lower_else(cx, ts, &n->kid[3])) != CR_OK) return rc;
     return push_ir(cx, n);
 }
 
-static cr_code lower_while(lower_ctx *cx, TSNode ts)
+static cr_code lower_while(lower_ctx *cx, cn ts)
 {
     ir_node *n = mk(cx, IR_WHILE, ts, 3);
     cr_code rc;
@@ -1228,25 +1319,25 @@ static cr_code lower_while(lower_ctx *cx, TSNode ts)
     return push_ir(cx, n);
 }
 
-static cr_code lower_def(lower_ctx *cx, TSNode ts)
+static cr_code lower_def(lower_ctx *cx, cn ts)
 {
-    TSNode name = field(ts, F_name);
+    cn name = field(cx, ts, F_name);
     ir_node *n = mk(cx, IR_FUNCDEF, ts, 2);
     cr_code rc;
     if (!n || !(n->text = dup(cx, node_src(cx, name), node_len(name)))) return nomem(cx);
     n->len = node_len(name);
-    if ((rc = lower_params(cx, field(ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
+    if ((rc = lower_params(cx, field(cx, ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
     int loop = cx->in_loop;
     cx->in_func++;
     cx->in_loop = 0;
-    rc = lower_block(cx, field(ts, F_body), &n->kid[1]);
+    rc = lower_block(cx, field(cx, ts, F_body), &n->kid[1]);
     cx->in_func--;
     cx->in_loop = loop;
     return rc == CR_OK ? push_ir(cx, n) : rc;
 }
 
 /* Source text of a dotted name without the blanks that `a . b` may hold. */
-static const char *dotted(lower_ctx *cx, TSNode ts, uint32_t *len)
+static const char *dotted(lower_ctx *cx, cn ts, uint32_t *len)
 {
     const char *s = node_src(cx, ts);
     uint32_t n = node_len(ts), k = 0;
@@ -1259,28 +1350,28 @@ static const char *dotted(lower_ctx *cx, TSNode ts, uint32_t *len)
 }
 
 /* One IMPORT (from == 0) or IMPORT_FROM node per imported name, all at the statement. */
-static cr_code lower_import(lower_ctx *cx, TSNode ts, int from)
+static cr_code lower_import(lower_ctx *cx, cn ts, int from)
 {
     size_t base, count;
     cr_code rc = CR_OK;
     uint32_t mlen = 0;
     const char *module = NULL;
-    if (from && !(module = dotted(cx, field(ts, F_module_name), &mlen))) return nomem(cx);
+    if (from && !(module = dotted(cx, field(cx, ts, F_module_name), &mlen))) return nomem(cx);
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
         kid_t k = cx->ks[base + i];
-        TSNode name = k.node, alias = { 0 };
+        cn name = k.node, alias = NULL;
         int star = sym(k.node) == S_wildcard_import;
         if (k.field != field_ids[F_name] && !star) continue;
         if (sym(k.node) == S_aliased_import) {
-            name = field(k.node, F_name);
-            alias = field(k.node, F_alias);
+            name = field(cx, k.node, F_name);
+            alias = field(cx, k.node, F_alias);
         }
         uint32_t nlen;
         const char *text = dotted(cx, name, &nlen);
         ir_node *n = mk(cx, from ? IR_IMPORT_FROM : IR_IMPORT, ts, from ? 1 : 0);
         if (!text || !n) { rc = nomem(cx); break; }
-        if (!ts_node_is_null(alias)) {
+        if (!!(alias)) {
             n->aux = dup(cx, node_src(cx, alias), node_len(alias));
         } else if (from) {
             n->aux = text;
@@ -1307,8 +1398,8 @@ static cr_code lower_import(lower_ctx *cx, TSNode ts, int from)
 
 /* return / raise / assert / del / global: a node of `kind` over named children. `min` is the
  * number of slots present even when empty (return → 1, assert → 2). */
-static cr_code lower_simple(lower_ctx *cx, TSNode ts, ir_kind kind, uint32_t min,
-                            cr_code (*fn)(lower_ctx *, TSNode, ir_node **))
+static cr_code lower_simple(lower_ctx *cx, cn ts, ir_kind kind, uint32_t min,
+                            cr_code (*fn)(lower_ctx *, cn, ir_node **))
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
@@ -1333,14 +1424,14 @@ static cr_code lower_simple(lower_ctx *cx, TSNode ts, ir_kind kind, uint32_t min
     return push_ir(cx, n);
 }
 
-static cr_code lower_leaf(lower_ctx *cx, TSNode ts, ir_kind kind)
+static cr_code lower_leaf(lower_ctx *cx, cn ts, ir_kind kind)
 {
     ir_node *n = mk(cx, kind, ts, 0);
     return n ? push_ir(cx, n) : nomem(cx);
 }
 
 /* Pushes the IR of one statement (an import of several modules gives several). */
-static cr_code lower_stmt(lower_ctx *cx, TSNode ts)
+static cr_code lower_stmt(lower_ctx *cx, cn ts)
 {
     cr_code rc;
     ir_node *n;
@@ -1352,7 +1443,7 @@ static cr_code lower_stmt(lower_ctx *cx, TSNode ts)
     case S_for_statement: case S_while_statement: case S_function_definition:
         if (is_async(ts)) {
             if ((rc = unsupported_as(cx, ts, "async", 1, &n)) == CR_OK) rc = push_ir(cx, n);
-        } else if (s == S_function_definition && !ts_node_is_null(field(ts, F_type_parameters))) {
+        } else if (s == S_function_definition && !!(field(cx, ts, F_type_parameters))) {
             if ((rc = unsupported(cx, ts, &n)) == CR_OK) rc = push_ir(cx, n);
         } else {
             rc = s == S_for_statement ? lower_for(cx, ts)
@@ -1392,9 +1483,9 @@ static cr_code lower_stmt(lower_ctx *cx, TSNode ts)
 
 /* Width of the indentation before `ts` (tabs to the next multiple of 8, as CPython), or -1
  * when something else precedes it on its line (`a = 1; b = 2`, `if x: y`). */
-static int indent_of(lower_ctx *cx, TSNode ts, int *line_width_of_end)
+static int indent_of(lower_ctx *cx, cn ts, int *line_width_of_end)
 {
-    uint32_t at = ts_node_start_byte(ts), start = at;
+    uint32_t at = ts->start, start = at;
     while (start > 0 && cx->src[start - 1] != '\n') start--;
     int w = 0;
     for (uint32_t i = start; i < at; i++) {
@@ -1406,7 +1497,7 @@ static int indent_of(lower_ctx *cx, TSNode ts, int *line_width_of_end)
     }
     if (line_width_of_end) {
         /* indentation of the line on which ts ends */
-        uint32_t e = ts_node_end_byte(ts), s2 = e;
+        uint32_t e = ts->end, s2 = e;
         while (s2 > 0 && cx->src[s2 - 1] != '\n') s2--;
         int w2 = 0;
         for (uint32_t i = s2; i < e && (cx->src[i] == ' ' || cx->src[i] == '\t'); i++)
@@ -1418,53 +1509,43 @@ static int indent_of(lower_ctx *cx, TSNode ts, int *line_width_of_end)
 
 /* tree-sitter accepts indentation that CPython rejects; statements of one block must start
  * at one width (module level: 0). */
-static cr_code check_indent(lower_ctx *cx, TSNode prev, TSNode ts, int *block_w)
+static cr_code check_indent(lower_ctx *cx, cn prev, cn ts, int *block_w)
 {
     int prev_w = 0;
     int w = indent_of(cx, ts, NULL);
     if (w < 0) return CR_OK;
     if (*block_w < 0) { *block_w = w; return CR_OK; }
     if (w == *block_w) return CR_OK;
-    if (!ts_node_is_null(prev)) indent_of(cx, prev, &prev_w);
+    if (!!(prev)) indent_of(cx, prev, &prev_w);
     if (w > *block_w && w >= prev_w) return syntax(cx, ts, "unexpected indent");
     return syntax(cx, ts, "unindent does not match any outer indentation level");
 }
 
 /* A simple statement is one logical line: tree-sitter reads on across a line break that is
  * outside brackets (`x = a *` NEWLINE `b`), CPython does not. */
-static cr_code check_logical_line(lower_ctx *cx, TSNode ts)
+static cr_code check_logical_line(lower_ctx *cx, cn ts)
 {
-    if (ts_node_start_point(ts).row == ts_node_end_point(ts).row) return CR_OK;
-    TSTreeCursor cur = ts_tree_cursor_new(ts);
-    TSNode prev = { 0 };
-    int have_prev = 0, depth = 0;
-    cr_code rc = CR_OK;
-    for (;;) {
-        TSNode n = ts_tree_cursor_current_node(&cur);
+    if (ts->srow == ts->erow) return CR_OK;
+    cn prev = NULL, end = cx->cst + ts->last;
+    int depth = 0;
+    /* Preorder over the subtree: the leaves in source order; strings count as one leaf. */
+    for (cn n = ts; n < end;) {
         int s = sym(n);
-        int leaf = s == S_string || s == S_concatenated_string ||
-                   ts_node_child_count(n) == 0;
-        if (!leaf && ts_tree_cursor_goto_first_child(&cur)) continue;
+        int leaf = s == S_string || s == S_concatenated_string || n->nkids == 0;
+        if (!leaf) { n++; continue; }
         if (s != S_comment) {
-            if (have_prev && sym(prev) != S_line_continuation && depth == 0 &&
-                ts_node_start_point(n).row > ts_node_end_point(prev).row) {
-                rc = syntax(cx, n, "invalid syntax (a line break ends the statement)");
-                break;
-            }
-            if (!ts_node_is_named(n) && ts_node_end_byte(n) == ts_node_start_byte(n) + 1) {
-                char c = cx->src[ts_node_start_byte(n)];
+            if (prev && sym(prev) != S_line_continuation && depth == 0 && n->srow > prev->erow)
+                return syntax(cx, n, "invalid syntax (a line break ends the statement)");
+            if (!is_named(n) && n->end == n->start + 1) {
+                char c = cx->src[n->start];
                 if (c == '(' || c == '[' || c == '{') depth++;
                 else if ((c == ')' || c == ']' || c == '}') && depth > 0) depth--;
             }
             prev = n;
-            have_prev = 1;
         }
-        while (!ts_tree_cursor_goto_next_sibling(&cur))
-            if (!ts_tree_cursor_goto_parent(&cur)) goto out;
+        n = cx->cst + n->last;
     }
-out:
-    ts_tree_cursor_delete(&cur);
-    return rc;
+    return CR_OK;
 }
 
 static int is_simple_stmt(int s)
@@ -1473,17 +1554,17 @@ static int is_simple_stmt(int s)
            s != S_while_statement && s != S_function_definition;
 }
 
-static cr_code lower_body(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
+static cr_code lower_body(lower_ctx *cx, cn ts, ir_kind kind, ir_node **out)
 {
     size_t base, count, ibase = cx->nis;
     int block_w = kind == IR_MODULE ? 0 : -1;
-    TSNode prev = { 0 };
+    cn prev = NULL;
     cr_code rc;
-    if (ts_node_is_null(ts)) return syntax(cx, ts, "missing block");
+    if (!(ts)) return syntax(cx, ts, "missing block");
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     if (count == 0 && kind == IR_BLOCK) rc = syntax(cx, ts, "expected an indented block");
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
-        TSNode k = cx->ks[base + i].node;
+        cn k = cx->ks[base + i].node;
         if ((rc = check_indent(cx, prev, k, &block_w)) != CR_OK) break;
         if (is_simple_stmt(sym(k)) && (rc = check_logical_line(cx, k)) != CR_OK) break;
         rc = lower_stmt(cx, k);
@@ -1493,22 +1574,117 @@ static cr_code lower_body(lower_ctx *cx, TSNode ts, ir_kind kind, ir_node **out)
     return rc == CR_OK ? pop_ir(cx, kind, ts, ibase, out) : rc;
 }
 
-static cr_code lower_block(lower_ctx *cx, TSNode ts, ir_node **out)
+static cr_code lower_block(lower_ctx *cx, cn ts, ir_node **out)
 {
     return lower_body(cx, ts, IR_BLOCK, out);
 }
 
+/* Copies the tree under `root` into sc->cst in one cursor walk (iterative: the CST can be as
+ * deep as the input is long). Its size is bounded by the tree's, which the pre-scan's token
+ * limit bounds. Child counts come from ts_node_child_count(), so the walk never asks the
+ * cursor for a first child or a next sibling that is not there (in tree-sitter 0.20 a
+ * failed step costs as much as a successful one). */
+static cr_code build_cst(lower_ctx *cx, TSNode root, uint32_t *count)
+{
+    parser_scratch *sc = cx->sc;
+    cnode *a = sc->cst;
+    size_t cap = sc->cst_cap;
+    uint32_t n = 0, parent = UINT32_MAX, prev = 0;
+    TSTreeCursor tc = ts_tree_cursor_new(root);
+    cr_code rc = CR_OK;
+    int want_field = 0;
+    for (;;) {
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 1024;
+            cnode *p = n < UINT32_MAX / 2 ? realloc(a, ncap * sizeof *p) : NULL;
+            if (!p) { rc = nomem(cx); break; }
+            sc->cst = a = p;
+            sc->cst_cap = cap = ncap;
+        }
+        TSNode node = ts_tree_cursor_current_node(&tc);
+        TSPoint sp = ts_node_start_point(node), ep = ts_node_end_point(node);
+        cnode *c = &a[n];
+        uint32_t cur = n++;
+        c->start = ts_node_start_byte(node);
+        c->end = ts_node_end_byte(node);
+        c->srow = sp.row;
+        c->scol = sp.column;
+        c->erow = ep.row;
+        c->ecol = ep.column;
+        c->parent = parent;
+        c->next = 0;
+        c->nkids = ts_node_child_count(node);
+        c->symbol = ts_node_symbol(node);
+        c->field = want_field ? ts_tree_cursor_current_field_id(&tc) : 0;
+        const sym_info *si = c->symbol < sym_count ? &sym_table[c->symbol] : NULL;
+        c->flags = (uint8_t)((si && si->named ? CN_NAMED : 0) | (ts_node_is_extra(node) ? CN_EXTRA : 0));
+        c->last = 0;                    /* here: children seen so far; set when closed */
+        if (parent != UINT32_MAX) {
+            a[parent].last++;
+            if (a[parent].last > 1) a[prev].next = cur;
+        }
+        if (c->nkids && ts_tree_cursor_goto_first_child(&tc)) {
+            parent = cur;
+            want_field = si && si->fields;
+            continue;
+        }
+        c->nkids = 0;
+        /* Close finished subtrees until one has a sibling to come. */
+        for (;;) {
+            uint32_t p = a[cur].parent;
+            a[cur].last = n;
+            if (p == UINT32_MAX) goto done;
+            if (a[p].last < a[p].nkids && ts_tree_cursor_goto_next_sibling(&tc)) {
+                prev = cur;
+                parent = p;
+                break;
+            }
+            a[p].nkids = a[p].last;     /* the children really seen */
+            if (!ts_tree_cursor_goto_parent(&tc)) { a[p].last = n; goto done; }
+            cur = p;
+            const sym_info *pi = a[p].parent != UINT32_MAX && a[a[p].parent].symbol < sym_count
+                                 ? &sym_table[a[a[p].parent].symbol] : NULL;
+            want_field = pi && pi->fields;
+        }
+        {
+            const sym_info *pi = a[parent].symbol < sym_count ? &sym_table[a[parent].symbol] : NULL;
+            want_field = pi && pi->fields;
+        }
+    }
+done:
+    ts_tree_cursor_delete(&tc);
+    *count = n;
+    return rc;
+}
+
+/* Scratch bigger than this is given back after the parse rather than kept for the thread. */
+#define KEEP_CST_NODES (1u << 16)
+
+void parser_scratch_free(parser_scratch *sc)
+{
+    free(sc->cst);
+    free(sc->ks);
+    free(sc->is);
+    memset(sc, 0, sizeof *sc);
+}
+
 cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *lim,
-                     ir_module *m, cr_error *err)
+                     parser_scratch *sc, ir_module *m, cr_error *err)
 {
     pthread_once(&tables_once, tables_init);
-    lower_ctx cx = { .src = src, .len = len, .m = m, .lim = lim, .err = err };
-    cx.cur = ts_tree_cursor_new(root);
+    lower_ctx cx = { .src = src, .len = len, .m = m, .lim = lim, .err = err, .sc = sc,
+                     .ks = sc->ks, .capks = sc->ks_cap, .is = sc->is, .capis = sc->is_cap };
+    uint32_t count = 0;
     cr_buf_init(&cx.sbuf, lim->max_str_len);
-    cr_code rc = lower_body(&cx, root, IR_MODULE, &m->root);
-    ts_tree_cursor_delete(&cx.cur);
-    free(cx.ks);
-    free(cx.is);
+    cr_code rc = build_cst(&cx, root, &count);
+    cx.cst = sc->cst;
+    if (rc == CR_OK && count) rc = lower_body(&cx, cx.cst, IR_MODULE, &m->root);
+    else if (rc == CR_OK) rc = syntax(&cx, NULL, "invalid syntax");
+    sc->ks = cx.ks;
+    sc->ks_cap = cx.capks;
+    sc->is = cx.is;
+    sc->is_cap = cx.capis;
+    if (sc->cst_cap > KEEP_CST_NODES) parser_scratch_free(sc);
     cr_buf_free(&cx.sbuf);
     return rc;
 }

@@ -3,6 +3,7 @@
  * whitelist (whitelist.c). */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parser/internal.h"
@@ -329,49 +330,53 @@ static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
 /* ---- one TSParser per thread ------------------------------------------------------------ */
 
 /* A TSParser costs ~10k instructions to make and free, about as much as lowering a short
- * program, and it keeps its stacks warm between parses. The engine is shared by threads, so
- * each thread gets its own, freed at thread exit by the key's destructor. */
+ * program, and it keeps its stacks warm between parses; lowering's buffers likewise. The
+ * engine is shared by threads, so each thread gets its own, freed at thread exit by the
+ * key's destructor. */
+typedef struct {
+    TSParser *ts;
+    parser_scratch sc;
+} thread_state;
+
 static pthread_key_t tls_key;
 static pthread_once_t tls_once = PTHREAD_ONCE_INIT;
 static int tls_ok;
 
-static void tls_free(void *p)
+static void state_free(void *p)
 {
-    ts_parser_delete(p);
+    thread_state *st = p;
+    if (!st) return;
+    ts_parser_delete(st->ts);
+    parser_scratch_free(&st->sc);
+    free(st);
 }
 
 static void tls_init(void)
 {
-    tls_ok = pthread_key_create(&tls_key, tls_free) == 0;
+    tls_ok = pthread_key_create(&tls_key, state_free) == 0;
 }
 
-static TSParser *new_parser(void)
+/* This thread's state, or NULL when there is no memory for one. `*owned` is set when it
+ * could not be kept for the thread (no key): the caller frees it with state_free(). */
+static thread_state *thread_state_get(int *owned)
 {
-    TSParser *p = ts_parser_new();
-    if (p && !ts_parser_set_language(p, tree_sitter_python())) {
-        ts_parser_delete(p);
-        p = NULL;
-    }
-    return p;
-}
-
-/* This thread's parser, or NULL when there is no memory for one. `*owned` is set when it
- * could not be kept for the thread (no key): the caller deletes it after use. */
-static TSParser *thread_parser(int *owned)
-{
-    TSParser *p;
+    thread_state *st;
     *owned = 0;
     pthread_once(&tls_once, tls_init);
-    if (tls_ok && (p = pthread_getspecific(tls_key))) return p;
-    if (!(p = new_parser())) return NULL;
-    if (!tls_ok || pthread_setspecific(tls_key, p) != 0) *owned = 1;
-    return p;
+    if (tls_ok && (st = pthread_getspecific(tls_key))) return st;
+    if (!(st = calloc(1, sizeof *st))) return NULL;
+    if (!(st->ts = ts_parser_new()) || !ts_parser_set_language(st->ts, tree_sitter_python())) {
+        state_free(st);
+        return NULL;
+    }
+    if (!tls_ok || pthread_setspecific(tls_key, st) != 0) *owned = 1;
+    return st;
 }
 
 cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
                             ir_module **out, cr_error *err)
 {
-    TSParser *parser = NULL;
+    thread_state *st = NULL;
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
@@ -385,12 +390,12 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
                             len, lim->max_source);
     if ((rc = prescan(src, len, lim->max_depth, err)) != CR_OK) return rc;
 
-    if (!(parser = thread_parser(&owned))) {
+    if (!(st = thread_state_get(&owned))) {
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
         goto out;
     }
-    if (!(tree = ts_parser_parse_string(parser, NULL, src, (uint32_t)len))) {
-        ts_parser_reset(parser);
+    if (!(tree = ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len))) {
+        ts_parser_reset(st->ts);
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");
         goto out;
     }
@@ -400,13 +405,13 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
         goto out;
     }
-    if ((rc = parser_lower(src, len, root, lim, m, err)) != CR_OK) goto out;
+    if ((rc = parser_lower(src, len, root, lim, &st->sc, m, err)) != CR_OK) goto out;
     if ((rc = parser_whitelist(m, src, len, err)) != CR_OK) goto out;
     *out = m;
     m = NULL;
 out:
     ir_module_free(m);
     if (tree) ts_tree_delete(tree);
-    if (owned) ts_parser_delete(parser);
+    if (owned) state_free(st);
     return rc;
 }
