@@ -1817,6 +1817,12 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
     return CR_OK;
 }
 
+/* `def answer(): ...` names code, not an answer */
+static int is_code(const val *v)
+{
+    return v->kind == V_FUNC || v->kind == V_BUILTIN || v->kind == V_MODULE;
+}
+
 /* DESIGN.md's final-value rule, with one addition: a program that calls solution() itself
  * (`print(solution())`) gets that call's value when no answer variable is set. */
 static cr_code final_value(eval_cx *cx, eval_result *res)
@@ -1843,7 +1849,7 @@ static cr_code final_value(eval_cx *cx, eval_result *res)
     }
     for (int i = 0; i < 4 && cx->pol->answer_vars[i]; i++) {
         s = sym_of(cx, cx->pol->answer_vars[i]);
-        if (s >= 0 && cx->globals[s])
+        if (s >= 0 && cx->globals[s] && !is_code(cx->globals[s]))
             return fill_value(cx, cx->globals[s], cx->pol->answer_vars[i], res);
     }
     /* `print(solution())`: the program called it itself; what it returned is the answer */

@@ -481,6 +481,7 @@ static void test_final_value(void)
     CHECK(value_is("ans = -7 // 2\n", NULL, "-4", "-4", "int", "ans", "-4", 1));
     CHECK(value_is("ans = 10 ** 25 / 4\n", NULL, "2.5e+24", "2.5e+24", "float", "ans",
                    "2500000000000000000000000", 1));
+    CHECK(value_is("def answer():\n    return 1\nx = 2\n", NULL, "2", "2", "int", "x", "2", 1));
     CHECK(run("print(1)\n", "1\n", ""));
     CHECK(run("", "", ""));
     CHECK(run("def f():\n    return 1\n", "", ""));
