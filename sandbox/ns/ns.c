@@ -101,6 +101,7 @@ typedef struct {
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
     char lib_link[N_LIB_DIRS][64];   /* readlink() of each host lib dir; "" when a dir */
     int lib_kind[N_LIB_DIRS];        /* 0 absent, 1 symlink, 2 directory */
+    int has_mplrc, has_fonts;        /* the host has /etc/matplotlibrc, /etc/fonts */
 } ns_plan;
 
 /* ---- the children -------------------------------------------------------------------------- */
@@ -200,6 +201,15 @@ static void build_root(const ns_plan *p)
     /* The loader's cache and the alternatives links: without them numpy finds no BLAS. */
     if (bind_file_ro("/etc/ld.so.cache", NEWROOT "/etc/ld.so.cache", MS_NOSUID | MS_NODEV) < 0 ||
         bind_ro("/etc/alternatives", NEWROOT "/etc/alternatives", MS_NOSUID | MS_NODEV) < 0)
+        child_fail(ctl, STEP_ETC);
+    /* Debian's matplotlib keeps its defaults there (mpl-data/matplotlibrc links to it), and
+     * refuses to import without them; fontconfig complains on stderr without its config. */
+    if (p->has_mplrc &&
+        bind_file_ro("/etc/matplotlibrc", NEWROOT "/etc/matplotlibrc", MS_NOSUID | MS_NODEV) < 0)
+        child_fail(ctl, STEP_ETC);
+    if (p->has_fonts &&
+        (mkdir(NEWROOT "/etc/fonts", 0755) < 0 ||
+         bind_ro("/etc/fonts", NEWROOT "/etc/fonts", MS_NOSUID | MS_NODEV) < 0))
         child_fail(ctl, STEP_ETC);
     if (p->data_dir &&
         (mkdir(NEWROOT "/data", 0755) < 0 ||
@@ -637,6 +647,8 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     plan.envp[4] = "MPLBACKEND=Agg";
     plan_rlimits(&plan, &lim);
     plan_lib_dirs(&plan);
+    plan.has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;
+    plan.has_fonts = access("/etc/fonts/fonts.conf", R_OK) == 0;
 
     ns_cgroup_create(&cg, &lim);
     cg_made = 1;
