@@ -42,7 +42,9 @@ static const attack table[] = {
     /* host secrets */
     { "etc_shadow", "print(t(lambda: open('/etc/shadow').read()))", "2\n" },
     { "root_home", "print(t(lambda: os.listdir('/root')))", "2\n" },
-    { "etc_is_bare", "print(sorted(os.listdir('/etc')))", "['alternatives', 'ld.so.cache']\n" },
+    { "etc_is_bare",   /* the last two only where the host has them */
+      "print(set(os.listdir('/etc')) <= {'alternatives', 'ld.so.cache', 'matplotlibrc', 'fonts'})",
+      "True\n" },
     /* pid 1 is the code's own python (nothing of the caller's runs in there), whose parent
      * is outside: invisible. */
     { "pid1_environ", "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/1/environ', 'rb').read())",
