@@ -146,8 +146,9 @@ typedef struct {
 /* Runs the job in the tier it names. CR_OK when the code ran, whatever it did (raised, hit a
  * limit, was killed): see the outcome. CR_EUSAGE for a bad job, CR_ESANDBOX when the tier
  * could not be set up (err names the step and errno, e.g. "ns: mount proc: EPERM"); then the
- * outcome holds nothing to free, though freeing it is harmless. Not thread-safe with respect
- * to fork() in other threads of the caller (it forks). */
+ * outcome holds nothing to free, though freeing it is harmless. Safe to call from several
+ * threads at once; the calling thread must stay alive until it returns (the sandbox dies with
+ * it). */
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zeroes it */
 

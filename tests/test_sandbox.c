@@ -1,5 +1,6 @@
 /* tests/test_sandbox.c: the sandbox interface and the ns tier doing its ordinary job: the
  * runner's final-value rule, exceptions, stdout/stderr, /data, artifacts, the report protocol. */
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "tests/testlib.h"
@@ -346,6 +347,34 @@ static void test_matplotlib_png(void)
     free(out);
 }
 
+/* Several threads running sandboxes at once: each gets its own answer. */
+static void *thread_run(void *arg)
+{
+    long n = (long)arg;
+    char code[64];
+    sandbox_outcome oc;
+    long ok = 0;
+    snprintf(code, sizeof code, "import os\nans = %ld * 1000 + os.getpid()\n", n);
+    if (run_ns(code, NULL, NULL, NULL, NULL, &oc) == CR_OK && oc.value_repr) {
+        char want[32];
+        snprintf(want, sizeof want, "%ld", n * 1000 + 1);
+        ok = strcmp(oc.value_repr, want) == 0;
+    }
+    sandbox_outcome_free(&oc);
+    return (void *)ok;
+}
+
+static void test_concurrent_threads(void)
+{
+    pthread_t t[4];
+    for (long i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, thread_run, (void *)i) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *ok = NULL;
+        pthread_join(t[i], &ok);
+        CHECK(ok == (void *)1);
+    }
+}
+
 int main(void)
 {
     int ns_ok;
@@ -367,5 +396,6 @@ int main(void)
     test_streams_and_timings();
     test_data_and_artifacts();
     test_matplotlib_png();
+    test_concurrent_threads();
     return TEST_SUMMARY();
 }
