@@ -70,7 +70,7 @@ static const char *const kind_names[IR_KIND_END] = {
     [IR_SETCOMP] = "setcomp",     [IR_GENEXP] = "genexp",
     [IR_DICTCOMP] = "dictcomp",   [IR_COMPFOR] = "compfor",
     [IR_LAMBDA] = "lambda",       [IR_PARAMS] = "params",
-    [IR_PARAM] = "param",
+    [IR_PARAM] = "param",         [IR_ELLIPSIS] = "ellipsis",
 };
 
 static const char *const binop_names[] = {

@@ -80,6 +80,7 @@ typedef enum {
     IR_PARAMS,     /* kid[]: PARAM */
     IR_PARAM,      /* text: name; kid[0]: default or NULL; flags: IRF_VARARGS (*args),
                     * IRF_KWARGS (**kw) */
+    IR_ELLIPSIS,   /* `...`: the Ellipsis constant (a placeholder body or value) */
     IR_KIND_END
 } ir_kind;
 

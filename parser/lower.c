@@ -37,7 +37,7 @@
     X(pattern_list) X(tuple_pattern) X(list_pattern) X(list_splat_pattern) \
     X(dictionary_splat_pattern) X(lambda) X(lambda_parameters) X(parameters) \
     X(default_parameter) X(typed_parameter) X(typed_default_parameter) X(dotted_name) \
-    X(aliased_import) X(wildcard_import) X(keyword_identifier)
+    X(aliased_import) X(wildcard_import) X(keyword_identifier) X(ellipsis)
 
 enum {
     S_OTHER = 0,
@@ -1120,6 +1120,8 @@ static cr_code lower_expr_in(lower_ctx *cx, cn ts, ir_node **out)
         return CR_OK;
     case S_none:
         return (*out = mk(cx, IR_NONE, ts, 0)) ? CR_OK : nomem(cx);
+    case S_ellipsis:
+        return (*out = mk(cx, IR_ELLIPSIS, ts, 0)) ? CR_OK : nomem(cx);
     case S_string: case S_concatenated_string: return lower_strings(cx, ts, out);
     case S_binary_operator: return lower_binop(cx, ts, out);
     case S_boolean_operator: return lower_binary(cx, ts, IR_BOOLOP, out);

@@ -25,4 +25,9 @@ extern const char *const parser_builtin_names[];   /* "abs", "round", "print", .
 extern const char *const parser_math_names[];      /* "sqrt", "log", "pi", ... (math.X) */
 extern const char *const parser_method_names[];    /* "append", "items", "format", ... */
 
+/* Every name in CPython 3.11's builtins module (dir(builtins)), sorted, NULL-terminated. A call
+ * of a name that is none of these and that the program never binds is left to the evaluator
+ * (NameError); a call of one of these outside parser_builtin_names is a `call:` reason. */
+extern const char *const parser_python_builtins[];
+
 #endif

@@ -27,6 +27,39 @@ const char *const parser_method_names[] = {
     "capitalize", "zfill", NULL
 };
 
+/* CPython 3.11's builtins, dir(builtins) in sorted order (the interactive helpers that the
+ * site module adds, such as exit and license, included). A call of a name that the program
+ * never binds and that is not one of these can only raise NameError, which the evaluator
+ * does in-process; a builtin outside the whitelist needs the real interpreter. */
+const char *const parser_python_builtins[] = {
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
+    "BaseExceptionGroup", "BlockingIOError", "BrokenPipeError", "BufferError",
+    "BytesWarning", "ChildProcessError", "ConnectionAbortedError", "ConnectionError",
+    "ConnectionRefusedError", "ConnectionResetError", "DeprecationWarning", "EOFError",
+    "Ellipsis", "EncodingWarning", "EnvironmentError", "Exception", "ExceptionGroup",
+    "False", "FileExistsError", "FileNotFoundError", "FloatingPointError", "FutureWarning",
+    "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError",
+    "IndexError", "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt",
+    "LookupError", "MemoryError", "ModuleNotFoundError", "NameError", "None",
+    "NotADirectoryError", "NotImplemented", "NotImplementedError", "OSError",
+    "OverflowError", "PendingDeprecationWarning", "PermissionError", "ProcessLookupError",
+    "RecursionError", "ReferenceError", "ResourceWarning", "RuntimeError", "RuntimeWarning",
+    "StopAsyncIteration", "StopIteration", "SyntaxError", "SyntaxWarning", "SystemError",
+    "SystemExit", "TabError", "TimeoutError", "True", "TypeError", "UnboundLocalError",
+    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError",
+    "UnicodeWarning", "UserWarning", "ValueError", "Warning", "ZeroDivisionError",
+    "__build_class__", "__debug__", "__doc__", "__import__", "__loader__", "__name__",
+    "__package__", "__spec__", "abs", "aiter", "all", "anext", "any", "ascii", "bin",
+    "bool", "breakpoint", "bytearray", "bytes", "callable", "chr", "classmethod", "compile",
+    "complex", "copyright", "credits", "delattr", "dict", "dir", "divmod", "enumerate",
+    "eval", "exec", "exit", "filter", "float", "format", "frozenset", "getattr", "globals",
+    "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance", "issubclass",
+    "iter", "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next",
+    "object", "oct", "open", "ord", "pow", "print", "property", "quit", "range", "repr",
+    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
+    "super", "tuple", "type", "vars", "zip", NULL
+};
+
 /* How sandbox escapes look: reasons wherever they appear, even when the program assigns the
  * name, since a `del` or an untaken branch can bring the builtin back. */
 static const char *const forbidden_names[] = {
@@ -44,6 +77,41 @@ static int in_list(const char *const *list, const char *name)
     for (; *list; list++)
         if ((*list)[0] == name[0] && strcmp(*list, name) == 0) return 1;   /* first byte: cheap */
     return 0;
+}
+
+static int is_python_builtin(const char *name)
+{
+    size_t lo = 0, hi = sizeof parser_python_builtins / sizeof parser_python_builtins[0] - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(parser_python_builtins[mid], name);
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* Reading `__name__` (`if __name__ == "__main__":`) and the `...` constant are in the subset
+ * once the evaluator gives them values ("__main__" and Ellipsis). Until then they stay
+ * reasons, so that such programs keep going to the sandbox: set this to 1 with that change. */
+#define WL_NAME_AND_ELLIPSIS 0
+
+/* Names starting with "__" reach the interpreter's internals; `__name__` alone may be read,
+ * never bound. */
+static int dunder(const char *name)
+{
+    return name[0] == '_' && name[1] == '_';
+}
+
+static int is_name_dunder(const char *name)
+{
+    return strcmp(name, "__name__") == 0;
+}
+
+static int readable_dunder(const char *name)
+{
+    return WL_NAME_AND_ELLIPSIS && is_name_dunder(name);
 }
 
 /* ---- a set of names (open addressing; the strings are borrowed from the IR arena) -------- */
@@ -195,8 +263,9 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     if (!f) return CR_OK;
     if (f->kind == IR_NAME) {
         const char *name = f->text;
-        int ok = !in_list(forbidden_names, name) && strncmp(name, "__", 2) != 0 &&
-                 (in_list(parser_builtin_names, name) || set_has(&w->bound, name));
+        int ok = !in_list(forbidden_names, name) && !dunder(name) &&
+                 (in_list(parser_builtin_names, name) || set_has(&w->bound, name) ||
+                  !is_python_builtin(name));
         return ok ? CR_OK : add_reason(w, call, "call:%s", name);
     }
     if (f->kind != IR_ATTR) return check(w, f, depth + 1);
@@ -215,7 +284,7 @@ static cr_code check_target(wl_ctx *w, const ir_node *t, int depth)
     cr_code rc = CR_OK;
     if (!t) return CR_OK;
     switch (t->kind) {
-    case IR_NAME: return CR_OK;
+    case IR_NAME: return is_name_dunder(t->text) ? add_reason(w, t, "name:%s", t->text) : CR_OK;
     case IR_TUPLE: case IR_LIST: case IR_STARRED:
         for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = check_target(w, t->kid[i], depth + 1);
         return rc;
@@ -241,9 +310,19 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
             rc = add_reason(w, n, "import:math.%s", n->kid[0]->text);
         return rc;
     case IR_NAME:
-        if (in_list(forbidden_names, n->text) || strncmp(n->text, "__", 2) == 0)
+        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)))
             rc = add_reason(w, n, "name:%s", n->text);
         return rc;
+    case IR_AUGASSIGN:
+        /* The target is read (below) and written. */
+        if (n->n && n->kid[0] && n->kid[0]->kind == IR_NAME && readable_dunder(n->kid[0]->text) &&
+            (rc = add_reason(w, n->kid[0], "name:%s", n->kid[0]->text)) != CR_OK)
+            return rc;
+        break;
+    case IR_FUNCDEF: case IR_PARAM:
+        if (n->text && is_name_dunder(n->text) && (rc = add_reason(w, n, "name:%s", n->text)) != CR_OK)
+            return rc;
+        break;
     case IR_ATTR:
         return check_attr(w, n, depth);
     case IR_CALL:
@@ -264,6 +343,8 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
         break;
     case IR_GLOBAL:
         return CR_OK;
+    case IR_ELLIPSIS:
+        return WL_NAME_AND_ELLIPSIS ? CR_OK : add_reason(w, n, "node:%s", "ellipsis");
     default:
         break;
     }
