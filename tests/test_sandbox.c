@@ -249,6 +249,15 @@ static void test_exceptions(void)
     sandbox_outcome_free(&oc);
 }
 
+static void test_multiprocessing(void)
+{
+    /* Semaphores need /dev/shm; a pool of two workers needs fork and pipes. */
+    CHECK_PRINTS("import multiprocessing as mp\n"
+                 "lock = mp.Lock()\n"
+                 "with mp.Pool(2) as pool:\n"
+                 "    print(sum(pool.map(abs, [-1, -2, 3])))\n", "6\n");
+}
+
 static void test_streams_and_timings(void)
 {
     sandbox_outcome oc;
@@ -394,6 +403,7 @@ int main(void)
     test_answer_vars_and_globals();
     test_exceptions();
     test_streams_and_timings();
+    test_multiprocessing();
     test_data_and_artifacts();
     test_matplotlib_png();
     test_concurrent_threads();

@@ -125,7 +125,7 @@ static const attack table[] = {
       "print(sorted(os.listdir('/dev')))\n"
       "print(t(lambda: open('/dev/sda', 'rb')), t(lambda: open('/dev/mem', 'rb')),"
       " t(lambda: os.mknod('/tmp/sda', 0o60600, os.makedev(8, 0))))",
-      "['fd', 'null', 'random', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n2 2 1\n" },
+      "['fd', 'null', 'random', 'shm', 'stderr', 'stdin', 'stdout', 'urandom', 'zero']\n2 2 1\n" },
     { "pid_namespace",
       "import subprocess\n"
       "ls = subprocess.run(['/bin/ls', '/proc'], capture_output=True, text=True).stdout.split()\n"

@@ -229,6 +229,8 @@ static void build_root(const ns_plan *p)
         symlink("/proc/self/fd/0", NEWROOT "/dev/stdin") < 0 ||
         symlink("/proc/self/fd/1", NEWROOT "/dev/stdout") < 0 ||
         symlink("/proc/self/fd/2", NEWROOT "/dev/stderr") < 0 ||
+        /* POSIX shared memory and semaphores (multiprocessing) live in /tmp's budget. */
+        symlink("/tmp", NEWROOT "/dev/shm") < 0 ||
         mount(NULL, NEWROOT "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
         child_fail(ctl, STEP_DEV);
     if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
