@@ -271,14 +271,14 @@ def main():
         if found is None:
             for name in answer_vars:
                 if name in g:
-                    found = (g[name], "var:" + name)
+                    found = (g[name], name)
                     break
         if found is None and exprs:
-            found = (exprs[-1][0], "expr:%d" % exprs[-1][1])
+            found = (exprs[-1][0], "last expression")
         if found is None:
             for name in reversed(info.assigned):
                 if name in g:
-                    found = (g[name], "assign:" + name)
+                    found = (g[name], name)
                     break
         if found is not None:
             value, source = found

@@ -124,8 +124,9 @@ typedef struct {
                                  decimal: the exact decimal text the repr denotes, no exponent
                                  ("1e-05" -> "0.00001", "True" -> "1"); NULL for others and
                                  for nan/inf */
-    char *value_source;       /* how it was chosen: "solution()", "var:ans", "expr:7",
-                                 "assign:total" */
+    char *value_source;       /* how it was chosen, in the in-process evaluator's words:
+                                 "solution()", "last expression", or the variable's name
+                                 ("ans", "total") */
 
     /* The exception the code raised (raised = 1), from the report channel. */
     int raised;

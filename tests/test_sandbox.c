@@ -54,7 +54,7 @@ static void test_job_encode(void)
 static void test_report_parse(void)
 {
     static const char good[] = "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
-                               "value.source 7\nvar:ans\n";
+                               "value.source 3\nans\n";
     static const char raised[] = "error.type 11\nSyntaxError\nerror.message 14\ninvalid syntax\n"
                                  "error.line 1\n3\nerror.col 1\n7\n";
     sandbox_outcome oc;
@@ -65,7 +65,7 @@ static void test_report_parse(void)
     CHECK_STR(oc.value_type, "float");
     CHECK_STR(oc.value_repr, "0.5");
     CHECK_STR(oc.value_decimal, "0.5");
-    CHECK_STR(oc.value_source, "var:ans");
+    CHECK_STR(oc.value_source, "ans");
     CHECK_INT(oc.raised, 0);
     sandbox_outcome_free(&oc);
 
@@ -160,28 +160,28 @@ static void test_final_value_rule(void)
     check_value("ans = 1\ndef solution():\n    return 0.1 + 0.2\n",
                 "solution() float 0.30000000000000004 0.30000000000000004");
     /* ... but not when the code calls it itself. */
-    check_value("def solution():\n    return 7\nx = solution()\n", "assign:x int 7 7");
-    check_value("def solution(a):\n    return 7\ny = 2\n", "assign:y int 2 2");
+    check_value("def solution():\n    return 7\nx = solution()\n", "x int 7 7");
+    check_value("def solution(a):\n    return 7\ny = 2\n", "y int 2 2");
     /* ans, then result, then answer. */
-    check_value("answer = 3\nresult = 2\n5\n", "var:result int 2 2");
-    check_value("answer = 3\n5\nz = 9\n", "var:answer int 3 3");
+    check_value("answer = 3\nresult = 2\n5\n", "result int 2 2");
+    check_value("answer = 3\n5\nz = 9\n", "answer int 3 3");
     /* Last expression statement (None does not count), then last assignment. */
-    check_value("a = 1\na + 1\nprint('x')\nb = 5\n", "expr:2 int 2 2");
-    check_value("total = 0\nfor v in [1, 2]:\n    total += v\n", "assign:total int 3 3");
+    check_value("a = 1\na + 1\nprint('x')\nb = 5\n", "last expression int 2 2");
+    check_value("total = 0\nfor v in [1, 2]:\n    total += v\n", "total int 3 3");
     check_value("import math\n", "none");
     check_value("print(1)\n", "none");
     /* Types and exact decimal text. */
-    check_value("1e-05\n", "expr:1 float 1e-05 0.00001");
-    check_value("1.5e16\n", "expr:1 float 1.5e+16 15000000000000000.0");
-    check_value("2**70\n", "expr:1 int 1180591620717411303424 1180591620717411303424");
-    check_value("3 > 2\n", "expr:1 bool True 1");
-    check_value("from decimal import Decimal\nDecimal('1.50') * 2\n", "expr:2 Decimal Decimal('3.00') 3.00");
-    check_value("from fractions import Fraction\nFraction(-3, 8)\n", "expr:2 Fraction Fraction(-3, 8) -0.375");
-    check_value("from fractions import Fraction\nFraction(1, 3)\n", "expr:2 Fraction Fraction(1, 3) -");
-    check_value("float('nan')\n", "expr:1 float nan -");
-    check_value("'x' * 3\n", "expr:1 str 'xxx' -");
-    check_value("10**5000 // 10**4999\n", "expr:1 int 10 10");
-    check_value("(1, 2.5)\n", "expr:1 tuple (1, 2.5) -");
+    check_value("1e-05\n", "last expression float 1e-05 0.00001");
+    check_value("1.5e16\n", "last expression float 1.5e+16 15000000000000000.0");
+    check_value("2**70\n", "last expression int 1180591620717411303424 1180591620717411303424");
+    check_value("3 > 2\n", "last expression bool True 1");
+    check_value("from decimal import Decimal\nDecimal('1.50') * 2\n", "last expression Decimal Decimal('3.00') 3.00");
+    check_value("from fractions import Fraction\nFraction(-3, 8)\n", "last expression Fraction Fraction(-3, 8) -0.375");
+    check_value("from fractions import Fraction\nFraction(1, 3)\n", "last expression Fraction Fraction(1, 3) -");
+    check_value("float('nan')\n", "last expression float nan -");
+    check_value("'x' * 3\n", "last expression str 'xxx' -");
+    check_value("10**5000 // 10**4999\n", "last expression int 10 10");
+    check_value("(1, 2.5)\n", "last expression tuple (1, 2.5) -");
 }
 
 static void test_answer_vars_and_globals(void)
@@ -197,7 +197,7 @@ static void test_answer_vars_and_globals(void)
     job.answer_vars = vars;
     job.globals_json = "{\"rate\": 0.5, \"base\": 4}";
     if (sandbox_run(&job, &oc, &err) != CR_OK) { CHECK(!"run"); return; }
-    CHECK_STR(oc.value_source, "var:final");
+    CHECK_STR(oc.value_source, "final");
     CHECK_STR(oc.value_repr, "2.0");
     CHECK_STR(oc.value_decimal, "2.0");
     sandbox_outcome_free(&oc);

@@ -53,7 +53,7 @@ print("mean")
 ans = statistics.mean([1, 2, 4])'
 expect route 0 "d['route'], d['reasons'][0]['code']" "('ns', 'import:statistics')"
 expect value 0 "d['value']['repr'], d['value']['type'], d['value']['from']" \
-    "('2.3333333333333335', 'float', 'var:ans')"
+    "('2.3333333333333335', 'float', 'ans')"
 expect stdout 0 "d['stdout']" "'mean\\n'"
 
 run 'import math
