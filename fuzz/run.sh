@@ -1,0 +1,42 @@
+#!/bin/sh
+# Runs every fuzz target for SECONDS seconds, one after the other, and prints one line per
+# target: runs, executions per second, corpus size, and the verdict. Exit status 1 when any
+# target found something (crash, leak, timeout, out-of-memory, UB): its input is under
+# FUZZ_B/findings/<target>/ and the log under FUZZ_B/logs/<target>.log.
+#
+# usage: fuzz/run.sh FUZZ_B SECONDS TARGET...
+set -u
+FB=$1 SECS=$2
+shift 2
+failed=0 start=$(date +%s)
+for t in "$@"; do
+    corpus="$FB/corpus/$t" seeds="$FB/seeds/$t" findings="$FB/findings/$t/" log="$FB/logs/$t.log"
+    mkdir -p "$corpus" "$seeds" "$findings" "$FB/logs"
+    case "$t" in
+        fuzz_python|fuzz_parser) opts="-dict=fuzz/python.dict -max_len=8192" ;;
+        fuzz_dsl|fuzz_dsl_eval) opts="-dict=fuzz/dsl.dict -max_len=4096" ;;
+        fuzz_request) opts="-dict=fuzz/request.dict -max_len=8192" ;;
+        *) opts="-max_len=64" ;;
+    esac
+    # -timeout: one input running 10 s is a hang; -rss_limit_mb: a blow-up; the new inputs
+    # go to $corpus (kept between runs), the seeds are read only.
+    "$FB/$t" $opts -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$findings" "$corpus" "$seeds" >"$log" 2>&1
+    rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
+    size=$(ls "$corpus" | wc -l)
+    if [ "$rc" = 0 ]; then
+        verdict=ok
+    else
+        verdict="FINDING (exit $rc): $(ls -t "$findings" | head -n 1)"
+        failed=1
+    fi
+    printf '%-16s %4s s %10s runs %7s exec/s %6s corpus  %s\n' "$t" "$SECS" "${runs:-?}" \
+        "${eps:-?}" "$size" "$verdict"
+    if [ "$rc" != 0 ]; then
+        grep -E 'ERROR|SUMMARY|fuzz:|#[0-9]+ 0x' "$log" | head -n 30 | sed 's/^/    /'
+    fi
+done
+echo "fuzz: $# targets, $(( $(date +%s) - start )) s in all"
+[ "$failed" = 0 ]
