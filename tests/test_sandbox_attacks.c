@@ -269,7 +269,7 @@ static void test_double_forked_daemon(void)
                "os.read(r, 1)\n"
                "print('daemon up')\n", NULL, NULL, NULL, globals, &oc) == CR_OK) {
         CHECK_STR(out_text(&oc), "daemon up\n");
-        CHECK(oc.wall_s < 4);
+        CHECK(oc.wall_s < 5);
     } else CHECK(!"run");
     sandbox_outcome_free(&oc);
     CHECK(!process_named(comm));
@@ -299,7 +299,7 @@ static void test_fork_bombs(void)
                    &lim, NULL);
     CHECK_STR(out_text(&oc), "refused 11 True\n");
     CHECK_INT(oc.limit, SANDBOX_LIMIT_PROCS);
-    CHECK(oc.wall_s < 4);
+    CHECK(oc.wall_s < 5);
     sandbox_outcome_free(&oc);
 
     /* The classic: every process forks forever. Ends at the wall clock, processes capped. */
@@ -310,7 +310,7 @@ static void test_fork_bombs(void)
     CHECK(strstr(oc.limit_detail, "processes 16") != NULL);
     CHECK_INT(oc.exited, 0);
     CHECK_INT(oc.term_signal, SIGKILL);
-    CHECK(oc.wall_s >= 2 && oc.wall_s < 5);
+    CHECK(oc.wall_s >= 2 && oc.wall_s < 6);
     sandbox_outcome_free(&oc);
 }
 
@@ -347,23 +347,26 @@ static void test_time_bombs(void)
     small_limits(&lim);
     lim.wall_s = 6;
     lim.cpu_s = 1;
+    /* Ended by the CPU clock, before the wall clock (how long before depends on how busy
+     * the machine is, so only the order is checked). */
     oc = limit_run("while True:\n    pass\n", &lim, NULL);
     CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
-    CHECK(oc.wall_s < 4);
+    CHECK(oc.wall_s < lim.wall_s);
     CHECK(oc.cpu_s >= 1);
     sandbox_outcome_free(&oc);
 
     /* CPU is counted over every process: two spinners reach the limit together. */
     oc = limit_run("import os\nos.fork()\nwhile True:\n    pass\n", &lim, NULL);
     CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
-    CHECK(oc.wall_s < 4);
+    CHECK(oc.wall_s < lim.wall_s);
+    CHECK(oc.cpu_s >= 1);
     sandbox_outcome_free(&oc);
 
     small_limits(&lim);
     lim.wall_s = 1;
     oc = limit_run("import time\ntime.sleep(60)\n", &lim, NULL);
     CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
-    CHECK(oc.wall_s >= 1 && oc.wall_s < 3);
+    CHECK(oc.wall_s >= 1 && oc.wall_s < 4);
     CHECK(oc.cpu_s < 1);
     CHECK_STR(oc.limit_detail, "wall clock 1.000 s");
     sandbox_outcome_free(&oc);
@@ -389,7 +392,7 @@ static void test_disk_and_output(void)
     CHECK_INT(oc.limit, SANDBOX_LIMIT_OUTPUT);
     CHECK_INT(oc.stdout_buf.len, lim.max_stdout);
     CHECK_INT(oc.stdout_buf.truncated, 1);
-    CHECK(oc.wall_s < 3);
+    CHECK(oc.wall_s < 5);
     sandbox_outcome_free(&oc);
 
     /* stderr past its cap is dropped, and the run goes on. */
