@@ -140,6 +140,22 @@ static void test_wall_limit_and_output_cap(void)
     sandbox_outcome_free(&oc);
 }
 
+/* A guest kernel that panics (here: no init to run) ends the run with a clean error that
+ * quotes its last words; panic=-1 and reboot=k make it a reset the VMM sees at once. */
+static void test_guest_panic(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    sandbox_outcome oc;
+    cr_error e = {0};
+    setenv("CR_KVM_CMDLINE", "rdinit=/missing", 1);
+    CHECK_INT(run("print(1)\n", 60, &oc, &e), CR_ESANDBOX);
+    unsetenv("CR_KVM_CMDLINE");
+    CHECK(strncmp(e.message, "kvm: the guest ended (reset) without a result; console: ",
+                  56) == 0);
+    if (!strstr(e.message, "Kernel panic")) fprintf(stderr, "panic run: %s\n", e.message);
+    CHECK(strstr(e.message, "Kernel panic") != NULL);
+}
+
 int main(void)
 {
     available = sandbox_kvm_available(why, sizeof why);
@@ -148,5 +164,6 @@ int main(void)
     test_print_and_value();
     test_exception_and_stderr();
     test_wall_limit_and_output_cap();
+    test_guest_panic();
     return TEST_SUMMARY();
 }

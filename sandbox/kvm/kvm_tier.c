@@ -1,10 +1,16 @@
 /* sandbox/kvm/kvm_tier.c: the kvm tier behind sandbox.h: is this host able to run it, and a
  * run. The guest kernel and initramfs are files the build makes (sandbox/kvm/fetch-kernel.sh,
  * sandbox/guest/); CR_KVM_KERNEL and CR_KVM_INITRD name other copies. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,29 +100,225 @@ static cr_code take_result(const vmm_page_result *r, sandbox_outcome *out, cr_er
     return sandbox_report_parse(r->report, r->report_len, out, err);
 }
 
-/* The serial console's last lines: what a guest that died without a result said last. */
-static const char *serial_tail(const vmm *vm)
+/* ---- the VMM process ----------------------------------------------------------------------
+ * The VM runs in a child process that jails itself once the VM is set up (vmm_jail()), so
+ * neither a guest that escapes nor a VMM that crashes reaches the caller. It sends back this
+ * header, then the stdout, stderr, report and console bytes it counts. */
+#define CONSOLE_TAIL 240
+
+struct wire {
+    int32_t rc, stop;
+    cr_error err;
+    int32_t exited, exit_code, term_signal;
+    uint32_t limit, flags;
+    uint32_t out_len, err_len, report_len, console_len;
+    char note[128];
+};
+
+static int write_all(int fd, const void *p, size_t n)
 {
-    size_t len;
-    const char *s = vmm_serial(vm, &len, NULL);
-    return len > 160 ? s + len - 160 : s;
+    for (size_t done = 0; done < n;) {
+        ssize_t w = write(fd, (const char *)p + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+typedef struct {
+    vmm_config cfg;
+    vmm_job_limits lim;
+    const char *job, *kernel, *initrd, *cmdline;
+    size_t job_len;
+    int console;                  /* copy the guest console to stderr */
+} vmm_plan;
+
+/* The child's whole life: set up, jail, run, report. Never returns. */
+static _Noreturn void vmm_child(const vmm_plan *p, int fd)
+{
+    struct wire w;
+    vmm *vm = NULL;
+    vmm_page_result r;
+    vmm_stop stop = VMM_STOP_NONE;
+    cr_code rc;
+    const char *console = "";
+    size_t clen = 0;
+
+    memset(&w, 0, sizeof w);
+    memset(&r, 0, sizeof r);
+    if ((rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
+        (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK &&
+        (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->cmdline, &w.err)) == CR_OK &&
+        (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
+        rc = vmm_run(vm, &stop, &w.err);
+    if (vm) {
+        console = vmm_serial(vm, &clen, NULL);
+        if (p->console) {
+            char stats[1024];
+            vmm_exit_stats(vm, stats, sizeof stats);
+            fprintf(stderr, "%s\nkvm: %s: %s\n", console, vmm_stop_name(stop), stats);
+        }
+        /* A panic's first line says why; the trace after it does not. */
+        const char *panic = strstr(console, "Kernel panic");
+        if (panic) {
+            clen -= (size_t)(panic - console);
+            console = panic;
+            if (clen > CONSOLE_TAIL) clen = CONSOLE_TAIL;
+        } else if (clen > CONSOLE_TAIL) {
+            console += clen - CONSOLE_TAIL;
+            clen = CONSOLE_TAIL;
+        }
+    }
+    if (rc == CR_OK && stop == VMM_STOP_DOORBELL && (rc = vmm_page_read(vm, &r, &w.err)) == CR_OK) {
+        w.exited = r.exited;
+        w.exit_code = r.exit_code;
+        w.term_signal = r.term_signal;
+        w.limit = r.limit;
+        w.flags = r.flags;
+        w.out_len = (uint32_t)r.out_len;
+        w.err_len = (uint32_t)r.err_len;
+        w.report_len = (uint32_t)r.report_len;
+    }
+    w.rc = rc;
+    w.stop = stop;
+    w.console_len = (uint32_t)clen;
+    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, w.out_len) < 0 ||
+              write_all(fd, r.errs, w.err_len) < 0 ||
+              write_all(fd, r.report, w.report_len) < 0 || write_all(fd, console, clen) < 0;
+    _exit(bad ? 3 : 0);
+}
+
+/* Reads exactly n bytes before the deadline; 0, or -1 with errno (ETIMEDOUT, EPIPE at EOF). */
+static int read_full(int fd, void *p, size_t n, const struct timespec *deadline)
+{
+    for (size_t done = 0; done < n;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double left = (double)(deadline->tv_sec - now.tv_sec) +
+                      (deadline->tv_nsec - now.tv_nsec) / 1e9;
+        if (left <= 0) return errno = ETIMEDOUT, -1;
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) continue;
+        ssize_t got = read(fd, (char *)p + done, n - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return -1;
+        if (got == 0) return errno = EPIPE, -1;
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+/* Runs the plan in a jailed child; fills *w and the buffers of *r (the caller frees them
+ * with vmm_page_result_free()) and the console tail. The child is gone on return. */
+static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, char *console,
+                         cr_error *err)
+{
+    int pfd[2], status = 0, hung = 0;
+    cr_code rc = CR_OK;
+    struct timespec deadline;
+
+    memset(r, 0, sizeof *r);
+    console[0] = '\0';
+    if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
+    pid_t pid = fork();
+    if (pid < 0) {
+        rc = cr_error_sys(err, CR_ESANDBOX, "kvm: fork", errno);
+        close(pfd[0]);
+        close(pfd[1]);
+        return rc;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);      /* best effort: the VM dies with its caller */
+        vmm_child(p, pfd[1]);
+    }
+    close(pfd[1]);
+    /* The child's own clock ends the VM; this one only catches a VMM that hangs. */
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += (time_t)p->cfg.wall_s + 10;
+    if (read_full(pfd[0], w, sizeof *w, &deadline) < 0) {
+        hung = errno == ETIMEDOUT;
+        rc = cr_error_sys(err, CR_ESANDBOX, "kvm: the VMM process sent no result", errno);
+        goto out;
+    }
+    /* The child may be what a guest escaped into: its lengths are checked like the guest's. */
+    if (w->out_len > p->lim.max_stdout || w->err_len > p->lim.max_stderr ||
+        w->report_len > p->lim.max_report || w->console_len > CONSOLE_TAIL) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process sent oversized lengths");
+        goto out;
+    }
+    struct { char **p; size_t *len; uint32_t n; } parts[] = {
+        { &r->out, &r->out_len, w->out_len }, { &r->errs, &r->err_len, w->err_len },
+        { &r->report, &r->report_len, w->report_len },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (!(*parts[i].p = malloc((size_t)parts[i].n + 1))) {
+            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result of %u bytes", parts[i].n);
+            goto out;
+        }
+        if (read_full(pfd[0], *parts[i].p, parts[i].n, &deadline) < 0) {
+            hung = errno == ETIMEDOUT;
+            rc = cr_error_sys(err, CR_ESANDBOX, "kvm: reading the VMM's result", errno);
+            goto out;
+        }
+        (*parts[i].p)[parts[i].n] = '\0';
+        *parts[i].len = parts[i].n;
+    }
+    if (read_full(pfd[0], console, w->console_len, &deadline) < 0) {
+        hung = errno == ETIMEDOUT;
+        rc = cr_error_sys(err, CR_ESANDBOX, "kvm: reading the VMM's console", errno);
+        goto out;
+    }
+    console[w->console_len] = '\0';
+out:
+    close(pfd[0]);
+    if (rc != CR_OK) kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    /* A child that died says why in its exit status, not in its (absent) message. */
+    if (!hung && WIFSIGNALED(status))
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed by signal "
+                          "%d", WTERMSIG(status));
+    if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED)
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process made a system call "
+                          "outside its seccomp filter (named on stderr)");
+    if (rc != CR_OK) vmm_page_result_free(r);
+    return rc;
+}
+
+/* The console's words on one line, short enough to fit an error message: a panic's first
+ * line, else the last ones. */
+static const char *one_line(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ')) s[--n] = '\0';
+    for (char *p = s; *p; p++)
+        if (*p == '\n' || *p == '\r' || (unsigned char)*p < 0x20) *p = ' ';
+    if (!strncmp(s, "Kernel panic", 12)) {
+        if (n > 150) s[150] = '\0';
+        return s;
+    }
+    return n > 150 ? s + n - 150 : s;
 }
 
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
-    char why[256], cmdline[1024];
+    char why[256], cmdline[1024], console[CONSOLE_TAIL + 1];
     struct timespec t0;
     sandbox_limits lim;
     cr_buf enc;
-    vmm *vm = NULL;
-    vmm_config c;
+    vmm_plan plan;
     vmm_page_result r;
-    vmm_stop stop = VMM_STOP_NONE;
+    struct wire w;
     cr_code rc;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
+    memset(&plan, 0, sizeof plan);
     cr_buf_init(&enc, 0);
     if (!job) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job");
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
@@ -126,9 +328,10 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     sandbox_limits_resolve(&lim);
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
 
-    vmm_config_default(&c);
+    vmm_config *c = &plan.cfg;
+    vmm_config_default(c);
     uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD;
-    c.mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
+    c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
     uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + 4 * 64;
     shared = (shared + 4095) & ~4095ull;
     if (shared > VMM_MAX_SHARED) {
@@ -137,56 +340,59 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
                           VMM_MAX_SHARED);
         goto out;
     }
-    c.shared_bytes = (uint32_t)shared;
+    c->shared_bytes = (uint32_t)shared;
     const char *boot = getenv("CR_KVM_BOOT_S");
     double boot_s = boot && atof(boot) > 0 ? atof(boot) : BOOT_ALLOWANCE_S;
-    c.wall_s = lim.wall_s + boot_s;
-    c.max_exits = 10000000;
-    vmm_job_limits jl = {
+    c->wall_s = lim.wall_s + boot_s;
+    c->max_exits = 10000000;
+    plan.lim = (vmm_job_limits){
         .wall_ms = (uint32_t)(lim.wall_s * 1000), .cpu_ms = (uint32_t)(lim.cpu_s * 1000),
         .max_procs = lim.max_procs, .memory_bytes = lim.memory_bytes,
         .max_stdout = (uint32_t)lim.max_stdout, .max_stderr = (uint32_t)lim.max_stderr,
         .max_report = MAX_REPORT,
     };
-    if ((rc = vmm_open(&c, &vm, err)) != CR_OK) goto out;
-    if ((rc = vmm_page_write(vm, enc.p, enc.len, &jl, err)) != CR_OK) goto out;
     /* CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1 copies the guest
      * console to stderr after the run: the two ways to see a guest that went wrong. */
-    const char *extra = getenv("CR_KVM_CMDLINE");
+    const char *extra = getenv("CR_KVM_CMDLINE"), *show = getenv("CR_KVM_CONSOLE");
     snprintf(cmdline, sizeof cmdline, "%s %s", CMDLINE, extra ? extra : "");
-    if ((rc = vmm_boot_linux(vm, guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL),
-                             guest_file("CR_KVM_INITRD", DEFAULT_INITRD), cmdline, err)) != CR_OK)
+    plan.job = enc.p;
+    plan.job_len = enc.len;
+    plan.kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
+    plan.initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
+    plan.cmdline = cmdline;
+    plan.console = show && !strcmp(show, "1");
+
+    if ((rc = run_child(&plan, &w, &r, console, err)) != CR_OK) goto out;
+    if (w.rc != CR_OK) {
+        rc = cr_error_set(err, w.rc, 0, 0, "%s", w.err.message);
         goto out;
-    rc = vmm_run(vm, &stop, err);
-    const char *console = getenv("CR_KVM_CONSOLE");
-    if (console && !strcmp(console, "1")) {
-        char stats[1024];
-        vmm_exit_stats(vm, stats, sizeof stats);
-        fprintf(stderr, "%s\nkvm: %s in %.3f s: %s\n", vmm_serial(vm, NULL, NULL),
-                vmm_stop_name(stop), elapsed(&t0), stats);
     }
-    if (rc != CR_OK) goto out;
     out->tier = CR_TIER_KVM;
-    switch (stop) {
+    snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
+    switch ((vmm_stop)w.stop) {
     case VMM_STOP_DOORBELL:
-        if ((rc = vmm_page_read(vm, &r, err)) == CR_OK) rc = take_result(&r, out, err);
+        r.exited = w.exited;
+        r.exit_code = w.exit_code;
+        r.term_signal = w.term_signal;
+        r.limit = w.limit;
+        r.flags = w.flags;
+        rc = take_result(&r, out, err);
         break;
     case VMM_STOP_TIMEOUT:
         out->exited = 0;
-        out->term_signal = 9;
+        out->term_signal = SIGKILL;
         out->limit = SANDBOX_LIMIT_WALL;
         snprintf(out->limit_detail, sizeof out->limit_detail, "wall clock %.3f s (%.3f s of it "
-                 "for the boot)", c.wall_s, boot_s);
+                 "for the boot)", c->wall_s, boot_s);
         break;
     default:
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the guest ended (%s) without a result; "
-                          "console: %s", vmm_stop_name(stop), serial_tail(vm));
+                          "console: %s", vmm_stop_name((vmm_stop)w.stop), one_line(console));
         break;
     }
 out:
     out->wall_s = out->cpu_s = elapsed(&t0);
     vmm_page_result_free(&r);
-    vmm_close(vm);
     cr_buf_free(&enc);
     if (rc != CR_OK) sandbox_outcome_free(out);
     return rc;

@@ -445,20 +445,37 @@ static void uart_out(vmm *vm, unsigned reg, uint8_t v)
  * which costs seconds where exits are slow. */
 static uint8_t bcd(int v) { return (uint8_t)(((v / 10) << 4) | (v % 10)); }
 
+/* UTC date from days since 1970-01-01 (the civil-from-days algorithm): plain arithmetic,
+ * because gmtime_r() opens the time zone file, which the jailed VMM may not. */
+static void civil(int64_t days, int *y, int *m, int *d)
+{
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    *y = (int)(yoe + era * 400 + (*m <= 2));
+}
+
 static uint8_t cmos_in(const vmm *vm)
 {
-    time_t now = time(NULL);
-    struct tm tm;
-    if (!gmtime_r(&now, &tm)) memset(&tm, 0, sizeof tm);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t t = ts.tv_sec > 0 ? ts.tv_sec : 0, days = t / 86400, sec = t % 86400;
+    int y, m, d;
+    civil(days, &y, &m, &d);
     switch (vm->cmos_index) {
-    case 0x00: return bcd(tm.tm_sec % 60);
-    case 0x02: return bcd(tm.tm_min);
-    case 0x04: return bcd(tm.tm_hour);
-    case 0x06: return bcd(tm.tm_wday + 1);
-    case 0x07: return bcd(tm.tm_mday);
-    case 0x08: return bcd(tm.tm_mon + 1);
-    case 0x09: return bcd(tm.tm_year % 100);
-    case 0x32: return bcd(19 + tm.tm_year / 100);
+    case 0x00: return bcd((int)(sec % 60));
+    case 0x02: return bcd((int)(sec / 60 % 60));
+    case 0x04: return bcd((int)(sec / 3600));
+    case 0x06: return bcd((int)((days + 4) % 7) + 1);  /* 1970-01-01 was a Thursday */
+    case 0x07: return bcd(d);
+    case 0x08: return bcd(m);
+    case 0x09: return bcd(y % 100);
+    case 0x32: return bcd(y / 100);
     case 0x0a: return 0x26;                            /* no update in progress */
     case 0x0b: return 0x02;                            /* 24-hour, BCD, no interrupts */
     case 0x0d: return 0x80;                            /* battery good */
@@ -598,6 +615,13 @@ static void kick_install(void)
     if (sigaction(VMM_KICK_SIGNAL, &sa, NULL) < 0) kick_errno = errno;
 }
 
+cr_code vmm_kick_init(cr_error *err)
+{
+    if (pthread_once(&kick_once, kick_install) != 0 || kick_errno)
+        return vmm_fail(err, "install the vCPU kick handler", kick_errno ? kick_errno : EINVAL);
+    return CR_OK;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -613,8 +637,7 @@ cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err)
     sigset_t kick, old;
 
     *stop = VMM_STOP_NONE;
-    if (pthread_once(&kick_once, kick_install) != 0 || kick_errno)
-        return vmm_fail(err, "install the vCPU kick handler", kick_errno ? kick_errno : EINVAL);
+    if ((rc = vmm_kick_init(err)) != CR_OK) return rc;
     double deadline = now_s() + vm->cfg.wall_s;
 
     tl_run = vm->run;

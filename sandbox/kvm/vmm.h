@@ -90,6 +90,17 @@ cr_code vmm_set_long_mode(vmm *vm, uint64_t rip, uint64_t rsp, uint64_t rsi, cr_
  * the exit named in err. May be called again after a doorbell stop. */
 cr_code vmm_run(vmm *vm, vmm_stop *stop, cr_error *err);
 
+/* Installs the handler of VMM_KICK_SIGNAL (once per process; vmm_run() calls it too). */
+cr_code vmm_kick_init(cr_error *err);
+
+/* Jails the calling process for the rest of its life (jail.c): new network, IPC and UTS
+ * namespaces where the host allows (else `note` says so), no new privileges, no core dumps,
+ * and a seccomp filter that allows KVM_RUN, read/write, timers, memory and exit; any other
+ * call ends the process with exit status VMM_JAIL_TRAPPED, the call's number on stderr. For
+ * a process that only runs a VM already set up. */
+#define VMM_JAIL_TRAPPED 125
+cr_code vmm_jail(char *note, size_t note_len, cr_error *err);
+
 /* Serial output so far, its last max_serial bytes or more (NUL-ended, "" when none).
  * Borrowed: valid until the next vmm_run() or vmm_close(). *truncated (when non-NULL) says
  * whether older output was dropped. */

@@ -9,7 +9,8 @@
 # guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST). Env: KVMHOST_TIMEOUT (seconds,
 # default 900), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
 # every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
-# exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console).
+# exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
+# names more host files (with their libraries) to copy in at the same paths.
 # Prints each test's output and a final "N passed, N failed, N skipped"; exit 1 on any failure,
 # a test that did not finish, or a host that did not come up.
 set -eu
@@ -37,9 +38,7 @@ cp "$busybox" "$root/bin/busybox"
 cp "$kernel"/modules/irqbypass.ko "$kernel"/modules/kvm.ko "$kernel"/modules/kvm-amd.ko "$root/mod/"
 
 # Each binary at its path relative to the repository, with the shared libraries it loads.
-copy_with_libs() {
-    mkdir -p "$root/work/$(dirname "$1")"
-    cp "$1" "$root/work/$1"
+copy_libs() {   # the shared libraries $1 loads, each at its own path
     ldd "$1" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
     while read -r lib; do
         [ -f "$root$lib" ] && continue
@@ -47,7 +46,17 @@ copy_with_libs() {
         cp -L "$lib" "$root$lib"
     done
 }
+copy_with_libs() {
+    mkdir -p "$root/work/$(dirname "$1")"
+    cp "$1" "$root/work/$1"
+    copy_libs "$1"
+}
 for t in $tests; do copy_with_libs "$t"; done
+# KVMHOST_EXTRA: absolute paths (a program and its data) wanted at the same place inside.
+for f in ${KVMHOST_EXTRA:-}; do
+    mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
+    copy_libs "$f"
+done
 # The kvm tier's own guest: the same kernel, and the initramfs sandbox/guest/build.sh made.
 mkdir -p "$root/guest"
 cp "$kernel/vmlinuz" "$root/guest/vmlinuz"

@@ -1,0 +1,105 @@
+/* bench/bench_kvm.c: cold start of our VMM, as figures (it never passes or fails on time).
+ *
+ *   bench_kvm boot KERNEL INITRD [N]   N cold boots of the guest kernel with the initramfs up
+ *                                       to the point where it would run init (rdinit names a
+ *                                       missing file, so the kernel panics there and resets):
+ *                                       the same work `qemu-system-x86_64 -M microvm` does in
+ *                                       bench/bench_kvm.sh. Prints wall seconds and the
+ *                                       kernel's own timestamp of the panic.
+ *   bench_kvm run [N]                   N runs of print(1) through the kvm tier (CR_KVM_KERNEL,
+ *                                       CR_KVM_INITRD): cold start to result.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sandbox/kvm/vmm.h"
+#include "sandbox/sandbox.h"
+
+#define BOOT_CMDLINE "console=ttyS0 reboot=k panic=-1 pci=off acpi=off nomodule " \
+                     "i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd rdinit=/missing"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The printk timestamp of the line holding `what` ("[    1.234567] ...what"), or -1. */
+static double kernel_stamp(const char *console, const char *what)
+{
+    const char *hit = strstr(console, what), *open = NULL;
+    if (!hit) return -1;
+    for (const char *p = console; p < hit; p++)
+        if (*p == '[') open = p;
+    return open ? atof(open + 1) : -1;
+}
+
+static int bench_boot(const char *kernel, const char *initrd, int n)
+{
+    printf("our VMM, boot to init (rdinit missing -> panic -> reset), %d runs\n", n);
+    for (int i = 0; i < n; i++) {
+        vmm_config c;
+        vmm *vm = NULL;
+        cr_error e = {0};
+        vmm_stop stop = VMM_STOP_NONE;
+        vmm_config_default(&c);
+        c.mem_bytes = 320ull << 20;
+        c.wall_s = 600;
+        c.max_serial = 1 << 20;
+        double t0 = now();
+        if (vmm_open(&c, &vm, &e) != CR_OK ||
+            vmm_boot_linux(vm, kernel, initrd, BOOT_CMDLINE, &e) != CR_OK ||
+            vmm_run(vm, &stop, &e) != CR_OK) {
+            fprintf(stderr, "bench_kvm: %s\n", e.message);
+            vmm_close(vm);
+            return 1;
+        }
+        double dt = now() - t0;
+        const char *con = vmm_serial(vm, NULL, NULL);
+        char stats[512];
+        vmm_exit_stats(vm, stats, sizeof stats);
+        printf("  run %d: %.3f s wall, stop %s, kernel: unpacked initramfs at %.3f s, "
+               "panic at %.3f s; %.60s...\n", i + 1, dt, vmm_stop_name(stop),
+               kernel_stamp(con, "Freeing initrd memory"), kernel_stamp(con, "Kernel panic"),
+               stats);
+        vmm_close(vm);
+    }
+    return 0;
+}
+
+static int bench_run(int n)
+{
+    printf("kvm tier, print(1) cold start to result, %d runs\n", n);
+    for (int i = 0; i < n; i++) {
+        sandbox_job job;
+        sandbox_outcome oc;
+        cr_error e = {0};
+        sandbox_job_init(&job);
+        job.tier = CR_TIER_KVM;
+        job.code = "print(1)\n";
+        job.code_len = 9;
+        job.limits.wall_s = job.limits.cpu_s = 120;
+        job.limits.memory_bytes = 128ull << 20;
+        double t0 = now();
+        if (sandbox_run(&job, &oc, &e) != CR_OK) {
+            fprintf(stderr, "bench_kvm: %s\n", e.message);
+            return 1;
+        }
+        printf("  run %d: %.3f s, stdout %s", i + 1, now() - t0,
+               oc.stdout_buf.p ? oc.stdout_buf.p : "(none)\n");
+        sandbox_outcome_free(&oc);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 4 && !strcmp(argv[1], "boot"))
+        return bench_boot(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 3);
+    if (argc >= 2 && !strcmp(argv[1], "run")) return bench_run(argc > 2 ? atoi(argv[2]) : 3);
+    fprintf(stderr, "usage: bench_kvm boot KERNEL INITRD [N] | bench_kvm run [N]\n");
+    return 2;
+}
