@@ -30,6 +30,32 @@ static uint64_t bits_of(const val *v)
     return mpz_sizeinbase(mpq_numref(v->u.q), 2) + mpz_sizeinbase(mpq_denref(v->u.q), 2) - 1;
 }
 
+static size_t limbs_of(const val *v)
+{
+    return mpz_size(mpq_numref(v->u.q)) + mpz_size(mpq_denref(v->u.q));
+}
+
+/* Large operands cost more than one step: rational arithmetic (products and gcds) grows
+ * about quadratically with the size, so an operation on w limbs counts w*w/128 steps once
+ * past 32 limbs. A Newton loop on 60 000-bit floats then meets the operation budget in
+ * about the time a simple loop does, instead of running for seconds. */
+static int charge(eval_cx *cx, int op, const val *a, const val *b, const ir_node *at)
+{
+    uint64_t w = limbs_of(a) + limbs_of(b);
+    if (op == IR_POW && mpz_cmp_ui(mpq_denref(b->u.q), 1) == 0) {
+        uint64_t e = mpz_fits_ulong_p(mpq_numref(b->u.q)) ? mpz_get_ui(mpq_numref(b->u.q))
+                     : UINT64_MAX;
+        if (mpz_sgn(mpq_numref(b->u.q)) < 0) {
+            mpz_srcptr n = mpq_numref(b->u.q);
+            e = mpz_cmpabs_ui(n, 1u << 30) > 0 ? UINT64_MAX : (uint64_t)-mpz_get_si(n);
+        }
+        uint64_t cap = cx->nc.max_bits / GMP_NUMB_BITS * 2 + 2;
+        w = limbs_of(a) > cap / (e ? e : 1) ? cap : limbs_of(a) * (e ? e : 1);
+    }
+    if (w <= 32) return 0;
+    return eval_count(cx, w * w / 128, at);
+}
+
 static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
@@ -37,6 +63,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     const mpq_srcptr x = a->u.q, y = b->u.q;
     val *r;
     cr_code rc;
+    if (charge(cx, op, a, b, at) < 0) return NULL;
     if (!fl && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
         /* integers: numerators only, no canonicalisation; the size is predicted from limbs
          * first, exactly only near the limit */
@@ -48,7 +75,6 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
             uint64_t bp = mpz_sizeinbase(p, 2), bq = mpz_sizeinbase(q, 2);
             uint64_t need = op == IR_MUL ? bp + bq - 1 : (bp > bq ? bp : bq) + 1;
             if (need > cx->nc.max_bits) return eval_int_limit(cx, at);
-            if (op == IR_MUL && need > 65536 && eval_count(cx, need / 65536, at) < 0) return NULL;
         }
         if (!(r = eval_num(cx, V_INT))) return NULL;
         mpz_ptr z = mpq_numref(r->u.q);
@@ -71,7 +97,6 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     case IR_MUL: {
         uint64_t bits = bits_of(a) + bits_of(b);
         if (!fl && bits > cx->nc.max_bits) return eval_int_limit(cx, at);
-        if (bits > 65536 && eval_count(cx, bits / 65536, at) < 0) return NULL;
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
         mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
