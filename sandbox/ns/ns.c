@@ -347,8 +347,11 @@ static int ns_child(void *arg)
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
     if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
-    /* The maps name who we are inside; until we switch, our ids are the host's and unmapped. */
-    if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    /* The maps name who we are inside; until we switch, our ids are the host's and unmapped.
+     * Raw system calls: glibc's wrappers would try to change the ids of every thread of the
+     * caller, whose thread list we share (CLONE_VM). */
+    if (syscall(SYS_setresgid, 0, 0, 0) < 0 || syscall(SYS_setresuid, 0, 0, 0) < 0)
+        child_fail(ctl, STEP_SYNC);
     /* Die with the thread that cloned us, so a killed caller leaves no sandbox behind. Set
      * after the id change, which clears it; a parent gone before that shows as a hang-up. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
