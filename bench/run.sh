@@ -17,6 +17,9 @@ echo
 echo "== FinQA DSL programs per second"
 if [ -d "$CORPUS/finqa" ]; then "$B/bench/bench_dsl" "$CORPUS"; else echo "skipped: no corpus"; fi
 echo
+echo "== Python binding: calls per second"
+CALCROUTE_LIB="$B/libcalcroute.so" PYTHONPATH=bindings/python "$PY" bench/bench_binding.py 2
+echo
 sh bench/bench_sandbox.sh "$B"
 for extra in bench/run-*.sh; do
     [ -f "$extra" ] || continue

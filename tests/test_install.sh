@@ -35,6 +35,12 @@ ok "$lib" "$stage/usr/lib/libcalcroute.so.0" "libcalcroute resolved from the sta
 out=$(CALCROUTE_LIB="$stage/usr/lib/libcalcroute.so.0" PYTHONPATH="$stage/usr/lib/python3/dist-packages" \
       /usr/bin/python3 -c 'import calcroute; r = calcroute.run("ans = (5829 - 5735) / 5735"); print(r.route, r.value, calcroute.__file__.startswith("'"$stage"'"))')
 ok "$out" "inprocess 94/5735 True" "python binding from the stage"
+# The binding's whole unittest suite against the staged install.
+CALCROUTE_LIB="$stage/usr/lib/libcalcroute.so.0" PYTHONPATH="$stage/usr/lib/python3/dist-packages" \
+    /usr/bin/python3 -m unittest discover -s bindings/python/tests -p 'test_*.py' >"$stage/py.out" 2>&1
+rc=$?
+[ "$rc" = 0 ] || cat "$stage/py.out" >&2
+ok "$rc" 0 "python unittest suite against the staged install"
 
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]
