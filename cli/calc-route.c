@@ -259,6 +259,18 @@ static int run_batch(cr_engine *engine, FILE *in)
     return rc;
 }
 
+/* The engine, or NULL with the reason printed and *rc set to the exit status. */
+static cr_engine *open_engine(const cr_config *cfg, int *rc)
+{
+    cr_error e = {0};
+    cr_engine *engine = cr_engine_open(cfg, &e);
+    if (!engine) {
+        fprintf(stderr, "calc-route: %s\n", e.message);
+        *rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
+    }
+    return engine;
+}
+
 static int load_json_file(const char *path, const char *what, cr_request *req,
                           cr_code (*set)(cr_request *, const char *, size_t, cr_error *))
 {
@@ -385,13 +397,8 @@ int main(int argc, char **argv)
             rc = EX_USAGE;
             goto out;
         }
-        cr_engine *engine = cr_engine_open(&cfg, &e);
-        if (!engine) {
-            fprintf(stderr, "calc-route: %s\n", e.message);
-            rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
-        } else {
-            rc = run_batch(engine, in);
-        }
+        cr_engine *engine = open_engine(&cfg, &rc);
+        if (engine) rc = run_batch(engine, in);
         cr_engine_close(engine);
         if (in != stdin) fclose(in);
         goto out;
@@ -410,12 +417,8 @@ int main(int argc, char **argv)
         rc = EX_INTERNAL;
         goto out;
     }
-    cr_engine *engine = cr_engine_open(&cfg, &e);
-    if (!engine) {
-        fprintf(stderr, "calc-route: %s\n", e.message);
-        rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
-        goto out;
-    }
+    cr_engine *engine = open_engine(&cfg, &rc);
+    if (!engine) goto out;
     cr_result *res = NULL;
     if (cr_run(engine, req, &res, &e) != CR_OK) {
         fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
