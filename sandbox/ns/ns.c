@@ -90,6 +90,7 @@ static const char *const lib_dirs[] = { "bin", "sbin", "lib", "lib64", "lib32", 
 /* Everything the child needs, prepared by the parent before clone(). */
 typedef struct {
     int ctl;                   /* child's end of the control socket */
+    int parent_fds[4];         /* the parent's ends, which the child closes at once */
     int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
     int job_fd;                /* memfd with the encoded job */
     const char *data_dir;      /* the caller's data directory, or NULL */
@@ -343,6 +344,9 @@ static int ns_child(void *arg)
 
     struct pollfd alive = { .fd = ctl, .events = POLLRDHUP };
 
+    /* Our copies of the parent's ends would keep the control socket open on both sides, so a
+     * dead parent would go unnoticed below. */
+    for (int i = 0; i < 4; i++) close(p->parent_fds[i]);
     /* Until exec we run on the caller's memory: not readable through /proc/1. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
@@ -629,6 +633,10 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
         goto out;
     }
     plan.ctl = ctl[1];
+    plan.parent_fds[0] = ctl[0];
+    plan.parent_fds[1] = po[0];
+    plan.parent_fds[2] = pe[0];
+    plan.parent_fds[3] = pv[0];
     plan.out_w = po[1];
     plan.err_w = pe[1];
     plan.val_w = pv[1];
