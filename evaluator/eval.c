@@ -300,6 +300,11 @@ static val *load(eval_cx *cx, const ir_node *n)
         int16_t *b = &cx->rs.sym_builtin[e->ref.idx];
         if (*b == -2) *b = (int16_t)eval_builtin_lookup(n->text);
         if (*b >= 0) return eval_builtin_val(cx, *b);
+        /* Two names CPython defines beside the builtins we call: the program runs as the
+         * main script (the `if __name__ == "__main__":` idiom), and `...` has a name. The
+         * parser lets no program bind __name__; a binding (--var) may, and wins above. */
+        if (strcmp(n->text, "__name__") == 0) return eval_str(cx, "__main__", 8);
+        if (strcmp(n->text, "Ellipsis") == 0) return eval_ellipsis(cx);
         return eval_raise(cx, CR_EPY_NAME, n, "name '%s' is not defined", n->text);
     }
     val **slot = frame_at(cx, &e->ref);
@@ -1440,6 +1445,7 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_NAME: return load(cx, n);
     case IR_BOOL: return eval_bool(cx, n->op != 0);
     case IR_NONE: return eval_none(cx);
+    case IR_ELLIPSIS: return eval_ellipsis(cx);
     case IR_BINOP:
         if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
         if (!(b = eval_expr(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
@@ -1914,9 +1920,10 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     num_ctx_from_policy(&cx->nc, pol);
     cx->max_ops = pol->limits.max_ops;
     cx->none.kind = V_NONE;
+    cx->ellipsis.kind = V_ELLIPSIS;
     cx->vtrue.kind = cx->vfalse.kind = V_BOOL;
-    cx->none.flags = cx->vtrue.flags = cx->vfalse.flags = VF_IMMORTAL;
-    cx->none.rc = cx->vtrue.rc = cx->vfalse.rc = 1;
+    cx->none.flags = cx->vtrue.flags = cx->vfalse.flags = cx->ellipsis.flags = VF_IMMORTAL;
+    cx->none.rc = cx->vtrue.rc = cx->vfalse.rc = cx->ellipsis.rc = 1;
     mpq_init(cx->vtrue.u.q);
     mpq_init(cx->vfalse.u.q);
     mpq_set_ui(cx->vtrue.u.q, 1, 1);

@@ -25,13 +25,13 @@
 
 typedef enum {
     V_NONE, V_BOOL, V_INT, V_FLOAT, V_INF, V_STR, V_LIST, V_TUPLE, V_DICT, V_SET, V_RANGE,
-    V_ITER, V_FUNC, V_BUILTIN, V_MODULE, V_METHOD, V_EXC, V_FRAME
+    V_ITER, V_FUNC, V_BUILTIN, V_MODULE, V_METHOD, V_EXC, V_FRAME, V_ELLIPSIS
 } vkind;
 
 enum {
     VF_INEXACT = 1u << 0,
     VF_TRACKED = 1u << 1,   /* on the run's cycle list */
-    VF_IMMORTAL = 1u << 2,  /* None, True, False: never freed by a decref */
+    VF_IMMORTAL = 1u << 2,  /* None, True, False, Ellipsis: never freed by a decref */
 };
 
 /* V_ITER sub-kinds: a one-shot iterator (zip, map, ...) holds its items eagerly and is
@@ -116,7 +116,7 @@ typedef struct eval_cx {
     uint64_t ops, max_ops;
     uint32_t depth, total_depth, call_depth;
     size_t mem;
-    val none, vtrue, vfalse;   /* immortal singletons */
+    val none, vtrue, vfalse, ellipsis;   /* immortal singletons */
     val gc;                /* head of the cycle list (sentinel) */
     val *num_free;         /* freed numbers, mpq kept initialised */
     size_t nnum_free;
@@ -192,6 +192,7 @@ int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 rai
 val *eval_int_si(eval_cx *cx, long n);
 val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
 val *eval_none(eval_cx *cx);
+val *eval_ellipsis(eval_cx *cx);                  /* the `...` singleton */
 val *eval_str(eval_cx *cx, const char *s, size_t len);
 val *eval_str_take(eval_cx *cx, char *s, size_t len);  /* takes malloc'd s, even on error */
 val *eval_str_buf(eval_cx *cx, cr_buf *b);              /* takes b's text */

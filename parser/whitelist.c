@@ -92,10 +92,10 @@ static int is_python_builtin(const char *name)
     return 0;
 }
 
-/* Reading `__name__` (`if __name__ == "__main__":`) and the `...` constant are in the subset
- * once the evaluator gives them values ("__main__" and Ellipsis). Until then they stay
- * reasons, so that such programs keep going to the sandbox: set this to 1 with that change. */
-#define WL_NAME_AND_ELLIPSIS 0
+/* Reading `__name__` (`if __name__ == "__main__":`) and the `...` constant are in the subset:
+ * the evaluator gives them "__main__" and Ellipsis. 0 turns both back into reasons (for an
+ * evaluator without them). */
+#define WL_NAME_AND_ELLIPSIS 1
 
 /* Names starting with "__" reach the interpreter's internals; `__name__` alone may be read,
  * never bound. */

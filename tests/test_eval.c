@@ -859,6 +859,47 @@ static void test_contract(void)
     eval_result_free(NULL);
 }
 
+/* ---- Ellipsis and __name__ -------------------------------------------------------------- */
+
+/* Expected outputs and messages are CPython 3.11's. */
+static void test_ellipsis_and_name(void)
+{
+    CHECK(value_is("answer = ...\n", NULL, "Ellipsis", "Ellipsis", "ellipsis", "answer", NULL, 1));
+    CHECK(value_is("def solution():\n    ...\nx = ...\n", NULL, "None", "None", "NoneType",
+                   "solution()", NULL, 1));
+    CHECK(run("x = ...\nprint(x, str(x), ... is x, x == ..., x is Ellipsis, x != 1, bool(x))\n",
+              "Ellipsis Ellipsis True True True True True\n", "Ellipsis"));
+    CHECK(run("print({...: 1}[...], [..., 1], (...,), f'{...}', str(...) + '!', ... in {...})\n",
+              "1 [Ellipsis, 1] (Ellipsis,) Ellipsis Ellipsis! True\n", NULL));
+    CHECK(run("print(... and 1, ... or 1, not ..., '{}'.format(...), str(...).upper())\n",
+              "1 Ellipsis False Ellipsis ELLIPSIS\n", NULL));
+    CHECK(raises("x = 1\ny = ... + x\n", "TypeError",
+                 "unsupported operand type(s) for +: 'ellipsis' and 'int'", 2, 5));
+    CHECK(raises("print(1 - ...)\n", "TypeError",
+                 "unsupported operand type(s) for -: 'int' and 'ellipsis'", 1, 7));
+    CHECK(raises("print(... * 2)\n", "TypeError",
+                 "unsupported operand type(s) for *: 'ellipsis' and 'int'", 1, 7));
+    CHECK(raises("-...\n", "TypeError", "bad operand type for unary -: 'ellipsis'", 1, 1));
+    CHECK(raises("... < 1\n", "TypeError",
+                 "'<' not supported between instances of 'ellipsis' and 'int'", 1, 1));
+    CHECK(raises("print(len(...))\n", "TypeError", "object of type 'ellipsis' has no len()", 1, 7));
+    CHECK(raises("print(sum([...]))\n", "TypeError",
+                 "unsupported operand type(s) for +: 'int' and 'ellipsis'", 1, 7));
+    CHECK(raises("print(format(..., '>5'))\n", "TypeError",
+                 "unsupported format string passed to ellipsis.__format__", 1, 7));
+    CHECK(raises("print(round(...))\n", "TypeError", "type ellipsis doesn't define __round__ method",
+                 1, 7));
+    /* __name__: "__main__" at module level and, as a global, inside functions */
+    CHECK(run("def solution():\n    return 6 * 7\nif __name__ == \"__main__\":\n"
+              "    print(solution())\n", "42\n", "42"));
+    CHECK(run("def f():\n    return __name__\nprint(__name__, f(), len(__name__))\n",
+              "__main__ __main__ 8\n", NULL));
+    CHECK(value_is("def solution():\n    return 1.5\nif __name__ != '__main__':\n"
+                   "    print('no')\n", NULL, "1.5", "1.5", "float", "solution()", "3/2", 1));
+    CHECK(raises("print(__name__ + 1)\n", "TypeError", "can only concatenate str (not \"int\") to str",
+                 1, 7));
+}
+
 int main(void)
 {
     test_prints();
@@ -870,5 +911,6 @@ int main(void)
     test_bindings();
     test_implements();
     test_contract();
+    test_ellipsis_and_name();
     return TEST_SUMMARY();
 }
