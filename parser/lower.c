@@ -725,37 +725,49 @@ static int binop_prec(int op)
     }
 }
 
+/* Where an operand of a binary chain stands in the source, its parentheses included: the
+ * lowered operand has no node for them, yet CPython places a BinOp from the first
+ * parenthesis of its left operand to the last of its right one (its col_offset, which
+ * tracebacks report: `(3 + 4) / 0` fails at the `(`). */
+typedef struct {
+    int line, col, end_line, end_col;
+} extent;
+
 /* Pushes the operands (cx->is) and operators (ops) of a chain of binary_operator nodes in
- * source order; parentheses end the chain, since they are parenthesized_expression nodes. */
-static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, size_t *nops, size_t max)
+ * source order, and the extent of operand k in ext[k]; parentheses end the chain, since they
+ * are parenthesized_expression nodes. */
+static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, extent *ext, size_t *nops,
+                              size_t max)
 {
     cr_code rc;
     ir_node *e;
     if (sym(ts) != S_binary_operator || *nops >= max) {
         if ((rc = lower_expr(cx, ts, &e)) != CR_OK) return rc;
+        ext[*nops] = (extent){ (int)ts->srow + 1, (int)ts->scol + 1, (int)ts->erow + 1,
+                               (int)ts->ecol + 1 };
         return push_ir(cx, e);
     }
     if ((rc = enter(cx, ts)) != CR_OK) return rc;
     cn op = field(cx, ts, F_operator);
     int o = info(op)->binop - 1;
     if (o < 0 || o >= IR_AND) return syntax(cx, op ? op : ts, "invalid syntax");
-    if ((rc = flatten_binary(cx, field(cx, ts, F_left), ops, nops, max)) != CR_OK) return rc;
+    if ((rc = flatten_binary(cx, field(cx, ts, F_left), ops, ext, nops, max)) != CR_OK) return rc;
     ops[(*nops)++] = (uint8_t)o;
-    rc = flatten_binary(cx, field(cx, ts, F_right), ops, nops, max);
+    rc = flatten_binary(cx, field(cx, ts, F_right), ops, ext, nops, max);
     cx->depth--;
     return rc;
 }
 
-static cr_code combine(lower_ctx *cx, size_t at, int op)
+/* Joins operands `at` and `at + 1` (extents xl and xr) into one BinOp; xl becomes its extent. */
+static cr_code combine(lower_ctx *cx, size_t at, int op, extent *xl, const extent *xr)
 {
-    ir_node *l = cx->is[at], *r = cx->is[at + 1];
-    ir_node *n = ir_node_new(cx->m, IR_BINOP, l ? l->line : 0, l ? l->col : 0, 2);
+    ir_node *n = ir_node_new(cx->m, IR_BINOP, xl->line, xl->col, 2);
     if (!n) return nomem(cx);
     n->op = (uint16_t)op;
-    n->kid[0] = l;
-    n->kid[1] = r;
-    n->end_line = r ? r->end_line : n->line;
-    n->end_col = r ? r->end_col : n->col;
+    n->kid[0] = cx->is[at];
+    n->kid[1] = cx->is[at + 1];
+    n->end_line = xl->end_line = xr->end_line;
+    n->end_col = xl->end_col = xr->end_col;
     cx->is[at] = n;
     cx->nis = at + 1;
     return CR_OK;
@@ -767,11 +779,15 @@ static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t max = node_len(ts) / 2 + 1, nops = 0, ibase = cx->nis, top = 0;
     uint8_t *ops = cr_arena_alloc(&cx->m->arena, 2 * max), *stack = ops + max;
+    extent small[16], *ext = small;          /* most chains are short: no allocation */
     cr_code rc;
     if (!ops) return nomem(cx);
-    if ((rc = flatten_binary(cx, ts, ops, &nops, max)) != CR_OK) return rc;
-    /* Operands sit in cx->is[ibase..]; reduce with an operator stack (shunting-yard). The
-     * operand stack is compacted in place: after i operators, it holds top+1 operands. */
+    if (max + 1 > sizeof small / sizeof small[0] && !(ext = malloc((max + 1) * sizeof *ext)))
+        return nomem(cx);
+    if ((rc = flatten_binary(cx, ts, ops, ext, &nops, max)) != CR_OK) goto out;
+    /* Operands sit in cx->is[ibase..] (extents in ext[0..]); reduce with an operator stack
+     * (shunting-yard). The operand stack is compacted in place: after i operators, it holds
+     * top+1 operands. */
     size_t next = ibase + 1;        /* next unread operand */
     size_t sp = ibase + 1;          /* end of the operand stack */
     for (size_t i = 0; i <= nops; i++) {
@@ -781,18 +797,22 @@ static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
             if (tp < prec || (tp == prec && t == IR_POW)) break;
             size_t keep = cx->nis;
             cx->nis = sp;
-            if ((rc = combine(cx, sp - 2, t)) != CR_OK) return rc;
+            rc = combine(cx, sp - 2, t, &ext[sp - 2 - ibase], &ext[sp - 1 - ibase]);
+            if (rc != CR_OK) goto out;
             sp--;
             cx->nis = keep;
             top--;
         }
         if (i == nops) break;
         stack[top++] = ops[i];
+        ext[sp - ibase] = ext[next - ibase];
         cx->is[sp++] = cx->is[next++];
     }
     *out = cx->is[ibase];
     cx->nis = ibase;
-    return CR_OK;
+out:
+    if (ext != small) free(ext);
+    return rc;
 }
 
 /* A node of `kind` with two children lowered from fields fa and fb; op from the operator. */

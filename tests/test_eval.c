@@ -900,6 +900,17 @@ static void test_ellipsis_and_name(void)
                  1, 7));
 }
 
+/* A failing operation whose left operand is parenthesized is reported at the parenthesis,
+ * where CPython 3.11's traceback points. */
+static void test_paren_positions(void)
+{
+    CHECK(raises("print((3 + 4) / 0)\n", "ZeroDivisionError", "division by zero", 1, 7));
+    CHECK(raises("x = 2\ny = ((x - 2)) ** -1\n", "ZeroDivisionError",
+                 "0.0 cannot be raised to a negative power", 2, 5));
+    CHECK(raises("z = 1 + ((2) * 'a' + 3)\n", "TypeError",
+                 "can only concatenate str (not \"int\") to str", 1, 10));
+}
+
 int main(void)
 {
     test_prints();
@@ -912,5 +923,6 @@ int main(void)
     test_implements();
     test_contract();
     test_ellipsis_and_name();
+    test_paren_positions();
     return TEST_SUMMARY();
 }

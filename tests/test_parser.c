@@ -31,8 +31,8 @@ static const char *parse_n(const char *src, size_t len, const cr_limits *lim)
 
 static const char *ir(const char *src) { return parse_n(src, strlen(src), NULL); }
 
-/* Reasons as "code line:col [snippet]" joined by "; ", "" when none. */
-static const char *reasons(const char *src)
+/* src parsed under the default policy, or NULL with "E line:col message" in out. */
+static ir_module *parse_default(const char *src)
 {
     cr_policy pol;
     cr_policy_default(&pol);
@@ -41,14 +41,48 @@ static const char *reasons(const char *src)
     out[0] = '\0';
     if (parser_parse_python(src, strlen(src), &pol.limits, &m, &err) != CR_OK) {
         snprintf(out, sizeof out, "E %d:%d %s", err.line, err.col, err.message);
-        return out;
+        return NULL;
     }
+    return m;
+}
+
+/* Reasons as "code line:col [snippet]" joined by "; ", "" when none. */
+static const char *reasons(const char *src)
+{
+    ir_module *m = parse_default(src);
+    if (!m) return out;
     size_t at = 0;
     for (size_t i = 0; i < m->nreasons && at < sizeof out; i++) {
         const ir_reason *r = &m->reasons[i];
         at += (size_t)snprintf(out + at, sizeof out - at, "%s%s %d:%d [%s]", i ? "; " : "",
                                r->code, r->line, r->col, r->snippet);
     }
+    ir_module_free(m);
+    return out;
+}
+
+/* Extents "line:col-end_line:end_col" of every BINOP in pre-order, joined by " ". */
+static void binop_extents(const ir_node *n, cr_buf *b)
+{
+    if (!n) return;
+    if (n->kind == IR_BINOP) {
+        char t[64];
+        int k = snprintf(t, sizeof t, "%s%d:%d-%d:%d", b->len ? " " : "", n->line, n->col,
+                         n->end_line, n->end_col);
+        cr_buf_put(b, t, (size_t)k);
+    }
+    for (uint32_t i = 0; i < n->n; i++) binop_extents(n->kid[i], b);
+}
+
+static const char *binops(const char *src)
+{
+    ir_module *m = parse_default(src);
+    if (!m) return out;
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    binop_extents(m->root, &b);
+    snprintf(out, sizeof out, "%s", b.p ? b.p : "");
+    cr_buf_free(&b);
     ir_module_free(m);
     return out;
 }
@@ -112,6 +146,23 @@ static void test_operators(void)
     CHECK_STR(ir("a if b else c\n"), "(module (expr (ifexp (name b) (name a) (name c))))");
     CHECK_STR(ir("((x))\n"), "(module (expr (name x)))");
     CHECK_STR(ir("-x ** 2\n"), "(module (expr (unary - (binop ** (name x) (num 2)))))");
+    /* A BinOp spans its operands' parentheses, as CPython 3.11's ast has it (col_offset + 1,
+     * what its tracebacks point at); parentheses around the whole operation are outside. */
+    CHECK_STR(binops("print((3 + 4) / 0)\n"), "1:7-1:18 1:8-1:13");
+    CHECK_STR(binops("x = ((a)) * (b - c) ** (d)\n"), "1:5-1:27 1:13-1:27 1:14-1:19");
+    CHECK_STR(binops("y = (a +\n     b) % c + d * (e)\n"), "1:5-2:22 1:5-2:12 1:6-2:7 2:15-2:22");
+    CHECK_STR(binops("z = (1 + 2)\n"), "1:6-1:11");
+    {   /* past 16 operands the extents live on the heap */
+        char want[512], src[128] = "(a)";
+        size_t at = 0;
+        for (int k = 20; k >= 1; k--) {
+            strcat(src, " + 1");
+            at += (size_t)snprintf(want + at, sizeof want - at, "%s1:1-1:%d", k < 20 ? " " : "",
+                                   4 + 4 * k);
+        }
+        strcat(src, "\n");
+        CHECK_STR(binops(src), want);
+    }
 }
 
 static void test_calls_and_access(void)
