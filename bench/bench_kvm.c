@@ -17,7 +17,7 @@
 #include "sandbox/kvm/vmm.h"
 #include "sandbox/sandbox.h"
 
-#define BOOT_CMDLINE "console=ttyS0 reboot=k panic=-1 pci=off acpi=off nomodule " \
+#define BOOT_CMDLINE "console=ttyS0 quiet reboot=k panic=-1 pci=off acpi=off nomodule " \
                      "i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd rdinit=/missing"
 
 static double now(void)

@@ -14,7 +14,7 @@ initrd=${CR_KVM_INITRD:-build/kvm/guest/initrd.cpio}
 if [ "${BENCH_KVM_INSIDE:-0}" != 1 ]; then
     if [ ! -c /dev/kvm ] || [ -d /sys/module/kvm_pvm ]; then
         echo "== kvm tier cold start (inside the nested test host: compare the ratio only)"
-        KVMHOST_TESTS="$B/bench/bench_kvm bench/bench_kvm.sh" \
+        KVMHOST_TESTS=bench/bench_kvm.sh KVMHOST_COPY="$B/bench/bench_kvm" \
         KVMHOST_EXTRA="$(command -v qemu-system-x86_64) /usr/share/qemu/bios-microvm.bin" \
         KVMHOST_ENV="BENCH_KVM_INSIDE=1 BENCH_KVM_RUNS=$N" tests/kvm-host/run.sh "$B" |
             grep -v -E '^[0-9]+ passed, [0-9]+ failed|^kvm-host: .* did not finish|^\[ *[0-9.]+\] '
@@ -26,11 +26,11 @@ fi
 now() { cut -d' ' -f1 /proc/uptime; }
 "$B/bench/bench_kvm" boot "$kernel" "$initrd" "$N"
 echo "qemu-system-x86_64 -M microvm -enable-kvm, the same boot, $N runs"
-cmd="console=ttyS0 reboot=k panic=-1 pci=off acpi=off nomodule i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd rdinit=/missing"
+cmd="console=ttyS0 quiet reboot=k panic=-1 pci=off acpi=off nomodule i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd rdinit=/missing"
 i=1
 while [ "$i" -le "$N" ]; do
     t0=$(now)
-    qemu-system-x86_64 -M microvm -enable-kvm -cpu host -m 320 -smp 1 -nodefaults \
+    timeout 900 qemu-system-x86_64 -M microvm -enable-kvm -cpu host -m 320 -smp 1 -nodefaults \
         -no-user-config -display none -serial file:/tmp/qemu-console.log -no-reboot \
         -L /usr/share/qemu -kernel "$kernel" -initrd "$initrd" -append "$cmd" </dev/null \
         >/dev/null 2>/tmp/qemu.err || true

@@ -232,9 +232,14 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
         return rc;
     }
     if (pid == 0) {
-        close(pfd[0]);
+        /* Nothing of the caller's stays open in the VMM (its ledger, its sockets): only
+         * stderr, and the pipe as fd 3. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(pfd[1], 3) < 0 ||
+            close_range(4, ~0u, 0) < 0)
+            _exit(VMM_JAIL_TRAPPED + 1);
         prctl(PR_SET_PDEATHSIG, SIGKILL);      /* best effort: the VM dies with its caller */
-        vmm_child(p, pfd[1]);
+        vmm_child(p, 3);
     }
     close(pfd[1]);
     /* The child's own clock ends the VM; this one only catches a VMM that hangs. */
@@ -282,6 +287,9 @@ out:
     if (!hung && WIFSIGNALED(status))
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed by signal "
                           "%d", WTERMSIG(status));
+    if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED + 1)
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process could not close the "
+                          "caller's descriptors");
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED)
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process made a system call "
                           "outside its seccomp filter (named on stderr)");

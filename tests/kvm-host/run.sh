@@ -10,7 +10,8 @@
 # default 900), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
 # every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
 # exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
-# names more host files (with their libraries) to copy in at the same paths.
+# names more host files (with their libraries) to copy in at the same paths, KVMHOST_COPY
+# more repository files (with their libraries) to copy in without running them.
 # Prints each test's output and a final "N passed, N failed, N skipped"; exit 1 on any failure,
 # a test that did not finish, or a host that did not come up.
 set -eu
@@ -51,7 +52,7 @@ copy_with_libs() {
     cp "$1" "$root/work/$1"
     copy_libs "$1"
 }
-for t in $tests; do copy_with_libs "$t"; done
+for t in $tests ${KVMHOST_COPY:-}; do copy_with_libs "$t"; done
 # KVMHOST_EXTRA: absolute paths (a program and its data) wanted at the same place inside.
 for f in ${KVMHOST_EXTRA:-}; do
     mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
