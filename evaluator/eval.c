@@ -1830,14 +1830,21 @@ static char *dupstr(const char *s)
 static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *res)
 {
     cr_buf b;
+    size_t n = 0;
     res->has_value = 1;
     if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(eval_type_name(v))))
         return CR_ENOMEM;
     cr_buf_init(&b, cx->lim->max_str_len);
     if (eval_repr(cx, &b, v, 0) < 0) { cr_buf_free(&b); return cx->err.code; }
-    res->value_repr = cr_buf_take(&b, NULL);
-    if (eval_repr(cx, &b, v, 1) < 0) { cr_buf_free(&b); return cx->err.code; }
-    res->value_str = cr_buf_take(&b, NULL);
+    res->value_repr = cr_buf_take(&b, &n);
+    /* str() differs from repr() only for a string or an exception itself (containers show
+     * their items' repr), so the costly float rendering is done once */
+    if (v->kind == V_STR || v->kind == V_EXC) {
+        if (eval_repr(cx, &b, v, 1) < 0) { cr_buf_free(&b); return cx->err.code; }
+        res->value_str = cr_buf_take(&b, NULL);
+    } else if (res->value_repr && (res->value_str = malloc(n + 1))) {
+        memcpy(res->value_str, res->value_repr, n + 1);
+    }
     if (IS_NUM(v)) {
         res->value_numeric = 1;
         if (num_fraction_text(&b, v->u.q) != CR_OK) { cr_buf_free(&b); return CR_ENOMEM; }
@@ -1924,12 +1931,16 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     cx->vtrue.kind = cx->vfalse.kind = V_BOOL;
     cx->none.flags = cx->vtrue.flags = cx->vfalse.flags = cx->ellipsis.flags = VF_IMMORTAL;
     cx->none.rc = cx->vtrue.rc = cx->vfalse.rc = cx->ellipsis.rc = 1;
-    mpq_init(cx->vtrue.u.q);
-    mpq_init(cx->vfalse.u.q);
-    mpq_set_ui(cx->vtrue.u.q, 1, 1);
+    /* read-only limbs: True and False are never written, and need no mpq_init/mpq_clear */
+    static const mp_limb_t one = 1;
+    mpz_roinit_n(mpq_numref(cx->vtrue.u.q), &one, 1);
+    mpz_roinit_n(mpq_denref(cx->vtrue.u.q), &one, 1);
+    mpz_roinit_n(mpq_numref(cx->vfalse.u.q), &one, 0);
+    mpz_roinit_n(mpq_denref(cx->vfalse.u.q), &one, 1);
     cx->gc.gnext = cx->gc.gprev = &cx->gc;
     cx->last_assigned = -1;
     cr_buf_init(&cx->out, pol->limits.max_stdout);
+    eval_pool_take(cx);
 }
 
 static void cx_free(eval_cx *cx)
@@ -1945,8 +1956,6 @@ static void cx_free(eval_cx *cx)
     free(cx->globals);
     for (i = 0; i < cx->rs.cap; i++) eval_decref(cx, cx->rs.ent[i].k);
     eval_free_all(cx);
-    mpq_clear(cx->vtrue.u.q);
-    mpq_clear(cx->vfalse.u.q);
     resolve_free(cx);
     cr_buf_free(&cx->out);
 }

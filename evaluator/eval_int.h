@@ -213,7 +213,8 @@ val *eval_to_str(eval_cx *cx, val *v, int as_repr);
 int eval_inexact(val *v, int depth);
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */
 val *eval_track(eval_cx *cx, val *v);
-void eval_free_all(eval_cx *cx);
+void eval_free_all(eval_cx *cx);    /* spare numbers go to the thread's pool */
+void eval_pool_take(eval_cx *cx);   /* the thread's spare numbers become cx's */
 
 /* iteration over any iterable */
 typedef struct {

@@ -2,6 +2,7 @@
  * hashing, equality, ordering, iteration and CPython's repr()/str(). */
 #include "evaluator/eval_int.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,80 @@
 /* A number freed during a run keeps its mpq limbs for the next one: most values are small
  * numbers that live for one operation. */
 #define NUM_FREE_MAX 1024
+
+/* ...and up to NUM_POOL_MAX of them wait, per thread, for the thread's next run: a short
+ * program otherwise spends more on malloc, mpq_init and mpq_clear for its few numbers than
+ * on its arithmetic. The pointer is thread-local (a root for leak checkers); the key frees
+ * the pool when its thread exits. */
+#define NUM_POOL_MAX 128
+
+typedef struct {
+    val *head;
+    size_t n;
+} num_pool;
+
+static _Thread_local num_pool *tl_pool;
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static int pool_key_ok;
+
+static void free_num_list(val *v)
+{
+    while (v) {
+        val *next = v->gnext;
+        mpq_clear(v->u.q);
+        free(v);
+        v = next;
+    }
+}
+
+static void pool_destroy(void *p)
+{
+    num_pool *pool = p;
+    free_num_list(pool->head);
+    free(pool);
+    tl_pool = NULL;
+}
+
+static void pool_key_init(void)
+{
+    pool_key_ok = pthread_key_create(&pool_key, pool_destroy) == 0;
+}
+
+void eval_pool_take(eval_cx *cx)
+{
+    num_pool *pool = tl_pool;
+    if (!pool || !pool->n) return;
+    cx->num_free = pool->head;
+    cx->nnum_free = pool->n;
+    pool->head = NULL;
+    pool->n = 0;
+}
+
+/* Gives back at most NUM_POOL_MAX of cx's spare numbers; frees the others. */
+static void pool_give(eval_cx *cx)
+{
+    num_pool *pool = tl_pool;
+    if (!pool && pthread_once(&pool_once, pool_key_init) == 0 && pool_key_ok &&
+        (pool = calloc(1, sizeof *pool))) {
+        if (pthread_setspecific(pool_key, pool) == 0) {
+            tl_pool = pool;
+        } else {
+            free(pool);
+            pool = NULL;
+        }
+    }
+    while (pool && pool->n < NUM_POOL_MAX && cx->num_free) {
+        val *v = cx->num_free;
+        cx->num_free = v->gnext;
+        v->gnext = pool->head;
+        pool->head = v;
+        pool->n++;
+    }
+    free_num_list(cx->num_free);
+    cx->num_free = NULL;
+    cx->nnum_free = 0;
+}
 
 /* ---- errors and budgets ---------------------------------------------------------------- */
 
@@ -377,12 +452,7 @@ void eval_free_all(eval_cx *cx)
         eval_decref(cx, cx->chars[i]);
         cx->chars[i] = NULL;
     }
-    while ((v = cx->num_free)) {
-        cx->num_free = v->gnext;
-        mpq_clear(v->u.q);
-        free(v);
-    }
-    cx->nnum_free = 0;
+    pool_give(cx);
 }
 
 static int enter(eval_cx *cx)
