@@ -25,6 +25,7 @@ static const int allowed[] = {
     SCMP_SYS(timer_delete), SCMP_SYS(gettid), SCMP_SYS(getpid), SCMP_SYS(mmap),
     SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(brk), SCMP_SYS(madvise), SCMP_SYS(futex),
     SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(tgkill), SCMP_SYS(sched_yield),
+    SCMP_SYS(sigaltstack),     /* AddressSanitizer sets one up on its first signal */
 };
 
 /* A call outside the filter ends the process with exit status VMM_JAIL_TRAPPED after naming
