@@ -532,23 +532,20 @@ static val *b_minmax(eval_cx *cx, eval_args *a, int is_max, const ir_node *at)
     if (kw_check(cx, a, kws, name, at) < 0) return NULL;
     if (a->npos == 0)
         return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least 1 argument, got 0", name);
-    val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *items, *best = NULL, *bestk = NULL;
+    val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *items = NULL, *best = NULL,
+        *bestk = NULL;
     if (key && key->kind == V_NONE) key = NULL;
     if (a->npos == 1) {
         if (!(items = items_of(cx, a->pos[0], at))) return NULL;
-    } else {
-        if (dflt)
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "Cannot specify a default for %s() with multiple positional "
-                              "arguments", name);
-        if (!(items = eval_seq_new(cx, V_LIST, a->npos))) return NULL;
-        for (size_t i = 0; i < a->npos; i++) {
-            EV_INCREF(a->pos[i]);
-            items->u.seq.it[items->u.seq.len++] = a->pos[i];
-        }
+    } else if (dflt) {
+        return eval_raise(cx, CR_EPY_TYPE, at,
+                          "Cannot specify a default for %s() with multiple positional "
+                          "arguments", name);
     }
-    for (size_t i = 0; i < items->u.seq.len; i++) {
-        val *x = items->u.seq.it[i], *k = x;
+    /* max(a, b) walks the arguments themselves (the caller holds them), making no list; a
+     * list is re-read at each step, since a key function may change it */
+    for (size_t i = 0; i < (items ? items->u.seq.len : a->npos); i++) {
+        val *x = items ? items->u.seq.it[i] : a->pos[i], *k = x;
         if (eval_count(cx, 1, at) < 0) goto fail;
         if (key) {
             if (!(k = call1(cx, key, x, at))) goto fail;

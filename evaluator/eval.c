@@ -1082,6 +1082,22 @@ static int assign(eval_cx *cx, const ir_node *t, val *v)
 
 /* ---- expressions ----------------------------------------------------------------------- */
 
+/* Keeps a reference to v for the rest of the run; 0 when there is no room to note it. */
+static int cache_const(eval_cx *cx, val *v)
+{
+    if (cx->nconsts == cx->constcap) {
+        uint32_t cap = cx->constcap ? cx->constcap * 2 : 32;
+        val **p = resolve_alloc(cx, cap * sizeof *p);
+        if (!p) return 0;
+        if (cx->nconsts) memcpy(p, cx->consts, cx->nconsts * sizeof *p);
+        cx->consts = p;
+        cx->constcap = cap;
+    }
+    EV_INCREF(v);
+    cx->consts[cx->nconsts++] = v;
+    return 1;
+}
+
 static val *constant(eval_cx *cx, const ir_node *n)
 {
     res_ent *e = (res_ent *)resolve_get(&cx->rs, n);
@@ -1104,10 +1120,7 @@ static val *constant(eval_cx *cx, const ir_node *n)
         v->kind = (uint8_t)(is_float || (n->flags & IRF_FLOAT) ? V_FLOAT : V_INT);
         if (!(v = eval_num_done(cx, v))) return NULL;
     }
-    if (v && e) {
-        e->k = v;
-        EV_INCREF(v);
-    }
+    if (v && e && cache_const(cx, v)) e->k = v;
     return v;
 }
 
@@ -1954,7 +1967,7 @@ static void cx_free(eval_cx *cx)
     if (cx->globals)
         for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
     free(cx->globals);
-    for (i = 0; i < cx->rs.cap; i++) eval_decref(cx, cx->rs.ent[i].k);
+    for (i = 0; i < cx->nconsts; i++) eval_decref(cx, cx->consts[i]);
     eval_free_all(cx);
     resolve_free(cx);
     cr_buf_free(&cx->out);

@@ -123,12 +123,15 @@ typedef struct eval_cx {
     val *pending;          /* values waiting to be freed (see eval_val_free) */
     int freeing;
     val *chars[128];       /* one-character ASCII strings, made on demand */
+    uint32_t nchars;       /* how many of chars[] are set */
     cr_buf out;            /* stdout */
     /* the resolver's scopes: bump-allocated from `scratch`, then from malloc'd chunks, so a
      * small program's run makes no large allocation */
     unsigned char *chunks; /* list of chunks, linked through their first pointer */
     size_t scratch_used;
     resolver rs;
+    val **consts;          /* the constants cached in rs's entries (resolve_alloc memory) */
+    uint32_t nconsts, constcap;
     val **globals;         /* symbol id → value or NULL */
     val *frame;            /* current frame (NULL: module level) */
     val *retval;           /* IR_RETURN's value on its way out */

@@ -283,6 +283,7 @@ val *eval_str_take(eval_cx *cx, char *s, size_t len)
     if (eval_mem(cx, v, sizeof *v + len + 1) < 0) { eval_decref(cx, v); return NULL; }
     if (len == 1 && (unsigned char)s[0] < 128) {
         cx->chars[(unsigned char)s[0]] = v;
+        cx->nchars++;
         EV_INCREF(v);
     }
     return v;
@@ -448,9 +449,11 @@ void eval_free_all(eval_cx *cx)
         cx->mem -= v->msz;
         free(v);
     }
-    for (int i = 0; i < 128; i++) {
+    for (int i = 0; i < 128 && cx->nchars; i++) {
+        if (!cx->chars[i]) continue;
         eval_decref(cx, cx->chars[i]);
         cx->chars[i] = NULL;
+        cx->nchars--;
     }
     pool_give(cx);
 }

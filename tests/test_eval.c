@@ -583,6 +583,11 @@ static void test_errors(void)
                  "int() argument must be a string, a bytes-like object or a real number, not "
                  "'NoneType'", 1, 5));
     CHECK(raises("x = max([])", "ValueError", "max() arg is an empty sequence", 1, 5));
+    /* several arguments are compared in place; the first of equals wins, as in CPython */
+    CHECK(run("print(max(3, 7, 5, key=lambda v: -v), min(2.5, -1, key=abs), max(1, 2.0), min(2, 2.0))",
+              "3 -1 2.0 2\n", NULL));
+    CHECK(raises("x = 1\ny = max(x, 2, default=0)", "TypeError",
+                 "Cannot specify a default for max() with multiple positional arguments", 2, 5));
     CHECK(raises("x = min([])", "ValueError", "min() arg is an empty sequence", 1, 5));
     CHECK(raises("x = len(5)", "TypeError", "object of type 'int' has no len()", 1, 5));
     CHECK(raises("for x in 5:\n    pass", "TypeError", "'int' object is not iterable", 1, 10));
