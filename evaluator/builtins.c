@@ -115,6 +115,7 @@ val *eval_builtin_val(eval_cx *cx, int id)
         if (!v) return NULL;
         v->sub = (uint16_t)id;
         cx->bvals[id] = v;
+        cx->bvals_made |= 1ull << id;
     }
     EV_INCREF(cx->bvals[id]);
     return cx->bvals[id];

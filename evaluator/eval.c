@@ -1963,7 +1963,7 @@ static void cx_free(eval_cx *cx)
     eval_decref(cx, cx->last_expr);
     eval_decref(cx, cx->solution_value);
     eval_decref(cx, cx->math);
-    for (i = 0; i < sizeof cx->bvals / sizeof cx->bvals[0]; i++) eval_decref(cx, cx->bvals[i]);
+    for (uint64_t m = cx->bvals_made; m; m &= m - 1) eval_decref(cx, cx->bvals[__builtin_ctzll(m)]);
     if (cx->globals)
         for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
     free(cx->globals);

@@ -101,6 +101,7 @@ typedef struct {
     res_ent *ent;
     size_t cap, n;
     const char **syms;     /* symbol id → name */
+    uint32_t *symlen, *symhash;   /* symbol id → strlen(name), hash_name(name) */
     uint32_t nsyms, symcap;
     uint32_t *symidx;      /* open addressing over syms */
     size_t symicap;
@@ -139,6 +140,7 @@ typedef struct eval_cx {
     val *last_expr;        /* last non-None module-level expression statement value */
     val *math;             /* the math module value */
     val *bvals[64];        /* builtin function values, made on demand */
+    uint64_t bvals_made;   /* bit i: bvals[i] is set */
     int solution_called;
     val *solution_value;   /* what the program's own last module-level solution() returned */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
@@ -156,6 +158,7 @@ enum {
     M_ATAN,
     B_COUNT
 };
+_Static_assert(B_COUNT <= 64, "eval_cx.bvals_made has a bit per builtin");
 
 typedef struct {
     val **pos;
