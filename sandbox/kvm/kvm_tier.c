@@ -250,7 +250,12 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
         rc = cr_error_sys(err, CR_ESANDBOX, "kvm: the VMM process sent no result", errno);
         goto out;
     }
-    /* The child may be what a guest escaped into: its lengths are checked like the guest's. */
+    /* The child may be what a guest escaped into: its strings are cut to their arrays, its
+     * code kept to what a VMM can fail with, its lengths checked like the guest's. */
+    w->err.message[sizeof w->err.message - 1] = '\0';
+    w->note[sizeof w->note - 1] = '\0';
+    if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
+        w->rc = CR_ESANDBOX;
     if (w->out_len > p->lim.max_stdout || w->err_len > p->lim.max_stderr ||
         w->report_len > p->lim.max_report || w->console_len > CONSOLE_TAIL) {
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process sent oversized lengths");
