@@ -156,6 +156,22 @@ static void test_guest_panic(void)
     CHECK(strstr(e.message, "Kernel panic") != NULL);
 }
 
+static void test_data_dir_refused(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error e = {0};
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_KVM;
+    job.code = "print(1)\n";
+    job.code_len = 9;
+    job.data_dir = "/tmp";
+    CHECK_INT(sandbox_run(&job, &oc, &e), CR_ESANDBOX);
+    CHECK_STR(e.message, "kvm: a /data directory is not supported by the kvm tier yet; "
+                         "try --tier ns");
+}
+
 int main(void)
 {
     available = sandbox_kvm_available(why, sizeof why);
@@ -165,5 +181,6 @@ int main(void)
     test_exception_and_stderr();
     test_wall_limit_and_output_cap();
     test_guest_panic();
+    test_data_dir_refused();
     return TEST_SUMMARY();
 }

@@ -337,6 +337,10 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
     if (!sandbox_kvm_available(why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
+    /* Not carried into the guest yet: say so rather than run without them. */
+    if (job->data_dir)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: a /data directory is not supported "
+                            "by the kvm tier yet; try --tier ns");
     lim = job->limits;
     sandbox_limits_resolve(&lim);
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
@@ -382,6 +386,9 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     }
     out->tier = CR_TIER_KVM;
     snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
+    if (job->out_dir)
+        snprintf(out->artifact_note, sizeof out->artifact_note, "the kvm tier returns no /out "
+                 "artifacts yet");
     switch ((vmm_stop)w.stop) {
     case VMM_STOP_DOORBELL:
         r.exited = w.exited;
