@@ -394,6 +394,14 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
         goto out;
     }
+    /* tree-sitter-python 0.23.6's external scanner keeps `inside_f_string` across parses
+     * (its deserialize clears only the stacks), so a program ending inside an unclosed
+     * f-string would break every later parse on this thread: setting the language again
+     * gives the parser a fresh scanner. */
+    if (!ts_parser_set_language(st->ts, tree_sitter_python())) {
+        rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
+        goto out;
+    }
     if (!(tree = ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len))) {
         ts_parser_reset(st->ts);
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");

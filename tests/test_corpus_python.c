@@ -260,6 +260,12 @@ static void run_record(cr_engine *eng, json_t *rec, const idset *known, tally *t
     t->cpy_syntax += !cpy_ok;
     t->our_syntax += ours_syntax;
     t->syntax_agree += (!cpy_ok) == ours_syntax;
+    if ((!cpy_ok) != ours_syntax) {
+        const cr_error *e = cr_result_error(res);
+        fprintf(list, "SYNTAX-DIFF %s: CPython %s, we %s%s%s\n", id,
+                cpy_ok ? "parses it" : "rejects it", ours_syntax ? "reject it: " : "parse it",
+                ours_syntax && e ? e->message : "", "");
+    }
     if (cpy_ok) t->parseable++;
     if (cpy_ok && cr_result_route(res) == CR_ROUTE_INPROCESS) {
         t->inprocess++;

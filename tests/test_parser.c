@@ -448,8 +448,19 @@ static void test_grammar_version(void)
     CHECK_STR(parser_grammar_version(), "tree-sitter-python 0.23.6 (ABI 14)");
 }
 
+/* A program that ends inside an unclosed f-string must not leave the thread's parser in
+ * f-string mode for the next program (tree-sitter-python's scanner keeps that flag). */
+static void test_no_state_between_parses(void)
+{
+    CHECK_STR(ir("print(f\"total {x"), "E4 1:6 '(' was never closed");
+    CHECK_STR(ir("def f():\n    return 1\n\n# done\nprint(f())\n"),
+              "(module (funcdef f (params) (block (return (num 1)))) "
+              "(expr (call (name print) (call (name f)))))");
+}
+
 int main(void)
 {
+    test_no_state_between_parses();
     test_literals();
     test_fstrings();
     test_operators();
