@@ -12,6 +12,7 @@ cc=${CC:-cc}
 mkdir -p "$out"
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+chmod 0755 "$root"          # the image's /: the code runs as nobody and must traverse it
 
 "$cc" -static -O2 -Wall -Wextra -std=gnu11 -I. -Iinclude -o "$out/init" sandbox/guest/init.c
 mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/run" "$root/tmp" "$root/out" "$root/usr/bin"
