@@ -61,6 +61,16 @@ void eval_pool_take(eval_cx *cx)
     pool->n = 0;
 }
 
+/* A spare number may have held a large intermediate: its limbs stay allocated, and the pool
+ * must not keep that memory for the life of the thread. (_mp_alloc is gmp.h's public field.) */
+#define POOL_MAX_LIMBS 8
+
+static int small_alloc(const val *v)
+{
+    return mpq_numref(v->u.q)->_mp_alloc <= POOL_MAX_LIMBS &&
+           mpq_denref(v->u.q)->_mp_alloc <= POOL_MAX_LIMBS;
+}
+
 /* Gives back at most NUM_POOL_MAX of cx's spare numbers; frees the others. */
 static void pool_give(eval_cx *cx)
 {
@@ -74,14 +84,20 @@ static void pool_give(eval_cx *cx)
             pool = NULL;
         }
     }
-    while (pool && pool->n < NUM_POOL_MAX && cx->num_free) {
+    val *rest = NULL;
+    while (cx->num_free) {
         val *v = cx->num_free;
         cx->num_free = v->gnext;
-        v->gnext = pool->head;
-        pool->head = v;
-        pool->n++;
+        if (pool && pool->n < NUM_POOL_MAX && small_alloc(v)) {
+            v->gnext = pool->head;
+            pool->head = v;
+            pool->n++;
+        } else {
+            v->gnext = rest;
+            rest = v;
+        }
     }
-    free_num_list(cx->num_free);
+    free_num_list(rest);
     cx->num_free = NULL;
     cx->nnum_free = 0;
 }

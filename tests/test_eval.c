@@ -916,6 +916,27 @@ static void test_paren_positions(void)
                  "can only concatenate str (not \"int\") to str", 1, 10));
 }
 
+/* Spare numbers outlive a run (a per-thread pool): nothing of one run may show in the next,
+ * whatever the first did with its numbers. */
+static void test_runs_independent(void)
+{
+    static const char *const progs[] = {
+        "a = 0.1 + 0.2\nb = a * 3 - 7 // 2\nprint(a, b, -b, 1 / 3)\n",
+        "x = 3 ** 4000\ny = x // (x - 1)\nz = (x * 7 + 1) / x\nprint(y, z > 7)\n",
+        "t = 0\nfor i in range(2000):\n    t += i / 7\nprint(t)\n",
+        "v = 10 ** 300 / 3\nw = v / 0\n",
+    };
+    static const char *const outs[] = {
+        "0.3 -2.1 2.1 0.3333333333333333333333333333333333\n", "1 True\n",
+        "285571.4285714285714285714285714286\n", "",
+    };
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+            if (i < 3) CHECK(run(progs[i], outs[i], NULL));
+            else CHECK(raises(progs[i], "ZeroDivisionError", "float division by zero", 2, 5));
+        }
+}
+
 int main(void)
 {
     test_prints();
@@ -929,5 +950,6 @@ int main(void)
     test_contract();
     test_ellipsis_and_name();
     test_paren_positions();
+    test_runs_independent();
     return TEST_SUMMARY();
 }
