@@ -21,6 +21,10 @@ echo "== Python binding: calls per second"
 CALCROUTE_LIB="$B/libcalcroute.so" PYTHONPATH=bindings/python "$PY" bench/bench_binding.py 2
 echo
 sh bench/bench_sandbox.sh "$B"
+echo
+echo "== kvm tier: cold start, our VMM beside QEMU microvm (inside the nested test host)"
+if make -s kvm-kernel kvm-guest >/dev/null 2>&1; then sh bench/bench_kvm.sh "$B"
+else echo "skipped: the guest kernel or initramfs could not be built"; fi
 for extra in bench/run-*.sh; do
     [ -f "$extra" ] || continue
     echo
