@@ -92,8 +92,11 @@ struct scope {
 typedef struct {
     const void *key;       /* an ir_node */
     name_ref ref;
-    scope *sc;             /* FUNCDEF, LAMBDA, comprehensions: their own scope */
-    val *k;                /* NUM, STR: the constant, parsed on first use (one reference) */
+    union {
+        scope *sc;         /* FUNCDEF, LAMBDA, comprehensions: their own scope */
+        val *k;            /* NUM, STR: the constant, parsed on first use (one reference) */
+    };
+    uint32_t sym;          /* a NAME that collect() met: its symbol + 1 (0: not yet known) */
 } res_ent;
 
 /* Its tables live in resolve_alloc() memory: freed all at once by resolve_free(). */

@@ -184,15 +184,19 @@ static int grow(eval_cx *cx, uint32_t **a, uint32_t n, uint32_t *cap)
     return 0;
 }
 
-static int add_local(eval_cx *cx, scope *sc, const char *name, int dup_ok)
+static int add_local_sym(eval_cx *cx, scope *sc, int s, int dup_ok)
 {
-    int s = resolve_sym(cx, name);
     if (s < 0) return -1;
     if (has(sc->globals, sc->nglobals, (uint32_t)s) >= 0) return 0;
     if (dup_ok && has(sc->names, sc->nslots, (uint32_t)s) >= 0) return 0;
     if (grow(cx, &sc->names, sc->nslots, &sc->cap) < 0) return -1;
     sc->names[sc->nslots++] = (uint32_t)s;
     return 0;
+}
+
+static int add_local(eval_cx *cx, scope *sc, const char *name, int dup_ok)
+{
+    return add_local_sym(cx, sc, resolve_sym(cx, name), dup_ok);
 }
 
 static scope *new_scope(eval_cx *cx, scope *parent, const char *name)
@@ -209,7 +213,14 @@ static int collect_target(eval_cx *cx, scope *sc, const ir_node *t)
 {
     if (!t) return 0;
     switch (t->kind) {
-    case IR_NAME: return add_local(cx, sc, t->text, 1);
+    case IR_NAME: {
+        /* the symbol is noted on the node's entry: walk() meets this node again */
+        res_ent *e = put_ent(cx, t);
+        int s = resolve_sym(cx, t->text);
+        if (!e || s < 0) return -1;
+        e->sym = (uint32_t)s + 1;
+        return add_local_sym(cx, sc, s, 1);
+    }
     case IR_TUPLE: case IR_LIST:
         for (uint32_t i = 0; i < t->n; i++)
             if (collect_target(cx, sc, t->kid[i]) < 0) return -1;
@@ -259,9 +270,8 @@ static int collect(eval_cx *cx, scope *sc, const ir_node *n)
     }
 }
 
-static int lookup(eval_cx *cx, scope *sc, const char *name, name_ref *ref)
+static int lookup_sym(scope *sc, int s, name_ref *ref)
 {
-    int s = resolve_sym(cx, name);
     if (s < 0) return -1;
     ref->kind = REF_GLOBAL;
     ref->idx = (uint32_t)s;
@@ -284,6 +294,11 @@ static int lookup(eval_cx *cx, scope *sc, const char *name, name_ref *ref)
         }
     }
     return 0;
+}
+
+static int lookup(eval_cx *cx, scope *sc, const char *name, name_ref *ref)
+{
+    return lookup_sym(sc, resolve_sym(cx, name), ref);
 }
 
 static int walk(eval_cx *cx, scope *sc, const ir_node *n);
@@ -365,12 +380,9 @@ static int walk(eval_cx *cx, scope *sc, const ir_node *n)
     res_ent *e;
     if (!n) return 0;
     switch (n->kind) {
-    case IR_NAME: {
-        name_ref r;
-        if (lookup(cx, sc, n->text, &r) < 0 || !(e = put_ent(cx, n))) return -1;
-        e->ref = r;
-        return 0;
-    }
+    case IR_NAME:
+        if (!(e = put_ent(cx, n))) return -1;
+        return lookup_sym(sc, e->sym ? (int)e->sym - 1 : resolve_sym(cx, n->text), &e->ref);
     case IR_FUNCDEF:
         return walk_function(cx, sc, n, n->kid[0], n->kid[1], n->text);
     case IR_LAMBDA:
