@@ -72,8 +72,10 @@ static long get_integer(const char *s, size_t n, size_t *pos, long *v)
     return k;
 }
 
+/* default_type: what CPython checks grouping against when the spec names no type ('s' for
+ * str, so that "," on a string fails here, before the sign and '=' checks). */
 static cr_code parse_spec(fspec *f, const char *s, size_t n, char default_align,
-                          const char *tyname, cr_error *err)
+                          char default_type, const char *tyname, cr_error *err)
 {
     memset(f, 0, sizeof *f);
     f->fill[0] = ' ';
@@ -128,15 +130,16 @@ static cr_code parse_spec(fspec *f, const char *s, size_t n, char default_align,
     if (f->width > FORMAT_MAX_WIDTH || f->prec > FORMAT_MAX_WIDTH)
         return cr_error_set(err, CR_ELIMIT, 0, 0, "format width or precision above %ld",
                             FORMAT_MAX_WIDTH);
+    char type = f->type ? f->type : default_type;
     if (f->group) {
-        switch (f->type) {
+        switch (type) {
         case 'd': case 'e': case 'f': case 'g': case 'E': case 'G': case '%': case 'F': case 0:
             break;
         case 'b': case 'o': case 'x': case 'X':
             if (f->group == '_') break;
-            return bad_group(err, f->group, f->type);
+            return bad_group(err, f->group, type);
         default:
-            return bad_group(err, f->group, f->type);
+            return bad_group(err, f->group, type);
         }
     }
     if (!f->align) f->align = default_align;
@@ -466,7 +469,7 @@ cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, s
 {
     const char *tyname = is_float ? "float" : "int";
     fspec f;
-    cr_code rc = parse_spec(&f, spec, speclen, '>', tyname, err);
+    cr_code rc = parse_spec(&f, spec, speclen, '>', 0, tyname, err);
     if (rc != CR_OK) return rc;
     int float_type = 0;
     switch (f.type) {
@@ -516,11 +519,12 @@ cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
                        size_t speclen, cr_error *err)
 {
     fspec f;
-    cr_code rc = parse_spec(&f, spec, speclen, '<', "str", err);
+    cr_code rc = parse_spec(&f, spec, speclen, '<', 's', "str", err);
     if (rc != CR_OK) return rc;
     if (f.type && f.type != 's') return unknown_code(err, f.type, "str");
-    if (f.sign)
-        return cr_error_set(err, CR_EPY_VALUE, 0, 0, "Sign not allowed in string format specifier");
+    if (f.sign)     /* CPython names the space apart (unicode_format.h) */
+        return cr_error_set(err, CR_EPY_VALUE, 0, 0, "%s not allowed in string format specifier",
+                            f.sign == ' ' ? "Space" : "Sign");
     if (f.no_neg_0)
         return cr_error_set(err, CR_EPY_VALUE, 0, 0,
                             "Negative zero coercion (z) not allowed in string format specifier");
@@ -530,7 +534,6 @@ cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
     if (f.align == '=')
         return cr_error_set(err, CR_EPY_VALUE, 0, 0,
                             "'=' alignment not allowed in string format specifier");
-    if (f.group) return bad_group(err, f.group, 's');
     /* Precision cuts code points, not bytes. */
     size_t n = len, chars = 0;
     for (size_t i = 0; i < len; i++) {

@@ -771,6 +771,8 @@ static void test_format_more(void)
     CHECK_STR(fmt_str("abc", "d"), "!ValueError: Unknown format code 'd' for object of type 'str'");
     CHECK_STR(fmt_str("ab", "=5"), "!ValueError: '=' alignment not allowed in string format specifier");
     CHECK_STR(fmt_str("ab", "+5"), "!ValueError: Sign not allowed in string format specifier");
+    CHECK_STR(fmt_str("ab", " 5"), "!ValueError: Space not allowed in string format specifier");
+    CHECK_STR(fmt_str("ab", "=+,"), "!ValueError: Cannot specify ',' with 's'.");
     CHECK_STR(fmt_str("ab", "#5"), "!ValueError: Alternate form (#) not allowed in string format specifier");
     CHECK_STR(fmt_str("ab", ",5"), "!ValueError: Cannot specify ',' with '5'.");
     CHECK_STR(fmt_str("ab", ","), "!ValueError: Cannot specify ',' with 's'.");
