@@ -5,6 +5,9 @@
 # FUZZ_B/findings/<target>/ and the log under FUZZ_B/logs/<target>.log.
 #
 # usage: fuzz/run.sh FUZZ_B SECONDS TARGET...
+# With FUZZ_RUNS=N in the environment each target instead runs N inputs from seed 1: the same
+# run on every machine from the same seeds, which is what CI wants (a time budget finds
+# different inputs on a loaded machine and a quiet one).
 set -u
 FB=$1 SECS=$2
 shift 2
@@ -24,7 +27,9 @@ for t in "$@"; do
     esac
     # -timeout: one input running 10 s is a hang; -rss_limit_mb: a blow-up; the new inputs
     # go to $corpus (kept between runs), the seeds are read only.
-    "$FB/$t" $opts -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 \
+    if [ -n "${FUZZ_RUNS:-}" ]; then budget="-runs=$FUZZ_RUNS -seed=1"; else budget="-max_total_time=$SECS"; fi
+    # shellcheck disable=SC2086
+    "$FB/$t" $opts $budget -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$findings" "$corpus" "$seeds" >"$log" 2>&1
     rc=$?
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
