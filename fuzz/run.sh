@@ -28,10 +28,12 @@ for t in "$@"; do
     # -timeout: one input running 10 s is a hang; -rss_limit_mb: a blow-up; the new inputs
     # go to $corpus (kept between runs), the seeds are read only.
     if [ -n "${FUZZ_RUNS:-}" ]; then budget="-runs=$FUZZ_RUNS -seed=1"; else budget="-max_total_time=$SECS"; fi
+    t0=$(date +%s)
     # shellcheck disable=SC2086
     "$FB/$t" $opts $budget -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$findings" "$corpus" "$seeds" >"$log" 2>&1
     rc=$?
+    took=$(( $(date +%s) - t0 ))
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
     eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
     size=$(ls "$corpus" | wc -l)
@@ -41,7 +43,7 @@ for t in "$@"; do
         verdict="FINDING (exit $rc): $(ls -t "$findings" | head -n 1)"
         failed=1
     fi
-    printf '%-16s %4s s %10s runs %7s exec/s %6s corpus  %s\n' "$t" "$SECS" "${runs:-?}" \
+    printf '%-16s %4s s %10s runs %7s exec/s %6s corpus  %s\n' "$t" "$took" "${runs:-?}" \
         "${eps:-?}" "$size" "$verdict"
     if [ "$rc" != 0 ]; then
         grep -E 'ERROR|SUMMARY|fuzz:|#[0-9]+ 0x' "$log" | head -n 30 | sed 's/^/    /'
