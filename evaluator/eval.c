@@ -889,12 +889,32 @@ static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
     }
 }
 
+static int tuple_holds_slice(const ir_node *n)
+{
+    if (n->kind != IR_TUPLE) return 0;
+    for (uint32_t i = 0; i < n->n; i++)
+        if (n->kid[i] && n->kid[i]->kind == IR_SLICE) return 1;
+    return 0;
+}
+
 static val *eval_subscript(eval_cx *cx, const ir_node *n)
 {
     val *o = eval_expr(cx, n->kid[0]), *r;
     if (!o) return NULL;
     if (n->kid[1]->kind == IR_SLICE) {
         r = get_slice(cx, o, n->kid[1]);
+    } else if (tuple_holds_slice(n->kid[1])) {
+        /* x[1:2, 3]: CPython makes a tuple holding a slice object, which no container of
+         * ours accepts; raise what CPython raises for it. */
+        if (o->kind == V_DICT) r = eval_raise(cx, CR_EPY_TYPE, n, "unhashable type: 'slice'");
+        else if (o->kind == V_LIST || o->kind == V_TUPLE)
+            r = eval_raise(cx, CR_EPY_TYPE, n, "%s indices must be integers or slices, not tuple",
+                           eval_type_name(o));
+        else if (o->kind == V_STR)
+            r = eval_raise(cx, CR_EPY_TYPE, n, "string indices must be integers, not 'tuple'");
+        else
+            r = eval_raise(cx, CR_EPY_TYPE, n, "'%s' object is not subscriptable",
+                           eval_type_name(o));
     } else {
         val *k = eval_expr(cx, n->kid[1]);
         r = k ? get_item(cx, o, k, n) : NULL;

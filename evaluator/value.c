@@ -874,6 +874,10 @@ static int num_rc(eval_cx *cx, cr_code rc)
     if (rc == CR_ELIMIT)
         eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
                    (unsigned long long)cx->lim->max_str_len);
+    else if (rc == CR_EPY_VALUE)       /* num_repr_int past CPython 3.11's conversion limit */
+        eval_raise(cx, CR_EPY_VALUE, NULL,
+                   "Exceeds the limit (4300 digits) for integer string conversion; use "
+                   "sys.set_int_max_str_digits() to increase the limit");
     else
         eval_raise(cx, rc == CR_ENOMEM ? CR_ENOMEM : CR_EINTERNAL, NULL, "cannot render number");
     return -1;
