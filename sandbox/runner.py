@@ -11,6 +11,7 @@ import sys
 
 FILENAME = "<code>"
 EXPR_HOOK = "__calcroute_expr__"
+SOLUTION_HOOK = "__calcroute_solution__"
 
 
 def read_records(data):
@@ -170,6 +171,41 @@ def hook_expressions(tree, ast):
                             args=[v, ast.Constant(value=v.lineno, **loc)], keywords=[], **loc)
 
 
+def hook_solution_calls(tree, ast):
+    """Turns each call `solution(...)` made by module-level code into
+    `__calcroute_solution__(solution(...))`, so that the final-value rule can take what the
+    program's own last such call returned (`print(solution())`), as the in-process evaluator
+    does. Bodies of def, lambda and class are left alone: a call from inside another function
+    is not the program's answer. The hook wraps the value, not the call, so a raising
+    solution() keeps its traceback free of runner frames."""
+    todo = [tree]
+    seen = 0
+    while todo and seen < 10_000_000:
+        node = todo.pop()
+        seen += 1
+        for name in node._fields:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                for i, c in enumerate(child):
+                    if isinstance(c, ast.AST):
+                        child[i] = _wrap_solution_call(c, ast, todo)
+            elif isinstance(child, ast.AST):
+                setattr(node, name, _wrap_solution_call(child, ast, todo))
+
+
+def _wrap_solution_call(node, ast, todo):
+    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+        return node
+    todo.append(node)
+    if (type(node) is ast.Call and type(node.func) is ast.Name
+            and node.func.id == "solution"):
+        loc = dict(lineno=node.lineno, col_offset=node.col_offset,
+                   end_lineno=node.end_lineno, end_col_offset=node.end_col_offset)
+        return ast.Call(func=ast.Name(id=SOLUTION_HOOK, ctx=ast.Load(), **loc),
+                        args=[node], keywords=[], **loc)
+    return node
+
+
 def user_frames(tb):
     while tb is not None and tb.tb_frame.f_code.co_filename != FILENAME:
         tb = tb.tb_next
@@ -252,6 +288,7 @@ def main():
         tree = compile(code, FILENAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         info = Analysis(tree, ast)
         hook_expressions(tree, ast)
+        hook_solution_calls(tree, ast)
         compiled = compile(tree, FILENAME, "exec", dont_inherit=True)
         exprs = []
 
@@ -261,7 +298,14 @@ def main():
                 del exprs[:-1]
             return value
 
+        solution_returned = []
+
+        def on_solution(value):
+            solution_returned[:] = [value]
+            return value
+
         setattr(builtins, EXPR_HOOK, on_expr)
+        setattr(builtins, SOLUTION_HOOK, on_solution)
         sys.modules["__main__"] = mod
         exec(compiled, mod.__dict__)
         g = mod.__dict__
@@ -273,6 +317,8 @@ def main():
                 if name in g:
                     found = (g[name], name)
                     break
+        if found is None and solution_returned:
+            found = (solution_returned[0], "solution()")
         if found is None and exprs:
             found = (exprs[-1][0], "last expression")
         if found is None:

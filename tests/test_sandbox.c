@@ -159,8 +159,18 @@ static void test_final_value_rule(void)
     /* solution() defined and never called wins over everything. */
     check_value("ans = 1\ndef solution():\n    return 0.1 + 0.2\n",
                 "solution() float 0.30000000000000004 0.30000000000000004");
-    /* ... but not when the code calls it itself. */
-    check_value("def solution():\n    return 7\nx = solution()\n", "x int 7 7");
+    /* ... but not when the code calls it itself: then the value of its own last call from
+     * module level wins over the last expression and the last assignment, as in-process. */
+    check_value("def solution():\n    return 7\nx = solution()\n", "solution() int 7 7");
+    check_value("def solution(r):\n    return 1 + r\nprint(solution(0.5))\nprint('done')\n",
+                "solution() float 1.5 1.5");
+    check_value("def solution(r):\n    return r\nz = [solution(k) for k in (1, 2)]\n",
+                "solution() int 2 2");
+    /* A call from inside another function is not the program's answer. */
+    check_value("def solution(r):\n    return r\ndef f():\n    return solution(4)\ny = f()\n",
+                "y int 4 4");
+    /* ans still comes first. */
+    check_value("def solution():\n    return 7\nprint(solution())\nans = 2\n", "ans int 2 2");
     check_value("def solution(a):\n    return 7\ny = 2\n", "y int 2 2");
     /* ans, then result, then answer. */
     check_value("answer = 3\nresult = 2\n5\n", "result int 2 2");
