@@ -15,6 +15,8 @@ typedef struct {
     size_t cst_cap;
     void *ks, *is;          /* lower.c's scratch stacks */
     size_t ks_cap, is_cap;
+    void *fast_toks, *fast_stk;  /* fast.c's token array and node stack */
+    size_t fast_toks_cap, fast_stk_cap;
 } parser_scratch;
 
 /* Frees what sc holds and zeroes it. */
@@ -26,6 +28,29 @@ void parser_scratch_free(parser_scratch *sc);
  * is used and may grow (its buffers stay sc's). */
 cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *lim,
                      parser_scratch *sc, ir_module *m, cr_error *err);
+
+/* Appends the value of string literal text s[0..n) to b: CPython's escapes unless `raw`,
+ * `{{` and `}}` as single braces when `fmt`, and \r\n or \r read as \n. *bad is set for
+ * escapes it does not decode (\N{...}, surrogates, short \x). CR_ELIMIT past b's bound,
+ * CR_ENOMEM. Shared by lower.c and fast.c so both decode literals one way. */
+cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fmt, int *bad);
+
+/* The fast path: a hand-written tokenizer and parser for the common subset of Python that
+ * builds exactly the IR parser_lower() builds from tree-sitter's CST for the same source
+ * (same nodes, fields and positions), without the whitelist. It declines (PARSER_FAST_DECLINED,
+ * nothing in err, *out NULL) on anything it does not handle completely: every syntax error,
+ * every construct lowered as unsupported, every doubt; the tree-sitter path then runs. On
+ * CR_OK *out is the caller's (ir_module_free()). *why, when not NULL, names the first reason
+ * it declined (a static string, for coverage reports). `sc` keeps its buffers between parses.
+ * The source must have passed parse.c's pre-scan (UTF-8, no NUL, depth, size). */
+#define PARSER_FAST_DECLINED ((cr_code)0x7fff)
+cr_code parser_fast(const char *src, size_t len, const cr_limits *lim, parser_scratch *sc,
+                    ir_module **out, const char **why);
+
+/* parser_parse_python() without the fast path: always tree-sitter (tests and benches compare
+ * the two). */
+cr_code parser_parse_python_ts(const char *src, size_t len, const cr_limits *lim,
+                               ir_module **out, cr_error *err);
 
 /* Adds the whitelist reasons (imports, calls, attributes, methods) of m->root to m.
  * `src` gives the snippets. */

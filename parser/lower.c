@@ -466,12 +466,8 @@ static cr_code put_utf8(cr_buf *b, uint32_t cp)
     return cr_buf_put(b, u, n);
 }
 
-/* Appends the value of string text s[0..n) to cx->sbuf: CPython's escapes unless raw, `{{`
- * and `}}` in f-strings, and \r\n or \r read as \n (CPython reads source that way).
- * *bad is set for escapes we do not decode (\N{...}, surrogates). */
-static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int fmt, int *bad)
+cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fmt, int *bad)
 {
-    cr_buf *b = &cx->sbuf;
     cr_code rc = CR_OK;
     size_t i = 0;
     while (i < n && rc == CR_OK) {
@@ -530,6 +526,12 @@ static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int 
             }
         }
     }
+    return rc;
+}
+
+static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int fmt, int *bad)
+{
+    cr_code rc = parser_decode_string(&cx->sbuf, s, n, raw, fmt, bad);
     if (rc == CR_ELIMIT)
         return cr_error_set(cx->err, CR_ELIMIT, 0, 0, "string longer than %llu (max_str_len)",
                             (unsigned long long)cx->lim->max_str_len);
@@ -1684,6 +1686,8 @@ done:
 
 void parser_scratch_free(parser_scratch *sc)
 {
+    free(sc->fast_toks);
+    free(sc->fast_stk);
     free(sc->cst);
     free(sc->ks);
     free(sc->is);

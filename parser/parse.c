@@ -373,7 +373,7 @@ static thread_state *thread_state_get(int *owned)
     return st;
 }
 
-cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
+static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, int fast,
                             ir_module **out, cr_error *err)
 {
     thread_state *st = NULL;
@@ -392,6 +392,11 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
 
     if (!(st = thread_state_get(&owned))) {
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
+        goto out;
+    }
+    /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */
+    if (fast && (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
+        if (rc == CR_OK && (rc = parser_whitelist(m, src, len, err)) == CR_OK) { *out = m; m = NULL; }
         goto out;
     }
     /* tree-sitter-python 0.23.6's external scanner keeps `inside_f_string` across parses
@@ -422,4 +427,16 @@ out:
     if (tree) ts_tree_delete(tree);
     if (owned) state_free(st);
     return rc;
+}
+
+cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
+                            ir_module **out, cr_error *err)
+{
+    return parse_python(src, len, lim, 1, out, err);
+}
+
+cr_code parser_parse_python_ts(const char *src, size_t len, const cr_limits *lim,
+                               ir_module **out, cr_error *err)
+{
+    return parse_python(src, len, lim, 0, out, err);
 }
