@@ -138,6 +138,10 @@ typedef struct {
     /* parser */
     int in_func, in_loop, sdepth, rdepth;
     int after_semi;         /* the statement follows a `;` */
+    const ir_node *bare_single; /* the last `x,` tuple written without parentheses */
+    /* `*x` in displays, and those of them in targets: tree-sitter-python takes them only
+     * in targets (`a, *b = c`), not in values (`x = a, *b`), which CPython accepts. */
+    size_t nstar, nstar_target;
     cr_buf sbuf;
     const ir_node *parened[32];    /* nodes written in parentheses: `(x) = 1` */
     size_t nparened;
@@ -752,6 +756,7 @@ static ex parse_star_or_test(fast_ctx *p)
     ftok *o = cur(p);
     p->i++;
     ex e = parse_binary(p, 1);
+    p->nstar++;
     ir_node *n = mkn(p, IR_STARRED, o->sl, o->sc, e.el, e.ec, 1);
     n->kid[0] = e.n;
     return ex_of(n, e.dep + 1);
@@ -767,6 +772,7 @@ static void check_target(fast_ctx *p, const ir_node *n, int in_seq)
     case IR_NAME: case IR_ATTR: case IR_SUBSCRIPT: return;
     case IR_STARRED:
         if (!in_seq || n->kid[0]->kind == IR_STARRED) decline(p, "target");
+        p->nstar_target++;
         check_target(p, n->kid[0], 0);
         return;
     case IR_TUPLE: case IR_LIST: {
@@ -1311,6 +1317,7 @@ static ex parse_testlist(fast_ctx *p)
         push(p, e.n);
     }
     ir_node *n = mk_tok(p, IR_TUPLE, a, (uint32_t)(p->nstk - base));
+    p->bare_single = n->n == 1 ? n : NULL;
     return ex_of(pop_into(p, n, base), dep + 1);
 }
 
@@ -1588,6 +1595,8 @@ static stmt_end parse_expr_stmt(fast_ctx *p, ftok *a)
         n->kid[1] = v.n;
     } else {
         if (e.n->kind == IR_STARRED) decline(p, "starred");
+        /* The statement `x,` lowers as x alone (its one named child), not as a tuple. */
+        if (e.n == p->bare_single) decline(p, "statement `x,`");
         n = mkn(p, IR_EXPR, e.sl, e.sc, e.el, e.ec, 1);
         n->kid[0] = e.n;
     }
@@ -1607,6 +1616,7 @@ static stmt_end parse_stmt(fast_ctx *p)
                                              t->op == KW_WHILE || t->op == KW_DEF))
         decline(p, "compound statement after ';'");
     p->after_semi = 0;
+    size_t stars = p->nstar, star_targets = p->nstar_target;
     if (t->kind == K_KW) {
         ir_kind leaf = IR_KIND_END;
         switch (t->op) {
@@ -1647,6 +1657,7 @@ static stmt_end parse_stmt(fast_ctx *p)
     if (t->kind == K_INDENT || t->kind == K_DEDENT || t->kind == K_NEWLINE) decline(p, "indentation");
     end = parse_expr_stmt(p, t);
 out:
+    if (p->nstar - stars != p->nstar_target - star_targets) decline(p, "starred in a value");
     p->sdepth--;
     return end;
 }

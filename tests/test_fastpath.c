@@ -118,6 +118,7 @@ static const char *const accepted[] = {
     "x = (  # why\n    a\n    + b  # more\n)\n",
     "", "\n\n", "  \n # c\n", "# c", "x0 = 93 - 103; ans = x0 / 103\n",
     "def f():\n    a = 1; b = 2  # c\n    return a\n",
+    "[a, *b] = x\n(c, *d) = y\nfor e, *f in z:\n    pass\n",
     "def f():\n    m = p * (r * (1 + r) ** n) / \\\n        ((1 + r) ** n - 1)\n    return m\n",
     NULL,
 };
@@ -145,7 +146,8 @@ static const char *const declined[] = {
     "x = 1 +\\ \n2\n", "x = 'a' 'b\n", "if x:\n",
     "def f():\n    pass\n  x = 1\n", "x = a not b\n", "x = a == not b\n", "x = ä\n",
     "x = f'{a:{b:{c}}}'\n", "x = f\"{'a' 'b'}\" f'{a:\\n}'\n",
-    "x = 1 \f+ 2\n", "(o) = 2\n", "a, (b) = 1, 2\n", "for (i) in x:\n    pass\n",
+    "x = 1 \f+ 2\n", "add(1, 2), ", "x = a * b, * (c)\n", "x = [*a, 1]\n",
+    "f((*a, b))\n", "(o) = 2\n", "a, (b) = 1, 2\n", "for (i) in x:\n    pass\n",
     "x = 1;\n", "x = 1; if y:\n    pass\n", "def f():\n    x = (1 +\n  2)\n",
     "def f():\n    x = 1 + \\\n  2\n", "x = 1 + \\\n\n", "x = 1 \\ 2\n", "x = [i for i in range(3)] = 1\n", "x = (*a)\n", "for x, in y:\n    pass\n",
     NULL,
@@ -226,7 +228,7 @@ static int corpus(const char *root)
     for (size_t k = 0; k < nwhy && k < 8; k++) printf(" %s %zu;", whys[k], counts[k]);
     printf("\n");
     /* The coverage may only go up: raise the floor when the subset grows. */
-    CHECK(inproc == 0 || (double)inproc_fast / (double)inproc >= 0.0);
+    CHECK(inproc == 0 || (double)inproc_fast / (double)inproc >= 0.98);
     return 0;
 }
 

@@ -35,6 +35,9 @@
 #define LLVMFuzzerTestOneInput fuzz_request_one
 #include "fuzz/fuzz_request.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_fastpath_one
+#include "fuzz/fuzz_fastpath.c"
+#undef LLVMFuzzerTestOneInput
 
 static const struct {
     const char *dir;
@@ -43,6 +46,7 @@ static const struct {
     { "python", fuzz_python_one }, { "parser", fuzz_parser_one }, { "dsl", fuzz_dsl_one },
     { "dsl_eval", fuzz_dsl_eval_one }, { "format", fuzz_format_one },
     { "cell", fuzz_cell_one }, { "request", fuzz_request_one },
+    { "fastpath", fuzz_fastpath_one },
 };
 
 /* The whole file, malloc'd (never NULL on success: an empty file gives a 1-byte buffer). */
