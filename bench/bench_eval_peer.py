@@ -206,24 +206,47 @@ def best(fn, code, repeat):
 
 
 def main():
-    programs = [json.loads(l)["program"] for l in open(sys.argv[1])]
+    records = [json.loads(l) for l in open(sys.argv[1])]
+    programs = [r["program"] for r in records]
     calc = sys.argv[2]
     repeat = int(sys.argv[3]) if len(sys.argv) > 3 else 5
-    cp, se, unsupported = [], [], 0
-    for code in programs:
+    if len(sys.argv) > 4:
+        # For callgrind: each program once through the safe evaluator ("safe") or not at
+        # all ("none"); instructions per program = (I(safe) - I(none)) / programs.
+        if sys.argv[4] == "safe":
+            for code in programs:
+                try:
+                    safe_eval(code)
+                except Exception:
+                    pass
+        print(f"{len(programs)} programs")
+        return
+    cp, se, ours, ratios, unsupported = [], [], [], [], 0
+    for rec, code in zip(records, programs):
         try:
             cp.append(best(cpython_run, code, repeat))
         except Exception:
             pass
         try:
             safe_eval(code)
-            se.append(best(safe_eval, code, repeat))
+            t = best(safe_eval, code, repeat)
         except Exception:
             unsupported += 1
-    print(f"{'CPython compile()+exec()':44s} {statistics.median(cp):10.2f} "
-          f"{statistics.mean(cp):10.2f}   ({len(cp)} programs)")
-    print(f"{'safe evaluator (ast + Decimal walker)':44s} {statistics.median(se):10.2f} "
-          f"{statistics.mean(se):10.2f}   ({len(se)} programs; {unsupported} beyond it)")
+            continue
+        se.append(t)
+        if "cr_run_us" in rec:
+            ours.append(rec["cr_run_us"])
+            ratios.append(t / rec["cr_run_us"])
+    print(f"{'CPython compile()+exec()':46s} {statistics.median(cp):10.2f} "
+          f"{statistics.mean(cp):10.2f} {len(cp):8d}")
+    print(f"{'safe evaluator (ast + Decimal walker)':46s} {statistics.median(se):10.2f} "
+          f"{statistics.mean(se):10.2f} {len(se):8d}   ({unsupported} beyond it)")
+    if ours:
+        print(f"{'calcroute cr_run on those same programs':46s} {statistics.median(ours):10.2f} "
+              f"{statistics.mean(ours):10.2f} {len(ours):8d}")
+        print(f"{'safe evaluator / cr_run: ratio of medians':46s} "
+              f"{statistics.median(se) / statistics.median(ours):9.1f}x")
+        print(f"{'  median of per-program ratios':46s} {statistics.median(ratios):9.1f}x")
 
     formula = "print((5829 - 5735) / 5735)\n"
     runs = 40

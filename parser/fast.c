@@ -54,36 +54,93 @@ enum {
     KW_RETURN, KW_WHILE,
 };
 
-static const struct { const char *s; uint8_t kw; } keywords[] = {
-    { "False", KW_FALSE }, { "None", KW_NONE }, { "True", KW_TRUE }, { "and", KW_AND },
-    { "as", KW_AS }, { "break", KW_BREAK }, { "continue", KW_CONTINUE }, { "def", KW_DEF },
-    { "elif", KW_ELIF }, { "else", KW_ELSE }, { "for", KW_FOR }, { "from", KW_FROM },
-    { "if", KW_IF }, { "import", KW_IMPORT }, { "in", KW_IN }, { "is", KW_IS },
-    { "not", KW_NOT }, { "or", KW_OR }, { "pass", KW_PASS }, { "return", KW_RETURN },
-    { "while", KW_WHILE },
-    /* Keywords outside the subset, and names the grammar treats specially (soft keywords,
-     * Python 2 statements): declined wherever they appear. */
-    { "assert", 0 }, { "async", 0 }, { "await", 0 }, { "class", 0 }, { "del", 0 },
-    { "except", 0 }, { "finally", 0 }, { "global", 0 }, { "lambda", 0 }, { "nonlocal", 0 },
-    { "raise", 0 }, { "try", 0 }, { "with", 0 }, { "yield", 0 }, { "exec", 0 }, { "match", 0 },
-    { "case", 0 }, { "type", 0 }, { "__debug__", 0 }, { "__peg_parser__", 0 },
-};
+/* The keyword spelled w[0..n): KW_*, 0 for a plain name, -1 (with *why) for a keyword
+ * outside the subset or a name the grammar treats specially (soft keywords, Python 2
+ * statements), declined wherever it appears. `print` is KW_PRINT. */
+enum { KW_PRINT = 100 };
 
-/* Operators by length, longest first. */
-static const struct { const char *s; uint8_t op; } operators[] = {
-    { "**=", O_AUG + IR_POW }, { "//=", O_AUG + IR_FLOORDIV }, { ">>=", O_AUG + IR_RSHIFT },
-    { "<<=", O_AUG + IR_LSHIFT }, { "...", O_ELLIPSIS },
-    { "**", O_DSTAR }, { "//", O_DSLASH }, { "<<", O_LSHIFT }, { ">>", O_RSHIFT }, { "<=", O_LE },
-    { ">=", O_GE }, { "==", O_EQ }, { "!=", O_NE }, { "->", O_ARROW }, { ":=", O_WALRUS },
-    { "+=", O_AUG + IR_ADD }, { "-=", O_AUG + IR_SUB }, { "*=", O_AUG + IR_MUL },
-    { "/=", O_AUG + IR_DIV }, { "%=", O_AUG + IR_MOD }, { "@=", O_AUG + IR_MATMUL },
-    { "&=", O_AUG + IR_BITAND }, { "|=", O_AUG + IR_BITOR }, { "^=", O_AUG + IR_BITXOR },
-    { "(", O_LPAR }, { ")", O_RPAR }, { "[", O_LSQB }, { "]", O_RSQB }, { "{", O_LBRACE },
-    { "}", O_RBRACE }, { ",", O_COMMA }, { ":", O_COLON }, { ".", O_DOT }, { ";", O_SEMI },
-    { "=", O_ASSIGN }, { "!", O_BANG }, { "~", O_TILDE }, { "+", O_PLUS }, { "-", O_MINUS },
-    { "*", O_STAR }, { "/", O_SLASH }, { "%", O_PERCENT }, { "@", O_AT }, { "&", O_AMP },
-    { "|", O_PIPE }, { "^", O_CARET }, { "<", O_LT }, { ">", O_GT },
-};
+static int keyword(const char *w, uint32_t n, const char **why)
+{
+#define KW(str, id) if (n == sizeof(str) - 1 && memcmp(w, str, n) == 0) return id
+#define NO(str) if (n == sizeof(str) - 1 && memcmp(w, str, n) == 0) { *why = str; return -1; }
+    switch (w[0]) {
+    case 'F': KW("False", KW_FALSE); break;
+    case 'N': KW("None", KW_NONE); break;
+    case 'T': KW("True", KW_TRUE); break;
+    case 'a': KW("and", KW_AND); KW("as", KW_AS); NO("assert"); NO("async"); NO("await"); break;
+    case 'b': KW("break", KW_BREAK); break;
+    case 'c': KW("continue", KW_CONTINUE); NO("class"); NO("case"); break;
+    case 'd': KW("def", KW_DEF); NO("del"); break;
+    case 'e': KW("elif", KW_ELIF); KW("else", KW_ELSE); NO("except"); NO("exec"); break;
+    case 'f': KW("for", KW_FOR); KW("from", KW_FROM); NO("finally"); break;
+    case 'g': NO("global"); break;
+    case 'i': KW("if", KW_IF); KW("import", KW_IMPORT); KW("in", KW_IN); KW("is", KW_IS); break;
+    case 'l': NO("lambda"); break;
+    case 'm': NO("match"); break;
+    case 'n': KW("not", KW_NOT); NO("nonlocal"); break;
+    case 'o': KW("or", KW_OR); break;
+    case 'p': KW("pass", KW_PASS); KW("print", KW_PRINT); break;
+    case 'r': KW("return", KW_RETURN); NO("raise"); break;
+    case 't': NO("try"); NO("type"); break;
+    case 'w': KW("while", KW_WHILE); NO("with"); break;
+    case 'y': NO("yield"); break;
+    case '_': NO("__debug__"); NO("__peg_parser__"); break;
+    default: break;
+    }
+    return 0;
+#undef KW
+#undef NO
+}
+
+/* The operator at s[0..avail): O_* and its length in *len, or O_NONE. */
+static int operator_at(const char *s, uint32_t avail, uint32_t *len)
+{
+    char c = s[0], d = avail > 1 ? s[1] : 0, e = avail > 2 ? s[2] : 0;
+    *len = 1;
+    switch (c) {
+    case '(': return O_LPAR;
+    case ')': return O_RPAR;
+    case '[': return O_LSQB;
+    case ']': return O_RSQB;
+    case '{': return O_LBRACE;
+    case '}': return O_RBRACE;
+    case ',': return O_COMMA;
+    case ';': return O_SEMI;
+    case '~': return O_TILDE;
+    case ':': if (d == '=') { *len = 2; return O_WALRUS; } return O_COLON;
+    case '.': if (d == '.' && e == '.') { *len = 3; return O_ELLIPSIS; } return O_DOT;
+    case '=': if (d == '=') { *len = 2; return O_EQ; } return O_ASSIGN;
+    case '!': if (d == '=') { *len = 2; return O_NE; } return O_BANG;
+    case '-':
+        if (d == '>') { *len = 2; return O_ARROW; }
+        if (d == '=') { *len = 2; return O_AUG + IR_SUB; }
+        return O_MINUS;
+    case '+': if (d == '=') { *len = 2; return O_AUG + IR_ADD; } return O_PLUS;
+    case '%': if (d == '=') { *len = 2; return O_AUG + IR_MOD; } return O_PERCENT;
+    case '@': if (d == '=') { *len = 2; return O_AUG + IR_MATMUL; } return O_AT;
+    case '&': if (d == '=') { *len = 2; return O_AUG + IR_BITAND; } return O_AMP;
+    case '|': if (d == '=') { *len = 2; return O_AUG + IR_BITOR; } return O_PIPE;
+    case '^': if (d == '=') { *len = 2; return O_AUG + IR_BITXOR; } return O_CARET;
+    case '*':
+        if (d == '*') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_POW : O_DSTAR; }
+        if (d == '=') { *len = 2; return O_AUG + IR_MUL; }
+        return O_STAR;
+    case '/':
+        if (d == '/') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_FLOORDIV : O_DSLASH; }
+        if (d == '=') { *len = 2; return O_AUG + IR_DIV; }
+        return O_SLASH;
+    case '<':
+        if (d == '<') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_LSHIFT : O_LSHIFT; }
+        if (d == '=') { *len = 2; return O_LE; }
+        if (d == '>') { *len = 2; return O_NE; }   /* `<>`: declined by the parser below */
+        return O_LT;
+    case '>':
+        if (d == '>') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_RSHIFT : O_RSHIFT; }
+        if (d == '=') { *len = 2; return O_GE; }
+        return O_GT;
+    default: return O_NONE;
+    }
+}
 
 /* Binary operators below `**`: ir_binop + 1 and Python's binding strength. */
 static const struct { uint8_t op, prec; } binops[O_COUNT] = {
@@ -170,11 +227,7 @@ static ftok *emit(fast_ctx *p, int kind, uint32_t a)
         p->capt = cap;
     }
     ftok *t = &p->t[p->nt++];
-    memset(t, 0, sizeof *t);
-    t->kind = (uint8_t)kind;
-    t->a = a;
-    t->sl = p->line;
-    t->sc = (int)(a - p->ls) + 1;
+    *t = (ftok){ .kind = (uint8_t)kind, .a = a, .sl = p->line, .sc = (int)(a - p->ls) + 1 };
     if (!p->first_l && kind != K_NEWLINE && kind != K_INDENT && kind != K_DEDENT) {
         p->first_l = t->sl;
         p->first_c = t->sc;
@@ -402,20 +455,19 @@ static void lex_name(fast_ctx *p, char outer_q)
         lex_string(p, a, raw, fmt, outer_q);
         return;
     }
-    for (size_t k = 0; k < sizeof keywords / sizeof keywords[0]; k++) {
-        if (strlen(keywords[k].s) == n && memcmp(keywords[k].s, w, n) == 0) {
-            if (!keywords[k].kw) decline(p, keywords[k].s);
-            size_t i = p->nt;
-            emit(p, K_KW, a)->op = keywords[k].kw;
-            close_tok(p, i);
-            return;
-        }
-    }
-    if (n == 5 && memcmp(w, "print", 5) == 0) {
+    const char *why = NULL;
+    int kw = keyword(w, n, &why);
+    if (kw < 0) decline(p, why);
+    if (kw == KW_PRINT) {
         /* tree-sitter also knows Python 2's print statement: only print(...) is taken. */
         uint32_t j = p->pos;
         while (j < p->len && p->s[j] == ' ') j++;
         if (j >= p->len || p->s[j] != '(') decline(p, "print statement");
+    } else if (kw) {
+        size_t i = p->nt;
+        emit(p, K_KW, a)->op = (uint8_t)kw;
+        close_tok(p, i);
+        return;
     }
     size_t i = p->nt;
     emit(p, K_NAME, a);
@@ -434,21 +486,20 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
         return;
     }
     if (c == '"' || c == '\'') { lex_string(p, p->pos, 0, 0, outer_q); return; }
-    for (size_t k = 0; k < sizeof operators / sizeof operators[0]; k++) {
-        size_t n = strlen(operators[k].s);
-        if (p->pos + n <= p->len && memcmp(p->s + p->pos, operators[k].s, n) == 0) {
-            int op = operators[k].op;
-            if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) (*depth)++;
-            else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
-                if (*depth == 0) decline(p, "unmatched bracket");
-                (*depth)--;
-            }
-            size_t i = p->nt;
-            emit(p, K_OP, p->pos)->op = (uint8_t)op;
-            p->pos += (uint32_t)n;
-            close_tok(p, i);
-            return;
+    uint32_t n;
+    int op = operator_at(p->s + p->pos, p->len - p->pos, &n);
+    if (op != O_NONE) {
+        if (op == O_NE && p->s[p->pos] == '<') decline(p, "<>");
+        if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) (*depth)++;
+        else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
+            if (*depth == 0) decline(p, "unmatched bracket");
+            (*depth)--;
         }
+        size_t i = p->nt;
+        emit(p, K_OP, p->pos)->op = (uint8_t)op;
+        p->pos += n;
+        close_tok(p, i);
+        return;
     }
     decline(p, "character");
 }
@@ -1280,8 +1331,24 @@ static ex parse_boolop(fast_ctx *p, int kw)
 
 static ex parse_or(fast_ctx *p) { return parse_boolop(p, KW_OR); }
 
+/* Whether the token after a name or number ends the expression there: most operands are
+ * that simple, and this spares them the walk down every precedence level. */
+static int ends_operand(const ftok *t)
+{
+    if (t->kind == K_NEWLINE || t->kind == K_FIELD_END) return 1;
+    if (t->kind != K_OP) return 0;
+    switch (t->op) {
+    case O_COMMA: case O_RPAR: case O_RSQB: case O_RBRACE: case O_ASSIGN: case O_SEMI:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static ex parse_test(fast_ctx *p)
 {
+    ftok *t = cur(p);
+    if ((t->kind == K_NAME || t->kind == K_NUM) && ends_operand(t + 1)) return parse_atom(p);
     enter(p);
     ex body = parse_or(p);
     if (at_kw(p, KW_IF)) {
