@@ -169,6 +169,7 @@ typedef struct {
 #define FAST_MAX_INDENTS 64
 #define FAST_MAX_COMMENTS 256
 #define FAST_MAX_TOKENS 65536u
+#define FAST_KEEP_TOKENS 8192u
 
 typedef struct {
     int width, el, ec;
@@ -1652,6 +1653,7 @@ static stmt_end parse_expr_stmt(fast_ctx *p, ftok *a)
         int op = cur(p)->op - O_AUG;
         if (e.n->kind != IR_NAME && e.n->kind != IR_ATTR && e.n->kind != IR_SUBSCRIPT)
             decline(p, "augmented target");
+        check_target(p, e.n, 0);          /* no `(x) += 1` either */
         p->i++;
         ex v = parse_testlist(p);
         if (v.n->kind == IR_STARRED) decline(p, "starred");
@@ -1764,6 +1766,17 @@ cr_code parser_fast(const char *src, size_t len, const cr_limits *lim, parser_sc
     if (why) *why = p->why;
     ir_module_free(p->m);
     cr_buf_free(&p->sbuf);
+    /* A thread keeps the buffers of ordinary programs, not those of a huge one. */
+    if (p->capt > FAST_KEEP_TOKENS) {
+        free(p->t);
+        p->t = NULL;
+        p->capt = 0;
+    }
+    if (p->capstk > FAST_KEEP_TOKENS) {
+        free(p->stk);
+        p->stk = NULL;
+        p->capstk = 0;
+    }
     sc->fast_toks = p->t;
     sc->fast_toks_cap = p->capt;
     sc->fast_stk = p->stk;

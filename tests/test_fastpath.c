@@ -146,7 +146,7 @@ static const char *const declined[] = {
     "x = 1 +\\ \n2\n", "x = 'a' 'b\n", "if x:\n",
     "def f():\n    pass\n  x = 1\n", "x = a not b\n", "x = a == not b\n", "x = ä\n",
     "x = f'{a:{b:{c}}}'\n", "x = f\"{'a' 'b'}\" f'{a:\\n}'\n",
-    "x = 1 \f+ 2\n", "add(1, 2), ", "x = a * b, * (c)\n", "x = [*a, 1]\n",
+    "x = 1 \f+ 2\n", "add(1, 2), ", "x = a * b, * (c)\n", "x = [*a, 1]\n", "(x) += 1\n",
     "f((*a, b))\n", "(o) = 2\n", "a, (b) = 1, 2\n", "for (i) in x:\n    pass\n",
     "x = 1;\n", "x = 1; if y:\n    pass\n", "def f():\n    x = (1 +\n  2)\n",
     "def f():\n    x = 1 + \\\n  2\n", "x = 1 + \\\n\n", "x = 1 \\ 2\n", "x = [i for i in range(3)] = 1\n", "x = (*a)\n", "for x, in y:\n    pass\n",
