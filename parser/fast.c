@@ -51,7 +51,7 @@ enum {
 enum {
     KW_NONE_, KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_BREAK, KW_CONTINUE, KW_DEF,
     KW_ELIF, KW_ELSE, KW_FOR, KW_FROM, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_NOT, KW_OR, KW_PASS,
-    KW_RETURN, KW_WHILE,
+    KW_RETURN, KW_WHILE, KW_LAMBDA,
 };
 
 /* The keyword spelled w[0..n): KW_*, 0 for a plain name, -1 (with *why) for a keyword
@@ -75,7 +75,7 @@ static int keyword(const char *w, uint32_t n, const char **why)
     case 'f': KW("for", KW_FOR); KW("from", KW_FROM); NO("finally"); break;
     case 'g': NO("global"); break;
     case 'i': KW("if", KW_IF); KW("import", KW_IMPORT); KW("in", KW_IN); KW("is", KW_IS); break;
-    case 'l': NO("lambda"); break;
+    case 'l': KW("lambda", KW_LAMBDA); break;
     case 'm': NO("match"); break;
     case 'n': KW("not", KW_NOT); NO("nonlocal"); break;
     case 'o': KW("or", KW_OR); break;
@@ -295,8 +295,10 @@ static void lex_number(fast_ctx *p)
     if (p->pos < p->len && (is_id((unsigned char)p->s[p->pos]) || p->s[p->pos] == '.' ||
                             (unsigned char)p->s[p->pos] >= 0x80))
         decline(p, "number suffix");
-    /* Leading zeros: CPython refuses 01, accepts 00 and 0.5; only 0 itself is taken here. */
-    if (!is_float && p->s[a] == '0' && p->pos > a + 1) decline(p, "leading zero");
+    /* Leading zeros: CPython refuses 01, accepts 000 (`300,000` is a tuple) and 0.5. */
+    if (!is_float && p->s[a] == '0')
+        for (uint32_t k = a + 1; k < p->pos; k++)
+            if (p->s[k] != '0' && p->s[k] != '_') decline(p, "leading zero");
     if (is_float && p->s[a] == '0' && p->pos > a + 1 && is_digit((unsigned char)p->s[a + 1]))
         decline(p, "leading zero");
     close_tok(p, k);
@@ -1346,10 +1348,80 @@ static int ends_operand(const ftok *t)
     }
 }
 
+static ex parse_test(fast_ctx *p);
+
+/* Parameters of a def (up to `close`) or a lambda (up to `:`): NAME or NAME=default, each a
+ * PARAM pushed on the stack. Returns the deepest default. */
+static int parse_params(fast_ctx *p, int close)
+{
+    size_t base = p->nstk;
+    int seen_default = 0, dep = 0;
+    while (!at_op(p, close)) {
+        ftok *a = cur(p);
+        if (a->kind != K_NAME) decline(p, "parameter");
+        p->i++;
+        ir_node *prm;
+        for (size_t k = base; k < p->nstk; k++)
+            if (p->stk[k]->len == a->b - a->a && memcmp(p->stk[k]->text, p->s + a->a, a->b - a->a) == 0)
+                decline(p, "duplicate parameter");
+        if (at_op(p, O_ASSIGN)) {
+            p->i++;
+            ex v = parse_test(p);
+            prm = mkn(p, IR_PARAM, a->sl, a->sc, v.el, v.ec, 1);
+            prm->kid[0] = v.n;
+            dep = max_i(dep, v.dep);
+            seen_default = 1;
+        } else {
+            if (seen_default) decline(p, "non-default parameter follows default");
+            prm = mkn(p, IR_PARAM, a->sl, a->sc, a->el, a->ec, 1);
+        }
+        prm->text = dup(p, p->s + a->a, a->b - a->a);
+        prm->len = a->b - a->a;
+        push(p, prm);
+        if (!at_op(p, O_COMMA)) break;
+        p->i++;
+        if (close == O_COLON && at_op(p, O_COLON)) decline(p, "lambda trailing comma");
+    }
+    return dep;
+}
+
+/* `lambda a, b=1: body` → LAMBDA(PARAMS, body); the PARAMS span the parameters, or the
+ * whole lambda when there are none. */
+static ex parse_lambda(fast_ctx *p)
+{
+    ftok *kw = cur(p);
+    size_t base = p->nstk;
+    p->i++;
+    ftok *first = cur(p);
+    int dep = parse_params(p, O_COLON);
+    ftok *last = prev(p);
+    uint32_t np = (uint32_t)(p->nstk - base);
+    ir_node *params = mkn(p, IR_PARAMS, first->sl, first->sc, last->el, last->ec, np);
+    pop_into(p, params, base);
+    expect_op(p, O_COLON);
+    ex body = parse_test(p);
+    ir_node *n = mkn(p, IR_LAMBDA, kw->sl, kw->sc, body.el, body.ec, 2);
+    if (!np) {
+        params->line = kw->sl;
+        params->col = kw->sc;
+        params->end_line = body.el;
+        params->end_col = body.ec;
+    }
+    n->kid[0] = params;
+    n->kid[1] = body.n;
+    return ex_of(n, max_i(dep, body.dep) + 2);
+}
+
 static ex parse_test(fast_ctx *p)
 {
     ftok *t = cur(p);
     if ((t->kind == K_NAME || t->kind == K_NUM) && ends_operand(t + 1)) return parse_atom(p);
+    if (t->kind == K_KW && t->op == KW_LAMBDA) {
+        enter(p);
+        ex e = parse_lambda(p);
+        p->rdepth--;
+        return e;
+    }
     enter(p);
     ex body = parse_or(p);
     if (at_kw(p, KW_IF)) {
@@ -1509,32 +1581,7 @@ static stmt_end parse_def(fast_ctx *p, ftok *kw)
     ftok *o = cur(p);
     expect_op(p, O_LPAR);
     size_t base = p->nstk;
-    int seen_default = 0, dep = 0;
-    while (!at_op(p, O_RPAR)) {
-        ftok *a = cur(p);
-        if (a->kind != K_NAME) decline(p, "parameter");
-        p->i++;
-        ir_node *prm;
-        for (size_t k = base; k < p->nstk; k++)
-            if (p->stk[k]->len == a->b - a->a && memcmp(p->stk[k]->text, p->s + a->a, a->b - a->a) == 0)
-                decline(p, "duplicate parameter");
-        if (at_op(p, O_ASSIGN)) {
-            p->i++;
-            ex v = parse_test(p);
-            prm = mkn(p, IR_PARAM, a->sl, a->sc, v.el, v.ec, 1);
-            prm->kid[0] = v.n;
-            dep = max_i(dep, v.dep);
-            seen_default = 1;
-        } else {
-            if (seen_default) decline(p, "non-default parameter follows default");
-            prm = mkn(p, IR_PARAM, a->sl, a->sc, a->el, a->ec, 1);
-        }
-        prm->text = dup(p, p->s + a->a, a->b - a->a);
-        prm->len = a->b - a->a;
-        push(p, prm);
-        if (!at_op(p, O_COMMA)) break;
-        p->i++;
-    }
+    int dep = parse_params(p, O_RPAR);
     expect_op(p, O_RPAR);
     check_dep(p, dep + 2);
     ir_node *params = pop_node(p, IR_PARAMS, o->sl, o->sc, prev(p)->el, prev(p)->ec, base);
