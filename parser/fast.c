@@ -51,7 +51,7 @@ enum {
 enum {
     KW_NONE_, KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_BREAK, KW_CONTINUE, KW_DEF,
     KW_ELIF, KW_ELSE, KW_FOR, KW_FROM, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_NOT, KW_OR, KW_PASS,
-    KW_RETURN, KW_WHILE, KW_LAMBDA,
+    KW_RETURN, KW_WHILE, KW_LAMBDA, KW_RAISE, KW_ASSERT,
 };
 
 /* The keyword spelled w[0..n): KW_*, 0 for a plain name, -1 (with *why) for a keyword
@@ -67,7 +67,7 @@ static int keyword(const char *w, uint32_t n, const char **why)
     case 'F': KW("False", KW_FALSE); break;
     case 'N': KW("None", KW_NONE); break;
     case 'T': KW("True", KW_TRUE); break;
-    case 'a': KW("and", KW_AND); KW("as", KW_AS); NO("assert"); NO("async"); NO("await"); break;
+    case 'a': KW("and", KW_AND); KW("as", KW_AS); KW("assert", KW_ASSERT); NO("async"); NO("await"); break;
     case 'b': KW("break", KW_BREAK); break;
     case 'c': KW("continue", KW_CONTINUE); NO("class"); NO("case"); break;
     case 'd': KW("def", KW_DEF); NO("del"); break;
@@ -80,7 +80,7 @@ static int keyword(const char *w, uint32_t n, const char **why)
     case 'n': KW("not", KW_NOT); NO("nonlocal"); break;
     case 'o': KW("or", KW_OR); break;
     case 'p': KW("pass", KW_PASS); KW("print", KW_PRINT); break;
-    case 'r': KW("return", KW_RETURN); NO("raise"); break;
+    case 'r': KW("return", KW_RETURN); KW("raise", KW_RAISE); break;
     case 't': NO("try"); NO("type"); break;
     case 'w': KW("while", KW_WHILE); NO("with"); break;
     case 'y': NO("yield"); break;
@@ -562,6 +562,47 @@ static int line_start(fast_ctx *p)
     return eof;
 }
 
+/* A backslash continuation becomes a line_continuation node inside whatever node is open,
+ * and lowering reads some nodes' first named child (`(`, `*`, `**`, an `if` clause), so one
+ * there would be lowered in place of the expression. Taken only after tokens where the open
+ * node's children are read by field or with extras skipped. */
+static int operand_end(const ftok *t)
+{
+    switch (t->kind) {
+    case K_NAME: case K_NUM: case K_STR: case K_FEND: return 1;
+    case K_KW: return t->op == KW_TRUE || t->op == KW_FALSE || t->op == KW_NONE;
+    case K_OP: return t->op == O_RPAR || t->op == O_RSQB || t->op == O_RBRACE;
+    default: return 0;
+    }
+}
+
+static int continuation_ok(fast_ctx *p)
+{
+    if (!p->nt) return 0;
+    const ftok *t = &p->t[p->nt - 1];
+    /* `*` and `**` after an operand multiply; elsewhere they unpack. */
+    if (t->kind == K_OP && (t->op == O_STAR || t->op == O_DSTAR))
+        return p->nt > 1 && operand_end(&p->t[p->nt - 2]);
+    switch (t->kind) {
+    case K_NAME: case K_NUM: case K_STR: case K_FEND: return 1;
+    case K_KW:
+        return t->op == KW_AND || t->op == KW_OR || t->op == KW_NOT || t->op == KW_IN ||
+               t->op == KW_IS || t->op == KW_RETURN || t->op == KW_TRUE || t->op == KW_FALSE ||
+               t->op == KW_NONE;
+    case K_OP:
+        switch (t->op) {
+        case O_RPAR: case O_RSQB: case O_RBRACE: case O_PLUS: case O_MINUS: case O_SLASH:
+        case O_DSLASH: case O_PERCENT: case O_ASSIGN: case O_COMMA: case O_EQ: case O_NE:
+        case O_LT: case O_GT: case O_LE: case O_GE:
+            return 1;
+        default:
+            return 0;
+        }
+    default:
+        return 0;
+    }
+}
+
 static void tokenize(fast_ctx *p)
 {
     int have_code = 0;
@@ -576,6 +617,7 @@ static void tokenize(fast_ctx *p)
         char c = p->s[p->pos];
         if (c == ' ' || c == '\t') { p->pos++; continue; }
         if (c == '\\' && p->pos + 1 < p->len && p->s[p->pos + 1] == '\n') {
+            if (!continuation_ok(p)) decline(p, "backslash continuation");
             p->pos++;
             goto continuation;
         }
@@ -1743,6 +1785,38 @@ static stmt_end parse_stmt(fast_ctx *p)
         case KW_PASS: leaf = IR_PASS; break;
         case KW_BREAK: if (!p->in_loop) decline(p, "break outside loop"); leaf = IR_BREAK; break;
         case KW_CONTINUE: if (!p->in_loop) decline(p, "continue outside loop"); leaf = IR_CONTINUE; break;
+        case KW_RAISE: case KW_ASSERT: {
+            /* `raise E [from C]` → RAISE(E) (the cause only shows in tracebacks);
+             * `assert T[, M]` → ASSERT(T, M or NULL); both span the whole statement. */
+            int is_raise = t->op == KW_RAISE;
+            ir_node *n = mkn(p, is_raise ? IR_RAISE : IR_ASSERT, t->sl, t->sc, t->el, t->ec,
+                             is_raise ? 1 : 2);
+            p->i++;
+            int dep = 0;
+            if (cur(p)->kind != K_NEWLINE && !at_op(p, O_SEMI)) {
+                ex v = parse_test(p);
+                n->kid[0] = v.n;
+                dep = v.dep;
+                if (is_raise && at_kw(p, KW_FROM)) {
+                    p->i++;
+                    dep = max_i(dep, parse_test(p).dep);
+                } else if (!is_raise && at_op(p, O_COMMA)) {
+                    p->i++;
+                    ex m = parse_test(p);
+                    n->kid[1] = m.n;
+                    dep = max_i(dep, m.dep);
+                }
+                n->end_line = prev(p)->el;
+                n->end_col = prev(p)->ec;
+            } else if (!is_raise) {
+                decline(p, "syntax");
+            }
+            check_dep(p, dep + 1);
+            push(p, n);
+            end = (stmt_end){ n->end_line, n->end_col };
+            end_simple(p);
+            goto out;
+        }
         case KW_RETURN: {
             if (!p->in_func) decline(p, "return outside function");
             ir_node *n = mkn(p, IR_RETURN, t->sl, t->sc, t->el, t->ec, 1);

@@ -130,7 +130,10 @@ static const char *const accepted[] = {
     "lambda: 1\n", "x = lambda a: a\n", "y = sorted(x, key=lambda t: t[1], reverse=True)\n",
     "f = lambda a, b=2: a + b\ng = lambda: x if y else z\nh = lambda a: lambda b: a * b\n",
     "x = 300,000\ny = 0_0 + 00\n",
+    "raise ValueError('bad')\n", "raise\n", "raise E from e  # why\n",
+    "assert x > 0, f'{x} must be positive'\nassert y\n",
     "def f():\n    m = p * (r * (1 + r) ** n) / \\\n        ((1 + r) ** n - 1)\n    return m\n",
+    "x = (a + 1) * \\\n    (b - 1) ** \\\n    2\n",
     NULL,
 };
 
@@ -145,8 +148,8 @@ static const char *const declined[] = {
     "exec('x')\n", "class A:\n    pass\n", "try:\n    x = 1\nexcept E:\n    pass\n",
     "with a as b:\n    pass\n", "x = lambda *a: a\n", "x = lambda a,: a\n",
     "x = [y for y in lambda: z]\n", "x = (y := 1)\n",
-    "async def f():\n    pass\n", "x = yield 1\n", "del x\n", "global x\n", "assert x\n",
-    "raise E\n", "x = b'a'\n", "x = u'a'\n", "x = '\\N{DASH}'\n", "x = '\\x4'\n",
+    "async def f():\n    pass\n", "x = yield 1\n", "del x\n", "global x\n", "assert\n", "assert a, b, c\n",
+    "raise E, V\n", "raise E from\n", "x = b'a'\n", "x = u'a'\n", "x = '\\N{DASH}'\n", "x = '\\x4'\n",
     "x = f'{a=}'\n", "x = f'{a}}'\n", "x = f'{}'\n", "x = f'{a!x}'\n", "x = f'{a\\n}'\n",
     "x = 'abc\n", "x = '''abc\n", "return 1\n", "break\n", "for x in y:\n    pass\ncontinue\n",
     "f() = 1\n", "a + b = 1\n", "(a, b) += 1\n", "x = *a\n", "*a\n", "f(a=1, a=2)\n",
@@ -161,7 +164,8 @@ static const char *const declined[] = {
     "x = 1 \f+ 2\n", "add(1, 2), ", "x = a * b, * (c)\n", "x = [*a, 1]\n", "(x) += 1\n",
     "f((*a, b))\n", "(o) = 2\n", "a, (b) = 1, 2\n", "for (i) in x:\n    pass\n",
     "x = 1;\n", "x = 1; if y:\n    pass\n", "def f():\n    x = (1 +\n  2)\n",
-    "def f():\n    x = 1 + \\\n  2\n", "x = 1 + \\\n\n", "x = 1 \\ 2\n", "x = [i for i in range(3)] = 1\n", "x = (*a)\n", "for x, in y:\n    pass\n",
+    "def f():\n    x = 1 + \\\n  2\n", "x = 1 + \\\n\n", "x = 1 \\ 2\n", "a, *\\\n z = range(2)\n", "x = (\\\n a)\n",
+    "f(**\\\n k)\n", "x = [a for a in b if \\\n a]\n", "x = [i for i in range(3)] = 1\n", "x = (*a)\n", "for x, in y:\n    pass\n",
     NULL,
 };
 
