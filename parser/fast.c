@@ -1493,7 +1493,8 @@ static ex parse_testlist(fast_ctx *p)
     push(p, first.n);
     while (at_op(p, O_COMMA)) {
         p->i++;
-        if (!starts_expr(p)) break;
+        /* `a, b,` then a line break: tree-sitter-python reads on into the next line. */
+        if (!starts_expr(p)) decline(p, "trailing comma");
         ex e = parse_star_or_test(p);
         dep = max_i(dep, e.dep);
         push(p, e.n);
