@@ -58,15 +58,30 @@ static int is_word(unsigned char c)
            c == '_' || c >= 0x80;
 }
 
-/* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth
- * and a token count. Errors keep the precedence CPython's tokenizer gives them: a NUL byte
- * anywhere, else the first byte that is not UTF-8, else the first bracket too deep. */
+/* CPython's tokenizer keeps at most this many indentation levels, the outermost (column 0)
+ * included; one more is "too many levels of indentation" (MAXINDENT in its tokenizer.h). */
+#define PY_MAXINDENT 100
+static const char TOO_DEEP_MSG[] = "too many levels of indentation";
+
+/* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth,
+ * a token count, and the indentation of each logical line. Errors keep the precedence
+ * CPython's tokenizer gives them: a NUL byte anywhere, else the first byte that is not UTF-8,
+ * else the first bracket too deep. An indentation error is only noted (indent_at): CPython
+ * reports it unless the parser met a syntax error earlier in the source, which only the parse
+ * can tell. */
 typedef struct {
     const unsigned char *s;
     size_t len, i;
     uint32_t depth, max_depth;
     size_t tokens;
     size_t deep_at;         /* offset of the first bracket past max_depth; SIZE_MAX: none */
+    /* CPython compares every indentation twice, with tabs to multiples of 8 and with tabs as
+     * one column: when the two comparisons disagree, the meaning depends on the tab size,
+     * which is its TabError. */
+    uint32_t ind[PY_MAXINDENT], alt[PY_MAXINDENT];
+    int nind;               /* levels on the stack; 0: stopped (past an error or a bad dedent) */
+    size_t indent_at;       /* start of the first line with an indentation error; SIZE_MAX: none */
+    const char *indent_msg;
 } scan_ctx;
 
 #define SCAN_BAD CR_ESYNTAX   /* scan_char() stopped on a NUL byte or bad UTF-8 at sc->i */
@@ -149,13 +164,69 @@ static int string_prefix(const unsigned char *s, size_t n, int *fmt)
     return 1;
 }
 
+static void indent_error(scan_ctx *sc, size_t at, const char *msg)
+{
+    sc->indent_at = at;
+    sc->indent_msg = msg;
+    sc->nind = 0;
+}
+
+/* The indentation of the logical line starting at sc->i, as CPython's tokenizer measures and
+ * checks it; steps over it. Blank and comment-only lines do not count. */
+static void scan_indent(scan_ctx *sc)
+{
+    const unsigned char *s = sc->s;
+    size_t at = sc->i;
+    uint32_t col = 0, alt = 0;
+    for (; sc->i < sc->len; sc->i++) {
+        unsigned char c = s[sc->i];
+        if (c == ' ') { col++; alt++; }
+        else if (c == '\t') { col = (col / 8 + 1) * 8; alt++; }
+        else if (c == '\f') col = alt = 0;
+        else break;
+        if (col > UINT32_MAX / 2) break;   /* a pathological line: the comparisons still hold */
+    }
+    if (!sc->nind || sc->i == sc->len || s[sc->i] == '#' || s[sc->i] == '\n' || s[sc->i] == '\r')
+        return;
+    int top = sc->nind - 1;
+    if (col == sc->ind[top]) {
+        if (alt != sc->alt[top]) indent_error(sc, at, "inconsistent use of tabs and spaces in indentation");
+    } else if (col > sc->ind[top]) {
+        if (sc->nind >= PY_MAXINDENT) indent_error(sc, at, TOO_DEEP_MSG);
+        else if (alt <= sc->alt[top])
+            indent_error(sc, at, "inconsistent use of tabs and spaces in indentation");
+        else {
+            sc->ind[sc->nind] = col;
+            sc->alt[sc->nind++] = alt;
+        }
+    } else {
+        while (sc->nind > 1 && col < sc->ind[sc->nind - 1]) sc->nind--;
+        top = sc->nind - 1;
+        if (col != sc->ind[top]) sc->nind = 0;   /* a bad dedent: the parse reports it */
+        else if (alt != sc->alt[top])
+            indent_error(sc, at, "inconsistent use of tabs and spaces in indentation");
+    }
+}
+
 static cr_code prescan_all(scan_ctx *sc)
 {
     const unsigned char *s = sc->s;
     size_t len = sc->len;
+    sc->nind = 1;   /* column 0 */
+    scan_indent(sc);
     while (sc->i < len) {
         unsigned char c = s[sc->i];
-        if (c == '\n') { sc->tokens += 3; sc->i++; continue; }   /* newline, indent, dedent */
+        if (c == '\n') {   /* newline, indent, dedent */
+            sc->tokens += 3;
+            sc->i++;
+            if (sc->depth == 0) scan_indent(sc);
+            continue;
+        }
+        if (c == '\\' && sc->i + 1 < len &&
+            (s[sc->i + 1] == '\n' || (s[sc->i + 1] == '\r' && sc->i + 2 < len && s[sc->i + 2] == '\n'))) {
+            sc->i += s[sc->i + 1] == '\n' ? 2 : 3;   /* a continuation: the logical line goes on */
+            continue;
+        }
         if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc->i++; continue; }
         if (c == '#') {
             sc->tokens++;
@@ -193,11 +264,13 @@ static cr_code prescan_all(scan_ctx *sc)
 
 /* Bracket depth and a token count without tree-sitter: deep input must end in microseconds
  * with a LimitError, and must never reach the tree-sitter abort described above. */
-static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error *err)
+static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error *indent,
+                       cr_error *err)
 {
     scan_ctx sc = { .s = (const unsigned char *)src, .len = len, .max_depth = max_depth,
-                    .deep_at = SIZE_MAX };
+                    .deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
     int line, col;
+    indent->code = CR_OK;
     if (prescan_all(&sc) != CR_OK) {
         /* A NUL byte anywhere, even after the bad byte, is what CPython reports. */
         const char *nul = sc.s[sc.i] ? memchr(src + sc.i, '\0', len - sc.i) : src + sc.i;
@@ -216,7 +289,44 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
     if (sc.tokens > PARSER_MAX_TOKENS)
         return cr_error_set(err, CR_ELIMIT, 0, 0,
                             "more than %u tokens (the parser's limit)", PARSER_MAX_TOKENS);
+    if (sc.indent_at != SIZE_MAX) {
+        position_of(src, sc.indent_at, &line, &col);
+        /* The grammar's scanner cannot hold that many indents either: its parse of such a
+         * source fails at line 1, so there is no earlier syntax error to find. */
+        if (sc.indent_msg == TOO_DEEP_MSG)
+            return cr_error_set(err, CR_ESYNTAX, line, col, "%s", sc.indent_msg);
+        cr_error_set(indent, CR_ESYNTAX, line, col, "%s", sc.indent_msg);
+    }
     return CR_OK;
+}
+
+/* CPython reports a syntax error the parser meets before the line of an indentation error
+ * (`indent`, noted by the prescan), and the indentation error otherwise: whatever the parse
+ * of the rest came to (its own later syntax error, a limit, or success). */
+static cr_code indent_first(const cr_error *indent, cr_code rc, cr_error *err)
+{
+    if (rc == CR_ESYNTAX && (err->line < indent->line ||
+                             (err->line == indent->line && err->col < indent->col)))
+        return rc;
+    *err = *indent;
+    return CR_ESYNTAX;
+}
+
+/* A copy of src where each CR not followed by LF is a LF: CPython ends a line there, the
+ * grammar does not. Same length, so every line and column stays CPython's. NULL: none. */
+static char *lone_cr_to_lf(const char *src, size_t len, int *nomem)
+{
+    const char *cr = memchr(src, '\r', len);
+    char *copy;
+    *nomem = 0;
+    while (cr && (size_t)(cr - src) + 1 < len && cr[1] == '\n')
+        cr = memchr(cr + 2, '\r', len - (size_t)(cr + 2 - src));
+    if (!cr) return NULL;
+    if (!(copy = malloc(len))) { *nomem = 1; return NULL; }
+    memcpy(copy, src, len);
+    for (size_t i = (size_t)(cr - src); i < len; i++)
+        if (copy[i] == '\r' && (i + 1 == len || copy[i + 1] != '\n')) copy[i] = '\n';
+    return copy;
 }
 
 static int is_error_node(TSNode n)
@@ -380,7 +490,9 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
-    int owned = 0;
+    int owned = 0, nomem;
+    cr_error indent;
+    char *copy;
 
     *out = NULL;
     if (!src && len) return cr_error_set(err, CR_EUSAGE, 0, 0, "no source");
@@ -388,14 +500,17 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     if ((lim->max_source && len > lim->max_source) || len > UINT32_MAX)
         return cr_error_set(err, CR_ELIMIT, 0, 0, "source is %zu bytes, more than %zu (max_source)",
                             len, lim->max_source);
-    if ((rc = prescan(src, len, lim->max_depth, err)) != CR_OK) return rc;
+    if ((copy = lone_cr_to_lf(src, len, &nomem))) src = copy;
+    if (nomem) return cr_error_set(err, CR_ENOMEM, 0, 0, "source copy");
+    if ((rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
 
     if (!(st = thread_state_get(&owned))) {
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
         goto out;
     }
     /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */
-    if (fast && (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
+    if (fast && indent.code == CR_OK &&
+        (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
         if (rc == CR_OK && (rc = parser_whitelist(m, src, len, err)) == CR_OK) { *out = m; m = NULL; }
         goto out;
     }
@@ -423,9 +538,15 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     *out = m;
     m = NULL;
 out:
+    if (indent.code != CR_OK && rc != CR_ENOMEM && rc != CR_EINTERNAL &&
+        (rc = indent_first(&indent, rc, err)) != CR_OK && *out) {
+        ir_module_free(*out);
+        *out = NULL;
+    }
     ir_module_free(m);
     if (tree) ts_tree_delete(tree);
     if (owned) state_free(st);
+    free(copy);
     return rc;
 }
 
