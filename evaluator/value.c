@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,6 +134,22 @@ int eval_count(eval_cx *cx, uint64_t n, const ir_node *at)
     return -1;
 }
 
+/* What a malloc'd block of n bytes takes from the heap: glibc's chunk (an 8-byte header,
+ * 16-byte granules, 32 bytes at least). Counting requested sizes alone left the real resident
+ * memory of number-heavy programs at about 1.9x the limit: most values are small blocks, and
+ * a number is three of them (the value, its numerator's and its denominator's limbs). */
+static inline size_t heap_cost(size_t n)
+{
+    return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
+}
+
+static size_t num_cost(const val *v)
+{
+    size_t a = mpz_size(mpq_numref(v->u.q)), b = mpz_size(mpq_denref(v->u.q));
+    return heap_cost(sizeof *v) + heap_cost((a ? a : 1) * sizeof(mp_limb_t)) +
+           heap_cost((b ? b : 1) * sizeof(mp_limb_t));
+}
+
 int eval_mem(eval_cx *cx, val *v, size_t newsz)
 {
     cx->mem = cx->mem - v->msz + newsz;
@@ -179,7 +196,7 @@ static val *new_sized(eval_cx *cx, vkind kind, size_t size)
     memset(&v->u, 0, sizeof v->u);
     v->rc = 1;
     v->kind = (uint8_t)kind;
-    if (eval_mem(cx, v, size) < 0) {
+    if (eval_mem(cx, v, heap_cost(size)) < 0) {
         cx->mem -= v->msz;
         free(v);
         return NULL;
@@ -221,7 +238,7 @@ val *eval_num(eval_cx *cx, vkind kind)
         v->kind = (uint8_t)kind;
         v->flags = 0;
         v->msz = 0;
-        if (eval_mem(cx, v, sizeof *v) < 0) {
+        if (eval_mem(cx, v, num_cost(v)) < 0) {
             eval_val_free(cx, v);
             return NULL;
         }
@@ -230,6 +247,10 @@ val *eval_num(eval_cx *cx, vkind kind)
     }
     if (!(v = eval_new(cx, kind))) return NULL;
     mpq_init(v->u.q);
+    if (eval_mem(cx, v, num_cost(v)) < 0) {
+        eval_val_free(cx, v);
+        return NULL;
+    }
     return v;
 }
 
@@ -254,9 +275,9 @@ val *eval_int_limit(eval_cx *cx, const ir_node *at)
 
 val *eval_num_done(eval_cx *cx, val *v)
 {
-    size_t limbs = mpz_size(mpq_numref(v->u.q)) + mpz_size(mpq_denref(v->u.q));
-    if (limbs <= 4) return v;
-    if (eval_mem(cx, v, sizeof *v + limbs * sizeof(mp_limb_t)) < 0) {
+    size_t cost = num_cost(v);
+    if (cost == v->msz) return v;
+    if (eval_mem(cx, v, cost) < 0) {
         eval_decref(cx, v);
         return NULL;
     }
@@ -296,7 +317,11 @@ val *eval_str_take(eval_cx *cx, char *s, size_t len)
     v->u.str.s = s;
     v->u.str.len = len;
     v->u.str.nch = nch;
-    if (eval_mem(cx, v, sizeof *v + len + 1) < 0) { eval_decref(cx, v); return NULL; }
+    /* The text's buffer often has room to spare (it grew while being built): its real size */
+    if (eval_mem(cx, v, heap_cost(sizeof *v) + malloc_usable_size(s) + 8) < 0) {
+        eval_decref(cx, v);
+        return NULL;
+    }
     if (len == 1 && (unsigned char)s[0] < 128) {
         cx->chars[(unsigned char)s[0]] = v;
         cx->nchars++;
@@ -342,7 +367,7 @@ int eval_seq_reserve(eval_cx *cx, val *l, size_t n)
     if (over_len(cx, n, 0)) return -1;
     size_t cap = l->u.seq.cap ? l->u.seq.cap : 4;
     while (cap < n) cap *= 2;
-    if (eval_mem(cx, l, sizeof *l + cap * sizeof(val *)) < 0) return -1;
+    if (eval_mem(cx, l, heap_cost(sizeof *l) + heap_cost(cap * sizeof(val *))) < 0) return -1;
     val **it = realloc(l->u.seq.it, cap * sizeof *it);
     if (!it) { eval_raise(cx, CR_ENOMEM, NULL, "out of memory"); return -1; }
     l->u.seq.it = it;
@@ -574,7 +599,8 @@ static int dict_rebuild(eval_cx *cx, val *d, size_t cap)
 {
     size_t icap = 8;
     while (icap < cap * 2) icap *= 2;
-    if (eval_mem(cx, d, sizeof *d + cap * sizeof(dict_ent) + icap * sizeof(int32_t)) < 0)
+    if (eval_mem(cx, d, heap_cost(sizeof *d) + heap_cost(cap * sizeof(dict_ent)) +
+                            heap_cost(icap * sizeof(int32_t))) < 0)
         return -1;
     dict_ent *ent = malloc(cap * sizeof *ent);
     int32_t *idx = malloc(icap * sizeof *idx);

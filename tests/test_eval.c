@@ -726,7 +726,7 @@ static void test_limits(void)
     cr_policy_default(&pol);
     pol.limits.max_memory = 1 << 20;
     CHECK(raises_p("l = []\nfor i in range(100000):\n    l.append(str(i) * 10)\n", &pol,
-                   "LimitError", "memory limit (1048576 bytes)", 3, 5));
+                   "LimitError", "memory limit (1048576 bytes)", 3, 14));
 
     cr_policy_default(&pol);
     pol.limits.max_depth = 10;
