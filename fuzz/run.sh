@@ -19,7 +19,8 @@ for t in "$@"; do
     # each input (stopping every thread) cost them 2 to 3 times their speed. LeakSanitizer
     # still checks the whole run at exit and fails it, with the leaking stacks.
     case "$t" in
-        fuzz_python|fuzz_parser) opts="-dict=fuzz/python.dict -max_len=8192 -detect_leaks=0" ;;
+        fuzz_python|fuzz_parser|fuzz_fastpath)
+            opts="-dict=fuzz/python.dict -max_len=8192 -detect_leaks=0" ;;
         fuzz_dsl_eval) opts="-dict=fuzz/dsl.dict -max_len=4096 -detect_leaks=0" ;;
         fuzz_dsl) opts="-dict=fuzz/dsl.dict -max_len=4096" ;;
         fuzz_request) opts="-dict=fuzz/request.dict -max_len=8192 -detect_leaks=0" ;;

@@ -18,7 +18,8 @@ import sys
 
 # Which test files hold snippets for which targets.
 TEST_SOURCES = {
-    "python": ["tests/test_eval.c", "tests/test_parser.c", "tests/test_hardening.c"],
+    "python": ["tests/test_eval.c", "tests/test_parser.c", "tests/test_hardening.c",
+               "tests/test_fastpath.c"],
     "dsl": ["tests/test_dsl.c"],
     "format": ["tests/test_num.c"],
 }
@@ -101,13 +102,14 @@ def main():
     ap.add_argument("--max-programs", type=int, default=400)
     a = ap.parse_args()
 
-    seeds = {t: [] for t in ("fuzz_python", "fuzz_parser", "fuzz_dsl", "fuzz_dsl_eval",
-                             "fuzz_format", "fuzz_cell", "fuzz_request")}
+    seeds = {t: [] for t in ("fuzz_python", "fuzz_parser", "fuzz_fastpath", "fuzz_dsl",
+                             "fuzz_dsl_eval", "fuzz_format", "fuzz_cell", "fuzz_request")}
     py_tests = [s for f in TEST_SOURCES["python"] for s in c_literals(f)]
     dsl_tests = [s for f in TEST_SOURCES["dsl"] for s in c_literals(f)]
     fmt_tests = [s for f in TEST_SOURCES["format"] for s in c_literals(f) if len(s) <= 24]
     seeds["fuzz_python"] += py_tests
     seeds["fuzz_parser"] += py_tests
+    seeds["fuzz_fastpath"] += py_tests
     seeds["fuzz_dsl"] += dsl_tests
     seeds["fuzz_dsl_eval"] += dsl_tests
     seeds["fuzz_cell"] += [s for s in dsl_tests if len(s) <= 40]
@@ -123,6 +125,7 @@ def main():
     programs = sample(programs, a.max_programs)
     seeds["fuzz_python"] += programs
     seeds["fuzz_parser"] += programs
+    seeds["fuzz_fastpath"] += programs
     for spec in set(s.encode() for s in specs) | set(fmt_tests):
         seeds["fuzz_format"] += [bytes([FORMAT_INT]) + spec, bytes([FORMAT_FLOAT]) + spec]
 
