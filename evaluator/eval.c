@@ -897,6 +897,27 @@ static int tuple_holds_slice(const ir_node *n)
     return 0;
 }
 
+enum { SUB_LOAD, SUB_STORE, SUB_DELETE };
+
+/* o[1:2, 3] (a load, a store or a delete): CPython makes a tuple holding a slice object,
+ * which no container of ours accepts as an index or key, so the tuple is never built; raise
+ * what CPython raises for it. */
+static val *raise_slice_tuple(eval_cx *cx, const val *o, const ir_node *at, int op)
+{
+    const char *t = eval_type_name(o);
+    if (o->kind == V_DICT) return eval_raise(cx, CR_EPY_TYPE, at, "unhashable type: 'slice'");
+    if (o->kind == V_LIST ||
+        (op == SUB_LOAD && (o->kind == V_TUPLE || o->kind == V_RANGE)))
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s indices must be integers or slices, not tuple",
+                          t);
+    if (op == SUB_LOAD && o->kind == V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "string indices must be integers, not 'tuple'");
+    if (op == SUB_LOAD)
+        return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not subscriptable", t);
+    return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object does not support item %s", t,
+                      op == SUB_STORE ? "assignment" : "deletion");
+}
+
 static val *eval_subscript(eval_cx *cx, const ir_node *n)
 {
     val *o = eval_expr(cx, n->kid[0]), *r;
@@ -904,17 +925,7 @@ static val *eval_subscript(eval_cx *cx, const ir_node *n)
     if (n->kid[1]->kind == IR_SLICE) {
         r = get_slice(cx, o, n->kid[1]);
     } else if (tuple_holds_slice(n->kid[1])) {
-        /* x[1:2, 3]: CPython makes a tuple holding a slice object, which no container of
-         * ours accepts; raise what CPython raises for it. */
-        if (o->kind == V_DICT) r = eval_raise(cx, CR_EPY_TYPE, n, "unhashable type: 'slice'");
-        else if (o->kind == V_LIST || o->kind == V_TUPLE)
-            r = eval_raise(cx, CR_EPY_TYPE, n, "%s indices must be integers or slices, not tuple",
-                           eval_type_name(o));
-        else if (o->kind == V_STR)
-            r = eval_raise(cx, CR_EPY_TYPE, n, "string indices must be integers, not 'tuple'");
-        else
-            r = eval_raise(cx, CR_EPY_TYPE, n, "'%s' object is not subscriptable",
-                           eval_type_name(o));
+        r = raise_slice_tuple(cx, o, n, SUB_LOAD);
     } else {
         val *k = eval_expr(cx, n->kid[1]);
         r = k ? get_item(cx, o, k, n) : NULL;
@@ -1072,6 +1083,8 @@ static int assign(eval_cx *cx, const ir_node *t, val *v)
         if (!o) return -1;
         if (t->kid[1]->kind == IR_SLICE) {
             rc = set_slice(cx, o, t->kid[1], v, t);
+        } else if (tuple_holds_slice(t->kid[1])) {
+            raise_slice_tuple(cx, o, t, SUB_STORE);
         } else {
             val *k = eval_expr(cx, t->kid[1]);
             if (k) {
@@ -1542,6 +1555,10 @@ static int augassign(eval_cx *cx, const ir_node *n)
         if (!(cur = load(cx, t))) return -1;
     } else if (t->kind == IR_SUBSCRIPT && t->kid[1]->kind != IR_SLICE) {
         if (!(obj = eval_expr(cx, t->kid[0]))) return -1;
+        if (tuple_holds_slice(t->kid[1])) {   /* the load comes first, and fails */
+            raise_slice_tuple(cx, obj, t, SUB_LOAD);
+            goto out;
+        }
         if (!(key = eval_expr(cx, t->kid[1]))) goto out;
         if (!(cur = get_item(cx, obj, key, t))) goto out;
     } else {
@@ -1611,6 +1628,8 @@ static int del_target(eval_cx *cx, const ir_node *t)
     if (!o) return -1;
     if (t->kid[1]->kind == IR_SLICE) {
         rc = set_slice(cx, o, t->kid[1], NULL, t);
+    } else if (tuple_holds_slice(t->kid[1])) {
+        raise_slice_tuple(cx, o, t, SUB_DELETE);
     } else if ((k = eval_expr(cx, t->kid[1]))) {
         int64_t i;
         if (o->kind == V_LIST) {

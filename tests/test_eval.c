@@ -631,6 +631,21 @@ static void test_errors(void)
                  5));
     CHECK(raises("x = range(0, 5, 0)", "ValueError", "range() arg 3 must not be zero", 1, 5));
     CHECK(raises("x = [1, 2][::0]", "ValueError", "slice step cannot be zero", 1, 12));
+    /* A slice inside a tuple index, as a load, a store, a delete and an augmented target:
+     * CPython's TypeError for each container (fuzz findings). */
+    CHECK(raises("l = [0, 1]\nl[1:,] = [7]", "TypeError",
+                 "list indices must be integers or slices, not tuple", 2, 1));
+    CHECK(raises("d = {}\nd[1:,] = 5", "TypeError", "unhashable type: 'slice'", 2, 1));
+    CHECK(raises("t = (1,)\nt[1:,] = 5", "TypeError",
+                 "'tuple' object does not support item assignment", 2, 1));
+    CHECK(raises("s = 'ab'\ndel s[1:,]", "TypeError",
+                 "'str' object does not support item deletion", 2, 5));
+    CHECK(raises("l = [0]\ndel l[:, 1]", "TypeError",
+                 "list indices must be integers or slices, not tuple", 2, 5));
+    CHECK(raises("r = range(3)\nr[1:,] += 1", "TypeError",
+                 "range indices must be integers or slices, not tuple", 2, 1));
+    CHECK(raises("s = 'ab'\nx = s[1:, 2]", "TypeError",
+                 "string indices must be integers, not 'tuple'", 2, 5));
     CHECK(raises("x = 1 << -1", "ValueError", "negative shift count", 1, 5));
     CHECK(raises("x = -'a'", "TypeError", "bad operand type for unary -: 'str'", 1, 5));
     CHECK(raises("x = abs('a')", "TypeError", "bad operand type for abs(): 'str'", 1, 5));
