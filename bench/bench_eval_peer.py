@@ -259,11 +259,15 @@ def main():
             ts.append((time.perf_counter_ns() - t0) / 1e6)
         return statistics.median(ts)
 
+    # /bin/true is the floor: what starting any process costs here (fork, exec, wait from
+    # Python), so that each tool's own start-up and work can be read off beside it.
+    floor = whole(["/bin/true"], b"")
     ours = whole([calc, "-"], formula.encode())
     peer = whole(["/usr/bin/python3", "-I", "-c", formula], b"")
     print(f"\nwhole process, one formula, median of {runs} (ms):")
-    print(f"{'calc-route -':44s} {ours:10.2f}")
-    print(f"{'/usr/bin/python3 -I -c':44s} {peer:10.2f}")
+    print(f"{'/bin/true (starting a process, the floor)':44s} {floor:10.2f}")
+    print(f"{'calc-route -':44s} {ours:10.2f}   (+{ours - floor:.2f} over the floor)")
+    print(f"{'/usr/bin/python3 -I -c':44s} {peer:10.2f}   (+{peer - floor:.2f} over the floor)")
     print(f"{'ratio python3 / calc-route':44s} {peer / ours:10.1f}x")
 
 
