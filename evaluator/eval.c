@@ -1009,7 +1009,8 @@ static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_nod
         return -1;
     }
     for (size_t i = a; i < b; i++) eval_decref(cx, o->u.seq.it[i]);
-    memmove(o->u.seq.it + a + m, o->u.seq.it + b, (len - b) * sizeof(val *));
+    if (b < len)   /* an empty list may have no buffer at all: no pointer arithmetic on NULL */
+        memmove(o->u.seq.it + a + m, o->u.seq.it + b, (len - b) * sizeof(val *));
     for (size_t i = 0; i < m; i++) {
         o->u.seq.it[a + i] = items->u.seq.it[i];
         EV_INCREF(items->u.seq.it[i]);

@@ -92,6 +92,10 @@ static const struct {
 } prints[] = {
     { "print(7 // 2, -7 // 2, 7 // -2, -7 // -2)",
       "3 -4 -4 3\n" },
+    /* slice deletion and assignment on lists that never had a buffer (a UBSan finding) */
+    { "l = [0] * 0\ndel l[::1]\nl[0:0] = [1, 2]\nl[5:] = []\nm = []\nm[:] = []\n"
+      "m[1:] = [3]\nprint(l, m)",
+      "[1, 2] [3]\n" },
     { "print(7 % 3, -7 % 3, 7 % -3, -7 % -3)",
       "1 2 -2 -1\n" },
     { "print(7.5 // 2, -7.5 // 2, 7.5 % 2, -7.5 % 2)",
