@@ -1189,6 +1189,16 @@ static cr_code lower_expr(lower_ctx *cx, cn ts, ir_node **out)
     return rc;
 }
 
+/* A tuple_pattern that is `(` target `)`, without a comma. */
+static int paren_target(lower_ctx *cx, cn ts)
+{
+    size_t base, count;
+    if (kids(cx, ts, 0, &base, &count) != CR_OK) return 0;
+    int one = count == 3 && is_named(cx->ks[base + 1].node);
+    cx->nks = base;
+    return one;
+}
+
 /* An assignment or for target: names, tuples and lists of targets, starred, subscripts and
  * attributes. */
 static cr_code lower_target(lower_ctx *cx, cn ts, ir_node **out)
@@ -1197,7 +1207,15 @@ static cr_code lower_target(lower_ctx *cx, cn ts, ir_node **out)
     *out = NULL;
     if ((rc = enter(cx, ts)) != CR_OK) return rc;
     switch (sym(ts)) {
-    case S_pattern_list: case S_tuple_pattern: case S_tuple: case S_expression_list:
+    case S_tuple_pattern:
+        /* The grammar reads the target `(x)` as a one-element tuple_pattern; for CPython the
+         * parentheses only group (`(x) = 1` binds x), while `(x,)` and `()` are tuples. */
+        if (paren_target(cx, ts)) {
+            rc = lower_only_child(cx, ts, IR_KIND_END, lower_target, out);
+            break;
+        }
+        /* fall through */
+    case S_pattern_list: case S_tuple: case S_expression_list:
         rc = lower_each(cx, ts, IR_TUPLE, lower_target, out);
         break;
     case S_list_pattern: case S_list:
@@ -1252,7 +1270,15 @@ static cr_code lower_augmented(lower_ctx *cx, cn stmt, cn as)
     if (!n) return nomem(cx);
     if (o < 0 || o >= IR_AND) return syntax(cx, op ? op : stmt, "invalid syntax");
     n->op = (uint16_t)o;
-    if ((rc = lower_target(cx, field(cx, as, F_left), &n->kid[0])) != CR_OK) return rc;
+    cn left = field(cx, as, F_left);
+    if ((rc = lower_target(cx, left, &n->kid[0])) != CR_OK) return rc;
+    /* The grammar takes any target here; CPython only a name, an attribute or a subscript. */
+    ir_kind k = (ir_kind)n->kid[0]->kind;
+    const char *what = k == IR_TUPLE ? "tuple" : k == IR_LIST ? "list"
+                     : k == IR_STARRED ? "starred" : NULL;
+    if (what)
+        return cr_error_set(cx->err, CR_ESYNTAX, line_of(left), col_of(left),
+                            "'%s' is an illegal expression for augmented assignment", what);
     if ((rc = lower_field(cx, as, F_right, &n->kid[1])) != CR_OK) return rc;
     return push_ir(cx, n);
 }

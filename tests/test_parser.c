@@ -352,6 +352,16 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("def f():\n    a = 1\n   b = 2\n"), "E4 3:4 unindent does not match any outer indentation level");
     CHECK_STR(ir("x = 1\n    y = 2\n"), "E4 2:5 unexpected indent");
     CHECK_STR(ir("x = a *\n    b\n"), "E4 2:5 invalid syntax (a line break ends the statement)");
+    /* Augmented assignment takes a name, an attribute or a subscript only (CPython's words);
+     * parentheses around a target only group, as in CPython. */
+    CHECK_STR(ir("() += 1\n"), "E4 1:1 'tuple' is an illegal expression for augmented assignment");
+    CHECK_STR(ir("a, b += 1\n"), "E4 1:1 'tuple' is an illegal expression for augmented assignment");
+    CHECK_STR(ir("x = 1\n[a] += 1\n"),
+              "E4 2:1 'list' is an illegal expression for augmented assignment");
+    CHECK_STR(ir("(x) = 1\n"), "(module (assign (name x) (num 1)))");
+    CHECK_STR(ir("(x) += 1\n"), "(module (augassign += (name x) (num 1)))");
+    CHECK_STR(ir("(x,) = y\n"), "(module (assign (tuple (name x)) (name y)))");
+    CHECK_STR(ir("for (i) in r:\n    pass\n"), "(module (for (name i) (name r) (block (pass)) _))");
     CHECK_STR(ir("x = (a *\n    b)\ny = a + \\\n  b\n"),
               "(module (assign (name x) (binop * (name a) (name b))) (assign (name y) (binop + (name a) (name b))))");
 }
