@@ -344,6 +344,8 @@ static void lex_field(fast_ctx *p, char q, int level)
         size_t ks = p->nt;
         emit(p, K_SPEC, p->pos);
         uint32_t lit = ++p->pos;
+        /* `{e:=10}`: the grammar reads `:=` as a walrus (CPython: the spec "=10") */
+        if (p->pos < p->len && p->s[p->pos] == '=') decline(p, "f-string spec `=`");
         for (;;) {
             if (p->pos >= p->len) decline(p, "f-string");
             char c = p->s[p->pos];
