@@ -159,6 +159,28 @@ def main():
     ]
     seeds["fuzz_request"] += requests
 
+    # fuzz_audit: edits of a genuine ledger, each row | column | kind | length | bytes
+    # (fuzz/fuzz_audit.c): rows 0-3 stored records, 4 a new copied row, 5 a deletion;
+    # columns in the records table's order; kinds NULL, integer, text, blob.
+    def edit(row, col, kind, data=b""):
+        return bytes([row, col, kind, len(data)]) + data
+    seeds["fuzz_audit"] = [
+        b"",
+        edit(0, 7, 2, b"ans = 2"),                        # code
+        edit(0, 7, 2, b"def solution():\n    return 1 / 3\n"),
+        edit(1, 13, 1, (5).to_bytes(8, "little")),        # status
+        edit(1, 8, 2, b'{"x": 1e999}'),                   # bindings
+        edit(1, 9, 2, b'[["a", "(1)"], 7]'),              # tables
+        edit(0, 10, 2, b'{"precision": 5000, "rounding": "up"}'),   # policy
+        edit(3, 20, 2, b'{"type": 1}'),                   # error
+        edit(0, 11, 2, b"ns"),                            # route
+        edit(0, 23, 3, b"\x00" * 5),                      # prev_hash, short
+        edit(2, 0, 1, (9).to_bytes(8, "little")),         # seq: a gap
+        edit(4, 24, 3, b"\xff" * 32),                     # a new row with a forged hash
+        edit(5, 0, 1) + edit(0, 1, 1, (2).to_bytes(8, "little")),   # delete, format 2
+        edit(3, 14, 2, b"1/0") + edit(3, 17, 0),          # value_fraction, value_exact NULL
+    ]
+
     if os.path.isdir(a.out):
         shutil.rmtree(a.out)
     for target, items in seeds.items():

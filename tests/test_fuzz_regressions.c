@@ -38,6 +38,9 @@
 #define LLVMFuzzerTestOneInput fuzz_fastpath_one
 #include "fuzz/fuzz_fastpath.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_audit_one
+#include "fuzz/fuzz_audit.c"
+#undef LLVMFuzzerTestOneInput
 
 static const struct {
     const char *dir;
@@ -46,7 +49,7 @@ static const struct {
     { "python", fuzz_python_one }, { "parser", fuzz_parser_one }, { "dsl", fuzz_dsl_one },
     { "dsl_eval", fuzz_dsl_eval_one }, { "format", fuzz_format_one },
     { "cell", fuzz_cell_one }, { "request", fuzz_request_one },
-    { "fastpath", fuzz_fastpath_one },
+    { "fastpath", fuzz_fastpath_one }, { "audit", fuzz_audit_one },
 };
 
 /* The whole file, malloc'd (never NULL on success: an empty file gives a 1-byte buffer). */
