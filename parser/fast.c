@@ -870,6 +870,8 @@ static void check_target(fast_ctx *p, const ir_node *n, int in_seq)
     case IR_NAME: case IR_ATTR: case IR_SUBSCRIPT: return;
     case IR_STARRED:
         if (!in_seq || n->kid[0]->kind == IR_STARRED) decline(p, "target");
+        /* `a, *[b] = x`: CPython unpacks into the list; tree-sitter-python fails there */
+        if (n->kid[0]->kind == IR_LIST || n->kid[0]->kind == IR_TUPLE) decline(p, "target");
         p->nstar_target++;
         check_target(p, n->kid[0], 0);
         return;
