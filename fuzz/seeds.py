@@ -181,6 +181,11 @@ def main():
         edit(3, 14, 2, b"1/0") + edit(3, 17, 0),          # value_fraction, value_exact NULL
     ]
 
+    # fuzz_doorbell: XOR masks over a well-formed result page (fuzz/fuzz_doorbell.c): the
+    # empty mask is the good page; the others break its header, spans and flags.
+    seeds["fuzz_doorbell"] = [b"", b"\x01", b"\x00" * 8 + b"\x10", b"\x00" * 44 + b"\x02",
+                              b"\x00" * 56 + b"\xff\xff", b"\x00" * 60 + b"\x00\x10"]
+
     if os.path.isdir(a.out):
         shutil.rmtree(a.out)
     for target, items in seeds.items():

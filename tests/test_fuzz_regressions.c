@@ -41,6 +41,9 @@
 #define LLVMFuzzerTestOneInput fuzz_audit_one
 #include "fuzz/fuzz_audit.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_doorbell_one
+#include "fuzz/fuzz_doorbell.c"
+#undef LLVMFuzzerTestOneInput
 
 static const struct {
     const char *dir;
@@ -50,6 +53,7 @@ static const struct {
     { "dsl_eval", fuzz_dsl_eval_one }, { "format", fuzz_format_one },
     { "cell", fuzz_cell_one }, { "request", fuzz_request_one },
     { "fastpath", fuzz_fastpath_one }, { "audit", fuzz_audit_one },
+    { "doorbell", fuzz_doorbell_one },
 };
 
 /* The whole file, malloc'd (never NULL on success: an empty file gives a 1-byte buffer). */

@@ -87,7 +87,7 @@ static void set_buf(cr_buf *b, const char *p, size_t len, int truncated)
 }
 
 /* The guest's result into the outcome; the guest is not trusted with the limit's value. */
-static cr_code take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error *err)
+cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error *err)
 {
     if (r->limit > SANDBOX_LIMIT_ARTIFACTS)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: limit %u", r->limit);
@@ -396,7 +396,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         r.term_signal = w.term_signal;
         r.limit = w.limit;
         r.flags = w.flags;
-        rc = take_result(&r, out, err);
+        rc = kvm_take_result(&r, out, err);
         break;
     case VMM_STOP_TIMEOUT:
         out->exited = 0;

@@ -766,11 +766,12 @@ static cr_code check_span(const struct crvm_page *h, const char *name, struct cr
     return CR_OK;
 }
 
-static cr_code copy_span(vmm *vm, struct crvm_span s, char **out, size_t *len, cr_error *err)
+static cr_code copy_span(const uint8_t *region, struct crvm_span s, char **out, size_t *len,
+                         cr_error *err)
 {
     if (!(*out = malloc((size_t)s.len + 1)))
         return cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result copy of %u bytes", s.len);
-    memcpy(*out, vm->shared + s.off, s.len);
+    memcpy(*out, region + s.off, s.len);
     (*out)[s.len] = '\0';
     *len = s.len;
     return CR_OK;
@@ -778,15 +779,24 @@ static cr_code copy_span(vmm *vm, struct crvm_span s, char **out, size_t *len, c
 
 cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err)
 {
+    memset(res, 0, sizeof *res);
+    if (!vm->page_written)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job was written to the region");
+    return vmm_page_parse(vm->shared, vm->cfg.shared_bytes, &vm->lim, res, err);
+}
+
+cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits *lim,
+                       vmm_page_result *res, cr_error *err)
+{
     struct crvm_page h;
     cr_code rc;
 
     memset(res, 0, sizeof *res);
-    if (!vm->page_written)
-        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job was written to the region");
+    if (size < sizeof h || size > UINT32_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: a region of %zu bytes", size);
     /* One copy: every check and every use below sees the same header. */
-    memcpy(&h, vm->shared, sizeof h);
-    if (h.magic != CRVM_MAGIC || h.version != CRVM_VERSION || h.size != vm->cfg.shared_bytes ||
+    memcpy(&h, region, sizeof h);
+    if (h.magic != CRVM_MAGIC || h.version != CRVM_VERSION || h.size != size ||
         h.header_size != sizeof h)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: header changed (magic "
                             "0x%x, version %u, size %u, header %u)", h.magic, h.version, h.size,
@@ -797,9 +807,9 @@ cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err)
     if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: unknown flags 0x%x",
                             h.result_flags);
-    if ((rc = check_span(&h, "out", h.out, vm->lim.max_stdout, "max_stdout", err)) != CR_OK ||
-        (rc = check_span(&h, "err", h.err, vm->lim.max_stderr, "max_stderr", err)) != CR_OK ||
-        (rc = check_span(&h, "report", h.report, vm->lim.max_report, "max_report", err)) != CR_OK)
+    if ((rc = check_span(&h, "out", h.out, lim->max_stdout, "max_stdout", err)) != CR_OK ||
+        (rc = check_span(&h, "err", h.err, lim->max_stderr, "max_stderr", err)) != CR_OK ||
+        (rc = check_span(&h, "report", h.report, lim->max_report, "max_report", err)) != CR_OK)
         return rc;
     res->exited = (int)h.exited;
     res->exit_code = h.exit_code;
@@ -807,9 +817,9 @@ cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err)
     res->limit = h.limit;
     res->flags = h.result_flags;
     memcpy(res->guest_ns, h.guest_ns, sizeof res->guest_ns);
-    if ((rc = copy_span(vm, h.out, &res->out, &res->out_len, err)) != CR_OK ||
-        (rc = copy_span(vm, h.err, &res->errs, &res->err_len, err)) != CR_OK ||
-        (rc = copy_span(vm, h.report, &res->report, &res->report_len, err)) != CR_OK)
+    if ((rc = copy_span(region, h.out, &res->out, &res->out_len, err)) != CR_OK ||
+        (rc = copy_span(region, h.err, &res->errs, &res->err_len, err)) != CR_OK ||
+        (rc = copy_span(region, h.report, &res->report, &res->report_len, err)) != CR_OK)
         vmm_page_result_free(res);
     return rc;
 }

@@ -26,6 +26,7 @@
 
 #include "common/common.h"
 #include "sandbox/kvm/proto.h"
+#include "sandbox/sandbox.h"
 
 #define VMM_KICK_SIGNAL (SIGRTMIN + 4)
 #define VMM_MAX_MEM (3ull << 30)        /* RAM stays below the 32-bit hole and the region */
@@ -145,6 +146,15 @@ typedef struct {
  * CR_ESANDBOX naming the first bad field ("result page: out span 4096+70000 exceeds
  * max_stdout 65536"); nothing to free then. */
 cr_code vmm_page_read(vmm *vm, vmm_page_result *res, cr_error *err);
+/* What vmm_page_read() does to the region, on any `size` bytes (the fuzz target's entry):
+ * the header copied once and checked (h.size must be `size`), every span checked against the
+ * region and against `lim`, then copied out. */
+cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits *lim,
+                       vmm_page_result *res, cr_error *err);
+/* kvm_tier.c: a parsed result into the sandbox outcome the ns tier also fills (the limit
+ * checked, the report parsed by sandbox_report_parse()). The outcome is the caller's to free
+ * with sandbox_outcome_free(), whatever the return. */
+cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error *err);
 void vmm_page_result_free(vmm_page_result *res);   /* NULL is a no-op; zeroes it */
 
 /* ---- host detection --------------------------------------------------------------------- */

@@ -1,0 +1,105 @@
+/* fuzz/fuzz_doorbell.c: the kvm tier's result page, which the guest owns from boot to the
+ * doorbell: everything the host reads there is untrusted. The target runs what the host runs
+ * after a ring, without a VM: vmm_page_parse() over the region (the header copied once, every
+ * span checked against the region and the limits), then kvm_tier's kvm_take_result() (the
+ * limit's value checked, the runner's report parsed by sandbox_report_parse()).
+ *
+ * The input is XORed onto a well-formed page (header, stdout, stderr and a report with a
+ * value and an exception), so the empty input is a good result and each mutation is a guest
+ * that changed some bytes: a span's offset or length, a flag, the header, the report.
+ *
+ * Invariants beyond no crash, leak or UB: an accepted page's copies stay within the limits
+ * and are NUL-ended, and an outcome's strings are NUL-ended. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox/kvm/vmm.h"
+
+#define FD_REGION 8192u
+
+static void fd_fail(const char *what)
+{
+    fprintf(stderr, "fuzz_doorbell: %s\n", what);
+    abort();
+}
+
+/* The page a well-behaved guest leaves after `print(6 * 7)` and a final value. */
+static void fd_template(uint8_t *region, const vmm_job_limits *lim)
+{
+    static const char out[] = "42\n", errs[] = "warning\n";
+    static const char report[] =
+        "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
+        "value.source 3\nans\nerror.type 10\nValueError\nerror.message 3\nbad\n"
+        "error.line 1\n3\nerror.col 1\n5\n";
+    struct crvm_page h;
+    memset(region, 0, FD_REGION);
+    memset(&h, 0, sizeof h);
+    h.magic = CRVM_MAGIC;
+    h.version = CRVM_VERSION;
+    h.size = FD_REGION;
+    h.header_size = sizeof h;
+    h.max_stdout = lim->max_stdout;
+    h.max_stderr = lim->max_stderr;
+    h.max_report = lim->max_report;
+    h.exited = 1;
+    h.exit_code = 0;
+    uint32_t off = 1024;
+    h.out = (struct crvm_span){ off, sizeof out - 1 };
+    memcpy(region + off, out, sizeof out - 1);
+    off += 256;
+    h.err = (struct crvm_span){ off, sizeof errs - 1 };
+    memcpy(region + off, errs, sizeof errs - 1);
+    off += 256;
+    h.report = (struct crvm_span){ off, sizeof report - 1 };
+    memcpy(region + off, report, sizeof report - 1);
+    memcpy(region, &h, sizeof h);
+}
+
+static void fd_check_str(const char *s, const char *what)
+{
+    /* Reading it through: ASan stops at a missing NUL. */
+    if (s && strlen(s) > FD_REGION) fd_fail(what);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static uint8_t region[FD_REGION];
+    vmm_job_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_stdout = 1024;
+    lim.max_stderr = 512;
+    lim.max_report = 2048;
+    if (size > FD_REGION) return 0;
+    fd_template(region, &lim);
+    for (size_t i = 0; i < size; i++) region[i] ^= data[i];
+
+    vmm_page_result r;
+    cr_error err = { 0 };
+    if (vmm_page_parse(region, FD_REGION, &lim, &r, &err) != CR_OK) {
+        if (r.out || r.errs || r.report) fd_fail("a refused page left copies");
+        return 0;
+    }
+    if (!r.out || !r.errs || !r.report) fd_fail("an accepted page without its copies");
+    if (r.out_len > lim.max_stdout || r.err_len > lim.max_stderr ||
+        r.report_len > lim.max_report)
+        fd_fail("a copy past its limit");
+    if (r.out[r.out_len] || r.errs[r.err_len] || r.report[r.report_len])
+        fd_fail("a copy not NUL-ended");
+
+    sandbox_outcome oc;
+    memset(&oc, 0, sizeof oc);
+    if (kvm_take_result(&r, &oc, &err) == CR_OK) {
+        if (oc.limit > SANDBOX_LIMIT_ARTIFACTS) fd_fail("a limit out of range");
+        fd_check_str(oc.value_repr, "value_repr");
+        fd_check_str(oc.value_type, "value_type");
+        fd_check_str(oc.value_decimal, "value_decimal");
+        fd_check_str(oc.value_source, "value_source");
+        fd_check_str(oc.error_type, "error_type");
+        fd_check_str(oc.error_message, "error_message");
+    }
+    sandbox_outcome_free(&oc);
+    vmm_page_result_free(&r);
+    return 0;
+}
