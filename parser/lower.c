@@ -983,10 +983,42 @@ static cr_code lower_named(lower_ctx *cx, cn ts, ir_kind kind, cn name, int f,
     return lower_field(cx, ts, f, &n->kid[0]);
 }
 
+/* tree-sitter-python reads an argument `*g(1)` that follows another argument as a call of
+ * `*g` (call(list_splat(g), 1), and `*g(1)(2)` as a call of that), where CPython reads a
+ * starred call. The CST tells the misreading from `(*g)(1)` (a parenthesized callee, which
+ * CPython rejects); the IR is rebuilt as CPython reads it, the calls starting at `g`. */
+static int splat_callee(lower_ctx *cx, cn k)
+{
+    while (sym(k) == S_call) k = field(cx, k, F_function);
+    return k && sym(k) == S_list_splat;
+}
+
+static ir_node *starred_call(ir_node *n)
+{
+    ir_node *c = n;
+    while (c->kid[0]->kind == IR_CALL) c = c->kid[0];
+    ir_node *s = c->kid[0], *g = s->kid[0];
+    c->kid[0] = g;
+    for (ir_node *k = n;; k = k->kid[0]) {
+        k->line = g->line;
+        k->col = g->col;
+        if (k == c) break;
+    }
+    s->kid[0] = n;
+    s->end_line = n->end_line;
+    s->end_col = n->end_col;
+    return s;
+}
+
 static cr_code lower_arg(lower_ctx *cx, cn k, ir_node **out)
 {
-    if (sym(k) != S_keyword_argument) return lower_expr(cx, k, out);
-    return lower_named(cx, k, IR_KEYWORD, field(cx, k, F_name), F_value, out);
+    cr_code rc;
+    if (sym(k) == S_keyword_argument)
+        return lower_named(cx, k, IR_KEYWORD, field(cx, k, F_name), F_value, out);
+    if ((rc = lower_expr(cx, k, out)) == CR_OK && sym(k) == S_call && splat_callee(cx, k) &&
+        (*out)->kind == IR_CALL)
+        *out = starred_call(*out);
+    return rc;
 }
 
 static cr_code lower_call(lower_ctx *cx, cn ts, ir_node **out)

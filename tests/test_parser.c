@@ -358,6 +358,10 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("a, b += 1\n"), "E4 1:1 'tuple' is an illegal expression for augmented assignment");
     CHECK_STR(ir("x = 1\n[a] += 1\n"),
               "E4 2:1 'list' is an illegal expression for augmented assignment");
+    /* `*g(1)` after another argument: tree-sitter-python reads a call of `*g`; CPython (and
+     * this IR) a starred call. */
+    CHECK_STR(ir("print(1, *g(1)(2))\n"),
+              "(module (expr (call (name print) (num 1) (starred (call (call (name g) (num 1)) (num 2))))))");
     CHECK_STR(ir("(x) = 1\n"), "(module (assign (name x) (num 1)))");
     CHECK_STR(ir("(x) += 1\n"), "(module (augassign += (name x) (num 1)))");
     CHECK_STR(ir("(x,) = y\n"), "(module (assign (tuple (name x)) (name y)))");
