@@ -9,13 +9,15 @@
  * that changed some bytes: a span's offset or length, a flag, the header, the report.
  *
  * Invariants beyond no crash, leak or UB: an accepted page's copies stay within the limits
- * and are NUL-ended, and an outcome's strings are NUL-ended. */
+ * and are NUL-ended, an outcome's strings are NUL-ended, and every artifact record that
+ * kvm_entry_next() accepts lies inside the span with a relative path free of "." and "..". */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sandbox/kvm/vmm.h"
+#include "tests/kvm_span.h"
 
 #define FD_REGION 8192u
 
@@ -25,7 +27,8 @@ static void fd_fail(const char *what)
     abort();
 }
 
-/* The page a well-behaved guest leaves after `print(6 * 7)` and a final value. */
+/* The page a well-behaved guest leaves after `print(6 * 7)`, a final value and a few files
+ * in /out. */
 static void fd_template(uint8_t *region, const vmm_job_limits *lim)
 {
     static const char out[] = "42\n", errs[] = "warning\n";
@@ -54,6 +57,12 @@ static void fd_template(uint8_t *region, const vmm_job_limits *lim)
     off += 256;
     h.report = (struct crvm_span){ off, sizeof report - 1 };
     memcpy(region + off, report, sizeof report - 1);
+    off += 256;
+    size_t n = kvm_span_put(region + off, 0, CRVM_ENT_DIR, "d", NULL);
+    n = kvm_span_put(region + off, n, CRVM_ENT_FILE, "d/a.csv", "x,y\n1,2\n");
+    n = kvm_span_put(region + off, n, CRVM_ENT_SYMLINK, "s", NULL);
+    n = kvm_span_put(region + off, n, CRVM_ENT_DROPPED, "z.bin", NULL);
+    h.artifacts = (struct crvm_span){ off, (uint32_t)n };
     memcpy(region, &h, sizeof h);
 }
 
@@ -71,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lim.max_stdout = 1024;
     lim.max_stderr = 512;
     lim.max_report = 2048;
+    lim.max_artifact_span = 1024;
     if (size > FD_REGION) return 0;
     fd_template(region, &lim);
     for (size_t i = 0; i < size; i++) region[i] ^= data[i];
@@ -87,6 +97,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fd_fail("a copy past its limit");
     if (r.out[r.out_len] || r.errs[r.err_len] || r.report[r.report_len])
         fd_fail("a copy not NUL-ended");
+    if (!r.artifacts || r.artifacts_len > lim.max_artifact_span)
+        fd_fail("artifacts copy missing or past its limit");
+
+    const uint8_t *span = (const uint8_t *)r.artifacts;
+    size_t pos = 0;
+    kvm_entry e;
+    while (pos < r.artifacts_len &&
+           kvm_entry_next(span, r.artifacts_len, &pos, &e, &err) == CR_OK) {
+        if ((const uint8_t *)e.path < span || e.data + e.size > span + r.artifacts_len ||
+            pos > r.artifacts_len || e.path_len == 0 || e.path[0] == '/' ||
+            memchr(e.path, '\0', e.path_len))
+            fd_fail("an accepted artifact record outside its span or with a bad path");
+        for (uint32_t i = 0; i < e.path_len; i++) {
+            int start = i == 0 || e.path[i - 1] == '/';
+            uint32_t rest = e.path_len - i;
+            if (start && e.path[i] == '.' && (rest == 1 || e.path[i + 1] == '/' ||
+                                              (e.path[i + 1] == '.' &&
+                                               (rest == 2 || e.path[i + 2] == '/'))))
+                fd_fail("an accepted artifact path with '.' or '..'");
+        }
+    }
 
     sandbox_outcome oc;
     memset(&oc, 0, sizeof oc);

@@ -13,9 +13,9 @@
 
 #include "sandbox/sandbox.h"
 
-#define ARTIFACT_MAX_DEPTH 8
-#define ARTIFACT_MAX_ENTRIES 4096   /* directory entries looked at, over the whole walk */
-#define ARTIFACT_NAME_MAX 1024
+#define ARTIFACT_MAX_DEPTH SANDBOX_ARTIFACT_MAX_DEPTH
+#define ARTIFACT_MAX_ENTRIES SANDBOX_ARTIFACT_MAX_ENTRIES
+#define ARTIFACT_NAME_MAX SANDBOX_ARTIFACT_NAME_MAX
 
 typedef struct {
     const sandbox_limits *lim;

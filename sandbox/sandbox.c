@@ -221,3 +221,12 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
     }
     return CR_OK;
 }
+
+void sandbox_out_full(sandbox_outcome *out, const sandbox_limits *lim)
+{
+    /* A write error has no file name; a full /out tells which filesystem it was. */
+    if (out->limit != SANDBOX_LIMIT_DISK) return;
+    out->limit = SANDBOX_LIMIT_ARTIFACTS;
+    snprintf(out->limit_detail, sizeof out->limit_detail, "/out full (%llu bytes)",
+             (unsigned long long)lim->artifact_bytes);
+}

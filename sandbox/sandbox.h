@@ -198,6 +198,13 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
  * bytes in all (beyond either, the rest is dropped and out->limit set to ARTIFACTS when still
  * NONE). Each kept file is hashed (SHA-256) and, when out_dir is non-NULL, copied there under
  * the same relative name, never through a symlink already in out_dir. `dirfd` is borrowed. */
+/* The code's ENOSPC/EFBIG came from /out, which its filesystem's figures show full: a DISK
+ * limit becomes ARTIFACTS. Both tiers call it when /out has no block or inode left. */
+void sandbox_out_full(sandbox_outcome *out, const sandbox_limits *lim);
+
+#define SANDBOX_ARTIFACT_MAX_DEPTH 8        /* directories below /out entered */
+#define SANDBOX_ARTIFACT_MAX_ENTRIES 4096   /* directory entries looked at in all */
+#define SANDBOX_ARTIFACT_NAME_MAX 1024      /* bytes of a relative name, NUL included */
 cr_code sandbox_artifacts_collect(int dirfd, const char *out_dir, const sandbox_limits *lim,
                                   sandbox_outcome *out, cr_error *err);
 

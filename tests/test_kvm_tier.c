@@ -3,6 +3,7 @@
  * a PVM /dev/kvm), the tier must say why at once and `auto` must choose ns; the nested test
  * host (tests/kvm-host/, CR_EXPECT_KVM_LINUX=1) runs the guest for real. */
 #include <signal.h>
+#include <stdlib.h>
 #include <time.h>
 
 #include "sandbox/sandbox.h"
@@ -156,6 +157,80 @@ static void test_guest_panic(void)
     CHECK(strstr(e.message, "Kernel panic") != NULL);
 }
 
+/* /out comes back as on the ns tier: files by name with their hashes, copied to out_dir,
+ * symlinks named and skipped, files past the count dropped, a full /out an ARTIFACTS limit. */
+static void test_artifacts(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    static const char code[] =
+        "import os\n"
+        "os.makedirs('/out/d')\n"
+        "open('/out/d/a.csv', 'w').write('x,y\\n1,2\\n')\n"
+        "open('/out/r.txt', 'w').write('42\\n')\n"
+        "open('/out/z.txt', 'w').write('dropped')\n"
+        "os.symlink('/etc/passwd', '/out/s')\n"
+        "ans = len(os.listdir('/out'))\n";
+    char dest[] = "/tmp/kvm-out.XXXXXX", path[64];
+    if (!mkdtemp(dest)) {
+        CHECK(0);
+        return;
+    }
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error e = {0};
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_KVM;
+    job.code = code;
+    job.code_len = strlen(code);
+    job.out_dir = dest;
+    job.limits.wall_s = 60;
+    job.limits.memory_bytes = 128ull << 20;
+    job.limits.max_artifacts = 2;
+    if (sandbox_run(&job, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        CHECK(0);
+        return;
+    }
+    if (oc.exit_code != 0) show(&oc);
+    CHECK_STR(oc.value_repr, "4");
+    CHECK_INT(oc.artifact_count, 2);
+    if (oc.artifact_count == 2) {
+        CHECK_STR(oc.artifacts[0].name, "d/a.csv");
+        CHECK_STR(oc.artifacts[0].sha256,
+                  "81bf9fa83c6f7f151bd491a98cd7d933de3965289e3ebd77c6c425f7eaa16392");
+        CHECK_STR(oc.artifacts[1].name, "r.txt");
+        CHECK_INT(oc.artifacts[1].size, 3);
+        snprintf(path, sizeof path, "%s/r.txt", dest);
+        CHECK_STR(oc.artifacts[1].path, path);
+        FILE *f = fopen(path, "r");
+        char got[8] = "";
+        if (f) {
+            if (!fgets(got, sizeof got, f)) got[0] = '\0';
+            fclose(f);
+        }
+        CHECK_STR(got, "42\n");
+    }
+    CHECK_STR(oc.artifact_note, "skipped symlink: s; dropped over the artifact limits: z.txt");
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
+    sandbox_outcome_free(&oc);
+
+    static const char fill[] = "open('/out/big', 'wb').write(b'x' * (2 << 20))\n";
+    job.code = fill;
+    job.code_len = strlen(fill);
+    job.out_dir = NULL;
+    job.limits.artifact_bytes = 1 << 20;
+    if (sandbox_run(&job, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        CHECK(0);
+        return;
+    }
+    CHECK_INT(oc.raised, 1);
+    CHECK_STR(oc.error_type, "OSError");
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
+    CHECK_STR(oc.limit_detail, "/out full (1048576 bytes)");
+    sandbox_outcome_free(&oc);
+}
+
 static void test_data_dir_refused(void)
 {
     if (!available) { SKIP("%s", why); return; }
@@ -181,6 +256,7 @@ int main(void)
     test_exception_and_stderr();
     test_wall_limit_and_output_cap();
     test_guest_panic();
+    test_artifacts();
     test_data_dir_refused();
     return TEST_SUMMARY();
 }

@@ -7,6 +7,7 @@
  * always learns why; when even the region cannot be mapped, the reason goes to the serial
  * console and the reset tells the host the guest gave up.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <sys/reboot.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,21 +73,36 @@ static int fail(const char *fmt, ...)
     return -1;
 }
 
-static int mount_all(void)
+static int mount_one(const char *src, const char *dir, const char *type, const char *opts)
 {
-    static const struct { const char *src, *dir, *type, *opts; } m[] = {
-        { "dev", "/dev", "devtmpfs", NULL },
-        { "proc", "/proc", "proc", NULL },
-        { "sys", "/sys", "sysfs", NULL },
-        { "run", "/run", "tmpfs", "size=64m,mode=0700" },
-        { "tmp", "/tmp", "tmpfs", "size=64m,mode=1777" },
-        { "out", "/out", "tmpfs", "size=64m,mode=0777" },
-    };
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        mkdir(m[i].dir, 0755);
-        if (mount(m[i].src, m[i].dir, m[i].type, MS_NOSUID, m[i].opts) < 0)
-            return fail("init: mount %s", m[i].dir);
-    }
+    mkdir(dir, 0755);
+    if (mount(src, dir, type, MS_NOSUID, opts) < 0) return fail("init: mount %s", dir);
+    return 0;
+}
+
+/* What reaching the region needs; /tmp and /out wait for the sizes the host set there. */
+static int mount_system(void)
+{
+    if (mount_one("dev", "/dev", "devtmpfs", NULL) < 0 ||
+        mount_one("proc", "/proc", "proc", NULL) < 0 ||
+        mount_one("sys", "/sys", "sysfs", NULL) < 0 ||
+        mount_one("run", "/run", "tmpfs", "size=64m,mode=0700") < 0)
+        return -1;
+    return 0;
+}
+
+/* The ns tier's sizes: /tmp tmp_bytes; /out artifact_bytes, its inodes bounding the files. */
+static int mount_scratch(void)
+{
+    char tmp[96], out[96];
+    uint64_t tb = page->tmp_bytes ? page->tmp_bytes : 64ull << 20;
+    uint64_t ob = page->artifact_bytes ? page->artifact_bytes : 64ull << 20;
+    uint32_t files = page->max_artifacts ? page->max_artifacts : 64;
+    snprintf(tmp, sizeof tmp, "size=%llu,nr_inodes=4096,mode=1777", (unsigned long long)tb);
+    snprintf(out, sizeof out, "size=%llu,nr_inodes=%llu,mode=0777", (unsigned long long)ob,
+             (unsigned long long)files * 2 + 8);
+    if (mount_one("tmp", "/tmp", "tmpfs", tmp) < 0 || mount_one("out", "/out", "tmpfs", out) < 0)
+        return -1;
     return 0;
 }
 
@@ -242,6 +259,121 @@ static int put_file(int fd, struct crvm_span *span, uint32_t max, uint32_t *pos)
     return want > span->len;
 }
 
+/* ---- /out into the artifacts span (proto.h) -------------------------------------------- */
+
+typedef struct {
+    uint32_t pos, end;          /* the next free byte of the span, and its end */
+    uint32_t files, entries;
+    uint64_t bytes;
+} art_walk;
+
+/* One record; a file's content is read from fd. -1 when it does not fit. */
+static int put_entry(art_walk *a, uint8_t type, const char *rel, int fd, uint32_t size)
+{
+    struct crvm_entry e = { .type = type, .path_len = (uint32_t)strlen(rel) };
+    uint64_t need = sizeof e + (uint64_t)e.path_len + size;
+    if (a->pos + need > a->end) return -1;
+    uint8_t *p = region + a->pos;
+    memcpy(p + sizeof e, rel, e.path_len);
+    while (e.size < size) {
+        ssize_t got = pread(fd, p + sizeof e + e.path_len + e.size, size - e.size, e.size);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) break;
+        e.size += (uint32_t)got;
+    }
+    memcpy(p, &e, sizeof e);
+    a->pos += (uint32_t)(sizeof e + e.path_len + e.size);
+    return 0;
+}
+
+static int cmp_names(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The walk of sandbox_artifacts_collect() (sandbox/artifact.c), entry for entry, so that the
+ * host's copy of the tree yields what the ns tier's /out would. */
+static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    while ((de = readdir(d)) && a->entries < SANDBOX_ARTIFACT_MAX_ENTRIES) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        a->entries++;
+        if (n == cap) {
+            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *nn);
+            if (!nn) break;
+            names = nn;
+        }
+        if (!(names[n] = strdup(de->d_name))) break;
+        n++;
+    }
+    if (n) qsort(names, n, sizeof *names, cmp_names);
+    for (size_t i = 0; i < n; i++) {
+        char rel[SANDBOX_ARTIFACT_NAME_MAX];
+        struct stat sb;
+        if ((size_t)snprintf(rel, sizeof rel, "%s%s", prefix, names[i]) >= sizeof rel ||
+            fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (S_ISDIR(sb.st_mode)) {
+            char sub[SANDBOX_ARTIFACT_NAME_MAX];
+            if (put_entry(a, CRVM_ENT_DIR, rel, -1, 0) < 0) break;
+            if (depth >= SANDBOX_ARTIFACT_MAX_DEPTH) continue;
+            int cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) continue;
+            if ((size_t)snprintf(sub, sizeof sub, "%s/", rel) < sizeof sub)
+                walk_out(a, cfd, sub, depth + 1);
+            close(cfd);
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) {
+            if (put_entry(a, S_ISLNK(sb.st_mode) ? CRVM_ENT_SYMLINK : CRVM_ENT_OTHER, rel, -1,
+                          0) < 0)
+                break;
+            continue;
+        }
+        int cfd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (cfd < 0) continue;
+        int sent = -1;
+        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode) && a->files < page->max_artifacts &&
+            a->bytes + (uint64_t)sb.st_size <= page->artifact_bytes &&
+            (sent = put_entry(a, CRVM_ENT_FILE, rel, cfd, (uint32_t)sb.st_size)) == 0) {
+            a->files++;
+            a->bytes += (uint64_t)sb.st_size;
+        }
+        close(cfd);
+        if (sent < 0 && put_entry(a, CRVM_ENT_DROPPED, rel, -1, 0) < 0) break;
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    closedir(d);
+}
+
+/* Fills the artifacts span from *pos with what the code left in /out. */
+static void put_artifacts(uint32_t *pos)
+{
+    uint32_t start = *pos < page->size ? *pos : page->size;
+    uint64_t end = (uint64_t)start + page->max_artifact_span;
+    art_walk a = { .pos = start, .end = end < page->size ? (uint32_t)end : page->size };
+    int fd = open("/out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        struct statvfs sv;
+        if (fstatvfs(fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
+            page->result_flags |= CRVM_OUT_FULL;
+        walk_out(&a, fd, "", 0);
+        close(fd);
+    }
+    page->artifacts = (struct crvm_span){ start, a.pos - start };
+    *pos = (a.pos + 63) & ~63u;
+}
+
 int main(void)
 {
     uint64_t t0 = mono_ns(), t_run = 0, t_end = 0;
@@ -250,7 +382,7 @@ int main(void)
     pid_t pid = -1;
 
     if (ioperm(CRVM_DOORBELL_PORT, 4, 1) < 0) fail("init: ioperm");
-    else if (mount_all() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
+    else if (mount_system() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
     if (!page) {
         fprintf(stderr, "%s", failure);
         power_off();
@@ -262,7 +394,7 @@ int main(void)
             fail("init: job span %u+%u outside the region", j.off, j.len);
         }
         mkdir(CAPTURE, 0700);
-        if (!failure[0] && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
+        if (!failure[0] && mount_scratch() == 0 && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
             (out_fd = file_with(CAPTURE "/stdout", "", 0)) >= 0 &&
             (err_fd = file_with(CAPTURE "/stderr", "", 0)) >= 0 &&
             (rep_fd = file_with(CAPTURE "/report", "", 0)) >= 0)
@@ -276,6 +408,11 @@ int main(void)
         t_end = mono_ns();
     }
     kill(-1, SIGKILL);                    /* whatever the code left running */
+    /* Reaped before /out is read, so that nothing still writes there (at most 2 s). */
+    for (int i = 0; i < 2000 && waitpid(-1, NULL, WNOHANG) >= 0; i++) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
 
     uint32_t pos = (page->job.off + page->job.len + 63) & ~63u;
     page->result_flags = 0;
@@ -289,7 +426,7 @@ int main(void)
         if (pos + n > page->size) n = pos < page->size ? page->size - pos : 0;
         memcpy(region + pos, failure, n);
         page->err = (struct crvm_span){ pos, n };
-        page->out = page->report = (struct crvm_span){ pos, 0 };
+        page->out = page->report = page->artifacts = (struct crvm_span){ pos, 0 };
     } else {
         page->exited = WIFEXITED(status) ? 1 : 0;
         page->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
@@ -301,6 +438,7 @@ int main(void)
         if (put_file(err_fd, &page->err, page->max_stderr, &pos))
             page->result_flags |= CRVM_ERR_TRUNCATED;
         put_file(rep_fd, &page->report, page->max_report, &pos);
+        put_artifacts(&pos);
         if (timed_out) page->limit = SANDBOX_LIMIT_WALL;
         else if (WIFSIGNALED(status) && cpu_limit_hit(WTERMSIG(status)))
             page->limit = SANDBOX_LIMIT_CPU;

@@ -111,7 +111,7 @@ struct wire {
     cr_error err;
     int32_t exited, exit_code, term_signal;
     uint32_t limit, flags;
-    uint32_t out_len, err_len, report_len, console_len;
+    uint32_t out_len, err_len, report_len, artifacts_len, console_len;
     char note[128];
 };
 
@@ -179,13 +179,15 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
         w.out_len = (uint32_t)r.out_len;
         w.err_len = (uint32_t)r.err_len;
         w.report_len = (uint32_t)r.report_len;
+        w.artifacts_len = (uint32_t)r.artifacts_len;
     }
     w.rc = rc;
     w.stop = stop;
     w.console_len = (uint32_t)clen;
     int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, w.out_len) < 0 ||
               write_all(fd, r.errs, w.err_len) < 0 ||
-              write_all(fd, r.report, w.report_len) < 0 || write_all(fd, console, clen) < 0;
+              write_all(fd, r.report, w.report_len) < 0 ||
+              write_all(fd, r.artifacts, w.artifacts_len) < 0 || write_all(fd, console, clen) < 0;
     _exit(bad ? 3 : 0);
 }
 
@@ -257,15 +259,17 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
         w->rc = CR_ESANDBOX;
     if (w->out_len > p->lim.max_stdout || w->err_len > p->lim.max_stderr ||
-        w->report_len > p->lim.max_report || w->console_len > CONSOLE_TAIL) {
+        w->report_len > p->lim.max_report || w->artifacts_len > p->lim.max_artifact_span ||
+        w->console_len > CONSOLE_TAIL) {
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process sent oversized lengths");
         goto out;
     }
     struct { char **p; size_t *len; uint32_t n; } parts[] = {
         { &r->out, &r->out_len, w->out_len }, { &r->errs, &r->err_len, w->err_len },
         { &r->report, &r->report_len, w->report_len },
+        { &r->artifacts, &r->artifacts_len, w->artifacts_len },
     };
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (!(*parts[i].p = malloc((size_t)parts[i].n + 1))) {
             rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result of %u bytes", parts[i].n);
             goto out;
@@ -349,7 +353,11 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     vmm_config_default(c);
     uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD;
     c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
-    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + 4 * 64;
+    /* Room for /out in full: its bytes, and a record header and a name for every entry. */
+    uint64_t art_span = lim.artifact_bytes +
+        (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
+    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span +
+                      5 * 64;
     shared = (shared + 4095) & ~4095ull;
     if (shared > VMM_MAX_SHARED) {
         rc = cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes of "
@@ -366,7 +374,9 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         .wall_ms = (uint32_t)(lim.wall_s * 1000), .cpu_ms = (uint32_t)(lim.cpu_s * 1000),
         .max_procs = lim.max_procs, .memory_bytes = lim.memory_bytes,
         .max_stdout = (uint32_t)lim.max_stdout, .max_stderr = (uint32_t)lim.max_stderr,
-        .max_report = MAX_REPORT,
+        .max_report = MAX_REPORT, .tmp_bytes = lim.tmp_bytes,
+        .artifact_bytes = lim.artifact_bytes, .max_artifacts = lim.max_artifacts,
+        .max_artifact_span = (uint32_t)art_span,
     };
     /* CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1 copies the guest
      * console to stderr after the run: the two ways to see a guest that went wrong. */
@@ -386,9 +396,6 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     }
     out->tier = CR_TIER_KVM;
     snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
-    if (job->out_dir)
-        snprintf(out->artifact_note, sizeof out->artifact_note, "the kvm tier returns no /out "
-                 "artifacts yet");
     switch ((vmm_stop)w.stop) {
     case VMM_STOP_DOORBELL:
         r.exited = w.exited;
@@ -396,7 +403,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         r.term_signal = w.term_signal;
         r.limit = w.limit;
         r.flags = w.flags;
-        rc = kvm_take_result(&r, out, err);
+        if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
+            rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
         break;
     case VMM_STOP_TIMEOUT:
         out->exited = 0;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define CRVM_MAGIC 0x4d565243u          /* "CRVM" read as a little-endian u32 */
-#define CRVM_VERSION 1u
+#define CRVM_VERSION 2u
 /* In the 32-bit PCI hole: above any RAM we give a guest (VMM_MAX_MEM), below the TSS and
  * identity-map pages KVM needs near 4 GiB. */
 #define CRVM_SHARED_GPA 0xd0000000ull
@@ -33,6 +33,28 @@
 /* result_flags */
 #define CRVM_OUT_TRUNCATED 1u           /* stdout passed job max_stdout: cut there */
 #define CRVM_ERR_TRUNCATED 2u           /* stderr passed job max_stderr: cut there */
+#define CRVM_OUT_FULL 4u                /* /out had no block or inode left after the run */
+
+/* The artifacts span: what the code left under /out, as back-to-back records of a
+ * struct crvm_entry (unaligned: read it with memcpy), then path_len bytes of its path relative
+ * to /out ('/'-separated, no NUL), then `size` bytes of content for CRVM_ENT_FILE. The guest
+ * walks /out as the host's sandbox_artifacts_collect() does (no symlink followed, names
+ * sorted, SANDBOX_ARTIFACT_MAX_DEPTH, SANDBOX_ARTIFACT_MAX_ENTRIES) and sends every entry, so
+ * that the host rebuilds the same tree and collects it with the ns tier's own code: the same
+ * names, hashes, notes and limits on both tiers. A file past max_artifacts or artifact_bytes
+ * goes as CRVM_ENT_DROPPED, without its content. */
+#define CRVM_ENT_FILE 1u
+#define CRVM_ENT_DIR 2u
+#define CRVM_ENT_SYMLINK 3u
+#define CRVM_ENT_OTHER 4u                /* a fifo, socket or device node */
+#define CRVM_ENT_DROPPED 5u              /* a regular file over the artifact limits */
+
+struct crvm_entry {
+    uint8_t type;                       /* CRVM_ENT_* */
+    uint8_t reserved[3];                /* 0 */
+    uint32_t path_len;
+    uint32_t size;                      /* bytes of content that follow the path (FILE only) */
+};
 
 struct crvm_span {
     uint32_t off, len;
@@ -53,6 +75,10 @@ struct crvm_page {
     uint32_t max_stdout;                /* the guest cuts stdout here (and sets the flag) */
     uint32_t max_stderr;
     uint32_t max_report;
+    uint64_t tmp_bytes;                 /* size of the guest's /tmp */
+    uint64_t artifact_bytes;            /* size of the guest's /out; artifacts in all */
+    uint32_t max_artifacts;             /* files sent in full; the rest go as DROPPED */
+    uint32_t max_artifact_span;         /* bytes of the artifacts span at most */
 
     /* guest -> host */
     uint32_t exited;                    /* 1: exit_code is valid; 0: term_signal ended it */
@@ -64,6 +90,7 @@ struct crvm_page {
     struct crvm_span out;               /* the code's stdout */
     struct crvm_span err;               /* the code's stderr */
     struct crvm_span report;            /* the runner's report (sandbox_report_parse()) */
+    struct crvm_span artifacts;         /* records of struct crvm_entry (above) */
     uint64_t guest_ns[4];               /* guest CLOCK_MONOTONIC: init start, runner start,
                                            runner end, ring (for the boot figures) */
 };

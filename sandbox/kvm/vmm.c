@@ -745,6 +745,8 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
         .wall_ms = lim->wall_ms, .cpu_ms = lim->cpu_ms, .memory_bytes = lim->memory_bytes,
         .max_procs = lim->max_procs, .max_stdout = lim->max_stdout,
         .max_stderr = lim->max_stderr, .max_report = lim->max_report,
+        .tmp_bytes = lim->tmp_bytes, .artifact_bytes = lim->artifact_bytes,
+        .max_artifacts = lim->max_artifacts, .max_artifact_span = lim->max_artifact_span,
     };
     memset(vm->shared, 0, JOB_OFF);
     memcpy(vm->shared, &h, sizeof h);
@@ -804,12 +806,14 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
     if (h.exited > 1 || (!h.exited && (h.term_signal == 0 || h.term_signal > 64)))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: exited %u with signal "
                             "%u", h.exited, h.term_signal);
-    if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED))
+    if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED | CRVM_OUT_FULL))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: unknown flags 0x%x",
                             h.result_flags);
     if ((rc = check_span(&h, "out", h.out, lim->max_stdout, "max_stdout", err)) != CR_OK ||
         (rc = check_span(&h, "err", h.err, lim->max_stderr, "max_stderr", err)) != CR_OK ||
-        (rc = check_span(&h, "report", h.report, lim->max_report, "max_report", err)) != CR_OK)
+        (rc = check_span(&h, "report", h.report, lim->max_report, "max_report", err)) != CR_OK ||
+        (rc = check_span(&h, "artifacts", h.artifacts, lim->max_artifact_span,
+                         "max_artifact_span", err)) != CR_OK)
         return rc;
     res->exited = (int)h.exited;
     res->exit_code = h.exit_code;
@@ -819,7 +823,8 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
     memcpy(res->guest_ns, h.guest_ns, sizeof res->guest_ns);
     if ((rc = copy_span(region, h.out, &res->out, &res->out_len, err)) != CR_OK ||
         (rc = copy_span(region, h.err, &res->errs, &res->err_len, err)) != CR_OK ||
-        (rc = copy_span(region, h.report, &res->report, &res->report_len, err)) != CR_OK)
+        (rc = copy_span(region, h.report, &res->report, &res->report_len, err)) != CR_OK ||
+        (rc = copy_span(region, h.artifacts, &res->artifacts, &res->artifacts_len, err)) != CR_OK)
         vmm_page_result_free(res);
     return rc;
 }
@@ -830,6 +835,7 @@ void vmm_page_result_free(vmm_page_result *res)
     free(res->out);
     free(res->errs);
     free(res->report);
+    free(res->artifacts);
     memset(res, 0, sizeof *res);
 }
 

@@ -31,7 +31,7 @@
 #define VMM_KICK_SIGNAL (SIGRTMIN + 4)
 #define VMM_MAX_MEM (3ull << 30)        /* RAM stays below the 32-bit hole and the region */
 #define VMM_MIN_MEM (1ull << 20)        /* page tables and the boot data live below 1 MiB */
-#define VMM_MAX_SHARED (64ull << 20)
+#define VMM_MAX_SHARED (256ull << 20)   /* /out's 64 MiB default fits, with room to spare */
 
 /* Fixed guest-physical addresses of what the VMM builds in low memory. */
 #define VMM_GDT_GPA 0x500ull
@@ -124,6 +124,8 @@ typedef struct {
     uint32_t wall_ms, cpu_ms, max_procs;
     uint64_t memory_bytes;
     uint32_t max_stdout, max_stderr, max_report;
+    uint64_t tmp_bytes, artifact_bytes;
+    uint32_t max_artifacts, max_artifact_span;
 } vmm_job_limits;
 
 /* Writes the header and the job bytes into the region (which it clears first). CR_ELIMIT when
@@ -137,7 +139,8 @@ typedef struct {
     int exited, exit_code, term_signal;
     uint32_t limit, flags;
     char *out, *errs, *report;           /* NUL-ended copies; never NULL on CR_OK */
-    size_t out_len, err_len, report_len;
+    char *artifacts;                     /* the artifacts span (proto.h), unchecked */
+    size_t out_len, err_len, report_len, artifacts_len;
     uint64_t guest_ns[4];
 } vmm_page_result;
 
@@ -156,6 +159,34 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
  * with sandbox_outcome_free(), whatever the return. */
 cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error *err);
 void vmm_page_result_free(vmm_page_result *res);   /* NULL is a no-op; zeroes it */
+
+/* ---- artifacts (artifacts.c) ------------------------------------------------------------ */
+
+/* One record of the artifacts span (proto.h), pointing into the span. */
+typedef struct {
+    uint8_t type;                        /* CRVM_ENT_* */
+    const char *path;                    /* path_len bytes, not NUL-ended */
+    uint32_t path_len;
+    const uint8_t *data;                 /* size bytes of a CRVM_ENT_FILE */
+    uint32_t size;
+} kvm_entry;
+
+/* Checks the record at *pos of the span [p, p + n) and moves *pos past it: a known type,
+ * reserved bytes 0, content only for a file, everything inside the span, a path that is
+ * relative, '/'-separated, without an empty, "." or ".." component, shorter than
+ * SANDBOX_ARTIFACT_NAME_MAX and no deeper than the walk goes. CR_ESANDBOX naming the record. */
+cr_code kvm_entry_next(const uint8_t *p, size_t n, size_t *pos, kvm_entry *e, cr_error *err);
+/* Makes the tree the records describe under the directory `root` (borrowed; empty and the
+ * host's own): directories, files with their content, symlinks and fifos as stand-ins for
+ * what the guest had, and each dropped file as a sparse one of dropped_size bytes. Every
+ * parent must come before its entries, and no name twice. */
+cr_code kvm_artifacts_unpack(const uint8_t *p, size_t n, int root, uint64_t dropped_size,
+                             cr_error *err);
+/* The artifacts of a parsed result into the outcome, as the ns tier collects them (copies
+ * into out_dir when non-NULL), through a private directory under $TMPDIR or /tmp that is
+ * gone on return. A CRVM_OUT_FULL flag turns a DISK limit into ARTIFACTS. */
+cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
+                           const sandbox_limits *lim, sandbox_outcome *out, cr_error *err);
 
 /* ---- host detection --------------------------------------------------------------------- */
 

@@ -775,13 +775,9 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
                  used ? "; also " : "", lim.max_procs);
     }
     if (out->limit == SANDBOX_LIMIT_DISK && out_dir_fd >= 0) {
-        /* A write error has no file name; a full /out tells which filesystem it was. */
         struct statvfs sv;
-        if (fstatvfs(out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0)) {
-            out->limit = SANDBOX_LIMIT_ARTIFACTS;
-            snprintf(out->limit_detail, sizeof out->limit_detail, "/out full (%llu bytes)",
-                     (unsigned long long)lim.artifact_bytes);
-        }
+        if (fstatvfs(out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
+            sandbox_out_full(out, &lim);
     }
     if (out_dir_fd >= 0 &&
         (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK)
