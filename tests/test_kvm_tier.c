@@ -4,6 +4,8 @@
  * host (tests/kvm-host/, CR_EXPECT_KVM_LINUX=1) runs the guest for real. */
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "sandbox/sandbox.h"
@@ -27,18 +29,25 @@ static void show(const sandbox_outcome *oc)
             oc->stdout_buf.p ? oc->stdout_buf.p : "", oc->stderr_buf.p ? oc->stderr_buf.p : "");
 }
 
+/* A kvm-tier job for `code` with small limits; CPU time as long as the wall clock, since
+ * python3 under nested emulation spends seconds of guest CPU. */
+static void kvm_job(sandbox_job *job, const char *code, double wall_s)
+{
+    sandbox_job_init(job);
+    job->tier = CR_TIER_KVM;
+    job->code = code;
+    job->code_len = strlen(code);
+    job->limits.wall_s = wall_s;
+    job->limits.cpu_s = wall_s;
+    job->limits.memory_bytes = 128ull << 20;
+    job->limits.max_stdout = 4096;
+}
+
 /* Runs `code` on the kvm tier with small limits; the code of sandbox_run(). */
 static cr_code run(const char *code, double wall_s, sandbox_outcome *oc, cr_error *e)
 {
     sandbox_job job;
-    sandbox_job_init(&job);
-    job.tier = CR_TIER_KVM;
-    job.code = code;
-    job.code_len = strlen(code);
-    job.limits.wall_s = wall_s;
-    job.limits.cpu_s = wall_s;
-    job.limits.memory_bytes = 128ull << 20;
-    job.limits.max_stdout = 4096;
+    kvm_job(&job, code, wall_s);
     return sandbox_run(&job, oc, e);
 }
 
@@ -178,13 +187,8 @@ static void test_artifacts(void)
     sandbox_job job;
     sandbox_outcome oc;
     cr_error e = {0};
-    sandbox_job_init(&job);
-    job.tier = CR_TIER_KVM;
-    job.code = code;
-    job.code_len = strlen(code);
+    kvm_job(&job, code, 60);
     job.out_dir = dest;
-    job.limits.wall_s = 60;
-    job.limits.memory_bytes = 128ull << 20;
     job.limits.max_artifacts = 2;
     if (sandbox_run(&job, &oc, &e) != CR_OK) {
         fprintf(stderr, "run: %s\n", e.message);
@@ -224,6 +228,7 @@ static void test_artifacts(void)
         CHECK(0);
         return;
     }
+    if (!oc.raised) show(&oc);
     CHECK_INT(oc.raised, 1);
     CHECK_STR(oc.error_type, "OSError");
     CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
@@ -231,20 +236,55 @@ static void test_artifacts(void)
     sandbox_outcome_free(&oc);
 }
 
-static void test_data_dir_refused(void)
+/* /data as the ns tier gives it: readable, and every write refused with the ns tier's errors
+ * (EROFS from the read-only mount, EACCES where permissions answer first). */
+static void test_data_dir(void)
 {
     if (!available) { SKIP("%s", why); return; }
+    char dir[] = "/tmp/kvm-data.XXXXXX", path[64];
+    if (!mkdtemp(dir)) {
+        CHECK(0);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/in.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs("payload\n", f);
+        fclose(f);
+    }
+    /* World-readable, as the ns tier wants its data too: the code runs as nobody. */
+    chmod(dir, 0755);
+    chmod(path, 0644);
+    static const char code[] =
+        "import os\n"
+        "def t(f):\n"
+        "    try:\n"
+        "        f()\n"
+        "    except OSError as e:\n"
+        "        return e.errno\n"
+        "    return 0\n"
+        "print(open('/data/in.txt').read().strip())\n"
+        "print(t(lambda: open('/data/new', 'w')), t(lambda: open('/data/in.txt', 'a')),"
+        " t(lambda: os.unlink('/data/in.txt')), t(lambda: os.chmod('/data/in.txt', 0o777)))\n";
     sandbox_job job;
     sandbox_outcome oc;
     cr_error e = {0};
-    sandbox_job_init(&job);
-    job.tier = CR_TIER_KVM;
-    job.code = "print(1)\n";
-    job.code_len = 9;
-    job.data_dir = "/tmp";
-    CHECK_INT(sandbox_run(&job, &oc, &e), CR_ESANDBOX);
-    CHECK_STR(e.message, "kvm: a /data directory is not supported by the kvm tier yet; "
-                         "try --tier ns");
+    kvm_job(&job, code, 60);
+    job.data_dir = dir;
+    if (sandbox_run(&job, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        CHECK(0);
+        return;
+    }
+    if (oc.exit_code != 0 || !oc.stdout_buf.p) show(&oc);
+    CHECK_STR(oc.stdout_buf.p ? oc.stdout_buf.p : "", "payload\n30 13 30 30\n");
+    sandbox_outcome_free(&oc);
+    unlink(path);
+    rmdir(dir);
+
+    job.data_dir = "/nonexistent-data";
+    CHECK_INT(sandbox_run(&job, &oc, &e), CR_EUSAGE);
+    CHECK_STR(e.message, "/nonexistent-data: No such file or directory");
 }
 
 int main(void)
@@ -257,6 +297,6 @@ int main(void)
     test_wall_limit_and_output_cap();
     test_guest_panic();
     test_artifacts();
-    test_data_dir_refused();
+    test_data_dir();
     return TEST_SUMMARY();
 }

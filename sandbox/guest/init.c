@@ -91,6 +91,19 @@ static int mount_system(void)
     return 0;
 }
 
+/* The data directory came as a second initramfs archive (sandbox/kvm/data.c): read-only from
+ * here on, as the ns tier's bind mount is. */
+static int seal_data(void)
+{
+    struct stat sb;
+    if (lstat("/data", &sb) < 0) return 0;              /* the job has no data directory */
+    if (mount("/data", "/data", NULL, MS_BIND | MS_REC, NULL) < 0 ||
+        mount(NULL, "/data", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
+              NULL) < 0)
+        return fail("init: make /data read-only");
+    return 0;
+}
+
 /* The ns tier's sizes: /tmp tmp_bytes; /out artifact_bytes, its inodes bounding the files. */
 static int mount_scratch(void)
 {
@@ -394,7 +407,7 @@ int main(void)
             fail("init: job span %u+%u outside the region", j.off, j.len);
         }
         mkdir(CAPTURE, 0700);
-        if (!failure[0] && mount_scratch() == 0 && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
+        if (!failure[0] && mount_scratch() == 0 && seal_data() == 0 && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
             (out_fd = file_with(CAPTURE "/stdout", "", 0)) >= 0 &&
             (err_fd = file_with(CAPTURE "/stderr", "", 0)) >= 0 &&
             (rep_fd = file_with(CAPTURE "/report", "", 0)) >= 0)

@@ -89,8 +89,8 @@ static void e820_add(uint8_t *bp, uint64_t addr, uint64_t size, uint32_t type)
     bp[BP_E820_ENTRIES] = (uint8_t)(n + 1);
 }
 
-cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const char *cmdline,
-                       cr_error *err)
+cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const void *extra,
+                       size_t extra_len, const char *cmdline, cr_error *err)
 {
     uint64_t mem = vmm_get_config(vm)->mem_bytes, ksize = 0, isize = 0;
     cr_code rc;
@@ -133,12 +133,20 @@ cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const ch
     if (imax < top) top = imax;
     struct stat st;
     if (stat(initrd, &st) < 0) return boot_fail(err, "stat", initrd, errno);
-    if ((uint64_t)st.st_size + kend > top)
-        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: initramfs %s (%lld bytes) does not "
-                            "fit %llu MiB of guest memory", initrd, (long long)st.st_size,
-                            (unsigned long long)(mem >> 20));
-    uint64_t iaddr = (top - (uint64_t)st.st_size) & ~0xfffull;
+    /* The extra archive follows the file at a 4-byte boundary, as concatenated cpio archives
+     * must; the kernel unpacks both into one root. */
+    uint64_t whole = (((uint64_t)st.st_size + 3) & ~3ull) + extra_len;
+    if (whole + kend > top)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: initramfs %s (%lld bytes) and %zu "
+                            "bytes of data do not fit %llu MiB of guest memory", initrd,
+                            (long long)st.st_size, extra_len, (unsigned long long)(mem >> 20));
+    uint64_t iaddr = (top - whole) & ~0xfffull;
     if ((rc = read_into(vm, initrd, iaddr, top - iaddr, &isize, err)) != CR_OK) return rc;
+    if (extra_len) {
+        isize = (isize + 3) & ~3ull;
+        if ((rc = vmm_load(vm, iaddr + isize, extra, extra_len, err)) != CR_OK) return rc;
+        isize += extra_len;
+    }
 
     size_t clen = strlen(cmdline);
     uint32_t cmax = rd32(bp + HDR_CMDLINE_SIZE);

@@ -66,6 +66,7 @@ int sandbox_kvm_available(char *why, size_t why_len)
  * python3 itself. */
 #define GUEST_OVERHEAD (192ull << 20)
 #define MAX_REPORT (256u << 10)
+#define DATA_MAX (256ull << 20)     /* bytes of /data the guest is given in its initramfs */
 #define BOOT_ALLOWANCE_S 10.0       /* the boot's own share of the wall clock; CR_KVM_BOOT_S */
 /* No PCI, no ACPI, no modules: the guest has nothing to find. reboot=k and panic=-1 turn a
  * power-off or a panic into an i8042 reset, which ends the run at once. */
@@ -131,6 +132,8 @@ typedef struct {
     vmm_job_limits lim;
     const char *job, *kernel, *initrd, *cmdline;
     size_t job_len;
+    const char *data;             /* the data directory's cpio archive, or NULL */
+    size_t data_len;
     int console;                  /* copy the guest console to stderr */
 } vmm_plan;
 
@@ -149,7 +152,8 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
     memset(&r, 0, sizeof r);
     if ((rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
         (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK &&
-        (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->cmdline, &w.err)) == CR_OK &&
+        (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline,
+                             &w.err)) == CR_OK &&
         (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
         rc = vmm_run(vm, &stop, &w.err);
     if (vm) {
@@ -326,7 +330,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     char why[256], cmdline[1024], console[CONSOLE_TAIL + 1];
     struct timespec t0;
     sandbox_limits lim;
-    cr_buf enc;
+    cr_buf enc, data;
     vmm_plan plan;
     vmm_page_result r;
     struct wire w;
@@ -337,21 +341,21 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     memset(&r, 0, sizeof r);
     memset(&plan, 0, sizeof plan);
     cr_buf_init(&enc, 0);
+    cr_buf_init(&data, 0);
     if (!job) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job");
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
     if (!sandbox_kvm_available(why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
-    /* Not carried into the guest yet: say so rather than run without them. */
-    if (job->data_dir)
-        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: a /data directory is not supported "
-                            "by the kvm tier yet; try --tier ns");
     lim = job->limits;
     sandbox_limits_resolve(&lim);
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
+    if (job->data_dir && (rc = kvm_data_archive(job->data_dir, DATA_MAX, &data, err)) != CR_OK)
+        goto out;
 
     vmm_config *c = &plan.cfg;
     vmm_config_default(c);
-    uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD;
+    /* The data archive sits in guest RAM beside what the kernel unpacks from it. */
+    uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD + 2 * (uint64_t)data.len;
     c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
     /* Room for /out in full: its bytes, and a record header and a name for every entry. */
     uint64_t art_span = lim.artifact_bytes +
@@ -384,6 +388,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     snprintf(cmdline, sizeof cmdline, "%s %s", CMDLINE, extra ? extra : "");
     plan.job = enc.p;
     plan.job_len = enc.len;
+    plan.data = data.len ? data.p : NULL;
+    plan.data_len = data.len;
     plan.kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
     plan.initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
     plan.cmdline = cmdline;
@@ -422,6 +428,7 @@ out:
     out->wall_s = out->cpu_s = elapsed(&t0);
     vmm_page_result_free(&r);
     cr_buf_free(&enc);
+    cr_buf_free(&data);
     if (rc != CR_OK) sandbox_outcome_free(out);
     return rc;
 }

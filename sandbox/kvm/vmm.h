@@ -112,10 +112,17 @@ const vmm_config *vmm_get_config(const vmm *vm);     /* borrowed from vm */
 void vmm_exit_stats(const vmm *vm, char *buf, size_t n);
 
 /* Loads a bzImage and its initramfs (boot.c) and points the vCPU at the kernel's 64-bit
- * entry. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
+ * entry; extra_len bytes at `extra` (another cpio archive, kvm_data_archive()) follow the
+ * initramfs. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
  * initramfs. CR_ESANDBOX naming the file and what is wrong with it. */
-cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const char *cmdline,
-                       cr_error *err);
+cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const void *extra,
+                       size_t extra_len, const char *cmdline, cr_error *err);
+
+/* The directory data_dir as a cpio "newc" archive of "data" and everything under it (data.c),
+ * appended to `out`: what the ns tier's code would see through its read-only bind mount, in
+ * name order, owned by root with write bits cleared; at most max_bytes, DATA_MAX_ENTRIES
+ * entries and DATA_MAX_DEPTH levels, else CR_ELIMIT advising the ns tier. */
+cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, cr_error *err);
 
 /* ---- the job/result region ---------------------------------------------------------------- */
 
