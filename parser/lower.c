@@ -634,28 +634,36 @@ static uint32_t debug_eq_end(lower_ctx *cx, cn interp)
     return 0;
 }
 
-/* One string node's parts: literal text into cx->sbuf, fields pushed as FORMAT nodes. */
-static cr_code lower_string_parts(lower_ctx *cx, cn str, int raw, int fmt, int *bad)
+/* One string node's parts: literal text into cx->sbuf, fields pushed as FORMAT nodes. The
+ * text is the source between the opening quotes, the fields and the closing quotes rather
+ * than the string_content nodes: tree-sitter-python's scanner files the text of some raw
+ * strings into string_end (r'\\' has no content node at all), while CPython keeps every
+ * character. `quotes` is 1 or 3. */
+static cr_code lower_string_parts(lower_ctx *cx, cn str, int raw, int fmt, int quotes,
+                                  int *bad)
 {
     size_t base, count;
     cr_code rc;
     if ((rc = kids(cx, str, 1, &base, &count)) != CR_OK) return rc;
+    uint32_t at = str->start, end = str->end >= str->start + (uint32_t)quotes
+                                        ? str->end - (uint32_t)quotes : str->start;
     for (size_t j = 0; j < count && rc == CR_OK; j++) {
         cn k = cx->ks[base + j].node;
         int s = sym(k);
-        if (s == S_string_content) {
-            rc = decode_text(cx, node_src(cx, k), node_len(k), raw, fmt, bad);
-        } else if (s == S_interpolation) {
-            ir_node *lit, *f;
-            if (cx->sbuf.len && ((rc = flush_str(cx, k, &lit)) != CR_OK ||
-                                 (rc = push_ir(cx, lit)) != CR_OK))
-                break;
-            uint32_t eq = debug_eq_end(cx, k);
-            if (eq) rc = lower_debug_field(cx, k, eq);
-            else if ((rc = lower_interpolation(cx, k, &f)) == CR_OK) rc = push_ir(cx, f);
-            cr_buf_reset(&cx->sbuf);   /* the field's own strings used the buffer */
-        }
+        if (s == S_string_start) at = k->end;
+        if (s != S_interpolation) continue;
+        if (k->start > at) rc = decode_text(cx, cx->src + at, k->start - at, raw, fmt, bad);
+        at = k->end;
+        ir_node *lit, *f;
+        if (rc != CR_OK || (cx->sbuf.len && ((rc = flush_str(cx, k, &lit)) != CR_OK ||
+                                             (rc = push_ir(cx, lit)) != CR_OK)))
+            break;
+        uint32_t eq = debug_eq_end(cx, k);
+        if (eq) rc = lower_debug_field(cx, k, eq);
+        else if ((rc = lower_interpolation(cx, k, &f)) == CR_OK) rc = push_ir(cx, f);
+        cr_buf_reset(&cx->sbuf);   /* the field's own strings used the buffer */
     }
+    if (rc == CR_OK && end > at) rc = decode_text(cx, cx->src + at, end - at, raw, fmt, bad);
     cx->nks = base;
     return rc;
 }
@@ -674,11 +682,13 @@ static cr_code lower_strings(lower_ctx *cx, cn ts, ir_node **out)
         if (!start) return syntax(cx, str, "invalid syntax");
         const char *p = node_src(cx, start);
         int raw = 0, fmt = 0, bytes = 0;
-        for (uint32_t k = 0; k < node_len(start) && p[k] != '"' && p[k] != '\''; k++) {
+        uint32_t k = 0;
+        for (; k < node_len(start) && p[k] != '"' && p[k] != '\''; k++) {
             if (p[k] == 'r' || p[k] == 'R') raw = 1;
             if (p[k] == 'f' || p[k] == 'F') fmt = 1;
             if (p[k] == 'b' || p[k] == 'B') bytes = 1;
         }
+        int quotes = node_len(start) - k >= 3 ? 3 : 1;
         if (bytes) {
             cx->nks = sbase;
             cx->nis = ibase;
@@ -686,7 +696,7 @@ static cr_code lower_strings(lower_ctx *cx, cn ts, ir_node **out)
             return unsupported_as(cx, ts, "bytes", 0, out);
         }
         fmt_any |= fmt;
-        rc = lower_string_parts(cx, str, raw, fmt, &bad);
+        rc = lower_string_parts(cx, str, raw, fmt, quotes, &bad);
     }
     cx->nks = sbase;
     if (rc != CR_OK) return rc;
@@ -1603,6 +1613,19 @@ static cr_code check_indent(lower_ctx *cx, cn prev, cn ts, int *block_w)
     return syntax(cx, ts, "unindent does not match any outer indentation level");
 }
 
+/* Whether every line break in the source [a, b) is escaped by a backslash: tree-sitter makes
+ * no line_continuation node where a string follows one (`x = \\` NEWLINE `'s'`), since the
+ * string's scanner skips it as blank. */
+static int escaped_breaks(lower_ctx *cx, uint32_t a, uint32_t b)
+{
+    for (uint32_t i = a; i < b; i++) {
+        if (cx->src[i] != '\n') continue;
+        uint32_t j = i > a && cx->src[i - 1] == '\r' ? i - 1 : i;
+        if (j == a || cx->src[j - 1] != '\\') return 0;
+    }
+    return 1;
+}
+
 /* A simple statement is one logical line: tree-sitter reads on across a line break that is
  * outside brackets (`x = a *` NEWLINE `b`), CPython does not. */
 static cr_code check_logical_line(lower_ctx *cx, cn ts)
@@ -1616,7 +1639,8 @@ static cr_code check_logical_line(lower_ctx *cx, cn ts)
         int leaf = s == S_string || s == S_concatenated_string || n->nkids == 0;
         if (!leaf) { n++; continue; }
         if (s != S_comment) {
-            if (prev && sym(prev) != S_line_continuation && depth == 0 && n->srow > prev->erow)
+            if (prev && sym(prev) != S_line_continuation && depth == 0 && n->srow > prev->erow &&
+                !escaped_breaks(cx, prev->end, n->start))
                 return syntax(cx, n, "invalid syntax (a line break ends the statement)");
             if (!is_named(n) && n->end == n->start + 1) {
                 char c = cx->src[n->start];

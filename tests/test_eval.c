@@ -90,6 +90,11 @@ static int raises(const char *src, const char *type, const char *message, int li
 static const struct {
     const char *src, *out;
 } prints[] = {
+    /* raw strings keep every backslash; a continuation may end right before a string */
+    { "x = r'\\\\'\nprint(x, len(x), r'\\\\\\'', f'{x}')",
+      "\\\\ 2 \\\\\\' \\\\\n" },
+    { "units = \\\n'thousand'\nans = \\\n  f'{units}'\nprint(units, ans)",
+      "thousand thousand\n" },
     { "print(7 // 2, -7 // 2, 7 // -2, -7 // -2)",
       "3 -4 -4 3\n" },
     /* slice deletion and assignment on lists that never had a buffer (a UBSan finding) */
