@@ -1503,6 +1503,15 @@ static ex parse_testlist(fast_ctx *p)
         dep = max_i(dep, e.dep);
         push(p, e.n);
     }
+    /* A statement `a, b` then a line starting with `[`: where that line is an assignment,
+     * tree-sitter-python reads one pattern `a, b[...] = ...` across the line break. */
+    const ftok *t = cur(p);
+    int stmt_start = a == p->t || a[-1].kind == K_NEWLINE || a[-1].kind == K_INDENT ||
+                     a[-1].kind == K_DEDENT;
+    if (stmt_start && t->kind == K_NEWLINE) {
+        while (t->kind == K_NEWLINE || t->kind == K_INDENT || t->kind == K_DEDENT) t++;
+        if (t->kind == K_OP && t->op == O_LSQB) decline(p, "tuple before a line opening '['");
+    }
     ir_node *n = mk_tok(p, IR_TUPLE, a, (uint32_t)(p->nstk - base));
     p->bare_single = n->n == 1 ? n : NULL;
     return ex_of(pop_into(p, n, base), dep + 1);

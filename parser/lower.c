@@ -993,42 +993,82 @@ static cr_code lower_named(lower_ctx *cx, cn ts, ir_kind kind, cn name, int f,
     return lower_field(cx, ts, f, &n->kid[0]);
 }
 
-/* tree-sitter-python reads an argument `*g(1)` that follows another argument as a call of
- * `*g` (call(list_splat(g), 1), and `*g(1)(2)` as a call of that), where CPython reads a
- * starred call. The CST tells the misreading from `(*g)(1)` (a parenthesized callee, which
- * CPython rejects); the IR is rebuilt as CPython reads it, the calls starting at `g`. */
-static int splat_callee(lower_ctx *cx, cn k)
+/* tree-sitter-python reads an argument after another argument, or an element of a tuple
+ * without parentheses, that starts with a star as an expression whose leftmost operand is
+ * the starred one: `*g(1)` as call(list_splat(g), 1), `*a - b` as
+ * binary_operator(list_splat(a), b), and so on through calls, attributes, subscripts and
+ * operators. CPython's star takes the whole element. The CST tells the misreading from
+ * `(*a) - b` (parenthesized, which CPython rejects); the IR is rebuilt as CPython reads it:
+ * STARRED over the element, whose leftmost operand starts after the star. */
+static int splat_leftmost(lower_ctx *cx, cn k)
 {
-    while (sym(k) == S_call) k = field(cx, k, F_function);
-    return k && sym(k) == S_list_splat;
+    for (int first = 1; k; first = 0) {
+        switch (sym(k)) {
+        case S_list_splat: return !first;
+        case S_call: k = field(cx, k, F_function); break;
+        case S_attribute: k = field(cx, k, F_object); break;
+        case S_subscript: k = field(cx, k, F_value); break;
+        case S_binary_operator: case S_boolean_operator: case S_comparison_operator:
+        case S_conditional_expression:
+            k = named_child(cx, k, 0);
+            break;
+        default: return 0;
+        }
+    }
+    return 0;
 }
 
-static ir_node *starred_call(ir_node *n)
+/* The kid of n that starts where n does (its leftmost operand), or NULL. */
+static ir_node *leftmost_kid(const ir_node *n, int line, int col, uint32_t *at)
 {
-    ir_node *c = n;
-    while (c->kid[0]->kind == IR_CALL) c = c->kid[0];
-    ir_node *s = c->kid[0], *g = s->kid[0];
-    c->kid[0] = g;
-    for (ir_node *k = n;; k = k->kid[0]) {
+    for (uint32_t i = 0; i < n->n; i++)
+        if (n->kid[i] && n->kid[i]->line == line && n->kid[i]->col == col) {
+            *at = i;
+            return n->kid[i];
+        }
+    return NULL;
+}
+
+static ir_node *starred_whole(ir_node *n)
+{
+    int line = n->line, col = n->col;
+    ir_node *parent = NULL, *c = n, *next;
+    uint32_t at = 0, pat = 0;
+    while (c->kind != IR_STARRED && (next = leftmost_kid(c, line, col, &at))) {
+        parent = c;
+        pat = at;
+        c = next;
+    }
+    if (c->kind != IR_STARRED || !parent || c->n != 1 || !c->kid[0]) return n;
+    ir_node *g = c->kid[0];
+    parent->kid[pat] = g;
+    /* Every node on the way down now starts where g does. */
+    for (ir_node *k = n; k && k != g; k = next) {
+        next = leftmost_kid(k, line, col, &at);
         k->line = g->line;
         k->col = g->col;
-        if (k == c) break;
     }
-    s->kid[0] = n;
-    s->end_line = n->end_line;
-    s->end_col = n->end_col;
-    return s;
+    c->kid[0] = n;
+    c->line = line;
+    c->col = col;
+    c->end_line = n->end_line;
+    c->end_col = n->end_col;
+    return c;
+}
+
+/* An element lowered as CPython reads it (see splat_leftmost()). */
+static cr_code lower_element(lower_ctx *cx, cn k, ir_node **out)
+{
+    cr_code rc = lower_expr(cx, k, out);
+    if (rc == CR_OK && splat_leftmost(cx, k)) *out = starred_whole(*out);
+    return rc;
 }
 
 static cr_code lower_arg(lower_ctx *cx, cn k, ir_node **out)
 {
-    cr_code rc;
     if (sym(k) == S_keyword_argument)
         return lower_named(cx, k, IR_KEYWORD, field(cx, k, F_name), F_value, out);
-    if ((rc = lower_expr(cx, k, out)) == CR_OK && sym(k) == S_call && splat_callee(cx, k) &&
-        (*out)->kind == IR_CALL)
-        *out = starred_call(*out);
-    return rc;
+    return lower_element(cx, k, out);
 }
 
 static cr_code lower_call(lower_ctx *cx, cn ts, ir_node **out)
@@ -1198,7 +1238,7 @@ static cr_code lower_expr_in(lower_ctx *cx, cn ts, ir_node **out)
     case S_slice: return lower_slice(cx, ts, out);
     case S_list: return lower_each(cx, ts, IR_LIST, lower_expr, out);
     case S_set: return lower_each(cx, ts, IR_SET, lower_expr, out);
-    case S_tuple: case S_expression_list: return lower_each(cx, ts, IR_TUPLE, lower_expr, out);
+    case S_tuple: case S_expression_list: return lower_each(cx, ts, IR_TUPLE, lower_element, out);
     case S_dictionary: return lower_dict(cx, ts, out);
     case S_list_comprehension: return lower_comprehension(cx, ts, IR_LISTCOMP, out);
     case S_set_comprehension: return lower_comprehension(cx, ts, IR_SETCOMP, out);
