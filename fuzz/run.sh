@@ -49,7 +49,17 @@ for t in "$@"; do
     printf '%-16s %4s s %10s runs %7s exec/s %6s corpus  %s\n' "$t" "$took" "${runs:-?}" \
         "${eps:-?}" "$size" "$verdict"
     if [ "$rc" != 0 ]; then
-        grep -E 'ERROR|SUMMARY|fuzz:|#[0-9]+ 0x' "$log" | head -n 30 | sed 's/^/    /'
+        # The target's own words just before the report (a differential target says what
+        # differed), the report, and the input itself in base64 (at most 4 KiB of it), so a
+        # finding on a machine we cannot reach can be replayed here.
+        grep -B 4 -m 1 -E '^==[0-9]+==|runtime error' "$log" | grep -v -E '^#[0-9]+|^==[0-9]+==' |
+            sed 's/^/    /'
+        grep -E 'ERROR|SUMMARY|#[0-9]+ 0x' "$log" | head -n 30 | sed 's/^/    /'
+        found=$(ls -t "$findings" | head -n 1)
+        if [ -n "$found" ]; then
+            echo "    input ($(wc -c <"$findings$found") bytes, base64):"
+            head -c 4096 "$findings$found" | base64 | sed 's/^/    /'
+        fi
     fi
 done
 echo "fuzz: $# targets, $(( $(date +%s) - start )) s in all"
