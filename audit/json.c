@@ -5,6 +5,7 @@
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* A JSON string; bytes that are not UTF-8 (stdout of a sandboxed program may hold any) go out
@@ -37,6 +38,9 @@ static cr_code put_string(cr_buf *b, const char *p, size_t len)
 static cr_code put_json_text(cr_buf *b, const char *p, size_t len)
 {
     if (!p) return cr_buf_puts(b, "null");
+    /* jansson stops at a NUL byte and accepts what came before it: "999\0" would go out
+     * with the NUL in it, which ends the line for every C reader of the output. */
+    if (memchr(p, '\0', len)) return put_string(b, p, len);
     json_t *j = json_loadb(p, len, JSON_DECODE_ANY, NULL);
     if (!j) return put_string(b, p, len);
     json_decref(j);
