@@ -318,9 +318,11 @@ static void test_guest_ptr_bounds(void)
  * region with rep movsb and rings the doorbell with `ring`: every malformed result a guest
  * could leave is one template away. */
 
+static const uint8_t filter_bytes[16] = { 6, 0, 0, 0, 0, 0, 0xff, 0x7f };  /* ret ALLOW */
 static const vmm_job_limits lim = {
     .wall_ms = 1000, .cpu_ms = 1000, .max_procs = 4, .memory_bytes = 1 << 20,
     .max_stdout = 65536, .max_stderr = 4096, .max_report = 4096,
+    .filter = filter_bytes, .filter_len = sizeof filter_bytes,
 };
 
 static int run_page_guest(vmm *vm, const struct crvm_page *tpl, const char *data,
@@ -384,6 +386,10 @@ static void test_page_round_trip(void)
     CHECK_INT(host->magic, CRVM_MAGIC);
     CHECK_INT(host->job.len, 17);
     CHECK(memcmp((const char *)host + host->job.off, "code 9\nprint(42)\n", 17) == 0);
+    /* The filter after the job, 64-byte aligned, byte for byte. */
+    CHECK_INT(host->filter.off, 256);
+    CHECK_INT(host->filter.len, 16);
+    CHECK(memcmp((const char *)host + host->filter.off, filter_bytes, 16) == 0);
     CHECK_INT(host->max_stdout, 65536);
 
     struct crvm_page h = good_result(vm);
@@ -415,14 +421,14 @@ static void test_page_rejects_bad_results(void)
         { "huge out length", "kvm: result page: out span 4096+4294967280 exceeds max_stdout "
                              "65536" },
         { "out past the end", "kvm: result page: out span 1048000+1000 outside the region "
-                              "[168, 1048576)" },
-        { "out in the header", "kvm: result page: out span 8+3 outside the region [168, "
+                              "[176, 1048576)" },
+        { "out in the header", "kvm: result page: out span 8+3 outside the region [176, "
                                "1048576)" },
         { "oversized stderr", "kvm: result page: err span 4099+5000 exceeds max_stderr 4096" },
         { "magic changed", "kvm: result page: header changed (magic 0x0, version 2, size "
-                           "1048576, header 168)" },
+                           "1048576, header 176)" },
         { "size grown", "kvm: result page: header changed (magic 0x4d565243, version 2, size "
-                        "4294967295, header 168)" },
+                        "4294967295, header 176)" },
         { "no exit, no signal", "kvm: result page: exited 0 with signal 0" },
         { "unknown flag", "kvm: result page: unknown flags 0x80" },
     };
@@ -451,7 +457,7 @@ static void test_page_rejects_bad_results(void)
         CHECK(r.out == NULL && r.errs == NULL && r.report == NULL);
         vmm_close(vm);
     }
-    CHECK_INT(sizeof(struct crvm_page), 168);
+    CHECK_INT(sizeof(struct crvm_page), 176);
 }
 
 static void test_doorbell_misuse(void)

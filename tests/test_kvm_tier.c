@@ -104,6 +104,32 @@ static void test_print_and_value(void)
     sandbox_outcome_free(&oc);
 }
 
+/* The ns tier's system-call filter holds in the guest too: the code's refusals are the same. */
+static void test_seccomp_in_guest(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    sandbox_outcome oc;
+    cr_error e = {0};
+    /* netlink and AF_ALG sockets are open to any user without the filter. */
+    static const char code[] =
+        "import socket\n"
+        "s = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+        "print(s['NoNewPrivs'], s['Seccomp'])\n"
+        "for f in (16, 38):\n"
+        "    try:\n"
+        "        socket.socket(f, socket.SOCK_DGRAM if f == 16 else socket.SOCK_SEQPACKET)\n"
+        "    except OSError as x:\n"
+        "        print(x.errno)\n";
+    if (run(code, 60, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        CHECK(0);
+        return;
+    }
+    if (oc.exit_code != 0) show(&oc);
+    CHECK_STR(oc.stdout_buf.p ? oc.stdout_buf.p : "", "1 2\n1\n1\n");
+    sandbox_outcome_free(&oc);
+}
+
 static void test_exception_and_stderr(void)
 {
     if (!available) { SKIP("%s", why); return; }
@@ -294,6 +320,7 @@ int main(void)
     test_unavailable_fails_fast();
     test_print_and_value();
     test_exception_and_stderr();
+    test_seccomp_in_guest();
     test_wall_limit_and_output_cap();
     test_guest_panic();
     test_artifacts();

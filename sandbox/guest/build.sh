@@ -31,10 +31,12 @@ copy_libs() {
 cp -L "$py" "$root/usr/bin/python3"
 copy_libs "$py"
 
-# The modules a run imports: the runner's, start-up's, and what finance code reaches for.
+# The modules a run imports: the runner's, start-up's, what finance code reaches for (csv and
+# pathlib for /data among them), and what code probing its sandbox tries (socket, ctypes).
 modules="linecache traceback ast tokenize math cmath decimal fractions statistics datetime
 json re collections itertools functools operator random string numbers typing heapq bisect
-copy textwrap calendar locale io os sys ${GUEST_MODULES:-}"
+copy textwrap calendar locale io os sys csv pathlib glob shutil struct subprocess socket
+selectors ctypes ${GUEST_MODULES:-}"
 "$py" -I - $modules >"$root/.files" <<'PY'
 import importlib, sys
 for name in sys.argv[1:]:

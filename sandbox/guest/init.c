@@ -18,7 +18,10 @@
 #include <string.h>
 #include <sys/io.h>
 #include <sys/mman.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -213,6 +216,17 @@ static _Noreturn void child(int job_fd, int out_fd, int err_fd, int rep_fd, cons
         dprintf(2, "init: cannot run as nobody: %s\n", strerror(errno));
         _exit(125);
     }
+    /* The ns tier's system-call filter, as the host built it: the guest kernel's surface
+     * narrowed the same way (no ptrace, mount, namespaces, bpf, keyrings, odd sockets...). */
+    if (page->filter.len) {
+        struct sock_fprog prog = { (unsigned short)(page->filter.len / sizeof(struct sock_filter)),
+                                   (struct sock_filter *)(region + page->filter.off) };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+            dprintf(2, "init: seccomp filter: %s\n", strerror(errno));
+            _exit(125);
+        }
+    }
     if (chdir("/tmp") < 0) {
         dprintf(2, "init: chdir /tmp: %s\n", strerror(errno));
         _exit(125);
@@ -402,9 +416,15 @@ int main(void)
     }
     if (!failure[0]) {
         struct crvm_span j = page->job;
+        struct crvm_span fl = page->filter;
         if (j.off < page->header_size || (uint64_t)j.off + j.len > page->size) {
             errno = EPROTO;
             fail("init: job span %u+%u outside the region", j.off, j.len);
+        } else if (fl.len && (fl.off < page->header_size || (uint64_t)fl.off + fl.len > page->size ||
+                              fl.off % 8 || fl.len % sizeof(struct sock_filter) ||
+                              fl.len / sizeof(struct sock_filter) > BPF_MAXINSNS)) {
+            errno = EPROTO;
+            fail("init: filter span %u+%u", fl.off, fl.len);
         }
         mkdir(CAPTURE, 0700);
         if (!failure[0] && mount_scratch() == 0 && seal_data() == 0 && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
@@ -427,7 +447,11 @@ int main(void)
         nanosleep(&ts, NULL);
     }
 
-    uint32_t pos = (page->job.off + page->job.len + 63) & ~63u;
+    /* Results after the job and the filter, whatever the host's layout. */
+    uint64_t after = (uint64_t)page->job.off + page->job.len;
+    if (page->filter.len && (uint64_t)page->filter.off + page->filter.len > after)
+        after = (uint64_t)page->filter.off + page->filter.len;
+    uint32_t pos = after < page->size ? (uint32_t)((after + 63) & ~63ull) : page->size;
     page->result_flags = 0;
     page->limit = 0;
     if (failure[0]) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/vmm.h"
+#include "sandbox/ns/ns.h"
 #include "sandbox/sandbox.h"
 
 #define DEFAULT_KERNEL "build/kvm/kernel/vmlinuz"
@@ -349,6 +350,12 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     lim = job->limits;
     sandbox_limits_resolve(&lim);
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
+    /* The ns tier's filter goes with the job: the code meets the same refusals on both. */
+    const struct sock_fprog *filter = ns_seccomp_program(why, sizeof why);
+    if (!filter) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
+        goto out;
+    }
     if (job->data_dir && (rc = kvm_data_archive(job->data_dir, DATA_MAX, &data, err)) != CR_OK)
         goto out;
 
@@ -360,8 +367,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     /* Room for /out in full: its bytes, and a record header and a name for every entry. */
     uint64_t art_span = lim.artifact_bytes +
         (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
-    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span +
-                      5 * 64;
+    uint64_t shared = 4096 + enc.len + (uint64_t)filter->len * sizeof(struct sock_filter) +
+                      lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span + 6 * 64;
     shared = (shared + 4095) & ~4095ull;
     if (shared > VMM_MAX_SHARED) {
         rc = cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes of "
@@ -380,7 +387,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         .max_stdout = (uint32_t)lim.max_stdout, .max_stderr = (uint32_t)lim.max_stderr,
         .max_report = MAX_REPORT, .tmp_bytes = lim.tmp_bytes,
         .artifact_bytes = lim.artifact_bytes, .max_artifacts = lim.max_artifacts,
-        .max_artifact_span = (uint32_t)art_span,
+        .max_artifact_span = (uint32_t)art_span, .filter = filter->filter,
+        .filter_len = (uint32_t)(filter->len * sizeof(struct sock_filter)),
     };
     /* CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1 copies the guest
      * console to stderr after the run: the two ways to see a guest that went wrong. */

@@ -68,6 +68,9 @@ struct crvm_page {
 
     /* host -> guest */
     struct crvm_span job;               /* the runner's job records (sandbox_job_encode()) */
+    struct crvm_span filter;            /* a seccomp BPF program (struct sock_filter[]) the
+                                           guest installs for the code, the ns tier's own;
+                                           len 0: none */
     uint32_t wall_ms;                   /* the guest init's own clock for the runner */
     uint32_t cpu_ms;                    /* RLIMIT_CPU for the runner */
     uint64_t memory_bytes;              /* RLIMIT_AS for the runner */

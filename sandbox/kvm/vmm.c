@@ -736,12 +736,15 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
                        cr_error *err)
 {
     uint32_t size = vm->cfg.shared_bytes;
-    if (job_len > size - JOB_OFF)
-        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes does not fit the "
-                            "%u-byte shared region", job_len, size);
+    size_t filter_off = (JOB_OFF + job_len + 63) & ~(size_t)63;
+    if (job_len > size - JOB_OFF || lim->filter_len > size ||
+        filter_off > size - lim->filter_len)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes and filter of %u do "
+                            "not fit the %u-byte shared region", job_len, lim->filter_len, size);
     struct crvm_page h = {
         .magic = CRVM_MAGIC, .version = CRVM_VERSION, .size = size,
         .header_size = sizeof h, .job = { (uint32_t)JOB_OFF, (uint32_t)job_len },
+        .filter = { (uint32_t)filter_off, lim->filter_len },
         .wall_ms = lim->wall_ms, .cpu_ms = lim->cpu_ms, .memory_bytes = lim->memory_bytes,
         .max_procs = lim->max_procs, .max_stdout = lim->max_stdout,
         .max_stderr = lim->max_stderr, .max_report = lim->max_report,
@@ -751,7 +754,9 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
     memset(vm->shared, 0, JOB_OFF);
     memcpy(vm->shared, &h, sizeof h);
     if (job_len) memcpy(vm->shared + JOB_OFF, job, job_len);
+    if (lim->filter_len) memcpy(vm->shared + filter_off, lim->filter, lim->filter_len);
     vm->lim = *lim;
+    vm->lim.filter = NULL;                      /* borrowed for the write only */
     vm->page_written = 1;
     return CR_OK;
 }

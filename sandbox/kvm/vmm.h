@@ -133,10 +133,12 @@ typedef struct {
     uint32_t max_stdout, max_stderr, max_report;
     uint64_t tmp_bytes, artifact_bytes;
     uint32_t max_artifacts, max_artifact_span;
+    const void *filter;       /* the seccomp program for the code (borrowed), or NULL */
+    uint32_t filter_len;      /* its bytes, a multiple of 8 */
 } vmm_job_limits;
 
-/* Writes the header and the job bytes into the region (which it clears first). CR_ELIMIT when
- * the job does not fit. */
+/* Writes the header, the job bytes and lim->filter into the region (which it clears first).
+ * CR_ELIMIT when they do not fit. */
 cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
                        cr_error *err);
 
