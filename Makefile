@@ -6,6 +6,11 @@ WERROR ?=
 PKGS := gmp tree-sitter sqlite3 libseccomp libsodium jansson
 PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson 2>/dev/null) -lmpfr -lgmp -lm -lpthread
+# The command-line tools take the libraries' archives: a one-formula run of calc-route spent
+# 86% of its 2.0M instructions in the dynamic loader binding seven shared libraries (279k
+# with the archives; 1.5 ms against 3.0 ms a run, /bin/true 1.4 ms). libc stays shared.
+STATIC_LIBS := -Wl,-Bstatic -ltree-sitter -lsqlite3 -lseccomp -lsodium -ljansson -lmpfr -lgmp \
+    -Wl,-Bdynamic -lm -lpthread
 override CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Wall -Wextra $(WERROR) $(SAN)
 override CPPFLAGS += -I. -Iinclude $(PKG_CFLAGS)
 
@@ -47,7 +52,7 @@ $(B)/libcalcroute.so: $(LIB_OBJ)
 	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
 
 $(B)/calc-%: cli/calc-%.c $(B)/libcalcroute.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(STATIC_LIBS)
 
 $(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute.a
 	@mkdir -p $(dir $@)
