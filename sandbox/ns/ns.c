@@ -566,10 +566,17 @@ static void kill_run(pid_t pid, sandbox_outcome *out, sandbox_limit why, const c
 
 cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
+    return ns_run(job, NULL, out, err);
+}
+
+cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, cr_error *err)
+{
     sandbox_limits lim = job->limits;
     ns_plan plan;
     ns_cgroup cg;
     cr_buf jobbuf, report;
+    const char *enc;
+    size_t enc_len;
     int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
     int out_dir_fd = -1, job_fd = -1, data_fd = -1, cg_made = 0;
     char why[200], fdarg[2][8] = { "3", "4" };
@@ -584,6 +591,10 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     memset(out, 0, sizeof *out);
     memset(&plan, 0, sizeof plan);
     cr_buf_init(&jobbuf, 0);
+    if (hand) {
+        hand->out_fd = -1;
+        cr_buf_init(&hand->report, 0);
+    }
     sandbox_limits_resolve(&lim);
     cr_buf_init(&out->stdout_buf, lim.max_stdout);
     cr_buf_init(&out->stderr_buf, lim.max_stderr);
@@ -618,10 +629,17 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
         }
         plan.data_dir = job->data_dir;
     }
-    if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
+    if (!hand || !hand->job) {
+        if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
+        enc = jobbuf.p;
+        enc_len = jobbuf.len;
+    } else {
+        enc = hand->job;
+        enc_len = hand->job_len;
+    }
     if ((job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
-    for (size_t off = 0; off < jobbuf.len;) {
-        ssize_t n = write(job_fd, jobbuf.p + off, jobbuf.len - off);
+    for (size_t off = 0; off < enc_len;) {
+        ssize_t n = write(job_fd, enc + off, enc_len - off);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) { rc = ns_fail(err, "write job", errno); goto out; }
         off += (size_t)n;
@@ -779,9 +797,16 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
         if (fstatvfs(out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
             sandbox_out_full(out, &lim);
     }
-    if (out_dir_fd >= 0 &&
-        (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK)
+    if (hand) {
+        /* The caller collects /out and reads the report itself (the kvm guest sends both). */
+        hand->out_fd = out_dir_fd;
+        out_dir_fd = -1;
+        hand->report = report;
+        cr_buf_init(&report, 0);
+    } else if (out_dir_fd >= 0 &&
+               (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK) {
         goto out;
+    }
 
 out:
     if (pid > 0) {
@@ -801,6 +826,13 @@ out:
     if (data_fd >= 0) close(data_fd);
     cr_buf_free(&jobbuf);
     cr_buf_free(&report);
-    if (rc != CR_OK) sandbox_outcome_free(out);
+    if (rc != CR_OK) {
+        sandbox_outcome_free(out);
+        if (hand) {
+            if (hand->out_fd >= 0) close(hand->out_fd);
+            hand->out_fd = -1;
+            cr_buf_free(&hand->report);
+        }
+    }
     return rc;
 }

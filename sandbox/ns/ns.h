@@ -41,4 +41,20 @@ void ns_cgroup_destroy(ns_cgroup *cg);
  * Owned by the module: never freed. */
 const struct sock_fprog *ns_seccomp_program(char *why, size_t why_len);
 
+/* ---- a run for the kvm tier's guest (ns.c) -------------------------------------------------
+ * The guest init runs the ns tier inside its VM, so that the code meets the same sandbox on
+ * both tiers; it gets the job already encoded and sends /out and the report on to the host,
+ * which collects and parses them with the ns tier's own code. */
+typedef struct {
+    const char *job;              /* in: sandbox_job_encode()'s bytes, or NULL to encode *job */
+    size_t job_len;
+    int out_fd;                   /* out: /out as a descriptor (the caller closes it), not
+                                     collected; -1 when the run never got that far */
+    cr_buf report;                /* out: the runner's report as it came (cr_buf_free) */
+} ns_handoff;
+
+/* sandbox_ns_run(), handing /out and the report over when hand is non-NULL. On an error
+ * nothing is handed over (out_fd -1, report empty). */
+cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, cr_error *err);
+
 #endif
