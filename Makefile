@@ -31,7 +31,8 @@ VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=
 VERSION := $(shell sed -n 's/^\#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h)
 
 .PHONY: all test check-asan check-tsan bench fuzz install clean
-all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN)
+# The benchmarks build with everything, so that an interface change cannot leave them behind.
+all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN) $(BENCH_BIN)
 
 -include $(wildcard */module.mk */*/module.mk)
 

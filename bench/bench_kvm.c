@@ -51,7 +51,7 @@ static int bench_boot(const char *kernel, const char *initrd, int n)
         c.max_serial = 1 << 20;
         double t0 = now();
         if (vmm_open(&c, &vm, &e) != CR_OK ||
-            vmm_boot_linux(vm, kernel, initrd, BOOT_CMDLINE, &e) != CR_OK ||
+            vmm_boot_linux(vm, kernel, initrd, NULL, 0, BOOT_CMDLINE, &e) != CR_OK ||
             vmm_run(vm, &stop, &e) != CR_OK) {
             fprintf(stderr, "bench_kvm: %s\n", e.message);
             vmm_close(vm);
@@ -87,8 +87,8 @@ static int bench_run(int n)
             fprintf(stderr, "bench_kvm: %s\n", e.message);
             return 1;
         }
-        printf("  run %d: %.3f s, stdout %s", i + 1, now() - t0,
-               oc.stdout_buf.p ? oc.stdout_buf.p : "(none)\n");
+        printf("  run %d: %.3f s (the run inside the VM %.3f s; %s), stdout %s", i + 1,
+               now() - t0, oc.wall_s, oc.tier_note, oc.stdout_buf.p ? oc.stdout_buf.p : "(none)\n");
         sandbox_outcome_free(&oc);
     }
     return 0;
