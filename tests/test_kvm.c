@@ -4,7 +4,9 @@
  * test host (tests/kvm-host/) runs them all. */
 #include <errno.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -746,6 +748,43 @@ static void test_data_archive(void)
     rm_rf(dir);
 }
 
+/* The VMM's jail: after it, the host's tree is out of reach by path (stat, which the filter
+ * allows, finds nothing), and an open ends the process with VMM_JAIL_TRAPPED. */
+static void test_jail(void)
+{
+    int pfd[2], status = 0;
+    if (pipe(pfd) < 0) { CHECK(!"pipe"); return; }
+    pid_t pid = fork();
+    if (pid == 0) {
+        char note[128], line[160];
+        struct stat sb;
+        cr_error e = {0};
+        int null = open("/dev/null", O_WRONLY);   /* the trap's message is expected */
+        close(pfd[0]);
+        if (null >= 0) dup2(null, 2);
+        if (vmm_jail(note, sizeof note, &e) != CR_OK) _exit(1);
+        int usr = stat("/usr", &sb) < 0 ? errno : 0;
+        int root = stat("/", &sb) < 0 ? -1 : (int)(sb.st_mode & 0777);
+        int n = snprintf(line, sizeof line, "%s|%d|%o", note, usr, root);
+        if (write(pfd[1], line, (size_t)n) != n) _exit(1);
+        close(pfd[1]);
+        (void)!open("/etc/passwd", O_RDONLY);
+        _exit(0);
+    }
+    close(pfd[1]);
+    char got[200] = "";
+    ssize_t n = read(pfd[0], got, sizeof got - 1);
+    got[n > 0 ? n : 0] = '\0';
+    close(pfd[0]);
+    waitpid(pid, &status, 0);
+    if (!strncmp(got, "VMM without namespaces", 22)) {
+        SKIP("no namespaces for the jail here: %s", got);
+    } else {
+        CHECK_STR(got, "|2|555");      /* no note, ENOENT, the empty read-only root */
+    }
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED);
+}
+
 int main(void)
 {
     vmm *probe = NULL;
@@ -773,5 +812,6 @@ int main(void)
     test_artifacts_rebuilt_and_collected();
     test_artifacts_bad_records();
     test_data_archive();
+    test_jail();
     return TEST_SUMMARY();
 }

@@ -1,7 +1,8 @@
 /* sandbox/kvm/jail.c: the VMM process's own sandbox, applied after set-up (the files are
  * read, /dev/kvm and the VM are open): a guest that escapes the VM lands in a process that
- * has no network, cannot gain privileges, and runs under a seccomp filter that allows KVM_RUN
- * and the few calls a running VMM makes, and ends it for anything else. */
+ * has no network and an empty read-only root, cannot gain privileges, and runs under a seccomp
+ * filter that allows KVM_RUN and the few calls a running VMM makes, and ends it for anything
+ * else. */
 #include <errno.h>
 #include <linux/kvm.h>
 #include <sched.h>
@@ -9,6 +10,7 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -45,6 +47,24 @@ static void trapped(int sig, siginfo_t *si, void *uc)
     _exit(VMM_JAIL_TRAPPED);
 }
 
+/* Our root becomes an empty read-only tmpfs, the host's tree detached: nothing of it is
+ * reachable by path (the filter refuses open as well; this holds should it ever be loosened).
+ * pivot_root(2) refuses an initramfs root (the nested test host's), where chroot stands in. */
+static int empty_root(void)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+        mount("jail", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY,
+              "size=4k,nr_inodes=2,mode=0555") < 0 ||
+        chdir("/tmp") < 0)
+        return -1;
+    if (syscall(SYS_pivot_root, ".", ".") == 0) {
+        if (umount2(".", MNT_DETACH) < 0) return -1;
+    } else if (chroot(".") < 0) {
+        return -1;
+    }
+    return chdir("/");
+}
+
 static cr_code jail_fail(cr_error *err, const char *what, int e)
 {
     return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: jail: %s: %s", what, strerror(e));
@@ -59,11 +79,14 @@ cr_code vmm_jail(char *note, size_t note_len, cr_error *err)
     if (note_len) note[0] = '\0';
     /* The handler the run loop needs, installed while rt_sigaction is still allowed. */
     if ((rc = vmm_kick_init(err)) != CR_OK) return rc;
-    /* New network, IPC and UTS namespaces: as root directly, else inside a user namespace.
-     * A host that allows neither still gets the filter; the note says what was missing. */
-    int ns = CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+    /* New mount, network, IPC and UTS namespaces: as root directly, else inside a user
+     * namespace. A host that allows neither still gets the filter; the note says what was
+     * missing. */
+    int ns = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
     if (unshare(ns) < 0 && unshare(CLONE_NEWUSER | ns) < 0)
         snprintf(note, note_len, "VMM without namespaces (unshare: %s)", strerror(errno));
+    else if (empty_root() < 0)
+        snprintf(note, note_len, "VMM with the host's root (empty root: %s)", strerror(errno));
     struct rlimit none = { 0, 0 };
     if (setrlimit(RLIMIT_CORE, &none) < 0) return jail_fail(err, "RLIMIT_CORE", errno);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
