@@ -42,6 +42,51 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+void sandbox_names_free(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++) free(names[i]);
+    free(names);
+}
+
+int sandbox_dir_names(int dirfd, size_t *budget, char ***names, size_t *count)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    int fd = dup(dirfd), e;
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    *names = NULL;
+    *count = 0;
+    if (!d) {
+        e = errno;
+        if (fd >= 0) close(fd);
+        errno = e;
+        return -1;
+    }
+    rewinddir(d);    /* the descriptor is a dup: its position is shared */
+    while (*budget > 0 && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        (*budget)--;
+        if (n == cap) {
+            char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof *nv);
+            if (!nv) goto fail;
+            v = nv;
+        }
+        if (!(v[n] = strdup(de->d_name))) goto fail;
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(v, n, sizeof *v, cmp_names);
+    *names = v;
+    *count = n;
+    return 0;
+fail:
+    closedir(d);
+    sandbox_names_free(v, n);
+    errno = ENOMEM;
+    return -1;
+}
+
 /* Creates each directory of `rel` (its last component excluded) under dest, without following
  * symlinks; returns a descriptor of the innermost one, or -1. */
 static int dest_parent(int dest, const char *rel, const char **base)
@@ -130,30 +175,14 @@ out:
 
 static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_error *err)
 {
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    DIR *d;
-    struct dirent *de;
-    int fd = dup(dirfd);
+    char **names;
+    size_t n, budget = ARTIFACT_MAX_ENTRIES - w->entries;
     cr_code rc = CR_OK;
 
-    if (fd < 0 || !(d = fdopendir(fd))) {
-        if (fd >= 0) close(fd);
-        return cr_error_sys(err, CR_EIO, "sandbox: read /out", errno);
-    }
-    rewinddir(d);
-    while ((de = readdir(d)) && w->entries < ARTIFACT_MAX_ENTRIES) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        w->entries++;
-        if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *nn);
-            if (!nn) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "artifact names"); goto out; }
-            names = nn;
-        }
-        if (!(names[n] = strdup(de->d_name))) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "name"); goto out; }
-        n++;
-    }
-    if (n) qsort(names, n, sizeof *names, cmp_names);
+    if (sandbox_dir_names(dirfd, &budget, &names, &n) < 0)
+        return errno == ENOMEM ? cr_error_set(err, CR_ENOMEM, 0, 0, "artifact names")
+                               : cr_error_sys(err, CR_EIO, "sandbox: read /out", errno);
+    w->entries = ARTIFACT_MAX_ENTRIES - budget;
     for (size_t i = 0; i < n && rc == CR_OK; i++) {
         char rel[ARTIFACT_NAME_MAX];
         struct stat sb;
@@ -192,10 +221,7 @@ static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_er
         }
         close(cfd);
     }
-out:
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-    closedir(d);
+    sandbox_names_free(names, n);
     return rc;
 }
 

@@ -208,4 +208,12 @@ void sandbox_out_full(sandbox_outcome *out, const sandbox_limits *lim);
 cr_code sandbox_artifacts_collect(int dirfd, const char *out_dir, const sandbox_limits *lim,
                                   sandbox_outcome *out, cr_error *err);
 
+/* The walks of a directory tree the code wrote (this collector, the kvm guest's /out, the
+ * kvm tier's /data archive) read each directory alike: its names without "." and "..",
+ * sorted bytewise, into *names (*count of them; sandbox_names_free()). At most *budget names
+ * are read, and *budget goes down by as many: one budget bounds a whole walk. 0, or -1 with
+ * errno when the directory cannot be read or memory runs out (nothing to free then). */
+int sandbox_dir_names(int dirfd, size_t *budget, char ***names, size_t *count);
+void sandbox_names_free(char **names, size_t count);
+
 #endif

@@ -8,7 +8,6 @@
  * "other". A file that is not world-readable goes without its content: the code could not
  * read it on either tier. Fifos, sockets and devices are left out. Reproducible: entries in
  * name order, times 0, owner root. Bounded: depth, entries and bytes, each named when hit. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -90,39 +89,17 @@ static cr_code put_file(cpio_ctx *c, int dirfd, const char *base, const char *na
     return pad4(c->b) == CR_OK ? CR_OK : cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: data archive");
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The entries of dirfd (borrowed) under the archive name `prefix`, in name order. */
 static cr_code walk(cpio_ctx *c, int dirfd, const char *prefix, int depth, cr_error *err)
 {
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+    char **names;
+    size_t n, budget = (size_t)DATA_MAX_ENTRIES + 1 - c->entries;   /* one more says "over" */
     cr_code rc = CR_OK;
-    int fd = dup(dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *de;
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return cr_error_sys(err, CR_ESANDBOX, "kvm: reading the data directory", errno);
-    }
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (++c->entries > DATA_MAX_ENTRIES) { rc = too_big(c, err); goto out; }
-        if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *nn);
-            if (!nn) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: data names"); goto out; }
-            names = nn;
-        }
-        if (!(names[n] = strdup(de->d_name))) {
-            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: data names");
-            goto out;
-        }
-        n++;
-    }
-    if (n) qsort(names, n, sizeof *names, cmp_names);
+    if (sandbox_dir_names(dirfd, &budget, &names, &n) < 0)
+        return errno == ENOMEM ? cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: data names")
+                               : cr_error_sys(err, CR_ESANDBOX, "kvm: reading the data directory", errno);
+    c->entries += (uint32_t)n;
+    if (c->entries > DATA_MAX_ENTRIES) rc = too_big(c, err);
     for (size_t i = 0; i < n && rc == CR_OK; i++) {
         char name[DATA_NAME_MAX];
         struct stat sb;
@@ -149,10 +126,7 @@ static cr_code walk(cpio_ctx *c, int dirfd, const char *prefix, int depth, cr_er
             rc = put_file(c, dirfd, names[i], name, &sb, err);
         }
     }
-out:
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-    closedir(d);
+    sandbox_names_free(names, n);
     return rc;
 }
 
