@@ -48,6 +48,9 @@ static void fd_template(uint8_t *region, const vmm_job_limits *lim)
     h.max_report = lim->max_report;
     h.exited = 1;
     h.exit_code = 0;
+    h.run_ns = 1000000;
+    snprintf(h.limit_detail, sizeof h.limit_detail, "processes 16");
+    snprintf(h.tier_note, sizeof h.tier_note, "no pids cgroup");
     uint32_t off = 1024;
     h.out = (struct crvm_span){ off, sizeof out - 1 };
     memcpy(region + off, out, sizeof out - 1);
@@ -99,6 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fd_fail("a copy not NUL-ended");
     if (!r.artifacts || r.artifacts_len > lim.max_artifact_span)
         fd_fail("artifacts copy missing or past its limit");
+    if (!memchr(r.limit_detail, '\0', sizeof r.limit_detail) ||
+        !memchr(r.tier_note, '\0', sizeof r.tier_note))
+        fd_fail("an accepted note not NUL-ended");
 
     const uint8_t *span = (const uint8_t *)r.artifacts;
     size_t pos = 0;
@@ -129,6 +135,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fd_check_str(oc.value_source, "value_source");
         fd_check_str(oc.error_type, "error_type");
         fd_check_str(oc.error_message, "error_message");
+        if (!memchr(oc.limit_detail, '\0', sizeof oc.limit_detail))
+            fd_fail("limit_detail not NUL-ended");
     }
     sandbox_outcome_free(&oc);
     vmm_page_result_free(&r);

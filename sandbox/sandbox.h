@@ -139,7 +139,9 @@ typedef struct {
     size_t artifact_count;
     char artifact_note[256];  /* what was dropped and why (symlink, count, size), or "" */
 
-    double wall_s;            /* wall clock of the whole run, setup included */
+    double wall_s;            /* wall clock of the whole run, setup included (kvm tier: of
+                                 the run inside the VM, as the limits count it; the VM's
+                                 start and stop are in tier_note) */
     double cpu_s;             /* user + system CPU of all processes in the sandbox */
     uint64_t peak_memory_bytes; /* high-water mark: cgroup's, else the largest RSS */
 } sandbox_outcome;

@@ -320,11 +320,9 @@ static void test_guest_ptr_bounds(void)
  * region with rep movsb and rings the doorbell with `ring`: every malformed result a guest
  * could leave is one template away. */
 
-static const uint8_t filter_bytes[16] = { 6, 0, 0, 0, 0, 0, 0xff, 0x7f };  /* ret ALLOW */
 static const vmm_job_limits lim = {
     .wall_ms = 1000, .cpu_ms = 1000, .max_procs = 4, .memory_bytes = 1 << 20,
     .max_stdout = 65536, .max_stderr = 4096, .max_report = 4096,
-    .filter = filter_bytes, .filter_len = sizeof filter_bytes,
 };
 
 static int run_page_guest(vmm *vm, const struct crvm_page *tpl, const char *data,
@@ -388,15 +386,17 @@ static void test_page_round_trip(void)
     CHECK_INT(host->magic, CRVM_MAGIC);
     CHECK_INT(host->job.len, 17);
     CHECK(memcmp((const char *)host + host->job.off, "code 9\nprint(42)\n", 17) == 0);
-    /* The filter after the job, 64-byte aligned, byte for byte. */
-    CHECK_INT(host->filter.off, 256);
-    CHECK_INT(host->filter.len, 16);
-    CHECK(memcmp((const char *)host + host->filter.off, filter_bytes, 16) == 0);
     CHECK_INT(host->max_stdout, 65536);
 
     struct crvm_page h = good_result(vm);
     h.exit_code = 3;
     h.result_flags = CRVM_ERR_TRUNCATED;
+    h.limit = SANDBOX_LIMIT_PROCS;
+    h.run_ns = 1500000000;
+    h.cpu_ns = 700000000;
+    h.peak_bytes = 9 << 20;
+    snprintf(h.limit_detail, sizeof h.limit_detail, "processes 16");
+    snprintf(h.tier_note, sizeof h.tier_note, "no pids cgroup: processes bounded by RLIMIT_NPROC only");
     CHECK_INT(run_page_guest(vm, &h, "42\nvalue 2\n42", 0x1000, CRVM_RING_RESULT, 4, &e),
               VMM_STOP_DOORBELL);
     vmm_page_result r;
@@ -407,6 +407,30 @@ static void test_page_round_trip(void)
     CHECK_INT(r.exited, 1);
     CHECK_INT(r.exit_code, 3);
     CHECK_INT(r.flags, CRVM_ERR_TRUNCATED);
+    CHECK_INT(r.limit, SANDBOX_LIMIT_PROCS);
+    CHECK_INT(r.run_ns, 1500000000);
+    CHECK_INT(r.cpu_ns, 700000000);
+    CHECK_INT(r.peak_bytes, 9 << 20);
+    CHECK_STR(r.limit_detail, "processes 16");
+    CHECK_STR(r.tier_note, "no pids cgroup: processes bounded by RLIMIT_NPROC only");
+    /* Into the outcome as the ns tier fills it: the guest's figures and words. */
+    sandbox_outcome oc;
+    memset(&oc, 0, sizeof oc);
+    CHECK_INT(kvm_take_result(&r, &oc, &e), CR_OK);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_PROCS);
+    CHECK_STR(oc.limit_detail, "processes 16");
+    CHECK(oc.wall_s == 1.5 && oc.cpu_s == 0.7);
+    CHECK_INT(oc.peak_memory_bytes, 9 << 20);
+    CHECK_STR(oc.stdout_buf.p, "42\n");
+    CHECK_INT(oc.stderr_buf.truncated, 1);
+    sandbox_outcome_free(&oc);
+    /* A guest that could not set the run up: its reason, as a sandbox error. */
+    r.flags = CRVM_SETUP_FAILED;
+    free(r.errs);
+    r.errs = strdup("ns: mount proc: Operation not permitted\nmore");
+    CHECK_INT(kvm_take_result(&r, &oc, &e), CR_ESANDBOX);
+    CHECK_STR(e.message, "kvm: guest: ns: mount proc: Operation not permitted");
+    sandbox_outcome_free(&oc);
     vmm_page_result_free(&r);
     vmm_page_result_free(NULL);
     vmm_close(vm);
@@ -423,16 +447,17 @@ static void test_page_rejects_bad_results(void)
         { "huge out length", "kvm: result page: out span 4096+4294967280 exceeds max_stdout "
                              "65536" },
         { "out past the end", "kvm: result page: out span 1048000+1000 outside the region "
-                              "[176, 1048576)" },
-        { "out in the header", "kvm: result page: out span 8+3 outside the region [176, "
+                              "[576, 1048576)" },
+        { "out in the header", "kvm: result page: out span 8+3 outside the region [576, "
                                "1048576)" },
         { "oversized stderr", "kvm: result page: err span 4099+5000 exceeds max_stderr 4096" },
-        { "magic changed", "kvm: result page: header changed (magic 0x0, version 2, size "
-                           "1048576, header 176)" },
-        { "size grown", "kvm: result page: header changed (magic 0x4d565243, version 2, size "
-                        "4294967295, header 176)" },
+        { "magic changed", "kvm: result page: header changed (magic 0x0, version 3, size "
+                           "1048576, header 576)" },
+        { "size grown", "kvm: result page: header changed (magic 0x4d565243, version 3, size "
+                        "4294967295, header 576)" },
         { "no exit, no signal", "kvm: result page: exited 0 with signal 0" },
         { "unknown flag", "kvm: result page: unknown flags 0x80" },
+        { "unended note", "kvm: result page: tier_note is not NUL-ended" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cr_error e = {0};
@@ -448,6 +473,7 @@ static void test_page_rejects_bad_results(void)
         case 5: h.size = 0xffffffffu; break;
         case 6: h.exited = 0; break;
         case 7: h.result_flags = 0x80; break;
+        case 8: memset(h.tier_note, 'x', sizeof h.tier_note); break;
         }
         CHECK_INT(run_page_guest(vm, &h, "42\n", 0x1000, CRVM_RING_RESULT, 4, &e),
                   VMM_STOP_DOORBELL);
@@ -459,7 +485,7 @@ static void test_page_rejects_bad_results(void)
         CHECK(r.out == NULL && r.errs == NULL && r.report == NULL);
         vmm_close(vm);
     }
-    CHECK_INT(sizeof(struct crvm_page), 176);
+    CHECK_INT(sizeof(struct crvm_page), 576);
 }
 
 static void test_doorbell_misuse(void)
@@ -583,17 +609,6 @@ static void test_artifacts_rebuilt_and_collected(void)
     CHECK_INT(dir_entries(path), 1);
     CHECK_INT(dir_entries(dest), 3);
     CHECK_INT(dir_entries(tmp), 0);
-    sandbox_outcome_free(&oc);
-
-    /* A DISK limit with /out full is an ARTIFACTS one, as on the ns tier. */
-    memset(&oc, 0, sizeof oc);
-    oc.limit = SANDBOX_LIMIT_DISK;
-    r.flags = CRVM_OUT_FULL;
-    r.artifacts_len = 0;
-    CHECK_INT(kvm_take_artifacts(&r, NULL, &sl, &oc, &e), CR_OK);
-    CHECK_INT(oc.limit, SANDBOX_LIMIT_ARTIFACTS);
-    CHECK_STR(oc.limit_detail, "/out full (1000 bytes)");
-    CHECK_INT(oc.artifact_count, 0);
     sandbox_outcome_free(&oc);
     unsetenv("TMPDIR");
     rm_rf(tmp);

@@ -1,8 +1,9 @@
 #!/bin/sh
-# Builds the kvm tier's guest initramfs from this host's Debian python3: our static init,
-# python3 and the shared libraries it loads, the part of the standard library that the
-# runner and common finance code import, and the runner. Reproducible: sorted entries, fixed
-# times and owners.
+# Builds the kvm tier's guest initramfs from this host's Debian python3: our static init (the
+# ns tier linked in), python3 and the shared libraries it loads, the part of the standard
+# library that the runner and common finance code import, the few programs code runs, and
+# what the ns tier binds from its host (/usr, the lib directories, /etc/ld.so.cache,
+# /etc/alternatives). Reproducible: sorted entries, fixed times and owners.
 # Usage: sandbox/guest/build.sh [OUT]   (default build/kvm/guest) -> OUT/initrd.cpio
 # Env: CC (default cc), PYTHON (default /usr/bin/python3), GUEST_MODULES (more modules).
 set -eu
@@ -14,10 +15,20 @@ root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 chmod 0755 "$root"          # the image's /: the code runs as nobody and must traverse it
 
-"$cc" -static -O2 -Wall -Wextra -std=gnu11 -I. -Iinclude -o "$out/init" sandbox/guest/init.c
-mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/run" "$root/tmp" "$root/out" "$root/usr/bin"
+# Never sanitized (a static ASan binary does not run): its own objects, not the build's.
+"$cc" -static -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I. -Iinclude \
+    -ffunction-sections -fdata-sections -Wl,--gc-sections -o "$out/init" \
+    sandbox/guest/init.c sandbox/ns/*.c sandbox/kvm/*.c sandbox/sandbox.c sandbox/artifact.c \
+    sandbox/runner_embed.c common/*.c -lseccomp -lsodium -lpthread -lm
+mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/usr/bin" "$root/etc/alternatives"
 cp "$out/init" "$root/init"
-cp sandbox/runner.py "$root/runner.py"
+# The host's layout of the lib directories (merged /usr: symlinks), which the ns tier copies.
+for d in bin sbin lib lib64; do
+    if [ -L "/$d" ]; then
+        mkdir -p "$root/$(readlink "/$d")"
+        ln -s "$(readlink "/$d")" "$root/$d"
+    fi
+done
 
 copy() {   # a file at the same path in the image, symlinks resolved
     [ -e "$root$1" ] && return 0
@@ -30,13 +41,21 @@ copy_libs() {
 }
 cp -L "$py" "$root/usr/bin/python3"
 copy_libs "$py"
+cp /etc/ld.so.cache "$root/etc/ld.so.cache"
+# What code in the sandbox runs or probes: a shell, ls, and su (no PAM configuration here, so
+# it fails, as the ns tier's does; copied without its setuid bit all the same).
+for prog in /bin/sh /bin/ls /usr/bin/su; do
+    copy "$(readlink -f "$prog")"
+    [ "$(readlink -f "$prog")" = "$prog" ] || { mkdir -p "$root$(dirname "$prog")"; [ -e "$root$prog" ] || ln -s "$(readlink -f "$prog")" "$root$prog"; }
+    copy_libs "$prog"
+done
 
 # The modules a run imports: the runner's, start-up's, what finance code reaches for (csv and
 # pathlib for /data among them), and what code probing its sandbox tries (socket, ctypes).
 modules="linecache traceback ast tokenize math cmath decimal fractions statistics datetime
 json re collections itertools functools operator random string numbers typing heapq bisect
 copy textwrap calendar locale io os sys csv pathlib glob shutil struct subprocess socket
-selectors ctypes ${GUEST_MODULES:-}"
+selectors ctypes fcntl termios signal unicodedata encodings.idna ${GUEST_MODULES:-}"
 "$py" -I - $modules >"$root/.files" <<'PY'
 import importlib, sys
 for name in sys.argv[1:]:

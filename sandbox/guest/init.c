@@ -1,15 +1,15 @@
 /* sandbox/guest/init.c: PID 1 of the kvm tier's guest (static; sandbox/guest/build.sh).
  *
- * Mounts what python3 needs, maps the job/result region (sandbox/kvm/proto.h) through
- * /dev/mem, runs the in-sandbox runner on the job with the limits the host asked for, copies
- * stdout, stderr and the runner's report into the region, rings the doorbell and powers off.
- * Whatever fails, it still rings with exit code 2 and the reason in stderr, so the host
- * always learns why; when even the region cannot be mapped, the reason goes to the serial
- * console and the reset tells the host the guest gave up.
+ * Maps the job/result region (sandbox/kvm/proto.h) through /dev/mem and runs the job in the
+ * ns tier itself, linked in: the code meets inside the VM the very sandbox it meets on a host
+ * without KVM (namespaces, seccomp filter, cgroup limits, the same /, /tmp, /out and /dev), so
+ * the two tiers differ only in what is underneath. Then it copies stdout, stderr, the
+ * runner's report and /out into the region, rings the doorbell and powers off. Whatever
+ * fails, it still rings, with CRVM_SETUP_FAILED and the reason as stderr, so the host always
+ * learns why; when even the region cannot be mapped, the reason goes to the serial console
+ * and the reset tells the host the guest gave up.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <grp.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,12 +18,8 @@
 #include <string.h>
 #include <sys/io.h>
 #include <sys/mman.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sys/mount.h>
-#include <sys/prctl.h>
 #include <sys/reboot.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -31,12 +27,7 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/proto.h"
-#include "sandbox/sandbox.h"          /* sandbox_limit: declarations only, nothing linked */
-
-#define RUNNER "/runner.py"
-#define PYTHON "/usr/bin/python3"
-#define CAPTURE "/run/cr"
-#define NOBODY 65534            /* stdout, stderr and report files, outside /tmp */
+#include "sandbox/ns/ns.h"
 
 static struct crvm_page *page;
 static uint8_t *region;
@@ -62,7 +53,7 @@ static _Noreturn void power_off(void)
     for (;;) pause();
 }
 
-/* Records the first failure; the run then ends with exit code 2 and this as stderr. */
+/* Records the first failure; the host then gets CRVM_SETUP_FAILED and this as stderr. */
 static int fail(const char *fmt, ...)
 {
     if (!failure[0]) {
@@ -71,7 +62,9 @@ static int fail(const char *fmt, ...)
         vsnprintf(failure, sizeof failure, fmt, ap);
         va_end(ap);
         size_t n = strlen(failure);
-        snprintf(failure + n, sizeof failure - n, ": %s\n", strerror(errno));
+        if (errno) snprintf(failure + n, sizeof failure - n, ": %s", strerror(errno));
+        n = strlen(failure);
+        snprintf(failure + n, sizeof failure - n, "\n");
     }
     return -1;
 }
@@ -79,23 +72,46 @@ static int fail(const char *fmt, ...)
 static int mount_one(const char *src, const char *dir, const char *type, const char *opts)
 {
     mkdir(dir, 0755);
-    if (mount(src, dir, type, MS_NOSUID, opts) < 0) return fail("init: mount %s", dir);
+    if (mount(src, dir, type, MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+        return fail("init: mount %s", dir);
     return 0;
 }
 
-/* What reaching the region needs; /tmp and /out wait for the sizes the host set there. */
+/* pivot_root(2) refuses to move the initramfs (rootfs) away, and the ns tier pivots into a
+ * root of its own: the image is bound onto itself and that mount made our root, with rootfs
+ * only beneath it (what switch_root does, without copying anything). */
+static int leave_rootfs(void)
+{
+    if (mkdir("/.image", 0700) < 0 || mount("/", "/.image", NULL, MS_BIND, NULL) < 0 ||
+        chdir("/.image") < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 || chroot(".") < 0 ||
+        chdir("/") < 0)
+        return fail("init: leave the initramfs root");
+    rmdir("/.image");
+    return 0;
+}
+
+/* What the ns tier takes from its host: /dev's four devices, /proc, and a cgroup2 hierarchy
+ * whose root hands memory and pids to the run's cgroup. */
 static int mount_system(void)
 {
-    if (mount_one("dev", "/dev", "devtmpfs", NULL) < 0 ||
-        mount_one("proc", "/proc", "proc", NULL) < 0 ||
-        mount_one("sys", "/sys", "sysfs", NULL) < 0 ||
-        mount_one("run", "/run", "tmpfs", "size=64m,mode=0700") < 0)
+    int fd;
+    if (mount("dev", "/dev", "devtmpfs", MS_NOSUID | MS_NOEXEC, NULL) < 0)
+        return fail("init: mount /dev");
+    if (mount_one("proc", "/proc", "proc", NULL) < 0 || mount_one("sys", "/sys", "sysfs", NULL) < 0 ||
+        mount_one("cgroup2", "/sys/fs/cgroup", "cgroup2", NULL) < 0)
         return -1;
+    if ((fd = open("/sys/fs/cgroup/cgroup.subtree_control", O_WRONLY | O_CLOEXEC)) < 0)
+        return fail("init: open cgroup.subtree_control");
+    if (write(fd, "+memory +pids", 13) != 13) {
+        close(fd);
+        return fail("init: enable the memory and pids controllers");
+    }
+    close(fd);
     return 0;
 }
 
 /* The data directory came as a second initramfs archive (sandbox/kvm/data.c): read-only from
- * here on, as the ns tier's bind mount is. */
+ * here on, as the ns tier's bind of it is; 1 when there is one. */
 static int seal_data(void)
 {
     struct stat sb;
@@ -104,22 +120,7 @@ static int seal_data(void)
         mount(NULL, "/data", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV,
               NULL) < 0)
         return fail("init: make /data read-only");
-    return 0;
-}
-
-/* The ns tier's sizes: /tmp tmp_bytes; /out artifact_bytes, its inodes bounding the files. */
-static int mount_scratch(void)
-{
-    char tmp[96], out[96];
-    uint64_t tb = page->tmp_bytes ? page->tmp_bytes : 64ull << 20;
-    uint64_t ob = page->artifact_bytes ? page->artifact_bytes : 64ull << 20;
-    uint32_t files = page->max_artifacts ? page->max_artifacts : 64;
-    snprintf(tmp, sizeof tmp, "size=%llu,nr_inodes=4096,mode=1777", (unsigned long long)tb);
-    snprintf(out, sizeof out, "size=%llu,nr_inodes=%llu,mode=0777", (unsigned long long)ob,
-             (unsigned long long)files * 2 + 8);
-    if (mount_one("tmp", "/tmp", "tmpfs", tmp) < 0 || mount_one("out", "/out", "tmpfs", out) < 0)
-        return -1;
-    return 0;
+    return 1;
 }
 
 /* The host wrote the header; still, nothing past the region is touched. */
@@ -149,141 +150,17 @@ static int map_region(void)
     return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+/* Copies up to max bytes into the region at *pos and sets the span; 1 when it was cut. */
+static int put_bytes(const void *p, size_t len, struct crvm_span *span, uint32_t max, uint32_t *pos)
 {
-    for (size_t done = 0; done < n;) {
-        ssize_t w = write(fd, (const char *)p + done, n - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        done += (size_t)w;
-    }
-    return 0;
-}
-
-/* A file holding `len` bytes at `p`, open for reading at offset 0 (the runner's JOB_FD). */
-static int file_with(const char *path, const void *p, size_t len)
-{
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return fail("init: create %s", path);
-    if (write_all(fd, p, len) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
-        close(fd);
-        return fail("init: write %s", path);
-    }
-    return fd;
-}
-
-static char *read_runner(void)
-{
-    static char src[1 << 20];
-    int fd = open(RUNNER, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return fail("init: open " RUNNER), NULL;
-    ssize_t n = read(fd, src, sizeof src - 1);
-    close(fd);
-    if (n <= 0 || n == (ssize_t)sizeof src - 1) return fail("init: read " RUNNER), NULL;
-    src[n] = '\0';
-    return src;
-}
-
-static void set_limit(int res, uint64_t v, uint64_t hard_extra)
-{
-    struct rlimit r = { v, v + hard_extra };
-    if (v && setrlimit(res, &r) < 0) _exit(126);
-}
-
-/* dup2() onto itself keeps close-on-exec: a descriptor already at its number needs the flag
- * cleared instead. The ones passed in are all above 2, so none is overwritten early except
- * by design (3 and 4 go last). */
-static int move_fd(int fd, int to)
-{
-    if (fd == to) return fcntl(fd, F_SETFD, 0);
-    return dup2(fd, to);
-}
-
-static _Noreturn void child(int job_fd, int out_fd, int err_fd, int rep_fd, const char *src)
-{
-    /* Fixed descriptor numbers for the runner: 3 = job, 4 = report. */
-    if (move_fd(out_fd, 1) < 0 || move_fd(err_fd, 2) < 0 || move_fd(job_fd, 3) < 0 ||
-        move_fd(rep_fd, 4) < 0)
-        _exit(125);
-    setsid();
-    /* SIGXCPU at the limit, SIGKILL a second later if that is caught. */
-    set_limit(RLIMIT_CPU, (page->cpu_ms + 999) / 1000, 1);
-    set_limit(RLIMIT_AS, page->memory_bytes, 0);
-    set_limit(RLIMIT_NPROC, page->max_procs, 0);
-    /* The code runs as nobody: no /dev/mem, no I/O ports, so it cannot write the result
-     * page or ring the doorbell itself (the host checks what it gets all the same). */
-    if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0) {
-        dprintf(2, "init: cannot run as nobody: %s\n", strerror(errno));
-        _exit(125);
-    }
-    /* The ns tier's system-call filter, as the host built it: the guest kernel's surface
-     * narrowed the same way (no ptrace, mount, namespaces, bpf, keyrings, odd sockets...). */
-    if (page->filter.len) {
-        struct sock_fprog prog = { (unsigned short)(page->filter.len / sizeof(struct sock_filter)),
-                                   (struct sock_filter *)(region + page->filter.off) };
-        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
-            dprintf(2, "init: seccomp filter: %s\n", strerror(errno));
-            _exit(125);
-        }
-    }
-    if (chdir("/tmp") < 0) {
-        dprintf(2, "init: chdir /tmp: %s\n", strerror(errno));
-        _exit(125);
-    }
-    char *argv[] = { "python3", "-I", "-c", (char *)src, "3", "4", NULL };
-    char *envp[] = { "PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8", NULL };
-    execve(PYTHON, argv, envp);
-    _exit(127);
-}
-
-/* Waits for the runner, killing its session at the wall clock; 0 or -1. */
-static int wait_runner(pid_t pid, int *status, int *timed_out)
-{
-    uint64_t deadline = mono_ns() + (uint64_t)(page->wall_ms ? page->wall_ms : 10000) * 1000000;
-    *timed_out = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, status, WNOHANG);
-        if (r == pid) return 0;
-        if (r < 0 && errno != EINTR) return fail("init: waitpid");
-        if (mono_ns() >= deadline && !*timed_out) {
-            *timed_out = 1;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
-        struct timespec ts = { 0, 1000000 };     /* 1 ms: the run's own time dwarfs it */
-        nanosleep(&ts, NULL);
-    }
-}
-
-/* Whether the runner's death by `sig` was RLIMIT_CPU's doing. */
-static int cpu_limit_hit(int sig)
-{
-    struct rusage ru;
-    if (sig == SIGXCPU) return 1;
-    if (sig != SIGKILL || getrusage(RUSAGE_CHILDREN, &ru) < 0) return 0;
-    uint64_t ms = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-                  (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-    return ms >= page->cpu_ms;
-}
-
-/* Copies up to max bytes of the file into the region at *pos; sets the span. 1 when cut. */
-static int put_file(int fd, struct crvm_span *span, uint32_t max, uint32_t *pos)
-{
-    struct stat st;
     uint32_t room = page->size > *pos ? page->size - *pos : 0;
-    uint64_t want = 0;
-    span->off = *pos;
-    span->len = 0;
-    if (fd < 0 || fstat(fd, &st) < 0) return 0;
-    want = (uint64_t)st.st_size;
-    uint32_t n = (uint32_t)(want < max ? want : max);
+    uint32_t n = (uint32_t)(len < max ? len : max);
     if (n > room) n = room;
-    ssize_t got = pread(fd, region + *pos, n, 0);
-    if (got < 0) got = 0;
-    span->len = (uint32_t)got;
-    *pos += ((uint32_t)got + 63) & ~63u;
-    return want > span->len;
+    span->off = *pos;
+    span->len = n;
+    if (n) memcpy(region + *pos, p, n);
+    *pos += (n + 63) & ~63u;
+    return len > n;
 }
 
 /* ---- /out into the artifacts span (proto.h) -------------------------------------------- */
@@ -313,36 +190,14 @@ static int put_entry(art_walk *a, uint8_t type, const char *rel, int fd, uint32_
     return 0;
 }
 
-static int cmp_names(const void *x, const void *y)
-{
-    return strcmp(*(char *const *)x, *(char *const *)y);
-}
-
 /* The walk of sandbox_artifacts_collect() (sandbox/artifact.c), entry for entry, so that the
  * host's copy of the tree yields what the ns tier's /out would. */
 static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
 {
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    int fd = dup(dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return;
-    }
-    while ((de = readdir(d)) && a->entries < SANDBOX_ARTIFACT_MAX_ENTRIES) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        a->entries++;
-        if (n == cap) {
-            char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof *nn);
-            if (!nn) break;
-            names = nn;
-        }
-        if (!(names[n] = strdup(de->d_name))) break;
-        n++;
-    }
-    if (n) qsort(names, n, sizeof *names, cmp_names);
+    char **names;
+    size_t n, budget = SANDBOX_ARTIFACT_MAX_ENTRIES - a->entries;
+    if (sandbox_dir_names(dirfd, &budget, &names, &n) < 0) return;
+    a->entries = SANDBOX_ARTIFACT_MAX_ENTRIES - (uint32_t)budget;
     for (size_t i = 0; i < n; i++) {
         char rel[SANDBOX_ARTIFACT_NAME_MAX];
         struct stat sb;
@@ -378,107 +233,104 @@ static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
         close(cfd);
         if (sent < 0 && put_entry(a, CRVM_ENT_DROPPED, rel, -1, 0) < 0) break;
     }
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-    closedir(d);
+    sandbox_names_free(names, n);
 }
 
-/* Fills the artifacts span from *pos with what the code left in /out. */
-static void put_artifacts(uint32_t *pos)
+/* Fills the artifacts span from *pos with what the code left in /out (fd: the ns tier's). */
+static void put_artifacts(int fd, uint32_t *pos)
 {
     uint32_t start = *pos < page->size ? *pos : page->size;
     uint64_t end = (uint64_t)start + page->max_artifact_span;
     art_walk a = { .pos = start, .end = end < page->size ? (uint32_t)end : page->size };
-    int fd = open("/out", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        struct statvfs sv;
-        if (fstatvfs(fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
-            page->result_flags |= CRVM_OUT_FULL;
-        walk_out(&a, fd, "", 0);
-        close(fd);
-    }
+    if (fd >= 0) walk_out(&a, fd, "", 0);
     page->artifacts = (struct crvm_span){ start, a.pos - start };
     *pos = (a.pos + 63) & ~63u;
+}
+
+/* The limits the host set, as the ns tier takes them. */
+static void page_limits(sandbox_limits *lim)
+{
+    memset(lim, 0, sizeof *lim);
+    lim->wall_s = page->wall_ms / 1000.0;
+    lim->cpu_s = page->cpu_ms / 1000.0;
+    lim->memory_bytes = page->memory_bytes;
+    lim->max_procs = page->max_procs;
+    lim->max_stdout = page->max_stdout;
+    lim->max_stderr = page->max_stderr;
+    lim->tmp_bytes = page->tmp_bytes;
+    lim->artifact_bytes = page->artifact_bytes;
+    lim->max_artifacts = page->max_artifacts;
+    sandbox_limits_resolve(lim);
 }
 
 int main(void)
 {
     uint64_t t0 = mono_ns(), t_run = 0, t_end = 0;
-    int job_fd = -1, out_fd = -1, err_fd = -1, rep_fd = -1, status = 0, timed_out = 0;
-    const char *src = NULL;
-    pid_t pid = -1;
+    sandbox_outcome oc;
+    ns_handoff hand = { .out_fd = -1 };
+    int has_data = 0;
 
+    memset(&oc, 0, sizeof oc);
     if (ioperm(CRVM_DOORBELL_PORT, 4, 1) < 0) fail("init: ioperm");
-    else if (mount_system() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
+    else if (leave_rootfs() == 0 && mount_system() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
     if (!page) {
         fprintf(stderr, "%s", failure);
         power_off();
     }
-    if (!failure[0]) {
-        struct crvm_span j = page->job;
-        struct crvm_span fl = page->filter;
-        if (j.off < page->header_size || (uint64_t)j.off + j.len > page->size) {
-            errno = EPROTO;
-            fail("init: job span %u+%u outside the region", j.off, j.len);
-        } else if (fl.len && (fl.off < page->header_size || (uint64_t)fl.off + fl.len > page->size ||
-                              fl.off % 8 || fl.len % sizeof(struct sock_filter) ||
-                              fl.len / sizeof(struct sock_filter) > BPF_MAXINSNS)) {
-            errno = EPROTO;
-            fail("init: filter span %u+%u", fl.off, fl.len);
-        }
-        mkdir(CAPTURE, 0700);
-        if (!failure[0] && mount_scratch() == 0 && seal_data() == 0 && (job_fd = file_with(CAPTURE "/job", region + j.off, j.len)) >= 0 &&
-            (out_fd = file_with(CAPTURE "/stdout", "", 0)) >= 0 &&
-            (err_fd = file_with(CAPTURE "/stderr", "", 0)) >= 0 &&
-            (rep_fd = file_with(CAPTURE "/report", "", 0)) >= 0)
-            src = read_runner();
+    struct crvm_span j = page->job;
+    if (!failure[0] && (j.off < page->header_size || (uint64_t)j.off + j.len > page->size)) {
+        errno = EPROTO;
+        fail("init: job span %u+%u outside the region", j.off, j.len);
     }
-    if (src && !failure[0]) {
+    if (!failure[0] && (has_data = seal_data()) >= 0) {
+        sandbox_job job;
+        cr_error err = { 0 };
+        sandbox_job_init(&job);
+        job.tier = CR_TIER_NS;
+        job.data_dir = has_data ? "/data" : NULL;
+        page_limits(&job.limits);
+        hand.job = (const char *)region + j.off;
+        hand.job_len = j.len;
         t_run = mono_ns();
-        if ((pid = fork()) < 0) fail("init: fork");
-        else if (pid == 0) child(job_fd, out_fd, err_fd, rep_fd, src);
-        else wait_runner(pid, &status, &timed_out);
+        if (ns_run(&job, &hand, &oc, &err) != CR_OK) {
+            errno = 0;
+            fail("%s", err.message);
+        }
         t_end = mono_ns();
     }
-    kill(-1, SIGKILL);                    /* whatever the code left running */
-    /* Reaped before /out is read, so that nothing still writes there (at most 2 s). */
-    for (int i = 0; i < 2000 && waitpid(-1, NULL, WNOHANG) >= 0; i++) {
-        struct timespec ts = { 0, 1000000 };
-        nanosleep(&ts, NULL);
-    }
 
-    /* Results after the job and the filter, whatever the host's layout. */
+    /* Results after the job, whatever the host's layout. */
     uint64_t after = (uint64_t)page->job.off + page->job.len;
-    if (page->filter.len && (uint64_t)page->filter.off + page->filter.len > after)
-        after = (uint64_t)page->filter.off + page->filter.len;
     uint32_t pos = after < page->size ? (uint32_t)((after + 63) & ~63ull) : page->size;
     page->result_flags = 0;
     page->limit = 0;
+    page->limit_detail[0] = page->tier_note[0] = '\0';
+    page->run_ns = page->cpu_ns = page->peak_bytes = 0;
     if (failure[0]) {
         page->exited = 1;
         page->exit_code = 2;
         page->term_signal = 0;
-        uint32_t n = (uint32_t)strlen(failure);
-        if (n > page->max_stderr) n = page->max_stderr;
-        if (pos + n > page->size) n = pos < page->size ? page->size - pos : 0;
-        memcpy(region + pos, failure, n);
-        page->err = (struct crvm_span){ pos, n };
+        page->result_flags = CRVM_SETUP_FAILED;
+        put_bytes(failure, strlen(failure), &page->err, page->max_stderr, &pos);
         page->out = page->report = page->artifacts = (struct crvm_span){ pos, 0 };
     } else {
-        page->exited = WIFEXITED(status) ? 1 : 0;
-        page->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-        page->term_signal = WIFSIGNALED(status) ? (uint32_t)WTERMSIG(status) : 0;
-        if (put_file(out_fd, &page->out, page->max_stdout, &pos)) {
+        page->exited = (uint32_t)oc.exited;
+        page->exit_code = oc.exit_code;
+        page->term_signal = (uint32_t)oc.term_signal;
+        page->limit = (uint32_t)oc.limit;
+        if (put_bytes(oc.stdout_buf.p, oc.stdout_buf.len, &page->out, page->max_stdout, &pos) ||
+            oc.stdout_buf.truncated)
             page->result_flags |= CRVM_OUT_TRUNCATED;
-            page->limit = SANDBOX_LIMIT_OUTPUT;
-        }
-        if (put_file(err_fd, &page->err, page->max_stderr, &pos))
+        if (put_bytes(oc.stderr_buf.p, oc.stderr_buf.len, &page->err, page->max_stderr, &pos) ||
+            oc.stderr_buf.truncated)
             page->result_flags |= CRVM_ERR_TRUNCATED;
-        put_file(rep_fd, &page->report, page->max_report, &pos);
-        put_artifacts(&pos);
-        if (timed_out) page->limit = SANDBOX_LIMIT_WALL;
-        else if (WIFSIGNALED(status) && cpu_limit_hit(WTERMSIG(status)))
-            page->limit = SANDBOX_LIMIT_CPU;
+        put_bytes(hand.report.p, hand.report.len, &page->report, page->max_report, &pos);
+        put_artifacts(hand.out_fd, &pos);
+        snprintf(page->limit_detail, sizeof page->limit_detail, "%s", oc.limit_detail);
+        snprintf(page->tier_note, sizeof page->tier_note, "%s", oc.tier_note);
+        page->run_ns = (uint64_t)(oc.wall_s * 1e9);
+        page->cpu_ns = (uint64_t)(oc.cpu_s * 1e9);
+        page->peak_bytes = oc.peak_memory_bytes;
     }
     page->guest_ns[0] = t0;
     page->guest_ns[1] = t_run;

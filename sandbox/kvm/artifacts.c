@@ -167,7 +167,6 @@ cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
     char dir[4096];
     const char *tmp = getenv("TMPDIR");
     cr_code rc;
-    if (r->flags & CRVM_OUT_FULL) sandbox_out_full(out, lim);
     if ((size_t)snprintf(dir, sizeof dir, "%s/calcroute-kvm-out.XXXXXX",
                          tmp && *tmp == '/' ? tmp : "/tmp") >= sizeof dir)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: TMPDIR too long");

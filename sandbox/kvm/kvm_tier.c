@@ -93,10 +93,22 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
 {
     if (r->limit > SANDBOX_LIMIT_ARTIFACTS)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: limit %u", r->limit);
+    if (r->flags & CRVM_SETUP_FAILED) {
+        /* The guest's ns tier could not set up: its reason, on one line. */
+        int n = (int)strcspn(r->errs ? r->errs : "", "\n");
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: guest: %.*s", n > 200 ? 200 : n,
+                            r->errs ? r->errs : "");
+    }
     out->exited = r->exited;
     out->exit_code = r->exit_code;
     out->term_signal = r->term_signal;
     out->limit = (sandbox_limit)r->limit;
+    snprintf(out->limit_detail, sizeof out->limit_detail, "%s", r->limit_detail);
+    /* The guest's clocks: the run as its ns tier timed it, the VM's boot not included (the
+     * caller's tier_note has that), so that figures and limits mean the same on both tiers. */
+    out->wall_s = (double)r->run_ns / 1e9;
+    out->cpu_s = (double)r->cpu_ns / 1e9;
+    out->peak_memory_bytes = r->peak_bytes;
     set_buf(&out->stdout_buf, r->out, r->out_len, !!(r->flags & CRVM_OUT_TRUNCATED));
     set_buf(&out->stderr_buf, r->errs, r->err_len, !!(r->flags & CRVM_ERR_TRUNCATED));
     return sandbox_report_parse(r->report, r->report_len, out, err);
@@ -114,7 +126,9 @@ struct wire {
     int32_t exited, exit_code, term_signal;
     uint32_t limit, flags;
     uint32_t out_len, err_len, report_len, artifacts_len, console_len;
+    uint64_t run_ns, cpu_ns, peak_bytes, guest_ns[4];
     char note[128];
+    char limit_detail[128], guest_note[256];
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -185,6 +199,12 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
         w.err_len = (uint32_t)r.err_len;
         w.report_len = (uint32_t)r.report_len;
         w.artifacts_len = (uint32_t)r.artifacts_len;
+        w.run_ns = r.run_ns;
+        w.cpu_ns = r.cpu_ns;
+        w.peak_bytes = r.peak_bytes;
+        memcpy(w.guest_ns, r.guest_ns, sizeof w.guest_ns);
+        memcpy(w.limit_detail, r.limit_detail, sizeof w.limit_detail);
+        memcpy(w.guest_note, r.tier_note, sizeof w.guest_note);
     }
     w.rc = rc;
     w.stop = stop;
@@ -261,6 +281,8 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
      * code kept to what a VMM can fail with, its lengths checked like the guest's. */
     w->err.message[sizeof w->err.message - 1] = '\0';
     w->note[sizeof w->note - 1] = '\0';
+    w->limit_detail[sizeof w->limit_detail - 1] = '\0';
+    w->guest_note[sizeof w->guest_note - 1] = '\0';
     if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
         w->rc = CR_ESANDBOX;
     if (w->out_len > p->lim.max_stdout || w->err_len > p->lim.max_stderr ||
@@ -341,6 +363,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
     memset(&plan, 0, sizeof plan);
+    memset(&w, 0, sizeof w);
     cr_buf_init(&enc, 0);
     cr_buf_init(&data, 0);
     if (!job) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job");
@@ -350,25 +373,19 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     lim = job->limits;
     sandbox_limits_resolve(&lim);
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
-    /* The ns tier's filter goes with the job: the code meets the same refusals on both. */
-    const struct sock_fprog *filter = ns_seccomp_program(why, sizeof why);
-    if (!filter) {
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
-        goto out;
-    }
     if (job->data_dir && (rc = kvm_data_archive(job->data_dir, DATA_MAX, &data, err)) != CR_OK)
         goto out;
 
     vmm_config *c = &plan.cfg;
     vmm_config_default(c);
-    /* The data archive sits in guest RAM beside what the kernel unpacks from it. */
+    /* The data archive sits in guest RAM beside what the kernel unpacks from it. /tmp and
+     * /out count in the run's memory, as on the ns tier. */
     uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD + 2 * (uint64_t)data.len;
     c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
     /* Room for /out in full: its bytes, and a record header and a name for every entry. */
     uint64_t art_span = lim.artifact_bytes +
         (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
-    uint64_t shared = 4096 + enc.len + (uint64_t)filter->len * sizeof(struct sock_filter) +
-                      lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span + 6 * 64;
+    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span + 6 * 64;
     shared = (shared + 4095) & ~4095ull;
     if (shared > VMM_MAX_SHARED) {
         rc = cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes of "
@@ -387,8 +404,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         .max_stdout = (uint32_t)lim.max_stdout, .max_stderr = (uint32_t)lim.max_stderr,
         .max_report = MAX_REPORT, .tmp_bytes = lim.tmp_bytes,
         .artifact_bytes = lim.artifact_bytes, .max_artifacts = lim.max_artifacts,
-        .max_artifact_span = (uint32_t)art_span, .filter = filter->filter,
-        .filter_len = (uint32_t)(filter->len * sizeof(struct sock_filter)),
+        .max_artifact_span = (uint32_t)art_span,
     };
     /* CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1 copies the guest
      * console to stderr after the run: the two ways to see a guest that went wrong. */
@@ -409,7 +425,6 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         goto out;
     }
     out->tier = CR_TIER_KVM;
-    snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
     switch ((vmm_stop)w.stop) {
     case VMM_STOP_DOORBELL:
         r.exited = w.exited;
@@ -417,10 +432,23 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         r.term_signal = w.term_signal;
         r.limit = w.limit;
         r.flags = w.flags;
+        r.run_ns = w.run_ns;
+        r.cpu_ns = w.cpu_ns;
+        r.peak_bytes = w.peak_bytes;
+        memcpy(r.limit_detail, w.limit_detail, sizeof r.limit_detail);
+        memcpy(r.tier_note, w.guest_note, sizeof r.tier_note);
+        /* The guest's clock from its init's start to its ring: the boot is the rest. */
+        double guest_s = (double)(w.guest_ns[3] - w.guest_ns[0]) / 1e9;
+        /* A note cut short is still a note. */
+        if (snprintf(out->tier_note, sizeof out->tier_note, "%s%s%s%sVM start and stop %.3f s",
+                     w.note, w.note[0] ? "; " : "", w.guest_note, w.guest_note[0] ? "; " : "",
+                     elapsed(&t0) - (w.guest_ns[3] >= w.guest_ns[0] ? guest_s : 0)) < 0)
+            out->tier_note[0] = '\0';
         if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
             rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
         break;
     case VMM_STOP_TIMEOUT:
+        snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
         out->exited = 0;
         out->term_signal = SIGKILL;
         out->limit = SANDBOX_LIMIT_WALL;
@@ -433,7 +461,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         break;
     }
 out:
-    out->wall_s = out->cpu_s = elapsed(&t0);
+    if (w.stop != VMM_STOP_DOORBELL) out->wall_s = out->cpu_s = elapsed(&t0);
     vmm_page_result_free(&r);
     cr_buf_free(&enc);
     cr_buf_free(&data);

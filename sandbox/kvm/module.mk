@@ -5,9 +5,11 @@ KVM_GUEST_DIR ?= build/kvm/guest
 .PHONY: kvm-kernel kvm-guest check-kvm check-kvm-asan
 kvm-kernel:
 	sandbox/kvm/fetch-kernel.sh $(KVM_KERNEL_DIR)
-# The guest initramfs: our static init, this host's python3 and its standard library.
+# The guest initramfs: our static init with the ns tier in it, this host's python3 and its
+# standard library.
 kvm-guest: $(KVM_GUEST_DIR)/initrd.cpio
-$(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/kvm/proto.h sandbox/sandbox.h sandbox/runner.py
+$(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/runner.py \
+    $(wildcard sandbox/*.[ch] sandbox/ns/*.[ch] sandbox/kvm/*.[ch] common/*.[ch])
 	sandbox/guest/build.sh $(KVM_GUEST_DIR)
 # Every test_kvm* binary inside QEMU (software emulation, emulated SVM) with kvm-amd loaded.
 check-kvm: all kvm-kernel kvm-guest

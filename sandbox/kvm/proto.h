@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define CRVM_MAGIC 0x4d565243u          /* "CRVM" read as a little-endian u32 */
-#define CRVM_VERSION 2u
+#define CRVM_VERSION 3u
 /* In the 32-bit PCI hole: above any RAM we give a guest (VMM_MAX_MEM), below the TSS and
  * identity-map pages KVM needs near 4 GiB. */
 #define CRVM_SHARED_GPA 0xd0000000ull
@@ -33,7 +33,7 @@
 /* result_flags */
 #define CRVM_OUT_TRUNCATED 1u           /* stdout passed job max_stdout: cut there */
 #define CRVM_ERR_TRUNCATED 2u           /* stderr passed job max_stderr: cut there */
-#define CRVM_OUT_FULL 4u                /* /out had no block or inode left after the run */
+#define CRVM_SETUP_FAILED 4u            /* the guest could not set the run up: err says why */
 
 /* The artifacts span: what the code left under /out, as back-to-back records of a
  * struct crvm_entry (unaligned: read it with memcpy), then path_len bytes of its path relative
@@ -66,16 +66,13 @@ struct crvm_page {
     uint32_t size;                      /* bytes of the whole region */
     uint32_t header_size;               /* sizeof(struct crvm_page): spans start at or after */
 
-    /* host -> guest */
+    /* host -> guest: the job and its sandbox_limits, which the guest's ns tier enforces */
     struct crvm_span job;               /* the runner's job records (sandbox_job_encode()) */
-    struct crvm_span filter;            /* a seccomp BPF program (struct sock_filter[]) the
-                                           guest installs for the code, the ns tier's own;
-                                           len 0: none */
-    uint32_t wall_ms;                   /* the guest init's own clock for the runner */
-    uint32_t cpu_ms;                    /* RLIMIT_CPU for the runner */
-    uint64_t memory_bytes;              /* RLIMIT_AS for the runner */
-    uint32_t max_procs;                 /* RLIMIT_NPROC */
-    uint32_t max_stdout;                /* the guest cuts stdout here (and sets the flag) */
+    uint32_t wall_ms;
+    uint32_t cpu_ms;
+    uint64_t memory_bytes;
+    uint32_t max_procs;
+    uint32_t max_stdout;                /* stdout is cut here (and the flag set) */
     uint32_t max_stderr;
     uint32_t max_report;
     uint64_t tmp_bytes;                 /* size of the guest's /tmp */
@@ -88,14 +85,19 @@ struct crvm_page {
     int32_t exit_code;
     uint32_t term_signal;
     uint32_t limit;                     /* a sandbox_limit the guest saw hit, or 0 */
-    uint32_t result_flags;              /* CRVM_*_TRUNCATED */
+    uint32_t result_flags;              /* CRVM_* flags above */
     uint32_t reserved;
+    uint64_t run_ns;                    /* the outcome's wall_s, cpu_s, peak_memory_bytes */
+    uint64_t cpu_ns;
+    uint64_t peak_bytes;
+    char limit_detail[128];             /* the outcome's strings, NUL-ended within */
+    char tier_note[256];
     struct crvm_span out;               /* the code's stdout */
     struct crvm_span err;               /* the code's stderr */
     struct crvm_span report;            /* the runner's report (sandbox_report_parse()) */
     struct crvm_span artifacts;         /* records of struct crvm_entry (above) */
-    uint64_t guest_ns[4];               /* guest CLOCK_MONOTONIC: init start, runner start,
-                                           runner end, ring (for the boot figures) */
+    uint64_t guest_ns[4];               /* guest CLOCK_MONOTONIC: init start, run start,
+                                           run end, ring (for the boot figures) */
 };
 
 #endif

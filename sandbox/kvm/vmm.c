@@ -736,15 +736,12 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
                        cr_error *err)
 {
     uint32_t size = vm->cfg.shared_bytes;
-    size_t filter_off = (JOB_OFF + job_len + 63) & ~(size_t)63;
-    if (job_len > size - JOB_OFF || lim->filter_len > size ||
-        filter_off > size - lim->filter_len)
-        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes and filter of %u do "
-                            "not fit the %u-byte shared region", job_len, lim->filter_len, size);
+    if (job_len > size - JOB_OFF)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes does not fit the "
+                            "%u-byte shared region", job_len, size);
     struct crvm_page h = {
         .magic = CRVM_MAGIC, .version = CRVM_VERSION, .size = size,
         .header_size = sizeof h, .job = { (uint32_t)JOB_OFF, (uint32_t)job_len },
-        .filter = { (uint32_t)filter_off, lim->filter_len },
         .wall_ms = lim->wall_ms, .cpu_ms = lim->cpu_ms, .memory_bytes = lim->memory_bytes,
         .max_procs = lim->max_procs, .max_stdout = lim->max_stdout,
         .max_stderr = lim->max_stderr, .max_report = lim->max_report,
@@ -754,9 +751,7 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
     memset(vm->shared, 0, JOB_OFF);
     memcpy(vm->shared, &h, sizeof h);
     if (job_len) memcpy(vm->shared + JOB_OFF, job, job_len);
-    if (lim->filter_len) memcpy(vm->shared + filter_off, lim->filter, lim->filter_len);
     vm->lim = *lim;
-    vm->lim.filter = NULL;                      /* borrowed for the write only */
     vm->page_written = 1;
     return CR_OK;
 }
@@ -811,7 +806,7 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
     if (h.exited > 1 || (!h.exited && (h.term_signal == 0 || h.term_signal > 64)))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: exited %u with signal "
                             "%u", h.exited, h.term_signal);
-    if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED | CRVM_OUT_FULL))
+    if (h.result_flags & ~(CRVM_OUT_TRUNCATED | CRVM_ERR_TRUNCATED | CRVM_SETUP_FAILED))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: unknown flags 0x%x",
                             h.result_flags);
     if ((rc = check_span(&h, "out", h.out, lim->max_stdout, "max_stdout", err)) != CR_OK ||
@@ -820,6 +815,19 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
         (rc = check_span(&h, "artifacts", h.artifacts, lim->max_artifact_span,
                          "max_artifact_span", err)) != CR_OK)
         return rc;
+    struct { const char *name; const char *s; size_t n; } notes[] = {
+        { "limit_detail", h.limit_detail, sizeof h.limit_detail },
+        { "tier_note", h.tier_note, sizeof h.tier_note },
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        if (!memchr(notes[i].s, '\0', notes[i].n))
+            return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: %s is not NUL-ended",
+                                notes[i].name);
+    memcpy(res->limit_detail, h.limit_detail, sizeof res->limit_detail);
+    memcpy(res->tier_note, h.tier_note, sizeof res->tier_note);
+    res->run_ns = h.run_ns;
+    res->cpu_ns = h.cpu_ns;
+    res->peak_bytes = h.peak_bytes;
     res->exited = (int)h.exited;
     res->exit_code = h.exit_code;
     res->term_signal = (int)h.term_signal;

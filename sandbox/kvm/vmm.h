@@ -133,11 +133,9 @@ typedef struct {
     uint32_t max_stdout, max_stderr, max_report;
     uint64_t tmp_bytes, artifact_bytes;
     uint32_t max_artifacts, max_artifact_span;
-    const void *filter;       /* the seccomp program for the code (borrowed), or NULL */
-    uint32_t filter_len;      /* its bytes, a multiple of 8 */
 } vmm_job_limits;
 
-/* Writes the header, the job bytes and lim->filter into the region (which it clears first).
+/* Writes the header and the job bytes into the region (which it clears first).
  * CR_ELIMIT when they do not fit. */
 cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
                        cr_error *err);
@@ -150,6 +148,8 @@ typedef struct {
     char *out, *errs, *report;           /* NUL-ended copies; never NULL on CR_OK */
     char *artifacts;                     /* the artifacts span (proto.h), unchecked */
     size_t out_len, err_len, report_len, artifacts_len;
+    uint64_t run_ns, cpu_ns, peak_bytes;
+    char limit_detail[128], tier_note[256];   /* NUL-ended */
     uint64_t guest_ns[4];
 } vmm_page_result;
 
@@ -193,7 +193,7 @@ cr_code kvm_artifacts_unpack(const uint8_t *p, size_t n, int root, uint64_t drop
                              cr_error *err);
 /* The artifacts of a parsed result into the outcome, as the ns tier collects them (copies
  * into out_dir when non-NULL), through a private directory under $TMPDIR or /tmp that is
- * gone on return. A CRVM_OUT_FULL flag turns a DISK limit into ARTIFACTS. */
+ * gone on return. */
 cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
                            const sandbox_limits *lim, sandbox_outcome *out, cr_error *err);
 
