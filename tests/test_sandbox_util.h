@@ -1,4 +1,6 @@
-/* tests/test_sandbox_util.h: running code in the ns tier from the sandbox tests. */
+/* tests/test_sandbox_util.h: running code in a sandbox tier from the sandbox tests: the ns
+ * tier, or the tier a test file names before including this (tests/test_kvm_attacks.c runs
+ * the ns tier's attack suite, unchanged, on the kvm tier). */
 #ifndef CR_TEST_SANDBOX_UTIL_H
 #define CR_TEST_SANDBOX_UTIL_H
 
@@ -10,13 +12,28 @@
 
 #include "sandbox/sandbox.h"
 
+#ifndef SANDBOX_TEST_TIER
+#define SANDBOX_TEST_TIER CR_TIER_NS
+#endif
+
 static char ns_why[256];
+
+/* Seconds in the suite's limits and timing checks are multiplied by CR_TEST_TIME_SCALE (1 when
+ * unset): the nested test host runs the kvm tier's guest under software emulation, tens of
+ * times slower than hardware, and sets it there. Programs and expected outputs never change. */
+static double time_scale(void)
+{
+    const char *s = getenv("CR_TEST_TIME_SCALE");
+    double v = s ? atof(s) : 1;
+    return v >= 1 && v <= 100 ? v : 1;
+}
+#define SECS(x) ((double)(x) * time_scale())
 
 /* Fills *lim with small limits that keep the suite fast: 5 s wall, 256 MiB, 32 processes. */
 static void small_limits(sandbox_limits *lim)
 {
     memset(lim, 0, sizeof *lim);
-    lim->wall_s = 5;
+    lim->wall_s = SECS(5);
     lim->memory_bytes = 256u << 20;
     lim->max_procs = 32;
     lim->tmp_bytes = 16u << 20;
@@ -27,7 +44,7 @@ static void small_limits(sandbox_limits *lim)
     sandbox_limits_resolve(lim);
 }
 
-/* Runs `code` in the ns tier; *oc is the caller's (sandbox_outcome_free). Returns the code of
+/* Runs `code` in the tier under test; *oc is the caller's (sandbox_outcome_free). Returns the code of
  * sandbox_run() and prints its error when it is not CR_OK. */
 static cr_code run_ns(const char *code, const sandbox_limits *lim, const char *data_dir,
                       const char *out_dir, const char *globals_json, sandbox_outcome *oc)
@@ -36,7 +53,7 @@ static cr_code run_ns(const char *code, const sandbox_limits *lim, const char *d
     cr_error err = { 0 };
     cr_code rc;
     sandbox_job_init(&job);
-    job.tier = CR_TIER_NS;
+    job.tier = SANDBOX_TEST_TIER;
     job.code = code;
     job.code_len = strlen(code);
     job.data_dir = data_dir;

@@ -7,8 +7,9 @@
 # Needs: qemu-system-x86_64, busybox (static), cpio, gzip, and the kernel that
 # sandbox/kvm/fetch-kernel.sh unpacks into BUILD/kvm/kernel (or KVMHOST_KERNEL), and the
 # guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST). Env: KVMHOST_TIMEOUT (seconds,
-# default 900), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
-# every BUILD/tests/test_kvm*), KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
+# default 2400 a boot), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
+# every BUILD/tests/test_kvm*), KVMHOST_RETRIES and KVMHOST_BUDGET (after a stall, below),
+# KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
 # exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
 # names more host files (with their libraries) to copy in at the same paths, KVMHOST_COPY
 # more repository files (with their libraries) to copy in without running them.
@@ -18,7 +19,7 @@ set -eu
 B=${1:-build}
 kernel=${KVMHOST_KERNEL:-$B/kvm/kernel}
 guest=${KVMHOST_GUEST:-$B/kvm/guest}
-timeout_s=${KVMHOST_TIMEOUT:-900}
+timeout_s=${KVMHOST_TIMEOUT:-2400}
 mem=${KVMHOST_MEM:-2048}
 tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true)}
 tests=$(echo $tests)   # one line: it goes into the init script
@@ -74,8 +75,12 @@ mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=512m tmp /tmp
 for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
 [ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
-# Everything inside is emulated instruction by instruction: give the guest boot its time.
-export CR_KVM_BOOT_S=240 CR_EXPECT_KVM_LINUX=1 BUILD=$B CR_KVM_KERNEL=/guest/vmlinuz CR_KVM_INITRD=/guest/initrd.cpio ${KVMHOST_ENV:-}
+# Everything inside is emulated instruction by instruction: give the guest boot its time, and
+# the sandbox suites' limits and timing checks ten times theirs (the guest's python runs
+# tens of times slower than on hardware; tests/test_sandbox_util.h).
+export CR_KVM_BOOT_S=240 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CR_KVM_KERNEL=/guest/vmlinuz CR_KVM_INITRD=/guest/initrd.cpio ${KVMHOST_ENV:-}
+# A heartbeat on the second serial port: the host sees the nested host's clock go on.
+( while :; do sleep 10; echo tick >/dev/ttyS1; done ) &
 cd /work
 for t in $1; do
     echo "KVMHOST-BEGIN \$t"
@@ -87,34 +92,35 @@ INIT
     chmod +x "$root/init"
 }
 
-# QEMU's CPU time in clock ticks (utime + stime), or empty once it is gone.
-cpu_ticks() {
-    awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true
-}
-
 # One boot of the nested host running the binaries in $1; the console, cleaned, into $2.
-# Software emulation keeps QEMU busy the whole time; measured here, a boot now and then
-# stalls instead (QEMU idle, nothing printed, the nested host's own clocks stopped with it),
-# so a QEMU that used under a fifth of a CPU for 60 s is stopped, and `stalled` says so.
+# Measured here: now and then the nested host stops for good while it runs a guest (nothing
+# printed, its clocks stopped), about once in a hundred guest runs, with or without idle=poll
+# inside; the cause is in the emulation, not understood. Its heartbeat (ttyS1) stops with it:
+# after 60 s without one the boot is ended, and `stalled` says so.
 boot() {
     write_init "$1"
     (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz"
     raw=$work/console.raw
+    beat=$work/heartbeat
+    : >"$beat"
     stalled=0
     qemu-system-x86_64 -accel tcg -cpu EPYC,+svm -m "$mem" -smp 1 \
-        -nographic -no-reboot -kernel "$kernel/vmlinuz" -initrd "$work/initrd.gz" \
-        -append "console=ttyS0 quiet panic=-1" </dev/null >"$raw" 2>"$work/qemu.err" &
+        -display none -serial "file:$raw" -serial "file:$beat" -monitor none -no-reboot \
+        -kernel "$kernel/vmlinuz" -initrd "$work/initrd.gz" \
+        -append "console=ttyS0 quiet panic=-1" </dev/null 2>"$work/qemu.err" &
     qpid=$!
-    hz=$(getconf CLK_TCK)
-    t0=$(date +%s) idle=0 last=$(cpu_ticks "$qpid")
+    t0=$(date +%s) quiet=0 last=0
     while kill -0 "$qpid" 2>/dev/null; do
         sleep 15
-        now=$(cpu_ticks "$qpid")
-        [ -n "$now" ] && [ -n "$last" ] || break
-        if [ $((now - last)) -lt $((hz * 3)) ]; then idle=$((idle + 15)); else idle=0; fi
+        now=$(wc -c <"$beat")
+        # The first beat comes once the nested host is up (in well under a minute): its boot
+        # is given four before it counts as a stall.
+        if [ "$now" = "$last" ]; then quiet=$((quiet + 15)); else quiet=0; fi
         last=$now
-        if [ "$idle" -ge 60 ]; then stalled=1; kill "$qpid"; break; fi
-        if [ $(( $(date +%s) - t0 )) -ge "$timeout_s" ]; then kill "$qpid"; break; fi
+        if [ "$quiet" -ge 60 ] && { [ "$now" -gt 0 ] || [ "$quiet" -ge 240 ]; }; then
+            stalled=1; kill "$qpid"; break
+        fi
+        if [ $(( $(date +%s) - t0 )) -ge "$boot_s" ]; then kill "$qpid"; break; fi
     done
     wait "$qpid" 2>/dev/null || true
     # The console puts terminal escapes before the first marker: start each marker's own line.
@@ -127,25 +133,35 @@ finished() {   # whether binary $1 ran to its end in log $2
 
 start=$(date +%s)
 log=$work/clean.log
+boot_s=$timeout_s
 boot "$tests" "$log"
 sed -n '/^KVMHOST/,$p' "$log" | grep -v '^KVMHOST-END' | sed 's/^KVMHOST-BEGIN /== /'
 if grep -q '^KVMHOST: ' "$log"; then echo "kvm-host: the nested host is not usable"; fi
-# After a stall, the binaries that did not finish run once more in a fresh boot.
-if [ "$stalled" = 1 ]; then
+# After a stall, the binaries that did not finish run again in a fresh boot, up to
+# KVMHOST_RETRIES (3) times, all boots together within KVMHOST_BUDGET seconds (3000).
+# Each binary is counted from the boot it finished in.
+retries=${KVMHOST_RETRIES:-3}
+budget=${KVMHOST_BUDGET:-3000}
+round=0
+while [ "$stalled" = 1 ]; do
     rest=
     for t in $tests; do finished "$t" "$log" || rest="$rest $t"; done
-    echo "kvm-host: the nested host stalled (QEMU idle for 60 s); once more:$rest"
-    if [ -n "$rest" ]; then
-        boot "$rest" "$work/retry.log"
-        sed -n '/^KVMHOST/,$p' "$work/retry.log" | grep -v '^KVMHOST-END' |
-            sed 's/^KVMHOST-BEGIN /== /'
-        [ "$stalled" = 0 ] || echo "kvm-host: the nested host stalled again"
-        # Each binary is counted from the boot it finished in.
-        for t in $rest; do
-            sed -n "\|^KVMHOST-BEGIN $t\$|,\|^KVMHOST-END $t |p" "$work/retry.log"
-        done >>"$log"
+    [ -n "$rest" ] || break
+    if [ "$round" -ge "$retries" ] || [ $(( $(date +%s) - start )) -ge "$budget" ]; then
+        echo "kvm-host: the nested host stalled; no more retries"
+        break
     fi
-fi
+    round=$((round + 1))
+    boot_s=$((budget - $(date +%s) + start))
+    [ "$boot_s" -le "$timeout_s" ] || boot_s=$timeout_s
+    echo "kvm-host: the nested host stalled (no heartbeat for 60 s); again ($round of $retries):$rest"
+    boot "$rest" "$work/retry.log"
+    sed -n '/^KVMHOST/,$p' "$work/retry.log" | grep -v '^KVMHOST-END' |
+        sed 's/^KVMHOST-BEGIN /== /'
+    for t in $rest; do
+        sed -n "\|^KVMHOST-BEGIN $t\$|,\|^KVMHOST-END $t |p" "$work/retry.log"
+    done >>"$log"
+done
 end=$(date +%s)
 
 pass=0 fail=0 skip=0
