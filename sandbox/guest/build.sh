@@ -45,9 +45,11 @@ cp /etc/ld.so.cache "$root/etc/ld.so.cache"
 # What code in the sandbox runs or probes: a shell, ls, and su (no PAM configuration here, so
 # it fails, as the ns tier's does; copied without its setuid bit all the same).
 for prog in /bin/sh /bin/ls /usr/bin/su; do
-    copy "$(readlink -f "$prog")"
-    [ "$(readlink -f "$prog")" = "$prog" ] || { mkdir -p "$root$(dirname "$prog")"; [ -e "$root$prog" ] || ln -s "$(readlink -f "$prog")" "$root$prog"; }
-    copy_libs "$prog"
+    real=$(readlink -f "$prog")
+    copy "$real"
+    copy_libs "$real"
+    mkdir -p "$root$(dirname "$prog")"
+    [ -e "$root$prog" ] || ln -s "$real" "$root$prog"
 done
 
 # The modules a run imports: the runner's, start-up's, what finance code reaches for (csv and

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/vmm.h"
-#include "sandbox/ns/ns.h"
 #include "sandbox/sandbox.h"
 
 #define DEFAULT_KERNEL "build/kvm/kernel/vmlinuz"
@@ -123,12 +122,9 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
 struct wire {
     int32_t rc, stop;
     cr_error err;
-    int32_t exited, exit_code, term_signal;
-    uint32_t limit, flags;
-    uint32_t out_len, err_len, report_len, artifacts_len, console_len;
-    uint64_t run_ns, cpu_ns, peak_bytes, guest_ns[4];
+    vmm_page_result res;          /* its scalars; the buffers follow, res's pointers mean nothing */
+    uint32_t console_len;
     char note[128];
-    char limit_detail[128], guest_note[256];
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -189,30 +185,14 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
             clen = CONSOLE_TAIL;
         }
     }
-    if (rc == CR_OK && stop == VMM_STOP_DOORBELL && (rc = vmm_page_read(vm, &r, &w.err)) == CR_OK) {
-        w.exited = r.exited;
-        w.exit_code = r.exit_code;
-        w.term_signal = r.term_signal;
-        w.limit = r.limit;
-        w.flags = r.flags;
-        w.out_len = (uint32_t)r.out_len;
-        w.err_len = (uint32_t)r.err_len;
-        w.report_len = (uint32_t)r.report_len;
-        w.artifacts_len = (uint32_t)r.artifacts_len;
-        w.run_ns = r.run_ns;
-        w.cpu_ns = r.cpu_ns;
-        w.peak_bytes = r.peak_bytes;
-        memcpy(w.guest_ns, r.guest_ns, sizeof w.guest_ns);
-        memcpy(w.limit_detail, r.limit_detail, sizeof w.limit_detail);
-        memcpy(w.guest_note, r.tier_note, sizeof w.guest_note);
-    }
+    if (rc == CR_OK && stop == VMM_STOP_DOORBELL && (rc = vmm_page_read(vm, &r, &w.err)) == CR_OK)
+        w.res = r;
     w.rc = rc;
     w.stop = stop;
     w.console_len = (uint32_t)clen;
-    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, w.out_len) < 0 ||
-              write_all(fd, r.errs, w.err_len) < 0 ||
-              write_all(fd, r.report, w.report_len) < 0 ||
-              write_all(fd, r.artifacts, w.artifacts_len) < 0 || write_all(fd, console, clen) < 0;
+    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, r.out_len) < 0 ||
+              write_all(fd, r.errs, r.err_len) < 0 || write_all(fd, r.report, r.report_len) < 0 ||
+              write_all(fd, r.artifacts, r.artifacts_len) < 0 || write_all(fd, console, clen) < 0;
     _exit(bad ? 3 : 0);
 }
 
@@ -281,24 +261,27 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
      * code kept to what a VMM can fail with, its lengths checked like the guest's. */
     w->err.message[sizeof w->err.message - 1] = '\0';
     w->note[sizeof w->note - 1] = '\0';
-    w->limit_detail[sizeof w->limit_detail - 1] = '\0';
-    w->guest_note[sizeof w->guest_note - 1] = '\0';
+    *r = w->res;
+    r->out = r->errs = r->report = r->artifacts = NULL;
+    r->limit_detail[sizeof r->limit_detail - 1] = '\0';
+    r->tier_note[sizeof r->tier_note - 1] = '\0';
     if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
         w->rc = CR_ESANDBOX;
-    if (w->out_len > p->lim.max_stdout || w->err_len > p->lim.max_stderr ||
-        w->report_len > p->lim.max_report || w->artifacts_len > p->lim.max_artifact_span ||
+    if (r->out_len > p->lim.max_stdout || r->err_len > p->lim.max_stderr ||
+        r->report_len > p->lim.max_report || r->artifacts_len > p->lim.max_artifact_span ||
         w->console_len > CONSOLE_TAIL) {
+        memset(r, 0, sizeof *r);
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process sent oversized lengths");
         goto out;
     }
-    struct { char **p; size_t *len; uint32_t n; } parts[] = {
-        { &r->out, &r->out_len, w->out_len }, { &r->errs, &r->err_len, w->err_len },
-        { &r->report, &r->report_len, w->report_len },
-        { &r->artifacts, &r->artifacts_len, w->artifacts_len },
+    struct { char **p; size_t *len; size_t n; } parts[] = {
+        { &r->out, &r->out_len, r->out_len }, { &r->errs, &r->err_len, r->err_len },
+        { &r->report, &r->report_len, r->report_len },
+        { &r->artifacts, &r->artifacts_len, r->artifacts_len },
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
         if (!(*parts[i].p = malloc((size_t)parts[i].n + 1))) {
-            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result of %u bytes", parts[i].n);
+            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result of %zu bytes", parts[i].n);
             goto out;
         }
         if (read_full(pfd[0], *parts[i].p, parts[i].n, &deadline) < 0) {
@@ -385,7 +368,9 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     /* Room for /out in full: its bytes, and a record header and a name for every entry. */
     uint64_t art_span = lim.artifact_bytes +
         (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
-    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span + 6 * 64;
+    /* Each of the five spans (job, out, err, report, artifacts) starts 64-byte aligned. */
+    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span +
+                      5 * 64;
     shared = (shared + 4095) & ~4095ull;
     if (shared > VMM_MAX_SHARED) {
         rc = cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes of "
@@ -426,27 +411,19 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     }
     out->tier = CR_TIER_KVM;
     switch ((vmm_stop)w.stop) {
-    case VMM_STOP_DOORBELL:
-        r.exited = w.exited;
-        r.exit_code = w.exit_code;
-        r.term_signal = w.term_signal;
-        r.limit = w.limit;
-        r.flags = w.flags;
-        r.run_ns = w.run_ns;
-        r.cpu_ns = w.cpu_ns;
-        r.peak_bytes = w.peak_bytes;
-        memcpy(r.limit_detail, w.limit_detail, sizeof r.limit_detail);
-        memcpy(r.tier_note, w.guest_note, sizeof r.tier_note);
-        /* The guest's clock from its init's start to its ring: the boot is the rest. */
-        double guest_s = (double)(w.guest_ns[3] - w.guest_ns[0]) / 1e9;
-        /* A note cut short is still a note. */
+    case VMM_STOP_DOORBELL: {
+        /* The guest's clock from its init's start to its ring: the VM's start and stop are
+         * the rest. A note cut short is still a note. */
+        double guest_s = r.guest_ns[3] >= r.guest_ns[0]
+                             ? (double)(r.guest_ns[3] - r.guest_ns[0]) / 1e9 : 0;
         if (snprintf(out->tier_note, sizeof out->tier_note, "%s%s%s%sVM start and stop %.3f s",
-                     w.note, w.note[0] ? "; " : "", w.guest_note, w.guest_note[0] ? "; " : "",
-                     elapsed(&t0) - (w.guest_ns[3] >= w.guest_ns[0] ? guest_s : 0)) < 0)
+                     w.note, w.note[0] ? "; " : "", r.tier_note, r.tier_note[0] ? "; " : "",
+                     elapsed(&t0) - guest_s) < 0)
             out->tier_note[0] = '\0';
         if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
             rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
         break;
+    }
     case VMM_STOP_TIMEOUT:
         snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
         out->exited = 0;

@@ -826,13 +826,7 @@ out:
     if (data_fd >= 0) close(data_fd);
     cr_buf_free(&jobbuf);
     cr_buf_free(&report);
-    if (rc != CR_OK) {
-        sandbox_outcome_free(out);
-        if (hand) {
-            if (hand->out_fd >= 0) close(hand->out_fd);
-            hand->out_fd = -1;
-            cr_buf_free(&hand->report);
-        }
-    }
+    /* Nothing is handed over before the last step, which cannot fail. */
+    if (rc != CR_OK) sandbox_outcome_free(out);
     return rc;
 }
