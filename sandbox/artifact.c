@@ -1,6 +1,9 @@
 /* sandbox/artifact.c: files the code left under /out, brought back to the host without ever
  * following a link the code planted: every step is an openat() relative to a directory
- * descriptor with O_NOFOLLOW, and the caller's directory is written the same way. */
+ * descriptor with O_NOFOLLOW, and the caller's directory is written the same way. Only
+ * regular files with one link are copied, and each is written under a fresh name (O_EXCL)
+ * and renamed over its destination, so nothing already in the caller's directory (a hard
+ * link to another file, a FIFO that would block the copy) is ever opened. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -109,13 +112,39 @@ static int dest_parent(int dest, const char *rel, const char **base)
     return fd;
 }
 
+#define TEMP_TRIES 8
+
+/* A fresh file beside `base` in dir, named into tmp; -1 when `base` exists as anything but a
+ * plain file (its own and only link), which is then left alone. */
+static int dest_open(int dir, const char *base, char *tmp, size_t tmp_len)
+{
+    struct stat sb;
+    if (fstatat(dir, base, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+        (!S_ISREG(sb.st_mode) || sb.st_nlink != 1)) {
+        errno = EEXIST;
+        return -1;
+    }
+    for (int i = 0; i < TEMP_TRIES; i++) {
+        unsigned char r[8];
+        char hex[2 * sizeof r + 1];
+        int fd;
+        randombytes_buf(r, sizeof r);
+        sodium_bin2hex(hex, sizeof hex, r, sizeof r);
+        snprintf(tmp, tmp_len, ".calcroute-%s.tmp", hex);
+        fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
 static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr_error *err)
 {
     crypto_hash_sha256_state st;
     unsigned char md[crypto_hash_sha256_BYTES], buf[65536];
     sandbox_artifact *a;
     int dfd = -1, pfd = -1;
-    char *path = NULL;
+    char *path = NULL, tmp[64] = "";
+    const char *base = NULL;
     uint64_t done = 0;
     cr_code rc = CR_OK;
 
@@ -127,16 +156,14 @@ static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr
         w->cap = ncap;
     }
     if (w->out_dir) {
-        const char *base;
         size_t plen = strlen(w->out_dir) + strlen(rel) + 2;
         int dest = open(w->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dest < 0) return cr_error_sys(err, CR_EIO, "sandbox: open artifact directory", errno);
         pfd = dest_parent(dest, rel, &base);
         close(dest);
-        if (pfd >= 0)
-            dfd = openat(pfd, base, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (pfd >= 0) dfd = dest_open(pfd, base, tmp, sizeof tmp);
         if (dfd < 0) {
-            note(w, "not copied (a symlink or not writable in the artifact directory): ", rel);
+            note(w, "not copied (destination a link, a non-file or unwritable): ", rel);
             if (pfd >= 0) close(pfd);
             return CR_OK;
         }
@@ -158,6 +185,15 @@ static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr
         done += (uint64_t)n;
     }
     crypto_hash_sha256_final(&st, md);
+    if (dfd >= 0) {
+        int e = close(dfd) < 0 ? errno : 0;
+        dfd = -1;
+        if (e || renameat(pfd, tmp, pfd, base) < 0) {
+            rc = cr_error_sys(err, CR_EIO, "sandbox: copy artifact", e ? e : errno);
+            goto out;
+        }
+        tmp[0] = 0;
+    }
     a = &w->out->artifacts[w->out->artifact_count];
     memset(a, 0, sizeof *a);
     if (!(a->name = strdup(rel))) { rc = cr_error_set(err, CR_ENOMEM, 0, 0, "artifact name"); goto out; }
@@ -169,6 +205,7 @@ static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr
 out:
     free(path);
     if (dfd >= 0) close(dfd);
+    if (tmp[0]) unlinkat(pfd, tmp, 0);
     if (pfd >= 0) close(pfd);
     return rc;
 }
@@ -206,6 +243,11 @@ static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_er
             note(w, S_ISLNK(sb.st_mode) ? "skipped symlink: " : "skipped non-file: ", rel);
             continue;
         }
+        /* Two names of one file: one of them is not the code's file to hand over. */
+        if (sb.st_nlink != 1) {
+            note(w, "skipped hard link: ", rel);
+            continue;
+        }
         if (w->out->artifact_count >= w->lim->max_artifacts ||
             w->bytes + (uint64_t)sb.st_size > w->lim->artifact_bytes) {
             note(w, "dropped over the artifact limits: ", rel);
@@ -215,7 +257,7 @@ static cr_code walk(walk_ctx *w, int dirfd, const char *prefix, int depth, cr_er
         cfd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (cfd < 0) continue;
         /* Checked again on the descriptor: what we opened is what we copy. */
-        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1) {
             w->bytes += (uint64_t)sb.st_size;
             rc = keep_file(w, cfd, rel, (uint64_t)sb.st_size, err);
         }

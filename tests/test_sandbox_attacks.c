@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include "tests/testlib.h"
@@ -114,6 +115,17 @@ static const attack table[] = {
       "# netlink packet bluetooth alg vsock\n"
       "print(*[t(lambda: socket.socket(f, socket.SOCK_DGRAM)) for f in (16, 17, 31, 38, 40)])",
       "1 1 1 1 1\n" },
+    /* Unix sockets: none by socket() (connect() and sendto() reach any socket file the code
+     * can name); connected pairs (multiprocessing, asyncio) work, datagram pairs do not. */
+    { "unix_sockets",
+      "print(t(lambda: socket.socket(socket.AF_UNIX)), t(lambda: socket.socket(socket.AF_UNIX, "
+      "socket.SOCK_DGRAM)), t(lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)),"
+      " sc(41, 1, 1 | 0o2000000, 0)[1], sc(53, 1, 2, 0, ctypes.byref((ctypes.c_int * 2)()))[1])",
+      "1 1 1 1 1\n" },
+    { "socketpair_streams",
+      "a, b = socket.socketpair()\na.sendall(b'ping')\n"
+      "c, d = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\nc.send(b'pong')\n"
+      "print(b.recv(4), d.recv(4))", "b'ping' b'pong'\n" },
     { "only_loopback",
       "print(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').readlines()[2:]))",
       "['lo']\n" },
@@ -136,6 +148,15 @@ static const attack table[] = {
     { "kill_everything",
       "import signal\nprint(t(lambda: os.kill(1, signal.SIGKILL)), t(lambda: os.kill(-1, signal.SIGKILL)))\n"
       "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 finds no one else */
+    /* Kernel objects charged to the caller's user on the host, whose quota (128 inotify
+     * instances) the caller's other processes share. */
+    { "inotify_fanotify",
+      "# inotify_init inotify_init1 fanotify_init\n"
+      "print(*[sc(nr, 0, 0)[1] for nr in (253, 294, 300)])", "1 1 1\n" },
+    { "queues_and_locks",
+      "import resource as r\n"
+      "print(*[r.getrlimit(x) for x in (r.RLIMIT_MSGQUEUE, r.RLIMIT_SIGPENDING, r.RLIMIT_MEMLOCK)])",
+      "(0, 0) (256, 256) (0, 0)\n" },
     { "cgroup_is_rooted",
       "print(all(l.endswith(':/') for l in open('/proc/self/cgroup').read().split()))", "True\n" },
 };
@@ -166,7 +187,7 @@ static void test_table(void)
 
 static void test_data_read_only(void)
 {
-    char *data = make_dir("data"), path[512], *before, *after;
+    char *data = make_dir("data"), path[512], globals[600], *before, *after;
     sandbox_outcome oc;
     FILE *f;
     if (!data) { CHECK(!"mkdtemp"); return; }
@@ -174,13 +195,17 @@ static void test_data_read_only(void)
     if ((f = fopen(path, "w"))) { fputs("payload\n", f); fclose(f); }
     chmod(path, 0644);
     before = slurp(path);
+    snprintf(globals, sizeof globals, "{\"host\": \"%s\"}", data);
     if (run_ns(PRELUDE "print(open('/data/in.txt').read().strip())\n"
-               "print(t(lambda: open('/data/new', 'w')), t(lambda: open('/data/in.txt', 'a')),"
-               " t(lambda: os.unlink('/data/in.txt')), t(lambda: os.chmod('/data/in.txt', 0o777)))\n",
-               NULL, data, NULL, NULL, &oc) == CR_OK) {
-        /* Appending is refused by permissions (the file is not the sandbox user's) before
-         * the read-only mount is even asked; the rest by the read-only mount. */
-        CHECK_STR(out_text(&oc), "payload\n30 13 30 30\n");
+               "print(t(lambda: open('/data/new', 'w')), t(lambda: open('/data/in.txt', 'a')) in (13, 30),"
+               " t(lambda: os.unlink('/data/in.txt')), t(lambda: os.chmod('/data/in.txt', 0o777)))\n"
+               "m = ''.join(open('/proc/self/' + f).read() for f in ('mountinfo', 'mounts', 'mountstats'))\n"
+               "print(host in m, os.path.basename(host) in m)\n",
+               NULL, data, NULL, globals, &oc) == CR_OK) {
+        /* Appending is refused by permissions (the file is not the sandbox user's) or by a
+         * read-only filesystem, whichever the kernel asks first; the rest by the read-only
+         * mount. The host's path of the directory shows nowhere. */
+        CHECK_STR(out_text(&oc), "payload\n30 True 30 30\nFalse False\n");
     } else CHECK(!"run");
     sandbox_outcome_free(&oc);
     after = slurp(path);
@@ -189,6 +214,36 @@ static void test_data_read_only(void)
     CHECK(access(path, F_OK) < 0);
     free(before);
     free(after);
+    remove_tree(data);
+    free(data);
+}
+
+/* A host service's socket left in the data directory: the code reaches it neither with a
+ * socket of its own nor through a connected pair, and the listener sees nothing. */
+static void test_data_unix_socket(void)
+{
+    char *data = make_dir("data");
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    sandbox_outcome oc;
+    int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (!data || lfd < 0) { CHECK(!"set-up"); goto done; }
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s/svc.sock", data);
+    if (bind(lfd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(lfd, 4) < 0 ||
+        chmod(sa.sun_path, 0777) < 0) {
+        CHECK(!"listen");
+        goto done;
+    }
+    if (run_ns(PRELUDE "p = '/data/svc.sock'\n"
+               "def own():\n    socket.socket(socket.AF_UNIX).connect(p)\n"
+               "a, b = socket.socketpair()\n"
+               "print(t(own), t(lambda: a.connect(p)) != 'ok', t(lambda: a.sendto(b'x', p)) != 'ok',"
+               " sc(41, 1, 2, 0)[1])\n", NULL, data, NULL, NULL, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "1 True True 1\n");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    CHECK(accept(lfd, NULL, NULL) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+done:
+    if (lfd >= 0) close(lfd);
     remove_tree(data);
     free(data);
 }
@@ -424,7 +479,7 @@ static int count_entries(const char *dir)
 
 static void test_artifact_attacks(void)
 {
-    char *out = make_dir("out"), *host = make_dir("host"), target[512], link[512], *txt;
+    char *out = make_dir("out"), *host = make_dir("host"), target[512], lnk[512], path[512], *txt;
     sandbox_limits lim;
     sandbox_outcome oc;
     FILE *f;
@@ -441,9 +496,9 @@ static void test_artifact_attacks(void)
 
     /* A symlink already in the caller's directory is not written through. */
     snprintf(target, sizeof target, "%s/target", host);
-    snprintf(link, sizeof link, "%s/evil", out);
+    snprintf(lnk, sizeof lnk, "%s/evil", out);
     if ((f = fopen(target, "w"))) { fputs("original", f); fclose(f); }
-    CHECK(symlink(target, link) == 0);
+    CHECK(symlink(target, lnk) == 0);
     oc = limit_run("open('/out/evil', 'w').write('pwned')\n", &lim, out);
     CHECK_INT(oc.artifact_count, 0);
     CHECK(strstr(oc.artifact_note, "not copied") != NULL);
@@ -451,7 +506,41 @@ static void test_artifact_attacks(void)
     CHECK_STR(txt, "original");
     free(txt);
     sandbox_outcome_free(&oc);
-    unlink(link);
+    unlink(lnk);
+
+    /* A hard link in the caller's directory is not written through, nor is a FIFO (or a
+     * FIFO where a directory would go) opened, which would block the copy for ever; a plain
+     * file there is replaced. A FIFO the code leaves in /out is skipped, never opened. */
+    alarm(120);   /* a blocked copy ends the suite, failed, instead of hanging it */
+    snprintf(lnk, sizeof lnk, "%s/evil", out);
+    CHECK(link(target, lnk) == 0);
+    snprintf(path, sizeof path, "%s/fifo", out);
+    CHECK(mkfifo(path, 0644) == 0);
+    snprintf(path, sizeof path, "%s/sub", out);
+    CHECK(mkfifo(path, 0644) == 0);
+    snprintf(path, sizeof path, "%s/plain", out);
+    if ((f = fopen(path, "w"))) { fputs("old", f); fclose(f); }
+    oc = limit_run("import os\nfor n in ('evil', 'fifo', 'plain'):\n    open('/out/' + n, 'w').write('pwned')\n"
+                   "os.mkdir('/out/sub')\nopen('/out/sub/x', 'w').write('pwned')\nos.mkfifo('/out/pipe')\n",
+                   &lim, out);
+    CHECK_INT(oc.artifact_count, 1);
+    if (oc.artifact_count == 1) CHECK_STR(oc.artifacts[0].name, "plain");
+    CHECK_STR(oc.artifact_note, "not copied (destination a link, a non-file or unwritable): evil; "
+              "not copied (destination a link, a non-file or unwritable): fifo; "
+              "skipped non-file: pipe; "
+              "not copied (destination a link, a non-file or unwritable): sub/x");
+    txt = slurp(target);
+    CHECK_STR(txt, "original");
+    free(txt);
+    txt = slurp(path);
+    CHECK_STR(txt, "pwned");
+    free(txt);
+    CHECK_INT(count_entries(out), 4);   /* evil fifo plain sub: no temporary file left */
+    alarm(0);
+    sandbox_outcome_free(&oc);
+    remove_tree(out);
+    free(out);
+    out = make_dir("out");
 
     /* Too many files: the first max_artifacts by name are kept, the rest dropped. */
     oc = limit_run("for i in range(100):\n    open('/out/f%03d' % i, 'w').write('x')\n", &lim, out);
@@ -563,6 +652,7 @@ int main(void)
 
     test_table();
     test_data_read_only();
+    test_data_unix_socket();
     test_host_loopback_listener();
     test_signal_host_process();
     test_double_forked_daemon();

@@ -215,7 +215,8 @@ static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
             close(cfd);
             continue;
         }
-        if (!S_ISREG(sb.st_mode)) {
+        /* A file of two names is refused like a FIFO (the host notes it as a non-file). */
+        if (!S_ISREG(sb.st_mode) || sb.st_nlink != 1) {
             if (put_entry(a, S_ISLNK(sb.st_mode) ? CRVM_ENT_SYMLINK : CRVM_ENT_OTHER, rel, -1,
                           0) < 0)
                 break;
@@ -224,7 +225,8 @@ static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
         int cfd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (cfd < 0) continue;
         int sent = -1;
-        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode) && a->files < page->max_artifacts &&
+        if (fstat(cfd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_nlink == 1 &&
+            a->files < page->max_artifacts &&
             a->bytes + (uint64_t)sb.st_size <= page->artifact_bytes &&
             (sent = put_entry(a, CRVM_ENT_FILE, rel, cfd, (uint32_t)sb.st_size)) == 0) {
             a->files++;

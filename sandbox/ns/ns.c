@@ -100,6 +100,7 @@ typedef struct {
     char *envp[8];
     const struct sock_fprog *filter;
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
+    struct rlimit rl_msgqueue, rl_sigpending, rl_memlock;
     char lib_link[N_LIB_DIRS][64];   /* readlink() of each host lib dir; "" when a dir */
     int lib_kind[N_LIB_DIRS];        /* 0 absent, 1 symlink, 2 directory */
     int has_mplrc, has_fonts;        /* the host has /etc/matplotlibrc, /etc/fonts */
@@ -166,6 +167,22 @@ static void fd_path(char *buf, int fd)
     buf[sizeof prefix - 1 + n] = 0;
 }
 
+/* /data, read-only. A bind mount would do, but /proc/self/mountinfo names the root of every
+ * mount as its path in the source filesystem: the host's path of the data directory. An
+ * overlay of it (over an empty layer, since a lower-only overlay needs two) is a filesystem of
+ * its own, whose root is "/" and whose lower layer is named as given: ".", our working
+ * directory at the mount. Where the kernel has no overlayfs (or refuses the directory as a
+ * layer), the bind is the fallback, and the path shows. */
+static int mount_data(int data_fd, const char *data_src)
+{
+    int rc = -1;
+    if (fchdir(data_fd) == 0)
+        rc = mount("overlay", NEWROOT "/data", "overlay",
+                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "lowerdir=.:" NEWROOT "/proc");
+    if (rc < 0) rc = bind_ro(data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    return rc < 0 || close(data_fd) < 0 ? -1 : 0;
+}
+
 static void build_root(const ns_plan *p)
 {
     static const char *const dirs[] = { NEWROOT "/usr", NEWROOT "/etc",
@@ -212,10 +229,7 @@ static void build_root(const ns_plan *p)
         (mkdir(NEWROOT "/etc/fonts", 0755) < 0 ||
          bind_ro("/etc/fonts", NEWROOT "/etc/fonts", MS_NOSUID | MS_NODEV) < 0))
         child_fail(ctl, STEP_ETC);
-    if (p->data_dir &&
-        (mkdir(NEWROOT "/data", 0755) < 0 ||
-         bind_ro(data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC) < 0 ||
-         close(data_fd) < 0))
+    if (p->data_dir && (mkdir(NEWROOT "/data", 0755) < 0 || mount_data(data_fd, data_src) < 0))
         child_fail(ctl, STEP_DATA);
     if (mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->tmp_opts) < 0)
         child_fail(ctl, STEP_TMP);
@@ -371,7 +385,10 @@ static int ns_child(void *arg)
     if (chdir("/tmp") < 0) child_fail(ctl, STEP_FDS);
     if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
         setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
-        setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0)
+        setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0 ||
+        setrlimit(RLIMIT_MSGQUEUE, &p->rl_msgqueue) < 0 ||
+        setrlimit(RLIMIT_SIGPENDING, &p->rl_sigpending) < 0 ||
+        setrlimit(RLIMIT_MEMLOCK, &p->rl_memlock) < 0)
         child_fail(ctl, STEP_RLIMIT);
     reset_signals(ctl);
     execve(p->interpreter, p->argv, p->envp);
@@ -430,6 +447,12 @@ static void plan_rlimits(ns_plan *p, const sandbox_limits *lim)
     p->rl_data = (struct rlimit){ lim->memory_bytes, lim->memory_bytes };
     p->rl_nofile = (struct rlimit){ 1024, 1024 };
     p->rl_core = (struct rlimit){ 0, 0 };
+    /* Counted for the caller's user on the host as well as in here (the kernel charges every
+     * user namespace up the chain), so what the run takes, the caller's other processes lose:
+     * POSIX message queues and locked SysV shared memory not at all, queued signals a few. */
+    p->rl_msgqueue = (struct rlimit){ 0, 0 };
+    p->rl_sigpending = (struct rlimit){ 256, 256 };
+    p->rl_memlock = (struct rlimit){ 0, 0 };
 }
 
 static void plan_lib_dirs(ns_plan *p)

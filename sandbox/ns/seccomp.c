@@ -4,7 +4,13 @@
  * imports need a large and changing set of calls, while what must never work is a short list
  * (the kernel attack surface that namespaces do not cover, and any way out of them). Denied
  * calls fail with EPERM so that Python raises PermissionError instead of dying. Calls of a
- * foreign ABI (32-bit int 0x80, x32) kill the process: libseccomp's default for a bad arch. */
+ * foreign ABI (32-bit int 0x80, x32) kill the process: libseccomp's default for a bad arch.
+ *
+ * Two classes the namespaces leave open are closed here. Kernel objects charged to the
+ * caller's user on the host, not to the sandbox (inotify instances against
+ * fs.inotify.max_user_instances, fanotify groups): a run could use up the quota of the
+ * caller's other processes. And Unix sockets with a path: a socket file under /data (or any
+ * host tree bound in) is a channel to a host service that no read-only mount closes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,7 +49,9 @@ static const char *const denied[] = {
     "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register",
     /* clocks and accounting that are host-wide */
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup",
-    "fanotify_init", "nfsservctl", "_sysctl",
+    "nfsservctl", "_sysctl",
+    /* charged to the caller's user on the host */
+    "inotify_init", "inotify_init1", "fanotify_init",
 };
 
 static int deny(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *args)
@@ -79,22 +87,32 @@ static void build(void)
         struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
         rc = deny(ctx, SCMP_SYS(clone), 1, &a);
     }
-    /* Sockets: only AF_UNIX, AF_INET and AF_INET6 (the network namespace has nothing but
-     * loopback). Families are small integers; deny everything else by ranges. */
+    /* socket(): AF_INET and AF_INET6 only (the network namespace has nothing but loopback);
+     * no AF_UNIX, whose connect() and sendto() reach any socket file the code can name.
+     * socketpair(): AF_UNIX streams and seqpackets only (multiprocessing, asyncio): born
+     * connected, they cannot be pointed elsewhere, while a datagram pair could sendto() a
+     * path. Families are small integers: everything outside the list is denied by ranges. */
     step = "socket families";
-    static const int sock_calls[] = { SCMP_SYS(socket), SCMP_SYS(socketpair) };
-    for (size_t i = 0; i < 2 && rc == 0; i++) {
+    {
         struct scmp_arg_cmp a;
-        a = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, AF_UNSPEC);
-        rc = deny(ctx, sock_calls[i], 1, &a);
-        for (int fam = AF_UNIX + 1; fam < AF_INET6 && rc == 0; fam++) {
+        for (int fam = 0; fam < AF_INET6 && rc == 0; fam++) {
             if (fam == AF_INET) continue;
             a = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam);
-            rc = deny(ctx, sock_calls[i], 1, &a);
+            rc = deny(ctx, SCMP_SYS(socket), 1, &a);
         }
         if (rc == 0) {
             a = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_GT, AF_INET6);
-            rc = deny(ctx, sock_calls[i], 1, &a);
+            rc = deny(ctx, SCMP_SYS(socket), 1, &a);
+        }
+        if (rc == 0) {
+            a = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+            rc = deny(ctx, SCMP_SYS(socketpair), 1, &a);
+        }
+        /* The type's low four bits (SOCK_TYPE_MASK); the rest are SOCK_CLOEXEC and the like. */
+        for (unsigned type = 0; type < 16 && rc == 0; type++) {
+            if (type == SOCK_STREAM || type == SOCK_SEQPACKET) continue;
+            a = (struct scmp_arg_cmp)SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, type);
+            rc = deny(ctx, SCMP_SYS(socketpair), 1, &a);
         }
     }
     /* Faking terminal input (TIOCSTI) and console tricks (TIOCLINUX). */
