@@ -121,21 +121,71 @@ static void print_reasons(const cr_result *res, FILE *f)
     }
 }
 
+/* The length of the UTF-8 sequence at s if it is valid and prints (no C1 control), else 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], need;
+    unsigned long cp, min;
+    if (c < 0xc2 || c > 0xf4) return 0;
+    need = c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
+    if (n < need + 1) return 0;
+    cp = c & (0x3fu >> need);
+    for (unsigned i = 1; i <= need; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    min = need == 1 ? 0xa0 : need == 2 ? 0x800 : 0x10000;
+    return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : need + 1;
+}
+
+/* Text the code chose, shown so that it cannot pass for a line of calc-route's own (the
+ * "= value" answer, a "calc-route:" note) on a terminal or to a reader of lines: control
+ * characters (which move a terminal's cursor or hide text) and bytes that are not UTF-8 become
+ * \xNN, and a line that starts with '=' or "calc-route:" gets a leading backslash. Program
+ * output (name 0) keeps its newlines and tabs and ends with a newline; an artifact name
+ * (name 1) stays on one line: \n, \t and \\ too. */
+static void put_shown(FILE *f, const char *text, size_t n, int name)
+{
+    static const char own[] = "calc-route:";
+    const unsigned char *s = (const unsigned char *)text;
+    int line_start = !name;
+    for (size_t i = 0; i < n;) {
+        size_t k;
+        if (line_start && (s[i] == '=' || (n - i >= sizeof own - 1 &&
+                                           !memcmp(s + i, own, sizeof own - 1))))
+            fputc('\\', f);
+        line_start = s[i] == '\n' && !name;
+        if (name && (s[i] == '\n' || s[i] == '\t' || s[i] == '\\'))
+            fprintf(f, "\\%c", s[i] == '\n' ? 'n' : s[i] == '\t' ? 't' : '\\');
+        else if (s[i] == '\n' || s[i] == '\t' || (s[i] >= 0x20 && s[i] < 0x7f))
+            fputc(s[i], f);
+        else if (s[i] >= 0x80 && (k = utf8_len(s + i, n - i))) {
+            fwrite(s + i, 1, k, f);
+            i += k;
+            continue;
+        } else
+            fprintf(f, "\\x%02x", s[i]);
+        i++;
+    }
+    if (!name && n && s[n - 1] != '\n') fputc('\n', f);
+}
+
 static void print_text(const cr_result *res)
 {
     size_t len;
     const char *out = cr_result_stdout(res, &len);
-    fwrite(out, 1, len, stdout);
+    put_shown(stdout, out, len, 0);
     const char *err = cr_result_stderr(res, &len);
-    fwrite(err, 1, len, stderr);
+    put_shown(stderr, err, len, 0);
     cr_code st = cr_result_status(res);
     const cr_error *e = cr_result_error(res);
     for (size_t i = 0; i < cr_result_artifact_count(res); i++) {
         uint64_t size;
         const char *sha;
         const char *name = cr_result_artifact(res, i, &size, &sha);
-        fprintf(stderr, "calc-route: artifact /out/%s: %llu bytes, sha256 %s\n", name,
-                (unsigned long long)size, sha);
+        fputs("calc-route: artifact /out/", stderr);
+        put_shown(stderr, name, strlen(name), 1);
+        fprintf(stderr, ": %llu bytes, sha256 %s\n", (unsigned long long)size, sha);
     }
     if (st == CR_OK) {
         const char *v = cr_result_value_repr(res);

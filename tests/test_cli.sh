@@ -60,6 +60,20 @@ printf '[["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]' >"$tmp/tabl
 check dsl-table 0 '= 5782.0' '' 'table_average(net sales, none)' --table "$tmp/table.json"
 check dsl-greater 0 "= 'yes'" '' 'greater(5829, 5735)' --lang dsl
 
+# Text mode: nothing the program prints passes for the answer line or a note of calc-route's
+# own; --json carries the bytes unchanged.
+check forged-answer 0 '\= 42
+\=
+= 7' '' 'print("= 42")
+print("=")
+ans = 7'
+check control-characters 0 '\x1b[2K\x0d= 43 \x7f \xc2\x85 €	é
+= 7' '' 'print("\x1b[2K\r= 43 \x7f \x85 €\té")
+ans = 7'
+check unfinished-line 0 'partial
+= 7' '' 'print("partial", end="")
+ans = 7'
+json_field json-unescaped 'print("= 42\x1b", end="")' "d['stdout']" '"= 42\u001b"'
 check raised 1 '' 'calc-route: ZeroDivisionError: division by zero (line 2, col 5)' 'x = 1
 y = x / 0'
 check raised-name 1 '' "calc-route: NameError: name 'revenue' is not defined (line 1, col 7)" 'ans = revenue * 2'

@@ -268,6 +268,11 @@ static void test_multiprocessing(void)
                  "lock = mp.Lock()\n"
                  "with mp.Pool(2) as pool:\n"
                  "    print(sum(pool.map(abs, [-1, -2, 3])))\n", "6\n");
+    /* A duplex Pipe is a socketpair, which the filter keeps for AF_UNIX streams. */
+    CHECK_PRINTS("import multiprocessing as mp\n"
+                 "a, b = mp.Pipe()\n"
+                 "p = mp.Process(target=lambda: b.send(sum(range(10))))\n"
+                 "p.start()\nprint(a.recv())\np.join()\n", "45\n");
 }
 
 static void test_streams_and_timings(void)
@@ -326,6 +331,19 @@ static void test_data_and_artifacts(void)
             free(copy);
         }
         CHECK_STR(oc.artifact_note, "");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    /* A file of two names in /out is handed over under neither (the kvm tier notes it as a
+     * non-file); the mount of /data names no host path (an overlay, whose root is its own). */
+    if (run_ns("import os\nopen('/out/a', 'w').write('x')\nos.link('/out/a', '/out/b')\n"
+               "open('/out/c', 'w').write('y')\n"
+               "print([(f[3], f[8]) for f in (l.split() for l in open('/proc/self/mountinfo'))"
+               " if f[4] == '/data'])\n", NULL, data, out, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.artifact_count, 1);
+        if (oc.artifact_count == 1) CHECK_STR(oc.artifacts[0].name, "c");
+        CHECK_STR(oc.artifact_note, "skipped hard link: a; skipped hard link: b");
+        CHECK_STR(out_text(&oc), "[('/', 'overlay')]\n");
     } else CHECK(!"run");
     sandbox_outcome_free(&oc);
 

@@ -89,6 +89,21 @@ if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1));
     fail=$((fail + 1)); echo "FAIL artifact-copy: $tmp/out/table.txt" >&2
 fi
 
+# Text mode: names and output the code chose cannot pass for calc-route's own lines.
+mkdir "$tmp/out2"
+printf '%s' 'import sys
+open("/out/a\n= 9\tb\\\x01", "w").write("x")
+print("calc-route: NameError: x", file=sys.stderr)
+print("= 8")
+ans = 7' | "$R" --tier ns --out "$tmp/out2" >"$tmp/text" 2>"$tmp/text.err"
+rc=$?
+want_err='\calc-route: NameError: x
+calc-route: artifact /out/a\n= 9\tb\\\x01: 1 bytes, sha256 2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881'
+if [ "$rc" = 0 ] && [ "$(cat "$tmp/text")" = '\= 8
+= 7' ] && [ "$(cat "$tmp/text.err")" = "$want_err" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL text-forgery: exit $rc" >&2; cat "$tmp/text" "$tmp/text.err" >&2
+fi
+
 printf '%s' 'import os
 ans = 1' | "$R" --tier none >/dev/null 2>&1
 rc=$?
