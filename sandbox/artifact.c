@@ -188,8 +188,10 @@ static cr_code keep_file(walk_ctx *w, int fd, const char *rel, uint64_t size, cr
     if (dfd >= 0) {
         int e = close(dfd) < 0 ? errno : 0;
         dfd = -1;
-        if (e || renameat(pfd, tmp, pfd, base) < 0) {
-            rc = cr_error_sys(err, CR_EIO, "sandbox: copy artifact", e ? e : errno);
+        if (e) { rc = cr_error_sys(err, CR_EIO, "sandbox: copy artifact", e); goto out; }
+        /* Refused where the destination is another user's in a sticky directory, say. */
+        if (renameat(pfd, tmp, pfd, base) < 0) {
+            note(w, "not copied (destination a link, a non-file or unwritable): ", rel);
             goto out;
         }
         tmp[0] = 0;

@@ -538,6 +538,18 @@ static void test_artifact_attacks(void)
     CHECK_INT(count_entries(out), 4);   /* evil fifo plain sub: no temporary file left */
     alarm(0);
     sandbox_outcome_free(&oc);
+    /* Nor is a symlink where a directory would go followed. */
+    snprintf(lnk, sizeof lnk, "%s/dir", out);
+    CHECK(symlink(host, lnk) == 0);
+    oc = limit_run("import os\nos.mkdir('/out/dir')\nopen('/out/dir/target', 'w').write('pwned')\n",
+                   &lim, out);
+    CHECK_INT(oc.artifact_count, 0);
+    CHECK_STR(oc.artifact_note,
+              "not copied (destination a link, a non-file or unwritable): dir/target");
+    txt = slurp(target);
+    CHECK_STR(txt, "original");
+    free(txt);
+    sandbox_outcome_free(&oc);
     remove_tree(out);
     free(out);
     out = make_dir("out");
