@@ -110,17 +110,6 @@ static int exit_for(cr_code status)
     }
 }
 
-static void print_reasons(const cr_result *res, FILE *f)
-{
-    size_t n = cr_result_reason_count(res);
-    for (size_t i = 0; i < n; i++) {
-        int line, col;
-        const char *snippet;
-        const char *code = cr_result_reason(res, i, &line, &col, &snippet);
-        fprintf(f, "  %s at %d:%d: %s\n", code, line, col, snippet);
-    }
-}
-
 /* The length of the UTF-8 sequence at s if it is valid and prints (no C1 control), else 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -138,24 +127,28 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : need + 1;
 }
 
+enum show { SHOW_OUTPUT, SHOW_TEXT, SHOW_NAME };
+
 /* Text the code chose, shown so that it cannot pass for a line of calc-route's own (the
  * "= value" answer, a "calc-route:" note) on a terminal or to a reader of lines: control
  * characters (which move a terminal's cursor or hide text) and bytes that are not UTF-8 become
- * \xNN, and a line that starts with '=' or "calc-route:" gets a leading backslash. Program
- * output (name 0) keeps its newlines and tabs and ends with a newline; an artifact name
- * (name 1) stays on one line: \n, \t and \\ too. */
-static void put_shown(FILE *f, const char *text, size_t n, int name)
+ * \xNN. Program output (SHOW_OUTPUT) keeps its newlines and tabs, a line of it that starts
+ * with '=' or "calc-route:" gets a leading backslash, and it ends with a newline. Text inside
+ * a line of ours (SHOW_TEXT: an exception's type and message, a snippet, a value) stays on
+ * it: \n and \t; an artifact name (SHOW_NAME) also doubles backslashes, so that it reads back
+ * as the one name it is. */
+static void put_shown(FILE *f, const char *text, size_t n, enum show how)
 {
     static const char own[] = "calc-route:";
     const unsigned char *s = (const unsigned char *)text;
-    int line_start = !name;
+    int lines = how == SHOW_OUTPUT, line_start = lines;
     for (size_t i = 0; i < n;) {
         size_t k;
         if (line_start && (s[i] == '=' || (n - i >= sizeof own - 1 &&
                                            !memcmp(s + i, own, sizeof own - 1))))
             fputc('\\', f);
-        line_start = s[i] == '\n' && !name;
-        if (name && (s[i] == '\n' || s[i] == '\t' || s[i] == '\\'))
+        line_start = s[i] == '\n' && lines;
+        if ((!lines && (s[i] == '\n' || s[i] == '\t')) || (how == SHOW_NAME && s[i] == '\\'))
             fprintf(f, "\\%c", s[i] == '\n' ? 'n' : s[i] == '\t' ? 't' : '\\');
         else if (s[i] == '\n' || s[i] == '\t' || (s[i] >= 0x20 && s[i] < 0x7f))
             fputc(s[i], f);
@@ -167,16 +160,45 @@ static void put_shown(FILE *f, const char *text, size_t n, int name)
             fprintf(f, "\\x%02x", s[i]);
         i++;
     }
-    if (!name && n && s[n - 1] != '\n') fputc('\n', f);
+    if (lines && n && s[n - 1] != '\n') fputc('\n', f);
+}
+
+static void put_text(FILE *f, const char *text)
+{
+    put_shown(f, text, strlen(text), SHOW_TEXT);
+}
+
+static void print_reasons(const cr_result *res, FILE *f)
+{
+    size_t n = cr_result_reason_count(res);
+    for (size_t i = 0; i < n; i++) {
+        int line, col;
+        const char *snippet;
+        const char *code = cr_result_reason(res, i, &line, &col, &snippet);
+        fprintf(f, "  %s at %d:%d: ", code, line, col);
+        put_text(f, snippet);
+        fputc('\n', f);
+    }
+}
+
+/* "calc-route: WHAT: MESSAGE[ (line L, col C)]" on stderr, the two texts shown as such. */
+static void print_error(const char *what, const char *message, int line, int col)
+{
+    fputs("calc-route: ", stderr);
+    put_text(stderr, what);
+    fputs(": ", stderr);
+    put_text(stderr, message);
+    if (line) fprintf(stderr, " (line %d, col %d)", line, col);
+    fputc('\n', stderr);
 }
 
 static void print_text(const cr_result *res)
 {
     size_t len;
     const char *out = cr_result_stdout(res, &len);
-    put_shown(stdout, out, len, 0);
+    put_shown(stdout, out, len, SHOW_OUTPUT);
     const char *err = cr_result_stderr(res, &len);
-    put_shown(stderr, err, len, 0);
+    put_shown(stderr, err, len, SHOW_OUTPUT);
     cr_code st = cr_result_status(res);
     const cr_error *e = cr_result_error(res);
     for (size_t i = 0; i < cr_result_artifact_count(res); i++) {
@@ -184,29 +206,25 @@ static void print_text(const cr_result *res)
         const char *sha;
         const char *name = cr_result_artifact(res, i, &size, &sha);
         fputs("calc-route: artifact /out/", stderr);
-        put_shown(stderr, name, strlen(name), 1);
+        put_shown(stderr, name, strlen(name), SHOW_NAME);
         fprintf(stderr, ": %llu bytes, sha256 %s\n", (unsigned long long)size, sha);
     }
     if (st == CR_OK) {
         const char *v = cr_result_value_repr(res);
-        if (v) printf("= %s%s\n", v, cr_result_value_exact(res) ? "" : "  (inexact)");
+        if (v) {
+            fputs("= ", stdout);
+            put_text(stdout, v);   /* a sandboxed value's repr is the code's own text */
+            puts(cr_result_value_exact(res) ? "" : "  (inexact)");
+        }
         return;
     }
     if (st == CR_EUNSUPPORTED || st == CR_EREJECTED) {
-        if (cr_result_reason_count(res) == 0 && e->line)
-            fprintf(stderr, "calc-route: rejected: %s (line %d, col %d)\n", e->message, e->line,
+        print_error("rejected", e->message, cr_result_reason_count(res) == 0 ? e->line : 0,
                     e->col);
-        else
-            fprintf(stderr, "calc-route: rejected: %s\n", e->message);
         print_reasons(res, stderr);
         return;
     }
-    if (e->line)
-        fprintf(stderr, "calc-route: %s: %s (line %d, col %d)\n",
-                e->type[0] ? e->type : cr_strerror(st), e->message, e->line, e->col);
-    else
-        fprintf(stderr, "calc-route: %s: %s\n", e->type[0] ? e->type : cr_strerror(st),
-                e->message);
+    print_error(e->type[0] ? e->type : cr_strerror(st), e->message, e->line, e->col);
 }
 
 static void print_explain(const cr_result *res)
@@ -214,9 +232,11 @@ static void print_explain(const cr_result *res)
     printf("route: %s\n", cr_route_name(cr_result_route(res)));
     cr_code st = cr_result_status(res);
     const cr_error *e = cr_result_error(res);
-    if (st == CR_ESYNTAX || st == CR_ELIMIT)
-        printf("why: %s at %d:%d: %s\n", cr_strerror(st), e->line, e->col, e->message);
-    else if (cr_result_reason_count(res) == 0)
+    if (st == CR_ESYNTAX || st == CR_ELIMIT) {
+        printf("why: %s at %d:%d: ", cr_strerror(st), e->line, e->col);
+        put_text(stdout, e->message);
+        putchar('\n');
+    } else if (cr_result_reason_count(res) == 0)
         printf("why: every construct is inside the in-process subset\n");
     else {
         printf("why: %zu construct%s outside the in-process subset:\n",

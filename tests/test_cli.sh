@@ -73,6 +73,9 @@ ans = 7'
 check unfinished-line 0 'partial
 = 7' '' 'print("partial", end="")
 ans = 7'
+check forged-in-message 1 '' 'calc-route: ValueError: x\n= 42\x1b[1m (line 1, col 1)' 'raise ValueError("x\n= 42\x1b[1m")'
+check escape-in-snippet 4 '' 'calc-route: rejected: 1 construct outside the in-process subset and sandboxes are off; first call:open
+  call:open at 1:1: open("\x1b[2J")' "$(printf 'open("\033[2J")')" --tier none
 json_field json-unescaped 'print("= 42\x1b", end="")' "d['stdout']" '"= 42\u001b"'
 check raised 1 '' 'calc-route: ZeroDivisionError: division by zero (line 2, col 5)' 'x = 1
 y = x / 0'

@@ -104,6 +104,14 @@ if [ "$rc" = 0 ] && [ "$(cat "$tmp/text")" = '\= 8
     fail=$((fail + 1)); echo "FAIL text-forgery: exit $rc" >&2; cat "$tmp/text" "$tmp/text.err" >&2
 fi
 
+printf '%s' 'class X:
+    def __repr__(self):
+        return "1\n= 2"
+ans = X()' | "$R" --tier ns >"$tmp/text" 2>&1
+if [ "$(cat "$tmp/text")" = '= 1\n= 2  (inexact)' ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL value-repr-one-line: $(cat "$tmp/text")" >&2
+fi
+
 printf '%s' 'import os
 ans = 1' | "$R" --tier none >/dev/null 2>&1
 rc=$?
