@@ -149,10 +149,11 @@ static const attack table[] = {
       "import signal\nprint(t(lambda: os.kill(1, signal.SIGKILL)), t(lambda: os.kill(-1, signal.SIGKILL)))\n"
       "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 finds no one else */
     /* Kernel objects charged to the caller's user on the host, whose quota (128 inotify
-     * instances) the caller's other processes share. */
-    { "inotify_fanotify",
-      "# inotify_init inotify_init1 fanotify_init\n"
-      "print(*[sc(nr, 0, 0)[1] for nr in (253, 294, 300)])", "1 1 1\n" },
+     * instances) the caller's other processes share, or to the host (AIO contexts). */
+    { "inotify_fanotify_aio",
+      "# inotify_init inotify_init1 fanotify_init io_setup\n"
+      "print(*[sc(nr, 0, 0)[1] for nr in (253, 294, 300)], sc(206, 1, ctypes.byref(ctypes.c_ulong()))[1])",
+      "1 1 1 1\n" },
     { "queues_and_locks",
       "import resource as r\n"
       "print(*[r.getrlimit(x) for x in (r.RLIMIT_MSGQUEUE, r.RLIMIT_SIGPENDING, r.RLIMIT_MEMLOCK)])",

@@ -8,8 +8,8 @@
  *
  * Two classes the namespaces leave open are closed here. Kernel objects charged to the
  * caller's user on the host, not to the sandbox (inotify instances against
- * fs.inotify.max_user_instances, fanotify groups): a run could use up the quota of the
- * caller's other processes. And Unix sockets with a path: a socket file under /data (or any
+ * fs.inotify.max_user_instances, fanotify groups), or to the host (AIO contexts): a run could
+ * use up the quota of the caller's other processes. And Unix sockets with a path: a socket file under /data (or any
  * host tree bound in) is a channel to a host service that no read-only mount closes. */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,8 +50,8 @@ static const char *const denied[] = {
     /* clocks and accounting that are host-wide */
     "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "vhangup",
     "nfsservctl", "_sysctl",
-    /* charged to the caller's user on the host */
-    "inotify_init", "inotify_init1", "fanotify_init",
+    /* charged to the caller's user on the host, or to the host as a whole (fs.aio-max-nr) */
+    "inotify_init", "inotify_init1", "fanotify_init", "io_setup",
 };
 
 static int deny(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_cmp *args)
