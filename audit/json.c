@@ -1,8 +1,8 @@
 /* audit/json.c: a stored row as one line of JSON (calc-audit show and export). */
 #include "audit/audit_int.h"
+#include "common/json.h"
 
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +13,11 @@
 static cr_code put_string(cr_buf *b, const char *p, size_t len)
 {
     if (!p) return cr_buf_puts(b, "null");
-    json_t *s = json_stringn(p, len);
-    if (!s) {
-        size_t n = sodium_base64_encoded_len(len, sodium_base64_VARIANT_ORIGINAL);
-        char *t = malloc(n);
-        if (!t) return CR_ENOMEM;
-        sodium_bin2base64(t, n, (const unsigned char *)p, len, sodium_base64_VARIANT_ORIGINAL);
-        cr_code rc = cr_buf_printf(b, "{\"base64\":\"%s\"}", t);
-        free(t);
-        return rc;
-    }
-    char *t = json_dumps(s, JSON_ENCODE_ANY);
+    json_t *raw = cr_json_bytes_if_not_utf8(p, len), *s;
+    if (!raw) return CR_ENOMEM;
+    if (json_is_null(raw)) s = cr_json_text(p, len, NULL);
+    else s = json_pack("{s:o}", "base64", raw);        /* takes raw */
+    char *t = s ? json_dumps(s, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
     json_decref(s);
     if (!t) return CR_ENOMEM;
     cr_code rc = cr_buf_puts(b, t);
@@ -41,7 +35,7 @@ static cr_code put_json_text(cr_buf *b, const char *p, size_t len)
     /* jansson stops at a NUL byte and accepts what came before it: "999\0" would go out
      * with the NUL in it, which ends the line for every C reader of the output. */
     if (memchr(p, '\0', len)) return put_string(b, p, len);
-    json_t *j = json_loadb(p, len, JSON_DECODE_ANY, NULL);
+    json_t *j = json_loadb(p, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     if (!j) return put_string(b, p, len);
     json_decref(j);
     cr_code rc = CR_OK;

@@ -60,10 +60,12 @@ static void compare_int(replay_ctx *cx, uint64_t seq, const char *field, long lo
 static void compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
                           const cr_result *res)
 {
-    json_t *want = r->error ? json_loadb(r->error, r->error_len, JSON_DECODE_ANY, NULL)
+    /* A result's stdout may hold NUL bytes ("\u0000"), which jansson refuses unless told. */
+    json_t *want = r->error ? json_loadb(r->error, r->error_len,
+                                         JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL)
                             : json_null();
     const char *rj = cr_result_json(res);
-    json_t *all = rj ? json_loads(rj, 0, NULL) : NULL;
+    json_t *all = rj ? json_loads(rj, JSON_ALLOW_NUL, NULL) : NULL;
     json_t *got = json_object_get(all, "error");
     /* A LimitError's result has "error": null and the limit in "limit", which is what the
      * record keeps in its error column (router/record.c). */

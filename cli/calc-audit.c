@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "calcroute.h"
+#include "common/json.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 5 };
 
@@ -116,7 +117,7 @@ static int cmd_verify(cr_audit *a, const options *o)
     return EXIT_OK;
 }
 
-/* A field value for a terminal: JSON-escaped, shortened. */
+/* A field value for a terminal: JSON-escaped, shortened on a character boundary. */
 static void print_value(const char *s)
 {
     if (!s) {
@@ -124,11 +125,12 @@ static void print_value(const char *s)
         return;
     }
     size_t len = strlen(s);
-    json_t *j = json_stringn(s, len > 300 ? 300 : len);
+    int replaced = 0;
+    json_t *j = cr_json_text(s, len > 300 ? cr_utf8_cut(s, 300) : len, &replaced);
     char *t = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-    if (t) fputs(t, stdout);
-    else printf("(%zu bytes, not UTF-8)", len);
+    fputs(t ? t : "(out of memory)", stdout);
     if (len > 300) printf("… (%zu bytes)", len);
+    if (replaced) fputs(" (not UTF-8: U+FFFD marks each ill-formed sequence)", stdout);
     free(t);
     json_decref(j);
 }

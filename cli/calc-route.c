@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "calcroute.h"
+#include "common/json.h"
 
 /* Exit statuses (documented in --help and the man page). */
 enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX_INTERNAL = 5 };
@@ -306,14 +307,24 @@ static int run_batch(cr_engine *engine, FILE *in)
                                                   : cr_request_set_json(req, line, (size_t)n, &e);
         if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
             const char *js = cr_result_json(res);
-            printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
+            if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
+            else {
+                printf("{\"id\":%s,\"status\":\"engine_error\"}\n", id_text ? id_text : "null");
+                rc = EX_INTERNAL;
+            }
         } else {
-            json_t *o = json_pack("{s:s?, s:s, s:{s:s, s:s, s:i, s:i}}", "id", NULL,
-                                  "status", set == CR_OK ? "engine_error" : "bad_request",
-                                  "error", "type", set == CR_OK ? cr_strerror(e.code) : "UsageError",
-                                  "message", e.message, "line", e.line, "col", e.col);
-            if (id) json_object_set(o, "id", id);
-            char *js = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+            json_t *o = json_object(), *eo = json_object();
+            int failed = !o;
+            cr_json_set(o, "id", id ? json_incref(id) : json_null(), &failed);
+            cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
+                        &failed);
+            cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
+                                                             : "UsageError"), &failed);
+            cr_json_set(eo, "message", cr_json_str(e.message), &failed);
+            cr_json_set(eo, "line", json_integer(e.line), &failed);
+            cr_json_set(eo, "col", json_integer(e.col), &failed);
+            cr_json_set(o, "error", eo, &failed);
+            char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
             printf("%s\n", js ? js : "{\"status\":\"engine_error\"}");
             free(js);
             json_decref(o);
@@ -494,11 +505,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
         rc = EX_INTERNAL;
     } else {
-        if (json) printf("%s\n", cr_result_json(res));
-        else if (explain) print_explain(res);
-        else print_text(res);
+        const char *js = json ? cr_result_json(res) : NULL;
+        if (json) {
+            if (js) printf("%s\n", js);
+        } else if (explain) {
+            print_explain(res);
+        } else {
+            print_text(res);
+        }
         rc = explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
                                                                  : exit_for(cr_result_status(res));
+        if (json && !js) {
+            fprintf(stderr, "calc-route: out of memory building the JSON result\n");
+            rc = EX_INTERNAL;
+        }
     }
     cr_result_free(res);
     cr_engine_close(engine);

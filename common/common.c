@@ -62,7 +62,10 @@ cr_code cr_error_vset(cr_error *err, cr_code code, int line, int col, const char
     err->line = line;
     err->col = col;
     snprintf(err->type, sizeof err->type, "%s", cr_code_pytype(code));
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    /* A message cut to the field keeps whole characters: it is shown and put in JSON. */
+    int n = vsnprintf(err->message, sizeof err->message, fmt, ap);
+    if (n >= (int)sizeof err->message)
+        err->message[cr_utf8_cut(err->message, sizeof err->message - 1)] = '\0';
     return code;
 }
 
@@ -78,6 +81,78 @@ cr_code cr_error_set(cr_error *err, cr_code code, int line, int col, const char 
 cr_code cr_error_sys(cr_error *err, cr_code code, const char *what, int errnum)
 {
     return cr_error_set(err, code, 0, 0, "%s: %s", what, strerror(errnum));
+}
+
+/* ---- UTF-8 ----------------------------------------------------------------------------- */
+
+/* The well-formed character at p[0..len) (len > 0): its length; else 0 with *bad the length
+ * of its maximal ill-formed subpart (Unicode's "best practice", which Python's decoder
+ * follows: each such subpart is one replacement character) and *short_ set when the input
+ * ended inside a sequence that was well-formed so far. */
+static size_t utf8_char(const unsigned char *p, size_t len, size_t *bad, int *short_)
+{
+    unsigned c = p[0];
+    size_t need;
+    unsigned lo = 0x80, hi = 0xBF;
+    *short_ = 0;
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) need = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        need = 2;
+        if (c == 0xE0) lo = 0xA0;            /* overlong */
+        if (c == 0xED) hi = 0x9F;            /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 3;
+        if (c == 0xF0) lo = 0x90;            /* overlong */
+        if (c == 0xF4) hi = 0x8F;            /* past U+10FFFF */
+    } else {
+        *bad = 1;
+        return 0;
+    }
+    for (size_t i = 1; i <= need; i++) {
+        if (i >= len) {
+            *bad = i;
+            *short_ = 1;
+            return 0;
+        }
+        if (p[i] < lo || p[i] > hi) {
+            *bad = i;
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xBF;
+    }
+    return need + 1;
+}
+
+size_t cr_utf8_step(const char *p, size_t len, size_t *bad)
+{
+    int short_;
+    return utf8_char((const unsigned char *)p, len, bad, &short_);
+}
+
+int cr_utf8_valid(const char *p, size_t len)
+{
+    size_t i = 0, n, bad;
+    while (i < len && (n = cr_utf8_step(p + i, len - i, &bad)) > 0) i += n;
+    return i == len;
+}
+
+size_t cr_utf8_cut(const char *p, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    /* Only the last character can be split: look back over at most three continuation bytes
+     * for the byte that starts it. */
+    for (size_t k = len, back = 0; k > 0 && back < 4; back++) {
+        k--;
+        if ((u[k] & 0xC0) != 0x80) {
+            size_t bad;
+            int short_;
+            if (!utf8_char(u + k, len - k, &bad, &short_) && short_) return k;
+            break;
+        }
+    }
+    return len;
 }
 
 /* ---- cr_buf ---------------------------------------------------------------------------- */
@@ -120,6 +195,7 @@ static cr_code buf_reserve(cr_buf *b, size_t extra)
 cr_code cr_buf_put(cr_buf *b, const void *data, size_t len)
 {
     cr_code rc = CR_OK;
+    if (b->truncated && b->max) return CR_ELIMIT;    /* after a cut, nothing may follow it */
     if (b->max && b->len + len > b->max) {
         len = b->max - b->len;
         b->truncated = 1;
@@ -128,6 +204,7 @@ cr_code cr_buf_put(cr_buf *b, const void *data, size_t len)
     if (buf_reserve(b, len) != CR_OK) return CR_ENOMEM;
     if (len) memcpy(b->p + b->len, data, len);
     b->len += len;
+    if (rc == CR_ELIMIT) b->len = cr_utf8_cut(b->p, b->len);
     b->p[b->len] = '\0';
     return rc;
 }

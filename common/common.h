@@ -24,10 +24,22 @@ const char *cr_code_pytype(cr_code code);
 /* Maps a Python exception class name back to its code; CR_OK when not one of ours. */
 cr_code cr_code_from_pytype(const char *name, size_t len);
 
+/* ---- UTF-8 ------------------------------------------------------------------------------
+ * Text the code produced (stdout, stderr, exception messages, file names) may hold any bytes.
+ * cr_utf8_valid() says whether p[0..len) is well-formed UTF-8 (NUL bytes allowed);
+ * cr_utf8_cut() is the length of the longest prefix of p[0..len) that does not end inside a
+ * character that was well-formed so far: where a cap cuts text. */
+int cr_utf8_valid(const char *p, size_t len);
+size_t cr_utf8_cut(const char *p, size_t len);
+/* The well-formed character at p[0..len) (len > 0): its length; else 0 and *bad is the
+ * length of its maximal ill-formed subpart, which a decoder replaces by one U+FFFD. */
+size_t cr_utf8_step(const char *p, size_t len, size_t *bad);
+
 /* ---- bounded growable byte buffer ------------------------------------------------------
  * The buffer owns `p` (malloc'd, always NUL-terminated when non-NULL). `max` bounds `len`;
- * 0 means no bound. A write past `max` keeps what fits, sets `truncated` and returns
- * CR_ELIMIT, so a caller can record the cut and go on or stop as it needs. */
+ * 0 means no bound. A write past `max` keeps what fits, cut back so that no UTF-8 character
+ * is split (capped buffers hold text: stdout, stderr), sets `truncated`, takes nothing more
+ * and returns CR_ELIMIT, so a caller can record the cut and go on or stop as it needs. */
 typedef struct {
     char *p;
     size_t len, cap, max;

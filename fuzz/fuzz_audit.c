@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "calcroute.h"
@@ -164,8 +165,13 @@ static int fa_tamper(sqlite3 *s, const uint8_t *d, size_t n)
 
 static int fa_each(const char *json, size_t len, void *arg)
 {
-    /* The exported text is a whole JSON object: it must at least be one. */
-    if (!len || json[0] != '{' || json[len - 1] != '}') fa_die("export", json);
+    /* The exported text is one line holding one JSON object with a member for every column,
+     * whatever bytes the columns hold. */
+    json_t *j = memchr(json, '\n', len) ? NULL : json_loadb(json, len, JSON_ALLOW_NUL, NULL);
+    if (!json_is_object(j)) fa_die("export", json);
+    for (size_t i = 0; i < FA_NCOLUMNS; i++)
+        if (!json_object_get(j, fa_columns[i])) fa_die("export: no member", fa_columns[i]);
+    json_decref(j);
     ++*(size_t *)arg;
     return 0;
 }

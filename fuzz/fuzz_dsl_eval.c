@@ -4,10 +4,11 @@
  * the fuzzer mutates cells directly instead of JSON syntax. No NUL: the program alone. */
 #include <jansson.h>
 
+#include "common/json.h"
 #include "fuzz/fuzz_engine.h"
 
 /* Rows of tab-separated cells as a JSON list of lists of strings; NULL when there are none.
- * A cell that is not valid UTF-8 (which JSON cannot carry) becomes "". */
+ * A cell's bytes that are not UTF-8 (which JSON cannot carry) become U+FFFD. */
 static char *dsl_eval_table_json(const char *s, size_t len)
 {
     json_t *rows = json_array();
@@ -20,8 +21,7 @@ static char *dsl_eval_table_json(const char *s, size_t len)
         for (;;) {
             size_t ce = c;
             while (ce < end && s[ce] != '\t') ce++;
-            json_t *cell = json_stringn(s + c, ce - c);
-            json_array_append_new(row, cell ? cell : json_string(""));
+            json_array_append_new(row, cr_json_text(s + c, ce - c, NULL));
             if (ce >= end) break;
             c = ce + 1;
         }

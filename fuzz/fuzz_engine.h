@@ -37,6 +37,45 @@ static cr_engine *fuzz_engine(void)
     return e;
 }
 
+/* The JSON of a result must parse and hold every member with its type (a member jansson
+ * refused used to vanish silently), and its stdout must be the result's own bytes unless it
+ * says they were replaced. Aborts otherwise. */
+static void fuzz_check_json(const cr_result *res)
+{
+    static const struct { const char *name; unsigned types; } members[] = {
+#define T(t) (1u << JSON_##t)
+        { "route", T(STRING) }, { "status", T(STRING) }, { "lang", T(STRING) },
+        { "reasons", T(ARRAY) }, { "value", T(OBJECT) | T(NULL) }, { "stdout", T(STRING) },
+        { "stdout_truncated", T(TRUE) | T(FALSE) }, { "stdout_replaced", T(TRUE) | T(FALSE) },
+        { "stderr", T(STRING) }, { "stderr_replaced", T(TRUE) | T(FALSE) },
+        { "error", T(OBJECT) | T(NULL) }, { "limit", T(OBJECT) | T(NULL) },
+        { "artifacts", T(ARRAY) }, { "timings", T(OBJECT) }, { "tier_note", T(STRING) | T(NULL) },
+        { "ops", T(INTEGER) }, { "explained", T(TRUE) | T(FALSE) },
+        { "audit", T(OBJECT) | T(NULL) },
+#undef T
+    };
+    const char *text = cr_result_json(res);
+    json_t *j = text ? json_loads(text, JSON_ALLOW_NUL, NULL) : NULL;
+    if (!j) abort();
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        json_t *v = json_object_get(j, members[i].name);
+        if (!v || !(members[i].types & (1u << json_typeof(v)))) {
+            fprintf(stderr, "fuzz: result JSON: member %s missing or mistyped\n", members[i].name);
+            abort();
+        }
+    }
+    size_t n = 0;
+    const char *out = cr_result_stdout(res, &n);
+    json_t *js = json_object_get(j, "stdout");
+    if (!json_is_true(json_object_get(j, "stdout_replaced")) &&
+        (json_string_length(js) != n || memcmp(json_string_value(js), out, n) != 0))
+        abort();
+    cr_code st = cr_result_status(res);
+    if (json_is_null(json_object_get(j, "error")) != (st == CR_OK || st == CR_ELIMIT)) abort();
+    if (json_array_size(json_object_get(j, "reasons")) != cr_result_reason_count(res)) abort();
+    json_decref(j);
+}
+
 /* Runs req and reads every part of its result; aborts on an outcome that breaks the API's
  * promises, so that libFuzzer records the input. */
 static void fuzz_run_checked(const cr_request *req)
@@ -71,7 +110,7 @@ static void fuzz_run_checked(const cr_request *req)
         const char *snippet = NULL;
         if (!cr_result_reason(res, i, &line, &col, &snippet)) abort();
     }
-    if (!cr_result_json(res)) abort();
+    fuzz_check_json(res);
     cr_result_free(res);
 }
 

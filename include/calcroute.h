@@ -157,14 +157,19 @@ CR_API size_t cr_result_reason_count(const cr_result *res);
 CR_API const char *cr_result_reason(const cr_result *res, size_t i, int *line, int *col,
                                     const char **snippet);
 /* Files the sandboxed code wrote under /out: the i-th one's name, size and SHA-256 (64 hex
- * digits); NULL past the end. Borrowed from `res`. */
+ * digits); NULL past the end. Borrowed from `res`. A name that is not UTF-8 is given with
+ * U+FFFD for each ill-formed sequence; its exact bytes are the JSON's "name_base64". */
 CR_API size_t cr_result_artifact_count(const cr_result *res);
 CR_API const char *cr_result_artifact(const cr_result *res, size_t i, uint64_t *size,
                                       const char **sha256);
 /* The audit record: seq (0 when not recorded) and the record's hash as 64 hex digits. */
 CR_API uint64_t cr_result_audit_seq(const cr_result *res);
 CR_API const char *cr_result_audit_hash(const cr_result *res);
-/* The whole result as one JSON object (the shape of `calc-route --json`). */
+/* The whole result as one JSON object (the shape of `calc-route --json`), every member
+ * present; NULL only when memory runs out. Text that is not UTF-8 (stdout, stderr, messages
+ * and names from sandboxed code) is shown with U+FFFD for each ill-formed sequence, as
+ * Python's errors="replace" does; "stdout_replaced"/"stderr_replaced" say when that
+ * happened, and cr_result_stdout()/cr_result_stderr() keep the exact bytes. */
 CR_API const char *cr_result_json(const cr_result *res);
 
 /* ---- audit ledger (audit/): declared below this line ---- */

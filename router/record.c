@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "common/json.h"
 #include "parser/parser.h"
 #include "router/router.h"
 
@@ -24,12 +25,18 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol)
     cr_buf_init(&names, 0);
     for (int i = 0; i < 3 && pol->answer_vars[i]; i++)
         cr_buf_printf(&names, "%s%s", i ? "," : "", pol->answer_vars[i]);
-    json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:f, s:i}", "precision", pol->precision,
-                          "rounding", pol->rounding == CR_ROUND_HALF_UP ? "half-up" : "half-even",
-                          "answer_vars", names.p ? names.p : "", "tier", tiers[e->cfg.tier],
-                          "timeout_s", e->cfg.timeout_s, "memory_mib", (int)e->cfg.memory_mib);
+    json_t *o = json_object();
+    int failed = !o;
+    cr_json_set(o, "precision", json_integer(pol->precision), &failed);
+    cr_json_set(o, "rounding", json_string(pol->rounding == CR_ROUND_HALF_UP ? "half-up"
+                                                                             : "half-even"),
+                &failed);
+    cr_json_set(o, "answer_vars", cr_json_text(names.p, names.len, NULL), &failed);
+    cr_json_set(o, "tier", json_string(tiers[e->cfg.tier]), &failed);
+    cr_json_set(o, "timeout_s", json_real(e->cfg.timeout_s), &failed);
+    cr_json_set(o, "memory_mib", json_integer((json_int_t)e->cfg.memory_mib), &failed);
     cr_buf_free(&names);
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    char *s = failed ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "router/router.h"
 
 #define MAX_BINDINGS 10000
@@ -198,6 +199,10 @@ cr_code cr_request_set_var(cr_request *req, const char *name, const char *value,
     if (!req || !name || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: NULL");
     if (!is_identifier(name))
         return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: '%s' is not a Python name", name);
+    /* A Python str holds text: bytes that are not UTF-8 have no value to bind (and no JSON
+     * for the audit record). */
+    if (!cr_utf8_valid(value, strlen(value)))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: the value of '%s' is not UTF-8", name);
     if (ensure_binds(req) != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
     const char *v = value;
     if (*v == '+' && v[1] != '-') v++;
@@ -446,7 +451,7 @@ static cr_code dump_ir_json(cr_buf *b, const ir_node *n)
     case IR_BOOL: return cr_buf_puts(b, n->op ? "true" : "false");
     case IR_NONE: return cr_buf_puts(b, "null");
     case IR_STR: {
-        json_t *s = json_stringn(n->text, n->len);
+        json_t *s = cr_json_text(n->text, n->len, NULL);
         char *t = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
         cr_code rc = t ? cr_buf_puts(b, t) : CR_ENOMEM;
         free(t);

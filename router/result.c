@@ -1,7 +1,9 @@
 /* router/result.c: result accessors and the JSON shape of `calc-route --json`. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "router/router.h"
 
 void cr_result_free(cr_result *res)
@@ -133,78 +135,94 @@ const char *cr_result_audit_hash(const cr_result *res)
     return res && res->audit_seq ? res->audit_hash : NULL;
 }
 
-static json_t *str_or_null(const char *s) { return s ? json_string(s) : json_null(); }
+/* A non-finite figure would make jansson refuse the number: null says "not measured". */
+static json_t *real_or_null(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
-/* Builds the JSON object; NULL only when out of memory. */
-json_t *router_result_to_json(const cr_result *res)
+/* The error and limit members: {type or name, message, line, col}. */
+static json_t *error_json(const char *key, const char *first, const cr_error *e)
 {
     json_t *o = json_object();
-    if (!o) return NULL;
+    int failed = !o;
+    cr_json_set(o, key, cr_json_str(first), &failed);
+    cr_json_set(o, "message", cr_json_str(e->message), &failed);
+    cr_json_set(o, "line", json_integer(e->line), &failed);
+    cr_json_set(o, "col", json_integer(e->col), &failed);
+    if (failed) json_decref(o);
+    return failed ? NULL : o;
+}
+
+/* Builds the JSON object, every member present; NULL only when out of memory. Text that came
+ * from the code may hold any bytes: cr_json_text() replaces what is not UTF-8, and the
+ * stdout_replaced and stderr_replaced flags say so (the exact bytes stay in
+ * cr_result_stdout(), cr_result_stderr() and the audit record). */
+json_t *router_result_to_json(const cr_result *res)
+{
     static const char *const langs[] = {"auto", "python", "dsl"};
-    json_object_set_new(o, "route", json_string(cr_route_name(res->route)));
-    json_object_set_new(o, "status", json_string(router_status_name(res->status)));
-    json_object_set_new(o, "lang", json_string(langs[res->lang]));
+    json_t *o = json_object();
+    int failed = !o, out_rep = 0, err_rep = 0;
+    cr_json_set(o, "route", json_string(cr_route_name(res->route)), &failed);
+    cr_json_set(o, "status", json_string(router_status_name(res->status)), &failed);
+    cr_json_set(o, "lang", json_string(langs[res->lang]), &failed);
     json_t *reasons = json_array();
-    for (size_t i = 0; i < res->nreasons; i++)
-        json_array_append_new(reasons, json_pack("{s:s, s:i, s:i, s:s}",
-                                                 "code", res->reasons[i].code,
-                                                 "line", res->reasons[i].line,
-                                                 "col", res->reasons[i].col,
-                                                 "snippet", res->reasons[i].snippet));
-    json_object_set_new(o, "reasons", reasons);
+    for (size_t i = 0; i < res->nreasons && reasons; i++) {
+        json_t *r = json_object();
+        cr_json_set(r, "code", cr_json_str(res->reasons[i].code), &failed);
+        cr_json_set(r, "line", json_integer(res->reasons[i].line), &failed);
+        cr_json_set(r, "col", json_integer(res->reasons[i].col), &failed);
+        cr_json_set(r, "snippet", cr_json_str(res->reasons[i].snippet), &failed);
+        cr_json_append(reasons, r, &failed);
+    }
+    cr_json_set(o, "reasons", reasons, &failed);
+    json_t *v = json_null();
     if (res->has_value) {
-        json_t *v = json_object();
-        json_object_set_new(v, "repr", json_string(res->value_repr));
-        json_object_set_new(v, "type", json_string(res->value_type));
-        json_object_set_new(v, "fraction", str_or_null(res->value_fraction));
-        json_object_set_new(v, "exact", json_boolean(res->value_exact));
-        json_object_set_new(v, "from", str_or_null(res->value_from));
-        json_object_set_new(o, "value", v);
-    } else {
-        json_object_set_new(o, "value", json_null());
+        v = json_object();
+        cr_json_set(v, "repr", cr_json_str(res->value_repr), &failed);
+        cr_json_set(v, "type", cr_json_str(res->value_type), &failed);
+        cr_json_set(v, "fraction", cr_json_str(res->value_fraction), &failed);
+        cr_json_set(v, "exact", json_boolean(res->value_exact), &failed);
+        cr_json_set(v, "from", cr_json_str(res->value_from), &failed);
     }
-    json_object_set_new(o, "stdout", json_stringn(res->out ? res->out : "", res->out_len));
-    json_object_set_new(o, "stdout_truncated", json_boolean(res->out_truncated));
-    json_object_set_new(o, "stderr",
-                        json_stringn(res->err_text ? res->err_text : "", res->err_len));
-    if (res->status != CR_OK && res->status != CR_ELIMIT) {
-        json_object_set_new(o, "error", json_pack("{s:s, s:s, s:i, s:i}",
-                                                  "type", res->error.type[0] ? res->error.type
-                                                                 : cr_strerror(res->status),
-                                                  "message", res->error.message,
-                                                  "line", res->error.line,
-                                                  "col", res->error.col));
-    } else {
-        json_object_set_new(o, "error", json_null());
-    }
-    json_object_set_new(o, "limit", res->status == CR_ELIMIT
-                                        ? json_pack("{s:s, s:s, s:i, s:i}",
-                                                    "name", res->limit_name ? res->limit_name
-                                                                            : "evaluator",
-                                                    "message", res->error.message,
-                                                    "line", res->error.line,
-                                                    "col", res->error.col)
-                                        : json_null());
-    json_t *arts = res->artifacts_json ? json_loads(res->artifacts_json, 0, NULL) : NULL;
-    json_object_set_new(o, "artifacts", arts ? arts : json_array());
-    json_t *tm = json_pack("{s:f, s:f, s:f}", "parse_us", res->parse_us, "eval_us",
-                           res->eval_us, "total_us", res->total_us);
+    cr_json_set(o, "value", v, &failed);
+    cr_json_set(o, "stdout", cr_json_text(res->out, res->out ? res->out_len : 0, &out_rep),
+                &failed);
+    cr_json_set(o, "stdout_truncated", json_boolean(res->out_truncated), &failed);
+    cr_json_set(o, "stdout_replaced", json_boolean(out_rep), &failed);
+    cr_json_set(o, "stderr",
+                cr_json_text(res->err_text, res->err_text ? res->err_len : 0, &err_rep), &failed);
+    cr_json_set(o, "stderr_replaced", json_boolean(err_rep), &failed);
+    cr_json_set(o, "error", res->status != CR_OK && res->status != CR_ELIMIT
+                                ? error_json("type", res->error.type[0] ? res->error.type
+                                                     : cr_strerror(res->status), &res->error)
+                                : json_null(), &failed);
+    cr_json_set(o, "limit", res->status == CR_ELIMIT
+                                ? error_json("name", res->limit_name ? res->limit_name
+                                                     : "evaluator", &res->error)
+                                : json_null(), &failed);
+    /* Built by the router from cr_json_text() strings, so it always parses. */
+    cr_json_set(o, "artifacts", res->artifacts_json ? json_loads(res->artifacts_json, 0, NULL)
+                                                    : json_array(), &failed);
+    json_t *tm = json_object();
+    cr_json_set(tm, "parse_us", real_or_null(res->parse_us), &failed);
+    cr_json_set(tm, "eval_us", real_or_null(res->eval_us), &failed);
+    cr_json_set(tm, "total_us", real_or_null(res->total_us), &failed);
     if (res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) {
-        json_object_set_new(tm, "sandbox_wall_s", json_real(res->sandbox_wall_s));
-        json_object_set_new(tm, "sandbox_cpu_s", json_real(res->sandbox_cpu_s));
-        json_object_set_new(tm, "peak_memory_bytes", json_integer((json_int_t)res->peak_memory));
+        cr_json_set(tm, "sandbox_wall_s", real_or_null(res->sandbox_wall_s), &failed);
+        cr_json_set(tm, "sandbox_cpu_s", real_or_null(res->sandbox_cpu_s), &failed);
+        cr_json_set(tm, "peak_memory_bytes", json_integer((json_int_t)res->peak_memory), &failed);
     }
-    json_object_set_new(o, "timings", tm);
-    json_object_set_new(o, "tier_note", res->tier_note ? json_string(res->tier_note)
-                                                        : json_null());
-    json_object_set_new(o, "ops", json_integer((json_int_t)res->ops));
-    json_object_set_new(o, "explained", json_boolean(res->explained));
-    json_object_set_new(o, "audit", res->audit_seq
-                                        ? json_pack("{s:I, s:s}", "seq",
-                                                    (json_int_t)res->audit_seq,
-                                                    "hash", res->audit_hash)
-                                        : json_null());
-    return o;
+    cr_json_set(o, "timings", tm, &failed);
+    cr_json_set(o, "tier_note", cr_json_str(res->tier_note), &failed);
+    cr_json_set(o, "ops", json_integer((json_int_t)res->ops), &failed);
+    cr_json_set(o, "explained", json_boolean(res->explained), &failed);
+    json_t *audit = json_null();
+    if (res->audit_seq) {
+        audit = json_object();
+        cr_json_set(audit, "seq", json_integer((json_int_t)res->audit_seq), &failed);
+        cr_json_set(audit, "hash", json_string(res->audit_hash), &failed);
+    }
+    cr_json_set(o, "audit", audit, &failed);
+    if (failed) json_decref(o);
+    return failed ? NULL : o;
 }
 
 const char *cr_result_json(const cr_result *res)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json.h"
 #include "evaluator/num.h"
 #include "router/router.h"
 #include "sandbox/sandbox.h"
@@ -39,16 +40,25 @@ static char *dup_buf(const cr_buf *b, size_t *len)
     return p;
 }
 
+/* The artifact list as JSON text, NULL only when out of memory. A name (and so a path) that
+ * is not UTF-8 is shown with U+FFFD and given byte for byte in name_base64, else null: the
+ * file stays identifiable, and every artifact is listed whatever its name. */
 static char *artifacts_json(const sandbox_outcome *oc)
 {
     json_t *a = json_array();
+    int failed = !a;
     for (size_t i = 0; i < oc->artifact_count; i++) {
         const sandbox_artifact *x = &oc->artifacts[i];
-        json_array_append_new(a, json_pack("{s:s, s:I, s:s, s:o}", "name", x->name,
-                                           "size", (json_int_t)x->size, "sha256", x->sha256,
-                                           "path", x->path ? json_string(x->path) : json_null()));
+        size_t nlen = strlen(x->name);
+        json_t *o = json_object();
+        cr_json_set(o, "name", cr_json_text(x->name, nlen, NULL), &failed);
+        cr_json_set(o, "size", json_integer((json_int_t)x->size), &failed);
+        cr_json_set(o, "sha256", json_string(x->sha256), &failed);
+        cr_json_set(o, "path", cr_json_str(x->path), &failed);
+        cr_json_set(o, "name_base64", cr_json_bytes_if_not_utf8(x->name, nlen), &failed);
+        cr_json_append(a, o, &failed);
     }
-    char *s = json_dumps(a, JSON_COMPACT);
+    char *s = failed ? NULL : json_dumps(a, JSON_COMPACT);
     json_decref(a);
     return s;
 }
@@ -124,7 +134,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
                                                strcmp(res->value_type, "bool") == 0);
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
     }
-    res->artifacts_json = artifacts_json(&oc);
+    if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;

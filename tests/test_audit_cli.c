@@ -133,6 +133,42 @@ static void test_inspect(void)
                    " 0 skipped\n");
 }
 
+/* A replayed field is shown JSON-escaped and cut to 300 bytes on a character boundary; bytes
+ * that are not UTF-8 show as U+FFFD, said so, instead of hiding the whole value. */
+static void test_replay_shows_any_bytes(void)
+{
+    char db[400], code[64], rec_out[512], want[2048];
+    snprintf(db, sizeof db, "%s/bytes.db", dir);
+    audit_db *adb = NULL;
+    cr_error err = {0};
+    CHECK_INT(audit_open(db, AUDIT_OPEN_CREATE, &adb, &err), CR_OK);
+    const char *outs[2] = { rec_out, "\xFF\n" };
+    strcpy(rec_out, "x");
+    for (int i = 0; i < 200; i++) strcat(rec_out, "\xC3\xA9");    /* 'x' + 200 'é' */
+    for (int i = 0; i < 2; i++) {
+        audit_record r;
+        memset(&r, 0, sizeof r);
+        snprintf(code, sizeof code, i ? "print('a')" : "print('x' + '\xC3\xA9' * 199)");
+        AUDIT_SET(&r, lang, "python");
+        AUDIT_SET(&r, code, code);
+        AUDIT_SET(&r, route, "inprocess");
+        AUDIT_SET(&r, out, outs[i]);
+        AUDIT_SET(&r, err_out, "");
+        CHECK_INT(audit_append(adb, &r, NULL, NULL, &err), CR_OK);
+    }
+    audit_close(adb);
+    CHECK_INT(run("replay %s", db), 1);
+    char shown[400] = "\"x";
+    for (int i = 0; i < 149; i++) strcat(shown, "\xC3\xA9");     /* 299 bytes, not 300 */
+    snprintf(want, sizeof want, "seq 1: stdout differs\n  recorded: %s\"\xE2\x80\xA6 (401 bytes)\n"
+             "  replayed: %s\"\xE2\x80\xA6 (400 bytes)\n"
+             "seq 2: stdout differs\n  recorded: \"\xEF\xBF\xBD\\n\" (not UTF-8: U+FFFD marks each"
+             " ill-formed sequence)\n  replayed: \"a\\n\"\n"
+             "FAIL: 2 replayed, 0 identical, 2 differ, 0 sandboxed differ (not failures),"
+             " 0 skipped\n", shown, shown);
+    CHECK_STR(out, want);
+}
+
 static void test_checkpoints(void)
 {
     char db[400], key[400];
@@ -176,6 +212,7 @@ int main(void)
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_usage();
     test_inspect();
+    test_replay_shows_any_bytes();
     test_checkpoints();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

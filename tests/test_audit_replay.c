@@ -176,6 +176,76 @@ static void test_replay_sandboxed(void)
     cr_audit_close(a);
 }
 
+/* Record seq of `path` as parsed JSON (calc-audit show), or NULL. */
+static json_t *shown(const char *path, uint64_t seq)
+{
+    cr_error err = {0};
+    char *text = NULL;
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    json_t *j = a && cr_audit_show(a, seq, &text, NULL, &err) == CR_OK
+                    ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    cr_audit_close(a);
+    return j;
+}
+
+/* Text that is not UTF-8, or that a cap cut inside a character, reaches the record whole: the
+ * error message cut at 255 bytes inside an 'é', the sandboxed stdout's raw bytes, an artifact
+ * named in raw bytes; and the records replay identically. */
+static void test_record_text_not_utf8(void)
+{
+    char path[400];
+    cr_config cfg;
+    cr_error err = {0};
+    snprintf(path, sizeof path, "%s/bytes.db", dir);
+    cr_config_default(&cfg);
+    cfg.audit_path = path;
+    cfg.tier = CR_TIER_NS;
+    cr_engine *e = cr_engine_open(&cfg, &err);
+    CHECK(e != NULL);
+    if (!e) return;
+    char code[600] = "raise ValueError('";
+    for (int i = 0; i < 200; i++) strcat(code, "\xC3\xA9");
+    strcat(code, "')");
+    CHECK_INT(run1(e, CR_LANG_PYTHON, code, NULL, NULL, NULL), CR_ROUTE_INPROCESS);
+    /* A NUL byte in stdout is "\u0000" in the JSON, which replay must still read. */
+    CHECK_INT(run1(e, CR_LANG_PYTHON, "print('a\\x00b')\nraise ValueError('x')", NULL, NULL,
+                   NULL), CR_ROUTE_INPROCESS);
+    int sandboxed = run1(e, CR_LANG_PYTHON, "import sys\nsys.stdout.buffer.write(b'ok\\xff')\n"
+                         "open(b'/out/\\xff', 'wb').write(b'abc')\n", NULL, NULL, NULL);
+    cr_engine_close(e);
+
+    json_t *j = shown(path, 1), *err1 = json_object_get(j, "error");
+    CHECK_STR(json_string_value(json_object_get(err1, "type")), "ValueError");
+    CHECK_INT(json_string_length(json_object_get(err1, "message")), 254);
+    json_decref(j);
+
+    cr_audit_replay_report rep;
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    diffs d = {0};
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.differences, 0);
+    for (int i = 0; i < d.n; i++)
+        fprintf(stderr, "diff %s: want %s got %s\n", d.field[i], d.want[i], d.got[i]);
+    cr_audit_close(a);
+
+    j = shown(path, 3);
+    if (sandboxed != CR_ROUTE_NS || !json_is_null(json_object_get(j, "error"))) {
+        SKIP("the ns tier does not run here");
+    } else {
+        /* Export keeps every byte: raw stdout as base64, the artifact listed and hashed. */
+        CHECK_STR(json_string_value(json_object_get(json_object_get(j, "stdout"), "base64")),
+                  "b2v/");
+        json_t *art = json_array_get(json_object_get(j, "artifacts"), 0);
+        CHECK_STR(json_string_value(json_object_get(art, "name")), "\xEF\xBF\xBD");
+        CHECK_STR(json_string_value(json_object_get(art, "name_base64")), "/w==");
+        CHECK_STR(json_string_value(json_object_get(art, "sha256")),
+                  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        CHECK_INT(rep.sandbox_differences, 0);
+    }
+    json_decref(j);
+}
+
 /* Runs up to `max` programs of a corpus file; returns how many were in-process. */
 static int run_corpus_file(cr_engine *e, const char *path, cr_lang lang, int max, int *runs)
 {
@@ -247,6 +317,7 @@ int main(void)
     snprintf(ledger, sizeof ledger, "%s/r.db", dir);
     test_replay_identical_and_different();
     test_replay_sandboxed();
+    test_record_text_not_utf8();
     test_corpus_replay();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

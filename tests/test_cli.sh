@@ -91,6 +91,8 @@ check explain 0 'route: inprocess
 why: every construct is inside the in-process subset' '' 'ans = 1 + 1' --explain
 check usage-var 2 '' "calc-route: --var: want NAME=VALUE, got 'x'
 Try 'calc-route --help'." '1' --var x
+check usage-var-bytes 2 '' "calc-route: --var: the value of 'u' is not UTF-8
+Try 'calc-route --help'." 'print(u)' --var "u=a$(printf '\377')b"
 check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
@@ -102,7 +104,14 @@ json_field json-error 'x = [1, 2]
 y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
 json_field json-status-raised '1/0' 'd["status"]' '"raised"'
 json_field json-reasons 'import numpy as np' 'd["reasons"]' '[{"code": "import:numpy", "line": 1, "col": 1, "snippet": "import numpy as np"}]' --tier none
-json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "error", "explained", "lang", "limit", "ops", "reasons", "route", "status", "stderr", "stdout", "stdout_truncated", "tier_note", "timings", "value"]'
+json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "error", "explained", "lang", "limit", "ops", "reasons", "route", "status", "stderr", "stderr_replaced", "stdout", "stdout_replaced", "stdout_truncated", "tier_note", "timings", "value"]'
+# Text cut by a cap keeps whole characters, so no member is ever dropped: the output cap
+# falls inside a 3-byte character (1048576 = 3 * 349525 + 1), a message inside a 2-byte one.
+json_field json-cap-utf8 "print('\u20ac' * 600000)" \
+    '[d["status"], d["stdout_truncated"], d["stdout_replaced"], len(d["stdout"]), d["stdout"][-1]]' \
+    '["limit", true, false, 349525, "\u20ac"]'
+json_field json-message-utf8 "raise ValueError('\u00e9' * 200)" \
+    '[d["error"]["type"], d["error"]["message"] == "\u00e9" * 127]' '["ValueError", true]'
 json_field json-limit 'ans = "a" * 10**9' 'd["limit"]["message"]' '"string length limit (16777216 characters)"'
 
 # Batch: one result line per input line, in order, whatever each line holds.
@@ -115,6 +124,7 @@ json_field json-limit 'ans = "a" * 10**9' 'd["limit"]["message"]' '"string lengt
     echo '{"id": 4, "code": "1/0"}'
     echo '{"id": 5, "code": "subtract(5, 3)", "lang": "dsl", "precision": 5}'
     echo '{"id": 6, "code": 5}'
+    /usr/bin/python3 -c 'print("{\"id\": 7, \"code\": \"1\", \"a%s\": 1}" % ("\u00e9" * 150))'
 } >"$tmp/batch.jsonl"
 "$R" --batch "$tmp/batch.jsonl" >"$tmp/batch.out"
 rc=$?
@@ -123,7 +133,9 @@ import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)
     v = d.get("value") or {}
-    print(d.get("id"), d["status"], v.get("repr"))' "$tmp/batch.out")
+    print(d.get("id"), d["status"], v.get("repr"))
+# The message naming a long non-ASCII key is cut inside a character: still one whole error.
+print(d["error"]["type"], d["error"]["message"][:31], len(d["error"]["message"]))' "$tmp/batch.out")
 want='1 ok 0.3
 None bad_request None
 b syntax_error None
@@ -131,7 +143,9 @@ None bad_request None
 3 ok 0.7
 4 raised None
 5 ok 2.0
-6 bad_request None'
+6 bad_request None
+7 bad_request None
+UsageError request: unknown or ill-typed k 145'
 if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); printf 'FAIL batch: exit %s\n%s\nwant\n%s\n' "$rc" "$got" "$want" >&2; fi
 

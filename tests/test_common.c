@@ -1,5 +1,6 @@
-/* tests/test_common.c: errors, bounded buffers and the arena. */
+/* tests/test_common.c: errors, bounded buffers, the arena, and text as JSON. */
 #include "common/common.h"
+#include "common/json.h"
 #include "tests/testlib.h"
 
 static void test_error_types(void)
@@ -46,10 +47,108 @@ static void test_arena(void)
     cr_arena_free(&a);
 }
 
+static void test_utf8(void)
+{
+    CHECK(cr_utf8_valid("", 0));
+    CHECK(cr_utf8_valid("a\0b", 3));                         /* NUL is a character */
+    CHECK(cr_utf8_valid("\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80", 9));
+    CHECK(!cr_utf8_valid("\xFF", 1));
+    CHECK(!cr_utf8_valid("\xC0\xAF", 2));                    /* overlong '/' */
+    CHECK(!cr_utf8_valid("\xED\xA0\x80", 3));                /* a surrogate */
+    CHECK(!cr_utf8_valid("\xF4\x90\x80\x80", 4));            /* past U+10FFFF */
+    CHECK(!cr_utf8_valid("\xE2\x82", 2));                    /* cut short */
+    /* A cut never splits a character, and removes nothing but the split one. */
+    CHECK_INT(cr_utf8_cut("ab\xE2\x82", 4), 2);
+    CHECK_INT(cr_utf8_cut("ab\xE2", 3), 2);
+    CHECK_INT(cr_utf8_cut("ab\xF0\x9F\x98", 5), 2);
+    CHECK_INT(cr_utf8_cut("ab\xE2\x82\xAC", 5), 5);
+    CHECK_INT(cr_utf8_cut("ab\xFF", 3), 3);                   /* ill-formed, not split */
+    CHECK_INT(cr_utf8_cut("\x80\x80\x80\x80", 4), 4);
+    CHECK_INT(cr_utf8_cut("", 0), 0);
+    size_t bad;
+    CHECK_INT(cr_utf8_step("\xE2\x82x", 3, &bad), 0);
+    CHECK_INT(bad, 2);                                       /* one U+FFFD for both */
+    CHECK_INT(cr_utf8_step("\xED\xA0\x80", 3, &bad), 0);
+    CHECK_INT(bad, 1);                                       /* one for each byte */
+}
+
+/* A capped buffer keeps whole characters and takes nothing after its cut. */
+static void test_buf_cut(void)
+{
+    cr_buf b;
+    cr_buf_init(&b, 5);
+    CHECK_INT(cr_buf_puts(&b, "abc"), CR_OK);
+    CHECK_INT(cr_buf_puts(&b, "\xE2\x82\xAC"), CR_ELIMIT);
+    CHECK_STR(b.p, "abc");
+    CHECK_INT(b.len, 3);
+    CHECK_INT(b.truncated, 1);
+    CHECK_INT(cr_buf_puts(&b, "d"), CR_ELIMIT);
+    CHECK_STR(b.p, "abc");
+    cr_buf_free(&b);
+    cr_buf_init(&b, 4);                              /* the split character began earlier */
+    cr_buf_puts(&b, "ab\xC3");
+    CHECK_INT(cr_buf_puts(&b, "\xA9\xC3\xA9"), CR_ELIMIT);
+    CHECK_STR(b.p, "ab\xC3\xA9");
+    cr_buf_free(&b);
+}
+
+static void test_error_cut(void)
+{
+    cr_error e = {0};
+    char big[600];
+    for (int i = 0; i < 299; i++) memcpy(big + 2 * i, "\xC3\xA9", 2);
+    big[598] = 0;
+    cr_error_set(&e, CR_EPY_VALUE, 0, 0, "%s", big);    /* 255 bytes fit: 127 and a half */
+    CHECK_INT(strlen(e.message), 254);
+    CHECK(cr_utf8_valid(e.message, strlen(e.message)));
+}
+
+static char *dump(json_t *j)
+{
+    char *s = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+    json_decref(j);
+    return s;
+}
+
+static void test_json_text(void)
+{
+    int rep = 0;
+    char *s = dump(cr_json_text("ok \xC3\xA9", 5, &rep));
+    CHECK_STR(s, "\"ok \\u00E9\"");
+    CHECK_INT(rep, 0);
+    free(s);
+    /* Python: b"a\xff\xe2\x82b\xed\xa0\x80\0".decode(errors="replace") */
+    s = dump(cr_json_text("a\xFF\xE2\x82" "b\xED\xA0\x80", 9, &rep));
+    CHECK_STR(s, "\"a\\uFFFD\\uFFFDb\\uFFFD\\uFFFD\\uFFFD\\u0000\"");
+    CHECK_INT(rep, 1);
+    free(s);
+    s = dump(cr_json_str(NULL));
+    CHECK_STR(s, "null");
+    free(s);
+    s = dump(cr_json_bytes_if_not_utf8("a\xFF", 2));
+    CHECK_STR(s, "\"Yf8=\"");
+    free(s);
+    s = dump(cr_json_bytes_if_not_utf8("plain", 5));
+    CHECK_STR(s, "null");
+    free(s);
+    /* A member that cannot be made is counted, never silently missing. */
+    json_t *o = json_object();
+    int failed = 0;
+    cr_json_set(o, "a", json_true(), &failed);
+    CHECK_INT(failed, 0);
+    cr_json_set(o, "b", json_string("\xFF"), &failed);     /* jansson refuses: NULL */
+    CHECK_INT(failed, 1);
+    json_decref(o);
+}
+
 int main(void)
 {
     test_error_types();
     test_buf_bound();
     test_arena();
+    test_utf8();
+    test_buf_cut();
+    test_error_cut();
+    test_json_text();
     return TEST_SUMMARY();
 }

@@ -75,6 +75,30 @@ while True:
 expect output-limit 3 "d['limit']['name'], d['stdout_truncated'], len(d['stdout'])" \
     "('output', True, 1048576)"
 
+# Bytes that are not UTF-8 never drop a member: each ill-formed sequence shows as U+FFFD and
+# a flag says so; a cap cuts on a character boundary (1048574 = 3 * 349524 + 2).
+FFFD=$(printf '\357\277\275')
+run 'import sys
+sys.stdout.buffer.write(b"ok\xff\xfe\n")
+sys.stderr.buffer.write(b"\xe2\x82")'
+expect raw-bytes 0 "d['stdout'], d['stdout_replaced'], d['stderr'], d['stderr_replaced']" \
+    "('ok$FFFD$FFFD\\n', True, '$FFFD', True)"
+run 'import sys
+sys.stdout.write("ab" + "\u20ac" * 400000)'
+expect output-limit-utf8 3 \
+    "d['stdout_truncated'], d['stdout_replaced'], len(d['stdout']), d['stdout'][-1] == '\u20ac'" \
+    "(True, False, 349526, True)"
+mkdir "$tmp/out2"
+run 'open(b"/out/r\xe9sum\xe9.txt", "wb").write(b"abc")
+open("/out/ok.txt", "w").write("abc")' --out "$tmp/out2"
+expect artifact-bytes 0 "[(a['name'], a['name_base64'], a['size'], a['sha256']) for a in d['artifacts']]" \
+    "[('ok.txt', None, 3, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'), ('r${FFFD}sum$FFFD.txt', 'culzdW3pLnR4dA==', 3, 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')]"
+if [ "$(cat "$tmp/out2/r$(printf '\351')sum$(printf '\351').txt" 2>/dev/null)" = abc ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL artifact-bytes-copy: no file under its exact name" >&2
+fi
+
 printf 'a,b\n1,2\n' >"$tmp/in.csv"
 chmod 644 "$tmp/in.csv"
 mkdir "$tmp/out"

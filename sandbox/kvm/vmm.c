@@ -215,7 +215,9 @@ cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
     if (!(vm = calloc(1, sizeof *vm))) return cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: vmm");
     vm->cfg = *cfg;
     vm->kvm_fd = vm->vm_fd = vm->vcpu_fd = -1;
-    cr_buf_init(&vm->serial, cfg->max_serial ? cfg->max_serial : 1);
+    /* Unbounded as a cr_buf: serial_put() keeps it a ring of max_serial bytes itself, and a
+     * capped cr_buf takes nothing more once cut. */
+    cr_buf_init(&vm->serial, 0);
 
     if ((vm->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC)) < 0) {
         rc = vmm_fail(err, "open /dev/kvm", errno);
@@ -417,7 +419,7 @@ static void serial_put(vmm *vm, char c)
         b->p[keep] = '\0';
         b->truncated = 1;
     }
-    if (cr_buf_putc(b, c) == CR_ELIMIT) b->truncated = 1;
+    cr_buf_putc(b, c);
 }
 
 static void uart_out(vmm *vm, unsigned reg, uint8_t v)

@@ -13,8 +13,14 @@ was hit, Rejected when the code could not run (a syntax error, or outside the su
 sandboxes off), and CalcrouteError for anything else. Pass check=False to get the Result in
 every case instead.
 
+Text that is not UTF-8 (stdout, stderr, names of files the sandboxed code wrote) reaches
+Python with U+FFFD for each ill-formed sequence, as bytes.decode(errors="replace") gives it;
+`stdout_replaced` and `stderr_replaced` say when that happened, `stdout_bytes` and
+`stderr_bytes` are the exact bytes, and each artifact's "name_bytes" its exact name.
+
 The library is found through $CALCROUTE_LIB, else the system's loader (libcalcroute.so.0).
 """
+import base64
 import ctypes
 import ctypes.util
 import decimal
@@ -59,6 +65,8 @@ def _load():
         "cr_run": (I, [P, P, ctypes.POINTER(P), E]),
         "cr_result_free": (None, [P]),
         "cr_result_json": (C, [P]),
+        "cr_result_stdout": (P, [P, ctypes.POINTER(S)]),
+        "cr_result_stderr": (P, [P, ctypes.POINTER(S)]),
         "cr_strerror": (C, [I]),
     }
     for name, (res, args) in sigs.items():
@@ -143,24 +151,38 @@ class Result:
     """What came of one run. `value` is a fractions.Fraction for numbers (exact), the string,
     list or other value as its repr otherwise; `decimal` is a decimal.Decimal rendering."""
 
-    def __init__(self, data):
+    def __init__(self, data, stdout_bytes=None, stderr_bytes=None):
         self.data = data
-        self.route = data["route"]
-        self.status = data["status"]
-        self.reasons = [(r["code"], r["line"], r["col"], r["snippet"]) for r in data["reasons"]]
-        self.stdout = data["stdout"]
-        self.stderr = data["stderr"]
-        self.error = data["error"]
-        self.limit = data["limit"]
-        self.artifacts = data["artifacts"]
-        self.timings = data["timings"]
-        self.audit = data["audit"]
-        v = data["value"]
-        self.repr = v["repr"] if v else None
-        self.type = v["type"] if v else None
-        self.exact = bool(v and v["exact"])
-        self.fraction = fractions.Fraction(v["fraction"]) if v and v["fraction"] else None
+        try:
+            self.route = data["route"]
+            self.status = data["status"]
+            self.reasons = [(r["code"], r["line"], r["col"], r["snippet"])
+                            for r in data["reasons"]]
+            self.stdout = data["stdout"]
+            self.stdout_truncated = data["stdout_truncated"]
+            self.stdout_replaced = data["stdout_replaced"]
+            self.stderr = data["stderr"]
+            self.stderr_replaced = data["stderr_replaced"]
+            self.error = data["error"]
+            self.limit = data["limit"]
+            self.artifacts = data["artifacts"]
+            for a in self.artifacts:
+                raw = a["name_base64"]
+                a["name_bytes"] = base64.b64decode(raw) if raw is not None else a["name"].encode()
+            self.timings = data["timings"]
+            self.audit = data["audit"]
+            v = data["value"]
+            self.repr = v["repr"] if v else None
+            self.type = v["type"] if v else None
+            self.exact = bool(v and v["exact"])
+            self.fraction = fractions.Fraction(v["fraction"]) if v and v["fraction"] else None
+        except (KeyError, TypeError) as e:
+            # The library promises every member; a result without one is its bug, said so.
+            raise CalcrouteError(f"result JSON without the member {e}: "
+                                 f"{json.dumps(data)[:200]}") from None
         self.value = self.fraction if self.fraction is not None else self.repr
+        self.stdout_bytes = stdout_bytes if stdout_bytes is not None else self.stdout.encode()
+        self.stderr_bytes = stderr_bytes if stderr_bytes is not None else self.stderr.encode()
 
     @property
     def decimal(self):
@@ -181,6 +203,12 @@ class Result:
 
     def __repr__(self):
         return f"<calcroute.Result {self.route} {self.status} {self.repr}>"
+
+
+def _bytes_of(getter, res):
+    n = ctypes.c_size_t()
+    p = getter(res, ctypes.byref(n))
+    return ctypes.string_at(p, n.value) if p and n.value else b""
 
 
 def _engine(tier, timeout, memory, audit, data, out):
@@ -245,7 +273,11 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
         if _lib.cr_run(eng, req, ctypes.byref(res), ctypes.byref(err)):
             raise CalcrouteError(f"{_lib.cr_strerror(err.code).decode()}: "
                                  f"{err.message.decode(errors='replace')}")
-        result = Result(json.loads(_lib.cr_result_json(res)))
+        text = _lib.cr_result_json(res)
+        if text is None:
+            raise MemoryError
+        result = Result(json.loads(text), _bytes_of(_lib.cr_result_stdout, res),
+                        _bytes_of(_lib.cr_result_stderr, res))
     finally:
         if res:
             _lib.cr_result_free(res)

@@ -40,6 +40,38 @@ class TestRun(unittest.TestCase):
         r = calcroute.run("print(round(2.675, 2))")
         self.assertEqual(r.stdout, "2.68\n")
 
+    def test_stdout_cut_whole_characters(self):
+        # The 1 MiB output cap falls inside a 3-byte character: stdout keeps whole ones.
+        r = calcroute.run("print('\u20ac' * 600000)", check=False)
+        self.assertEqual(r.status, "limit")
+        self.assertEqual((r.stdout_truncated, r.stdout_replaced), (True, False))
+        self.assertEqual(r.stdout, "\u20ac" * 349525)
+        self.assertEqual(r.stdout_bytes, r.stdout.encode())
+
+    def _ns(self, code, **kw):
+        r = calcroute.run(code, tier="ns", check=False, **kw)
+        if r.route != "ns" or r.status == "sandbox_error":
+            self.skipTest(f"the ns tier does not run here: {r.error}")
+        return r
+
+    def test_sandbox_raw_bytes(self):
+        r = self._ns("import sys\nsys.stdout.buffer.write(b'ok\\xff\\xfe\\n')\n"
+                     "sys.stderr.buffer.write(b'\\xe2\\x82')\n")
+        self.assertEqual(r.status, "ok")
+        self.assertEqual((r.stdout, r.stdout_replaced), ("ok\ufffd\ufffd\n", True))
+        self.assertEqual(r.stdout_bytes, b"ok\xff\xfe\n")
+        self.assertEqual((r.stderr, r.stderr_replaced, r.stderr_bytes), ("\ufffd", True, b"\xe2\x82"))
+
+    def test_sandbox_artifact_name_not_utf8(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            r = self._ns("open(b'/out/r\\xe9sum\\xe9.txt', 'wb').write(b'abc')\n", out=d)
+            self.assertEqual(r.status, "ok")
+            self.assertEqual([(a["name"], a["name_bytes"], a["size"]) for a in r.artifacts],
+                             [("r\ufffdsum\ufffd.txt", b"r\xe9sum\xe9.txt", 3)])
+            with open(os.path.join(os.fsencode(d), r.artifacts[0]["name_bytes"]), "rb") as f:
+                self.assertEqual(f.read(), b"abc")
+
     def test_code_error_has_position(self):
         with self.assertRaises(calcroute.CodeError) as cm:
             calcroute.run("x = 1\ny = x / 0\n")
