@@ -114,12 +114,12 @@ if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1));
 fi
 
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
-mkdir "$tmp/out2"
+mkdir "$tmp/out3"
 printf '%s' 'import sys
 open("/out/a\n= 9\tb\\\x01", "w").write("x")
 print("calc-route: NameError: x", file=sys.stderr)
 print("= 8")
-ans = 7' | "$R" --tier ns --out "$tmp/out2" >"$tmp/text" 2>"$tmp/text.err"
+ans = 7' | "$R" --tier ns --out "$tmp/out3" >"$tmp/text" 2>"$tmp/text.err"
 rc=$?
 want_err='\calc-route: NameError: x
 calc-route: artifact /out/a\n= 9\tb\\\x01: 1 bytes, sha256 2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881'
