@@ -331,7 +331,7 @@ static val *b_all_any(eval_cx *cx, val *x, int any, const ir_node *at)
     int r, found = 0;
     if (eval_iter_init(cx, &it, x) < 0) return NULL;
     while ((r = eval_iter_next(cx, &it, &e)) > 0) {
-        int t = eval_truth(e);
+        int t = eval_truth(cx, e);
         eval_decref(cx, e);
         if (eval_count(cx, 1, at) < 0) { r = -1; break; }
         if (t == any) { found = 1; break; }
@@ -445,7 +445,7 @@ static val *b_int(eval_cx *cx, eval_args *a, const ir_node *at)
         if (x->kind == V_INT) { EV_INCREF(x); return x; }
         val *r = eval_num(cx, V_INT);
         if (!r) return NULL;
-        num_trunc(mpq_numref(r->u.q), x->u.q);
+        num_trunc(mpq_numref(r->u.q), eval_decided(cx, x, 0));
         mpz_set_ui(mpq_denref(r->u.q), 1);
         r->flags |= x->flags & VF_INEXACT;
         return eval_num_done(cx, r);
@@ -639,7 +639,7 @@ static val *b_range(eval_cx *cx, eval_args *a, const ir_node *at)
  * (-Wstringop-overread). */
 __attribute__((noinline)) static void round_into(eval_cx *cx, val *r, val *x, long n)
 {
-    num_round(r->u.q, x->u.q, n, &cx->nc);
+    num_round(r->u.q, eval_decided(cx, x, 0), n, &cx->nc);
 }
 
 static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
@@ -853,11 +853,11 @@ static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
         int keep;
         if (eval_count(cx, 1, at) < 0) goto fail;
         if (f->kind == V_NONE) {
-            keep = eval_truth(x);
+            keep = eval_truth(cx, x);
         } else {
             val *t = call1(cx, f, x, at);
             if (!t) goto fail;
-            keep = eval_truth(t);
+            keep = eval_truth(cx, t);
             eval_decref(cx, t);
         }
         if (keep) {
@@ -895,7 +895,7 @@ static val *b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
     if (check(cx, a, 1, 1, kws, "sorted", at) < 0) return NULL;
     val *l = items_of(cx, a->pos[0], at), *rev = kwarg(a, "reverse");
     if (!l) return NULL;
-    if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) {
+    if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0) {
         eval_decref(cx, l);
         return NULL;
     }
@@ -1011,9 +1011,10 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->pos[0]->kind == V_INF) return inf_error(cx, at);
         if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
         x = a->pos[0];
-        if (id == M_FLOOR) num_floor(mpq_numref(r->u.q), x->u.q);
-        else if (id == M_CEIL) num_ceil(mpq_numref(r->u.q), x->u.q);
-        else num_trunc(mpq_numref(r->u.q), x->u.q);
+        mpq_srcptr xq = eval_decided(cx, x, 0);
+        if (id == M_FLOOR) num_floor(mpq_numref(r->u.q), xq);
+        else if (id == M_CEIL) num_ceil(mpq_numref(r->u.q), xq);
+        else num_trunc(mpq_numref(r->u.q), xq);
         mpz_set_ui(mpq_denref(r->u.q), 1);
         return math_result(cx, CR_OK, r, 1, x, at);
     case M_FACTORIAL:
@@ -1126,7 +1127,7 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return (x = one_arg(cx, a, name, at)) ? b_all_any(cx, x, id == B_ANY, at) : NULL;
     case B_BOOL:
         if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        return eval_bool(cx, a->npos && eval_truth(a->pos[0]));
+        return eval_bool(cx, a->npos && eval_truth(cx, a->pos[0]));
     case B_DICT:
         if (argc_check(cx, a, 0, 1, name, at) < 0 || !(r = eval_dict_new(cx, V_DICT)))
             return NULL;
@@ -1249,7 +1250,9 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     memset(&e, 0, sizeof e);
     if (len == 0) return eval_repr(cx, b, v, 1);
     if (IS_NUM(v)) {
-        rc = num_format(b, v->u.q, v->kind == V_FLOAT, spec, len, &cx->nc, &e);
+        /* an inexact value rounds as it prints; the text it makes carries the flag, so the
+         * run is not marked */
+        rc = num_format(b, eval_shown(cx, v, 0), v->kind == V_FLOAT, spec, len, &cx->nc, &e);
         return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
     }
     if (v->kind == V_STR) {
@@ -1556,7 +1559,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
             if ((t == 'd' || t == 'i' || strchr("xXo", t)) && v->kind != V_INF) {
                 val *iv = eval_num(cx, V_INT);
                 if (!iv) goto fail;
-                num_trunc(mpq_numref(iv->u.q), v->u.q);
+                num_trunc(mpq_numref(iv->u.q), eval_decided(cx, v, 0));
                 mpz_set_ui(mpq_denref(iv->u.q), 1);
                 spec[sp++] = t == 'i' ? 'd' : t;
                 rc = eval_format(cx, &b, iv, spec, sp, at);
@@ -1965,7 +1968,8 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         static const char *const kws[] = { "key", "reverse", NULL };
         if (check(cx, a, 0, 0, kws, name, at) < 0) return NULL;
         val *rev = kwarg(a, "reverse");
-        if (sort_list(cx, self, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) return NULL;
+        if (sort_list(cx, self, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0)
+            return NULL;
         return eval_none(cx);
     }
     case MT_REVERSE:

@@ -117,7 +117,12 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
                               : fl ? "float floor division by zero"
                                    : "integer division or modulo by zero");
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        rc = op == IR_MOD ? num_mod(r->u.q, x, y) : num_floordiv(r->u.q, x, y);
+        if (inexact) {
+            cx->inexact_decided = 1;
+            rc = num_floordiv_decided(r->u.q, x, y, op == IR_MOD, &cx->nc);
+        } else {
+            rc = op == IR_MOD ? num_mod(r->u.q, x, y) : num_floordiv(r->u.q, x, y);
+        }
         if (rc != CR_OK) {
             eval_decref(cx, r);
             return eval_raise(cx, rc, at, "division failed");
@@ -215,6 +220,7 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
                           eval_type_name(n));
     int is_str = s->kind == V_STR;
     uint64_t len = is_str ? s->u.str.nch : s->u.seq.len, times = 0;
+    eval_decides(cx, n);
     if (mpq_sgn(n->u.q) > 0) {
         if (!mpz_fits_ulong_p(mpq_numref(n->u.q))) times = UINT64_MAX;
         else times = mpz_get_ui(mpq_numref(n->u.q));
@@ -534,13 +540,41 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     return r;
 }
 
+/* What is computed from an inexact operand is inexact: a new value carries the flag
+ * (len(str(x)), str(x).upper(), str(x)[0:3]); a shared one (True, a cached character, an
+ * element picked) cannot, so the run is marked instead. */
+static val *carry_inexact(eval_cx *cx, val *r, int inexact)
+{
+    if (!r || !inexact || (r->flags & VF_INEXACT)) return r;
+    if (r->rc == 1 && !(r->flags & VF_IMMORTAL)) r->flags |= VF_INEXACT;
+    else cx->inexact_decided = 1;
+    return r;
+}
+
+/* carry_inexact() for a builtin or method call; None says nothing about the values
+ * (print, append), nor does isinstance(). */
+static val *inexact_through(eval_cx *cx, val *r, int id, val *self, const eval_args *a)
+{
+    if (!r || r->kind == V_NONE || (!self && id == B_ISINSTANCE)) return r;
+    int inexact = self && (self->flags & VF_INEXACT);
+    for (size_t i = 0; i < a->npos && !inexact; i++) inexact = a->pos[i]->flags & VF_INEXACT;
+    for (size_t i = 0; i < a->nkw && !inexact; i++) inexact = a->kw[i]->flags & VF_INEXACT;
+    return carry_inexact(cx, r, inexact);
+}
+
+static val *method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    return inexact_through(cx, eval_method_call(cx, self, id, a, at), id, self, a);
+}
+
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return NULL;
     switch (f->kind) {
     case V_FUNC: return call_function(cx, f, a, at);
-    case V_BUILTIN: return eval_builtin_call(cx, f->sub, a, at);
-    case V_METHOD: return eval_method_call(cx, f->u.meth.self, f->sub, a, at);
+    case V_BUILTIN:
+        return inexact_through(cx, eval_builtin_call(cx, f->sub, a, at), f->sub, NULL, a);
+    case V_METHOD: return method_call(cx, f->u.meth.self, f->sub, a, at);
     default:
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not callable", eval_type_name(f));
     }
@@ -716,7 +750,7 @@ static val *eval_call_expr(eval_cx *cx, const ir_node *n)
     }
     if (eval_arguments(cx, n, 1, &g) == 0) {
         if (self) {
-            if (eval_count(cx, 1, n) == 0) r = eval_method_call(cx, self, method, &g.a, n);
+            if (eval_count(cx, 1, n) == 0) r = method_call(cx, self, method, &g.a, n);
         } else {
             r = eval_call(cx, f, &g.a, n);
         }
@@ -742,6 +776,7 @@ static int norm_index(eval_cx *cx, val *idx, size_t len, int64_t *out, const cha
         return -1;
     }
     int64_t i;
+    eval_decides(cx, idx);
     if (!mpz_fits_slong_p(mpq_numref(idx->u.q))) {
         eval_raise(cx, CR_EPY_INDEX, at, "cannot fit 'int' into an index-sized integer");
         return -1;
@@ -773,6 +808,7 @@ static int slice_bound(eval_cx *cx, const ir_node *k, int64_t *out, int *given)
     }
     mpz_srcptr z = mpq_numref(v->u.q);
     *out = mpz_fits_slong_p(z) ? mpz_get_si(z) : (mpz_sgn(z) < 0 ? INT64_MIN / 2 : INT64_MAX / 2);
+    eval_decides(cx, v);
     eval_decref(cx, v);
     *given = 1;
     return 0;
@@ -931,6 +967,7 @@ static val *eval_subscript(eval_cx *cx, const ir_node *n)
         r = k ? get_item(cx, o, k, n) : NULL;
         eval_decref(cx, k);
     }
+    r = carry_inexact(cx, r, o->kind == V_STR && (o->flags & VF_INEXACT));
     eval_decref(cx, o);
     return r;
 }
@@ -1163,7 +1200,7 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
     val *a = eval_expr(cx, n->kid[0]), *r;
     if (!a) return NULL;
     if (n->op == IR_NOT) {
-        r = eval_bool(cx, !eval_truth(a));
+        r = eval_bool(cx, !eval_truth(cx, a));
         eval_decref(cx, a);
         return r;
     }
@@ -1206,6 +1243,8 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
             return -1;
         }
         if (eval_count(cx, c->u.str.len / 64, at) < 0) return -1;
+        eval_decides(cx, c);
+        eval_decides(cx, x);
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
     case V_LIST: case V_TUPLE: case V_ITER:
@@ -1348,7 +1387,7 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
         for (uint32_t c = 2; c < f->n && ok; c++) {
             val *t = eval_expr(cx, f->kid[c]);
             if (!t) { rc = -1; break; }
-            ok = eval_truth(t);
+            ok = eval_truth(cx, t);
             eval_decref(cx, t);
         }
         if (rc < 0) break;
@@ -1503,13 +1542,13 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_UNARY: return eval_unary(cx, n);
     case IR_BOOLOP:
         if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        if (eval_truth(a) == (n->op == IR_OR)) return a;
+        if (eval_truth(cx, a) == (n->op == IR_OR)) return a;
         eval_decref(cx, a);
         return eval_expr(cx, n->kid[1]);
     case IR_COMPARE: return eval_compare(cx, n);
     case IR_IFEXP:
         if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        r = eval_expr(cx, n->kid[eval_truth(a) ? 1 : 2]);
+        r = eval_expr(cx, n->kid[eval_truth(cx, a) ? 1 : 2]);
         eval_decref(cx, a);
         return r;
     case IR_CALL: return eval_call_expr(cx, n);
@@ -1755,7 +1794,7 @@ static xres exec_while(eval_cx *cx, const ir_node *n)
         if (eval_count(cx, 1, n) < 0) return X_ERROR;
         val *t = eval_expr(cx, n->kid[0]);
         if (!t) return X_ERROR;
-        int go = eval_truth(t);
+        int go = eval_truth(cx, t);
         eval_decref(cx, t);
         if (!go) break;
         xres r = exec_block(cx, n->kid[1]);
@@ -1789,7 +1828,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     case IR_AUGASSIGN: return augassign(cx, n) < 0 ? X_ERROR : X_NORMAL;
     case IR_IF: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(v);
+        int t = eval_truth(cx, v);
         eval_decref(cx, v);
         if (t) return exec_block(cx, n->kid[1]);
         return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
@@ -1839,7 +1878,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     case IR_RAISE: do_raise(cx, n); return X_ERROR;
     case IR_ASSERT: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(v);
+        int t = eval_truth(cx, v);
         eval_decref(cx, v);
         if (t) return X_NORMAL;
         val *m = NULL, *s = NULL;
@@ -1899,12 +1938,16 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
         memcpy(res->value_str, res->value_repr, n + 1);
     }
     if (IS_NUM(v)) {
+        /* an inexact value's guard digits are noise: it is the value it prints and decides as */
         res->value_numeric = 1;
-        if (num_fraction_text(&b, v->u.q) != CR_OK) { cr_buf_free(&b); return CR_ENOMEM; }
+        if (num_fraction_text(&b, eval_shown(cx, v, 0)) != CR_OK) {
+            cr_buf_free(&b);
+            return CR_ENOMEM;
+        }
         res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
-    res->exact = !eval_inexact(v, 0);
+    res->exact = !cx->inexact_decided && !eval_inexact(v, 0);
     if (!res->value_from || !res->value_type || !res->value_repr || !res->value_str)
         return CR_ENOMEM;
     return CR_OK;
@@ -1992,6 +2035,8 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     mpz_roinit_n(mpq_denref(cx->vfalse.u.q), &one, 1);
     cx->gc.gnext = cx->gc.gprev = &cx->gc;
     cx->last_assigned = -1;
+    mpq_init(cx->dq[0]);
+    mpq_init(cx->dq[1]);
     cr_buf_init(&cx->out, pol->limits.max_stdout);
     eval_pool_take(cx);
 }
@@ -2011,6 +2056,8 @@ static void cx_free(eval_cx *cx)
     eval_free_all(cx);
     resolve_free(cx);
     cr_buf_free(&cx->out);
+    mpq_clear(cx->dq[0]);
+    mpq_clear(cx->dq[1]);
 }
 
 cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds,

@@ -536,10 +536,12 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     switch (v->kind) {
     case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
     case V_ELLIPSIS: *h = 0x2545f4914f6cdd1dULL; return 0;   /* fixed: set order replays */
-    case V_BOOL: case V_INT: case V_FLOAT:
-        *h = hash_mpz(mpq_numref(v->u.q));
-        if (mpz_cmp_ui(mpq_denref(v->u.q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(v->u.q)));
+    case V_BOOL: case V_INT: case V_FLOAT: {
+        mpq_srcptr q = eval_decided(cx, v, 0);   /* hashes as it compares */
+        *h = hash_mpz(mpq_numref(q));
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(q)));
         return 0;
+    }
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
     case V_STR:
         if (!v->u.str.hash) {
@@ -549,6 +551,7 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
             v->u.str.hash = x | 1;
         }
         *h = v->u.str.hash;
+        eval_decides(cx, v);
         return 0;
     case V_TUPLE: {
         uint64_t x = 0x345678;
@@ -700,16 +703,37 @@ int eval_dict_del(eval_cx *cx, val *d, val *k)
 
 /* ---- equality and ordering ------------------------------------------------------------- */
 
+mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot)
+{
+    if (!(v->flags & VF_INEXACT)) return v->u.q;
+    num_decided(cx->dq[slot], v->u.q, &cx->nc);
+    return cx->dq[slot];
+}
+
+mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot)
+{
+    eval_decides(cx, v);
+    return eval_shown(cx, v, slot);
+}
+
+static int num_eq(eval_cx *cx, val *a, val *b)
+{
+    if (!((a->flags | b->flags) & VF_INEXACT)) return mpq_equal(a->u.q, b->u.q) != 0;
+    return mpq_equal(eval_decided(cx, a, 0), eval_decided(cx, b, 1)) != 0;
+}
+
 static int eq_inner(eval_cx *cx, val *a, val *b)
 {
     size_t i;
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
     case V_INF: return a->sub == b->sub;
     case V_STR:
+        eval_decides(cx, a);
+        eval_decides(cx, b);
         return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
     case V_LIST: case V_TUPLE:
         if (a->u.seq.len != b->u.seq.len) return 0;
@@ -752,7 +776,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
 int eval_eq(eval_cx *cx, val *a, val *b)
 {
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (enter(cx) < 0) return -1;
     int r = eq_inner(cx, a, b);
     cx->total_depth--;
@@ -788,9 +812,11 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     if (numa && numb) {
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
-        return cmp_result(op, mpq_cmp(a->u.q, b->u.q));
+        return cmp_result(op, mpq_cmp(eval_decided(cx, a, 0), eval_decided(cx, b, 1)));
     }
     if (a->kind == V_STR && b->kind == V_STR) {
+        eval_decides(cx, a);
+        eval_decides(cx, b);
         size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
         int c = memcmp(a->u.str.s, b->u.str.s, n);
         if (c == 0) c = (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
@@ -816,8 +842,9 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     return -1;
 }
 
-int eval_truth(val *v)
+int eval_truth(eval_cx *cx, val *v)
 {
+    eval_decides(cx, v);
     switch (v->kind) {
     case V_NONE: return 0;
     case V_BOOL: case V_INT: case V_FLOAT: return mpq_sgn(v->u.q) != 0;
@@ -1107,7 +1134,7 @@ int eval_inexact(val *v, int depth)
 {
     size_t i;
     if (v->flags & VF_INEXACT) return 1;
-    if (depth > 64) return 0;
+    if (depth > 64) return 1;   /* too deep to look: never claim exact unseen */
     switch (v->kind) {
     case V_LIST: case V_TUPLE: case V_ITER:
         for (i = 0; i < v->u.seq.len; i++)
@@ -1266,5 +1293,6 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out)
         return -1;
     }
     *out = mpz_get_si(mpq_numref(v->u.q));
+    eval_decides(cx, v);
     return 0;
 }

@@ -512,8 +512,9 @@ static void test_exactness(void)
     /* inexactness follows the data: through arithmetic, round(), containers and text */
     CHECK(value_is("import math\nx = math.sqrt(2)\nans = round(x * x)\n", NULL, "2", "2", "int",
                    "ans", "2", 0));
+    /* a comparison on an inexact value is a decision: what it decided is inexact */
     CHECK(value_is("import math\nans = [1, math.pi > 3]\n", NULL, "[1, True]", "[1, True]",
-                   "list", "ans", NULL, 1));
+                   "list", "ans", NULL, 0));
     CHECK(value_is("import math\nans = (1, math.pi)\n", NULL,
                    "(1, 3.141592653589793238462643383279503)",
                    "(1, 3.141592653589793238462643383279503)", "tuple", "ans", NULL, 0));
@@ -527,6 +528,72 @@ static void test_exactness(void)
     /* CAGR: a fractional power is rounded to the precision */
     CHECK(value_is("start, end, n = 100, 150, 3\nans = round((end / start) ** (1 / n) - 1, 4)\n",
                    NULL, "0.1447", "0.1447", "float", "ans", "1447/10000", 0));
+}
+
+/* An inexact value that takes a discrete decision decides as exact math does within its
+ * guard digits (CPython's doubles decide otherwise where noted), and what the decision
+ * produced, or any value computed after a branch it chose, is never marked exact. */
+static void test_inexact_decisions(void)
+{
+#define SQ2 "import math\nx = math.sqrt(2) ** 2\n"   /* 2 in exact math, 2.0000000000000004 in CPython */
+    CHECK(value_is("import math\nans = list(range(10))[int(math.sqrt(2) ** 2)]\n", NULL, "2", "2",
+                   "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = int(x)\n", NULL, "2", "2", "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = x == 2\n", NULL, "True", "True", "bool", "ans", "1", 0));  /* CPython False */
+    CHECK(value_is(SQ2 "ans = x > 2\n", NULL, "False", "False", "bool", "ans", "0", 0));  /* CPython True */
+    CHECK(value_is(SQ2 "ans = x // 1\n", NULL, "2.0", "2.0", "float", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = x % 1\n", NULL, "0.0", "0.0", "float", "ans", "0", 0));  /* 4.44e-16 */
+    CHECK(value_is(SQ2 "ans = -x % 3\n", NULL, "1.0", "1.0", "float", "ans", "1", 0));
+    CHECK(value_is(SQ2 "ans = divmod(x, 1)\n", NULL, "(2.0, 0.0)", "(2.0, 0.0)", "tuple", "ans",
+                   NULL, 0));
+    CHECK(value_is(SQ2 "ans = math.ceil(x)\n", NULL, "2", "2", "int", "ans", "2", 0));  /* CPython 3 */
+    CHECK(value_is(SQ2 "ans = math.floor(x) + math.trunc(x)\n", NULL, "4", "4", "int", "ans", "4",
+                   0));
+    CHECK(value_is(SQ2 "ans = round(x / 4)\n", NULL, "0", "0", "int", "ans", "0", 0));  /* CPython 1 */
+    CHECK(value_is(SQ2 "ans = round(x / 16, 2)\n", NULL, "0.12", "0.12", "float", "ans", "3/25", 0));
+    CHECK(value_is(SQ2 "ans = f'{x / 16:.2f}'\n", NULL, "'0.12'", "0.12", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = '%d' % x\n", NULL, "'2'", "2", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = {2: 'two'}[x]\n", NULL, "'two'", "two", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = max(2, x)\n", NULL, "2", "2", "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = 'ab' * int(x)\n", NULL, "'abab'", "abab", "str", "ans", NULL, 0));
+    /* beyond a double's reach, and through a round trip a double loses */
+    CHECK(value_is("import math\nans = int(math.sqrt(4 - 1e-20))\n", NULL, "1", "1", "int", "ans",
+                   "1", 0));   /* CPython 2 */
+    CHECK(value_is("import math\nans = int(math.exp(math.log(5)))\n", NULL, "5", "5", "int",
+                   "ans", "5", 0));   /* CPython 4 */
+    /* control flow: the branch an inexact test chose taints what follows */
+    CHECK(value_is(SQ2 "if x >= 2:\n    ans = 1\nelse:\n    ans = 0\n", NULL, "1", "1", "int",
+                   "ans", "1", 0));
+    CHECK(value_is("import math\nans = 5 if math.sqrt(2) else 6\n", NULL, "5", "5", "int", "ans",
+                   "5", 0));
+    CHECK(value_is("import math\nn = 0\nwhile n < math.sqrt(10):\n    n += 1\nans = n\n", NULL,
+                   "4", "4", "int", "ans", "4", 0));
+    CHECK(value_is("import math\nans = bool(math.pi)\n", NULL, "True", "True", "bool", "ans", "1",
+                   0));
+    /* text made from an inexact number */
+    CHECK(value_is("import math\nans = str(math.pi)[0]\n", NULL, "'3'", "3", "str", "ans", NULL, 0));
+    CHECK(value_is("import math\nans = str(math.pi)[:4].upper()\n", NULL, "'3.14'", "3.14", "str",
+                   "ans", NULL, 0));
+    CHECK(value_is("import math\nans = len(str(math.e)) > 3\n", NULL, "True", "True", "bool",
+                   "ans", "1", 0));
+    CHECK(value_is("import math\nans = '3' in str(math.pi)\n", NULL, "True", "True", "bool", "ans",
+                   "1", 0));
+    /* nested deeper than the walk looks: never claimed exact */
+    CHECK(value_is("import math\nx = [math.sqrt(2)]\nfor i in range(70):\n    x = [x]\n"
+                   "ans = len(x)\n", NULL, "1", "1", "int", "ans", "1", 1));
+    eval_result r;
+    if (exec_src("import math\nx = [math.sqrt(2)]\nfor i in range(70):\n    x = [x]\nans = x\n",
+                 NULL, NULL, 0, &r) == 0) {
+        CHECK(r.status == CR_OK && r.has_value);
+        CHECK_INT(r.exact, 0);
+        eval_result_free(&r);
+    }
+    /* exact programs stay exact, and isinstance() or print() decide nothing */
+    CHECK(value_is("import math\nx = math.sqrt(2)\nprint(x)\nans = isinstance(x, float) and 7\n",
+                   NULL, "7", "7", "int", "ans", "7", 1));
+    CHECK(value_is("ans = int(7 / 2) + (7 // 2) + round(2.5)\n", NULL, "8", "8", "int", "ans",
+                   "8", 1));
+#undef SQ2
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -966,6 +1033,7 @@ int main(void)
     test_prints();
     test_final_value();
     test_exactness();
+    test_inexact_decisions();
     test_errors();
     test_limits();
     test_ops_counted();
