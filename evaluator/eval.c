@@ -1449,7 +1449,7 @@ static int format_field(eval_cx *cx, const ir_node *f, cr_buf *b, int *inexact)
     val *v = eval_expr(cx, f->kid[0]);
     if (!v) return -1;
     if (f->op == 'r' || f->op == 'a' || f->op == 's') {
-        val *s = eval_to_str(cx, v, f->op != 's');
+        val *s = eval_to_str(cx, v, f->op == 'a' ? EVAL_ASCII : f->op == 'r');
         eval_decref(cx, v);
         if (!(v = s)) return -1;
     }
@@ -1731,13 +1731,9 @@ static int do_raise(eval_cx *cx, const ir_node *n)
         return -1;
     }
     val *msg = NULL;
-    if (e->u.exc.msg) {
-        /* KeyError shows its argument's repr, the others its str */
-        int repr = e->sub == B_KEYERROR && e->u.exc.msg->kind != V_TUPLE;
-        if (!(msg = eval_to_str(cx, e->u.exc.msg, repr))) {
-            eval_decref(cx, e);
-            return -1;
-        }
+    if (e->u.exc.msg && !(msg = eval_to_str(cx, e, 0))) {   /* the message is str(e) */
+        eval_decref(cx, e);
+        return -1;
     }
     const char *type;
     cr_code c = exc_code(e->sub, &type);

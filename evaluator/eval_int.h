@@ -234,6 +234,9 @@ mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot);
 mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot);
 const char *eval_type_name(const val *v);
 int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
+/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
+ * outside ASCII escaped); the text is inexact when v is. */
+#define EVAL_ASCII 2
 val *eval_to_str(eval_cx *cx, val *v, int as_repr);
 int eval_inexact(val *v, int depth);
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */

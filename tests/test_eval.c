@@ -596,6 +596,37 @@ static void test_inexact_decisions(void)
 #undef SQ2
 }
 
+/* Case mapping and whitespace are Unicode's, as CPython 3.11 has them (outputs are its). */
+static void test_unicode_case(void)
+{
+    CHECK(run("print('straße'.upper(), 'İ'.lower(), len('İ'.lower()), 'ǅ'.title(), 'ǆx'.capitalize())\n",
+              "STRASSE i̇ 2 ǅ ǅx\n", NULL));
+    CHECK(run("print('ΟΔΟΣ ΣΑΣ.'.lower(), 'ΟΔΟΣ'.title(), 'aΣ b'.lower())\n",
+              "οδος σας. Οδος aς b\n", NULL));
+    CHECK(run("print(\"they're bill's 3rd a1b\".title(), 'ﬁsh ǰ'.upper(), 'ﬁsh'.title(), 'ŉ'.capitalize())\n",
+              "They'Re Bill'S 3Rd A1B FISH J̌ Fish ʼN\n", NULL));
+    CHECK(run("print('hELLO wORLD'.capitalize(), 'µ ÿ'.upper(), 'ÀÉÎ'.lower(), ''.upper() == '')\n",
+              "Hello world Μ Ÿ àéî True\n", NULL));
+    CHECK(run("print('\\u00a0 a\\u2003b \\x1c c\\u3000'.split(), 'a\\u2003b\\u2003c'.split(maxsplit=1))\n",
+              "['a', 'b', 'c'] ['a', 'b\\u2003c']\n", NULL));
+    CHECK(run("print(['\\u00a0 ab\\u2003'.strip(), '\\x1fab\\x85'.strip(), '\\u2003x\\u2003'.rstrip(), '\\u2003x\\u2003'.lstrip()])\n",
+              "['ab', 'ab', '\\u2003x', 'x\\u2003']\n", NULL));
+    CHECK(run("print('ééaé'.strip('é'), 'xéy'.strip('yé'), 'ééa'.lstrip('é'), 'aéé'.rstrip('é'))\n",
+              "a x a a\n", NULL));
+}
+
+/* str() of an exception (KeyError's is its argument's repr), and ascii() as the !a and %a
+ * conversions use it; expected outputs are CPython 3.11's. */
+static void test_str_ascii(void)
+{
+    CHECK(run("e = KeyError('k')\nprint(str(e), f'{e}', [e], '{}'.format(e), '%s' % e, str(KeyError()), str(KeyError('a', 'b')), str(KeyError(1)), str(KeyError(('a',))), str(ValueError('v')))\n",
+              "'k' 'k' [KeyError('k')] 'k' 'k'  ('a', 'b') 1 ('a',) v\n", NULL));
+    CHECK(run("l = ['é', '\\U0001f600', 'ÿ\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\u00a0 ', '\\U000e0001']\nprint(f'{l!a}', '{!a}'.format(l), '%a' % l, f'{l[0]!a:>8}|')\nprint(l, ['\\ud7ff\\ue000\\u0378'], f'{KeyError(\"é\")!a}')\n",
+              "['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001']   '\\xe9'|\n['é', '😀', 'ÿĀ', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\ud7ff\\ue000\\u0378'] KeyError('\\xe9')\n", NULL));
+    CHECK(raises("raise KeyError('k', 2)", "KeyError", "('k', 2)", 1, 1));
+    CHECK(raises("raise KeyError('k')", "KeyError", "'k'", 1, 1));
+}
+
 /* ---- errors ---------------------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1034,6 +1065,8 @@ int main(void)
     test_final_value();
     test_exactness();
     test_inexact_decisions();
+    test_unicode_case();
+    test_str_ascii();
     test_errors();
     test_limits();
     test_ops_counted();
