@@ -1604,28 +1604,6 @@ fail:
 
 /* ---- methods --------------------------------------------------------------------------- */
 
-/* Bytes of the whitespace character at s[0..n) by str.isspace()'s rule (Unicode White_Space
- * and the separators U+001C..U+001F), 0 for any other; back: the one ending at s + n. */
-static size_t space_at(const char *s, size_t n, int back)
-{
-    const uint8_t *u = (const uint8_t *)s;
-    size_t k = 1;
-    if (!n) return 0;
-    if (back) {
-        while (k < n && k < 4 && (u[n - k] & 0xC0) == 0x80) k++;
-        u += n - k;
-    } else if (u[0] >= 0x80) {
-        k = 0;
-    }
-    ucs4_t c = u[0];
-    if (c >= 0x80) {
-        int m = u8_mbtouc(&c, u, back ? k : n);
-        if (m <= 0 || (back && (size_t)m != k)) return 0;
-        k = (size_t)m;
-    }
-    return uc_is_property_white_space(c) || (c >= 0x1C && c <= 0x1F) ? k : 0;
-}
-
 /* Bytes of the UTF-8 character starting at s (n > 0), and of the one ending at s + n. */
 static size_t char_len(const char *s, size_t n)
 {
@@ -1639,6 +1617,18 @@ static size_t char_len_back(const char *s, size_t n)
     size_t k = 1;
     while (k < n && ((unsigned char)s[n - k] & 0xC0) == 0x80) k++;
     return k;
+}
+
+/* Bytes of the whitespace character at s[0..n) by str.isspace()'s rule (Unicode White_Space
+ * and the separators U+001C..U+001F), 0 for any other; back: the one ending at s + n. */
+static size_t space_at(const char *s, size_t n, int back)
+{
+    if (!n) return 0;
+    size_t k = back ? char_len_back(s, n) : char_len(s, n);
+    const uint8_t *u = (const uint8_t *)s + (back ? n - k : 0);
+    ucs4_t c = u[0];
+    if (k > 1 && u8_mbtouc(&c, u, k) != (int)k) return 0;
+    return uc_is_property_white_space(c) || (c >= 0x1C && c <= 0x1F) ? k : 0;
 }
 
 /* Whether the character c (k bytes) is one of the characters of cs. */

@@ -1258,10 +1258,10 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         if (eval_dict_get(cx, c, x, &err)) return 1;
         return err ? -1 : 0;
     case V_RANGE: {
-        if (!IS_NUM(x) || mpz_cmp_ui(mpq_denref(x->u.q), 1) != 0 ||
-            !mpz_fits_slong_p(mpq_numref(x->u.q)))
-            return 0;
-        int64_t v = mpz_get_si(mpq_numref(x->u.q)), s = c->u.rng.step;
+        if (!IS_NUM(x)) return 0;
+        mpq_srcptr q = eval_decided(cx, x, 0);
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
+        int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
         if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
                   : (v > c->u.rng.start || v <= c->u.rng.stop))
             return 0;

@@ -556,6 +556,8 @@ static void test_inexact_decisions(void)
     CHECK(value_is(SQ2 "ans = {2: 'two'}[x]\n", NULL, "'two'", "two", "str", "ans", NULL, 0));
     CHECK(value_is(SQ2 "ans = max(2, x)\n", NULL, "2", "2", "int", "ans", "2", 0));
     CHECK(value_is(SQ2 "ans = 'ab' * int(x)\n", NULL, "'abab'", "abab", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = [x in range(5), x in [2], x in {2}, [1, 2].index(x)]\n", NULL,
+                   "[True, True, True, 1]", "[True, True, True, 1]", "list", "ans", NULL, 0));
     /* beyond a double's reach, and through a round trip a double loses */
     CHECK(value_is("import math\nans = int(math.sqrt(4 - 1e-20))\n", NULL, "1", "1", "int", "ans",
                    "1", 0));   /* CPython 2 */
