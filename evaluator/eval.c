@@ -58,6 +58,26 @@ static int charge(eval_cx *cx, int op, const val *a, const val *b, const ir_node
     return eval_count(cx, integers ? w / 64 : w * w / 128, at);
 }
 
+/* Whether a + b or a - b (r), with an inexact operand, is what two values that print and
+ * compare equal leave: only their guard digits, noise that exact math would not have
+ * (math.sqrt(2) ** 2 - 2 is 0.0, as `math.sqrt(2) ** 2 == 2` is True). Only a result far
+ * below the operands is looked at closer. */
+static long log2_about(mpq_srcptr q)   /* log2|q| within 1, q != 0 */
+{
+    return (long)mpz_sizeinbase(mpq_numref(q), 2) - (long)mpz_sizeinbase(mpq_denref(q), 2);
+}
+
+static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
+{
+    if (!mpq_sgn(r) || !mpq_sgn(a->u.q) || !mpq_sgn(b->u.q)) return 0;
+    long la = log2_about(a->u.q), lb = log2_about(b->u.q);
+    if (log2_about(r) > (la > lb ? la : lb) - (long)(cx->nc.prec * 3.32) + 8) return 0;
+    mpq_srcptr p = eval_shown(cx, a, 0), q = eval_shown(cx, b, 1);
+    if (op == IR_SUB) return mpq_equal(p, q);
+    return mpz_cmpabs(mpq_numref(p), mpq_numref(q)) == 0 &&
+           mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
+}
+
 static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
@@ -95,6 +115,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
         if (op == IR_ADD) mpq_add(r->u.q, x, y);
         else mpq_sub(r->u.q, x, y);
+        if (inexact && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
         uint64_t bits = bits_of(a) + bits_of(b);

@@ -12,7 +12,8 @@
  * rendered from such a number. A container is inexact when anything it holds is. An inexact
  * number carries NUM_GUARD digits past the policy's precision and decides (compares, hashes,
  * truncates, floors, rounds, formats) as it prints, rounded to the precision (eval_decided),
- * so an error within the guard digits cannot flip a decision exact math would take. Control
+ * so an error within the guard digits cannot flip a decision exact math would take (and a
+ * difference of two values that compare equal is 0, not their guard digits). Control
  * flow cannot carry a flag (`x > y` is the immortal True), so an inexact value that takes a
  * discrete decision of any kind marks the run (inexact_decided): its final value is then
  * never exact, whatever the decision chose. */

@@ -558,6 +558,14 @@ static void test_inexact_decisions(void)
     CHECK(value_is(SQ2 "ans = 'ab' * int(x)\n", NULL, "'abab'", "abab", "str", "ans", NULL, 0));
     CHECK(value_is(SQ2 "ans = [x in range(5), x in [2], x in {2}, [1, 2].index(x)]\n", NULL,
                    "[True, True, True, 1]", "[True, True, True, 1]", "list", "ans", NULL, 0));
+    /* a difference of values that compare equal is their guard digits only: 0, as in
+     * exact math (CPython: 4.440892098500626e-16, and 1 / (x - 2) is 2251799813685248.0) */
+    CHECK(value_is(SQ2 "ans = [x - 2, 2 - x, x + -2, (x - 2) * 10 ** 50 < 1]\n", NULL,
+                   "[0.0, 0.0, 0.0, True]", "[0.0, 0.0, 0.0, True]", "list", "ans", NULL, 0));
+    CHECK(raises(SQ2 "y = 1 / (x - 2)\n", "ZeroDivisionError", "float division by zero", 3, 5));
+    CHECK(value_is("import math\nans = math.sqrt(2) - 1.4142135623730950488\n", NULL,
+                   "1.68872420969807856967e-21", "1.68872420969807856967e-21", "float", "ans",
+                   "168872420969807856967/100000000000000000000000000000000000000000", 0));
     /* beyond a double's reach, and through a round trip a double loses */
     CHECK(value_is("import math\nans = int(math.sqrt(4 - 1e-20))\n", NULL, "1", "1", "int", "ans",
                    "1", 0));   /* CPython 2 */
