@@ -938,7 +938,6 @@ static int num_rc(eval_cx *cx, cr_code rc)
     return -1;
 }
 
-/* CPython's str.__repr__: single quotes unless the text holds ' and no ". */
 /* Appends the escape repr() and ascii() write for code point cp: \xNN, \uNNNN or
  * \UNNNNNNNN, the shortest that holds it. */
 static int put_escape(eval_cx *cx, cr_buf *b, ucs4_t cp)
@@ -949,8 +948,8 @@ static int put_escape(eval_cx *cx, cr_buf *b, ucs4_t cp)
     return eval_put(cx, b, tmp, (size_t)n);
 }
 
-/* repr() of a str: CPython's quotes, and escapes for what str.isprintable() refuses (the
- * categories Cc Cf Cs Co Cn Zl Zp Zs but the space). */
+/* CPython's str.__repr__: single quotes unless the text holds ' and no ", and escapes for
+ * what str.isprintable() refuses (the categories Cc Cf Cs Co Cn Zl Zp Zs but the space). */
 static int repr_str(eval_cx *cx, cr_buf *b, const char *s, size_t len)
 {
     char q = (memchr(s, '\'', len) && !memchr(s, '"', len)) ? '"' : '\'';
