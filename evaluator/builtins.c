@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unicase.h>
+#include <unictype.h>
+#include <unistr.h>
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -331,7 +334,7 @@ static val *b_all_any(eval_cx *cx, val *x, int any, const ir_node *at)
     int r, found = 0;
     if (eval_iter_init(cx, &it, x) < 0) return NULL;
     while ((r = eval_iter_next(cx, &it, &e)) > 0) {
-        int t = eval_truth(e);
+        int t = eval_truth(cx, e);
         eval_decref(cx, e);
         if (eval_count(cx, 1, at) < 0) { r = -1; break; }
         if (t == any) { found = 1; break; }
@@ -445,7 +448,7 @@ static val *b_int(eval_cx *cx, eval_args *a, const ir_node *at)
         if (x->kind == V_INT) { EV_INCREF(x); return x; }
         val *r = eval_num(cx, V_INT);
         if (!r) return NULL;
-        num_trunc(mpq_numref(r->u.q), x->u.q);
+        num_trunc(mpq_numref(r->u.q), eval_decided(cx, x, 0));
         mpz_set_ui(mpq_denref(r->u.q), 1);
         r->flags |= x->flags & VF_INEXACT;
         return eval_num_done(cx, r);
@@ -639,7 +642,7 @@ static val *b_range(eval_cx *cx, eval_args *a, const ir_node *at)
  * (-Wstringop-overread). */
 __attribute__((noinline)) static void round_into(eval_cx *cx, val *r, val *x, long n)
 {
-    num_round(r->u.q, x->u.q, n, &cx->nc);
+    num_round(r->u.q, eval_decided(cx, x, 0), n, &cx->nc);
 }
 
 static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
@@ -853,11 +856,11 @@ static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
         int keep;
         if (eval_count(cx, 1, at) < 0) goto fail;
         if (f->kind == V_NONE) {
-            keep = eval_truth(x);
+            keep = eval_truth(cx, x);
         } else {
             val *t = call1(cx, f, x, at);
             if (!t) goto fail;
-            keep = eval_truth(t);
+            keep = eval_truth(cx, t);
             eval_decref(cx, t);
         }
         if (keep) {
@@ -895,7 +898,7 @@ static val *b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
     if (check(cx, a, 1, 1, kws, "sorted", at) < 0) return NULL;
     val *l = items_of(cx, a->pos[0], at), *rev = kwarg(a, "reverse");
     if (!l) return NULL;
-    if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) {
+    if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0) {
         eval_decref(cx, l);
         return NULL;
     }
@@ -1011,9 +1014,10 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->pos[0]->kind == V_INF) return inf_error(cx, at);
         if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
         x = a->pos[0];
-        if (id == M_FLOOR) num_floor(mpq_numref(r->u.q), x->u.q);
-        else if (id == M_CEIL) num_ceil(mpq_numref(r->u.q), x->u.q);
-        else num_trunc(mpq_numref(r->u.q), x->u.q);
+        mpq_srcptr xq = eval_decided(cx, x, 0);
+        if (id == M_FLOOR) num_floor(mpq_numref(r->u.q), xq);
+        else if (id == M_CEIL) num_ceil(mpq_numref(r->u.q), xq);
+        else num_trunc(mpq_numref(r->u.q), xq);
         mpz_set_ui(mpq_denref(r->u.q), 1);
         return math_result(cx, CR_OK, r, 1, x, at);
     case M_FACTORIAL:
@@ -1126,7 +1130,7 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return (x = one_arg(cx, a, name, at)) ? b_all_any(cx, x, id == B_ANY, at) : NULL;
     case B_BOOL:
         if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        return eval_bool(cx, a->npos && eval_truth(a->pos[0]));
+        return eval_bool(cx, a->npos && eval_truth(cx, a->pos[0]));
     case B_DICT:
         if (argc_check(cx, a, 0, 1, name, at) < 0 || !(r = eval_dict_new(cx, V_DICT)))
             return NULL;
@@ -1249,7 +1253,9 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     memset(&e, 0, sizeof e);
     if (len == 0) return eval_repr(cx, b, v, 1);
     if (IS_NUM(v)) {
-        rc = num_format(b, v->u.q, v->kind == V_FLOAT, spec, len, &cx->nc, &e);
+        /* an inexact value rounds as it prints; the text it makes carries the flag, so the
+         * run is not marked */
+        rc = num_format(b, eval_shown(cx, v, 0), v->kind == V_FLOAT, spec, len, &cx->nc, &e);
         return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
     }
     if (v->kind == V_STR) {
@@ -1382,7 +1388,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
                        i + 1 < n ? f[i + 1] : '?');
             return -1;
         }
-        val *s = eval_to_str(cx, v, f[i + 1] != 's');
+        val *s = eval_to_str(cx, v, f[i + 1] == 'a' ? EVAL_ASCII : f[i + 1] == 'r');
         eval_decref(cx, v);
         if (!(v = s)) return -1;
         i += 2;
@@ -1543,7 +1549,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         }
         int rc;
         if (t == 's' || t == 'r' || t == 'a') {
-            val *str = eval_to_str(cx, v, t != 's');
+            val *str = eval_to_str(cx, v, t == 'a' ? EVAL_ASCII : t == 'r');
             if (!str) goto fail;
             rc = eval_format(cx, &b, str, spec, sp, at);
             eval_decref(cx, str);
@@ -1556,7 +1562,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
             if ((t == 'd' || t == 'i' || strchr("xXo", t)) && v->kind != V_INF) {
                 val *iv = eval_num(cx, V_INT);
                 if (!iv) goto fail;
-                num_trunc(mpq_numref(iv->u.q), v->u.q);
+                num_trunc(mpq_numref(iv->u.q), eval_decided(cx, v, 0));
                 mpz_set_ui(mpq_denref(iv->u.q), 1);
                 spec[sp++] = t == 'i' ? 'd' : t;
                 rc = eval_format(cx, &b, iv, spec, sp, at);
@@ -1598,7 +1604,40 @@ fail:
 
 /* ---- methods --------------------------------------------------------------------------- */
 
-static int is_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+/* Bytes of the UTF-8 character starting at s (n > 0), and of the one ending at s + n. */
+static size_t char_len(const char *s, size_t n)
+{
+    size_t k = 1;
+    while (k < n && ((unsigned char)s[k] & 0xC0) == 0x80) k++;
+    return k;
+}
+
+static size_t char_len_back(const char *s, size_t n)
+{
+    size_t k = 1;
+    while (k < n && ((unsigned char)s[n - k] & 0xC0) == 0x80) k++;
+    return k;
+}
+
+/* Bytes of the whitespace character at s[0..n) by str.isspace()'s rule (Unicode White_Space
+ * and the separators U+001C..U+001F), 0 for any other; back: the one ending at s + n. */
+static size_t space_at(const char *s, size_t n, int back)
+{
+    if (!n) return 0;
+    size_t k = back ? char_len_back(s, n) : char_len(s, n);
+    const uint8_t *u = (const uint8_t *)s + (back ? n - k : 0);
+    ucs4_t c = u[0];
+    if (k > 1 && u8_mbtouc(&c, u, k) != (int)k) return 0;
+    return uc_is_property_white_space(c) || (c >= 0x1C && c <= 0x1F) ? k : 0;
+}
+
+/* Whether the character c (k bytes) is one of the characters of cs. */
+static int in_chars(const char *cs, size_t cn, const char *c, size_t k)
+{
+    for (size_t i = 0; i < cn; i += char_len(cs + i, cn - i))
+        if (char_len(cs + i, cn - i) == k && memcmp(cs + i, c, k) == 0) return 1;
+    return 0;
+}
 
 static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_node *at)
 {
@@ -1609,13 +1648,22 @@ static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_
         return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", mt_names[which]);
     const char *s = self->u.str.s;
     size_t lo = 0, hi = self->u.str.len;
-#define STRIPPABLE(c) (chars ? memchr(chars->u.str.s, (c), chars->u.str.len) != NULL \
-                             : is_space((unsigned char)(c)))
+    size_t k;
+    if (!chars) {
+        if (which != MT_RSTRIP)
+            while ((k = space_at(s + lo, hi - lo, 0))) lo += k;
+        if (which != MT_LSTRIP)
+            while ((k = space_at(s + lo, hi - lo, 1))) hi -= k;
+        return eval_str(cx, s + lo, hi - lo);
+    }
+    /* a character is stripped when it is one of chars' characters, whole */
+    const char *cs = chars->u.str.s;
+    size_t cn = chars->u.str.len;
     if (which != MT_RSTRIP)
-        while (lo < hi && STRIPPABLE(s[lo])) lo++;
+        while (lo < hi && (k = char_len(s + lo, hi - lo)) && in_chars(cs, cn, s + lo, k)) lo += k;
     if (which != MT_LSTRIP)
-        while (hi > lo && STRIPPABLE(s[hi - 1])) hi--;
-#undef STRIPPABLE
+        while (hi > lo && (k = char_len_back(s + lo, hi - lo)) && in_chars(cs, cn, s + hi - k, k))
+            hi -= k;
     return eval_str(cx, s + lo, hi - lo);
 }
 
@@ -1637,15 +1685,16 @@ static val *str_split(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
     size_t n = self->u.str.len, i = 0;
     int64_t done = 0;
     if (!sep) {
+        size_t k;
         for (;;) {
-            while (i < n && is_space((unsigned char)s[i])) i++;
+            while ((k = space_at(s + i, n - i, 0))) i += k;
             if (i >= n) break;
             size_t j = i;
             if (max >= 0 && done >= max) {
                 j = n;
-                while (j > i && is_space((unsigned char)s[j - 1])) j--;
+                while ((k = space_at(s + i, j - i, 1))) j -= k;
             } else {
-                while (j < n && !is_space((unsigned char)s[j])) j++;
+                while (j < n && !space_at(s + j, n - j, 0)) j += char_len(s + j, n - j);
             }
             val *p = eval_str(cx, s + i, j - i);
             if (!p || eval_seq_push(cx, l, p) < 0 || eval_count(cx, 1, at) < 0) goto fail;
@@ -1783,33 +1832,70 @@ static val *str_affix(eval_cx *cx, val *self, eval_args *a, int ends, const ir_n
     return eval_bool(cx, 0);
 }
 
-static char up(char c) { return c >= 'a' && c <= 'z' ? (char)(c - 32) : c; }
-static char low(char c) { return c >= 'A' && c <= 'Z' ? (char)(c + 32) : c; }
-static int alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+/* Python's case mappings on UTF-8 through libunistring: full mappings ('straße'.upper() is
+ * 'STRASSE', 'İ'.lower() is 'i̇') with Final_Sigma. title() and capitalize() title-case
+ * the first character of each run of cased characters (Python's rule, not Unicode's word
+ * breaks: "they're".title() is "They'Re"), one character at a time, and lower-case the
+ * rest of the run with the text around it as context. */
+static int case_piece(eval_cx *cx, cr_buf *b, const uint8_t *s, size_t n, size_t lo, size_t hi,
+                      int id, const ir_node *at)
+{
+    size_t len = 0;
+    uint8_t *m;
+    casing_prefix_context_t pre = unicase_empty_prefix_context;
+    casing_suffix_context_t suf = unicase_empty_suffix_context;
+    if (id != MT_TITLE) {
+        pre = u8_casing_prefix_context(s, lo);
+        suf = u8_casing_suffix_context(s + hi, n - hi);
+    }
+    switch (id) {
+    case MT_UPPER: m = u8_ct_toupper(s + lo, hi - lo, pre, suf, NULL, NULL, NULL, &len); break;
+    case MT_TITLE: m = u8_ct_totitle(s + lo, hi - lo, pre, suf, NULL, NULL, NULL, &len); break;
+    default: m = u8_ct_tolower(s + lo, hi - lo, pre, suf, NULL, NULL, NULL, &len); break;
+    }
+    if (!m) {
+        eval_raise(cx, CR_ENOMEM, at, "out of memory");
+        return -1;
+    }
+    int rc = eval_put(cx, b, (const char *)m, len);
+    free(m);
+    return rc;
+}
 
-/* Case mapping for ASCII letters; other characters pass through unchanged. */
 static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     if (check(cx, a, 0, 0, NULL, mt_names[id], at) < 0) return NULL;
+    const uint8_t *s = (const uint8_t *)self->u.str.s;
     size_t n = self->u.str.len;
-    char *p = malloc(n + 1);
-    if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
-    int prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = self->u.str.s[i];
-        switch (id) {
-        case MT_UPPER: c = up(c); break;
-        case MT_LOWER: c = low(c); break;
-        case MT_CAPITALIZE: c = i == 0 ? up(c) : low(c); break;
-        default:
-            c = prev ? low(c) : up(c);
-            prev = alpha(c);
-            break;
-        }
-        p[i] = c;
+    if (eval_count(cx, n / 16, at) < 0) return NULL;
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (id == MT_UPPER || id == MT_LOWER) {
+        if (n && case_piece(cx, &b, s, n, 0, n, id, at) < 0) goto fail;
+        return eval_str_buf(cx, &b);
     }
-    p[n] = '\0';
-    return eval_str_take(cx, p, n);
+    /* title(): a character after a cased one is lowered, any other titled; capitalize():
+     * the first character titled, the rest lowered. Runs of lowered characters go whole. */
+    int prev_cased = 0;
+    size_t run = 0, i = 0;
+    while (i < n) {
+        ucs4_t c;
+        int k = u8_mbtouc(&c, s + i, n - i);
+        int lower = id == MT_CAPITALIZE ? i > 0 : prev_cased;
+        if (!lower) {
+            if ((run < i && case_piece(cx, &b, s, n, run, i, MT_LOWER, at) < 0) ||
+                case_piece(cx, &b, s, n, i, i + (size_t)k, MT_TITLE, at) < 0)
+                goto fail;
+            run = i + (size_t)k;
+        }
+        prev_cased = uc_is_property_cased(c);
+        i += (size_t)k;
+    }
+    if (run < n && case_piece(cx, &b, s, n, run, n, MT_LOWER, at) < 0) goto fail;
+    return eval_str_buf(cx, &b);
+fail:
+    cr_buf_free(&b);
+    return NULL;
 }
 
 static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
@@ -1965,7 +2051,8 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         static const char *const kws[] = { "key", "reverse", NULL };
         if (check(cx, a, 0, 0, kws, name, at) < 0) return NULL;
         val *rev = kwarg(a, "reverse");
-        if (sort_list(cx, self, kwarg(a, "key"), rev && eval_truth(rev), at) < 0) return NULL;
+        if (sort_list(cx, self, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0)
+            return NULL;
         return eval_none(cx);
     }
     case MT_REVERSE:

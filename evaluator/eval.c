@@ -58,6 +58,26 @@ static int charge(eval_cx *cx, int op, const val *a, const val *b, const ir_node
     return eval_count(cx, integers ? w / 64 : w * w / 128, at);
 }
 
+/* Whether a + b or a - b (r), with an inexact operand, is what two values that print and
+ * compare equal leave: only their guard digits, noise that exact math would not have
+ * (math.sqrt(2) ** 2 - 2 is 0.0, as `math.sqrt(2) ** 2 == 2` is True). Only a result far
+ * below the operands is looked at closer. */
+static long log2_about(mpq_srcptr q)   /* log2|q| within 1, q != 0 */
+{
+    return (long)mpz_sizeinbase(mpq_numref(q), 2) - (long)mpz_sizeinbase(mpq_denref(q), 2);
+}
+
+static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
+{
+    if (!mpq_sgn(r) || !mpq_sgn(a->u.q) || !mpq_sgn(b->u.q)) return 0;
+    long la = log2_about(a->u.q), lb = log2_about(b->u.q);
+    if (log2_about(r) > (la > lb ? la : lb) - (long)(cx->nc.prec * 3.32) + 8) return 0;
+    mpq_srcptr p = eval_shown(cx, a, 0), q = eval_shown(cx, b, 1);
+    if (op == IR_SUB) return mpq_equal(p, q);
+    return mpz_cmpabs(mpq_numref(p), mpq_numref(q)) == 0 &&
+           mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
+}
+
 static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
@@ -95,6 +115,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
         if (op == IR_ADD) mpq_add(r->u.q, x, y);
         else mpq_sub(r->u.q, x, y);
+        if (inexact && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
         uint64_t bits = bits_of(a) + bits_of(b);
@@ -117,7 +138,12 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
                               : fl ? "float floor division by zero"
                                    : "integer division or modulo by zero");
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        rc = op == IR_MOD ? num_mod(r->u.q, x, y) : num_floordiv(r->u.q, x, y);
+        if (inexact) {
+            cx->inexact_decided = 1;
+            rc = num_floordiv_decided(r->u.q, x, y, op == IR_MOD, &cx->nc);
+        } else {
+            rc = op == IR_MOD ? num_mod(r->u.q, x, y) : num_floordiv(r->u.q, x, y);
+        }
         if (rc != CR_OK) {
             eval_decref(cx, r);
             return eval_raise(cx, rc, at, "division failed");
@@ -215,6 +241,7 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
                           eval_type_name(n));
     int is_str = s->kind == V_STR;
     uint64_t len = is_str ? s->u.str.nch : s->u.seq.len, times = 0;
+    eval_decides(cx, n);
     if (mpq_sgn(n->u.q) > 0) {
         if (!mpz_fits_ulong_p(mpq_numref(n->u.q))) times = UINT64_MAX;
         else times = mpz_get_ui(mpq_numref(n->u.q));
@@ -534,13 +561,41 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     return r;
 }
 
+/* What is computed from an inexact operand is inexact: a new value carries the flag
+ * (len(str(x)), str(x).upper(), str(x)[0:3]); a shared one (True, a cached character, an
+ * element picked) cannot, so the run is marked instead. */
+static val *carry_inexact(eval_cx *cx, val *r, int inexact)
+{
+    if (!r || !inexact || (r->flags & VF_INEXACT)) return r;
+    if (r->rc == 1 && !(r->flags & VF_IMMORTAL)) r->flags |= VF_INEXACT;
+    else cx->inexact_decided = 1;
+    return r;
+}
+
+/* carry_inexact() for a builtin or method call; None says nothing about the values
+ * (print, append), nor does isinstance(). */
+static val *inexact_through(eval_cx *cx, val *r, int id, val *self, const eval_args *a)
+{
+    if (!r || r->kind == V_NONE || (!self && id == B_ISINSTANCE)) return r;
+    int inexact = self && (self->flags & VF_INEXACT);
+    for (size_t i = 0; i < a->npos && !inexact; i++) inexact = a->pos[i]->flags & VF_INEXACT;
+    for (size_t i = 0; i < a->nkw && !inexact; i++) inexact = a->kw[i]->flags & VF_INEXACT;
+    return carry_inexact(cx, r, inexact);
+}
+
+static val *method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    return inexact_through(cx, eval_method_call(cx, self, id, a, at), id, self, a);
+}
+
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return NULL;
     switch (f->kind) {
     case V_FUNC: return call_function(cx, f, a, at);
-    case V_BUILTIN: return eval_builtin_call(cx, f->sub, a, at);
-    case V_METHOD: return eval_method_call(cx, f->u.meth.self, f->sub, a, at);
+    case V_BUILTIN:
+        return inexact_through(cx, eval_builtin_call(cx, f->sub, a, at), f->sub, NULL, a);
+    case V_METHOD: return method_call(cx, f->u.meth.self, f->sub, a, at);
     default:
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not callable", eval_type_name(f));
     }
@@ -716,7 +771,7 @@ static val *eval_call_expr(eval_cx *cx, const ir_node *n)
     }
     if (eval_arguments(cx, n, 1, &g) == 0) {
         if (self) {
-            if (eval_count(cx, 1, n) == 0) r = eval_method_call(cx, self, method, &g.a, n);
+            if (eval_count(cx, 1, n) == 0) r = method_call(cx, self, method, &g.a, n);
         } else {
             r = eval_call(cx, f, &g.a, n);
         }
@@ -742,6 +797,7 @@ static int norm_index(eval_cx *cx, val *idx, size_t len, int64_t *out, const cha
         return -1;
     }
     int64_t i;
+    eval_decides(cx, idx);
     if (!mpz_fits_slong_p(mpq_numref(idx->u.q))) {
         eval_raise(cx, CR_EPY_INDEX, at, "cannot fit 'int' into an index-sized integer");
         return -1;
@@ -773,6 +829,7 @@ static int slice_bound(eval_cx *cx, const ir_node *k, int64_t *out, int *given)
     }
     mpz_srcptr z = mpq_numref(v->u.q);
     *out = mpz_fits_slong_p(z) ? mpz_get_si(z) : (mpz_sgn(z) < 0 ? INT64_MIN / 2 : INT64_MAX / 2);
+    eval_decides(cx, v);
     eval_decref(cx, v);
     *given = 1;
     return 0;
@@ -931,6 +988,7 @@ static val *eval_subscript(eval_cx *cx, const ir_node *n)
         r = k ? get_item(cx, o, k, n) : NULL;
         eval_decref(cx, k);
     }
+    r = carry_inexact(cx, r, o->kind == V_STR && (o->flags & VF_INEXACT));
     eval_decref(cx, o);
     return r;
 }
@@ -1163,7 +1221,7 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
     val *a = eval_expr(cx, n->kid[0]), *r;
     if (!a) return NULL;
     if (n->op == IR_NOT) {
-        r = eval_bool(cx, !eval_truth(a));
+        r = eval_bool(cx, !eval_truth(cx, a));
         eval_decref(cx, a);
         return r;
     }
@@ -1206,6 +1264,8 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
             return -1;
         }
         if (eval_count(cx, c->u.str.len / 64, at) < 0) return -1;
+        eval_decides(cx, c);
+        eval_decides(cx, x);
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
     case V_LIST: case V_TUPLE: case V_ITER:
@@ -1219,10 +1279,10 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         if (eval_dict_get(cx, c, x, &err)) return 1;
         return err ? -1 : 0;
     case V_RANGE: {
-        if (!IS_NUM(x) || mpz_cmp_ui(mpq_denref(x->u.q), 1) != 0 ||
-            !mpz_fits_slong_p(mpq_numref(x->u.q)))
-            return 0;
-        int64_t v = mpz_get_si(mpq_numref(x->u.q)), s = c->u.rng.step;
+        if (!IS_NUM(x)) return 0;
+        mpq_srcptr q = eval_decided(cx, x, 0);
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
+        int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
         if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
                   : (v > c->u.rng.start || v <= c->u.rng.stop))
             return 0;
@@ -1348,7 +1408,7 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
         for (uint32_t c = 2; c < f->n && ok; c++) {
             val *t = eval_expr(cx, f->kid[c]);
             if (!t) { rc = -1; break; }
-            ok = eval_truth(t);
+            ok = eval_truth(cx, t);
             eval_decref(cx, t);
         }
         if (rc < 0) break;
@@ -1410,7 +1470,7 @@ static int format_field(eval_cx *cx, const ir_node *f, cr_buf *b, int *inexact)
     val *v = eval_expr(cx, f->kid[0]);
     if (!v) return -1;
     if (f->op == 'r' || f->op == 'a' || f->op == 's') {
-        val *s = eval_to_str(cx, v, f->op != 's');
+        val *s = eval_to_str(cx, v, f->op == 'a' ? EVAL_ASCII : f->op == 'r');
         eval_decref(cx, v);
         if (!(v = s)) return -1;
     }
@@ -1503,13 +1563,13 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_UNARY: return eval_unary(cx, n);
     case IR_BOOLOP:
         if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        if (eval_truth(a) == (n->op == IR_OR)) return a;
+        if (eval_truth(cx, a) == (n->op == IR_OR)) return a;
         eval_decref(cx, a);
         return eval_expr(cx, n->kid[1]);
     case IR_COMPARE: return eval_compare(cx, n);
     case IR_IFEXP:
         if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        r = eval_expr(cx, n->kid[eval_truth(a) ? 1 : 2]);
+        r = eval_expr(cx, n->kid[eval_truth(cx, a) ? 1 : 2]);
         eval_decref(cx, a);
         return r;
     case IR_CALL: return eval_call_expr(cx, n);
@@ -1692,13 +1752,9 @@ static int do_raise(eval_cx *cx, const ir_node *n)
         return -1;
     }
     val *msg = NULL;
-    if (e->u.exc.msg) {
-        /* KeyError shows its argument's repr, the others its str */
-        int repr = e->sub == B_KEYERROR && e->u.exc.msg->kind != V_TUPLE;
-        if (!(msg = eval_to_str(cx, e->u.exc.msg, repr))) {
-            eval_decref(cx, e);
-            return -1;
-        }
+    if (e->u.exc.msg && !(msg = eval_to_str(cx, e, 0))) {   /* the message is str(e) */
+        eval_decref(cx, e);
+        return -1;
     }
     const char *type;
     cr_code c = exc_code(e->sub, &type);
@@ -1755,7 +1811,7 @@ static xres exec_while(eval_cx *cx, const ir_node *n)
         if (eval_count(cx, 1, n) < 0) return X_ERROR;
         val *t = eval_expr(cx, n->kid[0]);
         if (!t) return X_ERROR;
-        int go = eval_truth(t);
+        int go = eval_truth(cx, t);
         eval_decref(cx, t);
         if (!go) break;
         xres r = exec_block(cx, n->kid[1]);
@@ -1789,7 +1845,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     case IR_AUGASSIGN: return augassign(cx, n) < 0 ? X_ERROR : X_NORMAL;
     case IR_IF: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(v);
+        int t = eval_truth(cx, v);
         eval_decref(cx, v);
         if (t) return exec_block(cx, n->kid[1]);
         return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
@@ -1839,7 +1895,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     case IR_RAISE: do_raise(cx, n); return X_ERROR;
     case IR_ASSERT: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(v);
+        int t = eval_truth(cx, v);
         eval_decref(cx, v);
         if (t) return X_NORMAL;
         val *m = NULL, *s = NULL;
@@ -1899,12 +1955,16 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
         memcpy(res->value_str, res->value_repr, n + 1);
     }
     if (IS_NUM(v)) {
+        /* an inexact value's guard digits are noise: it is the value it prints and decides as */
         res->value_numeric = 1;
-        if (num_fraction_text(&b, v->u.q) != CR_OK) { cr_buf_free(&b); return CR_ENOMEM; }
+        if (num_fraction_text(&b, eval_shown(cx, v, 0)) != CR_OK) {
+            cr_buf_free(&b);
+            return CR_ENOMEM;
+        }
         res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
-    res->exact = !eval_inexact(v, 0);
+    res->exact = !cx->inexact_decided && !eval_inexact(v, 0);
     if (!res->value_from || !res->value_type || !res->value_repr || !res->value_str)
         return CR_ENOMEM;
     return CR_OK;
@@ -1992,6 +2052,8 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     mpz_roinit_n(mpq_denref(cx->vfalse.u.q), &one, 1);
     cx->gc.gnext = cx->gc.gprev = &cx->gc;
     cx->last_assigned = -1;
+    mpq_init(cx->dq[0]);
+    mpq_init(cx->dq[1]);
     cr_buf_init(&cx->out, pol->limits.max_stdout);
     eval_pool_take(cx);
 }
@@ -2011,6 +2073,8 @@ static void cx_free(eval_cx *cx)
     eval_free_all(cx);
     resolve_free(cx);
     cr_buf_free(&cx->out);
+    mpq_clear(cx->dq[0]);
+    mpq_clear(cx->dq[1]);
 }
 
 cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds,

@@ -9,9 +9,14 @@
  *
  * Exactness is a per-value flag (VF_INEXACT): a number computed from an inexact operand or by
  * a rounded operation (sqrt, x**0.5, a float past float_bits) carries it, and so does a string
- * rendered from such a number. A container is inexact when anything it holds is. The flag
- * follows data, not control flow: `if x > y` on an inexact x does not taint what the branch
- * computes. */
+ * rendered from such a number. A container is inexact when anything it holds is. An inexact
+ * number carries NUM_GUARD digits past the policy's precision and decides (compares, hashes,
+ * truncates, floors, rounds, formats) as it prints, rounded to the precision (eval_decided),
+ * so an error within the guard digits cannot flip a decision exact math would take (and a
+ * difference of two values that compare equal is 0, not their guard digits). Control
+ * flow cannot carry a flag (`x > y` is the immortal True), so an inexact value that takes a
+ * discrete decision of any kind marks the run (inexact_decided): its final value is then
+ * never exact, whatever the decision chose. */
 #ifndef CR_EVAL_INT_H
 #define CR_EVAL_INT_H
 
@@ -146,6 +151,8 @@ typedef struct eval_cx {
     uint64_t bvals_made;   /* bit i: bvals[i] is set */
     int solution_called;
     val *solution_value;   /* what the program's own last module-level solution() returned */
+    int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
+    mpq_t dq[2];           /* eval_decided()'s scratch */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
@@ -215,9 +222,22 @@ int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent,
 int eval_hash(eval_cx *cx, val *v, uint64_t *h);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
-int eval_truth(val *v);
+int eval_truth(eval_cx *cx, val *v);
+/* v takes a discrete decision (a truth test, an index, a lookup): an inexact v marks the run. */
+static inline void eval_decides(eval_cx *cx, const val *v)
+{
+    if (v->flags & VF_INEXACT) cx->inexact_decided = 1;
+}
+/* The rational a number prints as: its own when exact; when inexact, num_decided()'s
+ * rounding into cx->dq[slot] (slot 0 or 1). */
+mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot);
+/* eval_shown() for a decision: an inexact v also marks the run. */
+mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot);
 const char *eval_type_name(const val *v);
 int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
+/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
+ * outside ASCII escaped); the text is inexact when v is. */
+#define EVAL_ASCII 2
 val *eval_to_str(eval_cx *cx, val *v, int as_repr);
 int eval_inexact(val *v, int depth);
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */

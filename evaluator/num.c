@@ -18,6 +18,7 @@
 void num_ctx_from_policy(num_ctx *ctx, const cr_policy *pol)
 {
     ctx->prec = pol->precision > 0 ? pol->precision : 34;
+    ctx->work = ctx->prec + NUM_GUARD;
     ctx->rounding = pol->rounding;
     ctx->max_bits = pol->limits.max_int_bits ? pol->limits.max_int_bits : (1u << 20);
     ctx->float_bits = 65536;
@@ -522,6 +523,39 @@ cr_code num_mod(mpq_t out, const mpq_t a, const mpq_t b)
     return floor_divmod(out, a, b, 1);
 }
 
+void num_decided(mpq_t out, const mpq_t x, const num_ctx *ctx)
+{
+    num_round_prec(out, x, ctx->prec);
+}
+
+cr_code num_floordiv_decided(mpq_t out, const mpq_t a, const mpq_t b, int want_mod,
+                             const num_ctx *ctx)
+{
+    if (!mpq_sgn(b)) return CR_EPY_ZERODIV;
+    mpq_t q;
+    mpz_t n;
+    mpq_init(q);
+    mpz_init(n);
+    mpq_div(q, a, b);
+    num_decided(q, q, ctx);
+    mpz_fdiv_q(n, mpq_numref(q), mpq_denref(q));
+    if (!want_mod) {
+        mpq_set_z(out, n);
+    } else if (is_int(q)) {
+        mpq_set_ui(out, 0, 1);
+    } else {
+        /* Rounding is monotonic and n has fewer than prec digits here (else q would be
+         * integral), so the true quotient lies strictly between n and n + 1: the remainder
+         * has b's sign, as Python's. */
+        mpq_set_z(q, n);
+        mpq_mul(q, q, b);
+        mpq_sub(out, a, q);
+    }
+    mpz_clear(n);
+    mpq_clear(q);
+    return CR_OK;
+}
+
 /* out = a ** e exactly, e an integer that fits a long, a != 0 or e >= 0. */
 static void pow_exact(mpq_t out, const mpq_t a, long e)
 {
@@ -604,7 +638,7 @@ void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
     size_t limbs = mpz_size(mpq_numref(v)) + mpz_size(mpq_denref(v));
     if ((uint64_t)limbs * GMP_NUMB_BITS <= ctx->float_bits) return;
     if (num_bits(mpq_numref(v)) + num_bits(mpq_denref(v)) <= ctx->float_bits) return;
-    num_round_prec(v, v, ctx->prec);
+    num_round_prec(v, v, num_work(ctx));
     *exact = 0;
 }
 

@@ -14,13 +14,21 @@
 
 #include "common/common.h"
 
+/* Guard digits an inexact result carries past the policy's precision. Rounded values are
+ * computed to prec + NUM_GUARD digits, but shown and compared at prec digits (num_decided):
+ * the guard digits absorb the error rounding accumulates, so math.sqrt(2) ** 2 prints,
+ * compares and truncates as 2, as in exact math. */
+#define NUM_GUARD 8
+
 typedef struct {
-    int prec;              /* significant decimal digits for inexact results */
+    int prec;              /* significant decimal digits shown for inexact results, and the
+                            * digits an inexact value decides with */
+    int work;              /* digits inexact results are computed to: prec + NUM_GUARD */
     cr_rounding rounding;  /* round() and format specs: half-even (Python) or half-up */
     uint64_t max_bits;     /* bits of an exact integer, numerator or denominator: past it
                             * an int result is a LimitError */
     uint64_t float_bits;   /* a float-tagged value whose numerator + denominator pass this
-                            * many bits is rounded to prec digits (and marked inexact): keeps
+                            * many bits is rounded to work digits (and marked inexact): keeps
                             * Newton/IRR loops bounded while (1+0.05/12)**360 stays exact */
 } num_ctx;
 
@@ -41,9 +49,16 @@ cr_code num_parse_int_str(mpz_t out, const char *s, size_t len, int base, const 
 /* ---- arithmetic with Python's rules ---- */
 cr_code num_floordiv(mpq_t out, const mpq_t a, const mpq_t b);   /* floor(a/b); /0: ZERODIV */
 cr_code num_mod(mpq_t out, const mpq_t a, const mpq_t b);        /* sign of b, as Python */
+/* The value an inexact x decides with (comparisons, int(), //, %, round(), format): x rounded
+ * to ctx->prec digits, so that an error within the guard digits cannot flip the decision. */
+void num_decided(mpq_t out, const mpq_t x, const num_ctx *ctx);
+/* a // b (want_mod 0) or a % b when an operand is inexact: the quotient decides as
+ * num_decided() sees it, and one that is an integer there leaves the remainder 0. */
+cr_code num_floordiv_decided(mpq_t out, const mpq_t a, const mpq_t b, int want_mod,
+                             const num_ctx *ctx);
 /* a ** b. Integer b: exact, with the result's size predicted before computing (an int result
- * past max_bits is CR_ELIMIT; a float result too large to be exact is computed to prec digits
- * instead, inexact). Non-integer b: to prec digits, inexact; negative base → CR_EPY_VALUE.
+ * past max_bits is CR_ELIMIT; a float result too large to be exact is computed to work digits
+ * instead, inexact). Non-integer b: to work digits, inexact; negative base → CR_EPY_VALUE.
  * 0 ** negative → CR_EPY_ZERODIV. A float result beyond the double range (~1.8e308) is
  * CR_EPY_OVERFLOW, as CPython raises. `float_result`: the result is float-tagged. */
 cr_code num_pow(mpq_t out, int *exact, const mpq_t a, const mpq_t b, int float_result,
@@ -57,7 +72,7 @@ void num_trunc(mpz_t out, const mpq_t x);      /* int(x): toward zero */
 void num_floor(mpz_t out, const mpq_t x);
 void num_ceil(mpz_t out, const mpq_t x);
 
-/* ---- math module, to prec significant digits, correctly rounded, inexact unless the
+/* ---- math module, to work significant digits, correctly rounded, inexact unless the
  * result is exactly representable (sqrt(4) = 2 exactly). Domain errors: CR_EPY_VALUE
  * ("math domain error"). */
 cr_code num_sqrt(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);

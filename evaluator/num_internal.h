@@ -17,6 +17,12 @@ static inline num_mode num_ctx_mode(const num_ctx *ctx)
     return ctx->rounding == CR_ROUND_HALF_UP ? NUM_HALF_UP : NUM_HALF_EVEN;
 }
 
+/* Digits an inexact result is computed to (a context that names none: prec). */
+static inline int num_work(const num_ctx *ctx)
+{
+    return ctx->work > ctx->prec ? ctx->work : ctx->prec;
+}
+
 /* out = 10^k (k >= 0). */
 void num_pow10(mpz_t out, unsigned long k);
 /* out = round(x * 10^scale) to an integer; scale may be negative. */

@@ -1,7 +1,8 @@
 /* evaluator/num_math.c: the math module on exact inputs. Each function runs in MPFR at a
- * working precision of prec*log2(10) + 64 bits with a proven error bound, and the result is
- * rounded to prec significant decimal digits with GMP only when the whole error interval
- * rounds to the same decimal (Ziv's strategy); otherwise the precision doubles. */
+ * working precision of work*log2(10) + 64 bits with a proven error bound, and the result is
+ * rounded to num_work() significant decimal digits (the guard digits included) with GMP only
+ * when the whole error interval rounds to the same decimal (Ziv's strategy); otherwise the
+ * precision doubles. */
 #include <float.h>
 #include <limits.h>
 #include <math.h>
@@ -50,13 +51,14 @@ static int past_double(const mpfr_t y)
 
 static mpfr_prec_t base_prec(const num_ctx *ctx)
 {
-    return (mpfr_prec_t)((double)ctx->prec * 3.3219280948873623) + 64;
+    return (mpfr_prec_t)((double)num_work(ctx) * 3.3219280948873623) + 64;
 }
 
-/* Runs fn until its error interval rounds to one decimal of ctx->prec digits. */
+/* Runs fn until its error interval rounds to one decimal of num_work(ctx) digits. */
 static cr_code ziv(mpq_t out, ziv_fn fn, const void *arg, const num_ctx *ctx)
 {
     mpfr_prec_t wp = base_prec(ctx);
+    const int digits = num_work(ctx);
     mpfr_t y;
     mpq_t v, lo, hi, err;
     mpz_t dlo, dhi;
@@ -91,16 +93,16 @@ static cr_code ziv(mpq_t out, ziv_fn fn, const void *arg, const num_ctx *ctx)
         mpq_sub(lo, v, err);
         mpq_add(hi, v, err);
         if (mpq_sgn(lo) == mpq_sgn(hi) && mpq_sgn(lo) != 0) {
-            long elo = num_round_sig(dlo, lo, ctx->prec, NUM_HALF_EVEN);
-            long ehi = num_round_sig(dhi, hi, ctx->prec, NUM_HALF_EVEN);
+            long elo = num_round_sig(dlo, lo, digits, NUM_HALF_EVEN);
+            long ehi = num_round_sig(dhi, hi, digits, NUM_HALF_EVEN);
             if (elo == ehi && mpz_cmp(dlo, dhi) == 0) {
-                num_q_from_dec(out, dlo, elo - ctx->prec + 1);
+                num_q_from_dec(out, dlo, elo - digits + 1);
                 break;
             }
         }
         if (round >= ZIV_ROUNDS) {
             /* Only an exact decimal tie gets here (x ** (p/q) can be rational). */
-            num_round_prec(out, v, ctx->prec);
+            num_round_prec(out, v, digits);
             break;
         }
         wp *= 2;

@@ -8,6 +8,8 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unictype.h>
+#include <unistr.h>
 
 /* A number freed during a run keeps its mpq limbs for the next one: most values are small
  * numbers that live for one operation. */
@@ -536,10 +538,12 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     switch (v->kind) {
     case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
     case V_ELLIPSIS: *h = 0x2545f4914f6cdd1dULL; return 0;   /* fixed: set order replays */
-    case V_BOOL: case V_INT: case V_FLOAT:
-        *h = hash_mpz(mpq_numref(v->u.q));
-        if (mpz_cmp_ui(mpq_denref(v->u.q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(v->u.q)));
+    case V_BOOL: case V_INT: case V_FLOAT: {
+        mpq_srcptr q = eval_decided(cx, v, 0);   /* hashes as it compares */
+        *h = hash_mpz(mpq_numref(q));
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(q)));
         return 0;
+    }
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
     case V_STR:
         if (!v->u.str.hash) {
@@ -549,6 +553,7 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
             v->u.str.hash = x | 1;
         }
         *h = v->u.str.hash;
+        eval_decides(cx, v);
         return 0;
     case V_TUPLE: {
         uint64_t x = 0x345678;
@@ -700,16 +705,37 @@ int eval_dict_del(eval_cx *cx, val *d, val *k)
 
 /* ---- equality and ordering ------------------------------------------------------------- */
 
+mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot)
+{
+    if (!(v->flags & VF_INEXACT)) return v->u.q;
+    num_decided(cx->dq[slot], v->u.q, &cx->nc);
+    return cx->dq[slot];
+}
+
+mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot)
+{
+    eval_decides(cx, v);
+    return eval_shown(cx, v, slot);
+}
+
+static int num_eq(eval_cx *cx, val *a, val *b)
+{
+    if (!((a->flags | b->flags) & VF_INEXACT)) return mpq_equal(a->u.q, b->u.q) != 0;
+    return mpq_equal(eval_decided(cx, a, 0), eval_decided(cx, b, 1)) != 0;
+}
+
 static int eq_inner(eval_cx *cx, val *a, val *b)
 {
     size_t i;
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
     case V_INF: return a->sub == b->sub;
     case V_STR:
+        eval_decides(cx, a);
+        eval_decides(cx, b);
         return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
     case V_LIST: case V_TUPLE:
         if (a->u.seq.len != b->u.seq.len) return 0;
@@ -752,7 +778,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
 int eval_eq(eval_cx *cx, val *a, val *b)
 {
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return mpq_equal(a->u.q, b->u.q) != 0;
+    if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (enter(cx) < 0) return -1;
     int r = eq_inner(cx, a, b);
     cx->total_depth--;
@@ -788,9 +814,11 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     if (numa && numb) {
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
-        return cmp_result(op, mpq_cmp(a->u.q, b->u.q));
+        return cmp_result(op, mpq_cmp(eval_decided(cx, a, 0), eval_decided(cx, b, 1)));
     }
     if (a->kind == V_STR && b->kind == V_STR) {
+        eval_decides(cx, a);
+        eval_decides(cx, b);
         size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
         int c = memcmp(a->u.str.s, b->u.str.s, n);
         if (c == 0) c = (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
@@ -816,8 +844,9 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     return -1;
 }
 
-int eval_truth(val *v)
+int eval_truth(eval_cx *cx, val *v)
 {
+    eval_decides(cx, v);
     switch (v->kind) {
     case V_NONE: return 0;
     case V_BOOL: case V_INT: case V_FLOAT: return mpq_sgn(v->u.q) != 0;
@@ -909,59 +938,74 @@ static int num_rc(eval_cx *cx, cr_code rc)
     return -1;
 }
 
-/* CPython's str.__repr__: single quotes unless the text holds ' and no ". */
+/* Appends the escape repr() and ascii() write for code point cp: \xNN, \uNNNN or
+ * \UNNNNNNNN, the shortest that holds it. */
+static int put_escape(eval_cx *cx, cr_buf *b, ucs4_t cp)
+{
+    char tmp[16];
+    int n = snprintf(tmp, sizeof tmp, cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x"
+                                                                       : "\\U%08x", cp);
+    return eval_put(cx, b, tmp, (size_t)n);
+}
+
+/* CPython's str.__repr__: single quotes unless the text holds ' and no ", and escapes for
+ * what str.isprintable() refuses (the categories Cc Cf Cs Co Cn Zl Zp Zs but the space). */
 static int repr_str(eval_cx *cx, cr_buf *b, const char *s, size_t len)
 {
     char q = (memchr(s, '\'', len) && !memchr(s, '"', len)) ? '"' : '\'';
-    char tmp[16];
+    const uint32_t unprintable = UC_CATEGORY_MASK_Cc | UC_CATEGORY_MASK_Cf | UC_CATEGORY_MASK_Cs |
+                                 UC_CATEGORY_MASK_Co | UC_CATEGORY_MASK_Cn | UC_CATEGORY_MASK_Zl |
+                                 UC_CATEGORY_MASK_Zp | UC_CATEGORY_MASK_Zs;
     if (eval_put(cx, b, &q, 1) < 0) return -1;
     size_t i = 0, run = 0;
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
         const char *esc = NULL;
-        size_t n = 1;
+        ucs4_t cp = c;
+        int n = 1;
+        if (c >= 0x80) n = u8_mbtouc(&cp, (const uint8_t *)s + i, len - i);
         if (c == '\\') esc = "\\\\";
         else if (c == (unsigned char)q) esc = q == '\'' ? "\\'" : "\\\"";
         else if (c == '\n') esc = "\\n";
         else if (c == '\r') esc = "\\r";
         else if (c == '\t') esc = "\\t";
-        else if (c < 0x20 || c == 0x7f) { snprintf(tmp, sizeof tmp, "\\x%02x", c); esc = tmp; }
-        else if (c >= 0x80) {
-            uint32_t cp;
-            if (c >= 0xF0 && i + 3 < len + 0) {
-                cp = ((c & 7u) << 18) | (((unsigned char)s[i + 1] & 63u) << 12) |
-                     (((unsigned char)s[i + 2] & 63u) << 6) | ((unsigned char)s[i + 3] & 63u);
-                n = 4;
-            } else if (c >= 0xE0 && i + 2 < len) {
-                cp = ((c & 15u) << 12) | (((unsigned char)s[i + 1] & 63u) << 6) |
-                     ((unsigned char)s[i + 2] & 63u);
-                n = 3;
-            } else if (c >= 0xC0 && i + 1 < len) {
-                cp = ((c & 31u) << 6) | ((unsigned char)s[i + 1] & 63u);
-                n = 2;
-            } else {
-                cp = c;
-            }
-            /* the non-printable code points code outside ASCII that real text meets */
-            if (cp <= 0xa0 || cp == 0xad) { snprintf(tmp, sizeof tmp, "\\x%02x", cp); esc = tmp; }
-            else if (cp == 0x2028 || cp == 0x2029 || (cp >= 0x200b && cp <= 0x200f) ||
-                     cp == 0xfeff) {
-                snprintf(tmp, sizeof tmp, "\\u%04x", cp);
-                esc = tmp;
-            }
-        }
-        if (esc) {
+        if (esc || (cp != ' ' && uc_is_general_category_withtable(cp, unprintable))) {
             if (run && eval_put(cx, b, s + i - run, run) < 0) return -1;
             run = 0;
-            if (eval_put(cx, b, esc, strlen(esc)) < 0) return -1;
-            i += n;
+            if (esc ? eval_put(cx, b, esc, strlen(esc)) : put_escape(cx, b, cp)) return -1;
         } else {
-            run += n;
-            i += n;
+            run += (size_t)n;
         }
+        i += (size_t)n;
     }
     if (run && eval_put(cx, b, s + len - run, run) < 0) return -1;
     return eval_put(cx, b, &q, 1);
+}
+
+/* ascii(): b's text with every character outside ASCII escaped. */
+static int ascii_of(eval_cx *cx, cr_buf *b)
+{
+    size_t i = 0;
+    while (i < b->len && (unsigned char)b->p[i] < 0x80) i++;
+    if (i == b->len) return 0;
+    cr_buf a;
+    cr_buf_init(&a, cx->lim->max_str_len);
+    int rc = eval_put(cx, &a, b->p, i);
+    while (rc == 0 && i < b->len) {
+        size_t k = i;
+        while (k < b->len && (unsigned char)b->p[k] < 0x80) k++;
+        rc = eval_put(cx, &a, b->p + i, k - i);
+        if (rc == 0 && k < b->len) {
+            ucs4_t cp;
+            int n = u8_mbtouc(&cp, (const uint8_t *)b->p + k, b->len - k);
+            rc = put_escape(cx, &a, cp);
+            k += (size_t)n;
+        }
+        i = k;
+    }
+    cr_buf_free(b);
+    *b = a;
+    return rc;
 }
 
 static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth);
@@ -1066,7 +1110,10 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
         return 0;
     case V_EXC:
         if (as_str) {
-            if (v->u.exc.msg) return repr_in(cx, b, v->u.exc.msg, 1, &st, depth + 1);
+            /* KeyError shows its argument's repr (str(KeyError('k')) is "'k'"), the others
+             * its str; several arguments are a tuple, whose str is its repr */
+            if (v->u.exc.msg)
+                return repr_in(cx, b, v->u.exc.msg, v->sub != B_KEYERROR, &st, depth + 1);
             return 0;
         }
         PUTS(eval_builtin_name(v->sub));
@@ -1093,7 +1140,7 @@ val *eval_to_str(eval_cx *cx, val *v, int as_repr)
     }
     cr_buf b;
     cr_buf_init(&b, cx->lim->max_str_len);
-    if (eval_repr(cx, &b, v, !as_repr) < 0) {
+    if (eval_repr(cx, &b, v, !as_repr) < 0 || (as_repr == EVAL_ASCII && ascii_of(cx, &b) < 0)) {
         cr_buf_free(&b);
         return NULL;
     }
@@ -1107,7 +1154,7 @@ int eval_inexact(val *v, int depth)
 {
     size_t i;
     if (v->flags & VF_INEXACT) return 1;
-    if (depth > 64) return 0;
+    if (depth > 64) return 1;   /* too deep to look: never claim exact unseen */
     switch (v->kind) {
     case V_LIST: case V_TUPLE: case V_ITER:
         for (i = 0; i < v->u.seq.len; i++)
@@ -1266,5 +1313,6 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out)
         return -1;
     }
     *out = mpz_get_si(mpq_numref(v->u.q));
+    eval_decides(cx, v);
     return 0;
 }

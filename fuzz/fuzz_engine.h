@@ -15,13 +15,16 @@
 /* Sandboxes off: code outside the subset is rejected, so no input ever leaves the process.
  * Limits are the defaults scaled down so that one input costs milliseconds, not seconds;
  * every limit is still reachable and its error path exercised. */
-static cr_engine *fuzz_engine(void)
+static cr_engine *fuzz_engine_at(int precision)
 {
-    static cr_engine *e;
+    static cr_engine *engines[2];
+    cr_engine **ep = &engines[precision != 0];
+    cr_engine *e = *ep;
     if (e) return e;
     cr_config cfg;
     cr_config_default(&cfg);
     cfg.tier = CR_TIER_NONE;
+    if (precision) cfg.precision = precision;
     cr_error err = { 0 };
     if (!(e = cr_engine_open(&cfg, &err))) {
         fprintf(stderr, "fuzz: engine: %s\n", err.message);
@@ -34,7 +37,29 @@ static cr_engine *fuzz_engine(void)
     l->max_str_len = 1u << 18;
     l->max_stdout = 1u << 16;
     l->max_memory = 32u << 20;
-    return e;
+    return *ep = e;
+}
+
+static cr_engine *fuzz_engine(void) { return fuzz_engine_at(0); }
+
+/* A value marked exact cannot depend on the precision of rounded results: run again at
+ * another precision, and an exact numeric answer there must be the same fraction. An
+ * answer that an inexact value decided (int(math.sqrt(2) ** 2)) fails this when marked
+ * exact. Runs that end otherwise (a limit) prove nothing either way. */
+static void fuzz_check_exact(const cr_request *req, const cr_result *res)
+{
+    const char *frac = cr_result_value_fraction(res);
+    if (!frac || !cr_result_value_exact(res)) return;
+    cr_result *again = NULL;
+    cr_error err = { 0 };
+    if (cr_run(fuzz_engine_at(35), req, &again, &err) != CR_OK) return;
+    const char *f2 = cr_result_value_fraction(again);
+    if (cr_result_status(again) == CR_OK && f2 && cr_result_value_exact(again) &&
+        strcmp(frac, f2) != 0) {
+        fprintf(stderr, "fuzz: exact value %s at precision 34 but %s at 35\n", frac, f2);
+        abort();
+    }
+    cr_result_free(again);
 }
 
 /* The JSON of a result must parse and hold every member with its type (a member jansson
@@ -111,6 +136,7 @@ static void fuzz_run_checked(const cr_request *req)
         if (!cr_result_reason(res, i, &line, &col, &snippet)) abort();
     }
     fuzz_check_json(res);
+    if (st == CR_OK) fuzz_check_exact(req, res);
     cr_result_free(res);
 }
 

@@ -512,8 +512,9 @@ static void test_exactness(void)
     /* inexactness follows the data: through arithmetic, round(), containers and text */
     CHECK(value_is("import math\nx = math.sqrt(2)\nans = round(x * x)\n", NULL, "2", "2", "int",
                    "ans", "2", 0));
+    /* a comparison on an inexact value is a decision: what it decided is inexact */
     CHECK(value_is("import math\nans = [1, math.pi > 3]\n", NULL, "[1, True]", "[1, True]",
-                   "list", "ans", NULL, 1));
+                   "list", "ans", NULL, 0));
     CHECK(value_is("import math\nans = (1, math.pi)\n", NULL,
                    "(1, 3.141592653589793238462643383279503)",
                    "(1, 3.141592653589793238462643383279503)", "tuple", "ans", NULL, 0));
@@ -527,6 +528,113 @@ static void test_exactness(void)
     /* CAGR: a fractional power is rounded to the precision */
     CHECK(value_is("start, end, n = 100, 150, 3\nans = round((end / start) ** (1 / n) - 1, 4)\n",
                    NULL, "0.1447", "0.1447", "float", "ans", "1447/10000", 0));
+}
+
+/* An inexact value that takes a discrete decision decides as exact math does within its
+ * guard digits (CPython's doubles decide otherwise where noted), and what the decision
+ * produced, or any value computed after a branch it chose, is never marked exact. */
+static void test_inexact_decisions(void)
+{
+#define SQ2 "import math\nx = math.sqrt(2) ** 2\n"   /* 2 in exact math, 2.0000000000000004 in CPython */
+    CHECK(value_is("import math\nans = list(range(10))[int(math.sqrt(2) ** 2)]\n", NULL, "2", "2",
+                   "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = int(x)\n", NULL, "2", "2", "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = x == 2\n", NULL, "True", "True", "bool", "ans", "1", 0));  /* CPython False */
+    CHECK(value_is(SQ2 "ans = x > 2\n", NULL, "False", "False", "bool", "ans", "0", 0));  /* CPython True */
+    CHECK(value_is(SQ2 "ans = x // 1\n", NULL, "2.0", "2.0", "float", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = x % 1\n", NULL, "0.0", "0.0", "float", "ans", "0", 0));  /* 4.44e-16 */
+    CHECK(value_is(SQ2 "ans = -x % 3\n", NULL, "1.0", "1.0", "float", "ans", "1", 0));
+    CHECK(value_is(SQ2 "ans = divmod(x, 1)\n", NULL, "(2.0, 0.0)", "(2.0, 0.0)", "tuple", "ans",
+                   NULL, 0));
+    CHECK(value_is(SQ2 "ans = math.ceil(x)\n", NULL, "2", "2", "int", "ans", "2", 0));  /* CPython 3 */
+    CHECK(value_is(SQ2 "ans = math.floor(x) + math.trunc(x)\n", NULL, "4", "4", "int", "ans", "4",
+                   0));
+    CHECK(value_is(SQ2 "ans = round(x / 4)\n", NULL, "0", "0", "int", "ans", "0", 0));  /* CPython 1 */
+    CHECK(value_is(SQ2 "ans = round(x / 16, 2)\n", NULL, "0.12", "0.12", "float", "ans", "3/25", 0));
+    CHECK(value_is(SQ2 "ans = f'{x / 16:.2f}'\n", NULL, "'0.12'", "0.12", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = '%d' % x\n", NULL, "'2'", "2", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = {2: 'two'}[x]\n", NULL, "'two'", "two", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = max(2, x)\n", NULL, "2", "2", "int", "ans", "2", 0));
+    CHECK(value_is(SQ2 "ans = 'ab' * int(x)\n", NULL, "'abab'", "abab", "str", "ans", NULL, 0));
+    CHECK(value_is(SQ2 "ans = [x in range(5), x in [2], x in {2}, [1, 2].index(x)]\n", NULL,
+                   "[True, True, True, 1]", "[True, True, True, 1]", "list", "ans", NULL, 0));
+    /* a difference of values that compare equal is their guard digits only: 0, as in
+     * exact math (CPython: 4.440892098500626e-16, and 1 / (x - 2) is 2251799813685248.0) */
+    CHECK(value_is(SQ2 "ans = [x - 2, 2 - x, x + -2, (x - 2) * 10 ** 50 < 1]\n", NULL,
+                   "[0.0, 0.0, 0.0, True]", "[0.0, 0.0, 0.0, True]", "list", "ans", NULL, 0));
+    CHECK(raises(SQ2 "y = 1 / (x - 2)\n", "ZeroDivisionError", "float division by zero", 3, 5));
+    CHECK(value_is("import math\nans = math.sqrt(2) - 1.4142135623730950488\n", NULL,
+                   "1.68872420969807856967e-21", "1.68872420969807856967e-21", "float", "ans",
+                   "168872420969807856967/100000000000000000000000000000000000000000", 0));
+    /* beyond a double's reach, and through a round trip a double loses */
+    CHECK(value_is("import math\nans = int(math.sqrt(4 - 1e-20))\n", NULL, "1", "1", "int", "ans",
+                   "1", 0));   /* CPython 2 */
+    CHECK(value_is("import math\nans = int(math.exp(math.log(5)))\n", NULL, "5", "5", "int",
+                   "ans", "5", 0));   /* CPython 4 */
+    /* control flow: the branch an inexact test chose taints what follows */
+    CHECK(value_is(SQ2 "if x >= 2:\n    ans = 1\nelse:\n    ans = 0\n", NULL, "1", "1", "int",
+                   "ans", "1", 0));
+    CHECK(value_is("import math\nans = 5 if math.sqrt(2) else 6\n", NULL, "5", "5", "int", "ans",
+                   "5", 0));
+    CHECK(value_is("import math\nn = 0\nwhile n < math.sqrt(10):\n    n += 1\nans = n\n", NULL,
+                   "4", "4", "int", "ans", "4", 0));
+    CHECK(value_is("import math\nans = bool(math.pi)\n", NULL, "True", "True", "bool", "ans", "1",
+                   0));
+    /* text made from an inexact number */
+    CHECK(value_is("import math\nans = str(math.pi)[0]\n", NULL, "'3'", "3", "str", "ans", NULL, 0));
+    CHECK(value_is("import math\nans = str(math.pi)[:4].upper()\n", NULL, "'3.14'", "3.14", "str",
+                   "ans", NULL, 0));
+    CHECK(value_is("import math\nans = len(str(math.e)) > 3\n", NULL, "True", "True", "bool",
+                   "ans", "1", 0));
+    CHECK(value_is("import math\nans = '3' in str(math.pi)\n", NULL, "True", "True", "bool", "ans",
+                   "1", 0));
+    /* nested deeper than the walk looks: never claimed exact */
+    CHECK(value_is("import math\nx = [math.sqrt(2)]\nfor i in range(70):\n    x = [x]\n"
+                   "ans = len(x)\n", NULL, "1", "1", "int", "ans", "1", 1));
+    eval_result r;
+    if (exec_src("import math\nx = [math.sqrt(2)]\nfor i in range(70):\n    x = [x]\nans = x\n",
+                 NULL, NULL, 0, &r) == 0) {
+        CHECK(r.status == CR_OK && r.has_value);
+        CHECK_INT(r.exact, 0);
+        eval_result_free(&r);
+    }
+    /* exact programs stay exact, and isinstance() or print() decide nothing */
+    CHECK(value_is("import math\nx = math.sqrt(2)\nprint(x)\nans = isinstance(x, float) and 7\n",
+                   NULL, "7", "7", "int", "ans", "7", 1));
+    CHECK(value_is("ans = int(7 / 2) + (7 // 2) + round(2.5)\n", NULL, "8", "8", "int", "ans",
+                   "8", 1));
+#undef SQ2
+}
+
+/* Case mapping and whitespace are Unicode's, as CPython 3.11 has them (outputs are its). */
+static void test_unicode_case(void)
+{
+    CHECK(run("print('straße'.upper(), 'İ'.lower(), len('İ'.lower()), 'ǅ'.title(), 'ǆx'.capitalize())\n",
+              "STRASSE i̇ 2 ǅ ǅx\n", NULL));
+    CHECK(run("print('ΟΔΟΣ ΣΑΣ.'.lower(), 'ΟΔΟΣ'.title(), 'aΣ b'.lower())\n",
+              "οδος σας. Οδος aς b\n", NULL));
+    CHECK(run("print(\"they're bill's 3rd a1b\".title(), 'ﬁsh ǰ'.upper(), 'ﬁsh'.title(), 'ŉ'.capitalize())\n",
+              "They'Re Bill'S 3Rd A1B FISH J̌ Fish ʼN\n", NULL));
+    CHECK(run("print('hELLO wORLD'.capitalize(), 'µ ÿ'.upper(), 'ÀÉÎ'.lower(), ''.upper() == '')\n",
+              "Hello world Μ Ÿ àéî True\n", NULL));
+    CHECK(run("print('\\u00a0 a\\u2003b \\x1c c\\u3000'.split(), 'a\\u2003b\\u2003c'.split(maxsplit=1))\n",
+              "['a', 'b', 'c'] ['a', 'b\\u2003c']\n", NULL));
+    CHECK(run("print(['\\u00a0 ab\\u2003'.strip(), '\\x1fab\\x85'.strip(), '\\u2003x\\u2003'.rstrip(), '\\u2003x\\u2003'.lstrip()])\n",
+              "['ab', 'ab', '\\u2003x', 'x\\u2003']\n", NULL));
+    CHECK(run("print('ééaé'.strip('é'), 'xéy'.strip('yé'), 'ééa'.lstrip('é'), 'aéé'.rstrip('é'))\n",
+              "a x a a\n", NULL));
+}
+
+/* str() of an exception (KeyError's is its argument's repr), and ascii() as the !a and %a
+ * conversions use it; expected outputs are CPython 3.11's. */
+static void test_str_ascii(void)
+{
+    CHECK(run("e = KeyError('k')\nprint(str(e), f'{e}', [e], '{}'.format(e), '%s' % e, str(KeyError()), str(KeyError('a', 'b')), str(KeyError(1)), str(KeyError(('a',))), str(ValueError('v')))\n",
+              "'k' 'k' [KeyError('k')] 'k' 'k'  ('a', 'b') 1 ('a',) v\n", NULL));
+    CHECK(run("l = ['é', '\\U0001f600', 'ÿ\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\u00a0 ', '\\U000e0001']\nprint(f'{l!a}', '{!a}'.format(l), '%a' % l, f'{l[0]!a:>8}|')\nprint(l, ['\\ud7ff\\ue000\\u0378'], f'{KeyError(\"é\")!a}')\n",
+              "['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\xe9', '\\U0001f600', '\\xff\\u0100', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001']   '\\xe9'|\n['é', '😀', 'ÿĀ', '\\u2003', '\\x85\\xad\\u200b\\ufeff\\xa0 ', '\\U000e0001'] ['\\ud7ff\\ue000\\u0378'] KeyError('\\xe9')\n", NULL));
+    CHECK(raises("raise KeyError('k', 2)", "KeyError", "('k', 2)", 1, 1));
+    CHECK(raises("raise KeyError('k')", "KeyError", "'k'", 1, 1));
 }
 
 /* ---- errors ---------------------------------------------------------------------------- */
@@ -966,6 +1074,9 @@ int main(void)
     test_prints();
     test_final_value();
     test_exactness();
+    test_inexact_decisions();
+    test_unicode_case();
+    test_str_ascii();
     test_errors();
     test_limits();
     test_ops_counted();

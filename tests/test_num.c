@@ -261,6 +261,44 @@ static void test_floordiv_mod(void)
     CHECK_STR(bin(num_mod, "1.5", "0.0", 1), "ZERODIV");
 }
 
+/* An inexact operand decides within the guard digits: 2 - 1e-40 (sqrt(2) ** 2 carried to
+ * work digits) floors as 2 and leaves no remainder; a quotient off an integer by more than
+ * the shown digits decides as it is. */
+static const char *dec_div(const char *a, const char *b, int want_mod)
+{
+    mpq_t x, y;
+    mpq_init(x);
+    mpq_init(y);
+    lit(x, a);
+    lit(y, b);
+    cr_code rc = num_floordiv_decided(x, x, y, want_mod, &ctx);   /* in place */
+    const char *s = rc != CR_OK ? code_name(rc) : frac(x);
+    mpq_clear(x);
+    mpq_clear(y);
+    return s;
+}
+
+static void test_decided(void)
+{
+    const char *near2 = "1.9999999999999999999999999999999999999999";   /* 41 digits */
+    const char *far2 = "1.99999999999999999999999999999999";            /* 33 digits */
+    CHECK_STR(dec_div(near2, "1", 0), "2");
+    CHECK_STR(dec_div(near2, "1", 1), "0");
+    CHECK_STR(dec_div("-2.0000000000000000000000000000000000000001", "1", 0), "-2");
+    CHECK_STR(dec_div(far2, "1", 0), "1");
+    CHECK_STR(dec_div(far2, "1", 1), "99999999999999999999999999999999/100000000000000000000000000000000");
+    CHECK_STR(dec_div("-7.5", "2", 0), "-4");
+    CHECK_STR(dec_div("-7.5", "2", 1), "1/2");
+    CHECK_STR(dec_div("7.5", "-2", 1), "-1/2");
+    CHECK_STR(dec_div("1", "0", 1), "ZERODIV");
+    mpq_t q;
+    mpq_init(q);
+    lit(q, near2);
+    num_decided(q, q, &ctx);
+    CHECK_STR(frac(q), "2");
+    mpq_clear(q);
+}
+
 /* ---- rounding ---------------------------------------------------------------------------- */
 
 static void test_round(void)
@@ -808,10 +846,12 @@ int main(void)
     cr_policy_default(&pol);
     num_ctx_from_policy(&ctx, &pol);
     CHECK_INT(ctx.prec, 34);
+    CHECK_INT(ctx.work, 34 + NUM_GUARD);
     CHECK_INT(ctx.float_bits, 65536);
     test_literals();
     test_parse_strings();
     test_floordiv_mod();
+    test_decided();
     test_round();
     test_pow();
     test_bound_float();
