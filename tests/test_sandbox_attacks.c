@@ -517,6 +517,41 @@ static void test_killed_caller(void)
     CHECK(!cgroup_left((long)caller));
 }
 
+/* Closing every descriptor (stdout, stderr, whatever carries the report) stops no clock: a
+ * sleeper ends at the wall clock, and spinners forked one after another, each below the
+ * per-process CPU rlimit, end together at the run's CPU limit, none of them surviving. */
+static void test_closed_streams(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    char want[64];
+    int procs_before = sandbox_processes(), procs_after = 0;
+    small_limits(&lim);
+    lim.wall_s = SECS(1);
+    oc = limit_run("import os, time\nos.closerange(0, 4096)\ntime.sleep(60)\n", &lim, NULL);
+    snprintf(want, sizeof want, "wall clock %.3f s", lim.wall_s);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
+    CHECK_STR(oc.limit_detail, want);
+    CHECK(oc.wall_s >= lim.wall_s && oc.wall_s < SECS(5));
+    sandbox_outcome_free(&oc);
+
+    small_limits(&lim);
+    lim.wall_s = SECS(30);
+    lim.cpu_s = SECS(1);
+    oc = limit_run("import os\nos.closerange(0, 4096)\nfor _ in range(8):\n"
+                   "    if os.fork() == 0:\n        while True:\n            pass\n"
+                   "    os.wait()\n", &lim, NULL);
+    snprintf(want, sizeof want, "CPU time %.3f s", lim.cpu_s);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
+    CHECK_STR(oc.limit_detail, want);
+    CHECK(oc.cpu_s >= lim.cpu_s && oc.wall_s < SECS(10));
+    sandbox_outcome_free(&oc);
+    for (int i = 0; i < 30 && (procs_after = sandbox_processes()) > procs_before; i++)
+        usleep(100 * 1000);
+    CHECK_INT(procs_after, procs_before);
+    CHECK(!cgroup_left((long)getpid()));
+}
+
 /* ---- nothing left behind ----------------------------------------------------------------- */
 
 static int count_lines(const char *path)
@@ -572,6 +607,7 @@ int main(void)
     test_disk_and_output();
     test_artifact_attacks();
     test_killed_caller();
+    test_closed_streams();
 
     CHECK_INT(count_lines("/proc/self/mountinfo"), mounts_before);
     /* Other sandboxes may run beside this suite: give theirs the time of one run to end. */
