@@ -795,6 +795,9 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     } else {
         out->term_signal = runner_status >= 0 ? WTERMSIG(runner_status) : SIGKILL;
     }
+    /* Before the limits are read from the run's end: the report says how the code's process
+     * ended when it was not the runner itself. */
+    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
     {
         int64_t cpu = ns_cgroup_cpu_ns(&cg), peak = ns_cgroup_peak_bytes(&cg);
         out->cpu_s = cpu >= 0 ? (double)cpu / 1e9
@@ -812,7 +815,6 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         snprintf(out->limit_detail, sizeof out->limit_detail, "memory %llu bytes",
                  (unsigned long long)lim.memory_bytes);
     }
-    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
     if (ns_cgroup_pids_refused(&cg) > 0) {
         size_t used = strlen(out->limit_detail);
         if (out->limit == SANDBOX_LIMIT_NONE) out->limit = SANDBOX_LIMIT_PROCS;
