@@ -339,6 +339,20 @@ static void test_exceptions(void)
     } else CHECK(!"run");
     sandbox_outcome_free(&oc);
 
+    /* The code's process killed by a signal, its own SIGXCPU among them: the run was, and
+     * no CPU limit is claimed for a run that used next to no CPU. */
+    if (run_ns("import os\nos.kill(os.getpid(), 11)\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.exited, 0);
+        CHECK_INT(oc.term_signal, 11);
+        CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    if (run_ns("import os\nos.kill(os.getpid(), 24)\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.term_signal, 24);
+        CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
     if (run_ns("x = input()\n", NULL, NULL, NULL, NULL, &oc) == CR_OK)
         CHECK_STR(oc.error_type, "EOFError");   /* stdin is /dev/null */
     else CHECK(!"run");

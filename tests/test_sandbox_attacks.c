@@ -50,7 +50,8 @@ static const attack table[] = {
      * holds the report and is not dumpable). */
     { "pid1_memory",
       "print(t(lambda: open('/proc/1/environ', 'rb').read()), t(lambda: open('/proc/1/mem', 'r+b')),"
-      " t(lambda: os.listdir('/proc/1/root')))", "13 13 13\n" },
+      " t(lambda: os.listdir('/proc/1/root')), t(lambda: open('/proc/1/fd/4', 'wb')))",
+      "13 13 13 13\n" },
     { "no_parent", "print(os.getpid(), os.getppid())", "2 1\n" },
     { "caller_environment",
       "print(sorted(os.environ))\n"

@@ -805,8 +805,9 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
                                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
         out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru.ru_maxrss * 1024;
     }
-    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited &&
-        (out->term_signal == SIGXCPU || (out->term_signal == SIGKILL && out->cpu_s >= lim.cpu_s))) {
+    /* A signal alone proves nothing: the code can send itself SIGXCPU. */
+    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited && out->cpu_s >= lim.cpu_s &&
+        (out->term_signal == SIGXCPU || out->term_signal == SIGKILL)) {
         out->limit = SANDBOX_LIMIT_CPU;
         snprintf(out->limit_detail, sizeof out->limit_detail, "CPU time %.3f s", lim.cpu_s);
     }
