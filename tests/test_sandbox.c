@@ -194,6 +194,78 @@ static void test_report_refused(void)
     sandbox_outcome_free(&oc);
 }
 
+/* The runner's own check of what the code's process describes (runner.py checked_result),
+ * run on the host's python3 outside any sandbox: each description gives the report records
+ * the runner would write, or the reason it is refused. */
+static const char runner_harness[] =
+    "import sys\n"
+    "ns = {\"__name__\": \"runner\"}\n"
+    "exec(open(sys.argv[1]).read(), ns)\n"
+    "R = ns[\"record\"]\n"
+    "def v(kind, text, source=\"ans\", tname=None):\n"
+    "    return (R(\"value.kind\", kind) + R(\"value.text\", text) + R(\"value.source\", source)\n"
+    "            + (R(\"value.type\", tname) if tname else b\"\"))\n"
+    "cases = [v(\"int\", \"42\"), v(\"int\", \"042\"), v(\"float\", \"0.10\"), v(\"float\", \"1e-05\"),\n"
+    "         v(\"bool\", \"True\"), v(\"int\", \"7\", tname=\"int64\"), v(\"Fraction\", \"-3/8\"),\n"
+    "         v(\"Fraction\", \"2/4\"), v(\"Decimal\", \"1E+2\"), v(\"Decimal\", \"1.50E+1\"),\n"
+    "         v(\"other\", \"'x'\", tname=\"str\"), v(\"other\", \"42\", tname=\"int\"),\n"
+    "         v(\"int\", \"1\", source=\"solution()\"), v(\"int\", \"1\") + R(\"value.kind\", \"int\"),\n"
+    "         v(\"int\", \"1\") + R(\"error.type\", \"MemoryError\"), R(\"error.type\", \"not a name\"),\n"
+    "         R(\"error.type\", \"KeyError\") + R(\"error.line\", \"x\"), b\"xyz\", R(\"value.exact\", \"1\"), b\"\"]\n"
+    "for data in cases:\n"
+    "    try:\n"
+    "        recs = ns[\"checked_result\"](data, {\"ans\"})\n"
+    "        print(\"ok\", \" \".join(\"%s=%s\" % (k[k.index(\".\") + 1:], x.decode())\n"
+    "                             for k, x in ns[\"read_records\"](b\"\".join(recs))))\n"
+    "    except Exception as e:\n"
+    "        print(\"refused:\", e)\n";
+
+static void test_runner_checks(void)
+{
+    static const char want[] =
+        "ok type=int source=ans repr=42 decimal=42\n"
+        "refused: value kind 'int' with text '042'\n"
+        "refused: value kind 'float' with text '0.10'\n"
+        "ok type=float source=ans repr=1e-05 decimal=0.00001\n"
+        "ok type=bool source=ans repr=True decimal=1\n"
+        "ok type=int64 source=ans repr=7 decimal=7\n"
+        "ok type=Fraction source=ans repr=Fraction(-3, 8) decimal=-0.375\n"
+        "refused: Fraction '2/4' is not in lowest terms\n"
+        "ok type=Decimal source=ans repr=Decimal('1E+2') decimal=100\n"
+        "refused: Decimal text '1.50E+1' is not canonical\n"
+        "ok type=str source=ans repr='x'\n"
+        "refused: type 'int' for a value the runner did not check\n"
+        "refused: source 'solution()' is not one this program can give\n"
+        "refused: a second value.kind record\n"
+        "refused: both a value and an exception\n"
+        "refused: exception type 'not a name'\n"
+        "refused: error.line 'x'\n"
+        "refused: a malformed record at byte 0\n"
+        "refused: unknown record 'value.exact'\n"
+        "ok \n";
+    char src[] = "/tmp/cr-runner-XXXXXX", hn[] = "/tmp/cr-harness-XXXXXX", cmd[256], got[4096];
+    int fs = mkstemp(src), fh = mkstemp(hn);
+    size_t n = 0;
+    FILE *p;
+    if (fs < 0 || fh < 0 || write(fs, sandbox_runner_source, sandbox_runner_source_len) !=
+        (ssize_t)sandbox_runner_source_len ||
+        write(fh, runner_harness, sizeof runner_harness - 1) != (ssize_t)sizeof runner_harness - 1) {
+        CHECK(!"temporary files");
+    } else if (access(SANDBOX_DEFAULT_INTERPRETER, X_OK) < 0) {
+        SKIP("no %s to run the runner's checks", SANDBOX_DEFAULT_INTERPRETER);
+    } else {
+        snprintf(cmd, sizeof cmd, SANDBOX_DEFAULT_INTERPRETER " -I -S %s %s", hn, src);
+        if ((p = popen(cmd, "r"))) {
+            n = fread(got, 1, sizeof got - 1, p);
+            pclose(p);
+        }
+        got[n] = 0;
+        CHECK_STR(got, want);
+    }
+    if (fs >= 0) { close(fs); unlink(src); }
+    if (fh >= 0) { close(fh); unlink(hn); }
+}
+
 static void test_runner_embedded(void)
 {
     CHECK(sandbox_runner_source_len > 1000);
@@ -554,6 +626,7 @@ int main(void)
     test_report_parse();
     test_report_refused();
     test_runner_embedded();
+    test_runner_checks();
     ns_ok = sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why);
     if (!ns_ok) {
         SKIP("ns tier unavailable on this host: %s", ns_why);
