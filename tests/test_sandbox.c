@@ -172,19 +172,16 @@ static void test_report_refused(void)
                   "value.source 3\nans\n", "a repr that disagrees with its decimal");
     check_refused("value.type 8\nFraction\nvalue.repr 14\nFraction(1, 2)\nvalue.decimal 1\nx\n"
                   "value.source 3\nans\n", "a Fraction whose decimal is not a number");
-    /* What the runner does write. */
-    check_accepted("int", "-120", "-120");
-    check_accepted("bool", "False", "0");
-    check_accepted("float", "1e-05", "0.00001");
-    check_accepted("float", "1.5e+16", "15000000000000000.0");
-    check_accepted("float", "-0.0", "-0.0");
-    check_accepted("float", "nan", "-");
-    check_accepted("Decimal", "Decimal('3.00')", "3.00");
-    check_accepted("Decimal", "Decimal('1E+2')", "100");
-    check_accepted("Decimal", "Decimal('NaN')", "-");
-    check_accepted("Fraction", "Fraction(-3, 8)", "-0.375");
-    check_accepted("int64", "12", "12");
-    check_accepted("str", "'x'", "-");
+    /* What the runner does write: type, repr, decimal ("-" for none). */
+    static const char *const accepted[][3] = {
+        { "int", "-120", "-120" }, { "bool", "False", "0" }, { "float", "1e-05", "0.00001" },
+        { "float", "1.5e+16", "15000000000000000.0" }, { "float", "-0.0", "-0.0" },
+        { "float", "nan", "-" }, { "Decimal", "Decimal('3.00')", "3.00" },
+        { "Decimal", "Decimal('1E+2')", "100" }, { "Decimal", "Decimal('NaN')", "-" },
+        { "Fraction", "Fraction(-3, 8)", "-0.375" }, { "int64", "12", "12" }, { "str", "'x'", "-" },
+    };
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        check_accepted(accepted[i][0], accepted[i][1], accepted[i][2]);
     /* The code's process died by a signal: the run did. */
     memset(&oc, 0, sizeof oc);
     oc.exited = 1;
