@@ -34,8 +34,7 @@ static void fd_template(uint8_t *region, const vmm_job_limits *lim)
     static const char out[] = "42\n", errs[] = "warning\n";
     static const char report[] =
         "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
-        "value.source 3\nans\nerror.type 10\nValueError\nerror.message 3\nbad\n"
-        "error.line 1\n3\nerror.col 1\n5\n";
+        "value.source 3\nans\n";
     struct crvm_page h;
     memset(region, 0, FD_REGION);
     memset(&h, 0, sizeof h);

@@ -155,60 +155,183 @@ static char *dup_field(const char *p, size_t n)
     return s;
 }
 
+/* A small decimal count (a line, an errno, a signal): 0..999999999, or -1. */
 static int small_int(const char *p, size_t n)
 {
-    long v = 0;
-    for (size_t i = 0; i < n && i < 9; i++) {
-        if (p[i] < '0' || p[i] > '9') return 0;
+    int v = 0;
+    if (!n || n > 9) return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
         v = v * 10 + (p[i] - '0');
     }
-    return (int)v;
+    return v;
+}
+
+/* A decimal number ("-12.50", "1e-05", "1.5E+16") as its sign and significant digits, no
+ * leading or trailing zero ("-125"; zero is "+"), into a malloc'd string, with the power of
+ * ten of the first digit in *exp10. NULL when it is not such a number (or out of memory). */
+static char *number_digits(const char *p, size_t n, long *exp10)
+{
+    size_t i = 0, k = 1, lead;
+    long whole = 0, e = 0;
+    int point = 0, any = 0;
+    char *d = malloc(n + 2);
+    if (!d) return NULL;
+    d[0] = i < n && p[i] == '-' ? (i++, '-') : '+';
+    for (; i < n; i++) {
+        if (p[i] >= '0' && p[i] <= '9') { d[k++] = p[i]; any = 1; whole += !point; }
+        else if (p[i] == '.' && !point) point = 1;
+        else break;
+    }
+    if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+        int neg = ++i < n && p[i] == '-';
+        if (i < n && (p[i] == '-' || p[i] == '+')) i++;
+        if (i == n || n - i > 9) any = 0;
+        for (; i < n && any; i++) {
+            if (p[i] < '0' || p[i] > '9') any = 0;
+            else e = e * 10 + (p[i] - '0');
+        }
+        if (neg) e = -e;
+    }
+    if (!any || i != n) { free(d); return NULL; }
+    for (lead = 1; lead < k && d[lead] == '0'; lead++) {}
+    *exp10 = whole + e - (long)lead;
+    memmove(d + 1, d + lead, k - lead);
+    for (k -= lead - 1; k > 1 && d[k - 1] == '0'; k--) {}
+    if (k == 1) { d[0] = '+'; *exp10 = 0; }   /* -0.0 is 0 */
+    d[k] = 0;
+    return d;
+}
+
+/* 1 when both texts are decimal numbers of the same value. */
+static int same_number(const char *a, size_t an, const char *b, size_t bn)
+{
+    long ea, eb;
+    char *da = number_digits(a, an, &ea), *db = number_digits(b, bn, &eb);
+    int same = da && db && ea == eb && !strcmp(da, db);
+    free(da);
+    free(db);
+    return same;
+}
+
+enum { R_REPR, R_TYPE, R_DECIMAL, R_SOURCE, R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO,
+       R_EFILE, R_SIGNAL, R_COUNT };
+static const char *const report_keys[R_COUNT] = {
+    "value.repr", "value.type", "value.decimal", "value.source", "error.type", "error.message",
+    "error.line", "error.col", "error.errno", "error.filename", "exit.signal",
+};
+
+/* Why the value's records disagree with each other, or NULL: the decimal text must denote
+ * the number the repr shows, for the types whose repr shows one. */
+static const char *value_disagrees(const char *const *v, const size_t *n)
+{
+    const char *t = v[R_TYPE], *r = v[R_REPR], *d = v[R_DECIMAL];
+    size_t tn = n[R_TYPE], rn = n[R_REPR], dn = n[R_DECIMAL];
+    if (key_is(t, tn, "bool")) {
+        if (d && ((key_is(r, rn, "True") && key_is(d, dn, "1")) ||
+                  (key_is(r, rn, "False") && key_is(d, dn, "0"))))
+            return NULL;
+        return "a bool whose decimal is not 1 or 0";
+    }
+    if (key_is(t, tn, "int") && !(d && rn == dn && !memcmp(r, d, rn) && same_number(r, rn, d, dn)))
+        return "an int whose decimal is not its repr";
+    if (key_is(t, tn, "float") && !d) {
+        if (key_is(r, rn, "inf") || key_is(r, rn, "-inf") || key_is(r, rn, "nan")) return NULL;
+        return "a finite float without its decimal";
+    }
+    if (key_is(t, tn, "Decimal")) {
+        if (rn < 11 || memcmp(r, "Decimal('", 9) || memcmp(r + rn - 2, "')", 2))
+            return "a Decimal whose repr is not Decimal('...')";
+        r += 9;
+        rn -= 11;
+    }
+    if (key_is(t, tn, "Fraction")) {
+        if (rn < 10 || memcmp(r, "Fraction(", 9) || r[rn - 1] != ')')
+            return "a Fraction whose repr is not Fraction(n, d)";
+        if (d) {
+            long e;
+            char *x = number_digits(d, dn, &e);
+            free(x);
+            if (!x) return "a Fraction whose decimal is not a number";
+        }
+        return NULL;
+    }
+    if (d && !same_number(r, rn, d, dn)) return "a repr that disagrees with its decimal";
+    return NULL;
 }
 
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err)
 {
-    size_t i = 0;
-    int err_no = 0, out_file = 0;
+    const char *v[R_COUNT] = { 0 };
+    size_t n[R_COUNT] = { 0 }, i = 0;
+    int values = 0, errors = 0, cut = 0, num[R_COUNT];
+    const char *why = NULL;
 
-    while (i < len) {
+    /* Only the runner writes the report, once: a record it could not have written refuses the
+     * whole report, while a record cut short at the end (the runner killed at a limit while
+     * writing, the report's cap) ends it with what was whole. */
+    while (i < len && !why) {
         const char *nl = memchr(buf + i, '\n', len - i), *sp, *val;
-        size_t klen, n = 0, j;
-        char **slot = NULL;
-        if (!nl) break;
+        size_t klen, vlen = 0, j;
+        int k;
+        if (!nl) { cut = 1; break; }
         sp = memchr(buf + i, ' ', (size_t)(nl - (buf + i)));
-        if (!sp || sp == buf + i) break;
+        if (!sp || sp == buf + i) { why = "a malformed record"; break; }
         klen = (size_t)(sp - (buf + i));
-        for (j = 1; sp + j < nl; j++) {
-            if (sp[j] < '0' || sp[j] > '9' || n > REPORT_FIELD_MAX) break;
-            n = n * 10 + (size_t)(sp[j] - '0');
-        }
-        if (sp + j != nl || j == 1 || n > REPORT_FIELD_MAX) break;
+        for (j = 1; sp + j < nl && sp[j] >= '0' && sp[j] <= '9' && vlen <= REPORT_FIELD_MAX; j++)
+            vlen = vlen * 10 + (size_t)(sp[j] - '0');
+        if (sp + j != nl || j == 1 || vlen > REPORT_FIELD_MAX) { why = "a malformed record"; break; }
         val = nl + 1;
-        if ((size_t)(val - buf) + n + 1 > len || val[n] != '\n') break;
-        const char *k = buf + i;
-        if (key_is(k, klen, "value.repr")) slot = &out->value_repr;
-        else if (key_is(k, klen, "value.type")) slot = &out->value_type;
-        else if (key_is(k, klen, "value.decimal")) slot = &out->value_decimal;
-        else if (key_is(k, klen, "value.source")) slot = &out->value_source;
-        else if (key_is(k, klen, "error.type")) slot = &out->error_type;
-        else if (key_is(k, klen, "error.message")) slot = &out->error_message;
-        else if (key_is(k, klen, "error.line")) out->error_line = small_int(val, n);
-        else if (key_is(k, klen, "error.col")) out->error_col = small_int(val, n);
-        else if (key_is(k, klen, "error.errno")) err_no = small_int(val, n);
-        else if (key_is(k, klen, "error.filename"))
-            out_file = n >= 4 && memcmp(val, "/out", 4) == 0 && (n == 4 || val[4] == '/');
-        if (slot) {
-            free(*slot);
-            if (!(*slot = dup_field(val, n)))
+        if ((size_t)(val - buf) + vlen + 1 > len) { cut = 1; break; }
+        if (val[vlen] != '\n') { why = "a record longer than its length"; break; }
+        for (k = 0; k < R_COUNT && !key_is(buf + i, klen, report_keys[k]); k++) {}
+        if (k == R_COUNT) why = "an unknown record";
+        else if (v[k]) why = "a repeated record";
+        else { v[k] = val; n[k] = vlen; }
+        i = (size_t)(val - buf) + vlen + 1;
+    }
+    for (int k = R_REPR; k <= R_SOURCE; k++) values += v[k] != NULL;
+    for (int k = R_ETYPE; k <= R_EFILE; k++) errors += v[k] != NULL;
+    for (int k = R_ELINE; k <= R_SIGNAL; k++)
+        if (k != R_EFILE && (num[k] = v[k] ? small_int(v[k], n[k]) : 0) < 0 && !why)
+            why = "a count that is not a number";
+    if (!why && values && errors) why = "both a value and an exception";
+    if (!why && values && !(v[R_REPR] && v[R_TYPE] && v[R_SOURCE]) && !cut)
+        why = "a value without its repr, type or source";
+    if (!why && v[R_REPR] && v[R_TYPE]) why = value_disagrees(v, n);
+    if (!why && errors && !v[R_ETYPE] && !cut) why = "an exception without its type";
+    if (!why && v[R_SIGNAL] && (num[R_SIGNAL] < 1 || num[R_SIGNAL] >= 65))
+        why = "a signal number out of range";
+    if (why)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "sandbox: the runner's report was refused: "
+                            "%s at byte %zu", why, i);
+
+    {
+        char **slots[R_COUNT] = { [R_REPR] = &out->value_repr, [R_TYPE] = &out->value_type,
+                                  [R_DECIMAL] = &out->value_decimal,
+                                  [R_SOURCE] = &out->value_source,
+                                  [R_ETYPE] = &out->error_type,
+                                  [R_EMESSAGE] = &out->error_message };
+        for (int k = 0; k < R_COUNT; k++)
+            if (slots[k] && v[k] && !(*slots[k] = dup_field(v[k], n[k])))
                 return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
-        }
-        i = (size_t)(val - buf) + n + 1;
+    }
+    out->error_line = num[R_ELINE];
+    out->error_col = num[R_ECOL];
+    if (v[R_SIGNAL]) {
+        /* The code ran in a child of the runner: its death by a signal is the run's. */
+        out->exited = 0;
+        out->exit_code = 0;
+        out->term_signal = num[R_SIGNAL];
     }
     out->has_value = out->value_repr != NULL && out->value_type != NULL;
     out->raised = out->error_type != NULL;
     if (out->raised && !out->error_message && !(out->error_message = dup_field("", 0)))
         return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     if (out->raised && out->limit == SANDBOX_LIMIT_NONE) {
+        int err_no = num[R_ERRNO];
+        int out_file = v[R_EFILE] && n[R_EFILE] >= 4 && !memcmp(v[R_EFILE], "/out", 4) &&
+                       (n[R_EFILE] == 4 || v[R_EFILE][4] == '/');
         if (strcmp(out->error_type, "MemoryError") == 0) {
             out->limit = SANDBOX_LIMIT_MEMORY;
             snprintf(out->limit_detail, sizeof out->limit_detail, "the code got MemoryError");

@@ -176,9 +176,12 @@ int sandbox_kvm_available(char *why, size_t why_len);
  * (-S: the runner puts the package directories on sys.path itself, without running the
  * host's .pth files or sitecustomize.)
  * JOB_FD is readable and holds the job description made by sandbox_job_encode(); REPORT_FD
- * is writable and receives the report that sandbox_report_parse() reads. The code's stdout and
- * stderr are the process's own. Exit status: 0, 1 when the code raised, 2 when the runner
- * itself failed (bad job), SystemExit's code when the code called sys.exit(). */
+ * is writable and receives the report that sandbox_report_parse() reads. The code runs in a
+ * child of the runner that holds neither descriptor and cannot trace or read the runner; the
+ * runner checks what the child says its result is and writes the report itself. The code's
+ * stdout and stderr are the process's own. Exit status: 0, 1 when the code raised, 2 when the
+ * runner itself failed (bad job, or a result description it refused, named on stderr),
+ * SystemExit's code when the code called sys.exit(). */
 extern const char sandbox_runner_source[];
 extern const size_t sandbox_runner_source_len;
 
@@ -187,10 +190,14 @@ extern const size_t sandbox_runner_source_len;
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
 /* Parses the runner's report (same record format, keys "value.repr", "value.type",
  * "value.decimal", "value.source", "error.type", "error.message", "error.line", "error.col",
- * "error.errno") into the value and error fields of *out, which it owns afterwards. Bytes
- * after a malformed record are ignored; a truncated report keeps what was whole. Also maps
- * MemoryError to SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS when out->limit
- * is still NONE. */
+ * "error.errno", "error.filename", and "exit.signal" when the code's process died by that
+ * signal, which sets exited, exit_code and term_signal) into the value and error fields of
+ * *out, which it owns afterwards. CR_ESANDBOX, with nothing kept, for a report the runner
+ * could not have written: a malformed, unknown or repeated record, a value and an exception
+ * at once, a value without its repr, type or source, a decimal that is not the number the
+ * repr shows (int, bool, float, Decimal and any type whose repr is a number), a count that
+ * is not one. A report cut short at its end keeps what was whole. Also maps MemoryError to
+ * SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS when out->limit is still NONE. */
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err);
 
 /* Collects the artifacts under the directory `dirfd` (the sandbox's /out, reached from the

@@ -46,12 +46,14 @@ static const attack table[] = {
     { "etc_is_bare",   /* the last two only where the host has them */
       "print(set(os.listdir('/etc')) <= {'alternatives', 'ld.so.cache', 'matplotlibrc', 'fonts'})",
       "True\n" },
-    /* pid 1 is the code's own python (nothing of the caller's runs in there), whose parent
-     * is outside: invisible. */
-    { "pid1_environ", "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/1/environ', 'rb').read())",
-      "False\n" },
-    { "no_parent", "print(os.getpid(), os.getppid())", "1 0\n" },
-    { "pid1_root", "print(sorted(os.listdir('/proc/1/root')) == sorted(os.listdir('/')))", "True\n" },
+    /* pid 1 is the runner (nothing of the caller's runs in there), whose parent is outside:
+     * invisible; the code is its child, which can neither read nor write it (the runner
+     * holds the report and is not dumpable). */
+    { "pid1_memory",
+      "print(t(lambda: open('/proc/1/environ', 'rb').read()), t(lambda: open('/proc/1/mem', 'r+b')),"
+      " t(lambda: os.listdir('/proc/1/root')), t(lambda: open('/proc/1/fd/4', 'wb')))",
+      "13 13 13 13\n" },
+    { "no_parent", "print(os.getpid(), os.getppid())", "2 1\n" },
     { "caller_environment",
       "print(sorted(os.environ))\n"
       "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/self/environ', 'rb').read())",
@@ -144,10 +146,10 @@ static const attack table[] = {
       "import subprocess\n"
       "ls = subprocess.run(['/bin/ls', '/proc'], capture_output=True, text=True).stdout.split()\n"
       "print([p for p in ls if p.isdigit()])",
-      "['1', '2']\n" },   /* python, and ls itself: nothing else exists */
+      "['1', '2', '3']\n" },   /* the runner, the code, and ls itself: nothing else exists */
     { "kill_everything",
       "import signal\nprint(t(lambda: os.kill(1, signal.SIGKILL)), t(lambda: os.kill(-1, signal.SIGKILL)))\n"
-      "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 finds no one else */
+      "print('alive')", "ok 3\nalive\n" },   /* init ignores it; -1 spares init and finds no one else */
     /* Kernel objects charged to the caller's user on the host, whose quota (128 inotify
      * instances) the caller's other processes share, or to the host (AIO contexts). */
     { "inotify_fanotify_aio",
@@ -158,6 +160,9 @@ static const attack table[] = {
       "import resource as r\n"
       "print(*[r.getrlimit(x) for x in (r.RLIMIT_MSGQUEUE, r.RLIMIT_SIGPENDING, r.RLIMIT_MEMLOCK)])",
       "(0, 0) (256, 256) (0, 0)\n" },
+    { "interrupt_runner",
+      "import signal, time\nos.kill(1, signal.SIGINT)\ntime.sleep(0.2)\nprint('alive')",
+      "alive\n" },
     { "cgroup_is_rooted",
       "print(all(l.endswith(':/') for l in open('/proc/self/cgroup').read().split()))", "True\n" },
 };
@@ -619,6 +624,87 @@ static void test_killed_caller(void)
     CHECK(!cgroup_left((long)caller));
 }
 
+/* Closing every descriptor (stdout, stderr, whatever carries the report) stops no clock: a
+ * sleeper ends at the wall clock, and spinners forked one after another, each below the
+ * per-process CPU rlimit, end together at the run's CPU limit, none of them surviving. */
+static void test_closed_streams(void)
+{
+    sandbox_limits lim;
+    sandbox_outcome oc;
+    char want[64];
+    int procs_before = sandbox_processes(), procs_after = 0;
+    small_limits(&lim);
+    lim.wall_s = SECS(1);
+    oc = limit_run("import os, time\nos.closerange(0, 4096)\ntime.sleep(60)\n", &lim, NULL);
+    snprintf(want, sizeof want, "wall clock %.3f s", lim.wall_s);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
+    CHECK_STR(oc.limit_detail, want);
+    CHECK(oc.wall_s >= lim.wall_s && oc.wall_s < SECS(5));
+    sandbox_outcome_free(&oc);
+
+    small_limits(&lim);
+    lim.wall_s = SECS(30);
+    lim.cpu_s = SECS(1);
+    oc = limit_run("import os\nos.closerange(0, 4096)\nfor _ in range(8):\n"
+                   "    if os.fork() == 0:\n        while True:\n            pass\n"
+                   "    os.wait()\n", &lim, NULL);
+    snprintf(want, sizeof want, "CPU time %.3f s", lim.cpu_s);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_CPU);
+    CHECK_STR(oc.limit_detail, want);
+    CHECK(oc.cpu_s >= lim.cpu_s && oc.wall_s < SECS(10));
+    sandbox_outcome_free(&oc);
+    for (int i = 0; i < 30 && (procs_after = sandbox_processes()) > procs_before; i++)
+        usleep(100 * 1000);
+    CHECK_INT(procs_after, procs_before);
+    CHECK(!cgroup_left((long)getpid()));
+}
+
+/* The report is the runner's alone: records the code writes wherever it can (the report's
+ * format, and the one its child describes its result in), a runner patched from the code's
+ * frames, a description spoiled at exit: ignored, or refused by name, never taken. */
+static void test_forged_report(void)
+{
+    sandbox_outcome oc;
+    oc = limit_run(PRELUDE
+                   "forged = (b'value.type 3\\nint\\nvalue.repr 2\\n42\\nvalue.decimal 2\\n42\\n'\n"
+                   "          b'value.source 10\\nsolution()\\nerror.type 11\\nMemoryError\\n'\n"
+                   "          b'value.kind 3\\nint\\nvalue.text 2\\n42\\nvalue.source 3\\nans\\n')\n"
+                   "for fd in range(3, 1024):\n"
+                   "    t(lambda: os.write(fd, forged))\n"
+                   "ans = 'seven'\n", NULL, NULL);
+    CHECK_STR(out_text(&oc), "");
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    CHECK_INT(oc.raised, 0);
+    CHECK_INT(oc.has_value, 1);
+    CHECK_STR(oc.value_repr, "'seven'");
+    CHECK_STR(oc.value_type, "str");
+    CHECK_STR(oc.value_source, "ans");
+    CHECK(oc.value_decimal == NULL);
+    sandbox_outcome_free(&oc);
+
+    oc = limit_run("import sys\ng = sys._getframe(1).f_globals\nrec = g['record']\n"
+                   "g['record'] = lambda k, v: rec(k, 'solution()' if k == 'value.source' else v)\n"
+                   "ans = 7\n", NULL, NULL);
+    CHECK_INT(oc.has_value, 0);
+    CHECK_INT(oc.exit_code, 2);
+    CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "calcroute runner: the code's result was "
+                                    "refused: source 'solution()' is not one this program can give"));
+    sandbox_outcome_free(&oc);
+
+    oc = limit_run("import atexit, os\n"
+                   "def spoil():\n"
+                   "    for fd in range(3, 1024):\n"
+                   "        try:\n"
+                   "            os.pwrite(fd, b'value.kind 3\\nint\\nvalue.kind 3\\nint\\n', 0)\n"
+                   "        except OSError:\n"
+                   "            pass\n"
+                   "atexit.register(spoil)\nans = 7\n", NULL, NULL);
+    CHECK_INT(oc.has_value, 0);
+    CHECK_INT(oc.exit_code, 2);
+    CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "refused: a second value.kind record"));
+    sandbox_outcome_free(&oc);
+}
+
 /* ---- nothing left behind ----------------------------------------------------------------- */
 
 static int count_lines(const char *path)
@@ -675,6 +761,8 @@ int main(void)
     test_disk_and_output();
     test_artifact_attacks();
     test_killed_caller();
+    test_closed_streams();
+    test_forged_report();
 
     CHECK_INT(count_lines("/proc/self/mountinfo"), mounts_before);
     /* Other sandboxes may run beside this suite: give theirs the time of one run to end. */

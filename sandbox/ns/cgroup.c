@@ -245,6 +245,48 @@ int64_t ns_cgroup_pids_refused(const ns_cgroup *cg)
     return read_key(cg->version == 1 ? cg->pids : cg->mem, "pids.events", "max");
 }
 
+/* SIGKILL to every process listed in dir's cgroup.procs; the number listed (-1: unreadable). */
+static int kill_listed(const char *dir)
+{
+    char buf[8192];
+    int n = 0;
+    if (!dir[0] || read_file(dir, "cgroup.procs", buf, sizeof buf) < 0) return -1;
+    for (char *p = buf, *end; *p; p = end) {
+        long pid = strtol(p, &end, 10);
+        if (end == p) break;
+        if (pid > 0) { kill((pid_t)pid, SIGKILL); n++; }
+    }
+    return n;
+}
+
+int ns_cgroup_kill(const ns_cgroup *cg)
+{
+    /* cgroup.kill (Linux 5.14) takes every process at once, forks racing it included; a
+     * listing is killed again until it comes back empty, which a fork bomb cannot outrun for
+     * long: pids.max bounds how many there are. */
+    if (cg->version == 2 && write_file(cg->mem, "cgroup.kill", "1") == 0) return 0;
+    for (int round = 0; round < 100; round++) {
+        int a = kill_listed(cg->mem), b = kill_listed(cg->pids), c = kill_listed(cg->cpu);
+        if (a <= 0 && b <= 0 && c <= 0) return a < 0 && b < 0 && c < 0 ? -1 : 0;
+    }
+    return -1;
+}
+
+int ns_cgroup_wait_empty(const ns_cgroup *cg, double seconds)
+{
+    const char *dir = cg->mem[0] ? cg->mem : cg->pids[0] ? cg->pids : cg->cpu;
+    for (long waited_ms = 0;; waited_ms += 5) {
+        char buf[64];
+        if (!dir[0]) return 1;
+        if (cg->version == 2 ? read_key(dir, "cgroup.events", "populated") == 0
+                             : read_file(dir, "cgroup.procs", buf, sizeof buf) == 0 && !buf[0])
+            return 1;
+        if (waited_ms >= seconds * 1000) return 0;
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void remove_dir(char *dir)
 {
     if (!dir[0]) return;

@@ -7,8 +7,8 @@
  * namespace, a /dev of four devices), pivots into it, drops every capability, sets
  * no_new_privs, loads the seccomp filter and becomes the runner (python3 -I -S). The parent
  * reads stdout, stderr and the runner's report while the run goes on, enforces the wall
- * clock, the CPU time and the output cap, and kills pid 1 at a limit, which takes every
- * process of the namespace with it.
+ * clock, the CPU time of the whole cgroup and the output cap until pid 1 is gone (whatever
+ * the code did with its descriptors), and kills pid 1 and the cgroup at a limit.
  *
  * Artifacts come back through a descriptor of /out that the child passes over the control
  * socket before exec:
@@ -577,14 +577,22 @@ static int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd)
     return 1;
 }
 
-static void kill_run(pid_t pid, sandbox_outcome *out, sandbox_limit why, const char *fmt,
-                     double figure)
+/* Ends the run: pid 1, whose death takes its namespace with it, and the cgroup, should
+ * anything of the run live outside that namespace. */
+static void kill_all(pid_t pid, const ns_cgroup *cg)
+{
+    kill(pid, SIGKILL);
+    ns_cgroup_kill(cg);
+}
+
+static void kill_run(pid_t pid, const ns_cgroup *cg, sandbox_outcome *out, sandbox_limit why,
+                     const char *fmt, double figure)
 {
     if (out->limit == SANDBOX_LIMIT_NONE) {
         out->limit = why;
         snprintf(out->limit_detail, sizeof out->limit_detail, fmt, figure);
     }
-    kill(pid, SIGKILL);
+    kill_all(pid, cg);
 }
 
 cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
@@ -601,7 +609,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     const char *enc;
     size_t enc_len;
     int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
-    int out_dir_fd = -1, job_fd = -1, data_fd = -1, cg_made = 0;
+    int out_dir_fd = -1, job_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0, reaped = 0;
     char why[200], fdarg[2][8] = { "3", "4" };
     pid_t pid = -1;
     double t0 = now_s(), deadline, drain_until = 0;
@@ -720,39 +728,44 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
     if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
 
+    /* The clocks are checked on every turn, whatever the code did with its descriptors: the
+     * loop ends when pid 1 is gone and the streams are read, never merely because the code
+     * closed them, and pid 1's exit wakes it (pidfd; without one, a short poll). */
     deadline = t0 + lim.wall_s;
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
                      { pv[0], &report, 1 } };
     for (;;) {
-        struct pollfd pfd[4];
-        int nfd = 0, map[4], timeout_ms;
+        struct pollfd pfd[5];
+        int nfd = 0, map[5], timeout_ms;
         double now = now_s();
-        for (int i = 0; i < 3; i++)
-            if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
-        if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
-        if (!nfd) break;
-        if (!killed && now >= deadline) {
-            kill_run(pid, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
+        if (!reaped && !killed && now >= deadline) {
+            kill_run(pid, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
             killed = 1;
         }
-        if (!killed && cg.has_cpu) {
+        if (!reaped && !killed && cg.has_cpu) {
             int64_t cpu = ns_cgroup_cpu_ns(&cg);
             if (cpu >= 0 && (double)cpu / 1e9 >= lim.cpu_s) {
-                kill_run(pid, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
+                kill_run(pid, &cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
                 killed = 1;
             }
         }
         if (killed && !drain_until) drain_until = now + DRAIN_S;
         if (drain_until && now >= drain_until) break;
+        for (int i = 0; i < 3; i++)
+            if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
+        if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
+        if (reaped && !nfd) break;
+        if (!reaped && pidfd >= 0) { pfd[nfd] = (struct pollfd){ pidfd, POLLIN, 0 }; map[nfd++] = 4; }
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
-        if (!killed && cg.has_cpu && timeout_ms > CPU_POLL_MS) timeout_ms = CPU_POLL_MS;
-        if (poll(pfd, (nfds_t)nfd, timeout_ms) < 0) {
-            if (errno == EINTR) continue;
+        if (!reaped && (pidfd < 0 || (!killed && cg.has_cpu)) && timeout_ms > CPU_POLL_MS)
+            timeout_ms = CPU_POLL_MS;
+        if (poll(pfd, (nfds_t)nfd, timeout_ms < 0 ? 0 : timeout_ms) < 0 && errno != EINTR) {
             rc = ns_fail(err, "poll", errno);
             goto out;
         }
         for (int k = 0; k < nfd; k++) {
-            if (!pfd[k].revents) continue;
+            if (!pfd[k].revents || map[k] == 4) continue;
             if (map[k] == 3) {
                 struct ns_msg m;
                 if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
@@ -766,17 +779,31 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
             if (n <= 0) { s->open = 0; continue; }
             if (cr_buf_put(s->buf, chunk, (size_t)n) == CR_ELIMIT && s->buf == &out->stdout_buf &&
                 !killed) {
-                kill_run(pid, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
+                kill_run(pid, &cg, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
                          (double)lim.max_stdout);
                 killed = 1;
             }
         }
+        if (!reaped && wait4(pid, &runner_status, WNOHANG, &ru) == pid) {
+            reaped = 1;
+            pid = -1;
+            /* Its namespace died with it; what is left to read is already in the pipes. */
+            if (!drain_until) drain_until = now_s() + DRAIN_S;
+        }
     }
-    if (killed) kill(pid, SIGKILL);  /* in case draining ended the loop first */
-    while (wait4(pid, &runner_status, 0, &ru) < 0) {
-        if (errno != EINTR) { memset(&ru, 0, sizeof ru); runner_status = -1; break; }
+    if (!reaped) {
+        /* Killed, and the drain ended first: SIGKILL from outside cannot be ignored. */
+        kill_all(pid, &cg);
+        while (wait4(pid, &runner_status, 0, &ru) < 0) {
+            if (errno != EINTR) { memset(&ru, 0, sizeof ru); runner_status = -1; break; }
+        }
+        pid = -1;
     }
-    pid = -1;
+    /* The figures are final once no process of the run is left anywhere in its cgroup. */
+    if (cg_made && !ns_cgroup_wait_empty(&cg, 0)) {
+        ns_cgroup_kill(&cg);
+        ns_cgroup_wait_empty(&cg, DRAIN_S);
+    }
     out->wall_s = now_s() - t0;
     if (setup_failed) {
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s: %s",
@@ -791,6 +818,9 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     } else {
         out->term_signal = runner_status >= 0 ? WTERMSIG(runner_status) : SIGKILL;
     }
+    /* Before the limits are read from the run's end: the report says how the code's process
+     * ended when it was not the runner itself. */
+    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
     {
         int64_t cpu = ns_cgroup_cpu_ns(&cg), peak = ns_cgroup_peak_bytes(&cg);
         out->cpu_s = cpu >= 0 ? (double)cpu / 1e9
@@ -798,8 +828,9 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
                                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
         out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru.ru_maxrss * 1024;
     }
-    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited &&
-        (out->term_signal == SIGXCPU || (out->term_signal == SIGKILL && out->cpu_s >= lim.cpu_s))) {
+    /* A signal alone proves nothing: the code can send itself SIGXCPU. */
+    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited && out->cpu_s >= lim.cpu_s &&
+        (out->term_signal == SIGXCPU || out->term_signal == SIGKILL)) {
         out->limit = SANDBOX_LIMIT_CPU;
         snprintf(out->limit_detail, sizeof out->limit_detail, "CPU time %.3f s", lim.cpu_s);
     }
@@ -808,7 +839,6 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         snprintf(out->limit_detail, sizeof out->limit_detail, "memory %llu bytes",
                  (unsigned long long)lim.memory_bytes);
     }
-    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
     if (ns_cgroup_pids_refused(&cg) > 0) {
         size_t used = strlen(out->limit_detail);
         if (out->limit == SANDBOX_LIMIT_NONE) out->limit = SANDBOX_LIMIT_PROCS;
@@ -837,6 +867,7 @@ out:
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     }
     if (stack) munmap(stack, CHILD_STACK);   /* the child has exec'd or is gone */
+    if (pidfd >= 0) close(pidfd);
     if (cg_made) ns_cgroup_destroy(&cg);
     for (int i = 0; i < 2; i++) {
         if (ctl[i] >= 0) close(ctl[i]);
