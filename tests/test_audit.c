@@ -297,7 +297,7 @@ static void test_schema_version(void)
     sqlite3_close(s);
     cr_error err = {0};
     db = NULL;
-    CHECK_INT(audit_open(path_in("schema.db"), 0, &db, &err), CR_EAUDIT);
+    CHECK_INT(audit_open(path_in("schema.db"), 0, &db, &err), CR_ELEDGER);
     CHECK_STR(err.message, "audit: schema version 99, expected 1");
 }
 
