@@ -8,10 +8,9 @@
 #include "audit/audit.h"
 
 #define AUDIT_BUSY_MS 30000   /* how long an append waits for another process's write lock */
-/* A row of either table, all its values together, is at most this long: an append that would
- * write more fails, a read that meets more refuses the file (SQLITE_LIMIT_LENGTH). The
- * largest record the default limits allow (1 MiB of stdout, a 16 Mi-character string's repr,
- * code as submitted) fits with room. */
+/* SQLITE_LIMIT_LENGTH: an append whose row would be longer fails, a read that meets a value
+ * longer refuses the file. The largest record the default limits allow (1 MiB of stdout, a
+ * 16 Mi-character string's repr, code as submitted) fits with room. */
 #define AUDIT_MAX_ROW (256 << 20)
 /* The work budget of one operation in SQLite VM steps: a base plus so many per byte of the
  * file, counted by a progress handler every AUDIT_PROGRESS_OPS steps (audit/schema.c). */

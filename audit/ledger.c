@@ -23,8 +23,8 @@ cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step)
         return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: the query took"
                             " more work than the file's size allows", step);
     case SQLITE_TOOBIG:
-        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: a row is larger"
-                            " than %d MiB", step, AUDIT_MAX_ROW >> 20);
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: a value is"
+                            " larger than %d MiB", step, AUDIT_MAX_ROW >> 20);
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
     case SQLITE_SCHEMA:
