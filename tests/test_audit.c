@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
+#include "audit/audit_int.h"
 #include "tests/testlib.h"
 
 #define NROWS 4
@@ -559,6 +559,29 @@ static void test_oversized_row(void)
     audit_close(db);
 }
 
+/* The backstop behind the schema check: whatever query runs on a ledger's connection stops
+ * once it has taken the work the file's size allows, and says so. */
+static void test_work_budget(void)
+{
+    audit_db *db = open_db(path_in("template.db"), AUDIT_OPEN_READONLY);
+    cr_error err = {0};
+    CHECK(db != NULL);
+    if (!db) return;
+    audit_budget(db);
+    CHECK(db->work > AUDIT_WORK_BASE / AUDIT_PROGRESS_OPS);   /* charged to the file's size */
+    CHECK_INT(audit_exec(db, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
+                             " SELECT count(*) FROM r", &err), CR_ELEDGER);
+    CHECK(strstr(err.message, ": not a ledger: the query took more work than the file's size"
+                              " allows") != NULL);
+    CHECK_INT(db->work, 0);
+    /* The next operation has its own budget. */
+    uint64_t seq = 0;
+    uint8_t h[AUDIT_HASH_LEN];
+    CHECK_INT(audit_head(db, &seq, h, &err), CR_OK);
+    CHECK_INT(seq, NROWS);
+    audit_close(db);
+}
+
 static void test_delete_and_reorder(void)
 {
     const char *p = attacked("del.db", "template.db", "DELETE FROM records WHERE seq = 2");
@@ -763,6 +786,7 @@ int main(void)
     test_hostile_schema();
     test_row_classes();
     test_oversized_row();
+    test_work_budget();
     test_delete_and_reorder();
     test_keys();
     test_checkpoints();
