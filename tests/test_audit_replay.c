@@ -176,6 +176,73 @@ static void test_replay_sandboxed(void)
     cr_audit_close(a);
 }
 
+/* Records an attacker wrote: the code is replayed in-process under the evaluator's default
+ * limits (a ledger's policy can set precision, rounding and answer names, never a limit), so
+ * a loop, a memory bomb or runaway recursion ends with a LimitError that the replay reports
+ * as a difference from the claimed result; an oversized field or a policy out of range is a
+ * difference too. Each claims status 0 and the value 1. */
+static void test_replay_hostile(void)
+{
+    static const struct { const char *code, *policy, *field, *got; } cases[] = {
+        { "while True:\n    pass\n", NULL, "status", "6" },
+        { "x = []\nwhile True:\n    x.append(x)\n", NULL, "status", "6" },
+        { "x = [0] * (10 ** 10)\n", NULL, "status", "6" },
+        { "s = 'ab' * (10 ** 9)\n", NULL, "status", "6" },
+        { "def f(n):\n    return f(n + 1)\nans = f(0)\n", NULL, "status", "6" },
+        { "ans = 9 ** 9 ** 9\n", NULL, "status", "6" },
+        { NULL, NULL, "route", "rejected" },               /* 2 MiB of code: max_source */
+        { "ans = 1\n", "{\"precision\": 1000000000}", "run", NULL },
+        { "ans = 1\n", "[1, 2]", "run", "policy: not a JSON object" },
+    };
+    char path[400];
+    snprintf(path, sizeof path, "%s/hostile.db", dir);
+    size_t big_len = (size_t)2 << 20;
+    char *big = malloc(big_len + 1);
+    CHECK(big != NULL);
+    if (!big) return;
+    for (size_t i = 0; i < big_len; i++) big[i] = "ans = 1\n"[i % 8];
+    big[big_len] = '\0';
+    audit_db *db = NULL;
+    cr_error err = {0};
+    CHECK_INT(audit_open(path, AUDIT_OPEN_CREATE, &db, &err), CR_OK);
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; db && i < n; i++) {
+        audit_record r;
+        memset(&r, 0, sizeof r);
+        AUDIT_SET(&r, lang, "python");
+        AUDIT_SET(&r, code, cases[i].code ? cases[i].code : big);
+        AUDIT_SET(&r, policy, cases[i].policy);
+        AUDIT_SET(&r, route, "inprocess");
+        AUDIT_SET(&r, value_fraction, "1");
+        AUDIT_SET(&r, value_repr, "1");
+        AUDIT_SET(&r, value_type, "int");
+        r.value_exact = 1;
+        AUDIT_SET(&r, out, "");
+        AUDIT_SET(&r, err_out, "");
+        CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
+    }
+    audit_close(db);
+    free(big);
+
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    CHECK(a != NULL);
+    if (!a) return;
+    for (int i = 0; i < n; i++) {
+        cr_audit_replay_report rep;
+        diffs d = {0};
+        CHECK_INT(cr_audit_replay(a, (uint64_t)i + 1, (uint64_t)i + 1, 0, keep_diff, &d, &rep,
+                                  &err), CR_OK);
+        CHECK_INT(rep.replayed, 1);
+        CHECK_INT(rep.differences, 1);
+        CHECK(d.n >= 1);
+        CHECK_STR(d.field[0], cases[i].field);
+        if (!strcmp(cases[i].field, "status")) CHECK_STR(d.want[0], "0");
+        if (cases[i].got) CHECK_STR(d.got[0], cases[i].got);
+        else CHECK(strstr(d.got[0], "precision") != NULL);
+    }
+    cr_audit_close(a);
+}
+
 /* Runs up to `max` programs of a corpus file; returns how many were in-process. */
 static int run_corpus_file(cr_engine *e, const char *path, cr_lang lang, int max, int *runs)
 {
@@ -247,6 +314,7 @@ int main(void)
     snprintf(ledger, sizeof ledger, "%s/r.db", dir);
     test_replay_identical_and_different();
     test_replay_sandboxed();
+    test_replay_hostile();
     test_corpus_replay();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
