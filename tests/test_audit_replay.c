@@ -66,9 +66,11 @@ static cr_engine *engine(void)
 }
 
 /* Appends a record made by hand (not by an engine) to `path`, chained like any other; the
- * value fields are set only when repr is non-NULL. Returns its seq, 0 on failure. */
+ * value fields are set only when repr is non-NULL, the policy when policy is. Returns its seq,
+ * 0 on failure. */
 static uint64_t append_made_up(const char *path, const char *route, const char *code,
-                               const char *fraction, const char *repr, const char *out)
+                               const char *policy, const char *fraction, const char *repr,
+                               const char *out)
 {
     audit_db *db = NULL;
     cr_error err = {0};
@@ -78,6 +80,7 @@ static uint64_t append_made_up(const char *path, const char *route, const char *
     memset(&r, 0, sizeof r);
     AUDIT_SET(&r, lang, "python");
     AUDIT_SET(&r, code, code);
+    AUDIT_SET(&r, policy, policy);
     AUDIT_SET(&r, route, route);
     AUDIT_SET(&r, value_fraction, fraction);
     AUDIT_SET(&r, value_repr, repr);
@@ -129,7 +132,7 @@ static void test_replay_identical_and_different(void)
 
     /* A record whose stored result is not what the code gives (as if an older engine had
      * computed it in binary floating point), chained properly. */
-    uint64_t seq = append_made_up(ledger, "inprocess", "ans = 0.1 + 0.2", "3/10",
+    uint64_t seq = append_made_up(ledger, "inprocess", "ans = 0.1 + 0.2", NULL, "3/10",
                                   "0.30000000000000004", "");
     CHECK_INT(seq, 9);
 
@@ -160,7 +163,7 @@ static void test_replay_sandboxed(void)
     char path[400];
     cr_error err = {0};
     snprintf(path, sizeof path, "%s/sandboxed.db", dir);
-    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)", NULL, NULL, "2\n"), 1);
+    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)", NULL, NULL, NULL, "2\n"), 1);
 
     cr_audit_replay_report rep;
     cr_audit *a = cr_audit_open(path, 0, &err);
@@ -202,27 +205,12 @@ static void test_replay_hostile(void)
     if (!big) return;
     for (size_t i = 0; i < big_len; i++) big[i] = "ans = 1\n"[i % 8];
     big[big_len] = '\0';
-    audit_db *db = NULL;
-    cr_error err = {0};
-    CHECK_INT(audit_open(path, AUDIT_OPEN_CREATE, &db, &err), CR_OK);
     int n = (int)(sizeof cases / sizeof cases[0]);
-    for (int i = 0; db && i < n; i++) {
-        audit_record r;
-        memset(&r, 0, sizeof r);
-        AUDIT_SET(&r, lang, "python");
-        AUDIT_SET(&r, code, cases[i].code ? cases[i].code : big);
-        AUDIT_SET(&r, policy, cases[i].policy);
-        AUDIT_SET(&r, route, "inprocess");
-        AUDIT_SET(&r, value_fraction, "1");
-        AUDIT_SET(&r, value_repr, "1");
-        AUDIT_SET(&r, value_type, "int");
-        r.value_exact = 1;
-        AUDIT_SET(&r, out, "");
-        AUDIT_SET(&r, err_out, "");
-        CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_OK);
-    }
-    audit_close(db);
+    for (int i = 0; i < n; i++)
+        CHECK_INT(append_made_up(path, "inprocess", cases[i].code ? cases[i].code : big,
+                                 cases[i].policy, "1", "1", ""), (uint64_t)i + 1);
     free(big);
+    cr_error err = {0};
 
     cr_audit *a = cr_audit_open(path, 0, &err);
     CHECK(a != NULL);
