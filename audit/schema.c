@@ -104,16 +104,22 @@ static cr_code not_ledger(cr_error *err, const char *fmt, ...)
     return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: not a ledger: %s", why);
 }
 
+static const char *text_or_empty(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    return t ? t : "";
+}
+
 /* One column as PRAGMA table_xinfo sees it, written like a declaration. */
 static void column_decl(sqlite3_stmt *st, char *out, size_t n)
 {
-    const char *dflt = (const char *)sqlite3_column_text(st, 4);
-    snprintf(out, n, "%.40s%s%.20s%s%s%s%.20s%s", (const char *)sqlite3_column_text(st, 1),
-             *(const char *)sqlite3_column_text(st, 2) ? " " : "",
-             (const char *)sqlite3_column_text(st, 2),
+    int dflt = sqlite3_column_type(st, 4) != SQLITE_NULL;
+    const char *type = text_or_empty(st, 2);
+    snprintf(out, n, "%.40s%s%.20s%s%s%s%.20s%s", text_or_empty(st, 1), *type ? " " : "", type,
              sqlite3_column_int(st, 3) ? " NOT NULL" : "",
              sqlite3_column_int(st, 5) ? " PRIMARY KEY" : "", dflt ? " DEFAULT " : "",
-             dflt ? dflt : "", sqlite3_column_int(st, 6) ? " (hidden or generated)" : "");
+             dflt ? text_or_empty(st, 4) : "",
+             sqlite3_column_int(st, 6) ? " (hidden or generated)" : "");
 }
 
 /* Names the first column where table `name` differs from the reference's. Only called on a
@@ -144,8 +150,7 @@ static cr_code diff_columns(audit_db *db, sqlite3 *ref, const char *name, cr_err
             break;
         }
         if (sa == SQLITE_DONE) {
-            rc = not_ledger(err, "table %s has no column %s", name,
-                            (const char *)sqlite3_column_text(b, 1));
+            rc = not_ledger(err, "table %s has no column %s", name, text_or_empty(b, 1));
             break;
         }
         column_decl(a, da, sizeof da);
