@@ -152,12 +152,12 @@ static int fa_tamper(sqlite3 *s, const uint8_t *d, size_t n, int *foreign)
                          NULL, NULL, NULL);
             snprintf(sql, sizeof sql, "UPDATE records SET %s = ?1 WHERE seq ="
                      " (SELECT MAX(seq) FROM records)", fa_columns[col]);
-        } else if (row == FA_RECORDS + 2) { /* a schema change */
-            if (sqlite3_exec(s, fa_schema[col % FA_NSCHEMA], NULL, NULL, NULL)
-                == SQLITE_OK)
-                *foreign = 1;
+        } else if (row == FA_RECORDS + 2) { /* a schema change: the file's last edit */
             applied++;
-            continue;
+            if (sqlite3_exec(s, fa_schema[col % FA_NSCHEMA], NULL, NULL, NULL) != SQLITE_OK)
+                continue;
+            *foreign = 1;
+            break;
         } else if (row == FA_RECORDS + 1) { /* a deletion */
             snprintf(sql, sizeof sql, "DELETE FROM records WHERE seq = %u", 1 + kind);
             sqlite3_exec(s, sql, NULL, NULL, NULL);
