@@ -27,8 +27,6 @@ cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step)
                             " larger than %d MiB", step, AUDIT_MAX_ROW >> 20);
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-    case SQLITE_SCHEMA:
-    case SQLITE_AUTH:
         return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: %s", step,
                             sqlite3_errmsg(db->sql));
     }
