@@ -93,6 +93,7 @@ typedef struct {
     uint8_t prev_hash[AUDIT_HASH_LEN];
     uint8_t hash[AUDIT_HASH_LEN];
     size_t prev_hash_len, hash_len;   /* as stored: a tampered row may hold other lengths */
+    char bad[96];                     /* "" or the first column of the wrong storage class */
 } audit_entry;
 
 typedef struct audit_db audit_db;

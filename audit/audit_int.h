@@ -8,6 +8,15 @@
 #include "audit/audit.h"
 
 #define AUDIT_BUSY_MS 30000   /* how long an append waits for another process's write lock */
+/* SQLITE_LIMIT_LENGTH: an append whose row would be longer fails, a read that meets a value
+ * longer refuses the file. The largest record the default limits allow (1 MiB of stdout, a
+ * 16 Mi-character string's repr, code as submitted) fits with room. */
+#define AUDIT_MAX_ROW (256 << 20)
+/* The work budget of one operation in SQLite VM steps: a base plus so many per byte of the
+ * file, counted by a progress handler every AUDIT_PROGRESS_OPS steps (audit/schema.c). */
+#define AUDIT_WORK_BASE 200000000ull
+#define AUDIT_WORK_PER_BYTE 64ull
+#define AUDIT_PROGRESS_OPS 1000
 
 /* The record's fields in canonical order, for X-macros: S names a string field, I an
  * integer one. The encoding, the INSERT, the SELECT and the JSON all follow this list. */
@@ -21,10 +30,18 @@
 struct audit_db {
     sqlite3 *sql;
     int readonly;
+    uint64_t work;                       /* progress callbacks left in this operation */
     sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
 };
 
+/* The error of the last SQLite call; CR_ELEDGER when the file caused it (too big, too much
+ * work, not a database), CR_EAUDIT otherwise. */
 cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step);
+/* Limits the connection and checks that the file holds exactly the ledger's schema, creating
+ * it first in an empty file with AUDIT_OPEN_CREATE (audit/schema.c). */
+cr_code audit_schema_open(audit_db *db, int flags, cr_error *err);
+/* Refills the work budget: called as each operation (append, head, verify, a read) starts. */
+void audit_budget(audit_db *db);
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err);
 int64_t audit_now_us(void);
 /* The head, inside a transaction the caller holds. */

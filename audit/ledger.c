@@ -1,4 +1,5 @@
-/* audit/ledger.c: the SQLite ledger: schema, durable chained appends, iteration. */
+/* audit/ledger.c: the SQLite ledger: durable chained appends, iteration (the schema and the
+ * connection's limits are in audit/schema.c). */
 #include "audit/audit_int.h"
 
 #include <sodium.h>
@@ -12,33 +13,24 @@
     "policy, route, reasons, status, value_fraction, value_repr, value_type, value_exact, " \
     "stdout, stderr, error, artifacts, timings"
 
-static const char schema_sql[] =
-    "CREATE TABLE schema_version(version INTEGER NOT NULL, created_us INTEGER NOT NULL);"
-    "CREATE TABLE records("
-    " seq INTEGER PRIMARY KEY, format INTEGER NOT NULL,"
-    " request_id TEXT, time_us INTEGER, engine_version TEXT, grammar_version TEXT, lang TEXT,"
-    " code TEXT, bindings TEXT, tables TEXT, policy TEXT, route TEXT, reasons TEXT,"
-    " status INTEGER, value_fraction TEXT, value_repr TEXT, value_type TEXT,"
-    " value_exact INTEGER, stdout TEXT, stderr TEXT, error TEXT, artifacts TEXT,"
-    " timings TEXT, prev_hash BLOB NOT NULL, hash BLOB NOT NULL);"
-    "CREATE TABLE checkpoints("
-    " id INTEGER PRIMARY KEY, seq INTEGER NOT NULL, head_hash BLOB NOT NULL,"
-    " time_us INTEGER NOT NULL, pubkey BLOB NOT NULL, signature BLOB NOT NULL);"
-    /* The ledger is append-only; these stop mistakes and honest tools. An attacker with the
-     * file can drop them, which is what the hash chain and the checkpoints are for. */
-    "CREATE TRIGGER records_no_update BEFORE UPDATE ON records"
-    " BEGIN SELECT RAISE(ABORT, 'audit ledger is append-only'); END;"
-    "CREATE TRIGGER records_no_delete BEFORE DELETE ON records"
-    " BEGIN SELECT RAISE(ABORT, 'audit ledger is append-only'); END;"
-    "CREATE TRIGGER checkpoints_no_update BEFORE UPDATE ON checkpoints"
-    " BEGIN SELECT RAISE(ABORT, 'audit ledger is append-only'); END;"
-    "CREATE TRIGGER checkpoints_no_delete BEFORE DELETE ON checkpoints"
-    " BEGIN SELECT RAISE(ABORT, 'audit ledger is append-only'); END;";
-
 cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step)
 {
-    return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: %s", step,
-                        db && db->sql ? sqlite3_errmsg(db->sql) : "no database");
+    if (!db || !db->sql) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: no database", step);
+    /* What the file did to us, as opposed to what the system did (I/O, locks, memory). */
+    switch (sqlite3_errcode(db->sql) & 0xff) {
+    case SQLITE_INTERRUPT:
+        if (db->work) break;
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: the query took"
+                            " more work than the file's size allows", step);
+    case SQLITE_TOOBIG:
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: a value is"
+                            " larger than %d MiB", step, AUDIT_MAX_ROW >> 20);
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: %s", step,
+                            sqlite3_errmsg(db->sql));
+    }
+    return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: %s", step, sqlite3_errmsg(db->sql));
 }
 
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err)
@@ -67,55 +59,6 @@ int64_t audit_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static cr_code table_exists(audit_db *db, const char *name, int *yes, cr_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db->sql, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return audit_sqlite_fail(db, err, "read schema");
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return audit_sqlite_fail(db, err, "read schema");
-    *yes = rc == SQLITE_ROW;
-    return CR_OK;
-}
-
-static cr_code check_schema_version(audit_db *db, cr_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db->sql, "SELECT max(version) FROM schema_version", -1, &st, NULL)
-        != SQLITE_OK)
-        return audit_sqlite_fail(db, err, "read schema version");
-    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (v != AUDIT_SCHEMA_VERSION)
-        return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: schema version %lld, expected %d",
-                            (long long)v, AUDIT_SCHEMA_VERSION);
-    return CR_OK;
-}
-
-/* Creates the schema unless another process already did; under BEGIN IMMEDIATE so two
- * processes opening a fresh file at once cannot both create it. */
-static cr_code create_schema(audit_db *db, cr_error *err)
-{
-    cr_code rc;
-    int yes = 0;
-    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) return rc;
-    if ((rc = table_exists(db, "schema_version", &yes, err)) != CR_OK) goto fail;
-    if (!yes) {
-        if ((rc = audit_exec(db, schema_sql, err)) != CR_OK) goto fail;
-        char ins[128];
-        snprintf(ins, sizeof ins, "INSERT INTO schema_version VALUES(%d, %lld)",
-                 AUDIT_SCHEMA_VERSION, (long long)audit_now_us());
-        if ((rc = audit_exec(db, ins, err)) != CR_OK) goto fail;
-    }
-    return audit_exec(db, "COMMIT", err);
-fail:
-    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-}
-
 cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
 {
     cr_code rc;
@@ -135,14 +78,7 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
     }
     /* Other processes append too: wait for their write lock instead of failing at once. */
     sqlite3_busy_timeout(db->sql, AUDIT_BUSY_MS);
-    if (!db->readonly) {
-        /* WAL so readers never block the appender; FULL so a commit that returned is on disk
-         * even if the machine loses power right after. */
-        if ((rc = audit_exec(db, "PRAGMA journal_mode=WAL", err)) != CR_OK) goto fail;
-        if ((rc = audit_exec(db, "PRAGMA synchronous=FULL", err)) != CR_OK) goto fail;
-        if ((flags & AUDIT_OPEN_CREATE) && (rc = create_schema(db, err)) != CR_OK) goto fail;
-    }
-    if ((rc = check_schema_version(db, err)) != CR_OK) goto fail;
+    if ((rc = audit_schema_open(db, flags, err)) != CR_OK) goto fail;
     *out = db;
     return CR_OK;
 fail:
@@ -284,6 +220,9 @@ static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
     int s = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
+    if (s == SQLITE_TOOBIG)
+        return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: the record is larger than %d MiB,"
+                            " the ledger's limit for a row", AUDIT_MAX_ROW >> 20);
     if (s != SQLITE_DONE) return audit_sqlite_fail(db, err, "insert record");
     memcpy(prev, hash, AUDIT_HASH_LEN);
     return CR_OK;
@@ -300,6 +239,7 @@ cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
     if (!db || (!recs && n)) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no ledger");
     if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
     cr_buf_init(&enc, 0);
+    audit_budget(db);
     /* BEGIN IMMEDIATE, not BEGIN: take the write lock before reading the head hash, or two
      * writers could both chain onto the same prev_hash. */
     if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) goto out;
@@ -327,6 +267,7 @@ cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
 cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
 {
     cr_code rc;
+    audit_budget(db);
     /* A read transaction so seq and hash come from the same snapshot. */
     if ((rc = audit_exec(db, "BEGIN", err)) != CR_OK) return rc;
     rc = audit_head_locked(db, seq, hash, err);
@@ -348,6 +289,7 @@ cr_code audit_iter_open(audit_db *db, uint64_t from, uint64_t to, audit_iter **o
     audit_iter *it = calloc(1, sizeof *it);
     if (!it) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
     it->db = db;
+    audit_budget(db);
     if (sqlite3_prepare_v2(db->sql,
                            "SELECT seq, format, " RECORD_COLS ", prev_hash, hash FROM records"
                            " WHERE seq >= ? AND seq <= ? ORDER BY seq", -1, &it->st, NULL)
@@ -384,6 +326,33 @@ static void col_hash(sqlite3_stmt *st, int i, uint8_t out[AUDIT_HASH_LEN], size_
     if (b) memcpy(out, b, *len < AUDIT_HASH_LEN ? *len : AUDIT_HASH_LEN);
 }
 
+/* The storage class each selected column must have, in SELECT order: what the INSERT above
+ * binds. Reads convert silently (text into an integer, a blob into text), so a value of
+ * another class could hash like the genuine one; verify refuses it instead. */
+static const unsigned char col_class[] = {
+    SQLITE_INTEGER, SQLITE_INTEGER,
+#define S(f) SQLITE_TEXT,
+#define I(f) SQLITE_INTEGER,
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    SQLITE_BLOB, SQLITE_BLOB,
+};
+
+static void check_classes(sqlite3_stmt *st, char *bad, size_t n)
+{
+    static const char *const names[] = { "?", "an integer", "a real", "text", "a blob", "NULL" };
+    bad[0] = '\0';
+    for (int i = 0; i < (int)sizeof col_class; i++) {
+        int t = sqlite3_column_type(st, i);
+        /* Absent strings are NULL; nothing else may be. */
+        if (t == col_class[i] || (t == SQLITE_NULL && col_class[i] == SQLITE_TEXT)) continue;
+        snprintf(bad, n, "column %s holds %s, expected %s", sqlite3_column_name(st, i),
+                 names[t], names[col_class[i]]);
+        return;
+    }
+}
+
 int audit_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
 {
     int s = sqlite3_step(it->st);
@@ -395,6 +364,7 @@ int audit_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
     sqlite3_stmt *st = it->st;
     audit_record *r = &e->rec;
     int i = 0;
+    check_classes(st, e->bad, sizeof e->bad);
     e->seq = (uint64_t)sqlite3_column_int64(st, i++);
     e->format = sqlite3_column_int64(st, i++);
 #define S(f) col_str(st, i++, &r->f, &r->f##_len);

@@ -89,6 +89,7 @@ cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq_out,
     unsigned char msg[CKPT_MSG_LEN];
     sqlite3_stmt *st = NULL;
     if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
+    audit_budget(db);
     crypto_sign_ed25519_sk_to_pk(pk, sk);
     /* IMMEDIATE: the head we sign is the head when the checkpoint lands. */
     if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) return rc;
@@ -200,6 +201,7 @@ static int check_row(const audit_entry *e, uint64_t want_seq, const uint8_t prev
     if (e->prev_hash_len != AUDIT_HASH_LEN || memcmp(e->prev_hash, prev, AUDIT_HASH_LEN))
         return report_bad(rep, e->seq, "bad prev link: prev_hash does not match seq %llu's hash",
                           (unsigned long long)(want_seq - 1));
+    if (e->bad[0]) return report_bad(rep, e->seq, "%s", e->bad);
     if (e->format != AUDIT_FORMAT_VERSION)
         return report_bad(rep, e->seq, "hash mismatch: unknown format version %lld",
                           (long long)e->format);
@@ -227,6 +229,7 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
     cr_buf_init(&enc, 0);
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
+    audit_budget(db);
     /* One read transaction: a snapshot, however many appenders run meanwhile. */
     if ((rc = audit_exec(db, "BEGIN", err)) != CR_OK) return rc;
     if ((rc = audit_iter_open(db, 0, 0, &it, err)) != CR_OK) goto out;

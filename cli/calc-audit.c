@@ -30,8 +30,9 @@ static const char usage_text[] =
     "  keygen FILE                 write a key pair: FILE (secret) and FILE.pub\n"
     "  --help, --version\n"
     "\n"
-    "exit status: 0 ok; 1 verification or replay failed; 2 usage; 5 the ledger or a key\n"
-    "could not be read or written (internal failure)\n";
+    "exit status: 0 ok; 1 verification or replay failed, or DB is not a ledger (its schema,\n"
+    "a row's types or size, or the work a query takes is not a ledger's); 2 usage; 5 the\n"
+    "ledger or a key could not be read or written (internal failure)\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -44,7 +45,8 @@ static int usage(const char *fmt, const char *arg)
 static int fail(const cr_error *err)
 {
     fprintf(stderr, "calc-audit: %s\n", err->message);
-    return err->code == CR_EUSAGE ? EXIT_USAGE : EXIT_INTERNAL;
+    return err->code == CR_EUSAGE ? EXIT_USAGE : err->code == CR_ELEDGER ? EXIT_FAILED
+                                                                          : EXIT_INTERNAL;
 }
 
 static int parse_seq(const char *s, uint64_t *out)

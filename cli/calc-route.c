@@ -42,7 +42,8 @@ static const char usage[] =
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
-    "Exit status: 0 ok, 1 the code raised an exception, 2 usage, 3 a limit was hit,\n"
+    "Exit status: 0 ok, 1 the code raised an exception, 2 usage (also: --audit names a\n"
+    "file that is not a ledger), 3 a limit was hit,\n"
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure.\n";
 
 static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
@@ -347,7 +348,8 @@ static cr_engine *open_engine(const cr_config *cfg, int *rc)
     cr_engine *engine = cr_engine_open(cfg, &e);
     if (!engine) {
         fprintf(stderr, "calc-route: %s\n", e.message);
-        *rc = e.code == CR_EUSAGE ? EX_USAGE : EX_INTERNAL;
+        /* --audit naming a file that is not a ledger is a bad argument. */
+        *rc = e.code == CR_EUSAGE || e.code == CR_ELEDGER ? EX_USAGE : EX_INTERNAL;
     }
     return engine;
 }

@@ -18,6 +18,7 @@ static const char *const code_names[] = {
     [CR_ESANDBOX] = "sandbox failure",
     [CR_EAUDIT] = "audit ledger failure",
     [CR_EINTERNAL] = "internal error",
+    [CR_ELEDGER] = "not an audit ledger",
     [CR_EPY_ZERODIV] = "ZeroDivisionError",
     [CR_EPY_NAME] = "NameError",
     [CR_EPY_UNBOUND] = "UnboundLocalError",

@@ -7,12 +7,13 @@
  * then edits a fresh copy of it with plain SQLite, triggers dropped, as an attacker would,
  * and runs the whole read side on the copy. The input is a list of edits, each
  *   row (1 byte) | column (1 byte) | kind (1 byte) | length (1 byte) | bytes
- * where the row picks a stored record, a new row copied from one, or a deletion, the column
- * one of the records table's 25, and the kind NULL, an integer, text or a blob.
+ * where the row picks a stored record, a new row copied from one, a deletion or a change of
+ * the schema, the column one of the records table's 25 (or which schema change), and the
+ * kind NULL, an integer, text or a blob.
  *
- * Invariants, beyond no crash, leak, hang or UB: verify and replay always finish, and a
- * ledger that verify passes replays without a difference (what the chain protects, replay
- * must find unchanged). */
+ * Invariants, beyond no crash, leak, hang or UB: verify and replay always finish, a ledger
+ * that verify passes replays without a difference (what the chain protects, replay must find
+ * unchanged), and a file whose schema was changed is refused on open as not a ledger. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,23 @@ static const char *const fa_columns[] = {
 };
 #define FA_NCOLUMNS (sizeof fa_columns / sizeof fa_columns[0])
 #define FA_RECORDS 4
+
+/* Schema changes, each leaving a file that is not a ledger; none undoes another. */
+static const char *const fa_schema[] = {
+    "DROP TABLE records; CREATE VIEW records AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL"
+    " SELECT n + 1 FROM r) SELECT n AS seq FROM r WHERE n < 0",
+    "ALTER TABLE checkpoints RENAME TO c0; CREATE VIEW checkpoints AS SELECT * FROM c0",
+    "CREATE TRIGGER t0 AFTER INSERT ON records BEGIN SELECT 1; END",
+    "CREATE TRIGGER t1 BEFORE UPDATE ON checkpoints BEGIN SELECT 1; END",
+    "CREATE INDEX i0 ON records(length(code))",
+    "ALTER TABLE records ADD COLUMN x0 TEXT",
+    "ALTER TABLE checkpoints ADD COLUMN x1 BLOB",
+    "CREATE TABLE e0(a)",
+    "CREATE VIEW v0 AS SELECT * FROM records",
+    "CREATE VIRTUAL TABLE f0 USING fts5(a)",
+    "DROP TABLE schema_version",
+};
+#define FA_NSCHEMA (sizeof fa_schema / sizeof fa_schema[0])
 
 static char fa_dir[64], fa_base[96], fa_work[96];
 
@@ -111,14 +129,15 @@ static sqlite3 *fa_fresh_copy(void)
     return s;
 }
 
-/* Applies the input's edits to the work copy; returns how many SQL statements ran. */
-static int fa_tamper(sqlite3 *s, const uint8_t *d, size_t n)
+/* Applies the input's edits to the work copy; returns how many SQL statements ran, and sets
+ * *foreign when a schema change took. */
+static int fa_tamper(sqlite3 *s, const uint8_t *d, size_t n, int *foreign)
 {
     int applied = 0;
     sqlite3_exec(s, "DROP TRIGGER records_no_update; DROP TRIGGER records_no_delete;",
                  NULL, NULL, NULL);
     for (size_t i = 0; i + 4 <= n && applied < 64;) {
-        unsigned row = d[i] % (FA_RECORDS + 2), col = d[i + 1] % FA_NCOLUMNS;
+        unsigned row = d[i] % (FA_RECORDS + 3), col = d[i + 1] % FA_NCOLUMNS;
         unsigned kind = d[i + 2] % 4, len = d[i + 3];
         i += 4;
         if (len > n - i) len = (unsigned)(n - i);
@@ -134,6 +153,12 @@ static int fa_tamper(sqlite3 *s, const uint8_t *d, size_t n)
                          NULL, NULL, NULL);
             snprintf(sql, sizeof sql, "UPDATE records SET %s = ?1 WHERE seq ="
                      " (SELECT MAX(seq) FROM records)", fa_columns[col]);
+        } else if (row == FA_RECORDS + 2) { /* a schema change: the file's last edit */
+            applied++;
+            if (sqlite3_exec(s, fa_schema[col % FA_NSCHEMA], NULL, NULL, NULL) != SQLITE_OK)
+                continue;
+            *foreign = 1;
+            break;
         } else if (row == FA_RECORDS + 1) { /* a deletion */
             snprintf(sql, sizeof sql, "DELETE FROM records WHERE seq = %u", 1 + kind);
             sqlite3_exec(s, sql, NULL, NULL, NULL);
@@ -185,11 +210,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (size > 4096) return 0;
     sqlite3 *s = fa_fresh_copy();
-    fa_tamper(s, data, size);
+    int foreign = 0;
+    fa_tamper(s, data, size, &foreign);
     sqlite3_close(s);
 
     cr_error err = { 0 };
     cr_audit *a = cr_audit_open(fa_work, 0, &err);
+    if (foreign && (a || err.code != CR_ELEDGER)) {
+        fprintf(stderr, "fuzz_audit: a changed schema was not refused: %s\n",
+                a ? "opened" : err.message);
+        abort();
+    }
     if (!a) return 0;   /* the edits may leave a file the ledger refuses to open: fine */
     cr_audit_report rep;
     memset(&rep, 0, sizeof rep);

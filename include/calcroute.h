@@ -36,6 +36,8 @@ typedef enum {
     CR_ESANDBOX,     /* a sandbox could not be set up or run */
     CR_EAUDIT,       /* the audit ledger could not be written or read */
     CR_EINTERNAL,    /* a bug in calcroute */
+    CR_ELEDGER,      /* the file is not an audit ledger as calcroute writes it (schema, types,
+                      * sizes); the message names what is wrong */
     CR_EPY_BASE = 32,
     CR_EPY_ZERODIV = CR_EPY_BASE, /* ZeroDivisionError */
     CR_EPY_NAME,                  /* NameError */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit/audit.h"
+#include "audit/audit_int.h"
 #include "tests/testlib.h"
 
 #define NROWS 4
@@ -297,7 +297,7 @@ static void test_schema_version(void)
     sqlite3_close(s);
     cr_error err = {0};
     db = NULL;
-    CHECK_INT(audit_open(path_in("schema.db"), 0, &db, &err), CR_EAUDIT);
+    CHECK_INT(audit_open(path_in("schema.db"), 0, &db, &err), CR_ELEDGER);
     CHECK_STR(err.message, "audit: schema version 99, expected 1");
 }
 
@@ -373,6 +373,213 @@ static void test_tamper_every_field(void)
     }
     CHECK_INT(cases, 25 * NROWS);
     CHECK_INT(named, cases);
+}
+
+/* The records table's columns, for SQL that rebuilds or imitates it. */
+#define REC_COLS "seq, format, request_id, time_us, engine_version, grammar_version, lang," \
+    " code, bindings, tables, policy, route, reasons, status, value_fraction, value_repr," \
+    " value_type, value_exact, stdout, stderr, error, artifacts, timings, prev_hash, hash"
+/* The genuine declaration of records with `code`'s type replaced. */
+#define REC_DECL(code_type) "(seq INTEGER PRIMARY KEY, format INTEGER NOT NULL," \
+    " request_id TEXT, time_us INTEGER, engine_version TEXT, grammar_version TEXT, lang TEXT," \
+    " code " code_type ", bindings TEXT, tables TEXT, policy TEXT, route TEXT, reasons TEXT," \
+    " status INTEGER, value_fraction TEXT, value_repr TEXT, value_type TEXT," \
+    " value_exact INTEGER, stdout TEXT, stderr TEXT, error TEXT, artifacts TEXT," \
+    " timings TEXT, prev_hash BLOB NOT NULL, hash BLOB NOT NULL)"
+
+/* A view that never yields a row and never ends; under ORDER BY seq its sort grows without
+ * bound: what an old reader ran forever on. */
+#define ENDLESS_VIEW "CREATE VIEW records AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL" \
+    " SELECT n + 1 FROM r) SELECT n AS seq, 1 AS format, '' AS request_id, 0 AS time_us," \
+    " '' AS engine_version, '' AS grammar_version, 'python' AS lang, 'ans = 1' AS code," \
+    " NULL AS bindings, NULL AS tables, NULL AS policy, 'inprocess' AS route, '[]' AS reasons," \
+    " 0 AS status, NULL AS value_fraction, NULL AS value_repr, NULL AS value_type," \
+    " -1 AS value_exact, '' AS stdout, '' AS stderr, NULL AS error, '[]' AS artifacts," \
+    " '{}' AS timings, zeroblob(32) AS prev_hash, zeroblob(32) AS hash FROM r WHERE n < 0"
+
+/* Files an attacker may hand over in place of a ledger: each is refused on open, for reading
+ * and for appending alike, with CR_ELEDGER and a message naming what is wrong, before any
+ * query of the rows runs (so none of them can take long). */
+static void test_hostile_schema(void)
+{
+    static const struct { const char *sql, *why; } cases[] = {
+        { "DROP TABLE records;" ENDLESS_VIEW, "records is a view, not a table" },
+        { "DROP TABLE checkpoints; CREATE VIEW checkpoints AS SELECT 1 AS id",
+          "checkpoints is a view, not a table" },
+        { "ALTER TABLE records RENAME TO old;" ENDLESS_VIEW, "unexpected table old" },
+        { "CREATE TRIGGER evil AFTER INSERT ON records BEGIN"
+          " INSERT INTO checkpoints SELECT * FROM checkpoints; END",
+          "unexpected trigger evil on records" },
+        { "CREATE TRIGGER records_no_update BEFORE UPDATE ON records BEGIN SELECT 1; END",
+          "trigger records_no_update is not the ledger's" },
+        { "CREATE VIEW v AS SELECT 1", "unexpected view v" },
+        { "CREATE INDEX i ON records(length(code))", "unexpected index i on records" },
+        { "CREATE TABLE extra(x)", "unexpected table extra" },
+        { "DROP TABLE checkpoints", "no table checkpoints" },
+        { "DROP TABLE schema_version", "no table schema_version" },
+        { "ALTER TABLE records ADD COLUMN evil TEXT",
+          "table records has an extra column evil TEXT" },
+        { "ALTER TABLE records DROP COLUMN hash", "table records has no column hash" },
+        { "ALTER TABLE records RENAME TO old; CREATE TABLE records" REC_DECL("BLOB") ";"
+          "INSERT INTO records SELECT * FROM old; DROP TABLE old",
+          "table records column 8 is \"code BLOB\", expected \"code TEXT\"" },
+        { "ALTER TABLE records RENAME TO old; CREATE TABLE records" REC_DECL("TEXT")
+          " WITHOUT ROWID; INSERT INTO records SELECT * FROM old; DROP TABLE old",
+          "table records column 1 is \"seq INTEGER NOT NULL PRIMARY KEY\", expected"
+          " \"seq INTEGER PRIMARY KEY\"" },
+        { "ALTER TABLE records RENAME TO old; CREATE TABLE records" REC_DECL("TEXT CHECK(1)")
+          "; INSERT INTO records SELECT " REC_COLS " FROM old; DROP TABLE old",
+          "table records is not declared as the ledger's (constraints or options differ)" },
+        { "ALTER TABLE records ADD COLUMN g INTEGER GENERATED ALWAYS AS (seq * 2)",
+          "table records has an extra column g INTEGER (hidden or generated)" },
+        { "DROP TABLE checkpoints; CREATE VIRTUAL TABLE checkpoints USING fts5(x)",
+          "checkpoints is a virtual table, not an ordinary table" },
+    };
+    char name[32], want[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(name, sizeof name, "hostile%zu.db", i);
+        const char *p = attacked(name, "template.db", cases[i].sql);
+        snprintf(want, sizeof want, "audit: not a ledger: %s", cases[i].why);
+        for (int flags = AUDIT_OPEN_READONLY; flags >= 0; flags -= AUDIT_OPEN_READONLY - 1) {
+            audit_db *db = NULL;
+            cr_error err = {0};
+            CHECK_INT(audit_open(p, flags, &db, &err), CR_ELEDGER);
+            CHECK(db == NULL);
+            CHECK_STR(err.message, want);
+            audit_close(db);
+        }
+    }
+
+    /* What is not a SQLite database at all, an empty one, one in UTF-16. */
+    audit_db *db = NULL;
+    cr_error err = {0};
+    FILE *f = fopen(path_in("text.db"), "w");
+    CHECK(f && fputs("not a database, just text\n", f) >= 0 && fclose(f) == 0);
+    CHECK_INT(audit_open(path_in("text.db"), AUDIT_OPEN_READONLY, &db, &err), CR_ELEDGER);
+    CHECK_STR(err.message, "audit: read schema: not a ledger: file is not a database");
+    CHECK_INT(audit_open(path_in("text.db"), AUDIT_OPEN_CREATE, &db, &err), CR_ELEDGER);
+    sqlite3 *s = NULL;
+    CHECK_INT(sqlite3_open(path_in("empty.db"), &s), SQLITE_OK);
+    CHECK(exec_ok(s, "PRAGMA user_version = 7"));
+    sqlite3_close(s);
+    CHECK_INT(audit_open(path_in("empty.db"), AUDIT_OPEN_READONLY, &db, &err), CR_ELEDGER);
+    CHECK_STR(err.message, "audit: not a ledger: the database is empty");
+    CHECK_INT(sqlite3_open(path_in("utf16.db"), &s), SQLITE_OK);
+    CHECK(exec_ok(s, "PRAGMA encoding = 'UTF-16le'; CREATE TABLE x(a); DROP TABLE x"));
+    sqlite3_close(s);
+    CHECK_INT(audit_open(path_in("utf16.db"), AUDIT_OPEN_CREATE, &db, &err), CR_ELEDGER);
+    CHECK_STR(err.message, "audit: not a ledger: the text encoding is UTF-16le, not UTF-8");
+    /* Another application's database is never turned into a ledger. */
+    CHECK_INT(sqlite3_open(path_in("app.db"), &s), SQLITE_OK);
+    CHECK(exec_ok(s, "CREATE TABLE users(name TEXT)"));
+    sqlite3_close(s);
+    CHECK_INT(audit_open(path_in("app.db"), AUDIT_OPEN_CREATE, &db, &err), CR_ELEDGER);
+    CHECK_STR(err.message, "audit: not a ledger: unexpected table users");
+    CHECK(db == NULL);
+}
+
+/* Dropped triggers are the attacker's first step, harmless to a reader: the ledger still
+ * opens and verify finds the tampering itself. A stored value of another storage class than
+ * the ledger writes fails verify even when its bytes hash like the genuine one. */
+static void test_row_classes(void)
+{
+    const char *p = attacked("notriggers.db", "template.db", NULL);
+    cr_audit_report rep = verify_path(p, NULL);
+    CHECK_INT(rep.ok, 1);
+    CHECK_INT(rep.records, NROWS);
+    static const struct { const char *sql, *problem; } cases[] = {
+        { "UPDATE records SET code = CAST(code AS BLOB) WHERE seq = 2",
+          "column code holds a blob, expected text" },
+        { "UPDATE records SET status = '0x' WHERE seq = 2",
+          "column status holds text, expected an integer" },
+        { "UPDATE records SET hash = CAST(hash AS TEXT) WHERE seq = 2",
+          "column hash holds text, expected a blob" },
+        { "UPDATE records SET time_us = NULL WHERE seq = 2",
+          "column time_us holds NULL, expected an integer" },
+        { "UPDATE records SET value_exact = 1.5 WHERE seq = 2",
+          "column value_exact holds a real, expected an integer" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        p = attacked("class.db", "template.db", cases[i].sql);
+        rep = verify_path(p, NULL);
+        CHECK_INT(rep.ok, 0);
+        CHECK_INT(rep.bad_seq, 2);
+        CHECK_STR(rep.problem, cases[i].problem);
+    }
+}
+
+/* A value longer than the ledger's limit is refused on read; a row longer is never written. */
+static void test_oversized_row(void)
+{
+    /* In memory when /dev/shm is there: a loaded machine's disk takes long over 256 MiB. */
+    char p[320];
+    snprintf(p, sizeof p, "%s/cr-test-audit-big-%d.db",
+             access("/dev/shm", W_OK) == 0 ? "/dev/shm" : dir, (int)getpid());
+    CHECK(copy_file(path_in("template.db"), p));
+    sqlite3 *s = attacker(p);
+    CHECK(exec_ok(s, "UPDATE records SET stdout = zeroblob(256 * 1024 * 1024 + 1) WHERE seq = 3"));
+    sqlite3_close(s);
+    audit_db *db = open_db(p, AUDIT_OPEN_READONLY);
+    audit_iter *it = NULL;
+    audit_entry e;
+    cr_error err = {0};
+    CHECK(db && audit_iter_open(db, 0, 0, &it, &err) == CR_OK);
+    if (it) {
+        CHECK_INT(audit_iter_next(it, &e, &err), 1);
+        CHECK_INT(audit_iter_next(it, &e, &err), 1);
+        CHECK_INT(audit_iter_next(it, &e, &err), -1);
+        CHECK_INT(err.code, CR_ELEDGER);
+        CHECK_STR(err.message, "audit: read records: not a ledger: a value is larger than 256 MiB");
+    }
+    audit_iter_close(it);
+    audit_close(db);
+    char side[340];
+    for (int i = 0; i < 3; i++) {
+        snprintf(side, sizeof side, "%s%s", p, (const char *[]){ "", "-wal", "-shm" }[i]);
+        unlink(side);
+    }
+
+    db = open_db(path_in("big-append.db"), AUDIT_OPEN_CREATE);
+    if (!db) return;
+    char id[32];
+    audit_record r;
+    sample(&r, 0, id, sizeof id);
+    size_t n = (size_t)256 << 20;
+    char *big = calloc(1, n);
+    CHECK(big != NULL);
+    r.out = big;
+    r.out_len = n;
+    CHECK_INT(audit_append(db, &r, NULL, NULL, &err), CR_EAUDIT);
+    CHECK_STR(err.message, "audit: the record is larger than 256 MiB, the ledger's limit for a row");
+    free(big);
+    uint64_t seq = 9;
+    uint8_t h[AUDIT_HASH_LEN];
+    CHECK_INT(audit_head(db, &seq, h, &err), CR_OK);
+    CHECK_INT(seq, 0);
+    audit_close(db);
+}
+
+/* The backstop behind the schema check: whatever query runs on a ledger's connection stops
+ * once it has taken the work the file's size allows, and says so. */
+static void test_work_budget(void)
+{
+    audit_db *db = open_db(path_in("template.db"), AUDIT_OPEN_READONLY);
+    cr_error err = {0};
+    CHECK(db != NULL);
+    if (!db) return;
+    audit_budget(db);
+    CHECK(db->work > AUDIT_WORK_BASE / AUDIT_PROGRESS_OPS);   /* charged to the file's size */
+    CHECK_INT(audit_exec(db, "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r)"
+                             " SELECT count(*) FROM r", &err), CR_ELEDGER);
+    CHECK(strstr(err.message, ": not a ledger: the query took more work than the file's size"
+                              " allows") != NULL);
+    CHECK_INT(db->work, 0);
+    /* The next operation has its own budget. */
+    uint64_t seq = 0;
+    uint8_t h[AUDIT_HASH_LEN];
+    CHECK_INT(audit_head(db, &seq, h, &err), CR_OK);
+    CHECK_INT(seq, NROWS);
+    audit_close(db);
 }
 
 static void test_delete_and_reorder(void)
@@ -576,6 +783,10 @@ int main(void)
     test_schema_version();
     make_template();
     test_tamper_every_field();
+    test_hostile_schema();
+    test_row_classes();
+    test_oversized_row();
+    test_work_budget();
     test_delete_and_reorder();
     test_keys();
     test_checkpoints();

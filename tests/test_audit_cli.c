@@ -11,27 +11,45 @@
 #include "audit/audit.h"
 #include "tests/testlib.h"
 
-static char dir[256], tool[512], out[65536];
+static char dir[256], tool[512], route_tool[512], out[65536];
 
 static int starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Runs calc-audit with the arguments; stdout into `out`, stderr dropped; the exit status. */
-static int run(const char *fmt, ...)
+/* Runs `prog` with the arguments: stdout (or with `errs` stderr alone) into `out`; the exit
+ * status. */
+static int vrun(const char *prog, int errs, const char *fmt, va_list ap)
 {
     char args[1024], cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>/dev/null", tool, args);
+    snprintf(cmd, sizeof cmd, "'%s' %s %s", prog, args, errs ? "2>&1 >/dev/null" : "2>/dev/null");
     FILE *p = popen(cmd, "r");
     size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
     out[n] = '\0';
     int st = p ? pclose(p) : -1;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* calc-audit: stdout into `out`. */
+static int run(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(tool, 0, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* `prog` (calc-audit or calc-route): stderr into `out`. */
+static int run_errs(const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vrun(prog, 1, fmt, ap);
+    va_end(ap);
+    return rc;
 }
 
 static void make_ledger(const char *path, int n)
@@ -64,7 +82,8 @@ static void test_usage(void)
 {
     CHECK_INT(run("--help"), 0);
     CHECK(starts_with(out, "usage: calc-audit COMMAND"));
-    CHECK(strstr(out, "exit status: 0 ok; 1 verification or replay failed; 2 usage; 5") != NULL);
+    CHECK(strstr(out, "exit status: 0 ok; 1 verification or replay failed, or DB is not a"
+                      " ledger") != NULL);
     CHECK_INT(run("--version"), 0);
     CHECK_STR(out, "calc-audit " CR_VERSION_STRING "\n");
     CHECK_INT(run(""), 2);
@@ -199,10 +218,69 @@ static void test_checkpoints(void)
                            " (truncated)\n"));
 }
 
+/* A file that is not a ledger fails every command, and an append, on open: the exit status
+ * of a failed check, a message naming what is wrong, and no query of its rows. Here records
+ * is a view that never yields a row and never ends (sorted by seq, it would also fill the
+ * temp directory), and the second file has a trigger that would run on every append. */
+static void test_not_a_ledger(void)
+{
+    static const struct { const char *name, *sql, *why; } files[] = {
+        { "view.db", "DROP TABLE records; CREATE VIEW records AS WITH RECURSIVE"
+          " r(seq, format, request_id, time_us, engine_version, grammar_version, lang, code,"
+          " bindings, tables, policy, route, reasons, status, value_fraction, value_repr,"
+          " value_type, value_exact, stdout, stderr, error, artifacts, timings, prev_hash,"
+          " hash) AS (SELECT 1, 1, '', 0, '', '', 'python', 'ans = 1', NULL, NULL, NULL,"
+          " 'inprocess', '[]', 0, NULL, NULL, NULL, -1, '', '', NULL, '[]', '{}',"
+          " zeroblob(32), zeroblob(32) UNION ALL SELECT seq + 1, format, request_id, time_us,"
+          " engine_version, grammar_version, lang, code, bindings, tables, policy, route,"
+          " reasons, status, value_fraction, value_repr, value_type, value_exact, stdout,"
+          " stderr, error, artifacts, timings, prev_hash, hash FROM r) SELECT * FROM r"
+          " WHERE seq < 0", "records is a view, not a table" },
+        { "trigger.db", "CREATE TRIGGER spread AFTER INSERT ON records BEGIN INSERT INTO"
+          " checkpoints(seq, head_hash, time_us, pubkey, signature) SELECT seq, hash, 0, x'',"
+          " x'' FROM records; END", "unexpected trigger spread on records" },
+    };
+    static const char *const cmds[] = { "verify %s", "replay %s", "show %s 1", "export %s",
+                                        "head %s", "checkpoint %s --key %s/k" };
+    char db[400], want[300];
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        snprintf(db, sizeof db, "%s/%s", dir, files[f].name);
+        make_ledger(db, 2);
+        sqlite3 *s = NULL;
+        CHECK_INT(sqlite3_open(db, &s), SQLITE_OK);
+        CHECK_INT(sqlite3_exec(s, "DROP TRIGGER records_no_update; DROP TRIGGER"
+                                  " records_no_delete", NULL, NULL, NULL), SQLITE_OK);
+        CHECK_INT(sqlite3_exec(s, files[f].sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(s);
+        snprintf(want, sizeof want, "calc-audit: audit: not a ledger: %s\n", files[f].why);
+        for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+            char fmt[700];
+            snprintf(fmt, sizeof fmt, "timeout 60 '%s' %s", tool, cmds[c]);
+            CHECK_INT(run_errs("env", fmt, db, dir), 1);
+            CHECK_STR(out, want);
+        }
+        /* calc-route --audit: the ledger's path is a bad argument; nothing runs. */
+        char code[420];
+        snprintf(code, sizeof code, "%s/c.py", dir);
+        FILE *cf = fopen(code, "w");
+        CHECK(cf && fputs("ans = 1\n", cf) >= 0 && fclose(cf) == 0);
+        CHECK_INT(run_errs(route_tool, "--tier none --audit %s %s", db, code), 2);
+        snprintf(want, sizeof want, "calc-route: audit: not a ledger: %s\n", files[f].why);
+        CHECK_STR(out, want);
+    }
+    /* Not a database at all. */
+    snprintf(db, sizeof db, "%s/text.db", dir);
+    FILE *tf = fopen(db, "w");
+    CHECK(tf && fputs("just text, not a ledger\n", tf) >= 0 && fclose(tf) == 0);
+    CHECK_INT(run_errs(tool, "verify %s", db), 1);
+    CHECK_STR(out, "calc-audit: audit: read schema: not a ledger: file is not a database\n");
+}
+
 int main(void)
 {
     const char *b = getenv("BUILD") ? getenv("BUILD") : "build";
     snprintf(tool, sizeof tool, "%s/calc-audit", b);
+    snprintf(route_tool, sizeof route_tool, "%s/calc-route", b);
     if (access(tool, X_OK) != 0) {
         SKIP("%s is not built", tool);
         return TEST_SUMMARY();
@@ -214,6 +292,7 @@ int main(void)
     test_inspect();
     test_replay_shows_any_bytes();
     test_checkpoints();
+    test_not_a_ledger();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

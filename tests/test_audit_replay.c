@@ -66,9 +66,11 @@ static cr_engine *engine(void)
 }
 
 /* Appends a record made by hand (not by an engine) to `path`, chained like any other; the
- * value fields are set only when repr is non-NULL. Returns its seq, 0 on failure. */
+ * value fields are set only when repr is non-NULL, the policy when policy is. Returns its seq,
+ * 0 on failure. */
 static uint64_t append_made_up(const char *path, const char *route, const char *code,
-                               const char *fraction, const char *repr, const char *out)
+                               const char *policy, const char *fraction, const char *repr,
+                               const char *out)
 {
     audit_db *db = NULL;
     cr_error err = {0};
@@ -78,6 +80,7 @@ static uint64_t append_made_up(const char *path, const char *route, const char *
     memset(&r, 0, sizeof r);
     AUDIT_SET(&r, lang, "python");
     AUDIT_SET(&r, code, code);
+    AUDIT_SET(&r, policy, policy);
     AUDIT_SET(&r, route, route);
     AUDIT_SET(&r, value_fraction, fraction);
     AUDIT_SET(&r, value_repr, repr);
@@ -129,7 +132,7 @@ static void test_replay_identical_and_different(void)
 
     /* A record whose stored result is not what the code gives (as if an older engine had
      * computed it in binary floating point), chained properly. */
-    uint64_t seq = append_made_up(ledger, "inprocess", "ans = 0.1 + 0.2", "3/10",
+    uint64_t seq = append_made_up(ledger, "inprocess", "ans = 0.1 + 0.2", NULL, "3/10",
                                   "0.30000000000000004", "");
     CHECK_INT(seq, 9);
 
@@ -160,7 +163,7 @@ static void test_replay_sandboxed(void)
     char path[400];
     cr_error err = {0};
     snprintf(path, sizeof path, "%s/sandboxed.db", dir);
-    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)", NULL, NULL, "2\n"), 1);
+    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)", NULL, NULL, NULL, "2\n"), 1);
 
     cr_audit_replay_report rep;
     cr_audit *a = cr_audit_open(path, 0, &err);
@@ -244,6 +247,57 @@ static void test_record_text_not_utf8(void)
         CHECK_INT(rep.sandbox_differences, 0);
     }
     json_decref(j);
+
+/* Records an attacker wrote: the code is replayed in-process under the evaluator's default
+ * limits (a ledger's policy can set precision, rounding and answer names, never a limit), so
+ * a loop, a memory bomb or runaway recursion ends with a LimitError that the replay reports
+ * as a difference from the claimed result; an oversized field or a policy out of range is a
+ * difference too. Each claims status 0 and the value 1. */
+static void test_replay_hostile(void)
+{
+    static const struct { const char *code, *policy, *field, *got; } cases[] = {
+        { "while True:\n    pass\n", NULL, "status", "6" },
+        { "x = []\nwhile True:\n    x.append(x)\n", NULL, "status", "6" },
+        { "x = [0] * (10 ** 10)\n", NULL, "status", "6" },
+        { "s = 'ab' * (10 ** 9)\n", NULL, "status", "6" },
+        { "def f(n):\n    return f(n + 1)\nans = f(0)\n", NULL, "status", "6" },
+        { "ans = 9 ** 9 ** 9\n", NULL, "status", "6" },
+        { NULL, NULL, "route", "rejected" },               /* 2 MiB of code: max_source */
+        { "ans = 1\n", "{\"precision\": 1000000000}", "run", NULL },
+        { "ans = 1\n", "[1, 2]", "run", "policy: not a JSON object" },
+    };
+    char path[400];
+    snprintf(path, sizeof path, "%s/hostile.db", dir);
+    size_t big_len = (size_t)2 << 20;
+    char *big = malloc(big_len + 1);
+    CHECK(big != NULL);
+    if (!big) return;
+    for (size_t i = 0; i < big_len; i++) big[i] = "ans = 1\n"[i % 8];
+    big[big_len] = '\0';
+    int n = (int)(sizeof cases / sizeof cases[0]);
+    for (int i = 0; i < n; i++)
+        CHECK_INT(append_made_up(path, "inprocess", cases[i].code ? cases[i].code : big,
+                                 cases[i].policy, "1", "1", ""), (uint64_t)i + 1);
+    free(big);
+    cr_error err = {0};
+
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    CHECK(a != NULL);
+    if (!a) return;
+    for (int i = 0; i < n; i++) {
+        cr_audit_replay_report rep;
+        diffs d = {0};
+        CHECK_INT(cr_audit_replay(a, (uint64_t)i + 1, (uint64_t)i + 1, 0, keep_diff, &d, &rep,
+                                  &err), CR_OK);
+        CHECK_INT(rep.replayed, 1);
+        CHECK_INT(rep.differences, 1);
+        CHECK(d.n >= 1);
+        CHECK_STR(d.field[0], cases[i].field);
+        if (!strcmp(cases[i].field, "status")) CHECK_STR(d.want[0], "0");
+        if (cases[i].got) CHECK_STR(d.got[0], cases[i].got);
+        else CHECK(strstr(d.got[0], "precision") != NULL);
+    }
+    cr_audit_close(a);
 }
 
 /* Runs up to `max` programs of a corpus file; returns how many were in-process. */
@@ -318,6 +372,7 @@ int main(void)
     test_replay_identical_and_different();
     test_replay_sandboxed();
     test_record_text_not_utf8();
+    test_replay_hostile();
     test_corpus_replay();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
