@@ -56,4 +56,33 @@ cr_code parser_parse_python_ts(const char *src, size_t len, const cr_limits *lim
  * `src` gives the snippets. */
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err);
 
+/* A set of names (strings borrowed, e.g. from an IR arena). Zeroed means empty. */
+typedef struct {
+    const char **slot;
+    size_t cap, n;
+} parser_nameset;
+
+int parser_nameset_has(const parser_nameset *set, const char *name);
+cr_code parser_nameset_add(parser_nameset *set, const char *name);   /* CR_ENOMEM */
+void parser_nameset_free(parser_nameset *set);
+
+/* What CPython does after its grammar accepted the program, on the IR either path built:
+ * identifiers to NFKC, and the SyntaxErrors its parser actions, symbol table and compiler
+ * raise (misordered or repeated parameters and arguments, `global` after a use, ...).
+ * CR_ESYNTAX with err at CPython's line:col and message; CR_ENOMEM; CR_ELIMIT. */
+cr_code parser_validate(ir_module *m, const char *src, size_t len, cr_error *err);
+
+/* A PEP 263 coding cookie on line 1 or 2 (`# -*- coding: latin-1 -*-`): CPython decodes the
+ * source with it, so what it runs is not what we parsed. */
+typedef struct {
+    char name[32];          /* as CPython normalises it ("iso-8859-1" for latin-1) */
+    int line, col;          /* of the comment */
+    const char *text;       /* the comment, borrowed from the source */
+    size_t text_len;
+} parser_cookie;
+
+/* 1 when src has a cookie naming anything but UTF-8 (*ck filled); 0 when none or UTF-8; -1
+ * (err set, CR_ESYNTAX) for CPython's "encoding problem: X with BOM". */
+int parser_coding(const char *src, size_t len, parser_cookie *ck, cr_error *err);
+
 #endif

@@ -2,6 +2,7 @@
  * thread), the first syntax error in document order, then lowering (lower.c) and the
  * whitelist (whitelist.c). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,9 +67,9 @@ static const char TOO_DEEP_MSG[] = "too many levels of indentation";
 /* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth,
  * a token count, and the indentation of each logical line. Errors keep the precedence
  * CPython's tokenizer gives them: a NUL byte anywhere, else the first byte that is not UTF-8,
- * else the first bracket too deep. An indentation error is only noted (indent_at): CPython
- * reports it unless the parser met a syntax error earlier in the source, which only the parse
- * can tell. */
+ * else the first bracket too deep. An indentation error, or a vertical tab outside strings and
+ * comments, is only noted (indent_at): CPython reports it unless the parser met a syntax error
+ * earlier in the source, which only the parse can tell. */
 typedef struct {
     const unsigned char *s;
     size_t len, i;
@@ -166,6 +167,7 @@ static int string_prefix(const unsigned char *s, size_t n, int *fmt)
 
 static void indent_error(scan_ctx *sc, size_t at, const char *msg)
 {
+    if (sc->indent_at != SIZE_MAX) return;
     sc->indent_at = at;
     sc->indent_msg = msg;
     sc->nind = 0;
@@ -228,6 +230,10 @@ static cr_code prescan_all(scan_ctx *sc)
             continue;
         }
         if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc->i++; continue; }
+        if (c == '\v') {   /* the grammar's blank, CPython's tokenizer error like a bad indent */
+            indent_error(sc, sc->i++, "invalid non-printable character U+000B");
+            continue;
+        }
         if (c == '#') {
             sc->tokens++;
             while (sc->i < len && s[sc->i] != '\n')
@@ -483,6 +489,39 @@ static thread_state *thread_state_get(int *owned)
     return st;
 }
 
+/* What both paths do with the IR they built: CPython's checks and normalisation, the cookie's
+ * reason, then the whitelist. */
+static cr_code finish(ir_module *m, const char *src, size_t len, const parser_cookie *ck,
+                      cr_error *err)
+{
+    cr_code rc;
+    if ((rc = parser_validate(m, src, len, err)) != CR_OK) return rc;
+    if (ck->line) {
+        char code[64];
+        snprintf(code, sizeof code, "coding:%s", ck->name);
+        if ((rc = ir_add_reason(m, code, ck->line, ck->col, ck->text, ck->text_len)) != CR_OK)
+            return cr_error_set(err, rc, 0, 0, "reason list");
+    }
+    return parser_whitelist(m, src, len, err);
+}
+
+/* Under a cookie that is not UTF-8, our reading of the bytes says nothing about CPython's,
+ * syntax errors included: the module is the cookie's reason alone, for the sandbox. */
+static cr_code cookie_only(const parser_cookie *ck, const cr_limits *lim, ir_module **out,
+                           cr_error *err)
+{
+    char code[64];
+    ir_module *m = ir_module_new(lim->max_memory);
+    snprintf(code, sizeof code, "coding:%s", ck->name);
+    if (!m || !(m->root = ir_node_new(m, IR_MODULE, 1, 1, 0)) ||
+        ir_add_reason(m, code, ck->line, ck->col, ck->text, ck->text_len) != CR_OK) {
+        ir_module_free(m);
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
+    }
+    *out = m;
+    return CR_OK;
+}
+
 static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, int fast,
                             ir_module **out, cr_error *err)
 {
@@ -490,8 +529,9 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
-    int owned = 0, nomem;
+    int owned = 0, nomem, cookie;
     cr_error indent;
+    parser_cookie ck;
     char *copy;
 
     *out = NULL;
@@ -502,6 +542,11 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
                             len, lim->max_source);
     if ((copy = lone_cr_to_lf(src, len, &nomem))) src = copy;
     if (nomem) return cr_error_set(err, CR_ENOMEM, 0, 0, "source copy");
+    indent.code = CR_OK;
+    if ((cookie = parser_coding(src, len, &ck, err)) < 0) {
+        rc = CR_ESYNTAX;
+        goto out;
+    }
     if ((rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
 
     if (!(st = thread_state_get(&owned))) {
@@ -511,7 +556,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */
     if (fast && indent.code == CR_OK &&
         (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
-        if (rc == CR_OK && (rc = parser_whitelist(m, src, len, err)) == CR_OK) { *out = m; m = NULL; }
+        if (rc == CR_OK && (rc = finish(m, src, len, &ck, err)) == CR_OK) { *out = m; m = NULL; }
         goto out;
     }
     /* tree-sitter-python 0.23.6's external scanner keeps `inside_f_string` across parses
@@ -534,7 +579,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         goto out;
     }
     if ((rc = parser_lower(src, len, root, lim, &st->sc, m, err)) != CR_OK) goto out;
-    if ((rc = parser_whitelist(m, src, len, err)) != CR_OK) goto out;
+    if ((rc = finish(m, src, len, &ck, err)) != CR_OK) goto out;
     *out = m;
     m = NULL;
 out:
@@ -543,6 +588,7 @@ out:
         ir_module_free(*out);
         *out = NULL;
     }
+    if (rc == CR_ESYNTAX && cookie > 0) rc = cookie_only(&ck, lim, out, err);
     ir_module_free(m);
     if (tree) ts_tree_delete(tree);
     if (owned) state_free(st);

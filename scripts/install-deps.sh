@@ -7,6 +7,6 @@ SUDO=""
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config clang llvm \
-    libgmp-dev libmpfr-dev libtree-sitter-dev libsqlite3-dev sqlite3 libseccomp-dev libsodium-dev libjansson-dev \
+    libgmp-dev libmpfr-dev libtree-sitter-dev libsqlite3-dev sqlite3 libseccomp-dev libsodium-dev libjansson-dev libunistring-dev \
     python3 python3-matplotlib bubblewrap ca-certificates \
     qemu-system-x86 busybox-static cpio >/dev/null
