@@ -128,36 +128,35 @@ static cr_code nfkc(vd_ctx *v, const char **text, uint32_t *len)
     return CR_OK;
 }
 
-/* The first name of names[0..n) that an earlier one repeats, or -1. Quadratic for the short
- * lists of real code, a set past that. */
-static long first_repeat(const char *const *names, size_t n, cr_code *rc)
+/* The text of n->kid[i] when it is a `kind` node (PARAM, KEYWORD), else NULL. */
+static const char *kid_name(const ir_node *n, uint32_t i, ir_kind kind)
+{
+    return n->kid[i] && n->kid[i]->kind == kind ? n->kid[i]->text : NULL;
+}
+
+/* The index of the first `kind` kid of n (from `from` on) whose name an earlier one has, or
+ * -1. Quadratic for the short lists of real code, a set past that. */
+static long first_repeat(const ir_node *n, uint32_t from, ir_kind kind, cr_code *rc)
 {
     *rc = CR_OK;
-    if (n <= 32) {
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = 0; names[i] && j < i; j++)
-                if (names[j] && strcmp(names[i], names[j]) == 0) return (long)i;
+    if (n->n - from <= 32) {
+        for (uint32_t i = from + 1; i < n->n; i++) {
+            const char *a = kid_name(n, i, kind), *b;
+            for (uint32_t j = from; a && j < i; j++)
+                if ((b = kid_name(n, j, kind)) && strcmp(a, b) == 0) return (long)i;
+        }
         return -1;
     }
     parser_nameset set = { 0 };
     long at = -1;
-    for (size_t i = 0; i < n && at < 0 && *rc == CR_OK; i++) {
-        if (!names[i]) continue;
-        if (parser_nameset_has(&set, names[i])) at = (long)i;
-        else *rc = parser_nameset_add(&set, names[i]);
+    for (uint32_t i = from; i < n->n && at < 0 && *rc == CR_OK; i++) {
+        const char *a = kid_name(n, i, kind);
+        if (!a) continue;
+        if (parser_nameset_has(&set, a)) at = (long)i;
+        else *rc = parser_nameset_add(&set, a);
     }
     parser_nameset_free(&set);
     return at;
-}
-
-/* Names of the kids (PARAM text, KEYWORD text, NULL for others) in a malloc'd array. */
-static const char **kid_names(const ir_node *n, uint32_t from, ir_kind kind)
-{
-    const char **names = malloc(((size_t)n->n + 1) * sizeof *names);
-    if (!names) return NULL;
-    for (uint32_t i = from; i < n->n; i++)
-        names[i - from] = n->kid[i] && n->kid[i]->kind == kind ? n->kid[i]->text : NULL;
-    return names;
 }
 
 /* A parameter's name comes after its `*` or `**`; CPython places the error there. */
@@ -183,14 +182,13 @@ static cr_code check_params(vd_ctx *v, const ir_node *ps)
             break;
         }
     }
-    const char **names = kid_names(ps, 0, IR_PARAM);
-    if (!names) return CR_ENOMEM;
-    long at = first_repeat(names, ps->n, &rc);
-    if (at >= 0) {
+    long at = first_repeat(ps, 0, IR_PARAM, &rc);
+    /* The symbol table reports its first error only; finding the position costs a scan. */
+    if (at >= 0 && v->first[ST_SYMTABLE].code == CR_OK) {
         param_name_pos(v, ps->kid[at], &line, &col);
-        report(v, ST_SYMTABLE, line, col, "duplicate argument '%s' in function definition", names[at]);
+        report(v, ST_SYMTABLE, line, col, "duplicate argument '%s' in function definition",
+               ps->kid[at]->text);
     }
-    free(names);
     return rc;
 }
 
@@ -199,7 +197,7 @@ static cr_code check_params(vd_ctx *v, const ir_node *ps)
 static cr_code check_call(vd_ctx *v, const ir_node *call)
 {
     int kw = 0, dstar = 0;
-    cr_code rc;
+    cr_code rc = CR_OK;
     for (uint32_t i = 1; i < call->n; i++) {
         const ir_node *a = call->kid[i];
         if (!a) continue;
@@ -218,14 +216,10 @@ static cr_code check_call(vd_ctx *v, const ir_node *call)
             break;
         }
     }
-    const char **names = kid_names(call, 1, IR_KEYWORD);
-    if (!names) return CR_ENOMEM;
-    long at = first_repeat(names, call->n - 1, &rc);
-    if (at >= 0) {
-        const ir_node *k = call->kid[at + 1];
-        report(v, ST_COMPILER, k->line, k->col, "keyword argument repeated: %s", names[at]);
-    }
-    free(names);
+    long at = call->n > 1 ? first_repeat(call, 1, IR_KEYWORD, &rc) : -1;
+    if (at >= 0)
+        report(v, ST_COMPILER, call->kid[at]->line, call->kid[at]->col,
+               "keyword argument repeated: %s", call->kid[at]->text);
     return rc;
 }
 
@@ -262,7 +256,9 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
         if (!v->fstr) v->fstr = n;
         break;
     case IR_FORMAT:
-        if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a' && v->fstr)
+        /* Found in source order: only the first costs the scan for its position. */
+        if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a' && v->fstr &&
+            v->first[ST_PARSER].code == CR_OK)
             fstring_error(v, "f-string: invalid conversion character: expected 's', 'r', or 'a'");
         break;
     case IR_GLOBAL:

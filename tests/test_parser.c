@@ -370,6 +370,110 @@ static void test_syntax_errors(void)
               "(module (assign (name x) (binop * (name a) (name b))) (assign (name y) (binop + (name a) (name b))))");
 }
 
+/* What CPython does after its grammar accepted a program (parser/validate.c), on either path;
+ * each message and position is CPython 3.11's. */
+static void test_cpython_checks(void)
+{
+    /* Identifiers are NFKC-normalised (PEP 3131): fullwidth letters, ligatures, script forms. */
+    CHECK_STR(ir("\xef\xbd\x81\xef\xbd\x8e\xef\xbd\x93 = 5\n"), "(module (assign (name ans) (num 5)))");
+    CHECK_STR(ir("\xef\xac\x81 = 3\nans = fi + 1\n"),
+              "(module (assign (name fi) (num 3)) (assign (name ans) (binop + (name fi) (num 1))))");
+    CHECK_STR(ir("\xe2\x84\x8c = 2\n"), "(module (assign (name H) (num 2)))");
+    CHECK_STR(ir("f(\xef\xbd\x8b=x.\xef\xbd\x92" "eal)\n"),
+              "(module (expr (call (name f) (keyword k (attr (name x) real)))))");
+    CHECK_STR(ir("def \xef\xbd\x86(\xef\xbd\x81=1):\n    return \xef\xbd\x81\n"),
+              "(module (funcdef f (params (param a (num 1))) (block (return (name a)))))");
+    CHECK_STR(ir("import \xef\xbd\x8d\xef\xbd\x81\xef\xbd\x94\xef\xbd\x88\n"), "(module (import math math))");
+    /* The whitelist sees the normalised name: a fullwidth dunder is a dunder. */
+    CHECK_STR(reasons("y = x.\xef\xbc\xbf\xef\xbc\xbf""class\xef\xbc\xbf\xef\xbc\xbf\n"),
+              reasons("y = x.__class__\n"));
+    CHECK(strlen(reasons("y = x.__class__\n")) > 0);
+    CHECK_STR(ir("def f(a, \xef\xbd\x81):\n    pass\n"), "E4 1:10 duplicate argument 'a' in function definition");
+
+    /* Parameters. */
+    CHECK_STR(ir("def f(a, a):\n    return a\n"), "E4 1:10 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, *a):\n    pass\n"), "E4 1:11 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, **a):\n    pass\n"), "E4 1:12 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("g = lambda a, a: 1\n"), "E4 1:15 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, b, c, a=1):\n    pass\n"), "E4 1:16 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a=1, b):\n    return a\n"), "E4 1:12 non-default argument follows default argument");
+    CHECK_STR(ir("f = lambda a=1, b: a\n"), "E4 1:17 non-default argument follows default argument");
+    /* The parser's error comes before the symbol table's, wherever they stand. */
+    CHECK_STR(ir("def g(a, a):\n    pass\ndef f(a=1, b):\n    pass\n"),
+              "E4 3:12 non-default argument follows default argument");
+    CHECK_STR(ir("def f(a=1, *b, c):\n    pass\n"),
+              "(module (funcdef f (params (param a (num 1)) (param *b) (param c)) (block (pass))))");
+
+    /* Call arguments. */
+    CHECK_STR(ir("ans = f(a=1, a=2)\n"), "E4 1:14 keyword argument repeated: a");
+    CHECK_STR(ir("ans = f(a=1, 2)\n"), "E4 1:15 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(a=1,\n 2,\n b=3)\n"), "E4 3:5 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = g(f(a=1, 2))\n"), "E4 1:17 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(b=1, *c, d)\n"), "E4 1:19 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(**k, 2)\n"), "E4 1:15 positional argument follows keyword argument unpacking");
+    CHECK_STR(ir("ans = f(**k, *a)\n"),
+              "E4 1:9 iterable argument unpacking follows keyword argument unpacking");
+    CHECK_STR(ir("f(*a, b=1, *c)\n"),
+              "(module (expr (call (name f) (starred (name a)) (keyword b (num 1)) (starred (name c)))))");
+
+    /* f-string conversions: CPython places the error at the token after the literal(s). */
+    CHECK_STR(ir("x = 1\nans = f'{x!z}'\n"),
+              "E4 2:15 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!z}' + 'a'  # c\n"),
+              "E4 1:16 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!z}'  # c\n"),
+              "E4 1:17 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = (f'{x!z}'\n  'b')\n"),
+              "E4 2:6 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!r:>{x!q}}'\n"),
+              "E4 1:22 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+
+    /* `global` after the name was used, assigned or is a parameter, in the same scope. */
+    CHECK_STR(ir("x = 1\nprint(x)\nglobal x\nans = x\n"), "E4 3:1 name 'x' is used prior to global declaration");
+    CHECK_STR(ir("def g():\n    x = 1\n    global x\n    return x\n"),
+              "E4 3:5 name 'x' is assigned to before global declaration");
+    CHECK_STR(ir("def f(a):\n    global a\n"), "E4 2:5 name 'a' is parameter and global");
+    CHECK_STR(ir("def f(a):\n    for i in a:\n        pass\n    global i\n"),
+              "E4 4:5 name 'i' is assigned to before global declaration");
+    /* Other scopes do not count: a nested function's names, a comprehension's, an import. */
+    CHECK_STR(ir("x = 1\ndef f():\n    global x\n    x = 2\n"),
+              "(module (assign (name x) (num 1)) (funcdef f (params) (block (global (name x)) (assign (name x) (num 2)))))");
+    CHECK_STR(ir("y = [i for i in r]\ndef g():\n    return j\nglobal i, j\n"),
+              "(module (assign (name y) (listcomp (name i) (compfor (name i) (name r)))) (funcdef g (params) (block (return (name j)))) (global (name i) (name j)))");
+    CHECK_STR(ir("import math\nglobal math\n"), "(module (import math math) (global (name math)))");
+
+    /* A vertical tab is whitespace to the grammar, not to CPython's tokenizer. */
+    CHECK_STR(ir("ans = 1\v+2\n"), "E4 1:8 invalid non-printable character U+000B");
+    CHECK_STR(ir("ans = (1 +\n\v 2)\n"), "E4 2:1 invalid non-printable character U+000B");
+    CHECK_STR(ir("ans = '\v'  # \v\n"), "(module (assign (name ans) (str \"\\x0b\")))");
+    CHECK_STR(ir("ans = 1\f+ 2\n"), "(module (assign (name ans) (binop + (num 1) (num 2))))");
+}
+
+/* PEP 263: CPython decodes the source with the cookie's codec; only UTF-8 is ours to read. */
+static void test_coding_cookie(void)
+{
+    /* utf-7 decodes "+AAo-" to a newline: CPython runs `ans = 2`, which the whitelist never saw. */
+    CHECK_STR(reasons("# -*- coding: utf-7 -*-\nans = 1 #+AAo-ans = 2\n"),
+              "coding:utf-7 1:1 [# -*- coding: utf-7 -*-]");
+    /* Bytes that are not UTF-8 are still the sandbox's, not a syntax error. */
+    CHECK_STR(reasons("#!/usr/bin/python\n# coding=latin-1\nans = \"\xe9\"\n"),
+              "coding:iso-8859-1 2:1 [# coding=latin-1]");
+    CHECK_STR(reasons("import numpy\n# coding: latin-1\n"), "import:numpy 1:1 [import numpy]");
+    CHECK_STR(reasons("\n  # vim: set fileencoding=cp1252 :\nx = 1\n"),
+              "coding:cp1252 2:3 [# vim: set fileencoding=cp1252 :]");
+    CHECK_STR(reasons("# coding: latin-1\nimport os\n"),
+              "coding:iso-8859-1 1:1 [# coding: latin-1]; import:os 2:1 [import os]");
+    /* UTF-8 under any of its names is read as usual. */
+    CHECK_STR(ir("# coding: UTF_8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("# coding: utf-8-sig\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("# coding=utf8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("\n\n# coding: latin-1\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    /* A BOM says UTF-8: any other cookie is CPython's SyntaxError. */
+    CHECK_STR(ir("\xef\xbb\xbf# coding: latin-1\nans = 1\n"), "E4 1:1 encoding problem: iso-8859-1 with BOM");
+    CHECK_STR(ir("\xef\xbb\xbf# coding: utf8\nans = 1\n"), "E4 1:1 encoding problem: utf8 with BOM");
+    CHECK_STR(ir("\xef\xbb\xbf# coding: utf-8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+}
+
 static void test_bytes_and_limits(void)
 {
     CHECK_STR(parse_n("x = 1\ny = \0\n", 11, NULL), "E4 2:5 source code cannot contain null bytes");
@@ -485,6 +589,8 @@ int main(void)
     test_unsupported();
     test_whitelist();
     test_syntax_errors();
+    test_cpython_checks();
+    test_coding_cookie();
     test_bytes_and_limits();
     test_threads();
     test_grammar_version();
