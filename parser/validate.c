@@ -75,6 +75,7 @@ typedef struct {
     size_t len;
     cr_error first[ST_COUNT];   /* code CR_OK: none yet */
     const ir_node *fstr;        /* the outermost f-string being walked */
+    int spec_depth;             /* format specs around the node being walked, in that f-string */
     size_t nglobal;
 } vd_ctx;
 
@@ -239,10 +240,81 @@ static void fstring_error(vd_ctx *v, const char *msg)
     report(v, ST_PARSER, line, col, "%s", msg);
 }
 
+/* CPython's tokenizer wants a digit of the base after every `_` of a number. */
+static void check_number(vd_ctx *v, const ir_node *n)
+{
+    const char *t = n->text, *u = t ? strchr(t, '_') : NULL;
+    int base = 10;
+    if (!u) return;
+    if (t[0] == '0' && t[1]) {
+        char b = (char)(t[1] | 0x20);
+        base = b == 'x' ? 16 : b == 'o' ? 8 : b == 'b' ? 2 : 10;
+    }
+    for (; u; u = strchr(u + 1, '_')) {
+        unsigned char d = (unsigned char)u[1];
+        int ok = base == 16 ? (d >= '0' && d <= '9') || ((d | 0x20) >= 'a' && (d | 0x20) <= 'f')
+                            : d >= '0' && d < '0' + (base < 10 ? base : 10);
+        if (!ok) {
+            report(v, ST_PARSER, n->line, n->col + (int)(u - t), "invalid %s literal",
+                   base == 16 ? "hexadecimal" : base == 8 ? "octal" : base == 2 ? "binary" : "decimal");
+            return;
+        }
+    }
+}
+
+/* CPython's compiler refuses to bind __debug__ (its value is fixed at compile time); `t` is a
+ * target, reported at its own position or at `at`. */
+static int is_debug(const char *name) { return name && strcmp(name, "__debug__") == 0; }
+
+static void debug_target(vd_ctx *v, const ir_node *t, const char *verb, int depth)
+{
+    if (!t || depth > VD_MAX_DEPTH) return;
+    if (t->kind == IR_NAME && is_debug(t->text))
+        report(v, ST_COMPILER, t->line, t->col, "cannot %s __debug__", verb);
+    else if (t->kind == IR_TUPLE || t->kind == IR_LIST || t->kind == IR_STARRED)
+        for (uint32_t i = 0; i < t->n; i++) debug_target(v, t->kid[i], verb, depth + 1);
+}
+
+static void debug_binds(vd_ctx *v, const ir_node *n, int depth)
+{
+    uint32_t i;
+    switch (n->kind) {
+    case IR_ASSIGN:
+        for (i = 0; i + 1 < n->n; i++) debug_target(v, n->kid[i], "assign to", depth);
+        break;
+    case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
+        debug_target(v, n->kid[0], "assign to", depth);
+        break;
+    case IR_DEL:
+        for (i = 0; i < n->n; i++) debug_target(v, n->kid[i], "delete", depth);
+        break;
+    case IR_IMPORT: case IR_IMPORT_FROM:
+        if (is_debug(n->aux)) report(v, ST_COMPILER, n->line, n->col, "cannot %s __debug__", "assign to");
+        break;
+    case IR_FUNCDEF: case IR_LAMBDA: {
+        const ir_node *ps = n->kid[0];
+        int bad = n->kind == IR_FUNCDEF && is_debug(n->text);
+        for (i = 0; ps && i < ps->n && !bad; i++) bad = ps->kid[i] && ps->kid[i]->kind == IR_PARAM && is_debug(ps->kid[i]->text);
+        if (bad) report(v, ST_COMPILER, n->line, n->col, "cannot %s __debug__", "assign to");
+        break;
+    }
+    case IR_CALL:
+        for (i = 1; i < n->n; i++)
+            if (n->kid[i] && n->kid[i]->kind == IR_KEYWORD && is_debug(n->kid[i]->text)) {
+                report(v, ST_COMPILER, n->line, n->col, "cannot %s __debug__", "assign to");
+                break;
+            }
+        break;
+    default:
+        break;
+    }
+}
+
 static cr_code walk(vd_ctx *v, ir_node *n, int depth)
 {
     cr_code rc = CR_OK;
     const ir_node *outer = v->fstr;
+    int spec_depth = v->spec_depth;
     if (!n) return CR_OK;
     if (depth > VD_MAX_DEPTH) return CR_ELIMIT;
     switch (n->kind) {
@@ -252,14 +324,19 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
     case IR_IMPORT: case IR_IMPORT_FROM:
         if ((rc = nfkc(v, &n->text, NULL)) == CR_OK) rc = nfkc(v, &n->aux, NULL);
         break;
+    case IR_NUM:
+        check_number(v, n);
+        break;
     case IR_FSTRING:
         if (!v->fstr) v->fstr = n;
         break;
     case IR_FORMAT:
         /* Found in source order: only the first costs the scan for its position. */
-        if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a' && v->fstr &&
-            v->first[ST_PARSER].code == CR_OK)
+        if (!v->fstr || v->first[ST_PARSER].code != CR_OK) break;
+        if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a')
             fstring_error(v, "f-string: invalid conversion character: expected 's', 'r', or 'a'");
+        else if (v->spec_depth >= 2)   /* a field in a spec in a spec */
+            fstring_error(v, "f-string: expressions nested too deeply");
         break;
     case IR_GLOBAL:
         v->nglobal++;
@@ -267,9 +344,18 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
     default:
         break;
     }
-    for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) rc = walk(v, n->kid[i], depth + 1);
+    for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) {
+        /* A field's expression is parsed afresh, nested f-strings and all; its spec nests. */
+        if (n->kind == IR_FORMAT) {
+            v->fstr = i == 0 ? NULL : outer;
+            v->spec_depth = i == 0 ? 0 : spec_depth + 1;
+        }
+        rc = walk(v, n->kid[i], depth + 1);
+    }
     v->fstr = outer;
+    v->spec_depth = spec_depth;
     if (rc != CR_OK) return rc;
+    debug_binds(v, n, depth);
     if (n->kind == IR_PARAMS) rc = check_params(v, n);
     else if (n->kind == IR_CALL) rc = check_call(v, n);
     return rc;

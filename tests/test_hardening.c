@@ -497,6 +497,12 @@ static void test_cpython_differentials(void)
     SYNTAX("global_parameter", "def f(a):\n    global a\nans = 1\n",
            "name 'a' is parameter and global", 2, 5);
     SYNTAX("vertical_tab", "ans = 1\v+2\n", "invalid non-printable character U+000B", 1, 8);
+    SYNTAX("genexp_argument", "def f(*a):\n    return len(a)\nans = f(x for x in [1], 1)\n",
+           "Generator expression must be parenthesized", 3, 9);
+    SYNTAX("comprehension_tuple", "ans = [x for x in 1, 2]\n", "invalid syntax", 1, 20);
+    SYNTAX("debug_assign", "__debug__ = 1\nans = 1\n", "cannot assign to __debug__", 1, 1);
+    SYNTAX("number_underscore", "ans = 1_000_\n", "invalid decimal literal", 1, 12);
+    SYNTAX("fstring_nested", "x = 1\nans = f'{x:{x:{x}}}'\n", "f-string: expressions nested too deeply", 2, 21);
     /* Under utf-7 the comment holds a second statement (ans = 2) that only CPython sees. */
     PY_CASE("coding_utf7", "# -*- coding: utf-7 -*-\nans = 1 #+AAo-ans = 2\n", CR_EUNSUPPORTED,
             "", "1 construct outside the in-process subset and sandboxes are off; first coding:utf-7",

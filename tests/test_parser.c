@@ -384,10 +384,8 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("def \xef\xbd\x86(\xef\xbd\x81=1):\n    return \xef\xbd\x81\n"),
               "(module (funcdef f (params (param a (num 1))) (block (return (name a)))))");
     CHECK_STR(ir("import \xef\xbd\x8d\xef\xbd\x81\xef\xbd\x94\xef\xbd\x88\n"), "(module (import math math))");
-    /* The whitelist sees the normalised name: a fullwidth dunder is a dunder. */
-    CHECK_STR(reasons("y = x.\xef\xbc\xbf\xef\xbc\xbf""class\xef\xbc\xbf\xef\xbc\xbf\n"),
-              reasons("y = x.__class__\n"));
-    CHECK(strlen(reasons("y = x.__class__\n")) > 0);
+    /* The whitelist sees the normalised name: `__ｃlass__` is `__class__`. */
+    CHECK_STR(reasons("y = x.__\xef\xbd\x83" "lass__\n"), "attr:.__class__ 1:5 [x.__\xef\xbd\x83" "lass__]");
     CHECK_STR(ir("def f(a, \xef\xbd\x81):\n    pass\n"), "E4 1:10 duplicate argument 'a' in function definition");
 
     /* Parameters. */
@@ -441,6 +439,44 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("y = [i for i in r]\ndef g():\n    return j\nglobal i, j\n"),
               "(module (assign (name y) (listcomp (name i) (compfor (name i) (name r)))) (funcdef g (params) (block (return (name j)))) (global (name i) (name j)))");
     CHECK_STR(ir("import math\nglobal math\n"), "(module (import math math) (global (name math)))");
+
+    /* f-string specs nest twice at most; a field's own expression starts afresh. */
+    CHECK_STR(ir("ans = f'{x:{y:{z}}}'\n"), "E4 1:21 f-string: expressions nested too deeply");
+    CHECK_STR(ir("ans = f'{x:{y:>{z}}}'\n"), "E4 1:22 f-string: expressions nested too deeply");
+    CHECK(ir("ans = f'{f\"{x:{y}}\":{z}}'\n")[0] == '(');
+
+    /* __debug__ is the compiler's constant: nothing binds it. */
+    CHECK_STR(ir("__debug__ = 1\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("x = 1\n__debug__ += 1\n"), "E4 2:1 cannot assign to __debug__");
+    CHECK_STR(ir("x, (y, *__debug__) = 1, (2, 3)\n"), "E4 1:9 cannot assign to __debug__");
+    CHECK_STR(ir("del __debug__\n"), "E4 1:5 cannot delete __debug__");
+    CHECK_STR(ir("for __debug__ in []:\n    pass\n"), "E4 1:5 cannot assign to __debug__");
+    CHECK_STR(ir("ans = [1 for __debug__ in []]\n"), "E4 1:14 cannot assign to __debug__");
+    CHECK_STR(ir("def f(**k):\n    return 1\nans = f(__debug__=1)\n"), "E4 3:7 cannot assign to __debug__");
+    CHECK_STR(ir("def f(__debug__):\n    return 1\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("def __debug__():\n    pass\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("g = lambda __debug__: 1\n"), "E4 1:5 cannot assign to __debug__");
+    CHECK_STR(ir("import math as __debug__\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("__\xef\xbd\x84" "ebug__ = 1\n"), "E4 1:1 cannot assign to __debug__");
+
+    /* Every `_` in a number is followed by a digit of its base. */
+    CHECK_STR(ir("ans = 1_000_ + 2\n"), "E4 1:12 invalid decimal literal");
+    CHECK_STR(ir("ans = 1.5_\n"), "E4 1:10 invalid decimal literal");
+    CHECK_STR(ir("ans = 1e1_\n"), "E4 1:10 invalid decimal literal");
+    CHECK_STR(ir("ans = 1_.5\n"), "E4 1:8 invalid decimal literal");
+    CHECK_STR(ir("ans = 0x_1 + 0_0 + 1_0.0_1e1_0\n"),
+              "(module (assign (name ans) (binop + (binop + (num 0x_1) (num 0_0)) (num 1_0.0_1e1_0 float))))");
+
+    /* The grammar reads `for x in a, b` in a comprehension as a tuple; CPython does not. */
+    CHECK_STR(ir("ans = [x for x in 1, 2]\n"), "E4 1:20 invalid syntax");
+    CHECK_STR(ir("ans = {x: 1 for x in a , b}\n"), "E4 1:24 invalid syntax");
+    CHECK_STR(ir("ans = [x for x in a for y in b, c]\n"), "E4 1:31 invalid syntax");
+    CHECK_STR(ir("ans = (x for x in a,)\n"), "E4 1:20 invalid syntax");
+    CHECK_STR(ir("def f(*a):\n    return len(a)\nans = f(x for x in [1], 1)\n"),
+              "E4 3:9 Generator expression must be parenthesized");
+    CHECK_STR(ir("f(x for x in a for y in b, c)\n"), "E4 1:3 Generator expression must be parenthesized");
+    CHECK_STR(ir("f(x for x in a)\n"),
+              "(module (expr (call (name f) (genexp (name x) (compfor (name x) (name a))))))");
 
     /* A vertical tab is whitespace to the grammar, not to CPython's tokenizer. */
     CHECK_STR(ir("ans = 1\v+2\n"), "E4 1:8 invalid non-printable character U+000B");
