@@ -66,6 +66,18 @@ int parser_nameset_has(const parser_nameset *set, const char *name);
 cr_code parser_nameset_add(parser_nameset *set, const char *name);   /* CR_ENOMEM */
 void parser_nameset_free(parser_nameset *set);
 
+/* Offsets of a source's lines, to turn an IR node's line:col back into a byte offset. */
+typedef struct {
+    const char *src;
+    size_t len;
+    uint32_t *start;        /* malloc'd on the first parser_lines_offset(); NULL: not yet */
+    size_t n;
+} parser_lines;
+
+/* The offset of line:col (1-based) in l->src, at most l->len; l->len when out of range or
+ * when there is no memory for the table (*nomem set). */
+size_t parser_lines_offset(parser_lines *l, int line, int col, int *nomem);
+
 /* What CPython does after its grammar accepted the program, on the IR either path built:
  * identifiers to NFKC, and the SyntaxErrors its parser actions, symbol table and compiler
  * raise (misordered or repeated parameters and arguments, `global` after a use, ...).

@@ -59,6 +59,25 @@ void parser_nameset_free(parser_nameset *set)
     memset(set, 0, sizeof *set);
 }
 
+size_t parser_lines_offset(parser_lines *l, int line, int col, int *nomem)
+{
+    if (!l->start) {
+        size_t lines = 1;
+        for (size_t i = 0; i < l->len; i++) lines += l->src[i] == '\n';
+        if (!(l->start = malloc(lines * sizeof *l->start))) {
+            *nomem = 1;
+            return l->len;
+        }
+        l->start[0] = 0;
+        l->n = 1;
+        for (size_t i = 0; i < l->len; i++)
+            if (l->src[i] == '\n') l->start[l->n++] = (uint32_t)(i + 1);
+    }
+    if (line < 1 || (size_t)line > l->n || col < 1) return l->len;
+    size_t off = (size_t)l->start[line - 1] + (size_t)(col - 1);
+    return off > l->len ? l->len : off;
+}
+
 /* ---- the walk ----------------------------------------------------------------------------- */
 
 /* CPython reports the errors of an earlier stage first: its parser's, then its symbol
@@ -73,6 +92,8 @@ typedef struct {
     ir_module *m;
     const char *src;
     size_t len;
+    parser_lines lines;
+    int nomem;
     cr_error first[ST_COUNT];   /* code CR_OK: none yet */
     const ir_node *fstr;        /* the outermost f-string being walked */
     int spec_depth;             /* format specs around the node being walked, in that f-string */
@@ -89,13 +110,9 @@ static void offset_to_pos(const char *src, size_t off, int *line, int *col)
     *col = (int)(off - start) + 1;
 }
 
-static size_t pos_to_offset(const vd_ctx *v, int line, int col)
+static size_t pos_to_offset(vd_ctx *v, int line, int col)
 {
-    size_t i = 0;
-    for (int l = 1; l < line && i < v->len; i++)
-        if (v->src[i] == '\n') l++;
-    i += col > 0 ? (size_t)(col - 1) : 0;
-    return i > v->len ? v->len : i;
+    return parser_lines_offset(&v->lines, line, col, &v->nomem);
 }
 
 static void report(vd_ctx *v, int stage, int line, int col, const char *fmt, const char *name)
@@ -161,7 +178,7 @@ static long first_repeat(const ir_node *n, uint32_t from, ir_kind kind, cr_code 
 }
 
 /* A parameter's name comes after its `*` or `**`; CPython places the error there. */
-static void param_name_pos(const vd_ctx *v, const ir_node *p, int *line, int *col)
+static void param_name_pos(vd_ctx *v, const ir_node *p, int *line, int *col)
 {
     size_t off = pos_to_offset(v, p->line, p->col);
     while (off < v->len && (v->src[off] == '*' || v->src[off] == ' ' || v->src[off] == '\t'))
@@ -310,6 +327,123 @@ static void debug_binds(vd_ctx *v, const ir_node *n, int depth)
     }
 }
 
+/* What CPython's messages call an expression of this kind (_PyPegen_get_expr_name). */
+static const char *expr_name(const ir_node *e)
+{
+    switch (e->kind) {
+    case IR_NUM: case IR_STR: return "literal";
+    case IR_BOOL: return e->op ? "True" : "False";
+    case IR_NONE: return "None";
+    case IR_ELLIPSIS: return "ellipsis";
+    case IR_FSTRING: return "f-string expression";
+    case IR_CALL: return "function call";
+    case IR_COMPARE: return "comparison";
+    case IR_IFEXP: return "conditional expression";
+    case IR_LAMBDA: return "lambda";
+    case IR_LISTCOMP: return "list comprehension";
+    case IR_SETCOMP: return "set comprehension";
+    case IR_DICTCOMP: return "dict comprehension";
+    case IR_GENEXP: return "generator expression";
+    case IR_DICT: return "dict literal";
+    case IR_SET: return "set display";
+    case IR_STARRED: return "starred";
+    default: return "expression";
+    }
+}
+
+/* A target of an assignment, a `for` or a `del`, as CPython's parser and compiler check it
+ * (the evaluator met these only when it ran the statement). */
+static void check_target(vd_ctx *v, const ir_node *t, int del, int depth)
+{
+    if (!t || depth > VD_MAX_DEPTH) return;
+    switch (t->kind) {
+    case IR_NAME: case IR_ATTR: case IR_SUBSCRIPT: case IR_UNSUPPORTED:
+        return;
+    case IR_TUPLE: case IR_LIST: {
+        int stars = 0;
+        for (uint32_t i = 0; i < t->n; i++) {
+            const ir_node *k = t->kid[i];
+            if (k && k->kind == IR_STARRED && !del) {
+                if (++stars == 2)
+                    report(v, ST_COMPILER, t->line, t->col, "multiple starred expressions in assignment%s", "");
+                check_target(v, k->kid[0], del, depth + 1);
+            } else {
+                check_target(v, k, del, depth + 1);
+            }
+        }
+        return;
+    }
+    case IR_STARRED:
+        if (!del) {
+            report(v, ST_COMPILER, t->line, t->col, "starred assignment target must be in a list or tuple%s", "");
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    report(v, ST_PARSER, t->line, t->col, del ? "cannot delete %s" : "cannot assign to %s", expr_name(t));
+}
+
+/* Whether k, a kid of n, stands in parentheses of its own (`(*a)`), which lowering drops;
+ * a call's parentheses are its own. */
+static int grouped(vd_ctx *v, const ir_node *n, const ir_node *k)
+{
+    size_t at = pos_to_offset(v, k->line, k->col), z = pos_to_offset(v, k->end_line, k->end_col);
+    while (at > 0 && (v->src[at - 1] == ' ' || v->src[at - 1] == '\t')) at--;
+    while (z < v->len && (v->src[z] == ' ' || v->src[z] == '\t')) z++;
+    if (!(at > 0 && v->src[at - 1] == '(' && z < v->len && v->src[z] == ')')) return 0;
+    if (n->kind == IR_CALL && n->kid[0]) {
+        size_t p = pos_to_offset(v, n->kid[0]->end_line, n->kid[0]->end_col);
+        while (p < v->len && v->src[p] != '(') p++;
+        return p != at - 1;
+    }
+    return 1;
+}
+
+/* Where `*x` may stand: displays, call arguments, subscripts (PEP 646), and targets (checked
+ * above); anywhere else CPython's parser or compiler refuses it. */
+static void check_starred(vd_ctx *v, const ir_node *n, uint32_t i)
+{
+    const ir_node *k = n->kid[i];
+    switch (n->kind) {
+    case IR_TUPLE:
+        /* `(*a)` lowers as a tuple of one; CPython wants its comma. */
+        if (n->n == 1 && !memchr(v->src + pos_to_offset(v, k->end_line, k->end_col), ',',
+                                 pos_to_offset(v, n->end_line, n->end_col) -
+                                 pos_to_offset(v, k->end_line, k->end_col)))
+            break;
+        return;
+    case IR_LIST: case IR_SET: case IR_DEL: return;
+    case IR_CALL: if (i >= 1 && !grouped(v, n, k)) return; break;
+    case IR_SUBSCRIPT: if (i >= 1) return; break;
+    case IR_ASSIGN: if (i + 1 < n->n) return; break;
+    case IR_FOR: case IR_COMPFOR: if (i == 0) return; break;
+    case IR_LISTCOMP: case IR_SETCOMP: case IR_GENEXP:
+        if (i == 0) {
+            report(v, ST_PARSER, k->line, k->col, "iterable unpacking cannot be used in comprehension%s", "");
+            return;
+        }
+        break;
+    default: break;
+    }
+    if (grouped(v, n, k))
+        report(v, ST_PARSER, k->line, k->col, "cannot use starred expression here%s", "");
+    else
+        report(v, ST_COMPILER, k->line, k->col, "can't use starred expression here%s", "");
+}
+
+static void check_targets(vd_ctx *v, const ir_node *n, int depth)
+{
+    uint32_t i;
+    switch (n->kind) {
+    case IR_ASSIGN: for (i = 0; i + 1 < n->n; i++) check_target(v, n->kid[i], 0, depth); break;
+    case IR_FOR: case IR_COMPFOR: check_target(v, n->kid[0], 0, depth); break;
+    case IR_DEL: for (i = 0; i < n->n; i++) check_target(v, n->kid[i], 1, depth); break;
+    default: break;
+    }
+}
+
 static cr_code walk(vd_ctx *v, ir_node *n, int depth)
 {
     cr_code rc = CR_OK;
@@ -350,12 +484,14 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
             v->fstr = i == 0 ? NULL : outer;
             v->spec_depth = i == 0 ? 0 : spec_depth + 1;
         }
+        if (n->kid[i] && n->kid[i]->kind == IR_STARRED) check_starred(v, n, i);
         rc = walk(v, n->kid[i], depth + 1);
     }
     v->fstr = outer;
     v->spec_depth = spec_depth;
     if (rc != CR_OK) return rc;
     debug_binds(v, n, depth);
+    check_targets(v, n, depth);
     if (n->kind == IR_PARAMS) rc = check_params(v, n);
     else if (n->kind == IR_CALL) rc = check_call(v, n);
     return rc;
@@ -463,13 +599,15 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
 
 cr_code parser_validate(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    vd_ctx v = { .m = m, .src = src, .len = len };
+    vd_ctx v = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
     cr_code rc = walk(&v, m->root, 0);
     if (rc == CR_OK && v.nglobal && !v.first[ST_PARSER].code) {
         scope top = { 0 };
         rc = scope_walk(&v, &top, m->root, 0);
         scope_free(&top);
     }
+    free(v.lines.start);
+    if (rc == CR_OK && v.nomem) rc = CR_ENOMEM;
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", VD_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the syntax checks");
     for (int st = 0; st < ST_COUNT; st++)

@@ -120,33 +120,19 @@ typedef struct {
     ir_module *m;
     const char *src;
     size_t len;
-    uint32_t *line_starts;      /* malloc'd on the first reason */
-    size_t nlines;
+    parser_lines lines;
     parser_nameset bound;              /* every name the program binds */
     parser_nameset math;               /* names the math module is bound to */
 } wl_ctx;
 
-static size_t offset_of(wl_ctx *w, int line, int col)
-{
-    if (line < 1 || (size_t)line > w->nlines || col < 1) return w->len;
-    size_t off = (size_t)w->line_starts[line - 1] + (size_t)(col - 1);
-    return off > w->len ? w->len : off;
-}
-
 static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const char *name)
 {
     char code[64];
-    if (!w->line_starts) {
-        size_t lines = 1;
-        for (size_t i = 0; i < w->len; i++) lines += w->src[i] == '\n';
-        if (!(w->line_starts = malloc(lines * sizeof *w->line_starts))) return CR_ENOMEM;
-        w->line_starts[0] = 0;
-        w->nlines = 1;
-        for (size_t i = 0; i < w->len; i++)
-            if (w->src[i] == '\n') w->line_starts[w->nlines++] = (uint32_t)(i + 1);
-    }
     snprintf(code, sizeof code, fmt, name);
-    size_t a = offset_of(w, n->line, n->col), z = offset_of(w, n->end_line, n->end_col);
+    int nomem = 0;
+    size_t a = parser_lines_offset(&w->lines, n->line, n->col, &nomem);
+    size_t z = parser_lines_offset(&w->lines, n->end_line, n->end_col, &nomem);
+    if (nomem) return CR_ENOMEM;
     return ir_add_reason(w->m, code, n->line, n->col, w->src + a, z > a ? z - a : 0);
 }
 
@@ -325,11 +311,11 @@ static void sort_reasons(ir_module *m)
 
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    wl_ctx w = { .m = m, .src = src, .len = len };
+    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
     cr_code rc = collect(&w, m->root, 0);
     if (rc == CR_OK) rc = check(&w, m->root, 0);
     if (rc == CR_OK) sort_reasons(m);
-    free(w.line_starts);
+    free(w.lines.start);
     parser_nameset_free(&w.bound);
     parser_nameset_free(&w.math);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);

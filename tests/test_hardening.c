@@ -500,6 +500,10 @@ static void test_cpython_differentials(void)
     SYNTAX("genexp_argument", "def f(*a):\n    return len(a)\nans = f(x for x in [1], 1)\n",
            "Generator expression must be parenthesized", 3, 9);
     SYNTAX("comprehension_tuple", "ans = [x for x in 1, 2]\n", "invalid syntax", 1, 20);
+    SYNTAX("del_in_untaken_branch", "ans = 1\nif ans > 5:\n    del ans + 1\n",
+           "cannot delete expression", 3, 9);
+    SYNTAX("starred_in_untaken_branch", "ans = 1\nif ans > 5:\n    x = (*a)\n",
+           "cannot use starred expression here", 3, 10);
     SYNTAX("debug_assign", "__debug__ = 1\nans = 1\n", "cannot assign to __debug__", 1, 1);
     SYNTAX("number_underscore", "ans = 1_000_\n", "invalid decimal literal", 1, 12);
     SYNTAX("fstring_nested", "x = 1\nans = f'{x:{x:{x}}}'\n", "f-string: expressions nested too deeply", 2, 21);

@@ -478,6 +478,25 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("f(x for x in a)\n"),
               "(module (expr (call (name f) (genexp (name x) (compfor (name x) (name a))))))");
 
+    /* Targets and `*x` are checked when the program is read, as CPython does, not when the
+     * statement runs: an untaken branch does not hide them. */
+    CHECK_STR(ir("ans = 1\nif ans > 5:\n    del ans + 1\n"), "E4 3:9 cannot delete expression");
+    CHECK_STR(ir("print(1)\ndel f()\n"), "E4 2:5 cannot delete function call");
+    CHECK_STR(ir("if 0:\n    del (a, f())\n"), "E4 2:13 cannot delete function call");
+    CHECK_STR(ir("del *a, b\n"), "E4 1:5 cannot delete starred");
+    CHECK_STR(ir("if 0:\n    *a, *b = [1, 2]\n"), "E4 2:5 multiple starred expressions in assignment");
+    CHECK_STR(ir("x, (*a, *b) = 1, (2, 3)\n"), "E4 1:4 multiple starred expressions in assignment");
+    CHECK_STR(ir("if 0:\n    *a = [1]\n"), "E4 2:5 starred assignment target must be in a list or tuple");
+    CHECK_STR(ir("for *a in [[1]]:\n    pass\n"), "E4 1:5 starred assignment target must be in a list or tuple");
+    CHECK_STR(ir("if 0:\n    x = *a\n"), "E4 2:9 can't use starred expression here");
+    CHECK_STR(ir("def f():\n    return *a\n"), "E4 2:12 can't use starred expression here");
+    CHECK_STR(ir("if 0:\n    x = (*a)\n"), "E4 2:10 cannot use starred expression here");
+    CHECK_STR(ir("x = [1]\nprint((*x))\n"), "E4 2:8 cannot use starred expression here");
+    CHECK_STR(ir("if 0:\n    print(*a for a in b)\n"), "E4 2:11 iterable unpacking cannot be used in comprehension");
+    CHECK_STR(ir("x = [*a for a in b]\n"), "E4 1:6 iterable unpacking cannot be used in comprehension");
+    CHECK_STR(ir("x = (*a,)\nprint(*x, *x)\n[*b] = x\n"),
+              "(module (assign (name x) (tuple (starred (name a)))) (expr (call (name print) (starred (name x)) (starred (name x)))) (assign (list (starred (name b))) (name x)))");
+
     /* A vertical tab is whitespace to the grammar, not to CPython's tokenizer. */
     CHECK_STR(ir("ans = 1\v+2\n"), "E4 1:8 invalid non-printable character U+000B");
     CHECK_STR(ir("ans = (1 +\n\v 2)\n"), "E4 2:1 invalid non-printable character U+000B");
