@@ -16,7 +16,9 @@
  * suite, unusual string prefixes or escapes, f-string debug fields, walrus, lambda,
  * annotations, nesting near the depth limit. Declining is always safe; accepting is only
  * right when tree-sitter + lowering would give CR_OK and the identical IR
- * (tests/test_fastpath.c and fuzz/fuzz_fastpath.c check that). */
+ * (tests/test_fastpath.c and fuzz/fuzz_fastpath.c check that). CPython's checks after its
+ * grammar (repeated or misordered parameters and arguments, ...) are not declined here:
+ * parser_validate() runs them on the IR of either path. */
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdlib.h>

@@ -38,8 +38,9 @@ cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fm
 /* The fast path: a hand-written tokenizer and parser for the common subset of Python that
  * builds exactly the IR parser_lower() builds from tree-sitter's CST for the same source
  * (same nodes, fields and positions), without the whitelist. It declines (PARSER_FAST_DECLINED,
- * nothing in err, *out NULL) on anything it does not handle completely: every syntax error,
- * every construct lowered as unsupported, every doubt; the tree-sitter path then runs. On
+ * nothing in err, *out NULL) on anything it does not handle completely: every syntax error of
+ * the grammar, every construct lowered as unsupported, every doubt; the tree-sitter path then
+ * runs. What CPython rejects after its grammar is parser_validate()'s, on either path's IR. On
  * CR_OK *out is the caller's (ir_module_free()). *why, when not NULL, names the first reason
  * it declined (a static string, for coverage reports). `sc` keeps its buffers between parses.
  * The source must have passed parse.c's pre-scan (UTF-8, no NUL, depth, size). */

@@ -265,38 +265,33 @@ static int corpus(const char *root)
     return 0;
 }
 
-int main(void)
+/* Each snippet of `list` through differential(); the fast path must have taken it (ACCEPT),
+ * declined it (DECLINE), or built it for parser_validate() to reject (INVALID). */
+enum { ACCEPT, DECLINE, INVALID };
+
+static void snippets(const char *const *list, const char *name, int want)
 {
-    cr_policy_default(&pol);
-    for (int i = 0; accepted[i]; i++) {
+    static const char *const what[] = { "declined", "accepted", "not built and rejected" };
+    for (int i = 0; list[i]; i++) {
         char label[64];
-        snprintf(label, sizeof label, "accepted[%d]", i);
-        outcome o = differential(accepted[i], strlen(accepted[i]), label);
-        if (!o.fast_ok) {
+        snprintf(label, sizeof label, "%s[%d]", name, i);
+        outcome o = differential(list[i], strlen(list[i]), label);
+        int ok = want == ACCEPT ? o.fast_ok : want == DECLINE ? !o.fast_ok : o.fast_invalid;
+        if (!ok) {
             t_fail++;
-            fprintf(stderr, "%s: declined (%s): %s\n", label, o.why ? o.why : "?", accepted[i]);
-        }
-    }
-    for (int i = 0; declined[i]; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "declined[%d]", i);
-        outcome o = differential(declined[i], strlen(declined[i]), label);
-        if (o.fast_ok) {
-            t_fail++;
-            fprintf(stderr, "%s: accepted: %s\n", label, declined[i]);
-        } else {
+            fprintf(stderr, "%s: %s (%s): %s\n", label, what[want], o.why ? o.why : "-", list[i]);
+        } else if (want == DECLINE) {
             t_pass++;
         }
     }
-    for (int i = 0; invalid[i]; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "invalid[%d]", i);
-        outcome o = differential(invalid[i], strlen(invalid[i]), label);
-        if (!o.fast_invalid) {
-            t_fail++;
-            fprintf(stderr, "%s: not built and rejected (%s): %s\n", label, o.why ? o.why : "?", invalid[i]);
-        }
-    }
+}
+
+int main(void)
+{
+    cr_policy_default(&pol);
+    snippets(accepted, "accepted", ACCEPT);
+    snippets(declined, "declined", DECLINE);
+    snippets(invalid, "invalid", INVALID);
     const char *root = getenv("CR_CORPUS");
     if (corpus(root && *root ? root : "../shared/corpus") < 0)
         SKIP("no corpus at %s/python (set CR_CORPUS)", root && *root ? root : "../shared/corpus");
