@@ -410,7 +410,35 @@ done:
     return rc;
 }
 
-static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
+/* CPython's tokenizer error for a string literal opening at src[a] that never closes: 0 when
+ * it closes (or is no string). Its line is where the tokenizer gave up: the end of the line
+ * (a backslash continues it) or, for a triple-quoted one, the last line of the source. */
+static int unterminated(const char *src, size_t len, size_t a, int line, cr_error *err)
+{
+    size_t i = a, k = 0;
+    while (k < 2 && i < len && strchr("rRbBuUfF", src[i]) && src[i]) i++, k++;
+    if (i >= len || (src[i] != '\'' && src[i] != '"')) return 0;
+    char q = src[i];
+    int triple = i + 2 < len && src[i + 1] == q && src[i + 2] == q;
+    for (i += triple ? 3 : 1; i < len; i++) {
+        if (src[i] == '\\' && i + 1 < len) {
+            line += src[++i] == '\n';
+            continue;
+        }
+        if (src[i] == q && (!triple || (i + 2 < len && src[i + 1] == q && src[i + 2] == q)))
+            return 0;
+        if (src[i] == '\n') {
+            if (!triple) break;
+            if (i + 1 < len) line++;
+        }
+    }
+    cr_error_set(err, CR_ESYNTAX, err->line, err->col,
+                 "unterminated %sstring literal (detected at line %d)", triple ? "triple-quoted " : "",
+                 line);
+    return 1;
+}
+
+static cr_code syntax_error(const char *src, size_t len, TSNode root, cr_error *err)
 {
     TSNode e;
     cr_code rc;
@@ -439,6 +467,9 @@ static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
     while (n > 0 && a + n < b && ((unsigned char)src[a + n] & 0xC0) == 0x80) n--;
     if (n == 0) return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
                                     "invalid syntax");
+    err->line = (int)p.row + 1;
+    err->col = (int)p.column + 1;
+    if (unterminated(src, len, a, err->line, err)) return CR_ESYNTAX;
     return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
                         "unexpected '%.*s'", (int)n, src + a);
 }
@@ -573,7 +604,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         goto out;
     }
     TSNode root = ts_tree_root_node(tree);
-    if (ts_node_has_error(root)) { rc = syntax_error(src, root, err); goto out; }
+    if (ts_node_has_error(root)) { rc = syntax_error(src, len, root, err); goto out; }
     if (!(m = ir_module_new(lim->max_memory))) {
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
         goto out;
