@@ -352,6 +352,14 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("def f():\n    a = 1\n   b = 2\n"), "E4 3:4 unindent does not match any outer indentation level");
     CHECK_STR(ir("x = 1\n    y = 2\n"), "E4 2:5 unexpected indent");
     CHECK_STR(ir("x = a *\n    b\n"), "E4 2:5 invalid syntax (a line break ends the statement)");
+    /* CPython's tokenizer names an unterminated string, and the line where it gave up. */
+    CHECK_STR(ir("ans = 'abc\n"), "E4 1:7 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = \"abc\\\ndef\n"), "E4 1:7 unterminated string literal (detected at line 2)");
+    CHECK_STR(ir("x = 1\nans = f'abc\n"), "E4 2:7 unterminated string literal (detected at line 2)");
+    CHECK_STR(ir("ans = rb'abc"), "E4 1:7 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = 'a' + 'abc\ny = 2\n"), "E4 1:13 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = '''abc\nx = 1\n\n"),
+              "E4 1:7 unterminated triple-quoted string literal (detected at line 3)");
     /* Augmented assignment takes a name, an attribute or a subscript only (CPython's words);
      * parentheses around a target only group, as in CPython. */
     CHECK_STR(ir("() += 1\n"), "E4 1:1 'tuple' is an illegal expression for augmented assignment");
