@@ -62,6 +62,9 @@ static int is_word(unsigned char c)
 /* CPython's tokenizer keeps at most this many indentation levels, the outermost (column 0)
  * included; one more is "too many levels of indentation" (MAXINDENT in its tokenizer.h). */
 #define PY_MAXINDENT 100
+/* ... and at most this many open brackets (MAXLEVEL): one more is its SyntaxError, whatever
+ * our own depth limit. */
+#define PY_MAXLEVEL 200
 static const char TOO_DEEP_MSG[] = "too many levels of indentation";
 
 /* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth,
@@ -76,6 +79,7 @@ typedef struct {
     uint32_t depth, max_depth;
     size_t tokens;
     size_t deep_at;         /* offset of the first bracket past max_depth; SIZE_MAX: none */
+    size_t py_deep_at;      /* ... past PY_MAXLEVEL */
     /* CPython compares every indentation twice, with tabs to multiples of 8 and with tabs as
      * one column: when the two comparisons disagree, the meaning depends on the tab size,
      * which is its TabError. */
@@ -111,6 +115,7 @@ static void scan_open(scan_ctx *sc)
 {
     sc->tokens++;
     if (++sc->depth > sc->max_depth && sc->deep_at == SIZE_MAX) sc->deep_at = sc->i;
+    if (sc->depth > PY_MAXLEVEL && sc->py_deep_at == SIZE_MAX) sc->py_deep_at = sc->i;
 }
 
 /* Skips a string literal whose opening quote is at sc->i. Brackets inside f-strings are
@@ -274,7 +279,7 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
                        cr_error *err)
 {
     scan_ctx sc = { .s = (const unsigned char *)src, .len = len, .max_depth = max_depth,
-                    .deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
+                    .deep_at = SIZE_MAX, .py_deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
     int line, col;
     indent->code = CR_OK;
     if (prescan_all(&sc) != CR_OK) {
@@ -286,6 +291,10 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
         }
         position_of(src, sc.i, &line, &col);
         return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x", sc.s[sc.i]);
+    }
+    if (sc.py_deep_at != SIZE_MAX && sc.py_deep_at <= sc.deep_at) {
+        position_of(src, sc.py_deep_at, &line, &col);
+        return cr_error_set(err, CR_ESYNTAX, line, col, "too many nested parentheses");
     }
     if (sc.deep_at != SIZE_MAX) {
         position_of(src, sc.deep_at, &line, &col);

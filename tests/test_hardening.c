@@ -316,6 +316,7 @@ static void repeat_src(sbuf *b, const char *prefix, const char *unit, size_t n,
 /* CPython 3.11's own messages (TabError, IndentationError). */
 #define TAB_MSG "inconsistent use of tabs and spaces in indentation"
 #define INDENT_MSG "too many levels of indentation"
+#define PARENS_MSG "too many nested parentheses"
 #define TOKENS_MSG "more than 60000 tokens (the parser's limit)"
 #define INT_MSG "integer size limit (1048576 bits)"
 #define INT_STR_MSG "Exceeds the limit (4300 digits) for integer string conversion; use " \
@@ -334,11 +335,11 @@ static void test_deep_nesting(void)
     sbuf b = { 0 };
     repeat_src(&b, "x = ", "(", 100000, "1");
     sb_repeat(&b, ")", 100000);
-    built_case("parens_100k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", DEPTH_MSG, 1, 205);
+    built_case("parens_100k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "", PARENS_MSG, 1, 205);
 
     repeat_src(&b, "x = ", "[", 10000, "");
     sb_repeat(&b, "]", 10000);
-    built_case("lists_10k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", DEPTH_MSG, 1, 205);
+    built_case("lists_10k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "", PARENS_MSG, 1, 205);
 
     repeat_src(&b, "x = 1", " + 1", 100000, "\n");
     built_case("binop_chain_100k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", TOKENS_MSG, 0,

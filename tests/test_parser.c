@@ -557,7 +557,8 @@ static void test_bytes_and_limits(void)
     pol.limits.max_source = 8;
     CHECK_STR(parse_n("x = 12345\n", 10, &pol.limits), "E6 0:0 source is 10 bytes, more than 8 (max_source)");
 
-    /* 100 000 nested parentheses: refused by the pre-scan at the 201st. */
+    /* 100 000 nested parentheses: refused by the pre-scan at the 201st, CPython's SyntaxError
+     * (its tokenizer holds 200); a lower depth limit is ours, a LimitError. */
     size_t n = 100000, len = 4 + 2 * n + 2;
     char *deep = malloc(len + 1);
     memcpy(deep, "x = ", 4);
@@ -565,9 +566,12 @@ static void test_bytes_and_limits(void)
     deep[4 + n] = '1';
     memset(deep + 5 + n, ')', n);
     deep[len - 1] = '\n';
-    CHECK_STR(parse_n(deep, len, NULL), "E6 1:205 nesting deeper than 200 (max_depth)");
+    CHECK_STR(parse_n(deep, len, NULL), "E4 1:205 too many nested parentheses");
     memset(deep + 4, '[', n);                 /* unclosed: tree-sitter 0.20 would abort */
-    CHECK_STR(parse_n(deep, 5 + n, NULL), "E6 1:205 nesting deeper than 200 (max_depth)");
+    CHECK_STR(parse_n(deep, 5 + n, NULL), "E4 1:205 too many nested parentheses");
+    cr_policy_default(&pol);
+    pol.limits.max_depth = 50;
+    CHECK_STR(parse_n(deep, 5 + n, &pol.limits), "E6 1:55 nesting deeper than 50 (max_depth)");
     memset(deep + 4, '-', n);                 /* not brackets: the token bound */
     CHECK_STR(parse_n(deep, 5 + n, NULL), "E6 0:0 more than 60000 tokens (the parser's limit)");
     /* 300 unary minus signs: fine for tree-sitter, refused by the lowering depth. */
