@@ -599,7 +599,9 @@ static cr_code lower_interpolation(lower_ctx *cx, cn ts, ir_node **out)
             else rc = lower_expr(cx, k.node, &f->kid[0]);
         } else if (k.field == field_ids[F_type_conversion]) {
             const char *t = node_src(cx, k.node);
+            char after = k.node->end < cx->len ? cx->src[k.node->end] : 0;
             f->op = node_len(k.node) >= 2 ? (uint16_t)(unsigned char)t[1] : 0;
+            if (after != ':' && after != '}') f->op = '}';   /* `{x!r }`: see ir.h */
         } else if (k.field == field_ids[F_format_specifier]) {
             rc = lower_spec(cx, k.node, &f->kid[1]);
         }

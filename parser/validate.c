@@ -188,16 +188,30 @@ static void param_name_pos(vd_ctx *v, const ir_node *p, int *line, int *col)
 
 static cr_code check_params(vd_ctx *v, const ir_node *ps)
 {
-    int dflt = 0, line, col;
+    int dflt = 0, star = 0, line, col;
     cr_code rc;
     for (uint32_t i = 0; i < ps->n; i++) {
         const ir_node *p = ps->kid[i];
-        if (!p || p->kind != IR_PARAM) break;   /* `*` or `/`: keyword-only parameters follow */
-        if (p->flags & (IRF_VARARGS | IRF_KWARGS)) break;
-        if (p->kid[0]) dflt = 1;
-        else if (dflt) {
-            report(v, ST_PARSER, p->line, p->col, "non-default argument follows default argument%s", "");
+        if (!p || p->kind != IR_PARAM) {   /* `*` or `/` */
+            star = 1;
+            continue;
+        }
+        if (i > 0 && ps->kid[i - 1] && ps->kid[i - 1]->kind == IR_PARAM && (ps->kid[i - 1]->flags & IRF_KWARGS)) {
+            report(v, ST_PARSER, p->line, p->col, "arguments cannot follow var-keyword argument%s", "");
             break;
+        }
+        if (p->flags & IRF_VARARGS) {
+            if (star) {
+                report(v, ST_PARSER, p->line, p->col, "* argument may appear only once%s", "");
+                break;
+            }
+            star = 1;
+        } else if (!star && !(p->flags & IRF_KWARGS)) {   /* keyword-only ones need no default */
+            if (p->kid[0]) dflt = 1;
+            else if (dflt) {
+                report(v, ST_PARSER, p->line, p->col, "non-default argument follows default argument%s", "");
+                break;
+            }
         }
     }
     long at = first_repeat(ps, 0, IR_PARAM, &rc);
@@ -467,7 +481,9 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
     case IR_FORMAT:
         /* Found in source order: only the first costs the scan for its position. */
         if (!v->fstr || v->first[ST_PARSER].code != CR_OK) break;
-        if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a')
+        if (n->op == '}')
+            fstring_error(v, "f-string: expecting '}'");
+        else if (n->op && n->op != 'r' && n->op != 's' && n->op != 'a')
             fstring_error(v, "f-string: invalid conversion character: expected 's', 'r', or 'a'");
         else if (v->spec_depth >= 2)   /* a field in a spec in a spec */
             fstring_error(v, "f-string: expressions nested too deeply");

@@ -404,6 +404,9 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("def f(a, b, c, a=1):\n    pass\n"), "E4 1:16 duplicate argument 'a' in function definition");
     CHECK_STR(ir("def f(a=1, b):\n    return a\n"), "E4 1:12 non-default argument follows default argument");
     CHECK_STR(ir("f = lambda a=1, b: a\n"), "E4 1:17 non-default argument follows default argument");
+    CHECK_STR(ir("def f(**k, a):\n    pass\n"), "E4 1:12 arguments cannot follow var-keyword argument");
+    CHECK_STR(ir("def f(*a, *b):\n    pass\n"), "E4 1:11 * argument may appear only once");
+    CHECK_STR(ir("x = 1\nans = f'{x!r }'\n"), "E4 2:16 f-string: expecting '}'");
     /* The parser's error comes before the symbol table's, wherever they stand. */
     CHECK_STR(ir("def g(a, a):\n    pass\ndef f(a=1, b):\n    pass\n"),
               "E4 3:12 non-default argument follows default argument");
