@@ -67,6 +67,9 @@ int parser_nameset_has(const parser_nameset *set, const char *name);
 cr_code parser_nameset_add(parser_nameset *set, const char *name);   /* CR_ENOMEM */
 void parser_nameset_free(parser_nameset *set);
 
+/* 1-based line and byte column of src[off] (a scan from the start). */
+void parser_position_of(const char *src, size_t off, int *line, int *col);
+
 /* Offsets of a source's lines, to turn an IR node's line:col back into a byte offset. */
 typedef struct {
     const char *src;

@@ -17,8 +17,7 @@
 
 const char *parser_grammar_version(void) { return "tree-sitter-python 0.23.6 (ABI 14)"; }
 
-/* 1-based line and byte column of src[off]. */
-static void position_of(const char *src, size_t off, int *line, int *col)
+void parser_position_of(const char *src, size_t off, int *line, int *col)
 {
     int l = 1;
     size_t start = 0;
@@ -286,18 +285,18 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
         /* A NUL byte anywhere, even after the bad byte, is what CPython reports. */
         const char *nul = sc.s[sc.i] ? memchr(src + sc.i, '\0', len - sc.i) : src + sc.i;
         if (nul) {
-            position_of(src, (size_t)(nul - src), &line, &col);
+            parser_position_of(src, (size_t)(nul - src), &line, &col);
             return cr_error_set(err, CR_ESYNTAX, line, col, "source code cannot contain null bytes");
         }
-        position_of(src, sc.i, &line, &col);
+        parser_position_of(src, sc.i, &line, &col);
         return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x", sc.s[sc.i]);
     }
     if (sc.py_deep_at != SIZE_MAX && sc.py_deep_at <= sc.deep_at) {
-        position_of(src, sc.py_deep_at, &line, &col);
+        parser_position_of(src, sc.py_deep_at, &line, &col);
         return cr_error_set(err, CR_ESYNTAX, line, col, "too many nested parentheses");
     }
     if (sc.deep_at != SIZE_MAX) {
-        position_of(src, sc.deep_at, &line, &col);
+        parser_position_of(src, sc.deep_at, &line, &col);
         return cr_error_set(err, CR_ELIMIT, line, col, "nesting deeper than %u (max_depth)",
                             (unsigned)max_depth);
     }
@@ -305,7 +304,7 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
         return cr_error_set(err, CR_ELIMIT, 0, 0,
                             "more than %u tokens (the parser's limit)", PARSER_MAX_TOKENS);
     if (sc.indent_at != SIZE_MAX) {
-        position_of(src, sc.indent_at, &line, &col);
+        parser_position_of(src, sc.indent_at, &line, &col);
         /* The grammar's scanner cannot hold that many indents either: its parse of such a
          * source fails at line 1, so there is no earlier syntax error to find. */
         if (sc.indent_msg == TOO_DEEP_MSG)

@@ -100,16 +100,6 @@ typedef struct {
     size_t nglobal;
 } vd_ctx;
 
-static void offset_to_pos(const char *src, size_t off, int *line, int *col)
-{
-    int l = 1;
-    size_t start = 0;
-    for (size_t i = 0; i < off; i++)
-        if (src[i] == '\n') { l++; start = i + 1; }
-    *line = l;
-    *col = (int)(off - start) + 1;
-}
-
 static size_t pos_to_offset(vd_ctx *v, int line, int col)
 {
     return parser_lines_offset(&v->lines, line, col, &v->nomem);
@@ -183,7 +173,7 @@ static void param_name_pos(vd_ctx *v, const ir_node *p, int *line, int *col)
     size_t off = pos_to_offset(v, p->line, p->col);
     while (off < v->len && (v->src[off] == '*' || v->src[off] == ' ' || v->src[off] == '\t'))
         off++;
-    offset_to_pos(v->src, off, line, col);
+    parser_position_of(v->src, off, line, col);
 }
 
 static cr_code check_params(vd_ctx *v, const ir_node *ps)
@@ -267,7 +257,7 @@ static void fstring_error(vd_ctx *v, const char *msg)
         else if (off + 1 < v->len && v->src[off] == '\\' && v->src[off + 1] == '\n') off += 2;
         else break;
     }
-    offset_to_pos(v->src, off, &line, &col);
+    parser_position_of(v->src, off, &line, &col);
     report(v, ST_PARSER, line, col, "%s", msg);
 }
 
