@@ -182,11 +182,12 @@ static cr_code check_params(vd_ctx *v, const ir_node *ps)
     cr_code rc;
     for (uint32_t i = 0; i < ps->n; i++) {
         const ir_node *p = ps->kid[i];
-        if (!p || p->kind != IR_PARAM) {   /* `*` or `/` */
-            star = 1;
+        const ir_node *prev = i ? ps->kid[i - 1] : NULL;
+        if (!p || p->kind != IR_PARAM) {   /* a bare `*` (`/` keeps them positional) */
+            star |= p && p->text && strcmp(p->text, "keyword_separator") == 0;
             continue;
         }
-        if (i > 0 && ps->kid[i - 1] && ps->kid[i - 1]->kind == IR_PARAM && (ps->kid[i - 1]->flags & IRF_KWARGS)) {
+        if (prev && prev->kind == IR_PARAM && (prev->flags & IRF_KWARGS)) {
             report(v, ST_PARSER, p->line, p->col, "arguments cannot follow var-keyword argument%s", "");
             break;
         }

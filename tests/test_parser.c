@@ -407,6 +407,11 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("def f(**k, a):\n    pass\n"), "E4 1:12 arguments cannot follow var-keyword argument");
     CHECK_STR(ir("def f(*a, *b):\n    pass\n"), "E4 1:11 * argument may appear only once");
     CHECK_STR(ir("x = 1\nans = f'{x!r }'\n"), "E4 2:16 f-string: expecting '}'");
+    /* `/` keeps the parameters before and after it positional; a bare `*` does not. */
+    CHECK_STR(reasons("def f(a, /, *b):\n    pass\n"), "node:positional_separator 1:10 [/]");
+    CHECK_STR(ir("def f(a=1, /, b):\n    pass\n"), "E4 1:15 non-default argument follows default argument");
+    CHECK_STR(ir("def f(a, *, b, *c):\n    pass\n"), "E4 1:16 * argument may appear only once");
+    CHECK_STR(reasons("def f(a, *, b, c=1, d):\n    pass\n"), "node:keyword_separator 1:10 [*]");
     /* The parser's error comes before the symbol table's, wherever they stand. */
     CHECK_STR(ir("def g(a, a):\n    pass\ndef f(a=1, b):\n    pass\n"),
               "E4 3:12 non-default argument follows default argument");
