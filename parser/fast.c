@@ -16,7 +16,9 @@
  * suite, unusual string prefixes or escapes, f-string debug fields, walrus, lambda,
  * annotations, nesting near the depth limit. Declining is always safe; accepting is only
  * right when tree-sitter + lowering would give CR_OK and the identical IR
- * (tests/test_fastpath.c and fuzz/fuzz_fastpath.c check that). */
+ * (tests/test_fastpath.c and fuzz/fuzz_fastpath.c check that). CPython's checks after its
+ * grammar (repeated or misordered parameters and arguments, ...) are not declined here:
+ * parser_validate() runs them on the IR of either path. */
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -1110,7 +1112,7 @@ static ex parse_call(fast_ctx *p, ex fn)
 {
     ftok *o = cur(p);
     size_t base = p->nstk;
-    int dep = fn.dep, seen_kw = 0, seen_dstar = 0, nargs = 0;
+    int dep = fn.dep, nargs = 0;
     push(p, fn.n);
     p->i++;
     while (!at_op(p, O_RPAR)) {
@@ -1118,13 +1120,11 @@ static ex parse_call(fast_ctx *p, ex fn)
         ir_node *n;
         if (at_op(p, O_STAR) || at_op(p, O_DSTAR)) {
             int dstar = at_op(p, O_DSTAR);
-            if (seen_dstar) decline(p, "argument order");
             p->i++;
             ex e = parse_test(p);
             n = mkn(p, dstar ? IR_DSTARRED : IR_STARRED, a->sl, a->sc, e.el, e.ec, 1);
             n->kid[0] = e.n;
             dep = max_i(dep, e.dep + 1);
-            seen_dstar |= dstar;
         } else if (a->kind == K_NAME && p->t[p->i + 1].kind == K_OP && p->t[p->i + 1].op == O_ASSIGN) {
             p->i += 2;
             ex v = parse_test(p);
@@ -1132,12 +1132,7 @@ static ex parse_call(fast_ctx *p, ex fn)
             n->text = dup(p, p->s + a->a, a->b - a->a);
             n->len = a->b - a->a;
             n->kid[0] = v.n;
-            for (size_t k = base + 1; k < p->nstk; k++)
-                if (p->stk[k]->kind == IR_KEYWORD && p->stk[k]->len == n->len &&
-                    memcmp(p->stk[k]->text, n->text, n->len) == 0)
-                    decline(p, "keyword argument repeated");
             dep = max_i(dep, v.dep + 1);
-            seen_kw = 1;
         } else {
             ex e = parse_test(p);
             if (at_kw(p, KW_FOR)) {
@@ -1153,7 +1148,6 @@ static ex parse_call(fast_ctx *p, ex fn)
                 dep = max_i(dep, gdep + 1);
                 goto done;
             }
-            if (seen_kw || seen_dstar) decline(p, "positional argument follows keyword");
             n = e.n;
             dep = max_i(dep, e.dep);
         }
@@ -1400,25 +1394,19 @@ static ex parse_test(fast_ctx *p);
  * PARAM pushed on the stack. Returns the deepest default. */
 static int parse_params(fast_ctx *p, int close)
 {
-    size_t base = p->nstk;
-    int seen_default = 0, dep = 0;
+    int dep = 0;
     while (!at_op(p, close)) {
         ftok *a = cur(p);
         if (a->kind != K_NAME) decline(p, "parameter");
         p->i++;
         ir_node *prm;
-        for (size_t k = base; k < p->nstk; k++)
-            if (p->stk[k]->len == a->b - a->a && memcmp(p->stk[k]->text, p->s + a->a, a->b - a->a) == 0)
-                decline(p, "duplicate parameter");
         if (at_op(p, O_ASSIGN)) {
             p->i++;
             ex v = parse_test(p);
             prm = mkn(p, IR_PARAM, a->sl, a->sc, v.el, v.ec, 1);
             prm->kid[0] = v.n;
             dep = max_i(dep, v.dep);
-            seen_default = 1;
         } else {
-            if (seen_default) decline(p, "non-default parameter follows default");
             prm = mkn(p, IR_PARAM, a->sl, a->sc, a->el, a->ec, 1);
         }
         prm->text = dup(p, p->s + a->a, a->b - a->a);

@@ -38,8 +38,9 @@ cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fm
 /* The fast path: a hand-written tokenizer and parser for the common subset of Python that
  * builds exactly the IR parser_lower() builds from tree-sitter's CST for the same source
  * (same nodes, fields and positions), without the whitelist. It declines (PARSER_FAST_DECLINED,
- * nothing in err, *out NULL) on anything it does not handle completely: every syntax error,
- * every construct lowered as unsupported, every doubt; the tree-sitter path then runs. On
+ * nothing in err, *out NULL) on anything it does not handle completely: every syntax error of
+ * the grammar, every construct lowered as unsupported, every doubt; the tree-sitter path then
+ * runs. What CPython rejects after its grammar is parser_validate()'s, on either path's IR. On
  * CR_OK *out is the caller's (ir_module_free()). *why, when not NULL, names the first reason
  * it declined (a static string, for coverage reports). `sc` keeps its buffers between parses.
  * The source must have passed parse.c's pre-scan (UTF-8, no NUL, depth, size). */
@@ -55,5 +56,49 @@ cr_code parser_parse_python_ts(const char *src, size_t len, const cr_limits *lim
 /* Adds the whitelist reasons (imports, calls, attributes, methods) of m->root to m.
  * `src` gives the snippets. */
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err);
+
+/* A set of names (strings borrowed, e.g. from an IR arena). Zeroed means empty. */
+typedef struct {
+    const char **slot;
+    size_t cap, n;
+} parser_nameset;
+
+int parser_nameset_has(const parser_nameset *set, const char *name);
+cr_code parser_nameset_add(parser_nameset *set, const char *name);   /* CR_ENOMEM */
+void parser_nameset_free(parser_nameset *set);
+
+/* 1-based line and byte column of src[off] (a scan from the start). */
+void parser_position_of(const char *src, size_t off, int *line, int *col);
+
+/* Offsets of a source's lines, to turn an IR node's line:col back into a byte offset. */
+typedef struct {
+    const char *src;
+    size_t len;
+    uint32_t *start;        /* malloc'd on the first parser_lines_offset(); NULL: not yet */
+    size_t n;
+} parser_lines;
+
+/* The offset of line:col (1-based) in l->src, at most l->len; l->len when out of range or
+ * when there is no memory for the table (*nomem set). */
+size_t parser_lines_offset(parser_lines *l, int line, int col, int *nomem);
+
+/* What CPython does after its grammar accepted the program, on the IR either path built:
+ * identifiers to NFKC, and the SyntaxErrors its parser actions, symbol table and compiler
+ * raise (misordered or repeated parameters and arguments, `global` after a use, ...).
+ * CR_ESYNTAX with err at CPython's line:col and message; CR_ENOMEM; CR_ELIMIT. */
+cr_code parser_validate(ir_module *m, const char *src, size_t len, cr_error *err);
+
+/* A PEP 263 coding cookie on line 1 or 2 (`# -*- coding: latin-1 -*-`): CPython decodes the
+ * source with it, so what it runs is not what we parsed. */
+typedef struct {
+    char name[32];          /* as CPython normalises it ("iso-8859-1" for latin-1) */
+    int line, col;          /* of the comment */
+    const char *text;       /* the comment, borrowed from the source */
+    size_t text_len;
+} parser_cookie;
+
+/* 1 when src has a cookie naming anything but UTF-8 (*ck filled); 0 when none or UTF-8; -1
+ * (err set, CR_ESYNTAX) for CPython's "encoding problem: X with BOM". */
+int parser_coding(const char *src, size_t len, parser_cookie *ck, cr_error *err);
 
 #endif

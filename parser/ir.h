@@ -50,7 +50,9 @@ typedef enum {
     IR_STR,        /* text/len: the decoded value (UTF-8; adjacent literals concatenated) */
     IR_FSTRING,    /* kid[]: parts, each STR or FORMAT */
     IR_FORMAT,     /* a replacement field: kid[0]: expression, kid[1]: spec (FSTRING, so
-                    * nested fields work) or NULL; op: conversion 'r', 's', 'a' or 0 */
+                    * nested fields work) or NULL; op: conversion 'r', 's', 'a' or 0; any
+                    * other letter as written, '}' when something but `:` or `}` follows it
+                    * (both CPython's SyntaxErrors, parser_validate()'s to report) */
     IR_NAME,       /* text: identifier */
     IR_BOOL,       /* op: 0 False, 1 True */
     IR_NONE,

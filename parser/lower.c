@@ -220,6 +220,7 @@ typedef struct {
     cr_error *err;
     uint32_t depth;
     int in_func, in_loop;   /* for CPython's "'return' outside function" and the like */
+    int call_genexp;        /* the comprehension being lowered is a call's `f(x for x in y)` */
     parser_scratch *sc;     /* the thread's buffers; the ones below are borrowed from it */
     const cnode *cst;       /* the flat CST, cst[0] the module */
     kid_t *ks;              /* scratch stack of CST children */
@@ -598,7 +599,9 @@ static cr_code lower_interpolation(lower_ctx *cx, cn ts, ir_node **out)
             else rc = lower_expr(cx, k.node, &f->kid[0]);
         } else if (k.field == field_ids[F_type_conversion]) {
             const char *t = node_src(cx, k.node);
+            char after = k.node->end < cx->len ? cx->src[k.node->end] : 0;
             f->op = node_len(k.node) >= 2 ? (uint16_t)(unsigned char)t[1] : 0;
+            if (after != ':' && after != '}') f->op = '}';   /* `{x!r }`: see ir.h */
         } else if (k.field == field_ids[F_format_specifier]) {
             rc = lower_spec(cx, k.node, &f->kid[1]);
         }
@@ -938,11 +941,19 @@ static int is_async(cn ts)
     return tok(first_child(ts)) == T_async;
 }
 
-/* `for T in I if C if D` → COMPFOR(T, I, C, D); the `if` clauses follow it in ks. */
-static cr_code lower_compfor(lower_ctx *cx, cn clause, size_t at, size_t end, ir_node **out)
+/* `for T in I if C if D` → COMPFOR(T, I, C, D); the `if` clauses follow it in ks. `bare`:
+ * the element of a call's unparenthesized generator. */
+static cr_code lower_compfor(lower_ctx *cx, cn clause, size_t at, size_t end, cn bare,
+                             ir_node **out)
 {
     uint32_t nif = 0;
     cr_code rc;
+    /* The grammar reads `for x in a, b` as a tuple CPython does not (in a call, it takes the
+     * comma for the end of a generator argument that needed parentheses). */
+    for (cn k = first_child(clause); k; k = next_sibling(cx->cst, k))
+        if (tok(k) == T_comma)
+            return bare ? syntax(cx, bare, "Generator expression must be parenthesized")
+                        : syntax(cx, k, "invalid syntax");
     while (at + 1 + nif < end && sym(cx->ks[at + 1 + nif].node) == S_if_clause) nif++;
     ir_node *n = mk(cx, IR_COMPFOR, clause, 2 + nif);
     if (!n) return nomem(cx);
@@ -961,8 +972,9 @@ static cr_code lower_comprehension(lower_ctx *cx, cn ts, ir_kind kind, ir_node *
 {
     size_t base, count, ibase = cx->nis;
     cr_code rc;
-    cn body = field(cx, ts, F_body);
+    cn body = field(cx, ts, F_body), bare = cx->call_genexp ? body : NULL;
     ir_node *a, *b;
+    cx->call_genexp = 0;
     if (kind == IR_DICTCOMP) {
         if ((rc = lower_field(cx, body, F_key, &a)) != CR_OK) return rc;
         if ((rc = lower_field(cx, body, F_value, &b)) != CR_OK) return rc;
@@ -975,7 +987,7 @@ static cr_code lower_comprehension(lower_ctx *cx, cn ts, ir_kind kind, ir_node *
         cn k = cx->ks[base + i].node;
         if (sym(k) != S_for_in_clause) continue;
         if (is_async(k)) rc = unsupported_as(cx, k, "async", 1, &a);
-        else rc = lower_compfor(cx, k, base + i, base + count, &a);
+        else rc = lower_compfor(cx, k, base + i, base + count, bare, &a);
         if (rc == CR_OK) rc = push_ir(cx, a);
     }
     cx->nks = base;
@@ -1080,6 +1092,7 @@ static cr_code lower_call(lower_ctx *cx, cn ts, ir_node **out)
         return rc;
     cn args = field(cx, ts, F_arguments);
     if (sym(args) == S_generator_expression) {
+        cx->call_genexp = 1;
         if ((rc = lower_expr(cx, args, &f)) != CR_OK || (rc = push_ir(cx, f)) != CR_OK) return rc;
         return pop_ir(cx, IR_CALL, ts, ibase, out);
     }

@@ -2,6 +2,7 @@
  * thread), the first syntax error in document order, then lowering (lower.c) and the
  * whitelist (whitelist.c). */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +17,7 @@
 
 const char *parser_grammar_version(void) { return "tree-sitter-python 0.23.6 (ABI 14)"; }
 
-/* 1-based line and byte column of src[off]. */
-static void position_of(const char *src, size_t off, int *line, int *col)
+void parser_position_of(const char *src, size_t off, int *line, int *col)
 {
     int l = 1;
     size_t start = 0;
@@ -61,20 +61,24 @@ static int is_word(unsigned char c)
 /* CPython's tokenizer keeps at most this many indentation levels, the outermost (column 0)
  * included; one more is "too many levels of indentation" (MAXINDENT in its tokenizer.h). */
 #define PY_MAXINDENT 100
+/* ... and at most this many open brackets (MAXLEVEL): one more is its SyntaxError, whatever
+ * our own depth limit. */
+#define PY_MAXLEVEL 200
 static const char TOO_DEEP_MSG[] = "too many levels of indentation";
 
 /* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth,
  * a token count, and the indentation of each logical line. Errors keep the precedence
  * CPython's tokenizer gives them: a NUL byte anywhere, else the first byte that is not UTF-8,
- * else the first bracket too deep. An indentation error is only noted (indent_at): CPython
- * reports it unless the parser met a syntax error earlier in the source, which only the parse
- * can tell. */
+ * else the first bracket too deep. An indentation error, or a vertical tab outside strings and
+ * comments, is only noted (indent_at): CPython reports it unless the parser met a syntax error
+ * earlier in the source, which only the parse can tell. */
 typedef struct {
     const unsigned char *s;
     size_t len, i;
     uint32_t depth, max_depth;
     size_t tokens;
     size_t deep_at;         /* offset of the first bracket past max_depth; SIZE_MAX: none */
+    size_t py_deep_at;      /* ... past PY_MAXLEVEL */
     /* CPython compares every indentation twice, with tabs to multiples of 8 and with tabs as
      * one column: when the two comparisons disagree, the meaning depends on the tab size,
      * which is its TabError. */
@@ -110,6 +114,7 @@ static void scan_open(scan_ctx *sc)
 {
     sc->tokens++;
     if (++sc->depth > sc->max_depth && sc->deep_at == SIZE_MAX) sc->deep_at = sc->i;
+    if (sc->depth > PY_MAXLEVEL && sc->py_deep_at == SIZE_MAX) sc->py_deep_at = sc->i;
 }
 
 /* Skips a string literal whose opening quote is at sc->i. Brackets inside f-strings are
@@ -166,6 +171,7 @@ static int string_prefix(const unsigned char *s, size_t n, int *fmt)
 
 static void indent_error(scan_ctx *sc, size_t at, const char *msg)
 {
+    if (sc->indent_at != SIZE_MAX) return;
     sc->indent_at = at;
     sc->indent_msg = msg;
     sc->nind = 0;
@@ -228,6 +234,10 @@ static cr_code prescan_all(scan_ctx *sc)
             continue;
         }
         if (c == ' ' || c == '\t' || c == '\r' || c == '\f') { sc->i++; continue; }
+        if (c == '\v') {   /* the grammar's blank, CPython's tokenizer error like a bad indent */
+            indent_error(sc, sc->i++, "invalid non-printable character U+000B");
+            continue;
+        }
         if (c == '#') {
             sc->tokens++;
             while (sc->i < len && s[sc->i] != '\n')
@@ -268,21 +278,25 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
                        cr_error *err)
 {
     scan_ctx sc = { .s = (const unsigned char *)src, .len = len, .max_depth = max_depth,
-                    .deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
+                    .deep_at = SIZE_MAX, .py_deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
     int line, col;
     indent->code = CR_OK;
     if (prescan_all(&sc) != CR_OK) {
         /* A NUL byte anywhere, even after the bad byte, is what CPython reports. */
         const char *nul = sc.s[sc.i] ? memchr(src + sc.i, '\0', len - sc.i) : src + sc.i;
         if (nul) {
-            position_of(src, (size_t)(nul - src), &line, &col);
+            parser_position_of(src, (size_t)(nul - src), &line, &col);
             return cr_error_set(err, CR_ESYNTAX, line, col, "source code cannot contain null bytes");
         }
-        position_of(src, sc.i, &line, &col);
+        parser_position_of(src, sc.i, &line, &col);
         return cr_error_set(err, CR_ESYNTAX, line, col, "invalid UTF-8 byte 0x%02x", sc.s[sc.i]);
     }
+    if (sc.py_deep_at != SIZE_MAX && sc.py_deep_at <= sc.deep_at) {
+        parser_position_of(src, sc.py_deep_at, &line, &col);
+        return cr_error_set(err, CR_ESYNTAX, line, col, "too many nested parentheses");
+    }
     if (sc.deep_at != SIZE_MAX) {
-        position_of(src, sc.deep_at, &line, &col);
+        parser_position_of(src, sc.deep_at, &line, &col);
         return cr_error_set(err, CR_ELIMIT, line, col, "nesting deeper than %u (max_depth)",
                             (unsigned)max_depth);
     }
@@ -290,7 +304,7 @@ static cr_code prescan(const char *src, size_t len, uint32_t max_depth, cr_error
         return cr_error_set(err, CR_ELIMIT, 0, 0,
                             "more than %u tokens (the parser's limit)", PARSER_MAX_TOKENS);
     if (sc.indent_at != SIZE_MAX) {
-        position_of(src, sc.indent_at, &line, &col);
+        parser_position_of(src, sc.indent_at, &line, &col);
         /* The grammar's scanner cannot hold that many indents either: its parse of such a
          * source fails at line 1, so there is no earlier syntax error to find. */
         if (sc.indent_msg == TOO_DEEP_MSG)
@@ -404,7 +418,35 @@ done:
     return rc;
 }
 
-static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
+/* CPython's tokenizer error for a string literal opening at src[a] that never closes: 0 when
+ * it closes (or is no string). Its line is where the tokenizer gave up: the end of the line
+ * (a backslash continues it) or, for a triple-quoted one, the last line of the source. */
+static int unterminated(const char *src, size_t len, size_t a, int line, cr_error *err)
+{
+    size_t i = a, k = 0;
+    while (k < 2 && i < len && strchr("rRbBuUfF", src[i]) && src[i]) i++, k++;
+    if (i >= len || (src[i] != '\'' && src[i] != '"')) return 0;
+    char q = src[i];
+    int triple = i + 2 < len && src[i + 1] == q && src[i + 2] == q;
+    for (i += triple ? 3 : 1; i < len; i++) {
+        if (src[i] == '\\' && i + 1 < len) {
+            line += src[++i] == '\n';
+            continue;
+        }
+        if (src[i] == q && (!triple || (i + 2 < len && src[i + 1] == q && src[i + 2] == q)))
+            return 0;
+        if (src[i] == '\n') {
+            if (!triple) break;
+            if (i + 1 < len) line++;
+        }
+    }
+    cr_error_set(err, CR_ESYNTAX, err->line, err->col,
+                 "unterminated %sstring literal (detected at line %d)", triple ? "triple-quoted " : "",
+                 line);
+    return 1;
+}
+
+static cr_code syntax_error(const char *src, size_t len, TSNode root, cr_error *err)
 {
     TSNode e;
     cr_code rc;
@@ -433,6 +475,9 @@ static cr_code syntax_error(const char *src, TSNode root, cr_error *err)
     while (n > 0 && a + n < b && ((unsigned char)src[a + n] & 0xC0) == 0x80) n--;
     if (n == 0) return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
                                     "invalid syntax");
+    err->line = (int)p.row + 1;
+    err->col = (int)p.column + 1;
+    if (unterminated(src, len, a, err->line, err)) return CR_ESYNTAX;
     return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
                         "unexpected '%.*s'", (int)n, src + a);
 }
@@ -483,6 +528,39 @@ static thread_state *thread_state_get(int *owned)
     return st;
 }
 
+/* What both paths do with the IR they built: CPython's checks and normalisation, the cookie's
+ * reason, then the whitelist. */
+static cr_code finish(ir_module *m, const char *src, size_t len, const parser_cookie *ck,
+                      cr_error *err)
+{
+    cr_code rc;
+    if ((rc = parser_validate(m, src, len, err)) != CR_OK) return rc;
+    if (ck->line) {
+        char code[64];
+        snprintf(code, sizeof code, "coding:%s", ck->name);
+        if ((rc = ir_add_reason(m, code, ck->line, ck->col, ck->text, ck->text_len)) != CR_OK)
+            return cr_error_set(err, rc, 0, 0, "reason list");
+    }
+    return parser_whitelist(m, src, len, err);
+}
+
+/* Under a cookie that is not UTF-8, our reading of the bytes says nothing about CPython's,
+ * syntax errors included: the module is the cookie's reason alone, for the sandbox. */
+static cr_code cookie_only(const parser_cookie *ck, const cr_limits *lim, ir_module **out,
+                           cr_error *err)
+{
+    char code[64];
+    ir_module *m = ir_module_new(lim->max_memory);
+    snprintf(code, sizeof code, "coding:%s", ck->name);
+    if (!m || !(m->root = ir_node_new(m, IR_MODULE, 1, 1, 0)) ||
+        ir_add_reason(m, code, ck->line, ck->col, ck->text, ck->text_len) != CR_OK) {
+        ir_module_free(m);
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
+    }
+    *out = m;
+    return CR_OK;
+}
+
 static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, int fast,
                             ir_module **out, cr_error *err)
 {
@@ -490,8 +568,9 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
-    int owned = 0, nomem;
+    int owned = 0, nomem, cookie;
     cr_error indent;
+    parser_cookie ck;
     char *copy;
 
     *out = NULL;
@@ -502,6 +581,11 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
                             len, lim->max_source);
     if ((copy = lone_cr_to_lf(src, len, &nomem))) src = copy;
     if (nomem) return cr_error_set(err, CR_ENOMEM, 0, 0, "source copy");
+    indent.code = CR_OK;
+    if ((cookie = parser_coding(src, len, &ck, err)) < 0) {
+        rc = CR_ESYNTAX;
+        goto out;
+    }
     if ((rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
 
     if (!(st = thread_state_get(&owned))) {
@@ -511,7 +595,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */
     if (fast && indent.code == CR_OK &&
         (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
-        if (rc == CR_OK && (rc = parser_whitelist(m, src, len, err)) == CR_OK) { *out = m; m = NULL; }
+        if (rc == CR_OK && (rc = finish(m, src, len, &ck, err)) == CR_OK) { *out = m; m = NULL; }
         goto out;
     }
     /* tree-sitter-python 0.23.6's external scanner keeps `inside_f_string` across parses
@@ -528,13 +612,13 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         goto out;
     }
     TSNode root = ts_tree_root_node(tree);
-    if (ts_node_has_error(root)) { rc = syntax_error(src, root, err); goto out; }
+    if (ts_node_has_error(root)) { rc = syntax_error(src, len, root, err); goto out; }
     if (!(m = ir_module_new(lim->max_memory))) {
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
         goto out;
     }
     if ((rc = parser_lower(src, len, root, lim, &st->sc, m, err)) != CR_OK) goto out;
-    if ((rc = parser_whitelist(m, src, len, err)) != CR_OK) goto out;
+    if ((rc = finish(m, src, len, &ck, err)) != CR_OK) goto out;
     *out = m;
     m = NULL;
 out:
@@ -543,6 +627,7 @@ out:
         ir_module_free(*out);
         *out = NULL;
     }
+    if (rc == CR_ESYNTAX && cookie > 0) rc = cookie_only(&ck, lim, out, err);
     ir_module_free(m);
     if (tree) ts_tree_delete(tree);
     if (owned) state_free(st);

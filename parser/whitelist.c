@@ -114,86 +114,25 @@ static int readable_dunder(const char *name)
     return WL_NAME_AND_ELLIPSIS && is_name_dunder(name);
 }
 
-/* ---- a set of names (open addressing; the strings are borrowed from the IR arena) -------- */
-
-typedef struct {
-    const char **slot;
-    size_t cap, n;
-} nameset;
-
-static size_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603u;                /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return (size_t)h;
-}
-
-static int set_has(const nameset *set, const char *name)
-{
-    if (!set->cap || !name) return 0;
-    for (size_t i = name_hash(name) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
-        if (!set->slot[i]) return 0;
-        if (strcmp(set->slot[i], name) == 0) return 1;
-    }
-}
-
-static cr_code set_add(nameset *set, const char *name)
-{
-    if (!name || set_has(set, name)) return CR_OK;
-    if (2 * (set->n + 1) > set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 32;
-        const char **slot = calloc(cap, sizeof *slot);
-        if (!slot) return CR_ENOMEM;
-        for (size_t i = 0; i < set->cap; i++) {
-            if (!set->slot[i]) continue;
-            size_t j = name_hash(set->slot[i]) & (cap - 1);
-            while (slot[j]) j = (j + 1) & (cap - 1);
-            slot[j] = set->slot[i];
-        }
-        free(set->slot);
-        set->slot = slot;
-        set->cap = cap;
-    }
-    size_t j = name_hash(name) & (set->cap - 1);
-    while (set->slot[j]) j = (j + 1) & (set->cap - 1);
-    set->slot[j] = name;
-    set->n++;
-    return CR_OK;
-}
-
 /* ---- the check -------------------------------------------------------------------------- */
 
 typedef struct {
     ir_module *m;
     const char *src;
     size_t len;
-    uint32_t *line_starts;      /* malloc'd on the first reason */
-    size_t nlines;
-    nameset bound;              /* every name the program binds */
-    nameset math;               /* names the math module is bound to */
+    parser_lines lines;
+    parser_nameset bound;              /* every name the program binds */
+    parser_nameset math;               /* names the math module is bound to */
 } wl_ctx;
-
-static size_t offset_of(wl_ctx *w, int line, int col)
-{
-    if (line < 1 || (size_t)line > w->nlines || col < 1) return w->len;
-    size_t off = (size_t)w->line_starts[line - 1] + (size_t)(col - 1);
-    return off > w->len ? w->len : off;
-}
 
 static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const char *name)
 {
     char code[64];
-    if (!w->line_starts) {
-        size_t lines = 1;
-        for (size_t i = 0; i < w->len; i++) lines += w->src[i] == '\n';
-        if (!(w->line_starts = malloc(lines * sizeof *w->line_starts))) return CR_ENOMEM;
-        w->line_starts[0] = 0;
-        w->nlines = 1;
-        for (size_t i = 0; i < w->len; i++)
-            if (w->src[i] == '\n') w->line_starts[w->nlines++] = (uint32_t)(i + 1);
-    }
     snprintf(code, sizeof code, fmt, name);
-    size_t a = offset_of(w, n->line, n->col), z = offset_of(w, n->end_line, n->end_col);
+    int nomem = 0;
+    size_t a = parser_lines_offset(&w->lines, n->line, n->col, &nomem);
+    size_t z = parser_lines_offset(&w->lines, n->end_line, n->end_col, &nomem);
+    if (nomem) return CR_ENOMEM;
     return ir_add_reason(w->m, code, n->line, n->col, w->src + a, z > a ? z - a : 0);
 }
 
@@ -202,7 +141,7 @@ static cr_code bind_targets(wl_ctx *w, const ir_node *t)
     cr_code rc = CR_OK;
     if (!t) return CR_OK;
     switch (t->kind) {
-    case IR_NAME: return set_add(&w->bound, t->text);
+    case IR_NAME: return parser_nameset_add(&w->bound, t->text);
     case IR_TUPLE: case IR_LIST: case IR_STARRED:
         for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = bind_targets(w, t->kid[i]);
         return rc;
@@ -219,9 +158,9 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     if (!n) return CR_OK;
     if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
     switch (n->kind) {
-    case IR_FUNCDEF: case IR_PARAM: rc = set_add(&w->bound, n->text); break;
-    case IR_IMPORT_FROM: rc = set_add(&w->bound, n->aux); break;
-    case IR_IMPORT: if (strcmp(n->text, "math") == 0) rc = set_add(&w->math, n->aux); break;
+    case IR_FUNCDEF: case IR_PARAM: rc = parser_nameset_add(&w->bound, n->text); break;
+    case IR_IMPORT_FROM: rc = parser_nameset_add(&w->bound, n->aux); break;
+    case IR_IMPORT: if (strcmp(n->text, "math") == 0) rc = parser_nameset_add(&w->math, n->aux); break;
     case IR_ASSIGN:
         for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
         break;
@@ -237,7 +176,7 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
 
 static int is_math(wl_ctx *w, const ir_node *obj)
 {
-    return obj && obj->kind == IR_NAME && set_has(&w->math, obj->text);
+    return obj && obj->kind == IR_NAME && parser_nameset_has(&w->math, obj->text);
 }
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
@@ -264,7 +203,7 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     if (f->kind == IR_NAME) {
         const char *name = f->text;
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
-                 (in_list(parser_builtin_names, name) || set_has(&w->bound, name) ||
+                 (in_list(parser_builtin_names, name) || parser_nameset_has(&w->bound, name) ||
                   !is_python_builtin(name));
         return ok ? CR_OK : add_reason(w, call, "call:%s", name);
     }
@@ -372,13 +311,13 @@ static void sort_reasons(ir_module *m)
 
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    wl_ctx w = { .m = m, .src = src, .len = len };
+    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
     cr_code rc = collect(&w, m->root, 0);
     if (rc == CR_OK) rc = check(&w, m->root, 0);
     if (rc == CR_OK) sort_reasons(m);
-    free(w.line_starts);
-    free(w.bound.slot);
-    free(w.math.slot);
+    free(w.lines.start);
+    parser_nameset_free(&w.bound);
+    parser_nameset_free(&w.math);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

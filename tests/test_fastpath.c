@@ -2,7 +2,7 @@
  *
  * The invariant: whenever the fast path accepts a source, the tree-sitter path gives CR_OK
  * and the identical IR, node by node, every field and every position, and the same
- * whitelist reasons; whenever it declines, parser_parse_python() gives exactly what the
+ * whitelist reasons, or both give the same error of CPython's later checks (parser_validate); whenever it declines, parser_parse_python() gives exactly what the
  * tree-sitter path gives. Checked on every program of the Python corpus (CR_CORPUS, default
  * ../shared/corpus; skipped with the reason when absent), on snippets that must be accepted,
  * and on snippets that must be declined (syntax errors, constructs lowered as unsupported,
@@ -23,6 +23,7 @@ typedef struct {
     int fast_ok;        /* the fast path accepted */
     int ts_ok;          /* tree-sitter path: CR_OK */
     int inprocess;      /* ... with no reason */
+    int fast_invalid;   /* the fast path accepted and parser_validate() rejected */
     const char *why;    /* why the fast path declined */
 } outcome;
 
@@ -31,7 +32,7 @@ static outcome differential(const char *src, size_t len, const char *label)
 {
     outcome o = { 0 };
     ir_module *f = NULL, *t = NULL, *full = NULL;
-    cr_error e_ts = { 0 }, e_full = { 0 };
+    cr_error e_ts = { 0 }, e_full = { 0 }, e_fast = { 0 };
     char why[512];
     cr_code frc = parser_fast(src, len, &pol.limits, &scratch, &f, &o.why);
     cr_code trc = parser_parse_python_ts(src, len, &pol.limits, &t, &e_ts);
@@ -43,7 +44,16 @@ static outcome differential(const char *src, size_t len, const char *label)
         t_fail++;
         fprintf(stderr, "%s: fast path returned %d\n", label, (int)frc);
     }
-    if (frc == CR_OK) {
+    if (frc == CR_OK && (o.fast_invalid = parser_validate(f, src, len, &e_fast) != CR_OK)) {
+        if (trc != CR_ESYNTAX || e_fast.line != e_ts.line || e_fast.col != e_ts.col ||
+            strcmp(e_fast.message, e_ts.message) != 0) {
+            t_fail++;
+            fprintf(stderr, "%s: fast path + checks: %d:%d %s, tree-sitter path: %d:%d %s\n", label,
+                    e_fast.line, e_fast.col, e_fast.message, e_ts.line, e_ts.col, e_ts.message);
+        } else {
+            t_pass++;
+        }
+    } else if (frc == CR_OK) {
         if (trc != CR_OK) {
             t_fail++;
             fprintf(stderr, "%s: fast path accepted, tree-sitter path: %d:%d %s\n", label,
@@ -152,9 +162,8 @@ static const char *const declined[] = {
     "raise E, V\n", "raise E from\n", "x = b'a'\n", "x = u'a'\n", "x = '\\N{DASH}'\n", "x = '\\x4'\n",
     "x = f'{a=}'\n", "x = f'{a}}'\n", "x = f'{}'\n", "x = f'{a!x}'\n", "x = f'{a\\n}'\n",
     "x = 'abc\n", "x = '''abc\n", "return 1\n", "break\n", "for x in y:\n    pass\ncontinue\n",
-    "f() = 1\n", "a + b = 1\n", "(a, b) += 1\n", "x = *a\n", "*a\n", "f(a=1, a=2)\n",
-    "f(a=1, b)\n", "f(x for x in y, 1)\n", "def f(a, a):\n    pass\n",
-    "def f(a=1, b):\n    pass\n", "def f(*a):\n    pass\n", "def f() -> int:\n    return 1\n",
+    "f() = 1\n", "a + b = 1\n", "(a, b) += 1\n", "x = *a\n", "*a\n",
+    "f(x for x in y, 1)\n", "def f(*a):\n    pass\n", "def f() -> int:\n    return 1\n",
     "x: int = 1\n", "@d\ndef f():\n    pass\n", "x = a if b\n", "x = [x for x in a, b]\n",
     "import .a\n", "from . import a\n", "from a import *\n", "from a import (b)\n", "from __future__ import division\n",
     "match = 1\n", "type = 1\n", "x = a.match\n", "nonlocal x\n", "x = __debug__\n",
@@ -167,6 +176,14 @@ static const char *const declined[] = {
     "def f():\n    x = 1 + \\\n  2\n", "x = 1 + \\\n\n", "x = 1 \\ 2\n", "a, *\\\n z = range(2)\n", "x = (\\\n a)\n",
     "f(**\\\n k)\n", "x = [a for a in b if \\\n a]\n", "x = [i for i in range(3)] = 1\n", "x = (*a)\n", "for x, in y:\n    pass\n",
     NULL,
+};
+
+/* The grammar takes them, CPython does not: the fast path must build them, and the one check
+ * both paths share must reject them alike. */
+static const char *const invalid[] = {
+    "f(a=1, a=2)\n", "f(a=1, b)\n", "f(**k, b)\n", "f(**k, *b)\n", "def f(a, a):\n    pass\n",
+    "def f(a=1, b):\n    pass\n", "g = lambda a, b=1, c: a\n", "x = f(a=1,\n      b)\n",
+    "x = f(g(a=1, b=2, a=3))\n", NULL,
 };
 
 static int corpus(const char *root)
@@ -248,29 +265,33 @@ static int corpus(const char *root)
     return 0;
 }
 
-int main(void)
+/* Each snippet of `list` through differential(); the fast path must have taken it (ACCEPT),
+ * declined it (DECLINE), or built it for parser_validate() to reject (INVALID). */
+enum { ACCEPT, DECLINE, INVALID };
+
+static void snippets(const char *const *list, const char *name, int want)
 {
-    cr_policy_default(&pol);
-    for (int i = 0; accepted[i]; i++) {
+    static const char *const what[] = { "declined", "accepted", "not built and rejected" };
+    for (int i = 0; list[i]; i++) {
         char label[64];
-        snprintf(label, sizeof label, "accepted[%d]", i);
-        outcome o = differential(accepted[i], strlen(accepted[i]), label);
-        if (!o.fast_ok) {
+        snprintf(label, sizeof label, "%s[%d]", name, i);
+        outcome o = differential(list[i], strlen(list[i]), label);
+        int ok = want == ACCEPT ? o.fast_ok : want == DECLINE ? !o.fast_ok : o.fast_invalid;
+        if (!ok) {
             t_fail++;
-            fprintf(stderr, "%s: declined (%s): %s\n", label, o.why ? o.why : "?", accepted[i]);
-        }
-    }
-    for (int i = 0; declined[i]; i++) {
-        char label[64];
-        snprintf(label, sizeof label, "declined[%d]", i);
-        outcome o = differential(declined[i], strlen(declined[i]), label);
-        if (o.fast_ok) {
-            t_fail++;
-            fprintf(stderr, "%s: accepted: %s\n", label, declined[i]);
-        } else {
+            fprintf(stderr, "%s: %s (%s): %s\n", label, what[want], o.why ? o.why : "-", list[i]);
+        } else if (want == DECLINE) {
             t_pass++;
         }
     }
+}
+
+int main(void)
+{
+    cr_policy_default(&pol);
+    snippets(accepted, "accepted", ACCEPT);
+    snippets(declined, "declined", DECLINE);
+    snippets(invalid, "invalid", INVALID);
     const char *root = getenv("CR_CORPUS");
     if (corpus(root && *root ? root : "../shared/corpus") < 0)
         SKIP("no corpus at %s/python (set CR_CORPUS)", root && *root ? root : "../shared/corpus");

@@ -316,6 +316,7 @@ static void repeat_src(sbuf *b, const char *prefix, const char *unit, size_t n,
 /* CPython 3.11's own messages (TabError, IndentationError). */
 #define TAB_MSG "inconsistent use of tabs and spaces in indentation"
 #define INDENT_MSG "too many levels of indentation"
+#define PARENS_MSG "too many nested parentheses"
 #define TOKENS_MSG "more than 60000 tokens (the parser's limit)"
 #define INT_MSG "integer size limit (1048576 bits)"
 #define INT_STR_MSG "Exceeds the limit (4300 digits) for integer string conversion; use " \
@@ -334,11 +335,11 @@ static void test_deep_nesting(void)
     sbuf b = { 0 };
     repeat_src(&b, "x = ", "(", 100000, "1");
     sb_repeat(&b, ")", 100000);
-    built_case("parens_100k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", DEPTH_MSG, 1, 205);
+    built_case("parens_100k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "", PARENS_MSG, 1, 205);
 
     repeat_src(&b, "x = ", "[", 10000, "");
     sb_repeat(&b, "]", 10000);
-    built_case("lists_10k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", DEPTH_MSG, 1, 205);
+    built_case("lists_10k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "", PARENS_MSG, 1, 205);
 
     repeat_src(&b, "x = 1", " + 1", 100000, "\n");
     built_case("binop_chain_100k", &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", TOKENS_MSG, 0,
@@ -466,6 +467,78 @@ static void test_bytes(void)
     VALUE("form_feed_indent", "if 1:\n\f    x = 1\n    ans = x\n", "1");
 }
 
+/* Programs CPython reads differently from the grammar (parser/validate.c): never answered
+ * otherwise than CPython would, and the checks stay linear on large inputs. */
+static void test_cpython_differentials(void)
+{
+    sbuf b = { 0 };
+    VALUE("nfkc_fullwidth", "\xef\xbd\x81\xef\xbd\x8e\xef\xbd\x93 = 5\nans = ans + 1\n", "6");
+    VALUE("nfkc_ligature", "\xef\xac\x81 = 3\nans = fi + 1\n", "4");
+    VALUE("nfkc_script_h", "\xe2\x84\x8c = 2\nans = H * 10\n", "20");
+    SYNTAX("duplicate_parameter", "def f(a, a):\n    return a\nans = f(1, 2)\n",
+           "duplicate argument 'a' in function definition", 1, 10);
+    SYNTAX("duplicate_parameter_nfkc", "def f(a, \xef\xbd\x81):\n    return a\nans = f(1, 2)\n",
+           "duplicate argument 'a' in function definition", 1, 10);
+    SYNTAX("keyword_repeated", "def f(a, b):\n    return a\nans = f(a=1, a=2)\n",
+           "keyword argument repeated: a", 3, 14);
+    SYNTAX("positional_after_keyword", "def f(a, b):\n    return a\nans = f(a=1, 2)\n",
+           "positional argument follows keyword argument", 3, 15);
+    SYNTAX("positional_after_kwargs", "def f(**k):\n    return 1\nans = f(**{}, 2)\n",
+           "positional argument follows keyword argument unpacking", 3, 16);
+    SYNTAX("default_order", "def f(a=1, b):\n    return a\nans = 1\n",
+           "non-default argument follows default argument", 1, 12);
+    SYNTAX("lambda_default_order", "f = lambda a=1, b: a\nans = 1\n",
+           "non-default argument follows default argument", 1, 17);
+    SYNTAX("fstring_conversion", "x = 1\nans = f'{x!z}'\n",
+           "f-string: invalid conversion character: expected 's', 'r', or 'a'", 2, 15);
+    SYNTAX("global_after_use", "x = 1\nprint(x)\nglobal x\nans = x\n",
+           "name 'x' is used prior to global declaration", 3, 1);
+    SYNTAX("global_after_assign", "def g():\n    x = 1\n    global x\n    return x\nans = g()\n",
+           "name 'x' is assigned to before global declaration", 3, 5);
+    SYNTAX("global_parameter", "def f(a):\n    global a\nans = 1\n",
+           "name 'a' is parameter and global", 2, 5);
+    SYNTAX("vertical_tab", "ans = 1\v+2\n", "invalid non-printable character U+000B", 1, 8);
+    SYNTAX("genexp_argument", "def f(*a):\n    return len(a)\nans = f(x for x in [1], 1)\n",
+           "Generator expression must be parenthesized", 3, 9);
+    SYNTAX("comprehension_tuple", "ans = [x for x in 1, 2]\n", "invalid syntax", 1, 20);
+    SYNTAX("del_in_untaken_branch", "ans = 1\nif ans > 5:\n    del ans + 1\n",
+           "cannot delete expression", 3, 9);
+    SYNTAX("starred_in_untaken_branch", "ans = 1\nif ans > 5:\n    x = (*a)\n",
+           "cannot use starred expression here", 3, 10);
+    SYNTAX("debug_assign", "__debug__ = 1\nans = 1\n", "cannot assign to __debug__", 1, 1);
+    SYNTAX("number_underscore", "ans = 1_000_\n", "invalid decimal literal", 1, 12);
+    SYNTAX("fstring_nested", "x = 1\nans = f'{x:{x:{x}}}'\n", "f-string: expressions nested too deeply", 2, 21);
+    /* Under utf-7 the comment holds a second statement (ans = 2) that only CPython sees. */
+    PY_CASE("coding_utf7", "# -*- coding: utf-7 -*-\nans = 1 #+AAo-ans = 2\n", CR_EUNSUPPORTED,
+            "", "1 construct outside the in-process subset and sandboxes are off; first coding:utf-7",
+            1, 1);
+    PY_CASE("coding_latin1", "#!/usr/bin/python\n# coding=latin-1\nans = '\xe9'\n", CR_EUNSUPPORTED,
+            "", "1 construct outside the in-process subset and sandboxes are off; first coding:iso-8859-1",
+            2, 1);
+    SYNTAX("bom_with_cookie", "\xef\xbb\xbf# coding: latin-1\nans = 1\n",
+           "encoding problem: iso-8859-1 with BOM", 1, 1);
+
+    /* Large inputs: the repeat is found through a set, the position scanned for once. */
+    sb_puts(&b, "def f(");
+    for (int i = 0; i < 15000; i++) {
+        char p[16];
+        snprintf(p, sizeof p, "a%d, ", i);
+        sb_puts(&b, p);
+    }
+    int col = (int)b.len + 1;
+    sb_puts(&b, "a7):\n    pass\n");
+    built_case("params_15k_repeat", &b, CR_LANG_PYTHON, CR_ESYNTAX, "",
+               "duplicate argument 'a7' in function definition", 1, col);
+    repeat_src(&b, "x = 1\n", "y = f'{x!z}'\n", 3000, "");
+    built_case("fstring_conversions_3k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "",
+               "f-string: invalid conversion character: expected 's', 'r', or 'a'", 2, 13);
+    repeat_src(&b, "x = 1\n", "x = x + 1\n", 5000, "global x\n");
+    built_case("global_after_5k", &b, CR_LANG_PYTHON, CR_ESYNTAX, "",
+               "name 'x' is used prior to global declaration", 5002, 1);
+    repeat_src(&b, "", "\xef\xbd\x81", 300000, " = 7\nans = 1\n");
+    built_case("nfkc_identifier_900kb", &b, CR_LANG_PYTHON, CR_OK, NULL, "1", 0, 0);
+}
+
 static void test_big_source(void)
 {
     sbuf b = { 0 };
@@ -523,6 +596,7 @@ int main(void)
     test_long_loops();
     test_many_statements();
     test_bytes();
+    test_cpython_differentials();
     test_big_source();
     test_recursion();
     test_big_collections();

@@ -352,6 +352,14 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("def f():\n    a = 1\n   b = 2\n"), "E4 3:4 unindent does not match any outer indentation level");
     CHECK_STR(ir("x = 1\n    y = 2\n"), "E4 2:5 unexpected indent");
     CHECK_STR(ir("x = a *\n    b\n"), "E4 2:5 invalid syntax (a line break ends the statement)");
+    /* CPython's tokenizer names an unterminated string, and the line where it gave up. */
+    CHECK_STR(ir("ans = 'abc\n"), "E4 1:7 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = \"abc\\\ndef\n"), "E4 1:7 unterminated string literal (detected at line 2)");
+    CHECK_STR(ir("x = 1\nans = f'abc\n"), "E4 2:7 unterminated string literal (detected at line 2)");
+    CHECK_STR(ir("ans = rb'abc"), "E4 1:7 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = 'a' + 'abc\ny = 2\n"), "E4 1:13 unterminated string literal (detected at line 1)");
+    CHECK_STR(ir("ans = '''abc\nx = 1\n\n"),
+              "E4 1:7 unterminated triple-quoted string literal (detected at line 3)");
     /* Augmented assignment takes a name, an attribute or a subscript only (CPython's words);
      * parentheses around a target only group, as in CPython. */
     CHECK_STR(ir("() += 1\n"), "E4 1:1 'tuple' is an illegal expression for augmented assignment");
@@ -368,6 +376,173 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("for (i) in r:\n    pass\n"), "(module (for (name i) (name r) (block (pass)) _))");
     CHECK_STR(ir("x = (a *\n    b)\ny = a + \\\n  b\n"),
               "(module (assign (name x) (binop * (name a) (name b))) (assign (name y) (binop + (name a) (name b))))");
+}
+
+/* What CPython does after its grammar accepted a program (parser/validate.c), on either path;
+ * each message and position is CPython 3.11's. */
+static void test_cpython_checks(void)
+{
+    /* Identifiers are NFKC-normalised (PEP 3131): fullwidth letters, ligatures, script forms. */
+    CHECK_STR(ir("\xef\xbd\x81\xef\xbd\x8e\xef\xbd\x93 = 5\n"), "(module (assign (name ans) (num 5)))");
+    CHECK_STR(ir("\xef\xac\x81 = 3\nans = fi + 1\n"),
+              "(module (assign (name fi) (num 3)) (assign (name ans) (binop + (name fi) (num 1))))");
+    CHECK_STR(ir("\xe2\x84\x8c = 2\n"), "(module (assign (name H) (num 2)))");
+    CHECK_STR(ir("f(\xef\xbd\x8b=x.\xef\xbd\x92" "eal)\n"),
+              "(module (expr (call (name f) (keyword k (attr (name x) real)))))");
+    CHECK_STR(ir("def \xef\xbd\x86(\xef\xbd\x81=1):\n    return \xef\xbd\x81\n"),
+              "(module (funcdef f (params (param a (num 1))) (block (return (name a)))))");
+    CHECK_STR(ir("import \xef\xbd\x8d\xef\xbd\x81\xef\xbd\x94\xef\xbd\x88\n"), "(module (import math math))");
+    /* The whitelist sees the normalised name: `__ｃlass__` is `__class__`. */
+    CHECK_STR(reasons("y = x.__\xef\xbd\x83" "lass__\n"), "attr:.__class__ 1:5 [x.__\xef\xbd\x83" "lass__]");
+    CHECK_STR(ir("def f(a, \xef\xbd\x81):\n    pass\n"), "E4 1:10 duplicate argument 'a' in function definition");
+
+    /* Parameters. */
+    CHECK_STR(ir("def f(a, a):\n    return a\n"), "E4 1:10 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, *a):\n    pass\n"), "E4 1:11 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, **a):\n    pass\n"), "E4 1:12 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("g = lambda a, a: 1\n"), "E4 1:15 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a, b, c, a=1):\n    pass\n"), "E4 1:16 duplicate argument 'a' in function definition");
+    CHECK_STR(ir("def f(a=1, b):\n    return a\n"), "E4 1:12 non-default argument follows default argument");
+    CHECK_STR(ir("f = lambda a=1, b: a\n"), "E4 1:17 non-default argument follows default argument");
+    CHECK_STR(ir("def f(**k, a):\n    pass\n"), "E4 1:12 arguments cannot follow var-keyword argument");
+    CHECK_STR(ir("def f(*a, *b):\n    pass\n"), "E4 1:11 * argument may appear only once");
+    CHECK_STR(ir("x = 1\nans = f'{x!r }'\n"), "E4 2:16 f-string: expecting '}'");
+    /* `/` keeps the parameters before and after it positional; a bare `*` does not. */
+    CHECK_STR(reasons("def f(a, /, *b):\n    pass\n"), "node:positional_separator 1:10 [/]");
+    CHECK_STR(ir("def f(a=1, /, b):\n    pass\n"), "E4 1:15 non-default argument follows default argument");
+    CHECK_STR(ir("def f(a, *, b, *c):\n    pass\n"), "E4 1:16 * argument may appear only once");
+    CHECK_STR(reasons("def f(a, *, b, c=1, d):\n    pass\n"), "node:keyword_separator 1:10 [*]");
+    /* The parser's error comes before the symbol table's, wherever they stand. */
+    CHECK_STR(ir("def g(a, a):\n    pass\ndef f(a=1, b):\n    pass\n"),
+              "E4 3:12 non-default argument follows default argument");
+    CHECK_STR(ir("def f(a=1, *b, c):\n    pass\n"),
+              "(module (funcdef f (params (param a (num 1)) (param *b) (param c)) (block (pass))))");
+
+    /* Call arguments. */
+    CHECK_STR(ir("ans = f(a=1, a=2)\n"), "E4 1:14 keyword argument repeated: a");
+    CHECK_STR(ir("ans = f(a=1, 2)\n"), "E4 1:15 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(a=1,\n 2,\n b=3)\n"), "E4 3:5 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = g(f(a=1, 2))\n"), "E4 1:17 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(b=1, *c, d)\n"), "E4 1:19 positional argument follows keyword argument");
+    CHECK_STR(ir("ans = f(**k, 2)\n"), "E4 1:15 positional argument follows keyword argument unpacking");
+    CHECK_STR(ir("ans = f(**k, *a)\n"),
+              "E4 1:9 iterable argument unpacking follows keyword argument unpacking");
+    CHECK_STR(ir("f(*a, b=1, *c)\n"),
+              "(module (expr (call (name f) (starred (name a)) (keyword b (num 1)) (starred (name c)))))");
+
+    /* f-string conversions: CPython places the error at the token after the literal(s). */
+    CHECK_STR(ir("x = 1\nans = f'{x!z}'\n"),
+              "E4 2:15 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!z}' + 'a'  # c\n"),
+              "E4 1:16 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!z}'  # c\n"),
+              "E4 1:17 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = (f'{x!z}'\n  'b')\n"),
+              "E4 2:6 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+    CHECK_STR(ir("ans = f'{x!r:>{x!q}}'\n"),
+              "E4 1:22 f-string: invalid conversion character: expected 's', 'r', or 'a'");
+
+    /* `global` after the name was used, assigned or is a parameter, in the same scope. */
+    CHECK_STR(ir("x = 1\nprint(x)\nglobal x\nans = x\n"), "E4 3:1 name 'x' is used prior to global declaration");
+    CHECK_STR(ir("def g():\n    x = 1\n    global x\n    return x\n"),
+              "E4 3:5 name 'x' is assigned to before global declaration");
+    CHECK_STR(ir("def f(a):\n    global a\n"), "E4 2:5 name 'a' is parameter and global");
+    CHECK_STR(ir("def f(a):\n    for i in a:\n        pass\n    global i\n"),
+              "E4 4:5 name 'i' is assigned to before global declaration");
+    /* Other scopes do not count: a nested function's names, a comprehension's, an import. */
+    CHECK_STR(ir("x = 1\ndef f():\n    global x\n    x = 2\n"),
+              "(module (assign (name x) (num 1)) (funcdef f (params) (block (global (name x)) (assign (name x) (num 2)))))");
+    CHECK_STR(ir("y = [i for i in r]\ndef g():\n    return j\nglobal i, j\n"),
+              "(module (assign (name y) (listcomp (name i) (compfor (name i) (name r)))) (funcdef g (params) (block (return (name j)))) (global (name i) (name j)))");
+    CHECK_STR(ir("import math\nglobal math\n"), "(module (import math math) (global (name math)))");
+
+    /* f-string specs nest twice at most; a field's own expression starts afresh. */
+    CHECK_STR(ir("ans = f'{x:{y:{z}}}'\n"), "E4 1:21 f-string: expressions nested too deeply");
+    CHECK_STR(ir("ans = f'{x:{y:>{z}}}'\n"), "E4 1:22 f-string: expressions nested too deeply");
+    CHECK(ir("ans = f'{f\"{x:{y}}\":{z}}'\n")[0] == '(');
+
+    /* __debug__ is the compiler's constant: nothing binds it. */
+    CHECK_STR(ir("__debug__ = 1\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("x = 1\n__debug__ += 1\n"), "E4 2:1 cannot assign to __debug__");
+    CHECK_STR(ir("x, (y, *__debug__) = 1, (2, 3)\n"), "E4 1:9 cannot assign to __debug__");
+    CHECK_STR(ir("del __debug__\n"), "E4 1:5 cannot delete __debug__");
+    CHECK_STR(ir("for __debug__ in []:\n    pass\n"), "E4 1:5 cannot assign to __debug__");
+    CHECK_STR(ir("ans = [1 for __debug__ in []]\n"), "E4 1:14 cannot assign to __debug__");
+    CHECK_STR(ir("def f(**k):\n    return 1\nans = f(__debug__=1)\n"), "E4 3:7 cannot assign to __debug__");
+    CHECK_STR(ir("def f(__debug__):\n    return 1\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("def __debug__():\n    pass\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("g = lambda __debug__: 1\n"), "E4 1:5 cannot assign to __debug__");
+    CHECK_STR(ir("import math as __debug__\n"), "E4 1:1 cannot assign to __debug__");
+    CHECK_STR(ir("__\xef\xbd\x84" "ebug__ = 1\n"), "E4 1:1 cannot assign to __debug__");
+
+    /* Every `_` in a number is followed by a digit of its base. */
+    CHECK_STR(ir("ans = 1_000_ + 2\n"), "E4 1:12 invalid decimal literal");
+    CHECK_STR(ir("ans = 1.5_\n"), "E4 1:10 invalid decimal literal");
+    CHECK_STR(ir("ans = 1e1_\n"), "E4 1:10 invalid decimal literal");
+    CHECK_STR(ir("ans = 1_.5\n"), "E4 1:8 invalid decimal literal");
+    CHECK_STR(ir("ans = 0x_1 + 0_0 + 1_0.0_1e1_0\n"),
+              "(module (assign (name ans) (binop + (binop + (num 0x_1) (num 0_0)) (num 1_0.0_1e1_0 float))))");
+
+    /* The grammar reads `for x in a, b` in a comprehension as a tuple; CPython does not. */
+    CHECK_STR(ir("ans = [x for x in 1, 2]\n"), "E4 1:20 invalid syntax");
+    CHECK_STR(ir("ans = {x: 1 for x in a , b}\n"), "E4 1:24 invalid syntax");
+    CHECK_STR(ir("ans = [x for x in a for y in b, c]\n"), "E4 1:31 invalid syntax");
+    CHECK_STR(ir("ans = (x for x in a,)\n"), "E4 1:20 invalid syntax");
+    CHECK_STR(ir("def f(*a):\n    return len(a)\nans = f(x for x in [1], 1)\n"),
+              "E4 3:9 Generator expression must be parenthesized");
+    CHECK_STR(ir("f(x for x in a for y in b, c)\n"), "E4 1:3 Generator expression must be parenthesized");
+    CHECK_STR(ir("f(x for x in a)\n"),
+              "(module (expr (call (name f) (genexp (name x) (compfor (name x) (name a))))))");
+
+    /* Targets and `*x` are checked when the program is read, as CPython does, not when the
+     * statement runs: an untaken branch does not hide them. */
+    CHECK_STR(ir("ans = 1\nif ans > 5:\n    del ans + 1\n"), "E4 3:9 cannot delete expression");
+    CHECK_STR(ir("print(1)\ndel f()\n"), "E4 2:5 cannot delete function call");
+    CHECK_STR(ir("if 0:\n    del (a, f())\n"), "E4 2:13 cannot delete function call");
+    CHECK_STR(ir("del *a, b\n"), "E4 1:5 cannot delete starred");
+    CHECK_STR(ir("if 0:\n    *a, *b = [1, 2]\n"), "E4 2:5 multiple starred expressions in assignment");
+    CHECK_STR(ir("x, (*a, *b) = 1, (2, 3)\n"), "E4 1:4 multiple starred expressions in assignment");
+    CHECK_STR(ir("if 0:\n    *a = [1]\n"), "E4 2:5 starred assignment target must be in a list or tuple");
+    CHECK_STR(ir("for *a in [[1]]:\n    pass\n"), "E4 1:5 starred assignment target must be in a list or tuple");
+    CHECK_STR(ir("if 0:\n    x = *a\n"), "E4 2:9 can't use starred expression here");
+    CHECK_STR(ir("def f():\n    return *a\n"), "E4 2:12 can't use starred expression here");
+    CHECK_STR(ir("if 0:\n    x = (*a)\n"), "E4 2:10 cannot use starred expression here");
+    CHECK_STR(ir("x = [1]\nprint((*x))\n"), "E4 2:8 cannot use starred expression here");
+    CHECK_STR(ir("if 0:\n    print(*a for a in b)\n"), "E4 2:11 iterable unpacking cannot be used in comprehension");
+    CHECK_STR(ir("x = [*a for a in b]\n"), "E4 1:6 iterable unpacking cannot be used in comprehension");
+    CHECK_STR(ir("x = (*a,)\nprint(*x, *x)\n[*b] = x\n"),
+              "(module (assign (name x) (tuple (starred (name a)))) (expr (call (name print) (starred (name x)) (starred (name x)))) (assign (list (starred (name b))) (name x)))");
+
+    /* A vertical tab is whitespace to the grammar, not to CPython's tokenizer. */
+    CHECK_STR(ir("ans = 1\v+2\n"), "E4 1:8 invalid non-printable character U+000B");
+    CHECK_STR(ir("ans = (1 +\n\v 2)\n"), "E4 2:1 invalid non-printable character U+000B");
+    CHECK_STR(ir("ans = '\v'  # \v\n"), "(module (assign (name ans) (str \"\\x0b\")))");
+    CHECK_STR(ir("ans = 1\f+ 2\n"), "(module (assign (name ans) (binop + (num 1) (num 2))))");
+}
+
+/* PEP 263: CPython decodes the source with the cookie's codec; only UTF-8 is ours to read. */
+static void test_coding_cookie(void)
+{
+    /* utf-7 decodes "+AAo-" to a newline: CPython runs `ans = 2`, which the whitelist never saw. */
+    CHECK_STR(reasons("# -*- coding: utf-7 -*-\nans = 1 #+AAo-ans = 2\n"),
+              "coding:utf-7 1:1 [# -*- coding: utf-7 -*-]");
+    /* Bytes that are not UTF-8 are still the sandbox's, not a syntax error. */
+    CHECK_STR(reasons("#!/usr/bin/python\n# coding=latin-1\nans = \"\xe9\"\n"),
+              "coding:iso-8859-1 2:1 [# coding=latin-1]");
+    CHECK_STR(reasons("import numpy\n# coding: latin-1\n"), "import:numpy 1:1 [import numpy]");
+    CHECK_STR(reasons("\n  # vim: set fileencoding=cp1252 :\nx = 1\n"),
+              "coding:cp1252 2:3 [# vim: set fileencoding=cp1252 :]");
+    CHECK_STR(reasons("# coding: latin-1\nimport os\n"),
+              "coding:iso-8859-1 1:1 [# coding: latin-1]; import:os 2:1 [import os]");
+    /* UTF-8 under any of its names is read as usual. */
+    CHECK_STR(ir("# coding: UTF_8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("# coding: utf-8-sig\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("# coding=utf8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    CHECK_STR(ir("\n\n# coding: latin-1\nans = 1\n"), "(module (assign (name ans) (num 1)))");
+    /* A BOM says UTF-8: any other cookie is CPython's SyntaxError. */
+    CHECK_STR(ir("\xef\xbb\xbf# coding: latin-1\nans = 1\n"), "E4 1:1 encoding problem: iso-8859-1 with BOM");
+    CHECK_STR(ir("\xef\xbb\xbf# coding: utf8\nans = 1\n"), "E4 1:1 encoding problem: utf8 with BOM");
+    CHECK_STR(ir("\xef\xbb\xbf# coding: utf-8\nans = 1\n"), "(module (assign (name ans) (num 1)))");
 }
 
 static void test_bytes_and_limits(void)
@@ -390,7 +565,8 @@ static void test_bytes_and_limits(void)
     pol.limits.max_source = 8;
     CHECK_STR(parse_n("x = 12345\n", 10, &pol.limits), "E6 0:0 source is 10 bytes, more than 8 (max_source)");
 
-    /* 100 000 nested parentheses: refused by the pre-scan at the 201st. */
+    /* 100 000 nested parentheses: refused by the pre-scan at the 201st, CPython's SyntaxError
+     * (its tokenizer holds 200); a lower depth limit is ours, a LimitError. */
     size_t n = 100000, len = 4 + 2 * n + 2;
     char *deep = malloc(len + 1);
     memcpy(deep, "x = ", 4);
@@ -398,9 +574,12 @@ static void test_bytes_and_limits(void)
     deep[4 + n] = '1';
     memset(deep + 5 + n, ')', n);
     deep[len - 1] = '\n';
-    CHECK_STR(parse_n(deep, len, NULL), "E6 1:205 nesting deeper than 200 (max_depth)");
+    CHECK_STR(parse_n(deep, len, NULL), "E4 1:205 too many nested parentheses");
     memset(deep + 4, '[', n);                 /* unclosed: tree-sitter 0.20 would abort */
-    CHECK_STR(parse_n(deep, 5 + n, NULL), "E6 1:205 nesting deeper than 200 (max_depth)");
+    CHECK_STR(parse_n(deep, 5 + n, NULL), "E4 1:205 too many nested parentheses");
+    cr_policy_default(&pol);
+    pol.limits.max_depth = 50;
+    CHECK_STR(parse_n(deep, 5 + n, &pol.limits), "E6 1:55 nesting deeper than 50 (max_depth)");
     memset(deep + 4, '-', n);                 /* not brackets: the token bound */
     CHECK_STR(parse_n(deep, 5 + n, NULL), "E6 0:0 more than 60000 tokens (the parser's limit)");
     /* 300 unary minus signs: fine for tree-sitter, refused by the lowering depth. */
@@ -485,6 +664,8 @@ int main(void)
     test_unsupported();
     test_whitelist();
     test_syntax_errors();
+    test_cpython_checks();
+    test_coding_cookie();
     test_bytes_and_limits();
     test_threads();
     test_grammar_version();
