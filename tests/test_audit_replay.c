@@ -247,6 +247,7 @@ static void test_record_text_not_utf8(void)
         CHECK_INT(rep.sandbox_differences, 0);
     }
     json_decref(j);
+}
 
 /* Records an attacker wrote: the code is replayed in-process under the evaluator's default
  * limits (a ledger's policy can set precision, rounding and answer names, never a limit), so
