@@ -1982,6 +1982,8 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         int64_t n = (int64_t)self->u.seq.len;
         if (i < 0) i = i + n < 0 ? 0 : i + n;
         if (i > n) i = n;
+        /* the items after i move: a loop that inserts at the front is quadratic */
+        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;
         EV_INCREF(a->pos[1]);
         if (eval_seq_push(cx, self, a->pos[1]) < 0) return NULL;
         memmove(self->u.seq.it + i + 1, self->u.seq.it + i, (size_t)(n - i) * sizeof(val *));
@@ -1996,6 +1998,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (n == 0) return eval_raise(cx, CR_EPY_INDEX, at, "pop from empty list");
         if (i < 0) i += n;
         if (i < 0 || i >= n) return eval_raise(cx, CR_EPY_INDEX, at, "pop index out of range");
+        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;   /* as insert */
         val *r = self->u.seq.it[i];
         memmove(self->u.seq.it + i, self->u.seq.it + i + 1, (size_t)(n - i - 1) * sizeof(val *));
         self->u.seq.len--;
