@@ -646,6 +646,9 @@ static void test_callbacks(void)
     VALUE("view_emptied",
           "d = {1: 1}\nv = d.values()\nd.pop(1)\nans = str(v), len(v), bool(v)\n",
           "('dict_values([])', 0, False)");
+    /* moving a list's tail is work: these were quadratic in one step each */
+    LIMIT("loop_inserts_at_front", "l = [1]\nfor x in l:\n    l.insert(0, x)\n", OPS_MSG, 3, 5);
+    LIMIT("loop_pops_front", "l = list(range(10**6))\nwhile l:\n    l.pop(0)\n", OPS_MSG, 3, 5);
     /* the sort's own arrays count against the memory limit: 80 MB of list, 240 MB to sort */
     LIMIT("sort_arrays_charged", "x = [0] * 10000000\nx.sort()\n", MEM_MSG, 2, 1);
     LIMIT("sorted_arrays_charged", "x = sorted([0] * 10000000)\n", MEM_MSG, 1, 5);
