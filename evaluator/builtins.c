@@ -362,10 +362,10 @@ static int dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_nod
         for (size_t i = 0; i < src->u.d.used; i++) {
             dict_ent *e = &src->u.d.ent[i];
             if (!e->key) continue;
+            if (eval_count(cx, 1, at) < 0) return -1;   /* before the references it would leak */
             EV_INCREF(e->key);
             EV_INCREF(e->value);
-            if (eval_count(cx, 1, at) < 0 || eval_dict_set(cx, d, e->key, e->value) < 0)
-                return -1;
+            if (eval_dict_set(cx, d, e->key, e->value) < 0) return -1;
         }
     } else if (src) {
         val *l = items_of(cx, src, at);
@@ -755,7 +755,8 @@ static val *b_zip_map(eval_cx *cx, eval_args *a, val *f, size_t from, int sub, c
         } else {
             e = t;
         }
-        if (eval_count(cx, 1, at) < 0 || eval_seq_push(cx, r, e) < 0) goto fail;
+        if (eval_count(cx, 1, at) < 0) { eval_decref(cx, e); goto fail; }
+        if (eval_seq_push(cx, r, e) < 0) goto fail;
     }
     goto out;
 fail:
