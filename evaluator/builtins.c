@@ -200,10 +200,7 @@ static int need_real(eval_cx *cx, val *x, const ir_node *at)
 static val *items_of(eval_cx *cx, val *v, const ir_node *at)
 {
     val *l = eval_list_of(cx, v, V_LIST);
-    if (!l && cx->err.line == 0 && at) {
-        cx->err.line = at->line;
-        cx->err.col = at->col;
-    }
+    if (!l) eval_at(cx, at);
     return l;
 }
 
@@ -270,43 +267,61 @@ static void merge_sort(sort_cx *s, val **keys, val **vals, val **tk, val **tv, s
     while (j < n) { keys[k] = tk[j]; vals[k++] = tv[j++]; }
 }
 
-/* Sorts list l in place. key and reverse as in list.sort(). */
+/* Moves a's items to b and b's to a, with the memory each array is charged for. */
+static void swap_items(val *a, val *b)
+{
+    val t = *a;
+    a->u = b->u;
+    a->msz = b->msz;
+    b->u = t.u;
+    b->msz = t.msz;
+}
+
+/* Sorts list l in place. key and reverse as in list.sort(). As in CPython, the list is
+ * emptied while the key function and the comparisons run: its items move to `hold`, which
+ * keeps their references, so a key function that appends to or pops from the list frees
+ * nothing the sort still uses; whatever the list holds afterwards is dropped and reported. */
 static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *at)
 {
     size_t n = l->u.seq.len, i;
-    if (n < 2) return 0;
-    val **keys = calloc(n, sizeof *keys), **tmp = malloc(2 * n * sizeof *tmp);
-    val **vals = malloc(n * sizeof *vals);
-    int rc = 0;
-    if (!keys || !tmp || !vals) {
+    if (key && key->kind == V_NONE) key = NULL;
+    if (n == 0 || (n == 1 && !key)) return 0;   /* a lone item still meets the key */
+    val *hold = eval_new(cx, V_LIST), tmp = { 0 }, **keys = NULL, **tk = NULL;
+    if (!hold) return -1;
+    swap_items(l, hold);
+    int rc = -1;
+    /* keys[], and tk[] of 2n for the merges: charged like any value, through `tmp` */
+    if (eval_mem(cx, &tmp, 3 * n * sizeof *keys) < 0) goto out;
+    if (!(keys = calloc(n, sizeof *keys)) || !(tk = malloc(2 * n * sizeof *tk))) {
         eval_raise(cx, CR_ENOMEM, at, "out of memory");
-        rc = -1;
         goto out;
     }
-    memcpy(vals, l->u.seq.it, n * sizeof *vals);
+    val **vals = hold->u.seq.it;
     for (i = 0; i < n; i++) {
-        if (key && key->kind != V_NONE) {
-            if (!(keys[i] = call1(cx, key, vals[i], at))) { rc = -1; goto out; }
+        if (key) {
+            if (!(keys[i] = call1(cx, key, vals[i], at))) goto out;
         } else {
             keys[i] = vals[i];
             EV_INCREF(keys[i]);
         }
     }
     sort_cx s = { cx, reverse, 0 };
-    merge_sort(&s, keys, vals, tmp, tmp + n, n);
-    if (s.failed) {
-        if (cx->err.line == 0 && at) { cx->err.line = at->line; cx->err.col = at->col; }
-        rc = -1;
-        goto out;
-    }
-    if (l->u.seq.len == n) memcpy(l->u.seq.it, vals, n * sizeof *vals);
+    merge_sort(&s, keys, vals, tk, tk + n, n);
+    if (!s.failed) rc = 0;
 out:
     if (keys)
         for (i = 0; i < n; i++) eval_decref(cx, keys[i]);
     free(keys);
-    free(tmp);
-    free(vals);
-    return rc;
+    free(tk);
+    cx->mem -= tmp.msz;
+    int touched = l->u.seq.it || l->u.seq.len;
+    swap_items(l, hold);
+    eval_decref(cx, hold);
+    if (rc == 0 && touched) {
+        eval_raise(cx, CR_EPY_VALUE, at, "list modified during sort");
+        rc = -1;
+    }
+    return rc < 0 ? eval_at(cx, at) : 0;
 }
 
 /* ---- builtins -------------------------------------------------------------------------- */
@@ -350,10 +365,10 @@ static int dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_nod
         for (size_t i = 0; i < src->u.d.used; i++) {
             dict_ent *e = &src->u.d.ent[i];
             if (!e->key) continue;
+            if (eval_count(cx, 1, at) < 0) return -1;   /* before the references it would leak */
             EV_INCREF(e->key);
             EV_INCREF(e->value);
-            if (eval_count(cx, 1, at) < 0 || eval_dict_set(cx, d, e->key, e->value) < 0)
-                return -1;
+            if (eval_dict_set(cx, d, e->key, e->value) < 0) return -1;
         }
     } else if (src) {
         val *l = items_of(cx, src, at);
@@ -536,55 +551,58 @@ static val *b_minmax(eval_cx *cx, eval_args *a, int is_max, const ir_node *at)
     if (kw_check(cx, a, kws, name, at) < 0) return NULL;
     if (a->npos == 0)
         return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least 1 argument, got 0", name);
-    val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *items = NULL, *best = NULL,
-        *bestk = NULL;
+    val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *best = NULL, *bestk = NULL;
     if (key && key->kind == V_NONE) key = NULL;
-    if (a->npos == 1) {
-        if (!(items = items_of(cx, a->pos[0], at))) return NULL;
-    } else if (dflt) {
+    if (a->npos > 1 && dflt)
         return eval_raise(cx, CR_EPY_TYPE, at,
                           "Cannot specify a default for %s() with multiple positional "
                           "arguments", name);
-    }
-    /* max(a, b) walks the arguments themselves (the caller holds them), making no list; a
-     * list is re-read at each step, since a key function may change it */
-    for (size_t i = 0; i < (items ? items->u.seq.len : a->npos); i++) {
-        val *x = items ? items->u.seq.it[i] : a->pos[i], *k = x;
-        if (eval_count(cx, 1, at) < 0) goto fail;
-        if (key) {
-            if (!(k = call1(cx, key, x, at))) goto fail;
-        } else {
+    /* one argument is walked as it stands, as CPython does, for a key function may change
+     * it; each candidate and the best so far are held by reference */
+    eval_iter it;
+    int rc = 0;
+    size_t i = 0;
+    if (a->npos == 1 && eval_iter_init(cx, &it, a->pos[0]) < 0) return eval_at(cx, at), NULL;
+    for (;;) {
+        val *x, *k;
+        if (a->npos > 1) {
+            if (i == a->npos) break;
+            x = a->pos[i++];
+            EV_INCREF(x);
+        } else if ((rc = eval_iter_next(cx, &it, &x)) <= 0) {
+            break;
+        }
+        if (eval_count(cx, 1, at) < 0) { eval_decref(cx, x); rc = -1; break; }
+        if (!key) {
+            k = x;
             EV_INCREF(k);
+        } else if (!(k = call1(cx, key, x, at))) {
+            eval_decref(cx, x);
+            rc = -1;
+            break;
         }
-        if (!best) {
-            best = x;
-            bestk = k;
-            continue;
-        }
-        int r = eval_cmp(cx, is_max ? IR_GT : IR_LT, k, bestk);
-        if (r < 0) { eval_decref(cx, k); goto fail; }
-        if (r) {
+        int r = best ? eval_cmp(cx, is_max ? IR_GT : IR_LT, k, bestk) : 1;
+        if (r < 0) rc = -1;
+        if (r > 0) {
+            eval_decref(cx, best);
             eval_decref(cx, bestk);
             best = x;
             bestk = k;
         } else {
+            eval_decref(cx, x);
             eval_decref(cx, k);
         }
+        if (rc < 0) break;
     }
+    if (a->npos == 1) eval_iter_done(cx, &it);
     eval_decref(cx, bestk);
-    if (!best) {
-        eval_decref(cx, items);
-        if (dflt) { EV_INCREF(dflt); return dflt; }
-        return eval_raise(cx, CR_EPY_VALUE, at, "%s() arg is an empty sequence", name);
+    if (rc < 0) {
+        eval_decref(cx, best);
+        return eval_at(cx, at), NULL;
     }
-    EV_INCREF(best);
-    eval_decref(cx, items);
-    return best;
-fail:
-    eval_decref(cx, bestk);
-    eval_decref(cx, items);
-    if (cx->err.line == 0) { cx->err.line = at->line; cx->err.col = at->col; }
-    return NULL;
+    if (best) return best;
+    if (dflt) { EV_INCREF(dflt); return dflt; }
+    return eval_raise(cx, CR_EPY_VALUE, at, "%s() arg is an empty sequence", name);
 }
 
 static val *b_pow3(eval_cx *cx, val *b, val *e, val *m, const ir_node *at)
@@ -707,23 +725,30 @@ static val *b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
     return acc;
 }
 
+/* zip(), and map() with its function f: eager, but each source is walked as it stands
+ * while f runs, as CPython's lazy ones would be when consumed at once. */
 static val *b_zip_map(eval_cx *cx, eval_args *a, val *f, size_t from, int sub, const ir_node *at)
 {
-    size_t n = a->npos - from, len = SIZE_MAX;
-    val **ls = calloc(n ? n : 1, sizeof *ls), *r = NULL;
-    if (!ls) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        if (!(ls[i] = items_of(cx, a->pos[from + i], at))) goto out;
-        if (ls[i]->u.seq.len < len) len = ls[i]->u.seq.len;
-    }
-    if (!n) len = 0;
-    if (!(r = new_iter(cx, sub))) goto out;
-    for (size_t j = 0; j < len; j++) {
+    size_t n = a->npos - from, ni = 0;
+    eval_iter *its = calloc(n ? n : 1, sizeof *its);
+    val *r = NULL;
+    int rc = 0;
+    if (!its) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
+    for (; ni < n; ni++)
+        if (eval_iter_init(cx, &its[ni], a->pos[from + ni]) < 0) goto fail;
+    if (!(r = new_iter(cx, sub))) goto fail;
+    while (n) {
         val *t = eval_seq_new(cx, V_TUPLE, n), *e;
         if (!t) goto fail;
-        for (size_t i = 0; i < n; i++) {
-            EV_INCREF(ls[i]->u.seq.it[j]);
-            t->u.seq.it[t->u.seq.len++] = ls[i]->u.seq.it[j];
+        for (size_t i = 0; i < n && rc >= 0; i++) {
+            val *x;
+            if ((rc = eval_iter_next(cx, &its[i], &x)) > 0) t->u.seq.it[t->u.seq.len++] = x;
+            else break;
+        }
+        if (rc <= 0) {   /* the shortest source ends the walk */
+            eval_decref(cx, t);
+            if (rc < 0) goto fail;
+            break;
         }
         if (f) {
             eval_args fa = { t->u.seq.it, n, NULL, NULL, 0 };
@@ -733,18 +758,17 @@ static val *b_zip_map(eval_cx *cx, eval_args *a, val *f, size_t from, int sub, c
         } else {
             e = t;
         }
-        if (eval_count(cx, 1, at) < 0 || eval_seq_push(cx, r, e) < 0) {
-            if (cx->err.code == CR_OK) goto fail;
-            goto fail;
-        }
+        if (eval_count(cx, 1, at) < 0) { eval_decref(cx, e); goto fail; }
+        if (eval_seq_push(cx, r, e) < 0) goto fail;
     }
     goto out;
 fail:
     eval_decref(cx, r);
     r = NULL;
+    eval_at(cx, at);
 out:
-    for (size_t i = 0; i < n; i++) eval_decref(cx, ls[i]);
-    free(ls);
+    for (size_t i = 0; i < ni; i++) eval_iter_done(cx, &its[i]);
+    free(its);
     return r;
 }
 
@@ -847,33 +871,37 @@ fail:
     return NULL;
 }
 
+/* Eager, walking its source as it stands while f runs (see b_zip_map). */
 static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
 {
-    val *l = items_of(cx, src, at), *r;
-    if (!l || !(r = new_iter(cx, IT_FILTER))) { eval_decref(cx, l); return NULL; }
-    for (size_t i = 0; i < l->u.seq.len; i++) {
-        val *x = l->u.seq.it[i];
-        int keep;
-        if (eval_count(cx, 1, at) < 0) goto fail;
-        if (f->kind == V_NONE) {
+    eval_iter it;
+    val *r, *x;
+    int rc;
+    if (eval_iter_init(cx, &it, src) < 0) return eval_at(cx, at), NULL;
+    if (!(r = new_iter(cx, IT_FILTER))) { eval_iter_done(cx, &it); return NULL; }
+    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+        int keep = -1;
+        if (eval_count(cx, 1, at) < 0) {
+        } else if (f->kind == V_NONE) {
             keep = eval_truth(cx, x);
         } else {
             val *t = call1(cx, f, x, at);
-            if (!t) goto fail;
-            keep = eval_truth(cx, t);
+            if (t) keep = eval_truth(cx, t);
             eval_decref(cx, t);
         }
-        if (keep) {
-            EV_INCREF(x);
-            if (eval_seq_push(cx, r, x) < 0) goto fail;
+        if (keep > 0) {
+            if (eval_seq_push(cx, r, x) < 0) { rc = -1; break; }
+        } else {
+            eval_decref(cx, x);
+            if (keep < 0) { rc = -1; break; }
         }
     }
-    eval_decref(cx, l);
+    eval_iter_done(cx, &it);
+    if (rc < 0) {
+        eval_decref(cx, r);
+        return eval_at(cx, at), NULL;
+    }
     return r;
-fail:
-    eval_decref(cx, l);
-    eval_decref(cx, r);
-    return NULL;
 }
 
 static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
@@ -1965,24 +1993,37 @@ static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const 
     return NULL;
 }
 
-static val *dict_view(eval_cx *cx, val *d, int sub)
+int eval_view_sync(eval_cx *cx, val *v)
 {
-    val *r = eval_seq_new(cx, V_ITER, d->u.d.len);
-    if (!r) return NULL;
-    r->sub = (uint16_t)sub;
+    val *d = v->u.seq.dict;
+    if (!d) return 0;
+    for (size_t i = 0; i < v->u.seq.len; i++) eval_decref(cx, v->u.seq.it[i]);
+    v->u.seq.len = 0;
+    if (eval_count(cx, d->u.d.len, NULL) < 0 || eval_seq_reserve(cx, v, d->u.d.len) < 0)
+        return -1;
     for (size_t i = 0; i < d->u.d.used; i++) {
         dict_ent *e = &d->u.d.ent[i];
         if (!e->key) continue;
         val *x;
-        if (sub == IT_KEYS) { x = e->key; EV_INCREF(x); }
-        else if (sub == IT_VALUES) { x = e->value; EV_INCREF(x); }
+        if (v->sub == IT_KEYS) { x = e->key; EV_INCREF(x); }
+        else if (v->sub == IT_VALUES) { x = e->value; EV_INCREF(x); }
         else {
             EV_INCREF(e->key);
             EV_INCREF(e->value);
-            if (!(x = pair(cx, e->key, e->value))) { eval_decref(cx, r); return NULL; }
+            if (!(x = pair(cx, e->key, e->value))) return -1;
         }
-        r->u.seq.it[r->u.seq.len++] = x;
+        v->u.seq.it[v->u.seq.len++] = x;
     }
+    return 0;
+}
+
+static val *dict_view(eval_cx *cx, val *d, int sub)
+{
+    val *r = new_iter(cx, sub);
+    if (!r) return NULL;
+    r->u.seq.dict = d;
+    EV_INCREF(d);
+    if (eval_view_sync(cx, r) < 0) { eval_decref(cx, r); return NULL; }
     return r;
 }
 
@@ -2028,6 +2069,8 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         int64_t n = (int64_t)self->u.seq.len;
         if (i < 0) i = i + n < 0 ? 0 : i + n;
         if (i > n) i = n;
+        /* the items after i move: a loop that inserts at the front is quadratic */
+        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;
         EV_INCREF(a->pos[1]);
         if (eval_seq_push(cx, self, a->pos[1]) < 0) return NULL;
         memmove(self->u.seq.it + i + 1, self->u.seq.it + i, (size_t)(n - i) * sizeof(val *));
@@ -2042,6 +2085,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (n == 0) return eval_raise(cx, CR_EPY_INDEX, at, "pop from empty list");
         if (i < 0) i += n;
         if (i < 0 || i >= n) return eval_raise(cx, CR_EPY_INDEX, at, "pop index out of range");
+        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;   /* as insert */
         val *r = self->u.seq.it[i];
         memmove(self->u.seq.it + i, self->u.seq.it + i + 1, (size_t)(n - i - 1) * sizeof(val *));
         self->u.seq.len--;

@@ -1269,6 +1269,7 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
     case V_LIST: case V_TUPLE: case V_ITER:
+        if (c->kind == V_ITER && eval_view_sync(cx, c) < 0) return -1;
         for (i = 0; i < c->u.seq.len; i++) {
             if (eval_count(cx, 1, at) < 0) return -1;
             int r = eval_eq(cx, c->u.seq.it[i], x);
@@ -1785,10 +1786,7 @@ static xres exec_for(eval_cx *cx, const ir_node *n)
     eval_iter it;
     int rc = eval_iter_init(cx, &it, src);
     eval_decref(cx, src);
-    if (rc < 0) {
-        if (cx->err.line == 0) { cx->err.line = n->kid[1]->line; cx->err.col = n->kid[1]->col; }
-        return X_ERROR;
-    }
+    if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;
     xres res = X_NORMAL;
     while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
         rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
@@ -1799,7 +1797,7 @@ static xres exec_for(eval_cx *cx, const ir_node *n)
         if (r == X_RETURN || r == X_ERROR) { res = r; break; }
     }
     eval_iter_done(cx, &it);
-    if (rc < 0) return X_ERROR;
+    if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;   /* the body changed a dict or set */
     if (res == X_BREAK) return X_NORMAL;
     if (res != X_NORMAL) return res;
     return n->n > 3 ? exec_block(cx, n->kid[3]) : X_NORMAL;

@@ -40,7 +40,9 @@ enum {
 };
 
 /* V_ITER sub-kinds: a one-shot iterator (zip, map, ...) holds its items eagerly and is
- * consumed from `pos`; a dict view re-iterates. */
+ * consumed from `pos`; a dict view re-iterates: iterating it walks its `dict` itself, so
+ * that a change in the loop is seen, and its items are refilled from the dict
+ * (eval_view_sync) before anything else reads them. */
 enum { IT_ZIP, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_REVERSED, IT_GENERATOR,
        IT_KEYS, IT_VALUES, IT_ITEMS };
 
@@ -62,7 +64,7 @@ struct val {
     union {
         mpq_t q;                                                   /* BOOL INT FLOAT */
         struct { char *s; size_t len, nch; uint64_t hash; } str;   /* STR (UTF-8) */
-        struct { val **it; size_t len, cap, pos; } seq;            /* LIST TUPLE ITER */
+        struct { val **it; size_t len, cap, pos; val *dict; } seq; /* LIST TUPLE ITER */
         struct { dict_ent *ent; int32_t *idx; size_t len, used, cap, icap; } d; /* DICT SET */
         struct { int64_t start, stop, step; } rng;                 /* RANGE */
         struct { const ir_node *node; const scope *sc; val *env; val **defs; } fn; /* FUNC */
@@ -193,6 +195,7 @@ static inline void eval_decref(eval_cx *cx, val *v)
 val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int eval_fail(eval_cx *cx);            /* -1 after a raise, for int-returning helpers */
+int eval_at(eval_cx *cx, const ir_node *at);   /* -1; places an error raised without a place */
 val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
 int eval_count(eval_cx *cx, uint64_t n, const ir_node *at);   /* ops budget: 0 ok, -1 */
 int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
@@ -245,11 +248,16 @@ val *eval_track(eval_cx *cx, val *v);
 void eval_free_all(eval_cx *cx);    /* spare numbers go to the thread's pool */
 void eval_pool_take(eval_cx *cx);   /* the thread's spare numbers become cx's */
 
-/* iteration over any iterable */
+/* Iteration over any iterable. It holds a reference to what it walks and gives each item
+ * with one of its own, so that a loop body or a callback may change or drop the container
+ * without freeing what the walk still reads. A dict or set that changes size on the way is
+ * an error, as in CPython. */
 typedef struct {
     val *src;
     size_t i;
     int64_t r;
+    size_t size, left;     /* DICT SET: len at the start, items not yet given */
+    uint16_t sub;          /* DICT: IT_KEYS, IT_VALUES or IT_ITEMS */
 } eval_iter;
 int eval_iter_init(eval_cx *cx, eval_iter *it, val *v);   /* 0, or -1 not iterable */
 int eval_iter_next(eval_cx *cx, eval_iter *it, val **out); /* 1 item (new ref), 0 end, -1 */
@@ -273,6 +281,7 @@ const char *eval_builtin_name(int id);
 int eval_method_lookup(const char *name);                /* method id or -1 */
 const char *eval_method_name(int id);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+int eval_view_sync(eval_cx *cx, val *v);   /* a dict view's items made its dict's again */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);

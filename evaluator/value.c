@@ -122,6 +122,15 @@ int eval_fail(eval_cx *cx)
     return -1;
 }
 
+int eval_at(eval_cx *cx, const ir_node *at)
+{
+    if (cx->err.line == 0 && at) {
+        cx->err.line = at->line;
+        cx->err.col = at->col;
+    }
+    return -1;
+}
+
 val *eval_limit(eval_cx *cx, const ir_node *at, const char *what)
 {
     return eval_raise(cx, CR_ELIMIT, at, "%s", what);
@@ -402,6 +411,8 @@ static void free_contents(eval_cx *cx, val *v)
         free(v->u.seq.it);
         v->u.seq.it = NULL;
         v->u.seq.len = v->u.seq.cap = 0;
+        eval_decref(cx, v->u.seq.dict);
+        v->u.seq.dict = NULL;
         break;
     case V_DICT: case V_SET:
         for (i = 0; i < v->u.d.used; i++) {
@@ -852,7 +863,8 @@ int eval_truth(eval_cx *cx, val *v)
     case V_BOOL: case V_INT: case V_FLOAT: return mpq_sgn(v->u.q) != 0;
     case V_STR: return v->u.str.len != 0;
     case V_LIST: case V_TUPLE: return v->u.seq.len != 0;
-    case V_ITER: return v->sub < IT_KEYS || v->u.seq.len != 0;
+    case V_ITER:
+        return v->sub < IT_KEYS || (v->u.seq.dict ? v->u.seq.dict->u.d.len : v->u.seq.len) != 0;
     case V_DICT: case V_SET: return v->u.d.len != 0;
     case V_RANGE:
         return v->u.rng.step > 0 ? v->u.rng.start < v->u.rng.stop
@@ -1082,6 +1094,7 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
         return 0;
     case V_ITER:
         if (v->sub >= IT_KEYS) {
+            if (eval_view_sync(cx, v) < 0) return -1;
             PUTS(iter_names[v->sub]);
             PUTS("([");
             if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
@@ -1187,14 +1200,18 @@ size_t eval_utf8_index(const val *s, size_t ci)
 
 int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
 {
-    it->src = v;
     it->i = 0;
     it->r = 0;
+    it->sub = IT_KEYS;
     switch (v->kind) {
-    case V_LIST: case V_TUPLE: case V_STR: case V_DICT: case V_SET:
+    case V_LIST: case V_TUPLE: case V_STR:
         break;
     case V_ITER:
         if (v->sub < IT_KEYS) it->i = v->u.seq.pos;
+        else if (v->u.seq.dict) { it->sub = v->sub; v = v->u.seq.dict; }
+        __attribute__((fallthrough));
+    case V_DICT: case V_SET:
+        if (v->kind != V_ITER) it->size = it->left = v->u.d.len;
         break;
     case V_RANGE:
         it->r = v->u.rng.start;
@@ -1203,8 +1220,17 @@ int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
         eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object is not iterable", eval_type_name(v));
         return -1;
     }
+    it->src = v;
     EV_INCREF(v);
     return 0;
+}
+
+/* CPython's RuntimeError for a dict or set changed by the loop that walks it. */
+static int iter_changed(eval_cx *cx, const char *what)
+{
+    eval_raise(cx, CR_EPY_EXCEPTION, NULL, "%s", what);
+    snprintf(cx->err.type, sizeof cx->err.type, "RuntimeError");
+    return -1;
 }
 
 int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
@@ -1230,12 +1256,35 @@ int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
         it->i = j;
         return *out ? 1 : -1;
     }
-    case V_DICT: case V_SET:
+    case V_DICT: case V_SET: {
+        /* CPython's checks, in its order: the size first; then, for a dict, an item found
+         * past the count it started with (keys deleted and others added) */
+        if (v->u.d.len != it->size)
+            return iter_changed(cx, v->kind == V_SET ? "Set changed size during iteration"
+                                                     : "dictionary changed size during iteration");
         while (it->i < v->u.d.used && !v->u.d.ent[it->i].key) it->i++;
         if (it->i >= v->u.d.used) return 0;
-        *out = v->u.d.ent[it->i++].key;
+        if (!it->left) {
+            if (v->kind == V_SET) return 0;
+            return iter_changed(cx, "dictionary keys changed during iteration");
+        }
+        it->left--;
+        dict_ent *e = &v->u.d.ent[it->i++];
+        if (it->sub == IT_ITEMS) {
+            val *t = eval_seq_new(cx, V_TUPLE, 2);
+            if (!t) return -1;
+            t->u.seq.it[0] = e->key;
+            t->u.seq.it[1] = e->value;
+            t->u.seq.len = 2;
+            EV_INCREF(e->key);
+            EV_INCREF(e->value);
+            *out = t;
+            return 1;
+        }
+        *out = it->sub == IT_VALUES ? e->value : e->key;
         EV_INCREF(*out);
         return 1;
+    }
     case V_RANGE: {
         int64_t r = it->r;
         if (v->u.rng.step > 0 ? r >= v->u.rng.stop : r <= v->u.rng.stop) return 0;
@@ -1293,7 +1342,10 @@ int eval_len(eval_cx *cx, val *v, size_t *n)
     case V_DICT: case V_SET: *n = v->u.d.len; return 0;
     case V_RANGE: *n = (size_t)range_len(v); return 0;
     case V_ITER:
-        if (v->sub >= IT_KEYS) { *n = v->u.seq.len; return 0; }
+        if (v->sub >= IT_KEYS) {
+            *n = v->u.seq.dict ? v->u.seq.dict->u.d.len : v->u.seq.len;
+            return 0;
+        }
         /* fallthrough */
     default:
         eval_raise(cx, CR_EPY_TYPE, NULL, "object of type '%s' has no len()", eval_type_name(v));

@@ -22,6 +22,7 @@ for t in "$@"; do
         fuzz_python|fuzz_parser|fuzz_fastpath)
             opts="-dict=fuzz/python.dict -max_len=8192 -detect_leaks=0" ;;
         fuzz_dsl_eval) opts="-dict=fuzz/dsl.dict -max_len=4096 -detect_leaks=0" ;;
+        fuzz_mutate) opts="-max_len=256 -detect_leaks=0" ;;
         fuzz_dsl) opts="-dict=fuzz/dsl.dict -max_len=4096" ;;
         fuzz_request) opts="-dict=fuzz/request.dict -max_len=8192 -detect_leaks=0" ;;
         fuzz_audit) opts="-max_len=1024" ;;

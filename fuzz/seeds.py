@@ -181,6 +181,13 @@ def main():
         edit(3, 14, 2, b"1/0") + edit(3, 17, 0),          # value_fraction, value_exact NULL
     ]
 
+    # fuzz_mutate: bytes that fuzz/fuzz_mutate.c reads as a grammar (list, dict and set
+    # sizes and items, then site, mutation and source triples): each site once with each
+    # mutation, over a source that varies with both, on small non-empty containers.
+    nsite, nmut, nsrc = 23, 23, 12   # SITES, MUTATIONS, SOURCES in fuzz/fuzz_mutate.c
+    seeds["fuzz_mutate"] = [bytes([3, 2, 2, 3, 1, 2, 5, 6, site, mut, (site + mut) % nsrc])
+                            for site in range(nsite) for mut in range(nmut)]
+
     # fuzz_doorbell: XOR masks over a well-formed result page (fuzz/fuzz_doorbell.c): the
     # empty mask is the good page; the others break its header, spans and flags.
     seeds["fuzz_doorbell"] = [b"", b"\x01", b"\x00" * 8 + b"\x10", b"\x00" * 44 + b"\x02",

@@ -44,6 +44,9 @@
 #define LLVMFuzzerTestOneInput fuzz_doorbell_one
 #include "fuzz/fuzz_doorbell.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_mutate_one
+#include "fuzz/fuzz_mutate.c"
+#undef LLVMFuzzerTestOneInput
 
 static const struct {
     const char *dir;
@@ -53,7 +56,7 @@ static const struct {
     { "dsl_eval", fuzz_dsl_eval_one }, { "format", fuzz_format_one },
     { "cell", fuzz_cell_one }, { "request", fuzz_request_one },
     { "fastpath", fuzz_fastpath_one }, { "audit", fuzz_audit_one },
-    { "doorbell", fuzz_doorbell_one },
+    { "doorbell", fuzz_doorbell_one }, { "mutate", fuzz_mutate_one },
 };
 
 /* The whole file, malloc'd (never NULL on success: an empty file gives a 1-byte buffer). */

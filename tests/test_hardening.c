@@ -577,6 +577,156 @@ static void test_big_collections(void)
           "ans = len(str(x))\n", STR_MSG, 4, 11);
 }
 
+/* A key function, a map/filter function, a loop body or a comprehension that changes the
+ * container being sorted or walked. Each one once freed values the walk still read (the
+ * sort's items, a list popped under max()); the answers and errors are CPython 3.11's. */
+static void test_callbacks(void)
+{
+    PY_CASE("sort_key_append",
+            "l = [3, 1, 2]\nl.sort(key=lambda x: l.append(x) or x)\n",
+            CR_EPY_VALUE, "ValueError", "list modified during sort", 2, 1);
+    PY_CASE("sort_key_insert_many",
+            "l = [str(i) for i in range(50)]\n"
+            "l.sort(key=lambda x: l.insert(0, x + '!') or x)\n",
+            CR_EPY_VALUE, "ValueError", "list modified during sort", 2, 1);
+    PY_CASE("sort_key_append_pop",
+            "l = [3, 1, 2]\ndef f(x):\n    l.append(x)\n    l.pop()\n    return x\n"
+            "l.sort(key=f)\n",
+            CR_EPY_VALUE, "ValueError", "list modified during sort", 6, 1);
+    PY_CASE("sort_key_augassign",
+            "l = [3, 1, 2]\ndef f(x):\n    global l\n    l += [x]\n    return x\n"
+            "l.sort(key=f)\n",
+            CR_EPY_VALUE, "ValueError", "list modified during sort", 6, 1);
+    PY_CASE("sort_key_lone_item",
+            "l = [1]\nl.sort(key=lambda x: l.append(2))\n",
+            CR_EPY_VALUE, "ValueError", "list modified during sort", 2, 1);
+    PY_CASE("sort_key_pop",
+            "l = [3, 1, 2]\nl.sort(key=lambda x: l.pop())\n",
+            CR_EPY_INDEX, "IndexError", "pop from empty list", 2, 22);
+    VALUE("sort_key_sees_empty",
+          "l = [3, 1, 2]\nl.sort(key=lambda x: len(l) - x)\nans = l\n",
+          "[3, 2, 1]");
+    VALUE("sort_key_pop_if_any",
+          "for i in range(100):\n    l = [str(j) * 3 for j in range(12)]\n"
+          "    l.sort(key=lambda x: l.pop() if l else x, reverse=True)\nans = l\n",
+          "['999', '888', '777', '666', '555', '444', '333', '222', '111111', '111', "
+          "'101010', '000']");
+    VALUE("sort_key_nested_sort",
+          "l = [3, 1, 2]\nl.sort(key=lambda x: l.sort() or -x)\nans = l\n",
+          "[3, 2, 1]");
+    VALUE("sort_key_print",
+          "l = [3, 1, 2]\nans = l.sort(key=lambda x: print(l) or x), l\n",
+          "(None, [1, 2, 3])");
+    VALUE("sorted_key_pops_source",
+          "l = ['c', 'a', 'b']\nans = sorted(l, key=lambda x: l.pop()), l\n",
+          "(['a', 'c', 'b'], [])");
+    VALUE("sorted_key_dict_update",
+          "d = {1: 2}\n"
+          "ans = sorted(d.items(), key=lambda kv: d.update({kv[0]: 9}) or kv[1]), d\n",
+          "([(1, 2)], {1: 9})");
+    VALUE("max_key_pop",
+          "l = ['c', 'a', 'b']\nans = max(l, key=lambda x: l.pop())\n",
+          "'c'");
+    VALUE("min_key_append",
+          "l = [3, 1, 2, 5]\n"
+          "ans = min(l, key=lambda x: l.append(x) or -x if len(l) < 8 else x), l\n",
+          "(5, [3, 1, 2, 5, 3, 1, 2, 5])");
+    PY_CASE("max_key_dict_pop",
+            "d = {1: 1, 2: 2}\nans = max(d, key=lambda k: d.pop(k))\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 7);
+    PY_CASE("min_key_set_update",
+            "s = {1, 2}\nans = min(s, key=lambda k: s.update({k + 5}) or k)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "Set changed size during iteration", 2, 7);
+    VALUE("map_pop",
+          "l = [1, 2, 3]\nans = list(map(lambda x: l.pop(), l))\n",
+          "[3, 2]");
+    VALUE("map_two_sources",
+          "l = [1, 2, 3]\nans = list(map(lambda a, b: l.pop() + b, l, [10, 20, 30]))\n",
+          "[13, 22]");
+    VALUE("map_append_bounded",
+          "l = [1, 2]\nans = list(map(lambda x: l.append(x) if len(l) < 6 else x, l)), l\n",
+          "([None, None, None, None, 1, 2], [1, 2, 1, 2, 1, 2])");
+    VALUE("filter_pop",
+          "l = [1, 2, 3, 4]\nans = list(filter(lambda x: l.pop(), l))\n",
+          "[1, 2]");
+    PY_CASE("filter_dict_pop",
+            "d = {1: 1, 2: 2}\nans = list(filter(lambda k: d.pop(k), d))\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 12);
+    VALUE("zip_dict_popped",
+          "d = {1: 1, 2: 2}\nans = list(zip(d, d.pop(1) and d))\n",
+          "[(2, 2)]");
+    PY_CASE("for_dict_add",
+            "d = {1: 1, 2: 2}\nfor k in d:\n    d[k + 10] = 1\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    PY_CASE("for_dict_pop",
+            "d = {1: 1, 2: 2}\nfor k in d:\n    d.pop(k)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    PY_CASE("for_dict_keys_changed",
+            "d = {0: 0}\nfor k in d:\n    del d[k]\n    d[k + 1] = 0\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary keys changed during iteration", 2, 10);
+    VALUE("for_dict_set_value",
+          "d = {1: 2, 3: 4}\nfor k, v in d.items():\n    d[k] = v * 2\nans = d\n",
+          "{1: 4, 3: 8}");
+    PY_CASE("for_set_update",
+            "s = {1, 2}\nfor k in s:\n    s.update({k + 10})\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "Set changed size during iteration", 2, 10);
+    PY_CASE("for_set_pop",
+            "s = {1, 2}\nfor k in s:\n    s.pop()\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "Set changed size during iteration", 2, 10);
+    PY_CASE("for_keys_view_add",
+            "d = {1: 1, 2: 2}\nfor k in d.keys():\n    d[k + 10] = 1\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    PY_CASE("for_items_view_add",
+            "d = {1: 1, 2: 2}\nfor k, v in d.items():\n    d[k + 10] = 1\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 13);
+    PY_CASE("for_values_view_pop",
+            "d = {1: 1, 2: 2}\nfor v in d.values():\n    d.pop(1)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    VALUE("for_list_pop",
+          "x = [5, 4, 3, 2, 1]\nfor i in x:\n    x.pop()\nans = x\n",
+          "[5, 4]");
+    VALUE("for_list_append_bounded",
+          "x = [1]\nfor i in x:\n    if i < 5:\n        x.append(i + 1)\nans = x\n",
+          "[1, 2, 3, 4, 5]");
+    PY_CASE("listcomp_dict_setdefault",
+            "d = {1: 1}\nans = [d.setdefault(k + 1, 0) for k in d]\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 7);
+    PY_CASE("setcomp_set_update",
+            "s = {1}\nans = {s.update({k + 1}) for k in s}\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "Set changed size during iteration", 2, 7);
+    PY_CASE("dictcomp_dict_pop",
+            "d = {1: 1, 2: 2}\nans = {k: d.pop(k) for k in d}\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 7);
+    VALUE("listcomp_list_pop",
+          "l = [1, 2, 3, 4]\nans = [l.pop() for x in l]\n",
+          "[4, 3]");
+    PY_CASE("genexp_sum_dict_pop",
+            "d = {1: 1, 2: 2}\nans = sum(d.pop(k) for k in d)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    PY_CASE("genexp_all_setdefault",
+            "d = {1: 1}\nans = all(d.setdefault(k + 1, 1) for k in d)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 10);
+    VALUE("genexp_join_list_pop",
+          "l = [1, 2]\nans = ''.join(str(l.pop()) for x in l)\n",
+          "'2'");
+    PY_CASE("genexp_dict_of_pop",
+            "d = {'a': 1}\nans = dict((k, d.pop(k)) for k in d)\n",
+            CR_EPY_EXCEPTION, "RuntimeError", "dictionary changed size during iteration", 2, 11);
+    VALUE("view_is_live",
+          "d = {1: 1, 2: 2}\nv = d.keys()\nw = d.items()\nd[3] = 3\nd.pop(1)\n"
+          "ans = list(v), len(v), 3 in v, (2, 2) in w, bool(v), str(w)\n",
+          "([2, 3], 2, True, True, True, 'dict_items([(2, 2), (3, 3)])')");
+    VALUE("view_emptied",
+          "d = {1: 1}\nv = d.values()\nd.pop(1)\nans = str(v), len(v), bool(v)\n",
+          "('dict_values([])', 0, False)");
+    /* moving a list's tail is work: these were quadratic in one step each */
+    LIMIT("loop_inserts_at_front", "l = [1]\nfor x in l:\n    l.insert(0, x)\n", OPS_MSG, 3, 5);
+    LIMIT("loop_pops_front", "l = list(range(10**6))\nwhile l:\n    l.pop(0)\n", OPS_MSG, 3, 5);
+    /* the sort's own arrays count against the memory limit: 80 MB of list, 240 MB to sort */
+    LIMIT("sort_arrays_charged", "x = [0] * 10000000\nx.sort()\n", MEM_MSG, 2, 1);
+    LIMIT("sorted_arrays_charged", "x = sorted([0] * 10000000)\n", MEM_MSG, 1, 5);
+}
+
 int main(void)
 {
     cr_config cfg;
@@ -600,6 +750,7 @@ int main(void)
     test_big_source();
     test_recursion();
     test_big_collections();
+    test_callbacks();
     printf("worst case: %.3f s of CPU (bound %.0f s), %ld KiB peak RSS growth (bound %d MiB)\n",
            worst_seconds, CASE_SECONDS, worst_rss_kib, CASE_RSS_MIB);
     cr_engine_close(engine);
