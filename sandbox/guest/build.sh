@@ -53,11 +53,12 @@ for prog in /bin/sh /bin/ls /usr/bin/su; do
 done
 
 # The modules a run imports: the runner's, start-up's, what finance code reaches for (csv and
-# pathlib for /data among them), and what code probing its sandbox tries (socket, ctypes).
+# pathlib for /data among them), and what code probing its sandbox tries (socket, ctypes,
+# resource).
 modules="linecache traceback ast tokenize math cmath decimal fractions statistics datetime
 json re collections itertools functools operator random string numbers typing heapq bisect
 copy textwrap calendar locale io os sys csv pathlib glob shutil struct subprocess socket
-selectors ctypes fcntl termios signal unicodedata encodings.idna ${GUEST_MODULES:-}"
+selectors ctypes fcntl termios signal resource unicodedata encodings.idna ${GUEST_MODULES:-}"
 "$py" -I - $modules >"$root/.files" <<'PY'
 import importlib, sys
 for name in sys.argv[1:]:
