@@ -1815,7 +1815,7 @@ static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node
 {
     if (check(cx, a, 0, 0, NULL, mt_names[id], at) < 0) return NULL;
     size_t n = self->u.str.len;
-    if (eval_walk(cx, 0, n, at) < 0) return NULL;
+    if (eval_walk(cx, 0, n, at) < 0 || eval_mem_room(cx, n + 1) < 0) return NULL;
     char *p = malloc(n + 1);
     if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
     int prev = 0;
@@ -1847,6 +1847,7 @@ static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
         return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
                           (unsigned long long)cx->lim->max_str_len);
     size_t pad = (size_t)w - n, bl = self->u.str.len;
+    if (eval_mem_room(cx, bl + pad + 1) < 0) return NULL;
     char *p = malloc(bl + pad + 1);
     if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
     const char *s = self->u.str.s;

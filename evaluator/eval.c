@@ -186,6 +186,7 @@ static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
         if ((uint64_t)a->u.str.nch + b->u.str.nch > cx->lim->max_str_len)
             return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
                               (unsigned long long)cx->lim->max_str_len);
+        if (eval_mem_room(cx, a->u.str.len + b->u.str.len + 1) < 0) return NULL;
         char *p = malloc(a->u.str.len + b->u.str.len + 1);
         if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
         memcpy(p, a->u.str.s, a->u.str.len);
@@ -230,6 +231,7 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
         return NULL;
     if (is_str) {
         size_t bl = s->u.str.len;
+        if (eval_mem_room(cx, bl * times + 1) < 0) return NULL;
         char *p = malloc(bl * times + 1);
         if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
         for (uint64_t i = 0; i < times; i++) memcpy(p + i * bl, s->u.str.s, bl);
@@ -591,6 +593,11 @@ static int args_pos(eval_cx *cx, argv_t *g, val *v)
             return -1;
         }
         size_t cap = g->pcap * 2;
+        /* f(*items): the arguments are a copy of the items, charged as they double */
+        if (eval_walk(cx, g->pcap, 0, NULL) < 0 || eval_mem_room(cx, cap * sizeof(val *)) < 0) {
+            eval_decref(cx, v);
+            return -1;
+        }
         val **p = g->a.pos == g->pbuf ? malloc(cap * sizeof *p) : realloc(g->a.pos, cap * sizeof *p);
         if (!p) {
             eval_decref(cx, v);
@@ -1743,12 +1750,24 @@ static int do_raise(eval_cx *cx, const ir_node *n)
 
 static xres exec_stmt(eval_cx *cx, const ir_node *n);
 
+/* An error raised without a position (a key's hash in `d[k] = v`, deep in a walk) takes its
+ * statement's. */
+static xres stmt_at(eval_cx *cx, const ir_node *n)
+{
+    xres x = exec_stmt(cx, n);
+    if (x == X_ERROR && cx->err.line == 0) {
+        cx->err.line = n->line;
+        cx->err.col = n->col;
+    }
+    return x;
+}
+
 static xres exec_block(eval_cx *cx, const ir_node *b)
 {
     if (!b) return X_NORMAL;
-    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return exec_stmt(cx, b);
+    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return stmt_at(cx, b);
     for (uint32_t i = 0; i < b->n; i++) {
-        xres x = exec_stmt(cx, b->kid[i]);
+        xres x = stmt_at(cx, b->kid[i]);
         if (x != X_NORMAL) return x;
     }
     return X_NORMAL;

@@ -203,6 +203,16 @@ int eval_mem(eval_cx *cx, val *v, size_t newsz)
     return -1;
 }
 
+/* A temporary (a text being built, a copy about to become a value) is no value's yet, but
+ * it takes memory while it lives: it must fit beside what the values hold. */
+int eval_mem_room(eval_cx *cx, size_t n)
+{
+    size_t max = cx->lim->max_memory;
+    if (!max || (cx->mem <= max && n <= max - cx->mem)) return 0;
+    eval_raise(cx, CR_ELIMIT, NULL, "memory limit (%zu bytes)", max);
+    return -1;
+}
+
 static int over_len(eval_cx *cx, uint64_t n, int is_str)
 {
     if (n <= cx->lim->max_str_len) return 0;
@@ -947,8 +957,9 @@ typedef struct rstack {
 
 int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n)
 {
+    size_t cap = b->cap;
     cr_code rc = cr_buf_put(b, s, n);
-    if (rc == CR_OK) return 0;
+    if (rc == CR_OK) return b->cap == cap ? 0 : eval_mem_room(cx, b->cap);
     if (rc == CR_ELIMIT)
         eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
                    (unsigned long long)cx->lim->max_str_len);

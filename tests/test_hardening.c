@@ -491,17 +491,145 @@ static void test_big_collections(void)
     LIMIT("list_range_10_8", "x = list(range(10**8))\n", ELEMS_MSG, 1, 5);
     LIMIT("sorted_range_10_9", "x = sorted(range(10**9))\n", ELEMS_MSG, 1, 5);
     LIMIT("list_mul_10_9", "x = [0] * 10**9\n", ELEMS_MSG, 1, 5);
-    LIMIT("list_doubling", "x = [1]\nfor i in range(64):\n    x = x + x\n", ELEMS_MSG, 3, 9);
+    /* each copy is charged by its elements: 2 + 4 + ... passes the operation limit before
+     * a list reaches the container size limit */
+    LIMIT("list_doubling", "x = [1]\nfor i in range(64):\n    x = x + x\n", OPS_MSG, 3, 9);
     LIMIT("dict_comp_10_8", "d = {i: i for i in range(10**8)}\n", MEM_MSG, 1, 5);
-    /* Shared structure: 2**60 leaves behind 60 objects; rendering must stop at a limit. */
+    /* Shared structure: 2**60 leaves behind 60 objects; rendering must stop at a limit. Each
+     * item rendered is a step, so the operation limit comes before the string limit. */
     LIMIT("dict_bomb_repr", "d = {}\nfor i in range(60):\n    d = {'a': d, 'b': d}\n"
-          "ans = str(d)\n", STR_MSG, 4, 7);
-    LIMIT("list_bomb_value", "x = []\nfor i in range(60):\n    x = [x, x]\nans = x\n", STR_MSG,
+          "ans = str(d)\n", OPS_MSG, 4, 7);
+    LIMIT("list_bomb_value", "x = []\nfor i in range(60):\n    x = [x, x]\nans = x\n", OPS_MSG,
           0, 0);
-    LIMIT("list_bomb_print", "x = []\nfor i in range(60):\n    x = [x, x]\nprint(x)\n", STR_MSG,
+    LIMIT("list_bomb_print", "x = []\nfor i in range(60):\n    x = [x, x]\nprint(x)\n", OPS_MSG,
           4, 1);
     LIMIT("list_bomb_len_str", "x = [1]\nfor i in range(60):\n    x = [x, x]\n"
-          "ans = len(str(x))\n", STR_MSG, 4, 11);
+          "ans = len(str(x))\n", OPS_MSG, 4, 11);
+}
+
+/* Walks over shared or self-holding containers: hashing, equality, ordering, rendering and
+ * the exactness check each visit an item once per path to it, so a tuple doubled 60 times
+ * (2**60 paths through 61 objects) is a charged walk that meets the operation limit, and a
+ * container met again inside itself is CPython's [...] or {...}. The values are CPython
+ * 3.11's. */
+#define BOMB(x) x " = (1,)\nfor i in range(60):\n    " x " = (" x ", " x ")\n"
+#define SELF2 "a = []\na.append(a)\na.append(a)\n"
+static void test_walks(void)
+{
+    LIMIT("tuple_bomb_set", BOMB("t") "s = {t}\n", OPS_MSG, 4, 5);
+    LIMIT("tuple_bomb_dict_key", BOMB("t") "d = {}\nd[t] = 1\n", OPS_MSG, 5, 1);
+    LIMIT("tuple_bomb_eq", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = t == u\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_lt", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = t < u\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_in", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = u in [t]\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_str", BOMB("t") "ans = len(str(t))\n", OPS_MSG, 4, 11);
+    LIMIT("tuple_bomb_percent", BOMB("t") "ans = '%s' % (t,)\n", OPS_MSG, 4, 7);
+    LIMIT("tuple_bomb_fstring", BOMB("t") "ans = f'{t}'\n", OPS_MSG, 4, 7);
+    LIMIT("tuple_bomb_format", BOMB("t") "ans = '{}'.format(t)\n", OPS_MSG, 4, 7);
+    VALUE("tuple_bomb_eq_self", BOMB("t") "ans = t == t\n", "True");
+    VALUE("list_self_twice", SELF2 "ans = a\n", "[[...], [...]]");
+    VALUE("list_self_str", "a = [1]\na.append(a)\na.append(a)\nans = str(a)\n",
+          "'[1, [...], [...]]'");
+    VALUE("list_self_fstring", SELF2 "ans = f'{a}'\n", "'[[...], [...]]'");
+    VALUE("list_self_print_len", SELF2 "print(a)\nans = len(a)\n", "2");
+    VALUE("list_self_eq", SELF2 "ans = a == a\n", "True");
+    VALUE("dict_self", "d = {}\nd['k'] = d\nd['j'] = [d]\nans = d\n", "{'k': {...}, 'j': [{...}]}");
+    VALUE("list_self_inexact", "a = [2 ** 0.5]\na.append(a)\na.append(a)\nans = str(a)[-12:]\n",
+          "'...], [...]]'");
+    /* CPython: RecursionError (maximum recursion depth exceeded ...) */
+    LIMIT("list_self_eq_other", SELF2 "b = []\nb.append(b)\nb.append(b)\nans = a == b\n",
+          "nesting depth limit (2000 levels)", 7, 7);
+    LIMIT("deep_list_str", "x = []\nfor i in range(100000):\n    x = [x]\nans = len(str(x))\n",
+          "nesting depth limit (200 levels)", 4, 11);
+    LIMIT("deep_list_eq", "x = []\ny = []\nfor i in range(100000):\n    x = [x]\n"
+          "    y = [y]\nans = x == y\n", "nesting depth limit (2000 levels)", 6, 7);
+    LIMIT("deep_list_percent", "x = [0.5]\nfor i in range(100000):\n    x = [x]\n"
+          "ans = '%d' % (x,)\n", "nesting depth limit (2000 levels)", 4, 7);
+}
+#undef BOMB
+#undef SELF2
+
+/* Builtins whose work grows with their operands, each once charged one step: in a loop they
+ * ran for seconds under the operation limit. Now each is charged by the elements and bytes
+ * it touches. */
+#define LOOP(setup, body) setup "for i in range(100000):\n    " body "\n"
+static void test_linear_builtins(void)
+{
+    VALUE("strip_long_chars", "s = 'a' * 1000000\nans = len(s.strip('b' * 100000 + 'a'))\n",
+          "0");
+    LIMIT("str_count", LOOP("s = 'a' * 10000000\n", "n = s.count('b')"), OPS_MSG, 3, 9);
+    LIMIT("str_index", LOOP("s = 'a' * 10000000 + 'b'\n", "n = s.index('b')"), OPS_MSG, 3, 9);
+    LIMIT("str_upper", LOOP("s = 'a' * 10000000\n", "u = s.upper()"), OPS_MSG, 3, 9);
+    LIMIT("str_lower", LOOP("s = 'A' * 10000000\n", "u = s.lower()"), OPS_MSG, 3, 9);
+    LIMIT("str_strip", LOOP("s = 'a' * 10000000\n", "u = s.strip('b')"), OPS_MSG, 3, 9);
+    LIMIT("str_replace", LOOP("s = 'a' * 10000000\n", "u = s.replace('b', 'c')"), OPS_MSG, 3,
+          9);
+    LIMIT("str_split", LOOP("s = ' ' * 10000000\n", "u = s.split()"), OPS_MSG, 3, 9);
+    LIMIT("str_join", LOOP("l = ['a'] * 1000000\n", "u = ''.join(l)"), OPS_MSG, 3, 9);
+    LIMIT("str_in", LOOP("s = 'a' * 10000000\n", "b = 'b' in s"), OPS_MSG, 3, 9);
+    LIMIT("str_eq", LOOP("s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s == t"), OPS_MSG,
+          4, 9);
+    LIMIT("str_lt", LOOP("s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s < t"), OPS_MSG,
+          4, 9);
+    LIMIT("str_slice", LOOP("s = 'a' * 10000000\n", "t = s[1:]"), OPS_MSG, 3, 9);
+    LIMIT("str_repeat", LOOP("s = 'a' * 1000000\n", "t = s * 10"), OPS_MSG, 3, 9);
+    LIMIT("str_startswith_at", LOOP("s = 'é' * 5000000\n", "b = s.startswith('b', 4000000)"),
+          OPS_MSG, 3, 9);
+    LIMIT("str_nonascii_slice", LOOP("s = 'é' * 1000000\n", "t = s[::2]"), OPS_MSG, 3, 11);
+    LIMIT("str_nonascii_index", LOOP("s = 'é' * 1000000\n", "t = s[-1]"), OPS_MSG, 3, 9);
+    LIMIT("list_reverse", LOOP("l = [0] * 1000000\n", "l.reverse()"), OPS_MSG, 3, 5);
+    LIMIT("list_insert0", LOOP("l = [0] * 1000000\n", "l.insert(0, 1)"), OPS_MSG, 3, 5);
+    LIMIT("list_pop0", LOOP("l = [0] * 1000000\n", "l.pop(0)"), OPS_MSG, 3, 5);
+    LIMIT("list_del0", LOOP("l = [0] * 1000000\n", "del l[0]"), OPS_MSG, 3, 9);
+    LIMIT("list_eq", LOOP("l = [0] * 1000000\nm = [0] * 1000000\n", "b = l == m"), OPS_MSG, 4,
+          9);
+    LIMIT("list_str", LOOP("l = [0] * 1000000\n", "s = str(l)"), OPS_MSG, 3, 9);
+    LIMIT("list_in", LOOP("l = [0] * 1000000\n", "b = 1 in l"), OPS_MSG, 3, 9);
+    LIMIT("list_index", LOOP("l = [0] * 1000000 + [1]\n", "n = l.index(1)"), OPS_MSG, 3, 9);
+    LIMIT("list_slice", LOOP("l = [0] * 1000000\n", "m = l[1:]"), OPS_MSG, 3, 11);
+    LIMIT("list_repeat", LOOP("l = [0] * 1000000\n", "m = l * 2"), OPS_MSG, 3, 9);
+    LIMIT("list_concat", LOOP("l = [0] * 1000000\n", "m = l + l"), OPS_MSG, 3, 9);
+    LIMIT("list_extend", LOOP("l = [0] * 1000000\n", "m = []\n    m.extend(l)"), OPS_MSG, 4, 5);
+    LIMIT("list_sum", LOOP("l = [0] * 1000000\n", "n = sum(l)"), OPS_MSG, 3, 9);
+    LIMIT("list_reversed", LOOP("l = [0] * 1000000\n", "m = reversed(l)"), OPS_MSG, 3, 9);
+    LIMIT("dict_items", LOOP("d = {i: i for i in range(100000)}\n", "v = d.items()"), OPS_MSG,
+          3, 9);
+    LIMIT("dict_copy", LOOP("d = {i: i for i in range(100000)}\n", "e = d.copy()"), OPS_MSG, 3,
+          9);
+    LIMIT("dict_str", LOOP("d = {i: i for i in range(100000)}\n", "s = str(d)"), OPS_MSG, 3, 9);
+    LIMIT("bigint_eq", LOOP("x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x == y"), OPS_MSG, 4,
+          9);
+    LIMIT("bigint_lt", LOOP("x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x < y"), OPS_MSG, 4,
+          9);
+    LIMIT("bigint_hash", LOOP("x = 2 ** 1000000\nd = {}\n", "d[x] = i"), OPS_MSG, 4, 5);
+    LIMIT("bigint_in_set", LOOP("x = 2 ** 1000000\ns = {1}\n", "b = x in s"), OPS_MSG, 4, 9);
+    LIMIT("call_star_args", LOOP("l = [0] * 1000000\n", "n = max(*l)"), OPS_MSG, 3, 9);
+}
+#undef LOOP
+
+/* The CPU-time backstop: a run ends at the engine's timeout (cr_config.timeout_s) whatever
+ * its step count, checked every few thousand steps. */
+static void test_cpu_limit(void)
+{
+    cr_config cfg;
+    cr_config_default(&cfg);
+    cfg.tier = CR_TIER_NONE;
+    cfg.timeout_s = 0.05;
+    cr_error err = { 0 };
+    cr_engine *saved = engine;
+    if (!(engine = cr_engine_open(&cfg, &err))) {
+        CHECK(!"engine with timeout 0.05");
+        engine = saved;
+        return;
+    }
+    LIMIT("cpu_while_true", "while True:\n    pass\n", "CPU time limit (0.05 s)", 1, 1);
+    LIMIT("cpu_in_function", "def f():\n    while True:\n        pass\nans = f()\n",
+          "CPU time limit (0.05 s)", 2, 5);
+    VALUE("cpu_short_run", "ans = sum(range(1000))\n", "499500");
+    cr_engine_close(engine);
+    engine = saved;
 }
 
 int main(void)
@@ -526,6 +654,9 @@ int main(void)
     test_big_source();
     test_recursion();
     test_big_collections();
+    test_walks();
+    test_linear_builtins();
+    test_cpu_limit();
     printf("worst case: %.3f s of CPU (bound %.0f s), %ld KiB peak RSS growth (bound %d MiB)\n",
            worst_seconds, CASE_SECONDS, worst_rss_kib, CASE_RSS_MIB);
     cr_engine_close(engine);
