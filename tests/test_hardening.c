@@ -536,8 +536,8 @@ static void test_walks(void)
     VALUE("list_self_print_len", SELF2 "print(a)\nans = len(a)\n", "2");
     VALUE("list_self_eq", SELF2 "ans = a == a\n", "True");
     VALUE("dict_self", "d = {}\nd['k'] = d\nd['j'] = [d]\nans = d\n", "{'k': {...}, 'j': [{...}]}");
-    VALUE("list_self_inexact", "a = [2 ** 0.5]\na.append(a)\na.append(a)\nans = str(a)[-12:]\n",
-          "'...], [...]]'");
+    VALUE("list_self_inexact", SELF2 "a.append(2 ** 0.5)\nans = str(a)[:15]\n",
+          "'[[...], [...], '");
     /* CPython: RecursionError (maximum recursion depth exceeded ...) */
     LIMIT("list_self_eq_other", SELF2 "b = []\nb.append(b)\nb.append(b)\nans = a == b\n",
           "nesting depth limit (2000 levels)", 7, 7);
@@ -557,7 +557,7 @@ static void test_walks(void)
 #define LOOP(setup, body) setup "for i in range(100000):\n    " body "\n"
 static void test_linear_builtins(void)
 {
-    VALUE("strip_long_chars", "s = 'a' * 1000000\nans = len(s.strip('b' * 100000 + 'a'))\n",
+    VALUE("strip_long_chars", "s = 'a' * 1000000\nans = len(s.strip('b' * 4000000 + 'a'))\n",
           "0");
     LIMIT("str_count", LOOP("s = 'a' * 10000000\n", "n = s.count('b')"), OPS_MSG, 3, 9);
     LIMIT("str_index", LOOP("s = 'a' * 10000000 + 'b'\n", "n = s.index('b')"), OPS_MSG, 3, 9);
