@@ -554,60 +554,64 @@ static void test_walks(void)
 /* Builtins whose work grows with their operands, each once charged one step: in a loop they
  * ran for seconds under the operation limit. Now each is charged by the elements and bytes
  * it touches. */
-#define LOOP(setup, body) setup "for i in range(100000):\n    " body "\n"
 static void test_linear_builtins(void)
 {
     VALUE("strip_long_chars", "s = 'a' * 1000000\nans = len(s.strip('b' * 4000000 + 'a'))\n",
           "0");
-    LIMIT("str_count", LOOP("s = 'a' * 10000000\n", "n = s.count('b')"), OPS_MSG, 3, 9);
-    LIMIT("str_index", LOOP("s = 'a' * 10000000 + 'b'\n", "n = s.index('b')"), OPS_MSG, 3, 9);
-    LIMIT("str_upper", LOOP("s = 'a' * 10000000\n", "u = s.upper()"), OPS_MSG, 3, 9);
-    LIMIT("str_lower", LOOP("s = 'A' * 10000000\n", "u = s.lower()"), OPS_MSG, 3, 9);
-    LIMIT("str_strip", LOOP("s = 'a' * 10000000\n", "u = s.strip('b')"), OPS_MSG, 3, 9);
-    LIMIT("str_replace", LOOP("s = 'a' * 10000000\n", "u = s.replace('b', 'c')"), OPS_MSG, 3,
-          9);
-    LIMIT("str_split", LOOP("s = ' ' * 10000000\n", "u = s.split()"), OPS_MSG, 3, 9);
-    LIMIT("str_join", LOOP("l = ['a'] * 1000000\n", "u = ''.join(l)"), OPS_MSG, 3, 9);
-    LIMIT("str_in", LOOP("s = 'a' * 10000000\n", "b = 'b' in s"), OPS_MSG, 3, 9);
-    LIMIT("str_eq", LOOP("s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s == t"), OPS_MSG,
-          4, 9);
-    LIMIT("str_lt", LOOP("s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s < t"), OPS_MSG,
-          4, 9);
-    LIMIT("str_slice", LOOP("s = 'a' * 10000000\n", "t = s[1:]"), OPS_MSG, 3, 9);
-    LIMIT("str_repeat", LOOP("s = 'a' * 1000000\n", "t = s * 10"), OPS_MSG, 3, 9);
-    LIMIT("str_startswith_at", LOOP("s = 'é' * 5000000\n", "b = s.startswith('b', 4000000)"),
-          OPS_MSG, 3, 9);
-    LIMIT("str_nonascii_slice", LOOP("s = 'é' * 1000000\n", "t = s[::2]"), OPS_MSG, 3, 11);
-    LIMIT("str_nonascii_index", LOOP("s = 'é' * 1000000\n", "t = s[-1]"), OPS_MSG, 3, 9);
-    LIMIT("list_reverse", LOOP("l = [0] * 1000000\n", "l.reverse()"), OPS_MSG, 3, 5);
-    LIMIT("list_insert0", LOOP("l = [0] * 1000000\n", "l.insert(0, 1)"), OPS_MSG, 3, 5);
-    LIMIT("list_pop0", LOOP("l = [0] * 1000000\n", "l.pop(0)"), OPS_MSG, 3, 5);
-    LIMIT("list_del0", LOOP("l = [0] * 1000000\n", "del l[0]"), OPS_MSG, 3, 9);
-    LIMIT("list_eq", LOOP("l = [0] * 1000000\nm = [0] * 1000000\n", "b = l == m"), OPS_MSG, 4,
-          9);
-    LIMIT("list_str", LOOP("l = [0] * 1000000\n", "s = str(l)"), OPS_MSG, 3, 9);
-    LIMIT("list_in", LOOP("l = [0] * 1000000\n", "b = 1 in l"), OPS_MSG, 3, 9);
-    LIMIT("list_index", LOOP("l = [0] * 1000000 + [1]\n", "n = l.index(1)"), OPS_MSG, 3, 9);
-    LIMIT("list_slice", LOOP("l = [0] * 1000000\n", "m = l[1:]"), OPS_MSG, 3, 11);
-    LIMIT("list_repeat", LOOP("l = [0] * 1000000\n", "m = l * 2"), OPS_MSG, 3, 9);
-    LIMIT("list_concat", LOOP("l = [0] * 1000000\n", "m = l + l"), OPS_MSG, 3, 9);
-    LIMIT("list_extend", LOOP("l = [0] * 1000000\n", "m = []\n    m.extend(l)"), OPS_MSG, 4, 5);
-    LIMIT("list_sum", LOOP("l = [0] * 1000000\n", "n = sum(l)"), OPS_MSG, 3, 9);
-    LIMIT("list_reversed", LOOP("l = [0] * 1000000\n", "m = reversed(l)"), OPS_MSG, 3, 9);
-    LIMIT("dict_items", LOOP("d = {i: i for i in range(100000)}\n", "v = d.items()"), OPS_MSG,
-          3, 9);
-    LIMIT("dict_copy", LOOP("d = {i: i for i in range(100000)}\n", "e = d.copy()"), OPS_MSG, 3,
-          9);
-    LIMIT("dict_str", LOOP("d = {i: i for i in range(100000)}\n", "s = str(d)"), OPS_MSG, 3, 9);
-    LIMIT("bigint_eq", LOOP("x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x == y"), OPS_MSG, 4,
-          9);
-    LIMIT("bigint_lt", LOOP("x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x < y"), OPS_MSG, 4,
-          9);
-    LIMIT("bigint_hash", LOOP("x = 2 ** 1000000\nd = {}\n", "d[x] = i"), OPS_MSG, 4, 5);
-    LIMIT("bigint_in_set", LOOP("x = 2 ** 1000000\ns = {1}\n", "b = x in s"), OPS_MSG, 4, 9);
-    LIMIT("call_star_args", LOOP("l = [0] * 1000000\n", "n = max(*l)"), OPS_MSG, 3, 9);
+    /* setup, then `body` in a loop of 100 000 */
+    static const struct {
+        const char *name, *setup, *body;
+        int line, col;
+    } loops[] = {
+        { "str_count", "s = 'a' * 10000000\n", "n = s.count('b')", 3, 9 },
+        { "str_index", "s = 'a' * 10000000 + 'b'\n", "n = s.index('b')", 3, 9 },
+        { "str_upper", "s = 'a' * 10000000\n", "u = s.upper()", 3, 9 },
+        { "str_lower", "s = 'A' * 10000000\n", "u = s.lower()", 3, 9 },
+        { "str_strip", "s = 'a' * 10000000\n", "u = s.strip('b')", 3, 9 },
+        { "str_replace", "s = 'a' * 10000000\n", "u = s.replace('b', 'c')", 3, 9 },
+        { "str_split", "s = ' ' * 10000000\n", "u = s.split()", 3, 9 },
+        { "str_join", "l = ['a'] * 1000000\n", "u = ''.join(l)", 3, 9 },
+        { "str_in", "s = 'a' * 10000000\n", "b = 'b' in s", 3, 9 },
+        { "str_eq", "s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s == t", 4, 9 },
+        { "str_lt", "s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s < t", 4, 9 },
+        { "str_slice", "s = 'a' * 10000000\n", "t = s[1:]", 3, 9 },
+        { "str_repeat", "s = 'a' * 1000000\n", "t = s * 10", 3, 9 },
+        { "str_startswith_at", "s = 'é' * 5000000\n", "b = s.startswith('b', 4000000)", 3, 9 },
+        { "str_nonascii_slice", "s = 'é' * 1000000\n", "t = s[::2]", 3, 11 },
+        { "str_nonascii_index", "s = 'é' * 1000000\n", "t = s[-1]", 3, 9 },
+        { "list_reverse", "l = [0] * 1000000\n", "l.reverse()", 3, 5 },
+        { "list_insert0", "l = [0] * 1000000\n", "l.insert(0, 1)", 3, 5 },
+        { "list_pop0", "l = [0] * 1000000\n", "l.pop(0)", 3, 5 },
+        { "list_del0", "l = [0] * 1000000\n", "del l[0]", 3, 9 },
+        { "list_eq", "l = [0] * 1000000\nm = [0] * 1000000\n", "b = l == m", 4, 9 },
+        { "list_str", "l = [0] * 1000000\n", "s = str(l)", 3, 9 },
+        { "list_in", "l = [0] * 1000000\n", "b = 1 in l", 3, 9 },
+        { "list_index", "l = [0] * 1000000 + [1]\n", "n = l.index(1)", 3, 9 },
+        { "list_slice", "l = [0] * 1000000\n", "m = l[1:]", 3, 11 },
+        { "list_repeat", "l = [0] * 1000000\n", "m = l * 2", 3, 9 },
+        { "list_concat", "l = [0] * 1000000\n", "m = l + l", 3, 9 },
+        { "list_extend", "l = [0] * 1000000\n", "m = []\n    m.extend(l)", 4, 5 },
+        { "list_sum", "l = [0] * 1000000\n", "n = sum(l)", 3, 9 },
+        { "list_reversed", "l = [0] * 1000000\n", "m = reversed(l)", 3, 9 },
+        { "dict_items", "d = {i: i for i in range(100000)}\n", "v = d.items()", 3, 9 },
+        { "dict_copy", "d = {i: i for i in range(100000)}\n", "e = d.copy()", 3, 9 },
+        { "dict_str", "d = {i: i for i in range(100000)}\n", "s = str(d)", 3, 9 },
+        { "bigint_eq", "x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x == y", 4, 9 },
+        { "bigint_lt", "x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x < y", 4, 9 },
+        { "bigint_hash", "x = 2 ** 1000000\nd = {}\n", "d[x] = i", 4, 5 },
+        { "bigint_in_set", "x = 2 ** 1000000\ns = {1}\n", "b = x in s", 4, 9 },
+        { "call_star_args", "l = [0] * 1000000\n", "n = max(*l)", 3, 9 },
+    };
+    sbuf b = { 0 };
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++) {
+        sb_puts(&b, loops[i].setup);
+        sb_puts(&b, "for i in range(100000):\n    ");
+        sb_puts(&b, loops[i].body);
+        sb_puts(&b, "\n");
+        built_case(loops[i].name, &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", OPS_MSG,
+                   loops[i].line, loops[i].col);
+    }
 }
-#undef LOOP
 
 /* The CPU-time backstop: a run ends at the engine's timeout (cr_config.timeout_s) whatever
  * its step count, checked every few thousand steps. */
