@@ -119,8 +119,9 @@ typedef struct eval_cx {
     cr_error err;          /* err.code != CR_OK: an exception or limit is propagating */
     uint64_t ops, max_ops;
     uint64_t next_check;   /* ops at which eval_count looks at the limits and the clock */
-    double wall0;          /* CLOCK_MONOTONIC seconds when the run began */
-    double cpu0, cpu_lead; /* thread CPU at the first clock check; wall time spent before it */
+    double wall0, wall_last; /* CLOCK_MONOTONIC seconds when the run began, at the last look */
+    double cpu0, cpu_lead; /* thread CPU when first read (-1: not yet); wall time before it */
+    uint32_t clock_every;  /* steps between two looks at the clock */
     uint32_t depth, total_depth, call_depth;
     size_t mem;
     val none, vtrue, vfalse, ellipsis;   /* immortal singletons */

@@ -126,10 +126,13 @@ val *eval_limit(eval_cx *cx, const ir_node *at, const char *what)
     return eval_raise(cx, CR_ELIMIT, at, "%s", what);
 }
 
-/* Steps between two looks at the clock: a step is tens of nanoseconds, so a look every
- * 4096 costs next to nothing, and a step charged far below its cost still meets the clock
- * within milliseconds. */
+/* Steps between two looks at the (monotonic, vDSO) clock: the first after CLOCK_FIRST, then
+ * twice as far each time up to CLOCK_EVERY while the steps are quick (tens of nanoseconds),
+ * so a look costs next to nothing; a look that comes more than CLOCK_SLOW late (steps
+ * charged far below their cost) brings the next one 8 times closer, down to every step. */
+#define CLOCK_FIRST 64
 #define CLOCK_EVERY 4096
+#define CLOCK_SLOW 0.002
 
 static double clock_s(clockid_t id)
 {
@@ -140,24 +143,25 @@ static double clock_s(clockid_t id)
 
 void eval_clock_start(eval_cx *cx)
 {
-    cx->wall0 = clock_s(CLOCK_MONOTONIC);
+    cx->wall0 = cx->wall_last = clock_s(CLOCK_MONOTONIC);
     cx->cpu0 = -1;
-    cx->next_check = cx->max_ops < CLOCK_EVERY ? cx->max_ops : CLOCK_EVERY;
+    cx->clock_every = CLOCK_FIRST;
+    cx->next_check = cx->max_ops < CLOCK_FIRST ? cx->max_ops : CLOCK_FIRST;
 }
 
 /* The thread's CPU clock is a system call (microseconds on some hypervisors), the monotonic
- * clock is not: a run reads the CPU clock once at its first look, and again only once its
- * wall time, which bounds its CPU time from above, has passed the limit. What ran before
- * the first look counts at its wall time. */
-static int cpu_over(eval_cx *cx)
+ * clock is not: a run reads the CPU clock once it has run a millisecond, and again only once
+ * its wall time, which bounds its CPU time from above, has passed the limit. What ran before
+ * the first reading counts at its wall time. */
+static int cpu_over(eval_cx *cx, double wall)
 {
-    double lim = cx->lim->max_cpu_s, wall = clock_s(CLOCK_MONOTONIC);
+    double lim = cx->lim->max_cpu_s, ran = wall - cx->wall0;
     if (lim <= 0) return 0;
-    if (cx->cpu0 < 0) {
+    if (cx->cpu0 < 0 && ran >= 0.001) {
         cx->cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-        cx->cpu_lead = wall - cx->wall0;
+        cx->cpu_lead = ran;
     }
-    if (wall - cx->wall0 < lim) return 0;
+    if (ran < lim || cx->cpu0 < 0) return 0;
     return clock_s(CLOCK_THREAD_CPUTIME_ID) - cx->cpu0 + cx->cpu_lead >= lim;
 }
 
@@ -169,12 +173,17 @@ int eval_count_slow(eval_cx *cx, const ir_node *at)
                    (unsigned long long)cx->max_ops);
         return -1;
     }
-    if (cpu_over(cx)) {
+    double wall = clock_s(CLOCK_MONOTONIC);
+    if (cpu_over(cx, wall)) {
         cx->next_check = cx->ops;
         eval_raise(cx, CR_ELIMIT, at, "CPU time limit (%g s)", cx->lim->max_cpu_s);
         return -1;
     }
-    cx->next_check = cx->max_ops - cx->ops < CLOCK_EVERY ? cx->max_ops : cx->ops + CLOCK_EVERY;
+    if (wall - cx->wall_last > CLOCK_SLOW) cx->clock_every = cx->clock_every / 8 + 1;
+    else if (cx->clock_every < CLOCK_EVERY) cx->clock_every *= 2;
+    cx->wall_last = wall;
+    cx->next_check = cx->max_ops - cx->ops < cx->clock_every ? cx->max_ops
+                                                              : cx->ops + cx->clock_every;
     return 0;
 }
 
