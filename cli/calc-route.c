@@ -31,7 +31,7 @@ static const char usage[] =
     "  --precision N           significant digits of inexact results (default 34)\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
     "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
-    "  --timeout SECONDS       sandbox wall clock (decimals allowed)\n"
+    "  --timeout SECONDS       sandbox wall clock, in-process CPU time (decimals allowed)\n"
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"
     "  --out DIR               where sandbox artifacts are copied\n"

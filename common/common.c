@@ -321,4 +321,5 @@ void cr_policy_default(cr_policy *p)
     p->limits.max_call_depth = 100;
     p->limits.max_stdout = 1u << 20;
     p->limits.max_memory = 256u << 20;
+    p->limits.max_cpu_s = 10;                 /* cr_config's timeout_s sets it per engine */
 }

@@ -81,6 +81,7 @@ typedef struct {
     uint32_t max_call_depth;  /* user function call depth */
     size_t max_stdout;        /* bytes printed */
     size_t max_memory;        /* bytes of evaluator memory (arena + values), approximate */
+    double max_cpu_s;         /* CPU seconds of an in-process run (the engine's timeout); 0: none */
 } cr_limits;
 
 typedef enum { CR_ROUND_HALF_EVEN = 0, CR_ROUND_HALF_UP = 1 } cr_rounding;

@@ -838,6 +838,7 @@ static val *b_reversed(eval_cx *cx, val *x, const ir_node *at)
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not reversible", eval_type_name(x));
     val *l = items_of(cx, x, at);
     if (!l) return NULL;
+    if (eval_walk(cx, 0, l->u.seq.len * sizeof(val *), at) < 0) { eval_decref(cx, l); return NULL; }
     for (size_t i = 0, j = l->u.seq.len; i + 1 < j; i++, j--) {
         val *t = l->u.seq.it[i];
         l->u.seq.it[i] = l->u.seq.it[j - 1];
@@ -1191,8 +1192,13 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
             cr_buf_free(&b);
             return NULL;
         }
+        int inexact = eval_inexact(cx, a->pos[0]);
+        if (inexact < 0) {
+            cr_buf_free(&b);
+            return NULL;
+        }
         r = eval_str_buf(cx, &b);
-        if (r && eval_inexact(a->pos[0], 0) && r->rc == 1) r->flags |= VF_INEXACT;
+        if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
         return r;
     }
     case B_INT: return b_int(cx, a, at);
@@ -1471,8 +1477,11 @@ static val *str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
     int mode = 0, inexact = 0;
     cr_buf b;
     cr_buf_init(&b, cx->lim->max_str_len);
-    for (size_t k = 0; k < a->npos; k++) inexact |= eval_inexact(a->pos[k], 0);
-    for (size_t k = 0; k < a->nkw; k++) inexact |= eval_inexact(a->kw[k], 0);
+    for (size_t k = 0; k < a->npos + a->nkw; k++) {
+        int r = eval_inexact(cx, k < a->npos ? a->pos[k] : a->kw[k - a->npos]);
+        if (r < 0) goto fail;
+        inexact |= r;
+    }
     while (i < n) {
         char c = s[i];
         if (c == '{' && i + 1 < n && s[i + 1] == '{') { cr_buf_putc(&b, '{'); i += 2; continue; }
@@ -1521,7 +1530,8 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
     size_t n = fmt->u.str.len, i = 0, ai = 0;
     val **av = &args;
     size_t na = 1;
-    int inexact = eval_inexact(args, 0);
+    int inexact = eval_inexact(cx, args);
+    if (inexact < 0) return NULL;
     if (args->kind == V_TUPLE) {
         av = args->u.seq.it;
         na = args->u.seq.len;
@@ -1678,20 +1688,34 @@ static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_
     size_t lo = 0, hi = self->u.str.len;
     size_t k;
     if (!chars) {
+        if (eval_walk(cx, 0, hi, at) < 0) return NULL;
         if (which != MT_RSTRIP)
             while ((k = space_at(s + lo, hi - lo, 0))) lo += k;
         if (which != MT_LSTRIP)
             while ((k = space_at(s + lo, hi - lo, 1))) hi -= k;
         return eval_str(cx, s + lo, hi - lo);
     }
-    /* a character is stripped when it is one of chars' characters, whole */
+    /* a character is stripped when it is one of chars' characters, whole. ASCII ones are
+     * looked up in a table (a search of chars for each made a long chars quadratic); a
+     * non-ASCII one searches chars, and is charged for it. */
     const char *cs = chars->u.str.s;
     size_t cn = chars->u.str.len;
+    unsigned char ascii[128] = { 0 };
+    int wide = 0, bad = 0;
+    if (eval_walk(cx, 0, cn + hi, at) < 0) return NULL;
+    for (size_t i = 0; i < cn; i++) {
+        unsigned char c = (unsigned char)cs[i];
+        if (c < 128) ascii[c] = 1; else wide = 1;
+    }
+#define STRIPPABLE(p, k) ((k) == 1 && (unsigned char)*(p) < 128 ? ascii[(unsigned char)*(p)] : \
+    wide && !(bad = eval_walk(cx, 0, cn, at) < 0) && in_chars(cs, cn, p, k))
     if (which != MT_RSTRIP)
-        while (lo < hi && (k = char_len(s + lo, hi - lo)) && in_chars(cs, cn, s + lo, k)) lo += k;
+        while (lo < hi && (k = char_len(s + lo, hi - lo)) && STRIPPABLE(s + lo, k)) lo += k;
     if (which != MT_LSTRIP)
-        while (hi > lo && (k = char_len_back(s + lo, hi - lo)) && in_chars(cs, cn, s + hi - k, k))
+        while (hi > lo && (k = char_len_back(s + lo, hi - lo)) && STRIPPABLE(s + hi - k, k))
             hi -= k;
+#undef STRIPPABLE
+    if (bad) return NULL;
     return eval_str(cx, s + lo, hi - lo);
 }
 
@@ -1707,6 +1731,7 @@ static val *str_split(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
     if (sep && sep->kind != V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at, "must be str or None, not %s", eval_type_name(sep));
     if (sep && sep->u.str.len == 0) return eval_raise(cx, CR_EPY_VALUE, at, "empty separator");
+    if (eval_walk(cx, 0, self->u.str.len, at) < 0) return NULL;
     val *l = eval_seq_new(cx, V_LIST, 0);
     if (!l) return NULL;
     const char *s = self->u.str.s;
@@ -1763,6 +1788,7 @@ static val *str_join(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
             goto fail;
         }
         inexact |= x->flags & VF_INEXACT;
+        if (eval_walk(cx, 1, self->u.str.len + x->u.str.len, at) < 0) goto fail;
         if ((i && eval_put(cx, &b, self->u.str.s, self->u.str.len) < 0) ||
             eval_put(cx, &b, x->u.str.s, x->u.str.len) < 0)
             goto fail;
@@ -1789,6 +1815,7 @@ static val *str_replace(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
     val *o = a->pos[0], *nw = a->pos[1];
     const char *s = self->u.str.s;
     size_t n = self->u.str.len, i = 0;
+    if (eval_walk(cx, 0, n, at) < 0) return NULL;
     cr_buf b;
     cr_buf_init(&b, cx->lim->max_str_len);
     int64_t done = 0;
@@ -1835,6 +1862,8 @@ static val *str_affix(eval_cx *cx, val *self, eval_args *a, int ends, const ir_n
     if (a->npos > 2 && a->pos[2]->kind != V_NONE && eval_int_of(cx, a->pos[2], &hi) < 0)
         return NULL;
     int64_t len = (int64_t)self->u.str.nch;
+    if (self->u.str.nch != self->u.str.len && eval_walk(cx, 0, self->u.str.len, at) < 0)
+        return NULL;
     if (lo < 0) lo = lo + len < 0 ? 0 : lo + len;
     if (hi < 0) hi = hi + len < 0 ? 0 : hi + len;
     if (hi > len) hi = len;
@@ -1853,6 +1882,7 @@ static val *str_affix(eval_cx *cx, val *self, eval_args *a, int ends, const ir_n
                               "%s first arg must be str or a tuple of str, not %s", name,
                               eval_type_name(c));
         size_t cl = c->u.str.len;
+        if (eval_walk(cx, 1, cl, at) < 0) return NULL;
         if (cl > bh - bl) continue;
         const char *at_ = ends ? self->u.str.s + bh - cl : self->u.str.s + bl;
         if (memcmp(at_, c->u.str.s, cl) == 0) return eval_bool(cx, 1);
@@ -1895,7 +1925,7 @@ static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node
     if (check(cx, a, 0, 0, NULL, mt_names[id], at) < 0) return NULL;
     const uint8_t *s = (const uint8_t *)self->u.str.s;
     size_t n = self->u.str.len;
-    if (eval_count(cx, n / 16, at) < 0) return NULL;
+    if (eval_walk(cx, 0, n, at) < 0 || eval_mem_room(cx, n + 1) < 0) return NULL;
     cr_buf b;
     cr_buf_init(&b, cx->lim->max_str_len);
     if (id == MT_UPPER || id == MT_LOWER) {
@@ -1937,6 +1967,7 @@ static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
         return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
                           (unsigned long long)cx->lim->max_str_len);
     size_t pad = (size_t)w - n, bl = self->u.str.len;
+    if (eval_mem_room(cx, bl + pad + 1) < 0) return NULL;
     char *p = malloc(bl + pad + 1);
     if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
     const char *s = self->u.str.s;
@@ -1959,6 +1990,7 @@ static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const 
             return eval_raise(cx, CR_EPY_TYPE, at, "must be str, not %s", eval_type_name(x));
         const char *s = self->u.str.s;
         size_t n = self->u.str.len;
+        if (eval_walk(cx, 0, n + x->u.str.len, at) < 0) return NULL;
         if (id == MT_COUNT) {
             long c = 0;
             if (!x->u.str.len) return eval_int_si(cx, (long)self->u.str.nch + 1);
@@ -1999,7 +2031,7 @@ int eval_view_sync(eval_cx *cx, val *v)
     if (!d) return 0;
     for (size_t i = 0; i < v->u.seq.len; i++) eval_decref(cx, v->u.seq.it[i]);
     v->u.seq.len = 0;
-    if (eval_count(cx, d->u.d.len, NULL) < 0 || eval_seq_reserve(cx, v, d->u.d.len) < 0)
+    if (eval_walk(cx, d->u.d.used, 0, NULL) < 0 || eval_seq_reserve(cx, v, d->u.d.len) < 0)
         return -1;
     for (size_t i = 0; i < d->u.d.used; i++) {
         dict_ent *e = &d->u.d.ent[i];
@@ -2030,6 +2062,7 @@ static val *dict_view(eval_cx *cx, val *d, int sub)
 static val *copy_of(eval_cx *cx, val *self)
 {
     if (self->kind == V_LIST) return eval_list_of(cx, self, V_LIST);
+    if (eval_walk(cx, self->u.d.used, 0, NULL) < 0) return NULL;
     val *d = eval_dict_new(cx, (vkind)self->kind);
     if (!d) return NULL;
     for (size_t i = 0; i < self->u.d.used; i++) {
@@ -2055,6 +2088,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
         val *l = items_of(cx, a->pos[0], at);
         if (!l) return NULL;
+        if (eval_walk(cx, l->u.seq.len, 0, at) < 0) { eval_decref(cx, l); return NULL; }
         for (size_t k = 0; k < l->u.seq.len; k++) {
             EV_INCREF(l->u.seq.it[k]);
             if (eval_seq_push(cx, self, l->u.seq.it[k]) < 0) { eval_decref(cx, l); return NULL; }
@@ -2069,8 +2103,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         int64_t n = (int64_t)self->u.seq.len;
         if (i < 0) i = i + n < 0 ? 0 : i + n;
         if (i > n) i = n;
-        /* the items after i move: a loop that inserts at the front is quadratic */
-        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;
+        if (eval_walk(cx, 0, (uint64_t)(n - i) * sizeof(val *), at) < 0) return NULL;
         EV_INCREF(a->pos[1]);
         if (eval_seq_push(cx, self, a->pos[1]) < 0) return NULL;
         memmove(self->u.seq.it + i + 1, self->u.seq.it + i, (size_t)(n - i) * sizeof(val *));
@@ -2085,7 +2118,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (n == 0) return eval_raise(cx, CR_EPY_INDEX, at, "pop from empty list");
         if (i < 0) i += n;
         if (i < 0 || i >= n) return eval_raise(cx, CR_EPY_INDEX, at, "pop index out of range");
-        if (eval_count(cx, (uint64_t)(n - i) / 16, at) < 0) return NULL;   /* as insert */
+        if (eval_walk(cx, 0, (uint64_t)(n - i - 1) * sizeof(val *), at) < 0) return NULL;
         val *r = self->u.seq.it[i];
         memmove(self->u.seq.it + i, self->u.seq.it + i + 1, (size_t)(n - i - 1) * sizeof(val *));
         self->u.seq.len--;
@@ -2100,7 +2133,9 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         return eval_none(cx);
     }
     case MT_REVERSE:
-        if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
+        if (check(cx, a, 0, 0, NULL, name, at) < 0 ||
+            eval_walk(cx, 0, self->u.seq.len * sizeof(val *), at) < 0)
+            return NULL;
         for (size_t p = 0, q = self->u.seq.len; p + 1 < q; p++, q--) {
             val *t = self->u.seq.it[p];
             self->u.seq.it[p] = self->u.seq.it[q - 1];
@@ -2173,7 +2208,11 @@ static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     }
     if (id == MT_POP) {
         if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
-        for (size_t i = 0; i < self->u.d.used; i++)
+        /* the slots of popped keys stay until the next rebuild: the scan is charged */
+        size_t i = 0;
+        while (i < self->u.d.used && !self->u.d.ent[i].key) i++;
+        if (eval_walk(cx, 1, i * sizeof(dict_ent), at) < 0) return NULL;
+        for (; i < self->u.d.used; i++)
             if (self->u.d.ent[i].key) {
                 val *k = self->u.d.ent[i].key;
                 EV_INCREF(k);
@@ -2187,6 +2226,10 @@ static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         val *l = items_of(cx, a->pos[k], at);
         if (!l) return NULL;
         for (size_t i = 0; i < l->u.seq.len; i++) {
+            if (eval_count(cx, 1, at) < 0) {
+                eval_decref(cx, l);
+                return NULL;
+            }
             EV_INCREF(l->u.seq.it[i]);
             if (eval_dict_set(cx, self, l->u.seq.it[i], NULL) < 0) {
                 eval_decref(cx, l);

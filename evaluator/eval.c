@@ -212,6 +212,7 @@ static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
         if ((uint64_t)a->u.str.nch + b->u.str.nch > cx->lim->max_str_len)
             return eval_raise(cx, CR_ELIMIT, at, "string length limit (%llu characters)",
                               (unsigned long long)cx->lim->max_str_len);
+        if (eval_mem_room(cx, a->u.str.len + b->u.str.len + 1) < 0) return NULL;
         char *p = malloc(a->u.str.len + b->u.str.len + 1);
         if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
         memcpy(p, a->u.str.s, a->u.str.len);
@@ -221,6 +222,7 @@ static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
         if (r && ((a->flags | b->flags) & VF_INEXACT) && r->rc == 1) r->flags |= VF_INEXACT;
         return r;
     }
+    if (eval_walk(cx, a->u.seq.len + b->u.seq.len, 0, at) < 0) return NULL;
     val *r = eval_seq_new(cx, (vkind)a->kind, a->u.seq.len + b->u.seq.len);
     if (!r) return NULL;
     for (size_t i = 0; i < a->u.seq.len; i++) {
@@ -251,9 +253,12 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
                                                     : "container size limit (%llu elements)",
                           (unsigned long long)cx->lim->max_str_len);
     if (!len) times = 0;
-    if (eval_count(cx, times * len / 64, at) < 0) return NULL;
+    if (is_str ? eval_walk(cx, 0, times * s->u.str.len, at) < 0
+               : eval_walk(cx, times * len, 0, at) < 0)
+        return NULL;
     if (is_str) {
         size_t bl = s->u.str.len;
+        if (eval_mem_room(cx, bl * times + 1) < 0) return NULL;
         char *p = malloc(bl * times + 1);
         if (!p) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
         for (uint64_t i = 0; i < times; i++) memcpy(p + i * bl, s->u.str.s, bl);
@@ -643,6 +648,11 @@ static int args_pos(eval_cx *cx, argv_t *g, val *v)
             return -1;
         }
         size_t cap = g->pcap * 2;
+        /* f(*items): the arguments are a copy of the items, charged as they double */
+        if (eval_walk(cx, g->pcap, 0, NULL) < 0 || eval_mem_room(cx, cap * sizeof(val *)) < 0) {
+            eval_decref(cx, v);
+            return -1;
+        }
         val **p = g->a.pos == g->pbuf ? malloc(cap * sizeof *p) : realloc(g->a.pos, cap * sizeof *p);
         if (!p) {
             eval_decref(cx, v);
@@ -871,7 +881,6 @@ static val *get_slice(eval_cx *cx, val *o, const ir_node *s)
                           eval_type_name(o));
     eval_len(cx, o, &len);
     if (eval_slice(cx, s, (int64_t)len, &sl) < 0) return NULL;
-    if (eval_count(cx, (uint64_t)sl.n / 16, s) < 0) return NULL;
     if (o->kind == V_RANGE) {
         val *r = eval_new(cx, V_RANGE);
         if (!r) return NULL;
@@ -881,19 +890,32 @@ static val *get_slice(eval_cx *cx, val *o, const ir_node *s)
         return r;
     }
     if (o->kind == V_STR) {
+        const char *t = o->u.str.s;
+        size_t len = o->u.str.len;
+        int ascii = o->u.str.nch == len;
+        /* one pass over the text: a character's byte offset is found from the previous one */
+        if (eval_walk(cx, sl.step == 1 ? 0 : (uint64_t)sl.n, ascii ? 0 : len, s) < 0) return NULL;
+        size_t p = ascii ? (size_t)sl.start : eval_utf8_index(o, (size_t)sl.start), q;
+        if (sl.n && sl.step == 1) {
+            q = ascii ? p + (size_t)sl.n : eval_utf8_index(o, (size_t)sl.stop);
+            return eval_str(cx, t + p, q - p);
+        }
         cr_buf b;
         cr_buf_init(&b, 0);
-        int ascii = o->u.str.nch == o->u.str.len;
-        for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
-            size_t p = ascii ? (size_t)i : eval_utf8_index(o, (size_t)i), q = p + 1;
-            while (q < o->u.str.len && ((unsigned char)o->u.str.s[q] & 0xC0) == 0x80) q++;
-            if (cr_buf_put(&b, o->u.str.s + p, q - p) != CR_OK) {
+        for (int64_t k = 0; k < sl.n; k++) {
+            for (int64_t m = k ? sl.step : 0; m > 0; m--)
+                while (++p < len && ((unsigned char)t[p] & 0xC0) == 0x80) {}
+            for (int64_t m = k ? sl.step : 0; m < 0; m++)
+                while (--p > 0 && ((unsigned char)t[p] & 0xC0) == 0x80) {}
+            for (q = p + 1; q < len && ((unsigned char)t[q] & 0xC0) == 0x80;) q++;
+            if (cr_buf_put(&b, t + p, q - p) != CR_OK) {
                 cr_buf_free(&b);
                 return eval_raise(cx, CR_ENOMEM, s, "out of memory");
             }
         }
         return eval_str_buf(cx, &b);
     }
+    if (eval_walk(cx, (uint64_t)sl.n, 0, s) < 0) return NULL;
     val *r = eval_seq_new(cx, (vkind)o->kind, (size_t)sl.n);
     if (!r) return NULL;
     for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
@@ -922,6 +944,9 @@ static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
         return o->u.seq.it[i];
     case V_STR: {
         if (norm_index(cx, k, o->u.str.nch, &i, "string", o, at) < 0) return NULL;
+        /* past ASCII, finding the character reads the text up to it */
+        if (o->u.str.nch != o->u.str.len && eval_walk(cx, 0, (uint64_t)i * 2, at) < 0)
+            return NULL;
         size_t p = eval_utf8_index(o, (size_t)i), q = p + 1;
         while (q < o->u.str.len && ((unsigned char)o->u.str.s[q] & 0xC0) == 0x80) q++;
         return eval_str(cx, o->u.str.s + p, q - p);
@@ -1039,6 +1064,10 @@ static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_nod
             return -1;
         }
         if (items) {
+            if (eval_walk(cx, m, 0, at) < 0) {
+                eval_decref(cx, items);
+                return -1;
+            }
             for (int64_t k = 0, i = sl.start; k < sl.n; k++, i += sl.step) {
                 val *old = o->u.seq.it[i];
                 o->u.seq.it[i] = items->u.seq.it[k];
@@ -1049,6 +1078,7 @@ static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_nod
             return 0;
         }
         /* delete the chosen positions, keeping the others in order */
+        if (eval_walk(cx, o->u.seq.len, 0, at) < 0) return -1;
         size_t w = 0;
         int64_t lo = sl.step > 0 ? sl.start : sl.start + (sl.n - 1) * sl.step;
         int64_t st = sl.step > 0 ? sl.step : -sl.step;
@@ -1062,6 +1092,10 @@ static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_nod
     }
     size_t a = (size_t)sl.start, b = sl.stop > sl.start ? (size_t)sl.stop : a;
     size_t len = o->u.seq.len, nlen = len - (b - a) + m;
+    if (eval_walk(cx, b - a + m, (len - b) * sizeof(val *), at) < 0) {
+        eval_decref(cx, items);
+        return -1;
+    }
     if (nlen > len && eval_seq_reserve(cx, o, nlen) < 0) {
         eval_decref(cx, items);
         return -1;
@@ -1263,7 +1297,7 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
                        eval_type_name(x));
             return -1;
         }
-        if (eval_count(cx, c->u.str.len / 64, at) < 0) return -1;
+        if (eval_walk(cx, 0, c->u.str.len + x->u.str.len, at) < 0) return -1;
         eval_decides(cx, c);
         eval_decides(cx, x);
         return x->u.str.len == 0 ||
@@ -1475,8 +1509,12 @@ static int format_field(eval_cx *cx, const ir_node *f, cr_buf *b, int *inexact)
         eval_decref(cx, v);
         if (!(v = s)) return -1;
     }
-    *inexact |= eval_inexact(v, 0);
-    int rc;
+    int rc = eval_inexact(cx, v);
+    if (rc < 0) {
+        eval_decref(cx, v);
+        return -1;
+    }
+    *inexact |= rc;
     if (f->n > 1 && f->kid[1]) {
         cr_buf spec;
         cr_buf_init(&spec, 4096);
@@ -1634,7 +1672,7 @@ static int augassign(eval_cx *cx, const ir_node *n)
         /* list += iterable extends in place, as CPython's __iadd__ */
         val *items = eval_list_of(cx, v, V_LIST);
         if (!items) goto out;
-        rc = 0;
+        rc = eval_walk(cx, items->u.seq.len, 0, n);
         for (size_t i = 0; i < items->u.seq.len && rc == 0; i++) {
             EV_INCREF(items->u.seq.it[i]);
             rc = eval_seq_push(cx, cur, items->u.seq.it[i]);
@@ -1695,7 +1733,8 @@ static int del_target(eval_cx *cx, const ir_node *t)
     } else if ((k = eval_expr(cx, t->kid[1]))) {
         int64_t i;
         if (o->kind == V_LIST) {
-            if (norm_index(cx, k, o->u.seq.len, &i, "list assignment", o, t) == 0) {
+            if (norm_index(cx, k, o->u.seq.len, &i, "list assignment", o, t) == 0 &&
+                eval_walk(cx, 0, (o->u.seq.len - (size_t)i) * sizeof(val *), t) == 0) {
                 eval_decref(cx, o->u.seq.it[i]);
                 memmove(o->u.seq.it + i, o->u.seq.it + i + 1,
                         (o->u.seq.len - (size_t)i - 1) * sizeof(val *));
@@ -1768,12 +1807,24 @@ static int do_raise(eval_cx *cx, const ir_node *n)
 
 static xres exec_stmt(eval_cx *cx, const ir_node *n);
 
+/* An error raised without a position (a key's hash in `d[k] = v`, deep in a walk) takes its
+ * statement's. */
+static xres stmt_at(eval_cx *cx, const ir_node *n)
+{
+    xres x = exec_stmt(cx, n);
+    if (x == X_ERROR && cx->err.line == 0) {
+        cx->err.line = n->line;
+        cx->err.col = n->col;
+    }
+    return x;
+}
+
 static xres exec_block(eval_cx *cx, const ir_node *b)
 {
     if (!b) return X_NORMAL;
-    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return exec_stmt(cx, b);
+    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return stmt_at(cx, b);
     for (uint32_t i = 0; i < b->n; i++) {
-        xres x = exec_stmt(cx, b->kid[i]);
+        xres x = stmt_at(cx, b->kid[i]);
         if (x != X_NORMAL) return x;
     }
     return X_NORMAL;
@@ -1962,7 +2013,9 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
         res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
-    res->exact = !cx->inexact_decided && !eval_inexact(v, 0);
+    int inexact = eval_inexact(cx, v);
+    if (inexact < 0) return cx->err.code;
+    res->exact = !cx->inexact_decided && !inexact;
     if (!res->value_from || !res->value_type || !res->value_repr || !res->value_str)
         return CR_ENOMEM;
     return CR_OK;
@@ -2037,6 +2090,7 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     cx->lim = &pol->limits;
     num_ctx_from_policy(&cx->nc, pol);
     cx->max_ops = pol->limits.max_ops;
+    eval_clock_start(cx);
     cx->none.kind = V_NONE;
     cx->ellipsis.kind = V_ELLIPSIS;
     cx->vtrue.kind = cx->vfalse.kind = V_BOOL;

@@ -125,6 +125,10 @@ typedef struct eval_cx {
     num_ctx nc;
     cr_error err;          /* err.code != CR_OK: an exception or limit is propagating */
     uint64_t ops, max_ops;
+    uint64_t next_check;   /* ops at which eval_count looks at the limits and the clock */
+    double wall0, wall_last; /* CLOCK_MONOTONIC seconds when the run began, at the last look */
+    double cpu0, cpu_lead; /* thread CPU when first read (-1: not yet); wall time before it */
+    uint32_t clock_every;  /* steps between two looks at the clock */
     uint32_t depth, total_depth, call_depth;
     size_t mem;
     val none, vtrue, vfalse, ellipsis;   /* immortal singletons */
@@ -197,8 +201,24 @@ val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, .
 int eval_fail(eval_cx *cx);            /* -1 after a raise, for int-returning helpers */
 int eval_at(eval_cx *cx, const ir_node *at);   /* -1; places an error raised without a place */
 val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
-int eval_count(eval_cx *cx, uint64_t n, const ir_node *at);   /* ops budget: 0 ok, -1 */
+/* The step budget: 0 ok, -1 raised. Every few thousand steps the slow path also looks at
+ * the CPU time (limits.max_cpu_s), so work that is charged too little still ends. */
+int eval_count_slow(eval_cx *cx, const ir_node *at);
+void eval_clock_start(eval_cx *cx);    /* at the start of a run */
+static inline int eval_count(eval_cx *cx, uint64_t n, const ir_node *at)
+{
+    cx->ops += n;
+    return cx->ops <= cx->next_check ? 0 : eval_count_slow(cx, at);
+}
+/* A walk over elems elements and bytes bytes of text or limbs, charged before it runs: a
+ * step is an element, or EVAL_BYTES_PER_STEP bytes (a byte loop runs 1 to 3 ns a byte). */
+#define EVAL_BYTES_PER_STEP 16
+static inline int eval_walk(eval_cx *cx, uint64_t elems, uint64_t bytes, const ir_node *at)
+{
+    return eval_count(cx, elems + bytes / EVAL_BYTES_PER_STEP, at);
+}
 int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
+int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 ok, -1 */
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
@@ -242,7 +262,7 @@ int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error *
  * outside ASCII escaped); the text is inexact when v is. */
 #define EVAL_ASCII 2
 val *eval_to_str(eval_cx *cx, val *v, int as_repr);
-int eval_inexact(val *v, int depth);
+int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */
 val *eval_track(eval_cx *cx, val *v);
 void eval_free_all(eval_cx *cx);    /* spare numbers go to the thread's pool */

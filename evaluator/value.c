@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unictype.h>
 #include <unistr.h>
+#include <time.h>
 
 /* A number freed during a run keeps its mpq limbs for the next one: most values are small
  * numbers that live for one operation. */
@@ -136,13 +137,65 @@ val *eval_limit(eval_cx *cx, const ir_node *at, const char *what)
     return eval_raise(cx, CR_ELIMIT, at, "%s", what);
 }
 
-int eval_count(eval_cx *cx, uint64_t n, const ir_node *at)
+/* Steps between two looks at the (monotonic, vDSO) clock: the first after CLOCK_FIRST, then
+ * twice as far each time up to CLOCK_EVERY while the steps are quick (tens of nanoseconds),
+ * so a look costs next to nothing; a look that comes more than CLOCK_SLOW late (steps
+ * charged far below their cost) brings the next one 8 times closer, down to every step. */
+#define CLOCK_FIRST 64
+#define CLOCK_EVERY 4096
+#define CLOCK_SLOW 0.002
+
+static double clock_s(clockid_t id)
 {
-    cx->ops += n;
-    if (cx->ops <= cx->max_ops) return 0;
-    eval_raise(cx, CR_ELIMIT, at, "operation limit (%llu steps)",
-               (unsigned long long)cx->max_ops);
-    return -1;
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void eval_clock_start(eval_cx *cx)
+{
+    cx->wall0 = cx->wall_last = clock_s(CLOCK_MONOTONIC);
+    cx->cpu0 = -1;
+    cx->clock_every = CLOCK_FIRST;
+    cx->next_check = cx->max_ops < CLOCK_FIRST ? cx->max_ops : CLOCK_FIRST;
+}
+
+/* The thread's CPU clock is a system call (microseconds on some hypervisors), the monotonic
+ * clock is not: a run reads the CPU clock once it has run a millisecond, and again only once
+ * its wall time, which bounds its CPU time from above, has passed the limit. What ran before
+ * the first reading counts at its wall time. */
+static int cpu_over(eval_cx *cx, double wall)
+{
+    double lim = cx->lim->max_cpu_s, ran = wall - cx->wall0;
+    if (lim <= 0) return 0;
+    if (cx->cpu0 < 0 && ran >= 0.001) {
+        cx->cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+        cx->cpu_lead = ran;
+    }
+    if (ran < lim || cx->cpu0 < 0) return 0;
+    return clock_s(CLOCK_THREAD_CPUTIME_ID) - cx->cpu0 + cx->cpu_lead >= lim;
+}
+
+int eval_count_slow(eval_cx *cx, const ir_node *at)
+{
+    if (cx->ops > cx->max_ops) {
+        cx->next_check = cx->max_ops;
+        eval_raise(cx, CR_ELIMIT, at, "operation limit (%llu steps)",
+                   (unsigned long long)cx->max_ops);
+        return -1;
+    }
+    double wall = clock_s(CLOCK_MONOTONIC);
+    if (cpu_over(cx, wall)) {
+        cx->next_check = cx->ops;
+        eval_raise(cx, CR_ELIMIT, at, "CPU time limit (%g s)", cx->lim->max_cpu_s);
+        return -1;
+    }
+    if (wall - cx->wall_last > CLOCK_SLOW) cx->clock_every = cx->clock_every / 8 + 1;
+    else if (cx->clock_every < CLOCK_EVERY) cx->clock_every *= 2;
+    cx->wall_last = wall;
+    cx->next_check = cx->max_ops - cx->ops < cx->clock_every ? cx->max_ops
+                                                              : cx->ops + cx->clock_every;
+    return 0;
 }
 
 /* What a malloc'd block of n bytes takes from the heap: glibc's chunk (an 8-byte header,
@@ -167,6 +220,16 @@ int eval_mem(eval_cx *cx, val *v, size_t newsz)
     v->msz = newsz;
     if (!cx->lim->max_memory || cx->mem <= cx->lim->max_memory) return 0;
     eval_raise(cx, CR_ELIMIT, NULL, "memory limit (%zu bytes)", cx->lim->max_memory);
+    return -1;
+}
+
+/* A temporary (a text being built, a copy about to become a value) is no value's yet, but
+ * it takes memory while it lives: it must fit beside what the values hold. */
+int eval_mem_room(eval_cx *cx, size_t n)
+{
+    size_t max = cx->lim->max_memory;
+    if (!max || (cx->mem <= max && n <= max - cx->mem)) return 0;
+    eval_raise(cx, CR_ELIMIT, NULL, "memory limit (%zu bytes)", max);
     return -1;
 }
 
@@ -322,7 +385,8 @@ val *eval_str_take(eval_cx *cx, char *s, size_t len)
         EV_INCREF(c);
         return c;
     }
-    if (over_len(cx, nch, 1)) { free(s); return NULL; }
+    /* every new text was just written and is read again here: charged once, at its birth */
+    if (over_len(cx, nch, 1) || eval_walk(cx, 0, len, NULL) < 0) { free(s); return NULL; }
     val *v = eval_new(cx, V_STR);
     if (!v) { free(s); return NULL; }
     v->u.str.s = s;
@@ -535,6 +599,15 @@ static uint64_t mix(uint64_t x)
     return x;
 }
 
+/* Hashing or comparing numbers reads their limbs: a million-bit integer is 16 000 of them,
+ * so past a few they are charged. */
+static int limb_walk(eval_cx *cx, const val *a, const val *b)
+{
+    size_t n = mpz_size(mpq_numref(a->u.q)) + mpz_size(mpq_denref(a->u.q));
+    if (b) n += mpz_size(mpq_numref(b->u.q)) + mpz_size(mpq_denref(b->u.q));
+    return n <= 16 ? 0 : eval_walk(cx, 0, n * sizeof(mp_limb_t), NULL);
+}
+
 static uint64_t hash_mpz(const mpz_t z)
 {
     uint64_t h = (uint64_t)mpz_sgn(z);
@@ -550,6 +623,8 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
     case V_ELLIPSIS: *h = 0x2545f4914f6cdd1dULL; return 0;   /* fixed: set order replays */
     case V_BOOL: case V_INT: case V_FLOAT: {
+        /* mixing a limb costs more than reading it: counted twice */
+        if (limb_walk(cx, v, v) < 0) return -1;
         mpq_srcptr q = eval_decided(cx, v, 0);   /* hashes as it compares */
         *h = hash_mpz(mpq_numref(q));
         if (mpz_cmp_ui(mpq_denref(q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(q)));
@@ -558,6 +633,7 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
     case V_STR:
         if (!v->u.str.hash) {
+            if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
             uint64_t x = 0xcbf29ce484222325ULL;
             for (size_t i = 0; i < v->u.str.len; i++)
                 x = (x ^ (unsigned char)v->u.str.s[i]) * 0x100000001b3ULL;
@@ -570,7 +646,7 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
         uint64_t x = 0x345678;
         for (size_t i = 0; i < v->u.seq.len; i++) {
             uint64_t e;
-            if (enter(cx) < 0) return -1;
+            if (eval_count(cx, 1, NULL) < 0 || enter(cx) < 0) return -1;
             int rc = eval_hash(cx, v->u.seq.it[i], &e);
             cx->total_depth--;
             if (rc < 0) return -1;
@@ -747,10 +823,13 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     case V_STR:
         eval_decides(cx, a);
         eval_decides(cx, b);
-        return a->u.str.len == b->u.str.len && memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
+        if (a->u.str.len != b->u.str.len) return 0;
+        if (eval_walk(cx, 0, a->u.str.len, NULL) < 0) return -1;
+        return memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
     case V_LIST: case V_TUPLE:
         if (a->u.seq.len != b->u.seq.len) return 0;
         for (i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
+            if (eval_count(cx, 1, NULL) < 0) return -1;
             int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
             if (r <= 0) return r;
         }
@@ -761,6 +840,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
             dict_ent *e = &a->u.d.ent[i];
             int err;
             if (!e->key) continue;
+            if (eval_count(cx, 1, NULL) < 0) return -1;
             val *o = eval_dict_get(cx, b, e->key, &err);
             if (err) return -1;
             if (!o) return 0;
@@ -789,7 +869,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
 int eval_eq(eval_cx *cx, val *a, val *b)
 {
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
+    if (IS_NUM(a) && IS_NUM(b)) return limb_walk(cx, a, b) < 0 ? -1 : num_eq(cx, a, b);
     if (enter(cx) < 0) return -1;
     int r = eq_inner(cx, a, b);
     cx->total_depth--;
@@ -825,12 +905,14 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     if (numa && numb) {
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
+        if (limb_walk(cx, a, b) < 0) return -1;
         return cmp_result(op, mpq_cmp(eval_decided(cx, a, 0), eval_decided(cx, b, 1)));
     }
     if (a->kind == V_STR && b->kind == V_STR) {
         eval_decides(cx, a);
         eval_decides(cx, b);
         size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
+        if (eval_walk(cx, 0, n, NULL) < 0) return -1;
         int c = memcmp(a->u.str.s, b->u.str.s, n);
         if (c == 0) c = (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
         return cmp_result(op, c);
@@ -838,6 +920,7 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     if (a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
         size_t i;
         for (i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
+            if (eval_count(cx, 1, NULL) < 0) return -1;
             int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
             if (r < 0) return -1;
             if (!r) {
@@ -924,8 +1007,9 @@ typedef struct rstack {
 
 int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n)
 {
+    size_t cap = b->cap;
     cr_code rc = cr_buf_put(b, s, n);
-    if (rc == CR_OK) return 0;
+    if (rc == CR_OK) return b->cap == cap ? 0 : eval_mem_room(cx, b->cap);
     if (rc == CR_ELIMIT)
         eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
                    (unsigned long long)cx->lim->max_str_len);
@@ -1032,6 +1116,13 @@ static int repr_items(eval_cx *cx, cr_buf *b, val **it, size_t n, const rstack *
     return 0;
 }
 
+/* Only these can hold themselves, so only they are looked for on the path. */
+static int is_container(const val *v)
+{
+    return v->kind == V_LIST || v->kind == V_TUPLE || v->kind == V_DICT || v->kind == V_SET ||
+           v->kind == V_ITER;
+}
+
 static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
 {
     char tmp[96];
@@ -1040,11 +1131,16 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
         eval_raise(cx, CR_ELIMIT, NULL, "nesting depth limit (%u levels)", cx->lim->max_depth);
         return -1;
     }
-    for (const rstack *s = up; s; s = s->up)
-        if (s->v == v) {
-            PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}" : "(...)");
-            return 0;
-        }
+    /* each item is a step, and a container also pays for the look along its path (CPython
+     * prints a container met again inside itself as [...] or {...}) */
+    int cont = is_container(v);
+    if (eval_count(cx, 1 + (cont ? depth / 16 : 0), NULL) < 0) return -1;
+    if (cont)
+        for (const rstack *s = up; s; s = s->up)
+            if (s->v == v) {
+                PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}" : "(...)");
+                return 0;
+            }
     switch (v->kind) {
     case V_NONE: PUTS("None"); return 0;
     case V_ELLIPSIS: PUTS("Ellipsis"); return 0;
@@ -1053,6 +1149,7 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
     case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
     case V_INF: PUTS(v->sub ? "-inf" : "inf"); return 0;
     case V_STR:
+        if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
         if (as_str) return eval_put(cx, b, v->u.str.s, v->u.str.len);
         return repr_str(cx, b, v->u.str.s, v->u.str.len);
     case V_LIST:
@@ -1157,31 +1254,46 @@ val *eval_to_str(eval_cx *cx, val *v, int as_repr)
         cr_buf_free(&b);
         return NULL;
     }
-    int inexact = eval_inexact(v, 0);
+    int inexact = eval_inexact(cx, v);
+    if (inexact < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
     val *s = eval_str_buf(cx, &b);
     if (s && inexact && !(s->flags & VF_IMMORTAL) && s->rc == 1) s->flags |= VF_INEXACT;
     return s;
 }
 
-int eval_inexact(val *v, int depth)
+/* A container met again on its own path adds nothing: it is being looked at already. */
+static int inexact_in(eval_cx *cx, val *v, const rstack *up)
 {
     size_t i;
+    int r = 0;
     if (v->flags & VF_INEXACT) return 1;
-    if (depth > 64) return 1;   /* too deep to look: never claim exact unseen */
-    switch (v->kind) {
-    case V_LIST: case V_TUPLE: case V_ITER:
-        for (i = 0; i < v->u.seq.len; i++)
-            if (eval_inexact(v->u.seq.it[i], depth + 1)) return 1;
-        return 0;
-    case V_DICT: case V_SET:
-        for (i = 0; i < v->u.d.used; i++)
-            if (v->u.d.ent[i].key && (eval_inexact(v->u.d.ent[i].key, depth + 1) ||
-                (v->u.d.ent[i].value && eval_inexact(v->u.d.ent[i].value, depth + 1))))
-                return 1;
-        return 0;
-    default:
-        return 0;
+    if (!is_container(v)) return 0;
+    for (const rstack *s = up; s; s = s->up)
+        if (s->v == v) return 0;
+    rstack st = { v, up };
+    if (enter(cx) < 0) return -1;
+    if (v->kind == V_DICT || v->kind == V_SET) {
+        for (i = 0; i < v->u.d.used && !r; i++) {
+            dict_ent *e = &v->u.d.ent[i];
+            if (!e->key) continue;
+            if ((r = eval_count(cx, 1, NULL)) < 0) break;
+            r = inexact_in(cx, e->key, &st);
+            if (!r && e->value) r = inexact_in(cx, e->value, &st);
+        }
+    } else {
+        for (i = 0; i < v->u.seq.len && !r; i++)
+            if ((r = eval_count(cx, 1, NULL)) == 0) r = inexact_in(cx, v->u.seq.it[i], &st);
     }
+    cx->total_depth--;
+    return r;
+}
+
+int eval_inexact(eval_cx *cx, val *v)
+{
+    return inexact_in(cx, v, NULL);
 }
 
 size_t eval_utf8_index(const val *s, size_t ci)

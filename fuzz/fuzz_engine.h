@@ -37,6 +37,7 @@ static cr_engine *fuzz_engine_at(int precision)
     l->max_str_len = 1u << 18;
     l->max_stdout = 1u << 16;
     l->max_memory = 32u << 20;
+    l->max_cpu_s = 2;     /* a run that outlives its steps is a finding, not a stall */
     return *ep = e;
 }
 

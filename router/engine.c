@@ -52,6 +52,7 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
+    if (cfg->timeout_s > 0) e->policy.limits.max_cpu_s = cfg->timeout_s;
     pthread_mutex_init(&e->audit_lock, NULL);
     if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
         (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir)) {

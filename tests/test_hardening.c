@@ -564,17 +564,149 @@ static void test_big_collections(void)
     LIMIT("list_range_10_8", "x = list(range(10**8))\n", ELEMS_MSG, 1, 5);
     LIMIT("sorted_range_10_9", "x = sorted(range(10**9))\n", ELEMS_MSG, 1, 5);
     LIMIT("list_mul_10_9", "x = [0] * 10**9\n", ELEMS_MSG, 1, 5);
-    LIMIT("list_doubling", "x = [1]\nfor i in range(64):\n    x = x + x\n", ELEMS_MSG, 3, 9);
+    /* each copy is charged by its elements: 2 + 4 + ... passes the operation limit before
+     * a list reaches the container size limit */
+    LIMIT("list_doubling", "x = [1]\nfor i in range(64):\n    x = x + x\n", OPS_MSG, 3, 9);
     LIMIT("dict_comp_10_8", "d = {i: i for i in range(10**8)}\n", MEM_MSG, 1, 5);
-    /* Shared structure: 2**60 leaves behind 60 objects; rendering must stop at a limit. */
+    /* Shared structure: 2**60 leaves behind 60 objects; rendering must stop at a limit. Each
+     * item rendered is a step, so the operation limit comes before the string limit. */
     LIMIT("dict_bomb_repr", "d = {}\nfor i in range(60):\n    d = {'a': d, 'b': d}\n"
-          "ans = str(d)\n", STR_MSG, 4, 7);
-    LIMIT("list_bomb_value", "x = []\nfor i in range(60):\n    x = [x, x]\nans = x\n", STR_MSG,
+          "ans = str(d)\n", OPS_MSG, 4, 7);
+    LIMIT("list_bomb_value", "x = []\nfor i in range(60):\n    x = [x, x]\nans = x\n", OPS_MSG,
           0, 0);
-    LIMIT("list_bomb_print", "x = []\nfor i in range(60):\n    x = [x, x]\nprint(x)\n", STR_MSG,
+    LIMIT("list_bomb_print", "x = []\nfor i in range(60):\n    x = [x, x]\nprint(x)\n", OPS_MSG,
           4, 1);
     LIMIT("list_bomb_len_str", "x = [1]\nfor i in range(60):\n    x = [x, x]\n"
-          "ans = len(str(x))\n", STR_MSG, 4, 11);
+          "ans = len(str(x))\n", OPS_MSG, 4, 11);
+}
+
+/* Walks over shared or self-holding containers: hashing, equality, ordering, rendering and
+ * the exactness check each visit an item once per path to it, so a tuple doubled 60 times
+ * (2**60 paths through 61 objects) is a charged walk that meets the operation limit, and a
+ * container met again inside itself is CPython's [...] or {...}. The values are CPython
+ * 3.11's. */
+#define BOMB(x) x " = (1,)\nfor i in range(60):\n    " x " = (" x ", " x ")\n"
+#define SELF2 "a = []\na.append(a)\na.append(a)\n"
+static void test_walks(void)
+{
+    LIMIT("tuple_bomb_set", BOMB("t") "s = {t}\n", OPS_MSG, 4, 5);
+    LIMIT("tuple_bomb_dict_key", BOMB("t") "d = {}\nd[t] = 1\n", OPS_MSG, 5, 1);
+    LIMIT("tuple_bomb_eq", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = t == u\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_lt", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = t < u\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_in", "t = (1,)\nu = (1,)\nfor i in range(60):\n    t = (t, t)\n"
+          "    u = (u, u)\nans = u in [t]\n", OPS_MSG, 6, 7);
+    LIMIT("tuple_bomb_str", BOMB("t") "ans = len(str(t))\n", OPS_MSG, 4, 11);
+    LIMIT("tuple_bomb_percent", BOMB("t") "ans = '%s' % (t,)\n", OPS_MSG, 4, 7);
+    LIMIT("tuple_bomb_fstring", BOMB("t") "ans = f'{t}'\n", OPS_MSG, 4, 7);
+    LIMIT("tuple_bomb_format", BOMB("t") "ans = '{}'.format(t)\n", OPS_MSG, 4, 7);
+    VALUE("tuple_bomb_eq_self", BOMB("t") "ans = t == t\n", "True");
+    VALUE("list_self_twice", SELF2 "ans = a\n", "[[...], [...]]");
+    VALUE("list_self_str", "a = [1]\na.append(a)\na.append(a)\nans = str(a)\n",
+          "'[1, [...], [...]]'");
+    VALUE("list_self_fstring", SELF2 "ans = f'{a}'\n", "'[[...], [...]]'");
+    VALUE("list_self_print_len", SELF2 "print(a)\nans = len(a)\n", "2");
+    VALUE("list_self_eq", SELF2 "ans = a == a\n", "True");
+    VALUE("dict_self", "d = {}\nd['k'] = d\nd['j'] = [d]\nans = d\n", "{'k': {...}, 'j': [{...}]}");
+    VALUE("list_self_inexact", SELF2 "a.append(2 ** 0.5)\nans = str(a)[:15]\n",
+          "'[[...], [...], '");
+    /* CPython: RecursionError (maximum recursion depth exceeded ...) */
+    LIMIT("list_self_eq_other", SELF2 "b = []\nb.append(b)\nb.append(b)\nans = a == b\n",
+          "nesting depth limit (2000 levels)", 7, 7);
+    LIMIT("deep_list_str", "x = []\nfor i in range(100000):\n    x = [x]\nans = len(str(x))\n",
+          "nesting depth limit (200 levels)", 4, 11);
+    LIMIT("deep_list_eq", "x = []\ny = []\nfor i in range(100000):\n    x = [x]\n"
+          "    y = [y]\nans = x == y\n", "nesting depth limit (2000 levels)", 6, 7);
+    LIMIT("deep_list_percent", "x = [0.5]\nfor i in range(100000):\n    x = [x]\n"
+          "ans = '%d' % (x,)\n", "nesting depth limit (2000 levels)", 4, 7);
+}
+#undef BOMB
+#undef SELF2
+
+/* Builtins whose work grows with their operands, each once charged one step: in a loop they
+ * ran for seconds under the operation limit. Now each is charged by the elements and bytes
+ * it touches. */
+static void test_linear_builtins(void)
+{
+    VALUE("strip_long_chars", "s = 'a' * 1000000\nans = len(s.strip('b' * 4000000 + 'a'))\n",
+          "0");
+    /* setup, then `body` in a loop of 100 000 */
+    static const struct {
+        const char *name, *setup, *body;
+        int line, col;
+    } loops[] = {
+        { "str_count", "s = 'a' * 10000000\n", "n = s.count('b')", 3, 9 },
+        { "str_index", "s = 'a' * 10000000 + 'b'\n", "n = s.index('b')", 3, 9 },
+        { "str_upper", "s = 'a' * 10000000\n", "u = s.upper()", 3, 9 },
+        { "str_lower", "s = 'A' * 10000000\n", "u = s.lower()", 3, 9 },
+        { "str_strip", "s = 'a' * 10000000\n", "u = s.strip('b')", 3, 9 },
+        { "str_replace", "s = 'a' * 10000000\n", "u = s.replace('b', 'c')", 3, 9 },
+        { "str_split", "s = ' ' * 10000000\n", "u = s.split()", 3, 9 },
+        { "str_join", "l = ['a'] * 1000000\n", "u = ''.join(l)", 3, 9 },
+        { "str_in", "s = 'a' * 10000000\n", "b = 'b' in s", 3, 9 },
+        { "str_eq", "s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s == t", 4, 9 },
+        { "str_lt", "s = 'a' * 10000000\nt = 'a' * 10000000\n", "b = s < t", 4, 9 },
+        { "str_slice", "s = 'a' * 10000000\n", "t = s[1:]", 3, 9 },
+        { "str_repeat", "s = 'a' * 1000000\n", "t = s * 10", 3, 9 },
+        { "str_startswith_at", "s = 'é' * 5000000\n", "b = s.startswith('b', 4000000)", 3, 9 },
+        { "str_nonascii_slice", "s = 'é' * 1000000\n", "t = s[::2]", 3, 11 },
+        { "str_nonascii_index", "s = 'é' * 1000000\n", "t = s[-1]", 3, 9 },
+        { "list_reverse", "l = [0] * 1000000\n", "l.reverse()", 3, 5 },
+        { "list_insert0", "l = [0] * 1000000\n", "l.insert(0, 1)", 3, 5 },
+        { "list_pop0", "l = [0] * 1000000\n", "l.pop(0)", 3, 5 },
+        { "list_del0", "l = [0] * 1000000\n", "del l[0]", 3, 9 },
+        { "list_eq", "l = [0] * 1000000\nm = [0] * 1000000\n", "b = l == m", 4, 9 },
+        { "list_str", "l = [0] * 1000000\n", "s = str(l)", 3, 9 },
+        { "list_in", "l = [0] * 1000000\n", "b = 1 in l", 3, 9 },
+        { "list_index", "l = [0] * 1000000 + [1]\n", "n = l.index(1)", 3, 9 },
+        { "list_slice", "l = [0] * 1000000\n", "m = l[1:]", 3, 11 },
+        { "list_repeat", "l = [0] * 1000000\n", "m = l * 2", 3, 9 },
+        { "list_concat", "l = [0] * 1000000\n", "m = l + l", 3, 9 },
+        { "list_extend", "l = [0] * 1000000\n", "m = []\n    m.extend(l)", 4, 5 },
+        { "list_sum", "l = [0] * 1000000\n", "n = sum(l)", 3, 9 },
+        { "list_reversed", "l = [0] * 1000000\n", "m = reversed(l)", 3, 9 },
+        { "dict_items", "d = {i: i for i in range(100000)}\n", "v = d.items()", 3, 9 },
+        { "dict_copy", "d = {i: i for i in range(100000)}\n", "e = d.copy()", 3, 9 },
+        { "dict_str", "d = {i: i for i in range(100000)}\n", "s = str(d)", 3, 9 },
+        { "bigint_eq", "x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x == y", 4, 9 },
+        { "bigint_lt", "x = 2 ** 1000000\ny = 2 ** 1000000\n", "b = x < y", 4, 9 },
+        { "bigint_hash", "x = 2 ** 1000000\nd = {}\n", "d[x] = i", 4, 5 },
+        { "bigint_in_set", "x = 2 ** 1000000\ns = {1}\n", "b = x in s", 4, 9 },
+        { "call_star_args", "l = [0] * 1000000\n", "n = max(*l)", 3, 9 },
+    };
+    sbuf b = { 0 };
+    for (size_t i = 0; i < sizeof loops / sizeof loops[0]; i++) {
+        sb_puts(&b, loops[i].setup);
+        sb_puts(&b, "for i in range(100000):\n    ");
+        sb_puts(&b, loops[i].body);
+        sb_puts(&b, "\n");
+        built_case(loops[i].name, &b, CR_LANG_PYTHON, CR_ELIMIT, "LimitError", OPS_MSG,
+                   loops[i].line, loops[i].col);
+    }
+}
+
+/* The CPU-time backstop: a run ends at the engine's timeout (cr_config.timeout_s) whatever
+ * its step count, checked every few thousand steps. */
+static void test_cpu_limit(void)
+{
+    cr_config cfg;
+    cr_config_default(&cfg);
+    cfg.tier = CR_TIER_NONE;
+    cfg.timeout_s = 0.05;
+    cr_error err = { 0 };
+    cr_engine *saved = engine;
+    if (!(engine = cr_engine_open(&cfg, &err))) {
+        CHECK(!"engine with timeout 0.05");
+        engine = saved;
+        return;
+    }
+    LIMIT("cpu_while_true", "while True:\n    pass\n", "CPU time limit (0.05 s)", 1, 1);
+    LIMIT("cpu_in_function", "def f():\n    while True:\n        pass\nans = f()\n",
+          "CPU time limit (0.05 s)", 2, 5);
+    VALUE("cpu_short_run", "ans = sum(range(1000))\n", "499500");
+    cr_engine_close(engine);
+    engine = saved;
 }
 
 /* A key function, a map/filter function, a loop body or a comprehension that changes the
@@ -722,9 +854,10 @@ static void test_callbacks(void)
     /* moving a list's tail is work: these were quadratic in one step each */
     LIMIT("loop_inserts_at_front", "l = [1]\nfor x in l:\n    l.insert(0, x)\n", OPS_MSG, 3, 5);
     LIMIT("loop_pops_front", "l = list(range(10**6))\nwhile l:\n    l.pop(0)\n", OPS_MSG, 3, 5);
-    /* the sort's own arrays count against the memory limit: 80 MB of list, 240 MB to sort */
-    LIMIT("sort_arrays_charged", "x = [0] * 10000000\nx.sort()\n", MEM_MSG, 2, 1);
-    LIMIT("sorted_arrays_charged", "x = sorted([0] * 10000000)\n", MEM_MSG, 1, 5);
+    /* the sort's own arrays count against the memory limit: 72 MB of list, 216 MB to sort
+     * (9 million items: building the list is charged a step each, under the 10 million) */
+    LIMIT("sort_arrays_charged", "x = [0] * 9000000\nx.sort()\n", MEM_MSG, 2, 1);
+    LIMIT("sorted_arrays_charged", "x = sorted([0] * 9000000)\n", MEM_MSG, 1, 5);
 }
 
 int main(void)
@@ -751,6 +884,9 @@ int main(void)
     test_recursion();
     test_big_collections();
     test_callbacks();
+    test_walks();
+    test_linear_builtins();
+    test_cpu_limit();
     printf("worst case: %.3f s of CPU (bound %.0f s), %ld KiB peak RSS growth (bound %d MiB)\n",
            worst_seconds, CASE_SECONDS, worst_rss_kib, CASE_RSS_MIB);
     cr_engine_close(engine);
