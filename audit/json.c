@@ -71,8 +71,10 @@ cr_code audit_entry_json(const audit_entry *e, cr_buf *b, cr_error *err)
         snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
                  (int)(r->time_us % 1000000));
-    cr_code rc = cr_buf_printf(b, "{\"seq\":%llu,\"format\":%lld,\"time\":\"%s\"",
-                               (unsigned long long)e->seq, (long long)e->format, when);
+    /* seq as SQLite stores it, a signed 64-bit integer: a tampered row's negative seq read
+     * as unsigned is a number past what JSON readers (jansson among them) take. */
+    cr_code rc = cr_buf_printf(b, "{\"seq\":%lld,\"format\":%lld,\"time\":\"%s\"",
+                               (long long)e->seq, (long long)e->format, when);
 #define S(f) if (rc == CR_OK) rc = cr_buf_printf(b, ",\"%s\":", field_key(#f)); \
     if (rc == CR_OK) rc = is_json_field(#f) ? put_json_text(b, r->f, r->f##_len) \
                                             : put_string(b, r->f, r->f##_len);
