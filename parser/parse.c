@@ -27,31 +27,6 @@ void parser_position_of(const char *src, size_t off, int *line, int *col)
     *col = (int)(off - start) + 1;
 }
 
-/* Length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, no surrogates, nothing
- * past U+10FFFF) that starts with the byte s[0] >= 0x80, or 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *s, size_t avail)
-{
-    unsigned c = s[0];
-    size_t n;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c < 0x80) return 0;
-    if (c >= 0xC2 && c <= 0xDF) n = 1;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 2;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 3;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
-    if (avail <= n) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k <= n; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    return n + 1;
-}
-
 static int is_word(unsigned char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -94,7 +69,7 @@ typedef struct {
  * this runs once per byte of the source. */
 static cr_code scan_wide(scan_ctx *sc)
 {
-    size_t n = sc->s[sc->i] ? utf8_seq(sc->s + sc->i, sc->len - sc->i) : 0;
+    size_t bad, n = sc->s[sc->i] ? cr_utf8_step((const char *)sc->s + sc->i, sc->len - sc->i, &bad) : 0;
     if (!n) return SCAN_BAD;
     sc->i += n;
     return CR_OK;
