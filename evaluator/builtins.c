@@ -1087,20 +1087,22 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
         val *l = items_of(cx, a->pos[0], at);
         if (!l) return NULL;
+        /* a float sum through `+`: exact while small, bounded (NUM_FLOAT_BITS) and charged
+         * by size when the partial sums grow */
         if (!(r = eval_num(cx, V_FLOAT))) { eval_decref(cx, l); return NULL; }
-        int inexact = 0;
-        for (size_t i = 0; i < l->u.seq.len; i++) {
+        for (size_t i = 0; i < l->u.seq.len && r; i++) {
             x = l->u.seq.it[i];
             if (need_real(cx, x, at) < 0 || eval_count(cx, 1, at) < 0) {
-                eval_decref(cx, l);
                 eval_decref(cx, r);
-                return NULL;
+                r = NULL;
+                break;
             }
-            mpq_add(r->u.q, r->u.q, x->u.q);
-            inexact |= x->flags & VF_INEXACT;
+            val *n = eval_binop(cx, IR_ADD, r, x, at);
+            eval_decref(cx, r);
+            r = n;
         }
         eval_decref(cx, l);
-        return math_result(cx, CR_OK, r, !inexact, NULL, at);
+        return r;
     }
     case M_PROD: {
         static const char *const kws[] = { "start", NULL };

@@ -37,9 +37,10 @@ static size_t limbs_of(const val *v)
 
 /* Large operands cost more than one step. Arithmetic on fractions (products and gcds)
  * grows about quadratically with the size, so an operation on w limbs counts w*w/128 steps
- * once past 32 limbs; on integers GMP is near linear, so w/64. A Newton loop on 60 000-bit
- * floats then meets the operation budget in well under a second instead of running for
- * seconds, while 2 ** 600000 stays cheap. */
+ * once past 32 limbs; on integers GMP is near linear, so w/64. Floats are rounded past
+ * float_bits, so their operations cost at most ~128 steps at the default precision, while
+ * fractions of huge ints meet the operation budget in well under a second and 2 ** 600000
+ * stays cheap. */
 static int charge(eval_cx *cx, int op, const val *a, const val *b, const ir_node *at)
 {
     uint64_t w = limbs_of(a) + limbs_of(b);
@@ -50,7 +51,11 @@ static int charge(eval_cx *cx, int op, const val *a, const val *b, const ir_node
             mpz_srcptr n = mpq_numref(b->u.q);
             e = mpz_cmpabs_ui(n, 1u << 30) > 0 ? UINT64_MAX : (uint64_t)-mpz_get_si(n);
         }
-        uint64_t cap = cx->nc.max_bits / GMP_NUMB_BITS * 2 + 2;
+        /* a float result past float_bits is computed by MPFR at the working precision
+         * instead (num_pow): its cost is that of reading a, not of the exact power */
+        int fr = a->kind == V_FLOAT || b->kind == V_FLOAT || mpz_sgn(mpq_numref(b->u.q)) < 0;
+        uint64_t cap = fr ? cx->nc.float_bits / GMP_NUMB_BITS + limbs_of(a) + 2
+                          : cx->nc.max_bits / GMP_NUMB_BITS * 2 + 2;
         w = limbs_of(a) > cap / (e ? e : 1) ? cap : limbs_of(a) * (e ? e : 1);
     }
     if (w <= 32) return 0;

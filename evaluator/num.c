@@ -21,7 +21,11 @@ void num_ctx_from_policy(num_ctx *ctx, const cr_policy *pol)
     ctx->work = ctx->prec + NUM_GUARD;
     ctx->rounding = pol->rounding;
     ctx->max_bits = pol->limits.max_int_bits ? pol->limits.max_int_bits : (1u << 20);
-    ctx->float_bits = 65536;
+    /* A value rounded to work digits is ~2 * work digits of numerator and power-of-ten
+     * denominator: twice that leaves room for a few exact steps between roundings. */
+    ctx->float_bits = NUM_FLOAT_BITS;
+    uint64_t wb = (uint64_t)(4 * ctx->work * BITS_PER_DIGIT);
+    if (wb > ctx->float_bits) ctx->float_bits = wb;
     if (ctx->float_bits > ctx->max_bits) ctx->float_bits = ctx->max_bits;
 }
 

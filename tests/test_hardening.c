@@ -420,6 +420,14 @@ static void test_long_loops(void)
     /* The memory limit (256 MiB, counted by the evaluator) stops these, at about twice that
      * in RSS: the count is approximate (see the bound above). */
     LIMIT("genexpr_range_10_12", "x = sum(i for i in range(10**12))\n", MEM_MSG, 1, 8);
+    /* Float loops whose exact rationals would grow without bound (9 bits a step; doubling
+     * each step) are rounded past NUM_FLOAT_BITS and end with CPython's answer. */
+    VALUE("float_compounding_daily",
+          "b = 1000.0\nfor _ in range(10950):\n    b *= 1 + 0.05/365\nans = round(b, 6)\n",
+          "4481.228689");
+    VALUE("float_newton_doubling",
+          "x = 0.1\nfor _ in range(10000):\n    x = x * (2 - 7.3 * x)\nans = round(x, 12)\n",
+          "0.13698630137");
 }
 
 static void test_many_statements(void)
