@@ -356,7 +356,7 @@ static void test_pow(void)
     CHECK_STR(pw("-2", "3", 0, NULL), "-8");
     CHECK_STR(pw("-1", "99999999999999999999999", 0, NULL), "-1");
     CHECK_STR(pw("1.5", "2", 1, NULL), "2.25");
-    /* (1 + 0.05/12) ** 120 stays exact (241/240 ** 120, ~1 900 bits); ** 360 (~5 700 bits)
+    /* (1 + 0.05/12) ** 360 stays exact (241/240 ** 360, ~5 700 bits); ** 720 (~11 400 bits)
      * passes NUM_FLOAT_BITS and is computed to work digits, correctly rounded, inexact. */
     CHECK_STR(pw("1.0041666666666666666666666666666666666666666666666666666666666", "0", 1, NULL),
               "1.0");
@@ -373,8 +373,12 @@ static void test_pow(void)
     CHECK_STR(frepr(r), "1.64700949769028303418567365430628");
     mpq_set_ui(b, 360, 1);
     CHECK(num_pow(r, &ex, a, b, 1, &ctx) == CR_OK);
-    CHECK_INT(ex, 0);
+    CHECK_INT(ex, 1);
     CHECK_STR(frepr(r), "4.467744314006132212428070110413016");
+    mpq_set_ui(b, 720, 1);
+    CHECK(num_pow(r, &ex, a, b, 1, &ctx) == CR_OK);
+    CHECK_INT(ex, 0);
+    CHECK_STR(frepr(r), "19.96073925533412491041553834361147");
 
     /* Sizes are predicted before any multiplication: these return at once. */
     double t0 = now_us();
