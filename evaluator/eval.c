@@ -19,10 +19,20 @@ static const char *const binop_sym[] = {
     [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
 };
 
-static val *unsupported(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+/* `inplace`: the augmented form, which CPython names "-=" (and "**=", not "** or pow()="). */
+static val *unsupported(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
-    return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
-                      binop_sym[op], eval_type_name(a), eval_type_name(b));
+    return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s%s: '%s' and '%s'",
+                      inplace && op == IR_POW ? "**" : binop_sym[op], inplace ? "=" : "",
+                      eval_type_name(a), eval_type_name(b));
+}
+
+/* The operators sets (| & - ^) and dicts (|) have. */
+static int set_op(int op, const val *a, const val *b)
+{
+    if (a->kind != b->kind) return 0;
+    if (a->kind == V_DICT) return op == IR_BITOR;
+    return a->kind == V_SET && (op == IR_BITOR || op == IR_BITAND || op == IR_SUB || op == IR_BITXOR);
 }
 
 static uint64_t bits_of(const val *v)
@@ -78,7 +88,7 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
            mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
 }
 
-static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
     int inexact = ((a->flags | b->flags) & VF_INEXACT) != 0;
@@ -172,7 +182,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         return eval_num_finish(cx, r, inexact || !exact);
     }
     case IR_LSHIFT: case IR_RSHIFT: case IR_BITAND: case IR_BITOR: case IR_BITXOR: {
-        if (fl) return unsupported(cx, op, a, b, at);
+        if (fl) return unsupported(cx, op, a, b, inplace, at);
         const mpz_srcptr p = mpq_numref(x), q = mpq_numref(y);
         vkind k = a->kind == V_BOOL && b->kind == V_BOOL && op >= IR_BITAND ? V_BOOL : V_INT;
         if (op == IR_LSHIFT || op == IR_RSHIFT) {
@@ -202,7 +212,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         return eval_num_finish(cx, r, inexact);
     }
     default:
-        return unsupported(cx, op, a, b, at);
+        return unsupported(cx, op, a, b, inplace, at);
     }
 }
 
@@ -275,16 +285,17 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
     return r;
 }
 
-val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return NULL;
-    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, at);
+    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, inplace, at);
     if (a->kind == V_INF || b->kind == V_INF) {
         if ((IS_NUM(a) || a->kind == V_INF) && (IS_NUM(b) || b->kind == V_INF))
             return eval_raise(cx, CR_EPY_VALUE, at,
                               "infinity has no exact value: math.inf can only be compared");
-        return unsupported(cx, op, a, b, at);
+        return unsupported(cx, op, a, b, inplace, at);
     }
+    if (set_op(op, a, b)) return eval_set_binop(cx, op, a, b, inplace, at);
     int seq_a = a->kind == V_STR || a->kind == V_LIST || a->kind == V_TUPLE;
     switch (op) {
     case IR_ADD:
@@ -304,7 +315,12 @@ val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     default:
         break;
     }
-    return unsupported(cx, op, a, b, at);
+    return unsupported(cx, op, a, b, inplace, at);
+}
+
+val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    return binop(cx, op, a, b, 0, at);
 }
 
 /* ---- names ----------------------------------------------------------------------------- */
@@ -1681,7 +1697,14 @@ static int augassign(eval_cx *cx, const ir_node *n)
         if (rc < 0) goto out;
         r = cur;
         EV_INCREF(r);
-    } else if (!(r = eval_binop(cx, n->op, cur, v, n))) {
+    } else if (cur->kind == V_DICT && n->op == IR_BITOR && v->kind != V_DICT) {
+        /* dict |= pairs takes what update() takes */
+        eval_args ua = { .pos = &v, .npos = 1 };
+        if (!(r = eval_method_call(cx, cur, eval_method_lookup("update"), &ua, n))) goto out;
+        eval_decref(cx, r);
+        r = cur;
+        EV_INCREF(r);
+    } else if (!(r = binop(cx, n->op, cur, v, 1, n))) {
         goto out;
     }
     if (t->kind == IR_NAME) {

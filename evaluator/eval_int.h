@@ -242,6 +242,9 @@ val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
 int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
 val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
 int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
+/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
+ * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
+val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
 int eval_hash(eval_cx *cx, val *v, uint64_t *h);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */

@@ -1069,6 +1069,37 @@ static void test_runs_independent(void)
         }
 }
 
+/* Set algebra, subset order and dict merge, in-process as CPython computes them; in-place
+ * forms change the object itself (an alias sees it). Errors name the augmented operator. */
+static void test_set_dict_ops(void)
+{
+    CHECK(run("print({1,2}|{3}, {1,2}&{2}, {1,2}-{2}, {1,2}^{2,3}, {1,2}&{5}, set()|set())\n",
+              "{1, 2, 3} {2} {1} {1, 3} set() set()\n", NULL));
+    CHECK(run("print({1}<={1,2}, {1,2}>={1}, {1}<{1}, {1,2}>{1}, {1}<{1,2}, {1,2}<={1}, {1}>{1})\n",
+              "True True False True True False False\n", NULL));
+    CHECK(run("s={1}\nt=s\ns|={2}; s&={2,3}; s-={5}; s^={7}; print(s, t, s is t)\n",
+              "{2, 7} {2, 7} True\n", NULL));
+    CHECK(run("s={1,2}\ns-=s; print(s); s|={1,2}; s^=s; print(s); s|={3}; s&=s; print(s)\n",
+              "set()\nset()\n{3}\n", NULL));
+    CHECK(run("d={'a':1}|{'b':2}; e=d; d|={'c':3}; d|=[('e',5)]\nprint(d, e is d, {'a':1}|{'a':2})\n",
+              "{'a': 1, 'b': 2, 'c': 3, 'e': 5} True {'a': 2}\n", NULL));
+    CHECK(raises("print({1}|[2])\n", "TypeError",
+                 "unsupported operand type(s) for |: 'set' and 'list'", 1, 7));
+    CHECK(raises("x={1}\nx|=[2]\n", "TypeError",
+                 "unsupported operand type(s) for |=: 'set' and 'list'", 2, 1));
+    CHECK(raises("print({1:2}&{1:2})\n", "TypeError",
+                 "unsupported operand type(s) for &: 'dict' and 'dict'", 1, 7));
+    CHECK(raises("l=[1]\nl -= [1]\n", "TypeError",
+                 "unsupported operand type(s) for -=: 'list' and 'list'", 2, 1));
+    CHECK(raises("l=[1]\nl **= [1]\n", "TypeError",
+                 "unsupported operand type(s) for **=: 'list' and 'list'", 2, 1));
+    CHECK(raises("x=1.0\nx|=1\n", "TypeError",
+                 "unsupported operand type(s) for |=: 'float' and 'int'", 2, 1));
+    CHECK(raises("d={}\nd|=5\n", "TypeError", "'int' object is not iterable", 2, 1));
+    CHECK(raises("print({1} < [1])\n", "TypeError",
+                 "'<' not supported between instances of 'set' and 'list'", 1, 7));
+}
+
 int main(void)
 {
     test_prints();
@@ -1086,5 +1117,6 @@ int main(void)
     test_ellipsis_and_name();
     test_paren_positions();
     test_runs_independent();
+    test_set_dict_ops();
     return TEST_SUMMARY();
 }
