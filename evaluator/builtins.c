@@ -1523,13 +1523,56 @@ fail:
     return NULL;
 }
 
-/* printf-style "%.2f" % x, translated to format specs. */
+/* A `*` width or precision of "%*.*f" % (w, p, x): the next argument, an int. 0, or -1
+ * raised. */
+static int percent_star(eval_cx *cx, val **av, size_t na, size_t *ai, int64_t *out,
+                        const ir_node *at)
+{
+    if (*ai >= na) {
+        eval_raise(cx, CR_EPY_TYPE, at, "not enough arguments for format string");
+        return -1;
+    }
+    val *v = av[(*ai)++];
+    if (v->kind != V_INT && v->kind != V_BOOL) {
+        eval_raise(cx, CR_EPY_TYPE, at, "* wants int");
+        return -1;
+    }
+    if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
+        return -1;
+    }
+    *out = mpz_get_si(mpq_numref(v->u.q));
+    return 0;
+}
+
+/* %c's argument as a one-character string (new reference), or NULL raised. */
+static val *percent_char(eval_cx *cx, val *v, const ir_node *at)
+{
+    if (v->kind == V_STR && v->u.str.nch == 1) {
+        EV_INCREF(v);
+        return v;
+    }
+    if (v->kind != V_INT && v->kind != V_BOOL)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%%c requires int or char");
+    mpz_srcptr z = mpq_numref(v->u.q);
+    if (mpz_sgn(z) < 0 || mpz_cmp_ui(z, 0x10FFFF) > 0)
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "%%c arg not in range(0x110000)");
+    uint8_t u[6];
+    int k = u8_uctomb(u, (ucs4_t)mpz_get_ui(z), sizeof u);
+    return k > 0 ? eval_str(cx, (const char *)u, (size_t)k)
+                 : eval_raise(cx, CR_EPY_VALUE, at, "%%c arg is a surrogate");
+}
+
+/* printf-style "%.2f" % x, translated to format specs. `args` that can be subscripted (a
+ * dict, list or range, as CPython's mapping test) is one argument, and `%(key)s` takes
+ * args[key]; after a key the one argument left is that value. */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
 {
     const char *s = fmt->u.str.s;
     size_t n = fmt->u.str.len, i = 0, ai = 0;
-    val **av = &args;
+    val **av = &args, *keyed = NULL;
     size_t na = 1;
+    int mapping = args->kind == V_DICT || args->kind == V_LIST || args->kind == V_RANGE;
     int inexact = eval_inexact(cx, args);
     if (inexact < 0) return NULL;
     if (args->kind == V_TUPLE) {
@@ -1550,17 +1593,52 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         if (i < n && s[i] == '%') { cr_buf_putc(&b, '%'); i++; continue; }
         char spec[64], flags[8];
         size_t nf = 0, sp = 0;
+        int64_t width = -1, prec = -1;
+        if (i < n && s[i] == '(') {
+            size_t ks = ++i, depth = 1;
+            if (!mapping) {
+                eval_raise(cx, CR_EPY_TYPE, at, "format requires a mapping");
+                goto fail;
+            }
+            for (; i < n && depth; i++) depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+            if (depth) {
+                eval_raise(cx, CR_EPY_VALUE, at, "incomplete format key");
+                goto fail;
+            }
+            val *key = eval_str(cx, s + ks, i - 1 - ks);
+            if (!key) goto fail;
+            eval_decref(cx, keyed);
+            keyed = eval_get_item(cx, args, key, at);
+            eval_decref(cx, key);
+            if (!keyed) goto fail;
+            av = &keyed;
+            na = 1;
+            ai = 0;
+        }
         while (i < n && strchr("-+ 0#", s[i]) && nf < sizeof flags - 1) flags[nf++] = s[i++];
         flags[nf] = '\0';
         size_t ws = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-        size_t we = i, ps = 0, pe = 0;
-        if (i < n && s[i] == '.') {
-            ps = ++i;
+        if (i < n && s[i] == '*') {
+            if (percent_star(cx, av, na, &ai, &width, at) < 0) goto fail;
+            i++;
+        } else {
             while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-            pe = i;
+            if (i - ws > 6) width = 10000000;   /* past the format's limit, which raises */
+            else if (i > ws) width = atol(s + ws);
         }
-        if (i >= n || we - ws > 6 || pe - ps > 6) {
+        if (i < n && s[i] == '.') {
+            size_t ps = ++i;
+            if (i < n && s[i] == '*') {
+                if (percent_star(cx, av, na, &ai, &prec, at) < 0) goto fail;
+                i++;
+            } else {
+                while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+                prec = i - ps > 6 ? 10000000 : atol(s + ps);
+            }
+            if (prec < 0) prec = 0;
+        }
+        while (i < n && strchr("hlL", s[i])) i++;   /* C's length modifiers: ignored */
+        if (i >= n) {
             eval_raise(cx, CR_EPY_VALUE, at, "incomplete format");
             goto fail;
         }
@@ -1570,24 +1648,23 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
             goto fail;
         }
         val *v = av[ai++];
-        int left = strchr(flags, '-') != NULL;
+        int left = strchr(flags, '-') != NULL || width < -1;
+        if (width < -1) width = width < -10000000 ? 10000000 : -width;   /* "%*d" % (-5, x) */
         if (left) spec[sp++] = '<';
-        else if (t == 's' || t == 'r' || t == 'a') spec[sp++] = '>';
+        else if (t == 's' || t == 'r' || t == 'a' || t == 'c') spec[sp++] = '>';
         if (strchr(flags, '+')) spec[sp++] = '+';
         else if (strchr(flags, ' ')) spec[sp++] = ' ';
         if (strchr(flags, '#')) spec[sp++] = '#';
-        if (strchr(flags, '0') && !left && t != 's' && t != 'r') spec[sp++] = '0';
-        memcpy(spec + sp, s + ws, we - ws);
-        sp += we - ws;
-        if (pe > ps || (ps && pe == ps)) {
-            spec[sp++] = '.';
-            if (pe == ps) spec[sp++] = '0';
-            memcpy(spec + sp, s + ps, pe - ps);
-            sp += pe - ps;
-        }
+        if (strchr(flags, '0') && !left && !strchr("srac", t)) spec[sp++] = '0';
+        /* a width or precision past 10^7 is cut there: the format's own limit raises */
+        if (width > 10000000) width = 10000000;
+        if (prec > 10000000) prec = 10000000;
+        if (width >= 0) sp += (size_t)snprintf(spec + sp, 16, "%ld", (long)width);
+        if (prec >= 0 && t != 'c') sp += (size_t)snprintf(spec + sp, 16, ".%ld", (long)prec);
         int rc;
-        if (t == 's' || t == 'r' || t == 'a') {
-            val *str = eval_to_str(cx, v, t == 'a' ? EVAL_ASCII : t == 'r');
+        if (t == 's' || t == 'r' || t == 'a' || t == 'c') {
+            val *str = t == 'c' ? percent_char(cx, v, at)
+                                : eval_to_str(cx, v, t == 'a' ? EVAL_ASCII : t == 'r');
             if (!str) goto fail;
             rc = eval_format(cx, &b, str, spec, sp, at);
             eval_decref(cx, str);
@@ -1606,7 +1683,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
                 rc = eval_format(cx, &b, iv, spec, sp, at);
                 eval_decref(cx, iv);
             } else {
-                if (strchr("eEfFgG", t) && !(pe > ps || ps)) {
+                if (strchr("eEfFgG", t) && prec < 0) {
                     memcpy(spec + sp, ".6", 2);
                     sp += 2;
                 }
@@ -1628,14 +1705,16 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         }
         if (rc < 0) goto fail;
     }
-    if (ai < na) {
+    if (ai < na && !mapping) {
         eval_raise(cx, CR_EPY_TYPE, at, "not all arguments converted during string formatting");
         goto fail;
     }
+    eval_decref(cx, keyed);
     val *r = eval_str_buf(cx, &b);
     if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
     return r;
 fail:
+    eval_decref(cx, keyed);
     cr_buf_free(&b);
     return NULL;
 }

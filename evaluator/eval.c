@@ -12,6 +12,7 @@ typedef enum { X_NORMAL, X_BREAK, X_CONTINUE, X_RETURN, X_ERROR } xres;
 static val *eval_expr(eval_cx *cx, const ir_node *n);
 static xres exec_block(eval_cx *cx, const ir_node *b);
 static int assign(eval_cx *cx, const ir_node *t, val *v);
+static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at);
 
 static const char *const binop_sym[] = {
     [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
@@ -316,6 +317,11 @@ static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_nod
         break;
     }
     return unsupported(cx, op, a, b, inplace, at);
+}
+
+val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
+{
+    return get_item(cx, o, k, at);
 }
 
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)

@@ -292,6 +292,7 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument *
 /* ---- eval.c ---- */
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
 
 /* ---- builtins.c ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);

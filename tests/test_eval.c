@@ -1100,6 +1100,35 @@ static void test_set_dict_ops(void)
                  "'<' not supported between instances of 'set' and 'list'", 1, 7));
 }
 
+/* printf-style formatting: %(key)s from a mapping, %c, star width and precision, C's
+ * length modifiers; CPython's errors for each. */
+static void test_percent_format(void)
+{
+    CHECK(run("print('%(a)s %(b)d|%(a)r' % {'a':'x','b':3}, '%(a(b))s' % {'a(b)':1})\n",
+              "x 3|'x' 1\n", NULL));
+    CHECK(run("print('%s' % {'a':1}, 'x' % {'a':1}, 'x' % [], '%s' % [1])\n",
+              "{'a': 1} x x [1]\n", NULL));
+    CHECK(run("print('%c%c|%3c|%-3c|%05c|%c' % (65, 'b', 67, 'd', 69, 233))\n",
+              "Ab|  C|d  |    E|\xc3\xa9\n", NULL));
+    CHECK(run("print('%*d|%.*f|%-*d|%*d|%0*d|%*.*f|' % (5, 3, 2, 3.14159, 4, 7, -5, 3, 5, 42, 8, 2, 3.14159))\n",
+              "    3|3.14|7   |3    |00042|    3.14|\n", NULL));
+    CHECK(run("print('%.*f|%.*s|%ld %hd %Lf|%05a' % (-1, 3.14159, -1, 'abc', 1, 2, 3.5, 'x'))\n",
+              "3||1 2 3.500000|  'x'\n", NULL));
+    CHECK(raises("x = '%(a)s' % {'b': 1}\n", "KeyError", "'a'", 1, 5));
+    CHECK(raises("x = '%(a)s' % (1,)\n", "TypeError", "format requires a mapping", 1, 5));
+    CHECK(raises("x = '%(a' % {'a': 1}\n", "ValueError", "incomplete format key", 1, 5));
+    CHECK(raises("x = '%(a)' % {'a': 1}\n", "ValueError", "incomplete format", 1, 5));
+    CHECK(raises("x = '%(a)s %s' % {'a': 1}\n", "TypeError", "not enough arguments for format string", 1, 5));
+    CHECK(raises("x = '%(a)s' % [1]\n", "TypeError", "list indices must be integers or slices, not str", 1, 5));
+    CHECK(raises("x = '%c' % 1.5\n", "TypeError", "%c requires int or char", 1, 5));
+    CHECK(raises("x = '%c' % 'ab'\n", "TypeError", "%c requires int or char", 1, 5));
+    CHECK(raises("x = '%c' % 0x110000\n", "OverflowError", "%c arg not in range(0x110000)", 1, 5));
+    CHECK(raises("x = '%*d' % (5.0, 3)\n", "TypeError", "* wants int", 1, 5));
+    CHECK(raises("x = '%*d' % (5,)\n", "TypeError", "not enough arguments for format string", 1, 5));
+    CHECK(raises("x = '%*d' % (10**20, 1)\n", "OverflowError",
+                 "Python int too large to convert to C ssize_t", 1, 5));
+}
+
 int main(void)
 {
     test_prints();
@@ -1118,5 +1147,6 @@ int main(void)
     test_paren_positions();
     test_runs_independent();
     test_set_dict_ops();
+    test_percent_format();
     return TEST_SUMMARY();
 }
