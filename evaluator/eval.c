@@ -1,6 +1,7 @@
 /* evaluator/eval.c: statements, expressions, calls and the run itself (eval_run), with
  * DESIGN.md's final-value rule. */
 #include "evaluator/eval_int.h"
+#include "parser/parser.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -1728,6 +1729,21 @@ out:
     return rc;
 }
 
+/* `from math import *`, at module level (the whitelist sees to it): binds the math names
+ * the program mentions, which are the only ones it can read. */
+static int import_math_star(eval_cx *cx, const ir_node *n)
+{
+    for (const char *const *p = parser_math_names; *p; p++) {
+        int sym = resolve_find(&cx->rs, *p);
+        if (sym < 0) continue;
+        val *v = eval_math_attr(cx, *p, n);
+        if (!v) return -1;
+        eval_decref(cx, cx->globals[sym]);
+        cx->globals[sym] = v;
+    }
+    return 0;
+}
+
 static int del_target(eval_cx *cx, const ir_node *t)
 {
     if (t->kind == IR_NAME) {
@@ -1955,6 +1971,8 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
             snprintf(cx->err.type, sizeof cx->err.type, "ModuleNotFoundError");
             return X_ERROR;
         }
+        if (n->kind == IR_IMPORT_FROM && strcmp(n->kid[0]->text, "*") == 0)
+            return import_math_star(cx, n) < 0 ? X_ERROR : X_NORMAL;
         if (n->kind == IR_IMPORT) {
             v = cx->math;
             EV_INCREF(v);

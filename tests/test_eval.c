@@ -1129,6 +1129,17 @@ static void test_percent_format(void)
                  "Python int too large to convert to C ssize_t", 1, 5));
 }
 
+/* `from math import *` binds math's names, builtins it shadows (pow) included, for
+ * functions too; a later one rebinds what the program assigned. */
+static void test_math_star(void)
+{
+    CHECK(run("from math import *\nprint(sqrt(4), pow(2, 3), floor(2.5), e > 2, inf > 10**400)\n"
+              "def f(x):\n    return sqrt(x) + log(e)\nprint(f(9))\n",
+              "2.0 8.0 2 True True\n4.0\n", NULL));
+    CHECK(run("sqrt = 5\nfrom math import *\nprint(sqrt(16))\n", "4.0\n", NULL));
+    CHECK(run("from math import sqrt, pi\nprint(sqrt(16), pi > 3.14)\n", "4.0 True\n", NULL));
+}
+
 int main(void)
 {
     test_prints();
@@ -1148,5 +1159,6 @@ int main(void)
     test_runs_independent();
     test_set_dict_ops();
     test_percent_format();
+    test_math_star();
     return TEST_SUMMARY();
 }
