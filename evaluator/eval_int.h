@@ -46,6 +46,11 @@ enum {
 enum { IT_ZIP, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_REVERSED, IT_GENERATOR,
        IT_KEYS, IT_VALUES, IT_ITEMS };
 
+/* V_INF sub-kinds: the floats with no rational value. Each is exact (nothing was rounded to
+ * make it) and follows IEEE arithmetic as CPython's float does. */
+enum { INF_POS, INF_NEG, INF_NAN };
+#define IS_NAN(v) ((v)->kind == V_INF && (v)->sub == INF_NAN)
+
 typedef struct val val;
 typedef struct scope scope;
 
@@ -58,7 +63,7 @@ struct val {
     uint32_t rc;
     uint8_t kind;          /* vkind */
     uint8_t flags;         /* VF_* */
-    uint16_t sub;          /* builtin id, method id, exception id, iterator kind, inf sign */
+    uint16_t sub;          /* builtin id, method id, exception id, iterator kind, INF_* */
     size_t msz;            /* bytes accounted in cx->mem for this value */
     val *gprev, *gnext;    /* cycle list (VF_TRACKED only) */
     union {
@@ -171,7 +176,7 @@ enum {
     /* math.X */
     M_SQRT, M_EXP, M_LOG, M_LOG10, M_LOG2, M_POW, M_FABS, M_FLOOR, M_CEIL, M_TRUNC, M_ERF,
     M_ERFC, M_FACTORIAL, M_COMB, M_PERM, M_ISCLOSE, M_FSUM, M_PROD, M_SIN, M_COS, M_TAN,
-    M_ATAN,
+    M_ATAN, M_ISNAN, M_ISINF, M_ISFINITE,
     B_COUNT
 };
 _Static_assert(B_COUNT <= 64, "eval_cx.bvals_made has a bit per builtin");
@@ -194,6 +199,7 @@ static inline void eval_decref(eval_cx *cx, val *v)
  * level, so this stays far below any thread's stack. */
 #define EVAL_MAX_TOTAL_DEPTH(cx) ((cx)->lim->max_depth * 10u)
 #define IS_NUM(v) ((v)->kind == V_INT || (v)->kind == V_FLOAT || (v)->kind == V_BOOL)
+#define IS_REAL(v) (IS_NUM(v) || (v)->kind == V_INF)   /* a number, infinities and NaN too */
 
 /* ---- value.c ---- */
 val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
@@ -293,6 +299,9 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument *
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
 val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
+val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
+/* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */
+int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 
 /* ---- builtins.c ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);

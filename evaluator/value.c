@@ -890,7 +890,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
-    case V_INF: return a->sub == b->sub;
+    case V_INF: return a->sub == b->sub && a->sub != INF_NAN;
     case V_STR:
         eval_decides(cx, a);
         eval_decides(cx, b);
@@ -981,12 +981,13 @@ static int set_subset(eval_cx *cx, val *a, val *b, int strict)
 }
 
 /* -1 below every number, 0 a number, 1 above every number */
-static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub ? -1 : 1) : 0; }
+static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub == INF_NEG ? -1 : 1) : 0; }
 
 int eval_cmp(eval_cx *cx, int op, val *a, val *b)
 {
-    int numa = IS_NUM(a) || a->kind == V_INF, numb = IS_NUM(b) || b->kind == V_INF;
+    int numa = IS_REAL(a), numb = IS_REAL(b);
     if (numa && numb) {
+        if (IS_NAN(a) || IS_NAN(b)) return 0;   /* every order is false */
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
         if (limb_walk(cx, a, b) < 0) return -1;
@@ -1235,7 +1236,7 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
     case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
     case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
     case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
-    case V_INF: PUTS(v->sub ? "-inf" : "inf"); return 0;
+    case V_INF: PUTS(v->sub == INF_NAN ? "nan" : v->sub ? "-inf" : "inf"); return 0;
     case V_STR:
         if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
         if (as_str) return eval_put(cx, b, v->u.str.s, v->u.str.len);

@@ -17,7 +17,7 @@ const char *const parser_builtin_names[] = {
 const char *const parser_math_names[] = {
     "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
     "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
-    "atan", "pi", "e", "inf", NULL
+    "atan", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan", NULL
 };
 
 /* Every public name of CPython 3.11's math module: what `from math import *` binds. Those
