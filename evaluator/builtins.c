@@ -1066,6 +1066,31 @@ static val *math_nonfinite(eval_cx *cx, int id, val *x, const ir_node *at)
     return eval_num_finish(cx, v, 1);
 }
 
+/* math.log(x, base) with an infinite or NaN operand: log(x) / log(base) as CPython. Beside
+ * an infinity or NaN only the sign of a finite log matters, so it stands for the log: -1, 0
+ * (log(1): a division by zero) or 1; a finite result (finite / inf) is 0. */
+static val *log_base_nonfinite(eval_cx *cx, val *x, val *base, const ir_node *at)
+{
+    double d[2];
+    val *v[2] = { x, base };
+    for (int i = 0; i < 2; i++) {
+        if (v[i]->kind == V_INF) {
+            if (eval_to_double(cx, v[i], &d[i], at) < 0) return NULL;
+            if (d[i] < 0) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
+            continue;
+        }
+        mpq_srcptr q = eval_decided(cx, v[i], 0);
+        if (mpq_sgn(q) <= 0) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
+        int c = mpq_cmp_ui(q, 1, 1);
+        d[i] = c < 0 ? -1 : c > 0;
+    }
+    if (d[1] == 0) return eval_raise(cx, CR_EPY_ZERODIV, at, "float division by zero");
+    double r = d[0] / d[1];
+    if (isnan(r) || isinf(r)) return eval_nonfinite(cx, r);
+    val *z = eval_num(cx, V_FLOAT);
+    return z ? eval_num_finish(cx, z, 0) : NULL;
+}
+
 static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
@@ -1098,6 +1123,9 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     }
     switch (id) {
     case M_LOG:
+        if (a->npos == 2 && !a->nkw && IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]) &&
+            (a->pos[0]->kind == V_INF || a->pos[1]->kind == V_INF))
+            return log_base_nonfinite(cx, a->pos[0], a->pos[1], at);
         if (check(cx, a, 1, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
             (a->npos > 1 && need_real(cx, a->pos[1], at) < 0))
             return NULL;
@@ -1174,8 +1202,15 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (!l) return NULL;
         if (!(r = eval_num(cx, V_FLOAT))) { eval_decref(cx, l); return NULL; }
         int inexact = 0;
+        double special = 0, infs = 0;   /* CPython's sums of the non-finite items */
         for (size_t i = 0; i < l->u.seq.len; i++) {
             x = l->u.seq.it[i];
+            if (x->kind == V_INF) {
+                double d = x->sub == INF_NAN ? NAN : x->sub == INF_NEG ? -INFINITY : INFINITY;
+                special += d;
+                infs += isinf(d) ? d : 0;
+                continue;
+            }
             if (need_real(cx, x, at) < 0 || eval_count(cx, 1, at) < 0) {
                 eval_decref(cx, l);
                 eval_decref(cx, r);
@@ -1185,6 +1220,11 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
             inexact |= x->flags & VF_INEXACT;
         }
         eval_decref(cx, l);
+        if (special != 0) {   /* NaN too */
+            eval_decref(cx, r);
+            if (isnan(infs)) return eval_raise(cx, CR_EPY_VALUE, at, "-inf + inf in fsum");
+            return eval_nonfinite(cx, special);
+        }
         return math_result(cx, CR_OK, r, !inexact, NULL, at);
     }
     case M_PROD: {
