@@ -1039,7 +1039,8 @@ static val *math_comb_perm(eval_cx *cx, int id, eval_args *a, const ir_node *at)
  * erf(inf), erfc(-inf)) are 0, 1 or 2, exact; atan(±inf) is ±pi/2 to the precision. */
 static val *math_nonfinite(eval_cx *cx, int id, val *x, const ir_node *at)
 {
-    double d = x->sub == INF_NAN ? NAN : x->sub == INF_NEG ? -INFINITY : INFINITY, r;
+    double d, r;
+    eval_to_double(cx, x, &d, at);   /* cannot fail on a non-finite value */
     switch (id) {
     case M_SQRT: r = sqrt(d); break;
     case M_EXP: r = exp(d); break;
@@ -1206,7 +1207,8 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         for (size_t i = 0; i < l->u.seq.len; i++) {
             x = l->u.seq.it[i];
             if (x->kind == V_INF) {
-                double d = x->sub == INF_NAN ? NAN : x->sub == INF_NEG ? -INFINITY : INFINITY;
+                double d;
+                eval_to_double(cx, x, &d, at);
                 special += d;
                 infs += isinf(d) ? d : 0;
                 continue;
