@@ -305,16 +305,6 @@ static void small_sort(sort_cx *s, val **keys, val **vals, size_t n)
     }
 }
 
-/* Moves a's items to b and b's to a, with the memory each array is charged for. */
-static void swap_items(val *a, val *b)
-{
-    val t = *a;
-    a->u = b->u;
-    a->msz = b->msz;
-    b->u = t.u;
-    b->msz = t.msz;
-}
-
 /* Sorts list l in place. key and reverse as in list.sort(). As in CPython, the list is
  * emptied while the key function and the comparisons run: its items move to `hold`, which
  * keeps their references, so a key function that appends to or pops from the list frees
@@ -326,7 +316,7 @@ static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *
     if (n == 0 || (n == 1 && !key)) return 0;   /* a lone item still meets the key */
     val *hold = eval_new(cx, V_LIST), tmp = { 0 }, **keys = NULL, **tk = NULL;
     if (!hold) return -1;
-    swap_items(l, hold);
+    eval_swap_items(l, hold);
     int rc = -1;
     /* keys[], and tk[] of 2n for the merges: charged like any value, through `tmp` */
     if (eval_mem(cx, &tmp, 3 * n * sizeof *keys) < 0) goto out;
@@ -357,7 +347,7 @@ out:
     free(tk);
     cx->mem -= tmp.msz;
     int touched = l->u.seq.it || l->u.seq.len;
-    swap_items(l, hold);
+    eval_swap_items(l, hold);
     eval_decref(cx, hold);
     if (rc == 0 && touched) {
         eval_raise(cx, CR_EPY_VALUE, at, "list modified during sort");

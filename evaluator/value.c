@@ -790,6 +790,15 @@ int eval_dict_del(eval_cx *cx, val *d, val *k)
     return 1;
 }
 
+void eval_swap_items(val *a, val *b)
+{
+    val t = *a;
+    a->u = b->u;
+    a->msz = b->msz;
+    b->u = t.u;
+    b->msz = t.msz;
+}
+
 /* Adds d's entry i to r (a set's value is NULL). */
 static int dict_put_ent(eval_cx *cx, val *r, val *d, size_t i)
 {
@@ -810,13 +819,20 @@ val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_n
 {
     val *r = a;
     int rc = 0;
+    if (op == IR_BITAND && inplace) {   /* CPython: the intersection, then a takes its items */
+        if (!(r = eval_set_binop(cx, op, a, b, 0, at))) return NULL;
+        eval_swap_items(a, r);
+        eval_decref(cx, r);
+        EV_INCREF(a);
+        return a;
+    }
     if (eval_walk(cx, a->u.d.len + b->u.d.len, 0, at) < 0) return NULL;
     if (inplace) {
         EV_INCREF(a);
     } else if (!(r = eval_dict_new(cx, a->kind))) {
         return NULL;
     }
-    if (op == IR_BITAND && !inplace && a->u.d.len > b->u.d.len) {   /* walks the smaller */
+    if (op == IR_BITAND && a->u.d.len >= b->u.d.len) {   /* walks b unless a is smaller */
         val *t = a; a = b; b = t;
     }
     /* Entries are read by index and a deletion only empties a slot, so walking b while r

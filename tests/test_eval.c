@@ -1080,6 +1080,9 @@ static void test_set_dict_ops(void)
               "{2, 7} {2, 7} True\n", NULL));
     CHECK(run("s={1,2}\ns-=s; print(s); s|={1,2}; s^=s; print(s); s|={3}; s&=s; print(s)\n",
               "set()\nset()\n{3}\n", NULL));
+    /* & keeps the keys of the set it walks (b, unless a is smaller), and &= takes them */
+    CHECK(run("s = {True}; t = s; s &= {1}; print(s, t, s is t, {True} & {1}, {1} & {True, 2})\n",
+              "{1} {1} True {1} {1}\n", NULL));
     CHECK(run("d={'a':1}|{'b':2}; e=d; d|={'c':3}; d|=[('e',5)]\nprint(d, e is d, {'a':1}|{'a':2})\n",
               "{'a': 1, 'b': 2, 'c': 3, 'e': 5} True {'a': 2}\n", NULL));
     CHECK(raises("print({1}|[2])\n", "TypeError",
