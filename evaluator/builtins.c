@@ -2,9 +2,11 @@
  * tuple, dict and set, format()/str.format()/printf-style formatting and print(). */
 #include "evaluator/eval_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unicase.h>
 #include <unictype.h>
 #include <unistr.h>
@@ -23,7 +25,7 @@ static const char *const b_names[] = {
 static const char *const m_names[] = {
     "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
     "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
-    "atan", "pi", "e", "inf", NULL
+    "atan", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan", NULL
 };
 #define M_NFUNC (B_COUNT - M_SQRT)
 
@@ -180,8 +182,10 @@ static val *num_copy(eval_cx *cx, val *x, vkind kind)
     return eval_num_done(cx, r);
 }
 
-static val *inf_error(eval_cx *cx, const ir_node *at)
+/* int(x), round(x), math.floor(x), ... of an infinity or NaN */
+static val *inf_error(eval_cx *cx, val *x, const ir_node *at)
 {
+    if (IS_NAN(x)) return eval_raise(cx, CR_EPY_VALUE, at, "cannot convert float NaN to integer");
     return eval_raise(cx, CR_EPY_OVERFLOW, at, "cannot convert float infinity to integer");
 }
 
@@ -236,14 +240,14 @@ static val *call1(eval_cx *cx, val *f, val *x, const ir_node *at)
 
 typedef struct {
     eval_cx *cx;
-    int reverse, failed;
+    int failed;
 } sort_cx;
 
 static int sort_lt(sort_cx *s, val *a, val *b)
 {
     if (s->failed) return 0;
     if (eval_count(s->cx, 1, NULL) < 0) { s->failed = 1; return 0; }
-    int r = s->reverse ? eval_cmp(s->cx, IR_LT, b, a) : eval_cmp(s->cx, IR_LT, a, b);
+    int r = eval_cmp(s->cx, IR_LT, a, b);
     if (r < 0) { s->failed = 1; return 0; }
     return r;
 }
@@ -267,14 +271,38 @@ static void merge_sort(sort_cx *s, val **keys, val **vals, val **tk, val **tv, s
     while (j < n) { keys[k] = tk[j]; vals[k++] = tv[j++]; }
 }
 
-/* Moves a's items to b and b's to a, with the memory each array is charged for. */
-static void swap_items(val *a, val *b)
+static void reverse_items(val **keys, val **vals, size_t n)
 {
-    val t = *a;
-    a->u = b->u;
-    a->msz = b->msz;
-    b->u = t.u;
-    b->msz = t.msz;
+    for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+        val *t = keys[i]; keys[i] = keys[j - 1]; keys[j - 1] = t;
+        t = vals[i]; vals[i] = vals[j - 1]; vals[j - 1] = t;
+    }
+}
+
+/* CPython's sort of fewer than 64 items: the leading run (a strictly descending one
+ * reversed), then binary insertion. Under a consistent order any stable sort agrees; with
+ * a NaN among the items only the same comparisons give CPython's order. */
+static void small_sort(sort_cx *s, val **keys, val **vals, size_t n)
+{
+    size_t run = 1;
+    if (n > 1) {
+        int desc = sort_lt(s, keys[1], keys[0]);
+        for (run = 2; run < n && sort_lt(s, keys[run], keys[run - 1]) == desc; run++) {}
+        if (desc) reverse_items(keys, vals, run);
+    }
+    for (size_t st = run; st < n && !s->failed; st++) {
+        size_t l = 0, r = st;
+        val *pk = keys[st], *pv = vals[st];
+        while (l < r) {
+            size_t p = l + (r - l) / 2;
+            if (sort_lt(s, pk, keys[p])) r = p;
+            else l = p + 1;
+        }
+        memmove(keys + l + 1, keys + l, (st - l) * sizeof *keys);
+        memmove(vals + l + 1, vals + l, (st - l) * sizeof *vals);
+        keys[l] = pk;
+        vals[l] = pv;
+    }
 }
 
 /* Sorts list l in place. key and reverse as in list.sort(). As in CPython, the list is
@@ -288,7 +316,7 @@ static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *
     if (n == 0 || (n == 1 && !key)) return 0;   /* a lone item still meets the key */
     val *hold = eval_new(cx, V_LIST), tmp = { 0 }, **keys = NULL, **tk = NULL;
     if (!hold) return -1;
-    swap_items(l, hold);
+    eval_swap_items(l, hold);
     int rc = -1;
     /* keys[], and tk[] of 2n for the merges: charged like any value, through `tmp` */
     if (eval_mem(cx, &tmp, 3 * n * sizeof *keys) < 0) goto out;
@@ -305,8 +333,12 @@ static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *
             EV_INCREF(keys[i]);
         }
     }
-    sort_cx s = { cx, reverse, 0 };
-    merge_sort(&s, keys, vals, tk, tk + n, n);
+    /* reverse=True sorts the reversed list and reverses the result, as CPython: stable */
+    sort_cx s = { cx, 0 };
+    if (reverse) reverse_items(keys, vals, n);
+    if (n < 64) small_sort(&s, keys, vals, n);
+    else merge_sort(&s, keys, vals, tk, tk + n, n);
+    if (reverse && !s.failed) reverse_items(keys, vals, n);
     if (!s.failed) rc = 0;
 out:
     if (keys)
@@ -315,7 +347,7 @@ out:
     free(tk);
     cx->mem -= tmp.msz;
     int touched = l->u.seq.it || l->u.seq.len;
-    swap_items(l, hold);
+    eval_swap_items(l, hold);
     eval_decref(cx, hold);
     if (rc == 0 && touched) {
         eval_raise(cx, CR_EPY_VALUE, at, "list modified during sort");
@@ -330,6 +362,7 @@ static val *b_abs(eval_cx *cx, val *x, const ir_node *at)
 {
     if (x->kind == V_INF) {
         val *r = eval_new(cx, V_INF);
+        if (r) r->sub = x->sub == INF_NAN ? INF_NAN : INF_POS;
         return r;
     }
     if (!IS_NUM(x))
@@ -419,21 +452,15 @@ static val *b_float(eval_cx *cx, val *x, const ir_node *at)
         return eval_raise(cx, CR_EPY_TYPE, at,
                           "float() argument must be a string or a real number, not '%s'",
                           eval_type_name(x));
-    /* infinities have a value of their own; NaN has none in an exact world */
-    char t[16];
-    size_t n = 0;
-    for (size_t i = 0; i < x->u.str.len && n < sizeof t - 1; i++) {
-        char c = x->u.str.s[i];
-        if (c == ' ' || c == '\t' || c == '\n') continue;
-        t[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
-    t[n] = '\0';
-    if (!strcmp(t, "inf") || !strcmp(t, "+inf") || !strcmp(t, "-inf") ||
-        !strcmp(t, "infinity") || !strcmp(t, "+infinity") || !strcmp(t, "-infinity")) {
-        val *r = eval_new(cx, V_INF);
-        if (r) r->sub = t[0] == '-';
-        return r;
-    }
+    /* [sign] inf, infinity or nan in any case, between whitespace: no rational value */
+    const char *p = x->u.str.s, *z = p + x->u.str.len;
+    while (p < z && strchr(" \t\n\r\f\v", *p)) p++;
+    while (z > p && strchr(" \t\n\r\f\v", z[-1])) z--;
+    int neg = p < z && *p == '-';
+    if (p < z && (*p == '-' || *p == '+')) p++;
+    if ((z - p == 3 || z - p == 8) && (!strncasecmp(p, "infinity", (size_t)(z - p)) ||
+                                       (z - p == 3 && !strncasecmp(p, "nan", 3))))
+        return eval_nonfinite(cx, (p[0] | 32) == 'n' ? NAN : neg ? -INFINITY : INFINITY);
     val *r = eval_num(cx, V_FLOAT);
     if (!r) return NULL;
     cr_code rc = num_parse_float_str(r->u.q, x->u.str.s, x->u.str.len, &cx->nc);
@@ -458,7 +485,7 @@ static val *b_int(eval_cx *cx, eval_args *a, const ir_node *at)
     val *x = a->pos[0], *bv = a->npos > 1 ? a->pos[1] : kwarg(a, "base");
     if (bv && x->kind != V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at, "int() can't convert non-string with explicit base");
-    if (x->kind == V_INF) return inf_error(cx, at);
+    if (x->kind == V_INF) return inf_error(cx, x, at);
     if (IS_NUM(x)) {
         if (x->kind == V_INT) { EV_INCREF(x); return x; }
         val *r = eval_num(cx, V_INT);
@@ -672,7 +699,7 @@ static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
     int64_t n = 0;
     if (nd && eval_int_of(cx, nd, &n) < 0) return NULL;
     if (x->kind == V_INF) {
-        if (!nd) return inf_error(cx, at);
+        if (!nd) return inf_error(cx, x, at);
         EV_INCREF(x);
         return x;
     }
@@ -907,11 +934,11 @@ static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
 
 static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
 {
-    if (IS_NUM(x) && IS_NUM(y) && !mpq_sgn(y->u.q))
+    if (IS_REAL(x) && IS_NUM(y) && !mpq_sgn(y->u.q))
         return eval_raise(cx, CR_EPY_ZERODIV, at, "%s",
-                          x->kind == V_FLOAT || y->kind == V_FLOAT
+                          x->kind == V_FLOAT || x->kind == V_INF || y->kind == V_FLOAT
                               ? "float divmod()" : "integer division or modulo by zero");
-    if (!IS_NUM(x) || !IS_NUM(y))
+    if (!IS_REAL(x) || !IS_REAL(y))
         return eval_raise(cx, CR_EPY_TYPE, at,
                           "unsupported operand type(s) for divmod(): '%s' and '%s'",
                           eval_type_name(x), eval_type_name(y));
@@ -997,6 +1024,64 @@ static val *math_comb_perm(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     return math_result(cx, rc, r, 1, NULL, at);
 }
 
+/* A one-argument math function of inf, -inf or nan, through the C library as CPython's
+ * math_1: a NaN from a non-NaN argument is a domain error. The finite results (exp(-inf),
+ * erf(inf), erfc(-inf)) are 0, 1 or 2, exact; atan(±inf) is ±pi/2 to the precision. */
+static val *math_nonfinite(eval_cx *cx, int id, val *x, const ir_node *at)
+{
+    double d, r;
+    eval_to_double(cx, x, &d, at);   /* cannot fail on a non-finite value */
+    switch (id) {
+    case M_SQRT: r = sqrt(d); break;
+    case M_EXP: r = exp(d); break;
+    case M_LOG: r = d < 0 ? NAN : log(d); break;
+    case M_LOG10: r = d < 0 ? NAN : log10(d); break;
+    case M_LOG2: r = d < 0 ? NAN : log2(d); break;
+    case M_ERF: r = erf(d); break;
+    case M_ERFC: r = erfc(d); break;
+    case M_ATAN: r = atan(d); break;
+    case M_FABS: r = fabs(d); break;
+    default: r = NAN; break;   /* sin, cos, tan */
+    }
+    if (isnan(r) && !isnan(d)) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
+    if (isnan(r) || isinf(r)) return eval_nonfinite(cx, r);
+    val *v = eval_num(cx, V_FLOAT);
+    if (!v) return NULL;
+    if (id != M_ATAN) {
+        mpq_set_d(v->u.q, r);
+        return eval_num_finish(cx, v, 0);
+    }
+    num_pi(v->u.q, &cx->nc);
+    mpq_div_2exp(v->u.q, v->u.q, 1);
+    if (r < 0) mpq_neg(v->u.q, v->u.q);
+    return eval_num_finish(cx, v, 1);
+}
+
+/* math.log(x, base) with an infinite or NaN operand: log(x) / log(base) as CPython. Beside
+ * an infinity or NaN only the sign of a finite log matters, so it stands for the log: -1, 0
+ * (log(1): a division by zero) or 1; a finite result (finite / inf) is 0. */
+static val *log_base_nonfinite(eval_cx *cx, val *x, val *base, const ir_node *at)
+{
+    double d[2];
+    val *v[2] = { x, base };
+    for (int i = 0; i < 2; i++) {
+        if (v[i]->kind == V_INF) {
+            if (eval_to_double(cx, v[i], &d[i], at) < 0) return NULL;
+            if (d[i] < 0) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
+            continue;
+        }
+        mpq_srcptr q = eval_decided(cx, v[i], 0);
+        if (mpq_sgn(q) <= 0) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
+        int c = mpq_cmp_ui(q, 1, 1);
+        d[i] = c < 0 ? -1 : c > 0;
+    }
+    if (d[1] == 0) return eval_raise(cx, CR_EPY_ZERODIV, at, "float division by zero");
+    double r = d[0] / d[1];
+    if (isnan(r) || isinf(r)) return eval_nonfinite(cx, r);
+    val *z = eval_num(cx, V_FLOAT);
+    return z ? eval_num_finish(cx, z, 0) : NULL;
+}
+
 static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
@@ -1004,6 +1089,21 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     cr_code rc = CR_OK;
     int exact = 1;
     unary_fn fn = unary_of(id);
+    if (id == M_ISNAN || id == M_ISINF || id == M_ISFINITE) {
+        double d;
+        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        x = a->pos[0];
+        if (x->kind != V_INF && need_real(cx, x, at) < 0) return NULL;
+        if (eval_to_double(cx, x, &d, at) < 0) return NULL;
+        return eval_bool(cx, id == M_ISNAN ? isnan(d) : id == M_ISINF ? isinf(d) : isfinite(d));
+    }
+    if ((fn || id == M_FABS || (id == M_LOG && a->npos == 1)) && a->npos == 1 && !a->nkw &&
+        a->pos[0]->kind == V_INF)
+        return math_nonfinite(cx, id, a->pos[0], at);
+    if (id == M_POW && a->npos == 2 && !a->nkw &&
+        (a->pos[0]->kind == V_INF || a->pos[1]->kind == V_INF) &&
+        IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]))
+        return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);   /* float pow's rules */
     if (fn) {
         if (check(cx, a, 1, 1, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
             return NULL;
@@ -1014,6 +1114,9 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     }
     switch (id) {
     case M_LOG:
+        if (a->npos == 2 && !a->nkw && IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]) &&
+            (a->pos[0]->kind == V_INF || a->pos[1]->kind == V_INF))
+            return log_base_nonfinite(cx, a->pos[0], a->pos[1], at);
         if (check(cx, a, 1, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
             (a->npos > 1 && need_real(cx, a->pos[1], at) < 0))
             return NULL;
@@ -1040,7 +1143,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return math_result(cx, CR_OK, r, 1, a->pos[0], at);
     case M_FLOOR: case M_CEIL: case M_TRUNC:
         if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
-        if (a->pos[0]->kind == V_INF) return inf_error(cx, at);
+        if (a->pos[0]->kind == V_INF) return inf_error(cx, a->pos[0], at);
         if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
         x = a->pos[0];
         mpq_srcptr xq = eval_decided(cx, x, 0);
@@ -1063,7 +1166,8 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (check(cx, a, 2, 2, kws, name, at) < 0) return NULL;
         val *p = a->pos[0], *q = a->pos[1], *rt = kwarg(a, "rel_tol"), *at_ = kwarg(a, "abs_tol");
         if (p->kind == V_INF || q->kind == V_INF)
-            return eval_bool(cx, p->kind == V_INF && q->kind == V_INF && p->sub == q->sub);
+            return eval_bool(cx, p->kind == V_INF && q->kind == V_INF && p->sub == q->sub &&
+                                 !IS_NAN(p));
         if (need_real(cx, p, at) < 0 || need_real(cx, q, at) < 0 ||
             (rt && need_real(cx, rt, at) < 0) || (at_ && need_real(cx, at_, at) < 0))
             return NULL;
@@ -1090,8 +1194,16 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         /* a float sum through `+`: exact while small, bounded (NUM_FLOAT_BITS) and charged
          * by size when the partial sums grow */
         if (!(r = eval_num(cx, V_FLOAT))) { eval_decref(cx, l); return NULL; }
+        double special = 0, infs = 0;   /* CPython's sums of the non-finite items */
         for (size_t i = 0; i < l->u.seq.len && r; i++) {
             x = l->u.seq.it[i];
+            if (x->kind == V_INF) {
+                double d;
+                eval_to_double(cx, x, &d, at);
+                special += d;
+                infs += isinf(d) ? d : 0;
+                continue;
+            }
             if (need_real(cx, x, at) < 0 || eval_count(cx, 1, at) < 0) {
                 eval_decref(cx, r);
                 r = NULL;
@@ -1102,6 +1214,11 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
             r = n;
         }
         eval_decref(cx, l);
+        if (r && special != 0) {   /* NaN too */
+            eval_decref(cx, r);
+            if (isnan(infs)) return eval_raise(cx, CR_EPY_VALUE, at, "-inf + inf in fsum");
+            return eval_nonfinite(cx, special);
+        }
         return r;
     }
     case M_PROD: {
@@ -1130,7 +1247,8 @@ val *eval_math_attr(eval_cx *cx, const char *name, const ir_node *at)
     int id = eval_math_lookup(name);
     if (id >= 0) return eval_builtin_val(cx, id);
     val *r;
-    if (strcmp(name, "inf") == 0) return eval_new(cx, V_INF);
+    if (strcmp(name, "inf") == 0) return eval_nonfinite(cx, INFINITY);
+    if (strcmp(name, "nan") == 0) return eval_nonfinite(cx, NAN);
     if (strcmp(name, "pi") == 0 || strcmp(name, "e") == 0) {
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
         if (name[0] == 'p') num_pi(r->u.q, &cx->nc);
@@ -1282,6 +1400,55 @@ static int format_error(eval_cx *cx, cr_code rc, cr_error *e, const ir_node *at)
     return -1;
 }
 
+/* format() of inf, -inf or nan: the spec is checked as a float's (num_format on 0 raises
+ * what CPython does), then sign, fill, align and width apply to "inf" or "nan" (upper case
+ * for E F G, a '%' after it for %); precision and grouping have nothing to act on. */
+static cr_code format_nonfinite(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
+                                cr_error *e)
+{
+    cr_buf tmp;
+    mpq_t z;
+    cr_buf_init(&tmp, cx->lim->max_str_len);
+    mpq_init(z);
+    cr_code rc = num_format(&tmp, z, 1, spec, len, &cx->nc, e);
+    mpq_clear(z);
+    cr_buf_free(&tmp);
+    if (rc != CR_OK) return rc;
+    size_t i = 0, k = 1, fl = 1;
+    const char *fill = " ";
+    char align = 0, sign = 0, t = len ? spec[len - 1] : 0;
+    while (k < len && ((unsigned char)spec[k] & 0xC0) == 0x80) k++;
+    if (k < len && strchr("<>=^", spec[k])) {
+        fill = spec;
+        fl = k;
+        align = spec[k];
+        i = k + 1;
+    } else if (len && strchr("<>=^", spec[0])) {
+        align = spec[i++];
+    }
+    if (i < len && strchr("+- ", spec[i])) sign = spec[i++];
+    while (i < len && (spec[i] == 'z' || spec[i] == '#')) i++;
+    if (i < len && spec[i] == '0' && !align) {
+        fill = "0";
+        align = '=';
+    }
+    size_t width = 0;
+    for (; i < len && spec[i] >= '0' && spec[i] <= '9'; i++) width = width * 10 + (size_t)(spec[i] - '0');
+    char body[8];
+    snprintf(body, sizeof body, "%s%s%s",
+             v->sub == INF_NEG ? "-" : sign == '+' ? "+" : sign == ' ' ? " " : "",
+             !strchr("EFG", t) ? (IS_NAN(v) ? "nan" : "inf") : IS_NAN(v) ? "NAN" : "INF",
+             t == '%' ? "%" : "");
+    size_t n = strlen(body), pad = width > n ? width - n : 0;
+    size_t before = align == '<' ? 0 : align == '^' ? pad / 2 : pad;
+    size_t sl = align == '=' && (body[0] < 'A') ? 1 : 0;   /* '=': the sign goes before the fill */
+    rc = cr_buf_put(b, body, sl);
+    for (size_t j = 0; j < before && rc == CR_OK; j++) rc = cr_buf_put(b, fill, fl);
+    if (rc == CR_OK) rc = cr_buf_put(b, body + sl, n - sl);
+    for (size_t j = before; j < pad && rc == CR_OK; j++) rc = cr_buf_put(b, fill, fl);
+    return rc;
+}
+
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, const ir_node *at)
 {
     cr_error e;
@@ -1299,14 +1466,7 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
         return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
     }
     if (v->kind == V_INF) {
-        /* fill, align and width apply; precision and type have nothing to round */
-        size_t n = 0;
-        while (n < len && spec[n] != '.' && !(spec[n] >= 'a' && spec[n] <= 'z' && spec[n] != 'e' &&
-                                              spec[n] != 'f' && spec[n] != 'g') &&
-               !strchr("eEfFgG%", spec[n]))
-            n++;
-        const char *t = v->sub ? "-inf" : "inf";
-        rc = num_format_str(b, t, strlen(t), spec, n, &e);
+        rc = format_nonfinite(cx, b, v, spec, len, &e);
         return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
     }
     eval_raise(cx, CR_EPY_TYPE, at, "unsupported format string passed to %s.__format__",
@@ -1525,13 +1685,56 @@ fail:
     return NULL;
 }
 
-/* printf-style "%.2f" % x, translated to format specs. */
+/* A `*` width or precision of "%*.*f" % (w, p, x): the next argument, an int. 0, or -1
+ * raised. */
+static int percent_star(eval_cx *cx, val **av, size_t na, size_t *ai, int64_t *out,
+                        const ir_node *at)
+{
+    if (*ai >= na) {
+        eval_raise(cx, CR_EPY_TYPE, at, "not enough arguments for format string");
+        return -1;
+    }
+    val *v = av[(*ai)++];
+    if (v->kind != V_INT && v->kind != V_BOOL) {
+        eval_raise(cx, CR_EPY_TYPE, at, "* wants int");
+        return -1;
+    }
+    if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
+        return -1;
+    }
+    *out = mpz_get_si(mpq_numref(v->u.q));
+    return 0;
+}
+
+/* %c's argument as a one-character string (new reference), or NULL raised. */
+static val *percent_char(eval_cx *cx, val *v, const ir_node *at)
+{
+    if (v->kind == V_STR && v->u.str.nch == 1) {
+        EV_INCREF(v);
+        return v;
+    }
+    if (v->kind != V_INT && v->kind != V_BOOL)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%%c requires int or char");
+    mpz_srcptr z = mpq_numref(v->u.q);
+    if (mpz_sgn(z) < 0 || mpz_cmp_ui(z, 0x10FFFF) > 0)
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "%%c arg not in range(0x110000)");
+    uint8_t u[6];
+    int k = u8_uctomb(u, (ucs4_t)mpz_get_ui(z), sizeof u);
+    return k > 0 ? eval_str(cx, (const char *)u, (size_t)k)
+                 : eval_raise(cx, CR_EPY_VALUE, at, "%%c arg is a surrogate");
+}
+
+/* printf-style "%.2f" % x, translated to format specs. `args` that can be subscripted (a
+ * dict, list or range, as CPython's mapping test) is one argument, and `%(key)s` takes
+ * args[key]; after a key the one argument left is that value. */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
 {
     const char *s = fmt->u.str.s;
     size_t n = fmt->u.str.len, i = 0, ai = 0;
-    val **av = &args;
+    val **av = &args, *keyed = NULL;
     size_t na = 1;
+    int mapping = args->kind == V_DICT || args->kind == V_LIST || args->kind == V_RANGE;
     int inexact = eval_inexact(cx, args);
     if (inexact < 0) return NULL;
     if (args->kind == V_TUPLE) {
@@ -1552,17 +1755,52 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         if (i < n && s[i] == '%') { cr_buf_putc(&b, '%'); i++; continue; }
         char spec[64], flags[8];
         size_t nf = 0, sp = 0;
+        int64_t width = -1, prec = -1;
+        if (i < n && s[i] == '(') {
+            size_t ks = ++i, depth = 1;
+            if (!mapping) {
+                eval_raise(cx, CR_EPY_TYPE, at, "format requires a mapping");
+                goto fail;
+            }
+            for (; i < n && depth; i++) depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+            if (depth) {
+                eval_raise(cx, CR_EPY_VALUE, at, "incomplete format key");
+                goto fail;
+            }
+            val *key = eval_str(cx, s + ks, i - 1 - ks);
+            if (!key) goto fail;
+            eval_decref(cx, keyed);
+            keyed = eval_get_item(cx, args, key, at);
+            eval_decref(cx, key);
+            if (!keyed) goto fail;
+            av = &keyed;
+            na = 1;
+            ai = 0;
+        }
         while (i < n && strchr("-+ 0#", s[i]) && nf < sizeof flags - 1) flags[nf++] = s[i++];
         flags[nf] = '\0';
         size_t ws = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-        size_t we = i, ps = 0, pe = 0;
-        if (i < n && s[i] == '.') {
-            ps = ++i;
+        if (i < n && s[i] == '*') {
+            if (percent_star(cx, av, na, &ai, &width, at) < 0) goto fail;
+            i++;
+        } else {
             while (i < n && s[i] >= '0' && s[i] <= '9') i++;
-            pe = i;
+            if (i - ws > 6) width = 10000000;   /* past the format's limit, which raises */
+            else if (i > ws) width = atol(s + ws);
         }
-        if (i >= n || we - ws > 6 || pe - ps > 6) {
+        if (i < n && s[i] == '.') {
+            size_t ps = ++i;
+            if (i < n && s[i] == '*') {
+                if (percent_star(cx, av, na, &ai, &prec, at) < 0) goto fail;
+                i++;
+            } else {
+                while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+                prec = i - ps > 6 ? 10000000 : atol(s + ps);
+            }
+            if (prec < 0) prec = 0;
+        }
+        while (i < n && strchr("hlL", s[i])) i++;   /* C's length modifiers: ignored */
+        if (i >= n) {
             eval_raise(cx, CR_EPY_VALUE, at, "incomplete format");
             goto fail;
         }
@@ -1572,34 +1810,38 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
             goto fail;
         }
         val *v = av[ai++];
-        int left = strchr(flags, '-') != NULL;
+        int left = strchr(flags, '-') != NULL || width < -1;
+        if (width < -1) width = width < -10000000 ? 10000000 : -width;   /* "%*d" % (-5, x) */
         if (left) spec[sp++] = '<';
-        else if (t == 's' || t == 'r' || t == 'a') spec[sp++] = '>';
+        else if (t == 's' || t == 'r' || t == 'a' || t == 'c') spec[sp++] = '>';
         if (strchr(flags, '+')) spec[sp++] = '+';
         else if (strchr(flags, ' ')) spec[sp++] = ' ';
         if (strchr(flags, '#')) spec[sp++] = '#';
-        if (strchr(flags, '0') && !left && t != 's' && t != 'r') spec[sp++] = '0';
-        memcpy(spec + sp, s + ws, we - ws);
-        sp += we - ws;
-        if (pe > ps || (ps && pe == ps)) {
-            spec[sp++] = '.';
-            if (pe == ps) spec[sp++] = '0';
-            memcpy(spec + sp, s + ps, pe - ps);
-            sp += pe - ps;
-        }
+        if (strchr(flags, '0') && !left && !strchr("srac", t)) spec[sp++] = '0';
+        /* a width or precision past 10^7 is cut there: the format's own limit raises */
+        if (width > 10000000) width = 10000000;
+        if (prec > 10000000) prec = 10000000;
+        if (width >= 0) sp += (size_t)snprintf(spec + sp, 16, "%ld", (long)width);
+        if (prec >= 0 && t != 'c') sp += (size_t)snprintf(spec + sp, 16, ".%ld", (long)prec);
         int rc;
-        if (t == 's' || t == 'r' || t == 'a') {
-            val *str = eval_to_str(cx, v, t == 'a' ? EVAL_ASCII : t == 'r');
+        if (t == 's' || t == 'r' || t == 'a' || t == 'c') {
+            val *str = t == 'c' ? percent_char(cx, v, at)
+                                : eval_to_str(cx, v, t == 'a' ? EVAL_ASCII : t == 'r');
             if (!str) goto fail;
             rc = eval_format(cx, &b, str, spec, sp, at);
             eval_decref(cx, str);
         } else if (strchr("dieEfFgGxXo", t)) {
-            if (!IS_NUM(v) && v->kind != V_INF) {
+            int want_int = strchr("xXo", t) != NULL;
+            if (!IS_REAL(v) || (want_int && v->kind != V_INT && v->kind != V_BOOL)) {
                 eval_raise(cx, CR_EPY_TYPE, at, "%%%c format: %s is required, not %s", t,
                            strchr("xXo", t) ? "an integer" : "a real number", eval_type_name(v));
                 goto fail;
             }
-            if ((t == 'd' || t == 'i' || strchr("xXo", t)) && v->kind != V_INF) {
+            if ((t == 'd' || t == 'i') && v->kind == V_INF) {
+                inf_error(cx, v, at);
+                goto fail;
+            }
+            if (strchr("dixXo", t)) {
                 val *iv = eval_num(cx, V_INT);
                 if (!iv) goto fail;
                 num_trunc(mpq_numref(iv->u.q), eval_decided(cx, v, 0));
@@ -1608,7 +1850,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
                 rc = eval_format(cx, &b, iv, spec, sp, at);
                 eval_decref(cx, iv);
             } else {
-                if (strchr("eEfFgG", t) && !(pe > ps || ps)) {
+                if (strchr("eEfFgG", t) && prec < 0) {
                     memcpy(spec + sp, ".6", 2);
                     sp += 2;
                 }
@@ -1630,14 +1872,16 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         }
         if (rc < 0) goto fail;
     }
-    if (ai < na) {
+    if (ai < na && !mapping) {
         eval_raise(cx, CR_EPY_TYPE, at, "not all arguments converted during string formatting");
         goto fail;
     }
+    eval_decref(cx, keyed);
     val *r = eval_str_buf(cx, &b);
     if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
     return r;
 fail:
+    eval_decref(cx, keyed);
     cr_buf_free(&b);
     return NULL;
 }

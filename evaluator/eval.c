@@ -1,7 +1,9 @@
 /* evaluator/eval.c: statements, expressions, calls and the run itself (eval_run), with
  * DESIGN.md's final-value rule. */
 #include "evaluator/eval_int.h"
+#include "parser/parser.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@ typedef enum { X_NORMAL, X_BREAK, X_CONTINUE, X_RETURN, X_ERROR } xres;
 static val *eval_expr(eval_cx *cx, const ir_node *n);
 static xres exec_block(eval_cx *cx, const ir_node *b);
 static int assign(eval_cx *cx, const ir_node *t, val *v);
+static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at);
 
 static const char *const binop_sym[] = {
     [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
@@ -19,10 +22,20 @@ static const char *const binop_sym[] = {
     [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
 };
 
-static val *unsupported(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+/* `inplace`: the augmented form, which CPython names "-=" (and "**=", not "** or pow()="). */
+static val *unsupported(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
-    return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
-                      binop_sym[op], eval_type_name(a), eval_type_name(b));
+    return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s%s: '%s' and '%s'",
+                      inplace && op == IR_POW ? "**" : binop_sym[op], inplace ? "=" : "",
+                      eval_type_name(a), eval_type_name(b));
+}
+
+/* The operators sets (| & - ^) and dicts (|) have. */
+static int set_op(int op, const val *a, const val *b)
+{
+    if (a->kind != b->kind) return 0;
+    if (a->kind == V_DICT) return op == IR_BITOR;
+    return a->kind == V_SET && (op == IR_BITOR || op == IR_BITAND || op == IR_SUB || op == IR_BITXOR);
 }
 
 static uint64_t bits_of(const val *v)
@@ -83,7 +96,7 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
            mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
 }
 
-static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
     int inexact = ((a->flags | b->flags) & VF_INEXACT) != 0;
@@ -177,7 +190,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         return eval_num_finish(cx, r, inexact || !exact);
     }
     case IR_LSHIFT: case IR_RSHIFT: case IR_BITAND: case IR_BITOR: case IR_BITXOR: {
-        if (fl) return unsupported(cx, op, a, b, at);
+        if (fl) return unsupported(cx, op, a, b, inplace, at);
         const mpz_srcptr p = mpq_numref(x), q = mpq_numref(y);
         vkind k = a->kind == V_BOOL && b->kind == V_BOOL && op >= IR_BITAND ? V_BOOL : V_INT;
         if (op == IR_LSHIFT || op == IR_RSHIFT) {
@@ -207,7 +220,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         return eval_num_finish(cx, r, inexact);
     }
     default:
-        return unsupported(cx, op, a, b, at);
+        return unsupported(cx, op, a, b, inplace, at);
     }
 }
 
@@ -280,16 +293,87 @@ static val *seq_repeat(eval_cx *cx, val *s, val *n, const ir_node *at)
     return r;
 }
 
-val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+val *eval_nonfinite(eval_cx *cx, double d)
+{
+    val *r = eval_new(cx, V_INF);
+    if (r) r->sub = isnan(d) ? INF_NAN : d < 0 ? INF_NEG : INF_POS;
+    return r;
+}
+
+int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at)
+{
+    if (v->kind == V_INF) {
+        *out = v->sub == INF_NAN ? NAN : v->sub == INF_NEG ? -INFINITY : INFINITY;
+        return 0;
+    }
+    if (v->kind != V_FLOAT && mpz_sizeinbase(mpq_numref(v->u.q), 2) > 1024) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
+        return -1;
+    }
+    *out = mpq_get_d(eval_decided(cx, v, 0));
+    return 0;
+}
+
+/* CPython's float_pow on the cases where an operand is infinite or NaN. */
+static double pow_nonfinite(double x, double y)
+{
+    if (y == 0) return 1.0;
+    if (isnan(x)) return x;
+    if (isnan(y)) return x == 1.0 ? 1.0 : y;
+    if (isinf(y)) {
+        x = fabs(x);
+        return x == 1.0 ? 1.0 : (y > 0) == (x > 1.0) ? fabs(y) : 0.0;
+    }
+    int odd = fmod(fabs(y), 2.0) == 1.0;
+    if (y > 0) return odd ? x : fabs(x);
+    return odd ? copysign(0.0, x) : 0.0;
+}
+
+/* Arithmetic with an infinity or NaN operand, in doubles as CPython's float does: the finite
+ * operand matters only through its double. A finite result is 0, -1, 1 or the finite operand
+ * itself (x % inf), and is given exactly. */
+static val *nonfinite_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
+{
+    double x, y, r, m;
+    if (op != IR_ADD && op != IR_SUB && op != IR_MUL && op != IR_DIV && op != IR_FLOORDIV &&
+        op != IR_MOD && op != IR_POW)
+        return unsupported(cx, op, a, b, inplace, at);
+    if (eval_to_double(cx, a, &x, at) < 0 || eval_to_double(cx, b, &y, at) < 0) return NULL;
+    if (y == 0 && (op == IR_DIV || op == IR_FLOORDIV || op == IR_MOD))
+        return eval_raise(cx, CR_EPY_ZERODIV, at, "%s", op == IR_DIV ? "float division by zero"
+                          : op == IR_MOD ? "float modulo" : "float floor division by zero");
+    switch (op) {
+    case IR_ADD: r = x + y; break;
+    case IR_SUB: r = x - y; break;
+    case IR_MUL: r = x * y; break;
+    case IR_DIV: r = x / y; break;
+    case IR_POW: r = pow_nonfinite(x, y); break;
+    default:   /* CPython's _float_div_mod */
+        m = fmod(x, y);
+        r = (x - m) / y;
+        if (m != 0 && (y < 0) != (m < 0)) {
+            m += y;
+            r -= 1.0;
+        }
+        if (op == IR_MOD) r = m != 0 ? m : 0.0;
+        else if (r != 0 && !isnan(r) && !isinf(r)) r = floor(r) + (r - floor(r) > 0.5);
+        break;
+    }
+    if (isnan(r) || isinf(r)) return eval_nonfinite(cx, r);
+    val *fin = a->kind == V_INF ? b : a, *v = eval_num(cx, V_FLOAT);
+    if (!v) return NULL;
+    if (r == x || r == y) mpq_set(v->u.q, fin->u.q);
+    else mpq_set_d(v->u.q, r);
+    return eval_num_finish(cx, v, r == x || r == y ? (fin->flags & VF_INEXACT) != 0 : 0);
+}
+
+static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return NULL;
-    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, at);
-    if (a->kind == V_INF || b->kind == V_INF) {
-        if ((IS_NUM(a) || a->kind == V_INF) && (IS_NUM(b) || b->kind == V_INF))
-            return eval_raise(cx, CR_EPY_VALUE, at,
-                              "infinity has no exact value: math.inf can only be compared");
-        return unsupported(cx, op, a, b, at);
-    }
+    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, inplace, at);
+    if ((a->kind == V_INF || b->kind == V_INF) && IS_REAL(a) && IS_REAL(b))
+        return nonfinite_binop(cx, op, a, b, inplace, at);
+    if (set_op(op, a, b)) return eval_set_binop(cx, op, a, b, inplace, at);
     int seq_a = a->kind == V_STR || a->kind == V_LIST || a->kind == V_TUPLE;
     switch (op) {
     case IR_ADD:
@@ -309,7 +393,17 @@ val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     default:
         break;
     }
-    return unsupported(cx, op, a, b, at);
+    return unsupported(cx, op, a, b, inplace, at);
+}
+
+val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
+{
+    return get_item(cx, o, k, at);
+}
+
+val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    return binop(cx, op, a, b, 0, at);
 }
 
 /* ---- names ----------------------------------------------------------------------------- */
@@ -1268,7 +1362,7 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
     if (a->kind == V_INF && n->op != IR_INVERT) {
         if (n->op == IR_POS) return a;
         r = eval_new(cx, V_INF);
-        if (r) r->sub = !a->sub;
+        if (r) r->sub = a->sub == INF_NAN ? INF_NAN : !a->sub;
         eval_decref(cx, a);
         return r;
     }
@@ -1339,7 +1433,7 @@ static int same_object(val *a, val *b)
 {
     if (a == b) return 1;
     if (a->kind != b->kind) return 0;
-    if (a->kind == V_BUILTIN || a->kind == V_INF) return a->sub == b->sub;
+    if (a->kind == V_BUILTIN || a->kind == V_INF) return a->sub == b->sub && !IS_NAN(a);
     if (a->kind == V_INT) return mpq_equal(a->u.q, b->u.q) && mpz_cmp_si(mpq_numref(a->u.q), 256) <= 0 &&
                                  mpz_cmp_si(mpq_numref(a->u.q), -5) >= 0;
     return 0;
@@ -1349,8 +1443,9 @@ static int compare_one(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return -1;
     switch (op) {
-    case IR_EQ: return eval_eq(cx, a, b);
-    case IR_NE: { int r = eval_eq(cx, a, b); return r < 0 ? r : !r; }
+    /* NaN equals nothing, itself included; eval_eq's identity rule is for containers */
+    case IR_EQ: return IS_NAN(a) || IS_NAN(b) ? 0 : eval_eq(cx, a, b);
+    case IR_NE: { int r = IS_NAN(a) || IS_NAN(b) ? 0 : eval_eq(cx, a, b); return r < 0 ? r : !r; }
     case IR_IN: return contains(cx, b, a, at);
     case IR_NOT_IN: { int r = contains(cx, b, a, at); return r < 0 ? r : !r; }
     case IR_IS: return same_object(a, b);
@@ -1686,7 +1781,14 @@ static int augassign(eval_cx *cx, const ir_node *n)
         if (rc < 0) goto out;
         r = cur;
         EV_INCREF(r);
-    } else if (!(r = eval_binop(cx, n->op, cur, v, n))) {
+    } else if (cur->kind == V_DICT && n->op == IR_BITOR && v->kind != V_DICT) {
+        /* dict |= pairs takes what update() takes */
+        eval_args ua = { .pos = &v, .npos = 1 };
+        if (!(r = eval_method_call(cx, cur, eval_method_lookup("update"), &ua, n))) goto out;
+        eval_decref(cx, r);
+        r = cur;
+        EV_INCREF(r);
+    } else if (!(r = binop(cx, n->op, cur, v, 1, n))) {
         goto out;
     }
     if (t->kind == IR_NAME) {
@@ -1702,6 +1804,21 @@ out:
     eval_decref(cx, v);
     eval_decref(cx, r);
     return rc;
+}
+
+/* `from math import *`, at module level (the whitelist sees to it): binds the math names
+ * the program mentions, which are the only ones it can read. */
+static int import_math_star(eval_cx *cx, const ir_node *n)
+{
+    for (const char *const *p = parser_math_names; *p; p++) {
+        int sym = resolve_find(&cx->rs, *p);
+        if (sym < 0) continue;
+        val *v = eval_math_attr(cx, *p, n);
+        if (!v) return -1;
+        eval_decref(cx, cx->globals[sym]);
+        cx->globals[sym] = v;
+    }
+    return 0;
 }
 
 static int del_target(eval_cx *cx, const ir_node *t)
@@ -1931,6 +2048,8 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
             snprintf(cx->err.type, sizeof cx->err.type, "ModuleNotFoundError");
             return X_ERROR;
         }
+        if (n->kind == IR_IMPORT_FROM && strcmp(n->kid[0]->text, "*") == 0)
+            return import_math_star(cx, n) < 0 ? X_ERROR : X_NORMAL;
         if (n->kind == IR_IMPORT) {
             v = cx->math;
             EV_INCREF(v);

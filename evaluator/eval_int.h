@@ -46,6 +46,11 @@ enum {
 enum { IT_ZIP, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_REVERSED, IT_GENERATOR,
        IT_KEYS, IT_VALUES, IT_ITEMS };
 
+/* V_INF sub-kinds: the floats with no rational value. Each is exact (nothing was rounded to
+ * make it) and follows IEEE arithmetic as CPython's float does. */
+enum { INF_POS, INF_NEG, INF_NAN };
+#define IS_NAN(v) ((v)->kind == V_INF && (v)->sub == INF_NAN)
+
 typedef struct val val;
 typedef struct scope scope;
 
@@ -58,7 +63,7 @@ struct val {
     uint32_t rc;
     uint8_t kind;          /* vkind */
     uint8_t flags;         /* VF_* */
-    uint16_t sub;          /* builtin id, method id, exception id, iterator kind, inf sign */
+    uint16_t sub;          /* builtin id, method id, exception id, iterator kind, INF_* */
     size_t msz;            /* bytes accounted in cx->mem for this value */
     val *gprev, *gnext;    /* cycle list (VF_TRACKED only) */
     union {
@@ -171,7 +176,7 @@ enum {
     /* math.X */
     M_SQRT, M_EXP, M_LOG, M_LOG10, M_LOG2, M_POW, M_FABS, M_FLOOR, M_CEIL, M_TRUNC, M_ERF,
     M_ERFC, M_FACTORIAL, M_COMB, M_PERM, M_ISCLOSE, M_FSUM, M_PROD, M_SIN, M_COS, M_TAN,
-    M_ATAN,
+    M_ATAN, M_ISNAN, M_ISINF, M_ISFINITE,
     B_COUNT
 };
 _Static_assert(B_COUNT <= 64, "eval_cx.bvals_made has a bit per builtin");
@@ -194,6 +199,7 @@ static inline void eval_decref(eval_cx *cx, val *v)
  * level, so this stays far below any thread's stack. */
 #define EVAL_MAX_TOTAL_DEPTH(cx) ((cx)->lim->max_depth * 10u)
 #define IS_NUM(v) ((v)->kind == V_INT || (v)->kind == V_FLOAT || (v)->kind == V_BOOL)
+#define IS_REAL(v) (IS_NUM(v) || (v)->kind == V_INF)   /* a number, infinities and NaN too */
 
 /* ---- value.c ---- */
 val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
@@ -217,7 +223,8 @@ static inline int eval_walk(eval_cx *cx, uint64_t elems, uint64_t bytes, const i
 {
     return eval_count(cx, elems + bytes / EVAL_BYTES_PER_STEP, at);
 }
-int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
+int eval_mem(eval_cx *cx, val *v, size_t newsz);
+void eval_swap_items(val *a, val *b);   /* a's contents become b's and b's a's, with their memory */             /* re-account v: 0 ok, -1 */
 int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 ok, -1 */
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
@@ -242,6 +249,9 @@ val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
 int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
 val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
 int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
+/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
+ * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
+val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
 int eval_hash(eval_cx *cx, val *v, uint64_t *h);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
@@ -289,6 +299,10 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument *
 /* ---- eval.c ---- */
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
+val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
+/* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */
+int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 
 /* ---- builtins.c ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);

@@ -790,6 +790,93 @@ int eval_dict_del(eval_cx *cx, val *d, val *k)
     return 1;
 }
 
+void eval_swap_items(val *a, val *b)
+{
+    val t = *a;
+    a->u = b->u;
+    a->msz = b->msz;
+    b->u = t.u;
+    b->msz = t.msz;
+}
+
+/* Adds d's entry i to r (a set's value is NULL). */
+static int dict_put_ent(eval_cx *cx, val *r, val *d, size_t i)
+{
+    val *k = d->u.d.ent[i].key, *v = d->u.d.ent[i].value;
+    EV_INCREF(k);
+    if (v) EV_INCREF(v);
+    return eval_dict_set(cx, r, k, v);
+}
+
+/* 1 when d's entry i is in o, 0 not, -1 error. */
+static int dict_ent_in(eval_cx *cx, val *d, size_t i, val *o)
+{
+    int err;
+    return eval_dict_get(cx, o, d->u.d.ent[i].key, &err) ? 1 : err ? -1 : 0;
+}
+
+val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
+{
+    val *r = a;
+    int rc = 0;
+    if (op == IR_BITAND && inplace) {   /* CPython: the intersection, then a takes its items */
+        if (!(r = eval_set_binop(cx, op, a, b, 0, at))) return NULL;
+        eval_swap_items(a, r);
+        eval_decref(cx, r);
+        EV_INCREF(a);
+        return a;
+    }
+    if (eval_walk(cx, a->u.d.len + b->u.d.len, 0, at) < 0) return NULL;
+    if (inplace) {
+        EV_INCREF(a);
+    } else if (!(r = eval_dict_new(cx, a->kind))) {
+        return NULL;
+    }
+    if (op == IR_BITAND && a->u.d.len >= b->u.d.len) {   /* walks b unless a is smaller */
+        val *t = a; a = b; b = t;
+    }
+    /* Entries are read by index and a deletion only empties a slot, so walking b while r
+     * (which may be b itself, as in s -= s) changes is safe. */
+    switch (op) {
+    case IR_BITOR:
+        for (size_t i = 0; i < a->u.d.used && !inplace && rc == 0; i++)
+            if (a->u.d.ent[i].key) rc = dict_put_ent(cx, r, a, i);
+        for (size_t i = 0; i < b->u.d.used && rc == 0; i++)
+            if (b->u.d.ent[i].key) rc = dict_put_ent(cx, r, b, i);
+        break;
+    case IR_BITAND: case IR_SUB:
+        for (size_t i = 0; i < a->u.d.used && rc == 0; i++) {
+            if (!a->u.d.ent[i].key || (rc = dict_ent_in(cx, a, i, b)) < 0) continue;
+            if (rc == (op == IR_SUB)) rc = inplace ? eval_dict_del(cx, r, a->u.d.ent[i].key) : 0;
+            else rc = inplace ? 0 : dict_put_ent(cx, r, a, i);
+            if (rc > 0) rc = 0;
+        }
+        break;
+    default:   /* IR_BITXOR */
+        if (inplace && a == b) {
+            for (size_t i = 0; i < a->u.d.used && rc == 0; i++)
+                if (a->u.d.ent[i].key) rc = eval_dict_del(cx, a, a->u.d.ent[i].key) < 0 ? -1 : 0;
+            break;
+        }
+        for (size_t i = 0; i < a->u.d.used && !inplace && rc == 0; i++) {
+            if (!a->u.d.ent[i].key || (rc = dict_ent_in(cx, a, i, b)) < 0) continue;
+            rc = rc ? 0 : dict_put_ent(cx, r, a, i);
+        }
+        for (size_t i = 0; i < b->u.d.used && rc == 0; i++) {
+            if (!b->u.d.ent[i].key || (rc = dict_ent_in(cx, b, i, a)) < 0) continue;
+            if (rc && inplace) rc = eval_dict_del(cx, r, b->u.d.ent[i].key) < 0 ? -1 : 0;
+            else rc = rc ? 0 : dict_put_ent(cx, r, b, i);
+        }
+        break;
+    }
+    if (rc < 0) {
+        eval_decref(cx, r);
+        eval_at(cx, at);
+        return NULL;
+    }
+    return r;
+}
+
 /* ---- equality and ordering ------------------------------------------------------------- */
 
 mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot)
@@ -819,7 +906,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
-    case V_INF: return a->sub == b->sub;
+    case V_INF: return a->sub == b->sub && a->sub != INF_NAN;
     case V_STR:
         eval_decides(cx, a);
         eval_decides(cx, b);
@@ -896,13 +983,27 @@ static int cmp_result(int op, int c)
     }
 }
 
+/* a <= b (strict: a < b) for two sets, by membership as CPython does. */
+static int set_subset(eval_cx *cx, val *a, val *b, int strict)
+{
+    int err;
+    if (a->u.d.len > b->u.d.len || (strict && a->u.d.len == b->u.d.len)) return 0;
+    if (eval_walk(cx, a->u.d.len, 0, NULL) < 0) return -1;
+    for (size_t i = 0; i < a->u.d.used; i++) {
+        if (!a->u.d.ent[i].key) continue;
+        if (!eval_dict_get(cx, b, a->u.d.ent[i].key, &err)) return err ? -1 : 0;
+    }
+    return 1;
+}
+
 /* -1 below every number, 0 a number, 1 above every number */
-static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub ? -1 : 1) : 0; }
+static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub == INF_NEG ? -1 : 1) : 0; }
 
 int eval_cmp(eval_cx *cx, int op, val *a, val *b)
 {
-    int numa = IS_NUM(a) || a->kind == V_INF, numb = IS_NUM(b) || b->kind == V_INF;
+    int numa = IS_REAL(a), numb = IS_REAL(b);
     if (numa && numb) {
+        if (IS_NAN(a) || IS_NAN(b)) return 0;   /* every order is false */
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
         if (limb_walk(cx, a, b) < 0) return -1;
@@ -916,6 +1017,10 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         int c = memcmp(a->u.str.s, b->u.str.s, n);
         if (c == 0) c = (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
         return cmp_result(op, c);
+    }
+    if (a->kind == V_SET && b->kind == V_SET) {
+        if (op == IR_LT || op == IR_LE) return set_subset(cx, a, b, op == IR_LT);
+        return set_subset(cx, b, a, op == IR_GT);
     }
     if (a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
         size_t i;
@@ -1147,7 +1252,7 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
     case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
     case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
     case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
-    case V_INF: PUTS(v->sub ? "-inf" : "inf"); return 0;
+    case V_INF: PUTS(v->sub == INF_NAN ? "nan" : v->sub ? "-inf" : "inf"); return 0;
     case V_STR:
         if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
         if (as_str) return eval_put(cx, b, v->u.str.s, v->u.str.len);

@@ -17,7 +17,18 @@ const char *const parser_builtin_names[] = {
 const char *const parser_math_names[] = {
     "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
     "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
-    "atan", "pi", "e", "inf", NULL
+    "atan", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan", NULL
+};
+
+/* Every public name of CPython 3.11's math module: what `from math import *` binds. Those
+ * outside parser_math_names would be bound by CPython and not by the evaluator. */
+static const char *const math_all_names[] = {
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "comb",
+    "copysign", "cos", "cosh", "degrees", "dist", "e", "erf", "erfc", "exp", "exp2", "expm1",
+    "fabs", "factorial", "floor", "fmod", "frexp", "fsum", "gamma", "gcd", "hypot", "inf",
+    "isclose", "isfinite", "isinf", "isnan", "isqrt", "lcm", "ldexp", "lgamma", "log", "log10",
+    "log1p", "log2", "modf", "nan", "nextafter", "perm", "pi", "pow", "prod", "radians",
+    "remainder", "sin", "sinh", "sqrt", "tan", "tanh", "tau", "trunc", "ulp", NULL
 };
 
 const char *const parser_method_names[] = {
@@ -123,7 +134,16 @@ typedef struct {
     parser_lines lines;
     parser_nameset bound;              /* every name the program binds */
     parser_nameset math;               /* names the math module is bound to */
+    int star;                          /* the program has a `from math import *` */
+    int fdepth;                        /* functions the check is inside */
 } wl_ctx;
+
+static int is_star_import(const ir_node *n)
+{
+    return n->kind == IR_IMPORT_FROM && strcmp(n->text, "math") == 0 &&
+           strcmp(n->kid[0]->text, "*") == 0;
+}
+
 
 static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const char *name)
 {
@@ -134,6 +154,15 @@ static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const ch
     size_t z = parser_lines_offset(&w->lines, n->end_line, n->end_col, &nomem);
     if (nomem) return CR_ENOMEM;
     return ir_add_reason(w->m, code, n->line, n->col, w->src + a, z > a ? z - a : 0);
+}
+
+/* After `from math import *`, a name math binds that the evaluator's math lacks (hypot, tau)
+ * would be math's in CPython, wherever it appears. */
+static cr_code star_name(wl_ctx *w, const ir_node *n, const char *name)
+{
+    if (!w->star || !in_list(math_all_names, name) || in_list(parser_math_names, name))
+        return CR_OK;
+    return add_reason(w, n, "import:math.%s", name);
 }
 
 static cr_code bind_targets(wl_ctx *w, const ir_node *t)
@@ -159,7 +188,10 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
     switch (n->kind) {
     case IR_FUNCDEF: case IR_PARAM: rc = parser_nameset_add(&w->bound, n->text); break;
-    case IR_IMPORT_FROM: rc = parser_nameset_add(&w->bound, n->aux); break;
+    case IR_IMPORT_FROM:
+        w->star |= is_star_import(n);
+        rc = parser_nameset_add(&w->bound, n->aux);
+        break;
     case IR_IMPORT: if (strcmp(n->text, "math") == 0) rc = parser_nameset_add(&w->math, n->aux); break;
     case IR_ASSIGN:
         for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
@@ -202,6 +234,7 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     if (!f) return CR_OK;
     if (f->kind == IR_NAME) {
         const char *name = f->text;
+        if ((rc = star_name(w, f, name)) != CR_OK) return rc;
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
                  (in_list(parser_builtin_names, name) || parser_nameset_has(&w->bound, name) ||
                   !is_python_builtin(name));
@@ -223,7 +256,9 @@ static cr_code check_target(wl_ctx *w, const ir_node *t, int depth)
     cr_code rc = CR_OK;
     if (!t) return CR_OK;
     switch (t->kind) {
-    case IR_NAME: return is_name_dunder(t->text) ? add_reason(w, t, "name:%s", t->text) : CR_OK;
+    case IR_NAME:
+        if ((rc = star_name(w, t, t->text)) != CR_OK) return rc;
+        return is_name_dunder(t->text) ? add_reason(w, t, "name:%s", t->text) : CR_OK;
     case IR_TUPLE: case IR_LIST: case IR_STARRED:
         for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = check_target(w, t->kid[i], depth + 1);
         return rc;
@@ -245,13 +280,14 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
         return rc;
     case IR_IMPORT_FROM:
         if (strcmp(n->text, "math") != 0) rc = add_reason(w, n, "import:%s", n->text);
+        else if (is_star_import(n) && w->fdepth == 0) rc = CR_OK;   /* a SyntaxError in a def */
         else if (!in_list(parser_math_names, n->kid[0]->text))
             rc = add_reason(w, n, "import:math.%s", n->kid[0]->text);
         return rc;
     case IR_NAME:
         if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)))
             rc = add_reason(w, n, "name:%s", n->text);
-        return rc;
+        return rc == CR_OK ? star_name(w, n, n->text) : rc;
     case IR_AUGASSIGN:
         /* The target is read (below) and written. */
         if (n->n && n->kid[0] && n->kid[0]->kind == IR_NAME && readable_dunder(n->kid[0]->text) &&
@@ -261,6 +297,13 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     case IR_FUNCDEF: case IR_PARAM:
         if (n->text && is_name_dunder(n->text) && (rc = add_reason(w, n, "name:%s", n->text)) != CR_OK)
             return rc;
+        if (n->kind == IR_FUNCDEF) {
+            if (n->text && (rc = star_name(w, n, n->text)) != CR_OK) return rc;
+            w->fdepth++;
+            for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) rc = check(w, n->kid[i], depth + 1);
+            w->fdepth--;
+            return rc;
+        }
         break;
     case IR_ATTR:
         return check_attr(w, n, depth);
