@@ -112,21 +112,12 @@ static int exit_for(cr_code status)
     }
 }
 
-/* The length of the UTF-8 sequence at s if it is valid and prints (no C1 control), else 0. */
+/* The length of the UTF-8 character at s if it is well-formed and prints (no C1 control,
+ * U+0080..U+009F), else 0. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-    unsigned c = s[0], need;
-    unsigned long cp, min;
-    if (c < 0xc2 || c > 0xf4) return 0;
-    need = c < 0xe0 ? 1 : c < 0xf0 ? 2 : 3;
-    if (n < need + 1) return 0;
-    cp = c & (0x3fu >> need);
-    for (unsigned i = 1; i <= need; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    min = need == 1 ? 0xa0 : need == 2 ? 0x800 : 0x10000;
-    return cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : need + 1;
+    size_t bad, k = cr_utf8_step((const char *)s, n, &bad);
+    return k == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : k;
 }
 
 enum show { SHOW_OUTPUT, SHOW_TEXT, SHOW_NAME };
