@@ -223,8 +223,8 @@ static inline int eval_walk(eval_cx *cx, uint64_t elems, uint64_t bytes, const i
 {
     return eval_count(cx, elems + bytes / EVAL_BYTES_PER_STEP, at);
 }
-int eval_mem(eval_cx *cx, val *v, size_t newsz);
-void eval_swap_items(val *a, val *b);   /* a's contents become b's and b's a's, with their memory */             /* re-account v: 0 ok, -1 */
+int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
+void eval_swap_items(val *a, val *b);   /* a's contents become b's and b's a's, with their memory */
 int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 ok, -1 */
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
