@@ -11,85 +11,48 @@
 #include <unictype.h>
 #include <unistr.h>
 
-/* ---- names ----------------------------------------------------------------------------- */
+/* ---- the registry's rows ---------------------------------------------------------------- */
 
-/* In the order of the B_* and M_* ids. */
-static const char *const b_names[] = {
-    "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "format",
-    "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range",
-    "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
-    "Exception", "ValueError", "TypeError", "ZeroDivisionError", "ArithmeticError",
-    "IndexError", "KeyError", NULL
-};
-/* math functions in the order of the M_* ids, then the constants */
-static const char *const m_names[] = {
-    "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
-    "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
-    "atan", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan", NULL
-};
-#define M_NFUNC (B_COUNT - M_SQRT)
-
-enum {
-    MT_APPEND, MT_EXTEND, MT_INSERT, MT_POP, MT_INDEX, MT_COUNT, MT_SORT, MT_REVERSE, MT_COPY,
-    MT_ITEMS, MT_KEYS, MT_VALUES, MT_GET, MT_UPDATE, MT_SETDEFAULT, MT_FORMAT, MT_UPPER,
-    MT_LOWER, MT_STRIP, MT_LSTRIP, MT_RSTRIP, MT_SPLIT, MT_JOIN, MT_REPLACE, MT_STARTSWITH,
-    MT_ENDSWITH, MT_TITLE, MT_CAPITALIZE, MT_ZFILL, MT_COUNT_END
-};
-static const char *const mt_names[] = {
-    "append", "extend", "insert", "pop", "index", "count", "sort", "reverse", "copy", "items",
-    "keys", "values", "get", "update", "setdefault", "format", "upper", "lower", "strip",
-    "lstrip", "rstrip", "split", "join", "replace", "startswith", "endswith", "title",
-    "capitalize", "zfill", NULL
-};
-
-/* The value kinds each method exists on. */
+/* The value kinds each method exists on (registry.def's METHOD rows). */
 #define K(k) (1u << (k))
-#define KSTR K(V_STR)
+#define KO K(V_OBJ)
 static const unsigned mt_kinds[MT_COUNT_END] = {
-    [MT_APPEND] = K(V_LIST), [MT_EXTEND] = K(V_LIST), [MT_INSERT] = K(V_LIST),
-    [MT_POP] = K(V_LIST) | K(V_DICT) | K(V_SET),
-    [MT_INDEX] = K(V_LIST) | K(V_TUPLE) | KSTR, [MT_COUNT] = K(V_LIST) | K(V_TUPLE) | KSTR,
-    [MT_SORT] = K(V_LIST), [MT_REVERSE] = K(V_LIST), [MT_COPY] = K(V_LIST) | K(V_DICT) | K(V_SET),
-    [MT_ITEMS] = K(V_DICT), [MT_KEYS] = K(V_DICT), [MT_VALUES] = K(V_DICT), [MT_GET] = K(V_DICT),
-    [MT_UPDATE] = K(V_DICT) | K(V_SET), [MT_SETDEFAULT] = K(V_DICT),
-    [MT_FORMAT] = KSTR, [MT_UPPER] = KSTR, [MT_LOWER] = KSTR, [MT_STRIP] = KSTR,
-    [MT_LSTRIP] = KSTR, [MT_RSTRIP] = KSTR, [MT_SPLIT] = KSTR, [MT_JOIN] = KSTR,
-    [MT_REPLACE] = KSTR, [MT_STARTSWITH] = KSTR, [MT_ENDSWITH] = KSTR, [MT_TITLE] = KSTR,
-    [MT_CAPITALIZE] = KSTR, [MT_ZFILL] = KSTR,
+#define METHOD(id, name, kinds) [id] = kinds,
+#include "evaluator/registry.def"
 };
 
-static int find_name(const char *const *list, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n && list[i]; i++)
-        if (list[i][0] == name[0] && strcmp(list[i], name) == 0) return (int)i;
-    return -1;
-}
+/* FUNC rows' implementations by id; 0: eval_builtin_call's own dispatch. */
+static const eval_fn func_impl[B_COUNT] = {
+#define FUNC(mod, name, id, impl) [id] = impl,
+#include "evaluator/registry.def"
+};
+
+typedef val *(*value_get)(eval_cx *cx, const ir_node *at);
+static const value_get value_impl[] = {
+#define VALUE(mod, name, get) get,
+#include "evaluator/registry.def"
+    NULL
+};
 
 int eval_builtin_lookup(const char *name)
 {
-    return find_name(b_names, M_SQRT, name);
-}
-
-int eval_math_lookup(const char *name)
-{
-    int i = find_name(m_names, M_NFUNC, name);
-    return i < 0 ? -1 : M_SQRT + i;
+    int id;
+    return registry_attr(MOD_NONE, name, &id) == REG_FUNC ? id : -1;
 }
 
 const char *eval_builtin_name(int id)
 {
-    if (id >= 0 && id < M_SQRT) return b_names[id];
-    return id >= M_SQRT && id < B_COUNT ? m_names[id - M_SQRT] : "?";
+    return registry_func_name(id);
 }
 
 int eval_method_lookup(const char *name)
 {
-    return find_name(mt_names, MT_COUNT_END, name);
+    return registry_method(name);
 }
 
 const char *eval_method_name(int id)
 {
-    return id >= 0 && id < MT_COUNT_END ? mt_names[id] : "?";
+    return registry_method_name(id);
 }
 
 int eval_method_valid(const val *self, int id)
@@ -97,33 +60,38 @@ int eval_method_valid(const val *self, int id)
     return id >= 0 && id < MT_COUNT_END && (mt_kinds[id] & K(self->kind));
 }
 
-const char *const *eval_names(char kind)
+/* A function or module value: one per run, made on first use. */
+static val *cached(eval_cx *cx, val **slot, vkind kind, int sub)
 {
-    switch (kind) {
-    case 'b': return b_names;
-    case 'm': return m_names;
-    case '.': return mt_names;
-    default: return NULL;
+    if (!*slot) {
+        if (!(*slot = eval_new(cx, kind))) return NULL;
+        (*slot)->sub = (uint16_t)sub;
     }
-}
-
-int eval_implements(char kind, const char *name)
-{
-    const char *const *list = eval_names(kind);
-    return list && name && find_name(list, SIZE_MAX, name) >= 0;
+    EV_INCREF(*slot);
+    return *slot;
 }
 
 val *eval_builtin_val(eval_cx *cx, int id)
 {
-    if (!cx->bvals[id]) {
-        val *v = eval_new(cx, V_BUILTIN);
-        if (!v) return NULL;
-        v->sub = (uint16_t)id;
-        cx->bvals[id] = v;
-        cx->bvals_made |= 1ull << id;
+    return cached(cx, &cx->bvals[id], V_BUILTIN, id);
+}
+
+val *eval_module(eval_cx *cx, int mod)
+{
+    return cached(cx, &cx->mods[mod], V_MODULE, mod);
+}
+
+val *eval_module_attr(eval_cx *cx, int mod, const char *name, const ir_node *at)
+{
+    int id;
+    switch (registry_attr(mod, name, &id)) {
+    case REG_FUNC: return eval_builtin_val(cx, id);
+    case REG_VALUE: return value_impl[id](cx, at);
+    case REG_MODULE: return eval_module(cx, id);
+    default:
+        return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "module '%s' has no attribute '%s'",
+                          registry_module_name(mod), name);
     }
-    EV_INCREF(cx->bvals[id]);
-    return cx->bvals[id];
 }
 
 /* ---- argument helpers ------------------------------------------------------------------ */
@@ -160,18 +128,20 @@ static int kw_check(eval_cx *cx, eval_args *a, const char *const *allowed, const
     return 0;
 }
 
-static val *kwarg(eval_args *a, const char *name)
+val *eval_kwarg(eval_args *a, const char *name)
 {
     for (size_t i = 0; i < a->nkw; i++)
         if (strcmp(a->kwname[i], name) == 0) return a->kw[i];
     return NULL;
 }
+#define kwarg eval_kwarg
 
-static int check(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
-                 const char *name, const ir_node *at)
+int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
+                    const char *name, const ir_node *at)
 {
     return argc_check(cx, a, lo, hi, name, at) < 0 || kw_check(cx, a, kws, name, at) < 0 ? -1 : 0;
 }
+#define check eval_check_args
 
 static val *num_copy(eval_cx *cx, val *x, vkind kind)
 {
@@ -564,6 +534,12 @@ static val *b_isinstance(eval_cx *cx, val *x, val *t, const ir_node *at)
             if (!r || r == &cx->vtrue) return r;
         }
         return eval_bool(cx, 0);
+    }
+    if (t->kind == V_OBJ && t->u.obj.cls->builtin) {
+        val *args[2] = { x, t };
+        eval_args a = { .pos = args, .npos = 2 };
+        val *r = t->u.obj.cls->builtin(cx, B_ISINSTANCE, t, &a, at);
+        if (r || cx->err.code != CR_OK) return r;
     }
     if (!is_type(t))
         return eval_raise(cx, CR_EPY_TYPE, at,
@@ -1242,22 +1218,19 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     }
 }
 
-val *eval_math_attr(eval_cx *cx, const char *name, const ir_node *at)
+static val *math_const(eval_cx *cx, void (*set)(mpq_t, const num_ctx *))
 {
-    int id = eval_math_lookup(name);
-    if (id >= 0) return eval_builtin_val(cx, id);
-    val *r;
-    if (strcmp(name, "inf") == 0) return eval_nonfinite(cx, INFINITY);
-    if (strcmp(name, "nan") == 0) return eval_nonfinite(cx, NAN);
-    if (strcmp(name, "pi") == 0 || strcmp(name, "e") == 0) {
-        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
-        if (name[0] == 'p') num_pi(r->u.q, &cx->nc);
-        else num_e(r->u.q, &cx->nc);
-        r->flags |= VF_INEXACT;
-        return eval_num_done(cx, r);
-    }
-    return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "module 'math' has no attribute '%s'", name);
+    val *r = eval_num(cx, V_FLOAT);
+    if (!r) return NULL;
+    set(r->u.q, &cx->nc);
+    r->flags |= VF_INEXACT;
+    return eval_num_done(cx, r);
 }
+
+val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, num_pi); }
+val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, num_e); }
+val *eval_math_inf(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, INFINITY); }
+val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, NAN); }
 
 /* ---- dispatch -------------------------------------------------------------------------- */
 
@@ -1271,8 +1244,14 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
     val *x, *r;
-    if (id >= M_SQRT) return math_call(cx, id, a, at);
-    if (id >= B_EXCEPTION) return b_exception(cx, id, a, at);
+    if (func_impl[id]) return func_impl[id](cx, a, at);
+    if (id >= M_SQRT && id <= M_ISFINITE) return math_call(cx, id, a, at);
+    if (id >= B_EXCEPTION && id <= B_KEYERROR) return b_exception(cx, id, a, at);
+    if (a->npos && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
+        const eval_class *c = a->pos[0]->u.obj.cls;
+        val *r = c->builtin(cx, id, a->pos[0], a, at);
+        if (r || cx->err.code != CR_OK) return r;
+    }
     switch (id) {
     case B_ABS: return (x = one_arg(cx, a, name, at)) ? b_abs(cx, x, at) : NULL;
     case B_ALL: case B_ANY:
@@ -1454,6 +1433,7 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     cr_error e;
     cr_code rc;
     memset(&e, 0, sizeof e);
+    if (v->kind == V_OBJ && v->u.obj.cls->format) return v->u.obj.cls->format(cx, b, v, spec, len, at);
     if (len == 0) return eval_repr(cx, b, v, 1);
     if (IS_NUM(v)) {
         /* an inexact value rounds as it prints; the text it makes carries the flag, so the
@@ -1925,11 +1905,11 @@ static int in_chars(const char *cs, size_t cn, const char *c, size_t k)
 
 static val *str_strip(eval_cx *cx, val *self, eval_args *a, int which, const ir_node *at)
 {
-    if (check(cx, a, 0, 1, NULL, mt_names[which], at) < 0) return NULL;
+    if (check(cx, a, 0, 1, NULL, eval_method_name(which), at) < 0) return NULL;
     val *chars = a->npos ? a->pos[0] : NULL;
     if (chars && chars->kind == V_NONE) chars = NULL;
     if (chars && chars->kind != V_STR)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", mt_names[which]);
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s arg must be None or str", eval_method_name(which));
     const char *s = self->u.str.s;
     size_t lo = 0, hi = self->u.str.len;
     size_t k;
@@ -2168,7 +2148,7 @@ static int case_piece(eval_cx *cx, cr_buf *b, const uint8_t *s, size_t n, size_t
 
 static val *str_case(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    if (check(cx, a, 0, 0, NULL, mt_names[id], at) < 0) return NULL;
+    if (check(cx, a, 0, 0, NULL, eval_method_name(id), at) < 0) return NULL;
     const uint8_t *s = (const uint8_t *)self->u.str.s;
     size_t n = self->u.str.len;
     if (eval_walk(cx, 0, n, at) < 0 || eval_mem_room(cx, n + 1) < 0) return NULL;
@@ -2227,7 +2207,7 @@ static val *str_zfill(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
 
 static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = mt_names[id];
+    const char *name = eval_method_name(id);
     if (check(cx, a, 1, id == MT_INDEX ? 3 : (self->kind == V_STR ? 3 : 1), NULL, name, at) < 0)
         return NULL;
     val *x = a->pos[0];
@@ -2323,7 +2303,7 @@ static val *copy_of(eval_cx *cx, val *self)
 
 static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = mt_names[id];
+    const char *name = eval_method_name(id);
     int64_t i;
     switch (id) {
     case MT_APPEND:
@@ -2398,7 +2378,7 @@ static val *list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 
 static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = mt_names[id];
+    const char *name = eval_method_name(id);
     int err;
     val *v;
     switch (id) {
@@ -2447,7 +2427,7 @@ static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 
 static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = mt_names[id];
+    const char *name = eval_method_name(id);
     if (id == MT_COPY) {
         if (check(cx, a, 0, 0, NULL, name, at) < 0) return NULL;
         return copy_of(cx, self);
@@ -2489,6 +2469,10 @@ static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
 
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
+    if (self->kind == V_OBJ && self->u.obj.cls->method) {
+        val *r = self->u.obj.cls->method(cx, self, id, a, at);
+        if (r || cx->err.code != CR_OK) return r;
+    }
     if (!eval_method_valid(self, id))
         return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object has no attribute '%s'",
                           eval_type_name(self), eval_method_name(id));

@@ -374,6 +374,17 @@ static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_nod
     if ((a->kind == V_INF || b->kind == V_INF) && IS_REAL(a) && IS_REAL(b))
         return nonfinite_binop(cx, op, a, b, inplace, at);
     if (set_op(op, a, b)) return eval_set_binop(cx, op, a, b, inplace, at);
+    if (a->kind == V_OBJ || b->kind == V_OBJ) {
+        /* the left operand's class first, then the right's, as CPython's reflected ops */
+        for (int i = 0; i < 2; i++) {
+            val *o = i ? b : a;
+            if (o->kind != V_OBJ || !o->u.obj.cls->binop || (i && b->u.obj.cls == a->u.obj.cls &&
+                                                            a->kind == V_OBJ))
+                continue;
+            val *r = o->u.obj.cls->binop(cx, op, a, b, at);
+            if (r || cx->err.code != CR_OK) return r;
+        }
+    }
     int seq_a = a->kind == V_STR || a->kind == V_LIST || a->kind == V_TUPLE;
     switch (op) {
     case IR_ADD:
@@ -700,6 +711,9 @@ val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     case V_BUILTIN:
         return inexact_through(cx, eval_builtin_call(cx, f->sub, a, at), f->sub, NULL, a);
     case V_METHOD: return method_call(cx, f->u.meth.self, f->sub, a, at);
+    case V_OBJ:
+        if (f->u.obj.cls->call) return f->u.obj.cls->call(cx, f, a, at);
+        /* fall through */
     default:
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not callable", eval_type_name(f));
     }
@@ -865,7 +879,7 @@ static val *eval_call_expr(eval_cx *cx, const ir_node *n)
     if (callee->kind == IR_ATTR) {
         if (!(self = eval_expr(cx, callee->kid[0]))) return NULL;
         if (self->kind == V_MODULE) {
-            f = eval_math_attr(cx, callee->text, callee);
+            f = eval_module_attr(cx, self->sub, callee->text, callee);
             eval_decref(cx, self);
             self = NULL;
             if (!f) return NULL;
@@ -1291,10 +1305,14 @@ static int assign(eval_cx *cx, const ir_node *t, val *v)
     case IR_ATTR: {
         val *o = eval_expr(cx, t->kid[0]);
         if (!o) return -1;
-        eval_raise(cx, CR_EPY_ATTRIBUTE, t, "'%s' object has no attribute '%s'",
-                   eval_type_name(o), t->text);
+        int rc = -1;
+        if (o->kind == V_OBJ && o->u.obj.cls->setattr)
+            rc = o->u.obj.cls->setattr(cx, o, t->text, v, t);
+        if (rc == -2 || (rc < 0 && cx->err.code == CR_OK))
+            eval_raise(cx, CR_EPY_ATTRIBUTE, t, "'%s' object has no attribute '%s'",
+                       eval_type_name(o), t->text);
         eval_decref(cx, o);
-        return -1;
+        return rc < 0 ? -1 : 0;
     }
     case IR_STARRED:
         eval_raise(cx, CR_ESYNTAX, t, "starred assignment target must be in a list or tuple");
@@ -1365,6 +1383,13 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
         if (r) r->sub = a->sub == INF_NAN ? INF_NAN : !a->sub;
         eval_decref(cx, a);
         return r;
+    }
+    if (a->kind == V_OBJ && a->u.obj.cls->unary) {
+        r = a->u.obj.cls->unary(cx, n->op, a, n);
+        if (r || cx->err.code != CR_OK) {
+            eval_decref(cx, a);
+            return r;
+        }
     }
     if (!IS_NUM(a) || (n->op == IR_INVERT && a->kind == V_FLOAT)) {
         eval_raise(cx, CR_EPY_TYPE, n, "bad operand type for unary %s: '%s'",
@@ -1668,7 +1693,10 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     val *r = NULL;
     int m;
     if (o->kind == V_MODULE) {
-        r = eval_math_attr(cx, n->text, n);
+        r = eval_module_attr(cx, o->sub, n->text, n);
+    } else if (o->kind == V_OBJ && o->u.obj.cls->attr &&
+               ((r = o->u.obj.cls->attr(cx, o, n->text, n)) || cx->err.code != CR_OK)) {
+        ;
     } else if ((m = attr_method(cx, n)) >= 0 && eval_method_valid(o, m)) {
         if ((r = eval_new(cx, V_METHOD))) {
             r->sub = (uint16_t)m;
@@ -1806,14 +1834,15 @@ out:
     return rc;
 }
 
-/* `from math import *`, at module level (the whitelist sees to it): binds the math names
- * the program mentions, which are the only ones it can read. */
-static int import_math_star(eval_cx *cx, const ir_node *n)
+/* `from m import *`, at module level (the whitelist sees to it): binds the names of m the
+ * program mentions, which are the only ones it can read. */
+static int import_star(eval_cx *cx, int mod, const ir_node *n)
 {
-    for (const char *const *p = parser_math_names; *p; p++) {
-        int sym = resolve_find(&cx->rs, *p);
+    const char *name;
+    for (int i = registry_next(mod, 0, &name); i >= 0; i = registry_next(mod, i + 1, &name)) {
+        int sym = resolve_find(&cx->rs, name);
         if (sym < 0) continue;
-        val *v = eval_math_attr(cx, *p, n);
+        val *v = eval_module_attr(cx, mod, name, n);
         if (!v) return -1;
         eval_decref(cx, cx->globals[sym]);
         cx->globals[sym] = v;
@@ -2043,21 +2072,34 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
         return rc < 0 ? X_ERROR : X_NORMAL;
     }
     case IR_IMPORT: case IR_IMPORT_FROM: {
-        if (!n->text || strcmp(n->text, "math") != 0) {
+        int mod = n->text ? registry_module(n->text) : -1;
+        if (mod < 0) {
             eval_raise(cx, CR_EPY_EXCEPTION, n, "No module named '%s'", n->text ? n->text : "");
             snprintf(cx->err.type, sizeof cx->err.type, "ModuleNotFoundError");
             return X_ERROR;
         }
         if (n->kind == IR_IMPORT_FROM && strcmp(n->kid[0]->text, "*") == 0)
-            return import_math_star(cx, n) < 0 ? X_ERROR : X_NORMAL;
+            return import_star(cx, mod, n) < 0 ? X_ERROR : X_NORMAL;
         if (n->kind == IR_IMPORT) {
-            v = cx->math;
-            EV_INCREF(v);
-        } else if (!(v = eval_math_attr(cx, n->kid[0]->text, n))) {
+            /* `import a.b` binds a; `import a.b as c` binds a.b */
+            const char *dot = strchr(n->text, '.');
+            if (dot && strncmp(n->aux, n->text, (size_t)(dot - n->text)) == 0 &&
+                n->aux[dot - n->text] == '\0') {
+                char top[64];
+                snprintf(top, sizeof top, "%.*s", (int)(dot - n->text), n->text);
+                mod = registry_module(top);
+            }
+            if (mod < 0)
+                return eval_raise(cx, CR_EINTERNAL, n, "no parent module of '%s'", n->text), X_ERROR;
+            if (!(v = eval_module(cx, mod))) return X_ERROR;
+        } else if (registry_attr(mod, n->kid[0]->text, NULL) < 0) {
             cx->err.code = CR_EPY_EXCEPTION;
             snprintf(cx->err.type, sizeof cx->err.type, "ImportError");
             snprintf(cx->err.message, sizeof cx->err.message,
-                     "cannot import name '%s' from 'math' (unknown location)", n->kid[0]->text);
+                     "cannot import name '%s' from '%s' (unknown location)", n->kid[0]->text,
+                     n->text);
+            return X_ERROR;
+        } else if (!(v = eval_module_attr(cx, mod, n->kid[0]->text, n))) {
             return X_ERROR;
         }
         int64_t last = cx->last_assigned;
@@ -2240,8 +2282,8 @@ static void cx_free(eval_cx *cx)
     eval_decref(cx, cx->retval);
     eval_decref(cx, cx->last_expr);
     eval_decref(cx, cx->solution_value);
-    eval_decref(cx, cx->math);
-    for (uint64_t m = cx->bvals_made; m; m &= m - 1) eval_decref(cx, cx->bvals[__builtin_ctzll(m)]);
+    for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);
+    for (i = 0; i < B_COUNT; i++) eval_decref(cx, cx->bvals[i]);
     if (cx->globals)
         for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
     free(cx->globals);
@@ -2268,7 +2310,6 @@ cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds
                             "subset", prog->nreasons);
     cx_init(&cx, pol);
     if ((rc = resolve_module(&cx, prog->root, err)) != CR_OK) goto out;
-    if (!(cx.math = eval_new(&cx, V_MODULE))) { rc = CR_ENOMEM; goto engine; }
     if ((rc = bind(&cx, binds, nbinds)) != CR_OK && rc < CR_ELIMIT) goto engine;
     if (rc == CR_OK) {
         xres x = exec_block(&cx, prog->root);

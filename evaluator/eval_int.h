@@ -26,11 +26,12 @@
 #include "common/common.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/num.h"
+#include "evaluator/registry.h"
 #include "parser/ir.h"
 
 typedef enum {
     V_NONE, V_BOOL, V_INT, V_FLOAT, V_INF, V_STR, V_LIST, V_TUPLE, V_DICT, V_SET, V_RANGE,
-    V_ITER, V_FUNC, V_BUILTIN, V_MODULE, V_METHOD, V_EXC, V_FRAME, V_ELLIPSIS
+    V_ITER, V_FUNC, V_BUILTIN, V_MODULE, V_METHOD, V_EXC, V_FRAME, V_ELLIPSIS, V_OBJ
 } vkind;
 
 enum {
@@ -53,6 +54,7 @@ enum { INF_POS, INF_NEG, INF_NAN };
 
 typedef struct val val;
 typedef struct scope scope;
+typedef struct eval_class eval_class;
 
 typedef struct {
     val *key, *value;      /* key NULL: a deleted slot */
@@ -76,6 +78,7 @@ struct val {
         struct { val *self; } meth;                                /* METHOD (sub: id) */
         struct { val *msg; } exc;                                  /* EXC (sub: class) */
         struct { val *parent; size_t n; val **slot; } fr;          /* FRAME */
+        struct { const eval_class *cls; void *data; } obj;        /* OBJ */
     } u;
 };
 
@@ -157,29 +160,14 @@ typedef struct eval_cx {
     val *retval;           /* IR_RETURN's value on its way out */
     int64_t last_assigned; /* symbol of the last module-level assignment, or -1 */
     val *last_expr;        /* last non-None module-level expression statement value */
-    val *math;             /* the math module value */
-    val *bvals[64];        /* builtin function values, made on demand */
-    uint64_t bvals_made;   /* bit i: bvals[i] is set */
+    val *mods[MOD_COUNT];  /* module values, made on demand */
+    val *bvals[B_COUNT];   /* builtin function values, made on demand */
     int solution_called;
     val *solution_value;   /* what the program's own last module-level solution() returned */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
     mpq_t dq[2];           /* eval_decided()'s scratch */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
-
-/* ---- builtin ids (builtins.c owns the table) ---- */
-enum {
-    B_ABS, B_ALL, B_ANY, B_BOOL, B_DICT, B_DIVMOD, B_ENUMERATE, B_FILTER, B_FLOAT, B_FORMAT,
-    B_INT, B_ISINSTANCE, B_LEN, B_LIST, B_MAP, B_MAX, B_MIN, B_POW, B_PRINT, B_RANGE,
-    B_REVERSED, B_ROUND, B_SET, B_SORTED, B_STR, B_SUM, B_TUPLE, B_ZIP,
-    B_EXCEPTION, B_VALUEERROR, B_TYPEERROR, B_ZERODIV, B_ARITHERROR, B_INDEXERROR, B_KEYERROR,
-    /* math.X */
-    M_SQRT, M_EXP, M_LOG, M_LOG10, M_LOG2, M_POW, M_FABS, M_FLOOR, M_CEIL, M_TRUNC, M_ERF,
-    M_ERFC, M_FACTORIAL, M_COMB, M_PERM, M_ISCLOSE, M_FSUM, M_PROD, M_SIN, M_COS, M_TAN,
-    M_ATAN, M_ISNAN, M_ISINF, M_ISFINITE,
-    B_COUNT
-};
-_Static_assert(B_COUNT <= 64, "eval_cx.bvals_made has a bit per builtin");
 
 typedef struct {
     val **pos;
@@ -188,6 +176,37 @@ typedef struct {
     val **kw;
     size_t nkw;
 } eval_args;
+
+/* A function of registry.def: checks its own arguments. */
+typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
+
+/* A class of objects (V_OBJ) that a module brings: dates, decimals, distributions. An object
+ * owns u.obj.data (accounted in its msz through eval_mem) and may hold numbers and strings
+ * but never a container, so objects form no cycles and are not tracked. Every hook may be
+ * NULL; a hook that returns NULL (or -2) without raising means "not supported here", and
+ * the caller raises CPython's TypeError or AttributeError. A class object (`date`,
+ * `Decimal`) is itself an object, of a class whose `call` makes instances. */
+struct eval_class {
+    const char *name;      /* type(x).__name__ */
+    void (*drop)(eval_cx *cx, val *self);                   /* release u.obj.data */
+    int (*repr)(eval_cx *cx, cr_buf *b, val *self, int as_str);   /* 0, -1 raised */
+    int (*eq)(eval_cx *cx, val *a, val *b);     /* either is of this class: 1, 0, -1 */
+    int (*cmp)(eval_cx *cx, int op, val *a, val *b);   /* IR_LT..: 1, 0, -1, -2 unorderable */
+    int (*hash)(eval_cx *cx, val *self, uint64_t *h);   /* 0, -1 raised */
+    int (*truth)(eval_cx *cx, val *self);               /* NULL: always true */
+    val *(*binop)(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+    val *(*unary)(eval_cx *cx, int op, val *self, const ir_node *at);  /* IR_NEG, IR_POS */
+    val *(*attr)(eval_cx *cx, val *self, const char *name, const ir_node *at);
+    int (*setattr)(eval_cx *cx, val *self, const char *name, val *v, const ir_node *at);
+    val *(*method)(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);  /* MT_* */
+    val *(*call)(eval_cx *cx, val *self, eval_args *a, const ir_node *at);
+    int (*format)(eval_cx *cx, cr_buf *b, val *self, const char *spec, size_t len,
+                  const ir_node *at);   /* NULL: str(self) for an empty spec, else TypeError */
+    /* builtin `bid` (abs, float, int, round, isinstance...) with self as its first argument
+     * (for B_ISINSTANCE: self is the class object, its second argument) */
+    val *(*builtin)(eval_cx *cx, int bid, val *self, eval_args *a, const ir_node *at);
+};
+val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 
 #define EV_INCREF(v) ((v)->rc++)
 void eval_val_free(eval_cx *cx, val *v);
@@ -306,14 +325,25 @@ int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 
 /* ---- builtins.c ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
-int eval_builtin_lookup(const char *name);               /* builtin (not math) id or -1 */
-int eval_math_lookup(const char *name);                  /* M_* id, or -1 */
-val *eval_math_attr(eval_cx *cx, const char *name, const ir_node *at);
+int eval_builtin_lookup(const char *name);               /* builtin (MOD_NONE) id or -1 */
+val *eval_module(eval_cx *cx, int mod);                  /* the module value, new reference */
+/* Attribute `name` of module mod (a function, a value, a submodule), new reference; raises
+ * CPython's AttributeError when the registry has no such row. */
+val *eval_module_attr(eval_cx *cx, int mod, const char *name, const ir_node *at);
 val *eval_builtin_val(eval_cx *cx, int id);                /* new reference */
 int eval_method_valid(const val *self, int id);
 const char *eval_builtin_name(int id);
 int eval_method_lookup(const char *name);                /* method id or -1 */
 const char *eval_method_name(int id);
+/* Argument checks with CPython's messages: lo..hi positional arguments, keywords among kws
+ * (NULL-terminated, or NULL: none). 0, -1 raised. kwarg: the keyword's value or NULL. */
+int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
+                    const char *name, const ir_node *at);
+val *eval_kwarg(eval_args *a, const char *name);
+val *eval_math_pi(eval_cx *cx, const ir_node *at);
+val *eval_math_e(eval_cx *cx, const ir_node *at);
+val *eval_math_inf(eval_cx *cx, const ir_node *at);
+val *eval_math_nan(eval_cx *cx, const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 int eval_view_sync(eval_cx *cx, val *v);   /* a dict view's items made its dict's again */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);

@@ -43,11 +43,4 @@ cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds
                  const cr_policy *pol, eval_result *res, cr_error *err);
 void eval_result_free(eval_result *res);   /* NULL is a no-op; leaves *res zeroed */
 
-/* Whether the evaluator implements a whitelisted name (tests check it against the
- * parser's lists in both directions). kind: 'b' builtin, 'm' math.X, '.' method. */
-int eval_implements(char kind, const char *name);
-/* Every name eval_implements() accepts for `kind`, NULL-terminated (static); NULL for an
- * unknown kind. */
-const char *const *eval_names(char kind);
-
 #endif

@@ -291,6 +291,20 @@ val *eval_new(eval_cx *cx, vkind kind)
     return new_sized(cx, kind, sizeof(val));
 }
 
+val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz)
+{
+    val *v = new_sized(cx, V_OBJ, sizeof(val));
+    if (!v) return NULL;
+    v->u.obj.cls = cls;
+    if (datasz && (eval_mem(cx, v, v->msz + heap_cost(datasz)) < 0 ||
+                   !(v->u.obj.data = calloc(1, datasz)))) {
+        if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+        eval_decref(cx, v);
+        return NULL;
+    }
+    return v;
+}
+
 /* A frame and its slots in one allocation: a call costs one malloc. */
 val *eval_new_frame(eval_cx *cx, size_t nslots)
 {
@@ -466,6 +480,11 @@ static void free_contents(eval_cx *cx, val *v)
 {
     size_t i;
     switch (v->kind) {
+    case V_OBJ:
+        if (v->u.obj.cls->drop && v->u.obj.data) v->u.obj.cls->drop(cx, v);
+        free(v->u.obj.data);
+        v->u.obj.data = NULL;
+        break;
     case V_STR:
         free(v->u.str.s);
         v->u.str.s = NULL;
@@ -631,6 +650,10 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
         return 0;
     }
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
+    case V_OBJ:
+        if (v->u.obj.cls->hash) return v->u.obj.cls->hash(cx, v, h);
+        eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
+        return -1;
     case V_STR:
         if (!v->u.str.hash) {
             if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
@@ -903,6 +926,10 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     size_t i;
     if (a == b) return 1;
     if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
+    if (a->kind == V_OBJ || b->kind == V_OBJ) {
+        val *o = a->kind == V_OBJ && a->u.obj.cls->eq ? a : b;
+        return o->kind == V_OBJ && o->u.obj.cls->eq ? o->u.obj.cls->eq(cx, a, b) : 0;
+    }
     if (a->kind != b->kind) return 0;
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
@@ -1038,6 +1065,13 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         int c = (a->u.seq.len > b->u.seq.len) - (a->u.seq.len < b->u.seq.len);
         return cmp_result(op, c);
     }
+    for (int i = 0; i < 2; i++) {
+        val *o = i ? b : a;
+        if (o->kind == V_OBJ && o->u.obj.cls->cmp) {
+            int r = o->u.obj.cls->cmp(cx, op, a, b);
+            if (r != -2) return r;
+        }
+    }
     eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
                cmp_sym(op), eval_type_name(a), eval_type_name(b));
     return -1;
@@ -1057,6 +1091,7 @@ int eval_truth(eval_cx *cx, val *v)
     case V_RANGE:
         return v->u.rng.step > 0 ? v->u.rng.start < v->u.rng.stop
                                  : v->u.rng.start > v->u.rng.stop;
+    case V_OBJ: return v->u.obj.cls->truth ? v->u.obj.cls->truth(cx, v) : 1;
     default: return 1;
     }
 }
@@ -1099,6 +1134,7 @@ const char *eval_type_name(const val *v)
     case V_METHOD: return "builtin_function_or_method";
     case V_EXC: return eval_builtin_name(v->sub);
     case V_ELLIPSIS: return "ellipsis";
+    case V_OBJ: return v->u.obj.cls->name;
     default: return "frame";
     }
 }
@@ -1249,6 +1285,7 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
     switch (v->kind) {
     case V_NONE: PUTS("None"); return 0;
     case V_ELLIPSIS: PUTS("Ellipsis"); return 0;
+    case V_OBJ: return v->u.obj.cls->repr(cx, b, v, as_str);
     case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
     case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
     case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
@@ -1317,7 +1354,11 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
                  eval_builtin_name(v->sub));
         PUTS(tmp);
         return 0;
-    case V_MODULE: PUTS("<module 'math' (built-in)>"); return 0;
+    case V_MODULE:
+        PUTS("<module '");
+        PUTS(registry_module_name(v->sub));
+        PUTS(v->sub == MOD_MATH ? "' (built-in)>" : "'>");
+        return 0;
     case V_METHOD:
         snprintf(tmp, sizeof tmp, "<built-in method %s of %s object>", eval_method_name(v->sub),
                  eval_type_name(v->u.meth.self));

@@ -19,15 +19,12 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
 /* The grammar's identity for audit records: "tree-sitter-python 0.23.6 (ABI 14)". */
 const char *parser_grammar_version(void);
 
-/* The whitelist, one table per kind of callable. The evaluator implements exactly these
- * (tests/test_eval.c checks both directions). Each list ends with NULL. */
-extern const char *const parser_builtin_names[];   /* "abs", "round", "print", ... */
-extern const char *const parser_math_names[];      /* "sqrt", "log", "pi", ... (math.X) */
-extern const char *const parser_method_names[];    /* "append", "items", "format", ... */
+/* What the whitelist lets in is evaluator/registry.def's rows: the evaluator implements
+ * exactly those, from the same rows. */
 
 /* Every name in CPython 3.11's builtins module (dir(builtins)), sorted, NULL-terminated. A call
  * of a name that is none of these and that the program never binds is left to the evaluator
- * (NameError); a call of one of these outside parser_builtin_names is a `call:` reason. */
+ * (NameError); a call of one of these outside the registry's builtins is a `call:` reason. */
 extern const char *const parser_python_builtins[];
 
 #endif

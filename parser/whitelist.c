@@ -4,24 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evaluator/registry.h"
 #include "parser/internal.h"
 
-const char *const parser_builtin_names[] = {
-    "abs", "all", "any", "bool", "dict", "divmod", "enumerate", "filter", "float", "format",
-    "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range",
-    "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
-    "Exception", "ValueError", "TypeError", "ZeroDivisionError", "ArithmeticError",
-    "IndexError", "KeyError", NULL
-};
-
-const char *const parser_math_names[] = {
-    "sqrt", "exp", "log", "log10", "log2", "pow", "fabs", "floor", "ceil", "trunc", "erf",
-    "erfc", "factorial", "comb", "perm", "isclose", "fsum", "prod", "sin", "cos", "tan",
-    "atan", "isnan", "isinf", "isfinite", "pi", "e", "inf", "nan", NULL
-};
-
 /* Every public name of CPython 3.11's math module: what `from math import *` binds. Those
- * outside parser_math_names would be bound by CPython and not by the evaluator. */
+ * the registry lacks would be bound by CPython and not by the evaluator. */
 static const char *const math_all_names[] = {
     "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "comb",
     "copysign", "cos", "cosh", "degrees", "dist", "e", "erf", "erfc", "exp", "exp2", "expm1",
@@ -29,13 +16,6 @@ static const char *const math_all_names[] = {
     "isclose", "isfinite", "isinf", "isnan", "isqrt", "lcm", "ldexp", "lgamma", "log", "log10",
     "log1p", "log2", "modf", "nan", "nextafter", "perm", "pi", "pow", "prod", "radians",
     "remainder", "sin", "sinh", "sqrt", "tan", "tanh", "tau", "trunc", "ulp", NULL
-};
-
-const char *const parser_method_names[] = {
-    "append", "extend", "insert", "pop", "index", "count", "sort", "reverse", "copy", "items",
-    "keys", "values", "get", "update", "setdefault", "format", "upper", "lower", "strip",
-    "lstrip", "rstrip", "split", "join", "replace", "startswith", "endswith", "title",
-    "capitalize", "zfill", NULL
 };
 
 /* CPython 3.11's builtins, dir(builtins) in sorted order (the interactive helpers that the
@@ -133,7 +113,7 @@ typedef struct {
     size_t len;
     parser_lines lines;
     parser_nameset bound;              /* every name the program binds */
-    parser_nameset math;               /* names the math module is bound to */
+    parser_nameset mods[MOD_COUNT];    /* names each module is bound to */
     int star;                          /* the program has a `from math import *` */
     int fdepth;                        /* functions the check is inside */
 } wl_ctx;
@@ -160,7 +140,7 @@ static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const ch
  * would be math's in CPython, wherever it appears. */
 static cr_code star_name(wl_ctx *w, const ir_node *n, const char *name)
 {
-    if (!w->star || !in_list(math_all_names, name) || in_list(parser_math_names, name))
+    if (!w->star || !in_list(math_all_names, name) || registry_attr(MOD_MATH, name, NULL) >= 0)
         return CR_OK;
     return add_reason(w, n, "import:math.%s", name);
 }
@@ -188,11 +168,23 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
     switch (n->kind) {
     case IR_FUNCDEF: case IR_PARAM: rc = parser_nameset_add(&w->bound, n->text); break;
-    case IR_IMPORT_FROM:
+    case IR_IMPORT_FROM: {
+        int m = registry_module(n->text), sub;
         w->star |= is_star_import(n);
         rc = parser_nameset_add(&w->bound, n->aux);
+        if (rc == CR_OK && m >= 0 && registry_attr(m, n->kid[0]->text, &sub) == REG_MODULE)
+            rc = parser_nameset_add(&w->mods[sub], n->aux);
         break;
-    case IR_IMPORT: if (strcmp(n->text, "math") == 0) rc = parser_nameset_add(&w->math, n->aux); break;
+    }
+    case IR_IMPORT: {
+        /* `import a.b` binds a (the lowering's aux), `import a.b as c` binds a.b */
+        int m = registry_module(n->text);
+        if (m >= 0 && strcmp(n->aux, n->text) != 0 && strchr(n->text, '.') &&
+            strncmp(n->text, n->aux, strlen(n->aux)) == 0 && n->text[strlen(n->aux)] == '.')
+            m = registry_module(n->aux);
+        if (m >= 0) rc = parser_nameset_add(&w->mods[m], n->aux);
+        break;
+    }
     case IR_ASSIGN:
         for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
         break;
@@ -206,9 +198,27 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     return rc;
 }
 
-static int is_math(wl_ctx *w, const ir_node *obj)
+/* The module an expression names (`np`, `scipy.stats`), or -1. Scopes are ignored as in
+ * collect(): a wrong guess ends in an AttributeError or a NameError. */
+static int module_of(wl_ctx *w, const ir_node *e)
 {
-    return obj && obj->kind == IR_NAME && parser_nameset_has(&w->math, obj->text);
+    if (!e) return -1;
+    if (e->kind == IR_NAME) {
+        for (int m = 1; m < MOD_COUNT; m++)
+            if (parser_nameset_has(&w->mods[m], e->text)) return m;
+        return -1;
+    }
+    int m, sub;
+    if (e->kind != IR_ATTR || !e->n || (m = module_of(w, e->kid[0])) < 0) return -1;
+    return registry_attr(m, e->text, &sub) == REG_MODULE ? sub : -1;
+}
+
+static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mod,
+                           const char *name)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s.%s", registry_module_name(mod), name);
+    return add_reason(w, n, kind, what);
 }
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
@@ -218,10 +228,11 @@ static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
 {
     cr_code rc;
     const ir_node *obj = n->n ? n->kid[0] : NULL;
-    if (is_math(w, obj)) {
-        if (!in_list(parser_math_names, n->text) && (rc = add_reason(w, n, "attr:math.%s", n->text)) != CR_OK)
+    int m = module_of(w, obj);
+    if (m >= 0) {
+        if (registry_attr(m, n->text, NULL) < 0 && (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
             return rc;
-    } else if ((rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
+    } else if (!registry_is_attr(n->text) && (rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
         return rc;
     }
     return check(w, obj, depth + 1);
@@ -236,15 +247,20 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         const char *name = f->text;
         if ((rc = star_name(w, f, name)) != CR_OK) return rc;
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
-                 (in_list(parser_builtin_names, name) || parser_nameset_has(&w->bound, name) ||
+                 (registry_attr(MOD_NONE, name, NULL) == REG_FUNC ||
+                  parser_nameset_has(&w->bound, name) ||
                   !is_python_builtin(name));
         return ok ? CR_OK : add_reason(w, call, "call:%s", name);
     }
     if (f->kind != IR_ATTR) return check(w, f, depth + 1);
     const ir_node *obj = f->n ? f->kid[0] : NULL;
-    if (is_math(w, obj)) {
-        if (!in_list(parser_math_names, f->text)) rc = add_reason(w, call, "call:math.%s", f->text);
-    } else if (!in_list(parser_method_names, f->text)) {
+    int m = module_of(w, obj), k;
+    if (m >= 0) {
+        /* a function, or a value that is a class (`datetime.date(...)`) */
+        if ((k = registry_attr(m, f->text, NULL)) != REG_FUNC && k != REG_VALUE)
+            rc = add_reason2(w, call, "call:%s", m, f->text);
+        return rc;
+    } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
     }
     return rc == CR_OK ? check(w, obj, depth + 1) : rc;
@@ -276,14 +292,16 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     if (depth > WL_MAX_DEPTH) return CR_ELIMIT;
     switch (n->kind) {
     case IR_IMPORT:
-        if (strcmp(n->text, "math") != 0) rc = add_reason(w, n, "import:%s", n->text);
+        if (registry_module(n->text) < 0) rc = add_reason(w, n, "import:%s", n->text);
         return rc;
-    case IR_IMPORT_FROM:
-        if (strcmp(n->text, "math") != 0) rc = add_reason(w, n, "import:%s", n->text);
-        else if (is_star_import(n) && w->fdepth == 0) rc = CR_OK;   /* a SyntaxError in a def */
-        else if (!in_list(parser_math_names, n->kid[0]->text))
-            rc = add_reason(w, n, "import:math.%s", n->kid[0]->text);
+    case IR_IMPORT_FROM: {
+        int m = registry_module(n->text);
+        if (m < 0) rc = add_reason(w, n, "import:%s", n->text);
+        else if (is_star_import(n) && m == MOD_MATH && w->fdepth == 0) rc = CR_OK;   /* a SyntaxError in a def */
+        else if (registry_attr(m, n->kid[0]->text, NULL) < 0)
+            rc = add_reason2(w, n, "import:%s", m, n->kid[0]->text);
         return rc;
+    }
     case IR_NAME:
         if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)))
             rc = add_reason(w, n, "name:%s", n->text);
@@ -360,7 +378,7 @@ cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *er
     if (rc == CR_OK) sort_reasons(m);
     free(w.lines.start);
     parser_nameset_free(&w.bound);
-    parser_nameset_free(&w.math);
+    for (int i = 0; i < MOD_COUNT; i++) parser_nameset_free(&w.mods[i]);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

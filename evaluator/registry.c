@@ -1,0 +1,109 @@
+/* evaluator/registry.c: registry.def's names, as the whitelist and the evaluator look them
+ * up. Names only: the implementations are the evaluator's (builtins.c). */
+#include "evaluator/registry.h"
+
+#include <string.h>
+
+static const char *const mod_names[MOD_COUNT] = {
+#define MODULE(id, name) [id] = name,
+#include "evaluator/registry.def"
+};
+
+typedef struct {
+    unsigned short mod, kind, id;
+    const char *name;
+} row;
+
+/* Functions first, in id order (rows[id] is function id's row), then the other values. */
+static const row rows[] = {
+#define FUNC(mod, name, id, impl) { mod, REG_FUNC, id, name },
+#include "evaluator/registry.def"
+#define VALUE(mod, name, get) { mod, REG_VALUE, 0, name },
+#include "evaluator/registry.def"
+};
+#define NROWS (sizeof rows / sizeof rows[0])
+
+static const char *const method_names[MT_COUNT_END] = {
+#define METHOD(id, name, kinds) [id] = name,
+#include "evaluator/registry.def"
+};
+
+static const char *const attr_names[] = {
+#define ATTR(name) name,
+#include "evaluator/registry.def"
+    NULL
+};
+
+static int same(const char *a, const char *b)
+{
+    return a[0] == b[0] && strcmp(a, b) == 0;   /* first byte: cheap */
+}
+
+int registry_module(const char *name)
+{
+    for (int i = 1; i < MOD_COUNT; i++)    /* MOD_NONE, the builtins, is not importable */
+        if (same(mod_names[i], name)) return i;
+    return -1;
+}
+
+const char *registry_module_name(int mod)
+{
+    return mod >= 0 && mod < MOD_COUNT ? mod_names[mod] : "?";
+}
+
+const char *registry_func_name(int id)
+{
+    return id >= 0 && id < B_COUNT ? rows[id].name : "?";
+}
+
+int registry_func_module(int id)
+{
+    return id >= 0 && id < B_COUNT ? rows[id].mod : -1;
+}
+
+int registry_attr(int mod, const char *name, int *id)
+{
+    for (size_t i = 0; i < NROWS; i++)
+        if (rows[i].mod == mod && same(rows[i].name, name)) {
+            if (id) *id = rows[i].kind == REG_FUNC ? rows[i].id : (int)(i - B_COUNT);
+            return rows[i].kind;
+        }
+    /* "a.b" is module a's attribute b */
+    size_t n = strlen(mod_names[mod]);
+    for (int i = 1; i < MOD_COUNT; i++)
+        if (mod != MOD_NONE && strncmp(mod_names[i], mod_names[mod], n) == 0 &&
+            mod_names[i][n] == '.' && strcmp(mod_names[i] + n + 1, name) == 0) {
+            if (id) *id = i;
+            return REG_MODULE;
+        }
+    return -1;
+}
+
+int registry_method(const char *name)
+{
+    for (int i = 0; i < MT_COUNT_END; i++)
+        if (same(method_names[i], name)) return i;
+    return -1;
+}
+
+const char *registry_method_name(int id)
+{
+    return id >= 0 && id < MT_COUNT_END ? method_names[id] : "?";
+}
+
+int registry_is_attr(const char *name)
+{
+    for (const char *const *p = attr_names; *p; p++)
+        if (same(*p, name)) return 1;
+    return 0;
+}
+
+int registry_next(int mod, int i, const char **name)
+{
+    for (; i >= 0 && (size_t)i < NROWS; i++)
+        if (rows[i].mod == mod) {
+            *name = rows[i].name;
+            return i;
+        }
+    return -1;
+}
