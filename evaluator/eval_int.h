@@ -272,6 +272,8 @@ int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent,
  * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
 val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
 int eval_hash(eval_cx *cx, val *v, uint64_t *h);
+/* A number's hash from its rational value: an object equal to a number hashes with this. */
+uint64_t eval_hash_q(mpq_srcptr q);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
 int eval_truth(eval_cx *cx, val *v);

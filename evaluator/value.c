@@ -636,6 +636,12 @@ static uint64_t hash_mpz(const mpz_t z)
 }
 
 /* Equal numbers hash equal whatever their tag: 1 == 1.0 == True is one dict key. */
+uint64_t eval_hash_q(mpq_srcptr q)
+{
+    uint64_t h = hash_mpz(mpq_numref(q));
+    return mpz_cmp_ui(mpq_denref(q), 1) != 0 ? mix(h ^ hash_mpz(mpq_denref(q))) : h;
+}
+
 int eval_hash(eval_cx *cx, val *v, uint64_t *h)
 {
     switch (v->kind) {
@@ -644,9 +650,7 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     case V_BOOL: case V_INT: case V_FLOAT: {
         /* mixing a limb costs more than reading it: counted twice */
         if (limb_walk(cx, v, v) < 0) return -1;
-        mpq_srcptr q = eval_decided(cx, v, 0);   /* hashes as it compares */
-        *h = hash_mpz(mpq_numref(q));
-        if (mpz_cmp_ui(mpq_denref(q), 1) != 0) *h = mix(*h ^ hash_mpz(mpq_denref(q)));
+        *h = eval_hash_q(eval_decided(cx, v, 0));   /* hashes as it compares */
         return 0;
     }
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
