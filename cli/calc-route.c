@@ -208,6 +208,10 @@ static void print_text(const cr_result *res)
             fputs("= ", stdout);
             put_text(stdout, v);   /* a sandboxed value's repr is the code's own text */
             puts(cr_result_value_exact(res) ? "" : "  (inexact)");
+        } else {
+            /* said, so that a missing answer is not mistaken for output lost */
+            fputs("calc-route: no final value (no solution(), answer variable, expression "
+                  "statement or module-level assignment gave one)\n", stderr);
         }
         return;
     }

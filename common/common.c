@@ -323,3 +323,19 @@ void cr_policy_default(cr_policy *p)
     p->limits.max_memory = 256u << 20;
     p->limits.max_cpu_s = 10;                 /* cr_config's timeout_s sets it per engine */
 }
+
+/* solution() uncalled is the PAL/PoT convention: it is the answer. Called by the program,
+ * an answer variable the program set from it (`answer = round(solution(), 2)`) says more. */
+cr_final_kind cr_final_choose(const cr_final_facts *f, int *var_index)
+{
+    if (f->solution && f->solution_at_end) return CR_FINAL_SOLUTION;
+    for (int i = 0; i < CR_ANSWER_VARS_MAX; i++)
+        if (f->vars & 1u << i) {
+            *var_index = i;
+            return CR_FINAL_VAR;
+        }
+    if (f->solution) return CR_FINAL_SOLUTION;
+    if (f->expr) return CR_FINAL_EXPR;
+    if (f->assigned) return CR_FINAL_ASSIGNED;
+    return CR_FINAL_NONE;
+}

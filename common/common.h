@@ -97,4 +97,31 @@ typedef struct {
  * real finance programs with a wide margin (see common/policy.c for the figures). */
 void cr_policy_default(cr_policy *p);
 
+/* ---- the final-value rule (DESIGN.md, Value semantics) ----------------------------------
+ * Each tier gathers the candidates a run leaves (the evaluator from its own state, the
+ * sandbox runner in its report); this function alone chooses among them, so the two tiers
+ * cannot disagree on which one is the answer. */
+#define CR_ANSWER_VARS_MAX 3  /* policy answer variables, as cr_policy.answer_vars holds */
+
+typedef enum {
+    CR_FINAL_NONE = 0,
+    CR_FINAL_SOLUTION,        /* "solution()" */
+    CR_FINAL_VAR,             /* the answer variable var_index names */
+    CR_FINAL_EXPR,            /* "last expression" */
+    CR_FINAL_ASSIGNED         /* the last module-level assignment's variable */
+} cr_final_kind;
+
+typedef struct {
+    int solution;             /* a module-level `def solution` callable with no argument is
+                                 what `solution` names at the end, and a call of it returned */
+    int solution_at_end;      /* ... that call was made after the module body, because the
+                                 program never called it */
+    unsigned vars;            /* bit i: answer variable i holds a value that is not code */
+    int expr;                 /* a module-level expression statement's value that is not None */
+    int assigned;             /* the last variable assigned at module level holds a value */
+} cr_final_facts;
+
+/* The candidate that is the program's value; *var_index is set for CR_FINAL_VAR. */
+cr_final_kind cr_final_choose(const cr_final_facts *f, int *var_index);
+
 #endif

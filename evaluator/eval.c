@@ -668,7 +668,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     cx->call_depth--;
     cx->frame = saved;
     eval_decref(cx, fr);
-    if (r && sc->is_solution && cx->call_depth == 0) {
+    if (r && sc->is_solution) {
         eval_decref(cx, cx->solution_value);
         cx->solution_value = r;
         EV_INCREF(r);
@@ -2027,7 +2027,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     switch (n->kind) {
     case IR_EXPR:
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        if (!cx->frame && v->kind != V_NONE) {
+        if (!cx->frame && v->kind != V_NONE && n != cx->docstring) {
             eval_decref(cx, cx->last_expr);
             cx->last_expr = v;
         } else {
@@ -2193,41 +2193,45 @@ static int is_code(const val *v)
     return v->kind == V_FUNC || v->kind == V_BUILTIN || v->kind == V_MODULE;
 }
 
-/* DESIGN.md's final-value rule, with one addition: a program that calls solution() itself
- * (`print(solution())`) gets that call's value when no answer variable is set. */
+/* DESIGN.md's final-value rule: the candidates this run left, chosen by cr_final_choose(),
+ * which the sandbox host applies to its runner's report too. */
 static cr_code final_value(eval_cx *cx, eval_result *res)
 {
-    int s = sym_of(cx, "solution");
+    cr_final_facts facts = { 0 };
+    val *vars[CR_ANSWER_VARS_MAX] = { 0 };
+    int s = sym_of(cx, "solution"), vi = 0;
     val *f = s >= 0 ? cx->globals[s] : NULL;
-    if (f && f->kind == V_FUNC && !cx->solution_called) {
-        const scope *sc = f->u.fn.sc;
-        int zero_arg = 1;
-        for (uint32_t i = 0; i < sc->nparams; i++)
-            if ((int32_t)i != sc->varargs && (int32_t)i != sc->kwargs &&
-                !(f->u.fn.defs && f->u.fn.defs[i]))
-                zero_arg = 0;
-        if (zero_arg) {
+    if (f && f->kind == V_FUNC && f->u.fn.sc->is_solution) {
+        if (!cx->solution_called) {
+            /* the PAL/PoT convention: nobody called it, so it is called once, now */
             eval_args a = { 0 };
             EV_INCREF(f);
             val *r = eval_call(cx, f, &a, f->u.fn.node);
             eval_decref(cx, f);
             if (!r) return CR_OK;
-            cr_code rc = fill_value(cx, r, "solution()", res);
-            eval_decref(cx, r);
-            return rc;
+            eval_decref(cx, r);     /* call_function kept it as solution_value */
+            facts.solution_at_end = 1;
+        }
+        facts.solution = cx->solution_value != NULL;
+    }
+    for (int i = 0; i < CR_ANSWER_VARS_MAX && cx->pol->answer_vars[i]; i++) {
+        s = sym_of(cx, cx->pol->answer_vars[i]);
+        if (s >= 0 && cx->globals[s] && !is_code(cx->globals[s])) {
+            vars[i] = cx->globals[s];
+            facts.vars |= 1u << i;
         }
     }
-    for (int i = 0; i < 4 && cx->pol->answer_vars[i]; i++) {
-        s = sym_of(cx, cx->pol->answer_vars[i]);
-        if (s >= 0 && cx->globals[s] && !is_code(cx->globals[s]))
-            return fill_value(cx, cx->globals[s], cx->pol->answer_vars[i], res);
+    facts.expr = cx->last_expr != NULL;
+    facts.assigned = cx->last_assigned >= 0 && cx->globals[cx->last_assigned];
+    switch (cr_final_choose(&facts, &vi)) {
+    case CR_FINAL_SOLUTION: return fill_value(cx, cx->solution_value, "solution()", res);
+    case CR_FINAL_VAR: return fill_value(cx, vars[vi], cx->pol->answer_vars[vi], res);
+    case CR_FINAL_EXPR: return fill_value(cx, cx->last_expr, "last expression", res);
+    case CR_FINAL_ASSIGNED:
+        return fill_value(cx, cx->globals[cx->last_assigned], cx->rs.syms[cx->last_assigned],
+                          res);
+    case CR_FINAL_NONE: break;
     }
-    /* `print(solution())`: the program called it itself; what it returned is the answer */
-    if (cx->solution_value) return fill_value(cx, cx->solution_value, "solution()", res);
-    if (cx->last_expr) return fill_value(cx, cx->last_expr, "last expression", res);
-    if (cx->last_assigned >= 0 && cx->globals[cx->last_assigned])
-        return fill_value(cx, cx->globals[cx->last_assigned],
-                          cx->rs.syms[cx->last_assigned], res);
     return CR_OK;
 }
 
@@ -2312,6 +2316,8 @@ cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds
     if ((rc = resolve_module(&cx, prog->root, err)) != CR_OK) goto out;
     if ((rc = bind(&cx, binds, nbinds)) != CR_OK && rc < CR_ELIMIT) goto engine;
     if (rc == CR_OK) {
+        const ir_node *first = prog->root->n ? prog->root->kid[0] : NULL;
+        if (first && first->kind == IR_EXPR && first->kid[0]->kind == IR_STR) cx.docstring = first;
         xres x = exec_block(&cx, prog->root);
         if (x == X_BREAK || x == X_CONTINUE)
             eval_raise(&cx, CR_ESYNTAX, NULL, "'%s' outside loop",

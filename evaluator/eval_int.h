@@ -97,7 +97,8 @@ struct scope {
     const char *name;      /* "f", "<lambda>", "<listcomp>" */
     uint32_t nslots, nparams;
     int32_t varargs, kwargs;   /* parameter index of *args / **kw, or -1 */
-    int is_solution;       /* def solution(): calling it counts for the final-value rule */
+    int is_solution;       /* module-level def solution() callable with no argument: its
+                              calls count for the final-value rule */
     uint32_t *names;       /* slot → symbol */
     uint32_t cap;
     uint32_t *globals;     /* symbols declared `global` */
@@ -160,10 +161,12 @@ typedef struct eval_cx {
     val *retval;           /* IR_RETURN's value on its way out */
     int64_t last_assigned; /* symbol of the last module-level assignment, or -1 */
     val *last_expr;        /* last non-None module-level expression statement value */
+    const ir_node *docstring; /* the module's docstring statement: not an expression's value */
     val *mods[MOD_COUNT];  /* module values, made on demand */
     val *bvals[B_COUNT];   /* builtin function values, made on demand */
     int solution_called;
-    val *solution_value;   /* what the program's own last module-level solution() returned */
+    val *solution_value;   /* what the last call of solution() that returned gave, whoever
+                              called it */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
     mpq_t dq[2];           /* eval_decided()'s scratch */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */

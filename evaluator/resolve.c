@@ -327,7 +327,12 @@ static int walk_function(eval_cx *cx, scope *sc, const ir_node *n, const ir_node
         if (add_local(cx, fs, p->text, 0) < 0) return -1;
     }
     fs->nparams = params->n;
-    fs->is_solution = n->kind == IR_FUNCDEF && strcmp(name, "solution") == 0;
+    /* the final-value rule's solution: a module-level def callable with no argument */
+    fs->is_solution = n->kind == IR_FUNCDEF && !sc && strcmp(name, "solution") == 0;
+    for (i = 0; i < params->n && fs->is_solution; i++) {
+        const ir_node *p = params->kid[i];
+        if (!(p->flags & (IRF_VARARGS | IRF_KWARGS)) && !(p->n && p->kid[0])) fs->is_solution = 0;
+    }
     if (body->kind != IR_BLOCK) {
         if (walk(cx, fs, body) < 0) return -1;
     } else {

@@ -33,8 +33,8 @@ static void fd_template(uint8_t *region, const vmm_job_limits *lim)
 {
     static const char out[] = "42\n", errs[] = "warning\n";
     static const char report[] =
-        "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
-        "value.source 3\nans\n";
+        "var0.type 5\nfloat\nvar0.repr 3\n0.5\nvar0.decimal 3\n0.5\nvar0.name 3\nans\n"
+        "expr.type 3\nint\nexpr.repr 2\n42\nexpr.decimal 2\n42\n";
     struct crvm_page h;
     memset(region, 0, FD_REGION);
     memset(&h, 0, sizeof h);

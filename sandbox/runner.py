@@ -1,6 +1,6 @@
-# calcroute sandbox runner: runs one piece of code as __main__ and reports its final value or
-# its exception on a separate file descriptor, so that nothing the code prints can be mistaken
-# for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
+# calcroute sandbox runner: runs one piece of code as __main__ and reports the candidates of
+# its final value (the host chooses among them with the evaluator's rule) or its exception on
+# a separate file descriptor, so that nothing the code prints can be mistaken for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
 #     python3 -I -S -c <this file> JOB_FD REPORT_FD
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
 # The code never holds the report descriptor: it runs in a child of the runner, which closes
@@ -15,7 +15,8 @@ import sys
 
 FILENAME = "<code>"
 EXPR_HOOK = "__calcroute_expr__"
-SOLUTION_HOOK = "__calcroute_solution__"
+SOLUTION_HOOK = "__calcroute_solution__"      # a return of solution(): its value
+SOLUTION_ENTER = "__calcroute_solution_in__"  # a call of solution() begins
 
 
 RESULT_MAX = 15 << 20      # bytes of the child's description read (the host keeps 16 MiB)
@@ -24,7 +25,12 @@ NUMPY_INTS = frozenset("int8 int16 int32 int64 uint8 uint16 uint32 uint64 longlo
 NUMPY_FLOATS = frozenset("float16 float32 float64 float128 longdouble".split())
 # Type names the report gives only to values the runner checked itself.
 RESERVED = frozenset(("int", "bool", "float", "Decimal", "Fraction")) | NUMPY_INTS | NUMPY_FLOATS
-VALUE_KEYS = ("value.kind", "value.text", "value.type", "value.source")
+# The final-value rule's candidates (common.c cr_final_choose() picks one on the host): the
+# value of solution()'s last call, each answer variable set, the last expression statement's
+# value, the last variable assigned. Each is a group of records "<group>.<field>".
+ANSWER_VARS_MAX = 3     # CR_ANSWER_VARS_MAX
+GROUPS = ("solution",) + tuple("var%d" % i for i in range(ANSWER_VARS_MAX)) + ("expr", "assigned")
+VALUE_FIELDS = ("kind", "text", "type", "name", "by")
 ERROR_KEYS = ("error.type", "error.message", "error.line", "error.col", "error.errno",
               "error.filename")
 
@@ -122,24 +128,33 @@ def canonical_int(s):
     return d.isascii() and d.isdigit() and (d[0] != "0" or s == "0")
 
 
-def value_records(got, sources):
-    """The report's value records for the child's description `got` ({key: bytes}); ValueError
-    names what does not hold. repr and decimal text are made here from one checked number, so
-    they cannot disagree, and the source must be one the final-value rule can give."""
-    for k in ("value.kind", "value.text", "value.source"):
+def value_records(group, got, allowed):
+    """The report's records for the candidate `group` the child described (`got`: {field:
+    bytes}); ValueError names what does not hold. repr and decimal text are made here from one
+    checked number, so they cannot disagree, and the candidate must be one this program can
+    have: `allowed` maps each group to the name it must carry (None: none)."""
+    for k in ("kind", "text"):
         if k not in got:
-            raise ValueError("no %s record" % k)
-    kind = got["value.kind"].decode("ascii")
-    source = got["value.source"].decode("utf-8")
-    tname = got["value.type"].decode("utf-8") if "value.type" in got else None
-    if source not in sources:
-        raise ValueError("source %r is not one this program can give" % source)
+            raise ValueError("no %s.%s record" % (group, k))
+    if group not in allowed:
+        raise ValueError("a %s value this program cannot have" % group)
+    name = allowed[group]
+    if name is not None and got.get("name", b"").decode("utf-8") not in name:
+        raise ValueError("%s name %r is not one this program can give"
+                         % (group, got.get("name", b"")[:40].decode("utf-8", "replace")))
+    if name is None and "name" in got:
+        raise ValueError("a name on the %s value" % group)
+    by = got.get("by")
+    if by not in ((b"program", b"end") if group == "solution" else (None,)):
+        raise ValueError("%s caller %r" % (group, by))
+    kind = got["kind"].decode("ascii")
+    tname = got["type"].decode("utf-8") if "type" in got else None
+    tail = [record(group + "." + k, got[k]) for k in ("name", "by") if k in got]
     if kind == "other":
         if not tname or tname in RESERVED or len(tname) > 256:
             raise ValueError("type %r for a value the runner did not check" % tname)
-        return [record("value.type", tname), record("value.source", source),
-                record("value.repr", got["value.text"])]
-    text = got["value.text"].decode("ascii")
+        return [record(group + ".type", tname), record(group + ".repr", got["text"])] + tail
+    text = got["text"].decode("ascii")
     dec = None
     if kind == "int" and canonical_int(text) and tname in (None,) + tuple(NUMPY_INTS):
         rep = dec = text
@@ -170,11 +185,10 @@ def value_records(got, sources):
         dec = fraction_decimal(num, den)
     else:
         raise ValueError("value kind %r with text %r" % (kind, text[:40]))
-    recs = [record("value.type", tname or kind), record("value.source", source),
-            record("value.repr", rep)]
+    recs = [record(group + ".type", tname or kind), record(group + ".repr", rep)]
     if dec is not None:
-        recs.append(record("value.decimal", dec))
-    return recs
+        recs.append(record(group + ".decimal", dec))
+    return recs + tail
 
 
 def error_records(got):
@@ -194,58 +208,94 @@ def error_records(got):
     return recs
 
 
-def checked_result(data, sources):
-    """The report records for what the child described: one value, or one exception, or
+def checked_result(data, allowed):
+    """The report records for what the child described: candidate values, or one exception, or
     nothing; anything else (an unknown or repeated record, a value and an exception at once,
     a number that does not read back as itself) is a ValueError."""
     if len(data) > RESULT_MAX:
         raise ValueError("over %d bytes" % RESULT_MAX)
     got = {}
+    values = {}
     for key, val in read_records(data):
-        if key not in VALUE_KEYS and key not in ERROR_KEYS:
+        group, _, field = key.partition(".")
+        if key in ERROR_KEYS:
+            pass
+        elif group not in GROUPS or field not in VALUE_FIELDS:
             raise ValueError("unknown record %r" % key)
         if key in got:
             raise ValueError("a second %s record" % key)
         got[key] = val
-    values = [k for k in got if k.startswith("value.")]
-    if values and len(values) < len(got):
+        if key not in ERROR_KEYS:
+            values.setdefault(group, {})[field] = val
+    if values and len(got) > sum(len(g) for g in values.values()):
         raise ValueError("both a value and an exception")
     if values:
-        return value_records(got, sources)
+        return [r for group in GROUPS if group in values
+                for r in value_records(group, values[group], allowed)]
     return error_records(got) if got else []
+
+
+def module_level(body, ast):
+    """The statements that run at module level, in source order: those nested in if, for,
+    while, with, try and match too, but not function or class bodies."""
+    for st in body:
+        yield st
+        if type(st) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            sub = getattr(st, field, None)
+            if isinstance(sub, list):
+                yield from module_level(sub, ast)
+        for h in list(getattr(st, "handlers", ()) or ()) + list(getattr(st, "cases", ()) or ()):
+            yield from module_level(h.body, ast)
+
+
+def own_nodes(body, ast):
+    """The nodes of a function body that belong to that function: nested def, lambda and
+    class bodies left out."""
+    todo = list(body)
+    seen = 0
+    while todo and seen < 10_000_000:
+        node = todo.pop()
+        seen += 1
+        yield node
+        for name in node._fields:
+            child = getattr(node, name, None)
+            for c in child if isinstance(child, list) else (child,):
+                if isinstance(c, ast.AST) and type(c) not in (
+                        ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+                    todo.append(c)
 
 
 class Analysis:
     """What the final-value rule needs from the module's syntax tree."""
 
     def __init__(self, tree, ast):
-        self.solution = False      # a zero-argument solution() defined at module level
-        self.solution_used = False  # ... and the name solution read anywhere
+        self.solution_defs = []    # module-level `def solution` callable with no argument
+        self.solution_lines = set()  # their code objects' first lines
         self.assigned = []         # module-level assignment targets, in source order
+        self.exprs = []            # module-level expression statements but the docstring
         body = tree.body
-        for st in body:
-            if (type(st) is ast.FunctionDef and st.name == "solution"
-                    and not st.args.posonlyargs
-                    and len(st.args.args) == len(st.args.defaults)
-                    and all(d is not None for d in st.args.kw_defaults)):
-                self.solution = True
-        self._walk(tree, ast)
-        self._module_assigns(body, ast)
+        for st in module_level(body, ast):
+            tp = type(st)
+            if tp is ast.Assign:
+                for t in st.targets:
+                    self._targets(t, ast, self.assigned)
+            elif tp is ast.AugAssign or (tp is ast.AnnAssign and st.value is not None):
+                self._targets(st.target, ast, self.assigned)
+            elif tp is ast.Expr and not (st is body[0] and type(st.value) is ast.Constant
+                                         and isinstance(st.value.value, str)):
+                self.exprs.append(st)
+            elif tp is ast.FunctionDef and st.name == "solution" and self._no_argument(st.args):
+                # A generator's call returns a generator, never a value of its own.
+                if not any(type(n) in (ast.Yield, ast.YieldFrom) for n in own_nodes(st.body, ast)):
+                    self.solution_defs.append(st)
+                    self.solution_lines.add(min([st.lineno] + [d.lineno for d in st.decorator_list]))
 
-    def _walk(self, tree, ast):
-        todo = [tree]
-        seen = 0
-        while todo and seen < 10_000_000:
-            node = todo.pop()
-            seen += 1
-            if type(node) is ast.Name and node.id == "solution" and type(node.ctx) is ast.Load:
-                self.solution_used = True
-            for name in node._fields:
-                child = getattr(node, name, None)
-                if isinstance(child, list):
-                    todo.extend(c for c in child if isinstance(c, ast.AST))
-                elif isinstance(child, ast.AST):
-                    todo.append(child)
+    @staticmethod
+    def _no_argument(a):
+        return (len(a.posonlyargs) + len(a.args) == len(a.defaults)
+                and all(d is not None for d in a.kw_defaults))
 
     def _targets(self, t, ast, out):
         if type(t) is ast.Name:
@@ -254,78 +304,44 @@ class Analysis:
             for e in t.elts:
                 self._targets(e, ast, out)
 
-    def _module_assigns(self, body, ast):
-        # Statements of the module, including those nested in if/for/while/with/try at module
-        # level, but not in function or class bodies.
-        for st in body:
-            tp = type(st)
-            if tp is ast.Assign:
-                for t in st.targets:
-                    self._targets(t, ast, self.assigned)
-            elif tp is ast.AugAssign or (tp is ast.AnnAssign and st.value is not None):
-                self._targets(st.target, ast, self.assigned)
-            elif tp in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                continue
-            else:
-                for field in ("body", "orelse", "finalbody"):
-                    sub = getattr(st, field, None)
-                    if isinstance(sub, list):
-                        self._module_assigns(sub, ast)
-                for h in getattr(st, "handlers", ()) or ():
-                    self._module_assigns(h.body, ast)
 
-
-def hook_expressions(tree, ast):
-    """Turns each module-level expression statement `e` into `__calcroute_expr__(e, line)`;
-    returns how many there are."""
-    hooked = 0
-    for i, st in enumerate(tree.body):
-        if type(st) is not ast.Expr:
-            continue
-        if i == 0 and type(st.value) is ast.Constant and isinstance(st.value.value, str):
-            continue  # the docstring stays a docstring
+def hook_expressions(info, ast):
+    """Turns each module-level expression statement `e` into `__calcroute_expr__(e)`."""
+    for st in info.exprs:
         v = st.value
         loc = dict(lineno=v.lineno, col_offset=v.col_offset,
                    end_lineno=v.end_lineno, end_col_offset=v.end_col_offset)
         st.value = ast.Call(func=ast.Name(id=EXPR_HOOK, ctx=ast.Load(), **loc),
-                            args=[v, ast.Constant(value=v.lineno, **loc)], keywords=[], **loc)
-        hooked += 1
-    return hooked
+                            args=[v], keywords=[], **loc)
 
 
-def hook_solution_calls(tree, ast):
-    """Turns each call `solution(...)` made by module-level code into
-    `__calcroute_solution__(solution(...))`, so that the final-value rule can take what the
-    program's own last such call returned (`print(solution())`), as the in-process evaluator
-    does. Bodies of def, lambda and class are left alone: a call from inside another function
-    is not the program's answer. The hook wraps the value, not the call, so a raising
-    solution() keeps its traceback free of runner frames."""
-    todo = [tree]
-    seen = 0
-    while todo and seen < 10_000_000:
-        node = todo.pop()
-        seen += 1
-        for name in node._fields:
-            child = getattr(node, name, None)
-            if isinstance(child, list):
-                for i, c in enumerate(child):
-                    if isinstance(c, ast.AST):
-                        child[i] = _wrap_solution_call(c, ast, todo)
-            elif isinstance(child, ast.AST):
-                setattr(node, name, _wrap_solution_call(child, ast, todo))
-
-
-def _wrap_solution_call(node, ast, todo):
-    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
-        return node
-    todo.append(node)
-    if (type(node) is ast.Call and type(node.func) is ast.Name
-            and node.func.id == "solution"):
-        loc = dict(lineno=node.lineno, col_offset=node.col_offset,
-                   end_lineno=node.end_lineno, end_col_offset=node.end_col_offset)
-        return ast.Call(func=ast.Name(id=SOLUTION_HOOK, ctx=ast.Load(), **loc),
-                        args=[node], keywords=[], **loc)
-    return node
+def hook_solution(info, ast):
+    """Makes each solution() of the rule say when it is called and what it returns, whoever
+    calls it: a call of __calcroute_solution_in__() first in its body, and each `return e` a
+    `return __calcroute_solution__(e)` (falling off the end too). Wrapping the value, not the
+    call, keeps a raising solution()'s traceback free of runner frames."""
+    for d in info.solution_defs:
+        def hook(name, args, at):
+            loc = dict(lineno=at.lineno, col_offset=at.col_offset,
+                       end_lineno=at.end_lineno, end_col_offset=at.end_col_offset)
+            return ast.Call(func=ast.Name(id=name, ctx=ast.Load(), **loc),
+                            args=[a(loc) for a in args], keywords=[], **loc)
+        for node in list(own_nodes(d.body, ast)):
+            if type(node) is ast.Return:
+                v = node.value
+                node.value = hook(SOLUTION_HOOK, [lambda loc: v if v is not None
+                                                  else ast.Constant(value=None, **loc)], node)
+        last, first = d.body[-1], d.body[0]
+        d.body.append(ast.Return(value=hook(SOLUTION_HOOK,
+                                            [lambda loc: ast.Constant(value=None, **loc)], last),
+                                 lineno=last.end_lineno, col_offset=0,
+                                 end_lineno=last.end_lineno, end_col_offset=0))
+        doc = type(first) is ast.Expr and type(first.value) is ast.Constant and \
+            isinstance(first.value.value, str)
+        d.body.insert(1 if doc else 0, ast.Expr(value=hook(SOLUTION_ENTER, [], first),
+                                                lineno=first.lineno, col_offset=first.col_offset,
+                                                end_lineno=first.lineno,
+                                                end_col_offset=first.col_offset))
 
 
 def user_frames(tb):
@@ -381,53 +397,68 @@ def set_dumpable(flag):
         raise OSError("prctl(PR_SET_DUMPABLE) failed")
 
 
+def is_code(v):
+    """A function, module or class: `def answer(): ...` names code, not an answer."""
+    return isinstance(v, (type(is_code), type(len), type(sys), type))
+
+
+def ours(f, info):
+    """Whether f (or what it wraps) is one of the defs hook_solution() changed."""
+    f = f if type(f) is type(is_code) else getattr(f, "__wrapped__", None)
+    c = getattr(f, "__code__", None)
+    return (type(f) is type(is_code) and c is not None and c.co_filename == FILENAME
+            and c.co_name == "solution" and c.co_firstlineno in info.solution_lines)
+
+
 def run_code(compiled, info, mod, answer_vars, text):
-    """The child: runs the code and describes its result (exit status, records)."""
+    """The child: runs the code and describes its result (exit status, records): every
+    candidate of the final-value rule, which the host chooses from."""
     import builtins
     exprs = []
 
-    def on_expr(value, line):
+    def on_expr(value):
         if value is not None:
-            exprs.append((value, line))
-            del exprs[:-1]
+            exprs[:] = [value]
         return value
 
-    solution_returned = []
+    solution = {}
+
+    def on_solution_in():
+        solution["called"] = True
 
     def on_solution(value):
-        solution_returned[:] = [value]
+        solution["value"] = value
         return value
 
     setattr(builtins, EXPR_HOOK, on_expr)
+    setattr(builtins, SOLUTION_ENTER, on_solution_in)
     setattr(builtins, SOLUTION_HOOK, on_solution)
     sys.modules["__main__"] = mod
     try:
         exec(compiled, mod.__dict__)
         g = mod.__dict__
-        found = None
-        if info.solution and not info.solution_used and callable(g.get("solution")):
-            found = (g["solution"](), "solution()")
-        if found is None:
-            for name in answer_vars:
-                if name in g:
-                    found = (g[name], name)
-                    break
-        if found is None and solution_returned:
-            found = (solution_returned[0], "solution()")
-        if found is None and exprs:
-            found = (exprs[-1][0], "last expression")
-        if found is None:
-            for name in reversed(info.assigned):
-                if name in g:
-                    found = (g[name], name)
-                    break
-        if found is None:
-            return 0, []
-        kind, vtext, tname = describe(found[0])
-        recs = [record("value.kind", kind), record("value.text", vtext),
-                record("value.source", found[1])]
-        if tname is not None:
-            recs.append(record("value.type", tname))
+        found = []      # (group, value, name, caller)
+        if ours(g.get("solution"), info):
+            by = "program" if "called" in solution else "end"
+            if by == "end":
+                g["solution"]()
+            if "value" in solution:
+                found.append(("solution", solution["value"], None, by))
+        for i, name in enumerate(answer_vars[:ANSWER_VARS_MAX]):
+            if name in g and not is_code(g[name]):
+                found.append(("var%d" % i, g[name], name, None))
+        if exprs:
+            found.append(("expr", exprs[0], None, None))
+        for name in reversed(info.assigned):
+            if name in g:
+                found.append(("assigned", g[name], name, None))
+                break
+        recs = []
+        for group, v, name, by in found:
+            kind, vtext, tname = describe(v)
+            recs += [record(group + ".kind", kind), record(group + ".text", vtext)]
+            recs += [record(group + "." + k, x) for k, x in (("type", tname), ("name", name),
+                                                             ("by", by)) if x is not None]
         return 0, recs
     except SystemExit as e:
         c = e.code
@@ -502,17 +533,20 @@ def main():
                 mod.__dict__[str(name)] = value
         tree = compile(code, FILENAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
         info = Analysis(tree, ast)
-        exprs = hook_expressions(tree, ast)
-        hook_solution_calls(tree, ast)
+        hook_expressions(info, ast)
+        hook_solution(info, ast)
         compiled = compile(tree, FILENAME, "exec", dont_inherit=True)
     except BaseException as e:
         write_all(rep_fd, b"".join(exception_records(e, text)))
         return 1
-    sources = set(answer_vars) | set(info.assigned)
-    if info.solution or info.solution_used:
-        sources.add("solution()")
-    if exprs:
-        sources.add("last expression")
+    # The candidates this program can have, with the names each must carry.
+    allowed = {"var%d" % i: {name} for i, name in enumerate(answer_vars[:ANSWER_VARS_MAX])}
+    if info.assigned:
+        allowed["assigned"] = set(info.assigned)
+    if info.solution_defs:
+        allowed["solution"] = None
+    if info.exprs:
+        allowed["expr"] = None
 
     # The child's description goes to a file, not a pipe: a pipe would need reading while the
     # child runs, and a process the code leaves behind could hold it open after the child.
@@ -549,7 +583,7 @@ def main():
             break
         data += chunk
     try:
-        report = checked_result(data, sources)
+        report = checked_result(data, allowed)
     except Exception as e:
         sys.stderr.write("calcroute runner: the code's result was refused: %s\n" % e)
         return 2

@@ -131,7 +131,7 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
     cr_code rc;
     if ((rc = put_record(buf, "code", job->code ? job->code : "", job->code_len)) != CR_OK)
         goto fail;
-    for (size_t i = 0; job->answer_vars && job->answer_vars[i] && i < 64; i++)
+    for (size_t i = 0; job->answer_vars && i < CR_ANSWER_VARS_MAX && job->answer_vars[i]; i++)
         if ((rc = put_record(buf, "var", job->answer_vars[i], strlen(job->answer_vars[i])))
             != CR_OK)
             goto fail;
@@ -214,19 +214,32 @@ static int same_number(const char *a, size_t an, const char *b, size_t bn)
     return same;
 }
 
-enum { R_REPR, R_TYPE, R_DECIMAL, R_SOURCE, R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO,
-       R_EFILE, R_SIGNAL, R_COUNT };
+enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_COUNT };
 static const char *const report_keys[R_COUNT] = {
-    "value.repr", "value.type", "value.decimal", "value.source", "error.type", "error.message",
-    "error.line", "error.col", "error.errno", "error.filename", "exit.signal",
+    "error.type", "error.message", "error.line", "error.col", "error.errno", "error.filename",
+    "exit.signal",
 };
+
+/* The final-value rule's candidates: one group of records "<group>.<field>" each. */
+enum { G_SOLUTION, G_VAR0, G_EXPR = G_VAR0 + CR_ANSWER_VARS_MAX, G_ASSIGNED, G_COUNT };
+static const char *const group_names[G_COUNT] = {
+    "solution", "var0", "var1", "var2", "expr", "assigned",
+};
+_Static_assert(G_COUNT == 6, "a group name for each answer variable");
+enum { F_REPR, F_TYPE, F_DECIMAL, F_NAME, F_BY, F_COUNT };
+static const char *const field_names[F_COUNT] = { "repr", "type", "decimal", "name", "by" };
+
+typedef struct {
+    const char *p[F_COUNT];
+    size_t n[F_COUNT];
+} report_group;
 
 /* Why the value's records disagree with each other, or NULL: the decimal text must denote
  * the number the repr shows, for the types whose repr shows one. */
-static const char *value_disagrees(const char *const *v, const size_t *n)
+static const char *value_disagrees(const report_group *g)
 {
-    const char *t = v[R_TYPE], *r = v[R_REPR], *d = v[R_DECIMAL];
-    size_t tn = n[R_TYPE], rn = n[R_REPR], dn = n[R_DECIMAL];
+    const char *t = g->p[F_TYPE], *r = g->p[F_REPR], *d = g->p[F_DECIMAL];
+    size_t tn = g->n[F_TYPE], rn = g->n[F_REPR], dn = g->n[F_DECIMAL];
     if (key_is(t, tn, "bool")) {
         if (d && ((key_is(r, rn, "True") && key_is(d, dn, "1")) ||
                   (key_is(r, rn, "False") && key_is(d, dn, "0"))))
@@ -260,20 +273,52 @@ static const char *value_disagrees(const char *const *v, const size_t *n)
     return NULL;
 }
 
+/* Why a candidate's records cannot be the runner's, or NULL. `cut`: the report ended early,
+ * so a group may lack its last records (and is then no candidate). */
+static const char *group_invalid(int gi, const report_group *g, int cut)
+{
+    int named = gi >= G_VAR0 && gi != G_EXPR, any = 0;
+    for (int f = 0; f < F_COUNT; f++) any |= g->p[f] != NULL;
+    if (!any) return NULL;
+    if ((g->p[F_NAME] && !named) || (g->p[F_BY] && gi != G_SOLUTION))
+        return "a record its value cannot have";
+    if (!cut && (!g->p[F_REPR] || !g->p[F_TYPE] || (named && !g->p[F_NAME]) ||
+                 (gi == G_SOLUTION && !g->p[F_BY])))
+        return "a value without its repr, type, name or caller";
+    if (g->p[F_NAME] && !g->n[F_NAME]) return "a value with an empty name";
+    if (g->p[F_BY] && !key_is(g->p[F_BY], g->n[F_BY], "program") &&
+        !key_is(g->p[F_BY], g->n[F_BY], "end"))
+        return "a solution() caller that is not program or end";
+    return g->p[F_REPR] && g->p[F_TYPE] ? value_disagrees(g) : NULL;
+}
+
+/* "<group>.<field>" into its indices; 0, or -1 when the key is not one. */
+static int group_key(const char *k, size_t klen, int *gi, int *fi)
+{
+    const char *dot = memchr(k, '.', klen);
+    if (!dot) return -1;
+    for (*gi = 0; *gi < G_COUNT && !key_is(k, (size_t)(dot - k), group_names[*gi]); ++*gi) {}
+    for (*fi = 0; *fi < F_COUNT && !key_is(dot + 1, klen - (size_t)(dot + 1 - k), field_names[*fi]);
+         ++*fi) {}
+    return *gi < G_COUNT && *fi < F_COUNT ? 0 : -1;
+}
+
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err)
 {
     const char *v[R_COUNT] = { 0 };
     size_t n[R_COUNT] = { 0 }, i = 0;
+    report_group grp[G_COUNT];
     int values = 0, errors = 0, cut = 0, num[R_COUNT];
     const char *why = NULL;
 
+    memset(grp, 0, sizeof grp);
     /* Only the runner writes the report, once: a record it could not have written refuses the
      * whole report, while a record cut short at the end (the runner killed at a limit while
      * writing, the report's cap) ends it with what was whole. */
     while (i < len && !why) {
         const char *nl = memchr(buf + i, '\n', len - i), *sp, *val;
         size_t klen, vlen = 0, j;
-        int k;
+        int k, gi, fi;
         if (!nl) { cut = 1; break; }
         sp = memchr(buf + i, ' ', (size_t)(nl - (buf + i)));
         if (!sp || sp == buf + i) { why = "a malformed record"; break; }
@@ -285,20 +330,23 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         if ((size_t)(val - buf) + vlen + 1 > len) { cut = 1; break; }
         if (val[vlen] != '\n') { why = "a record longer than its length"; break; }
         for (k = 0; k < R_COUNT && !key_is(buf + i, klen, report_keys[k]); k++) {}
-        if (k == R_COUNT) why = "an unknown record";
-        else if (v[k]) why = "a repeated record";
-        else { v[k] = val; n[k] = vlen; }
+        if (k < R_COUNT) {
+            if (v[k]) why = "a repeated record";
+            else { v[k] = val; n[k] = vlen; }
+        } else if (group_key(buf + i, klen, &gi, &fi) == 0) {
+            if (grp[gi].p[fi]) why = "a repeated record";
+            else { grp[gi].p[fi] = val; grp[gi].n[fi] = vlen; values++; }
+        } else {
+            why = "an unknown record";
+        }
         i = (size_t)(val - buf) + vlen + 1;
     }
-    for (int k = R_REPR; k <= R_SOURCE; k++) values += v[k] != NULL;
     for (int k = R_ETYPE; k <= R_EFILE; k++) errors += v[k] != NULL;
     for (int k = R_ELINE; k <= R_SIGNAL; k++)
         if (k != R_EFILE && (num[k] = v[k] ? small_int(v[k], n[k]) : 0) < 0 && !why)
             why = "a count that is not a number";
     if (!why && values && errors) why = "both a value and an exception";
-    if (!why && values && !(v[R_REPR] && v[R_TYPE] && v[R_SOURCE]) && !cut)
-        why = "a value without its repr, type or source";
-    if (!why && v[R_REPR] && v[R_TYPE]) why = value_disagrees(v, n);
+    for (int g = 0; g < G_COUNT && !why; g++) why = group_invalid(g, &grp[g], cut);
     if (!why && errors && !v[R_ETYPE] && !cut) why = "an exception without its type";
     if (!why && v[R_SIGNAL] && (num[R_SIGNAL] < 1 || num[R_SIGNAL] >= 65))
         why = "a signal number out of range";
@@ -306,16 +354,42 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "sandbox: the runner's report was refused: "
                             "%s at byte %zu", why, i);
 
-    {
-        char **slots[R_COUNT] = { [R_REPR] = &out->value_repr, [R_TYPE] = &out->value_type,
-                                  [R_DECIMAL] = &out->value_decimal,
-                                  [R_SOURCE] = &out->value_source,
-                                  [R_ETYPE] = &out->error_type,
-                                  [R_EMESSAGE] = &out->error_message };
-        for (int k = 0; k < R_COUNT; k++)
-            if (slots[k] && v[k] && !(*slots[k] = dup_field(v[k], n[k])))
-                return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
+    /* The runner reported every candidate; the rule the evaluator applies picks one. */
+    cr_final_facts facts = { 0 };
+    int vi = 0, chosen = -1;
+    for (int g = 0; g < G_COUNT; g++) {
+        if (!grp[g].p[F_REPR] || !grp[g].p[F_TYPE] || (g >= G_VAR0 && g != G_EXPR &&
+                                                       !grp[g].p[F_NAME]))
+            continue;         /* cut short: not a candidate */
+        if (g == G_SOLUTION) {
+            facts.solution = grp[g].p[F_BY] != NULL;
+            facts.solution_at_end = grp[g].p[F_BY] && key_is(grp[g].p[F_BY], grp[g].n[F_BY], "end");
+        }
+        if (g >= G_VAR0 && g < G_EXPR) facts.vars |= 1u << (g - G_VAR0);
+        facts.expr |= g == G_EXPR;
+        facts.assigned |= g == G_ASSIGNED;
     }
+    switch (cr_final_choose(&facts, &vi)) {
+    case CR_FINAL_SOLUTION: chosen = G_SOLUTION; break;
+    case CR_FINAL_VAR: chosen = G_VAR0 + vi; break;
+    case CR_FINAL_EXPR: chosen = G_EXPR; break;
+    case CR_FINAL_ASSIGNED: chosen = G_ASSIGNED; break;
+    case CR_FINAL_NONE: break;
+    }
+    if (chosen >= 0) {
+        const report_group *g = &grp[chosen];
+        const char *src = chosen == G_SOLUTION ? "solution()" : "last expression";
+        if (!(out->value_repr = dup_field(g->p[F_REPR], g->n[F_REPR])) ||
+            !(out->value_type = dup_field(g->p[F_TYPE], g->n[F_TYPE])) ||
+            (g->p[F_DECIMAL] &&
+             !(out->value_decimal = dup_field(g->p[F_DECIMAL], g->n[F_DECIMAL]))) ||
+            !(out->value_source = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
+                                               : dup_field(src, strlen(src))))
+            return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
+    }
+    if ((v[R_ETYPE] && !(out->error_type = dup_field(v[R_ETYPE], n[R_ETYPE]))) ||
+        (v[R_EMESSAGE] && !(out->error_message = dup_field(v[R_EMESSAGE], n[R_EMESSAGE]))))
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     out->error_line = num[R_ELINE];
     out->error_col = num[R_ECOL];
     if (v[R_SIGNAL]) {

@@ -79,7 +79,8 @@ typedef struct {
                                  be world-readable (o+r, directories o+rx) */
     const char *out_dir;      /* host directory (must exist) that receives a copy of each
                                  artifact; NULL: artifacts are listed and hashed only */
-    const char *const *answer_vars; /* final-value names tried in order, NULL-terminated;
+    const char *const *answer_vars; /* final-value names tried in order, NULL-terminated,
+                                       the first CR_ANSWER_VARS_MAX used;
                                        NULL: "ans", "result", "answer" */
     const char *globals_json; /* NULL, or a JSON object {"name": value} whose entries are
                                  module globals before the code runs (numbers with a '.' or
@@ -116,7 +117,8 @@ typedef struct {
     cr_buf stdout_buf;        /* p (NUL-ended, may be NULL when empty), len, truncated */
     cr_buf stderr_buf;
 
-    /* The final value (DESIGN.md, Value semantics), from the runner's report channel. */
+    /* The final value (DESIGN.md, Value semantics): the candidate cr_final_choose() picks
+     * from those on the runner's report channel. */
     int has_value;
     char *value_repr;         /* repr(value) (ints of any size) */
     char *value_type;         /* type(value).__name__: "int", "float", "str", ... */
@@ -188,16 +190,22 @@ extern const size_t sandbox_runner_source_len;
 /* Encodes what the runner needs (code, answer vars, globals) into *buf (records of the form
  * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
-/* Parses the runner's report (same record format, keys "value.repr", "value.type",
- * "value.decimal", "value.source", "error.type", "error.message", "error.line", "error.col",
- * "error.errno", "error.filename", and "exit.signal" when the code's process died by that
- * signal, which sets exited, exit_code and term_signal) into the value and error fields of
- * *out, which it owns afterwards. CR_ESANDBOX, with nothing kept, for a report the runner
- * could not have written: a malformed, unknown or repeated record, a value and an exception
- * at once, a value without its repr, type or source, a decimal that is not the number the
- * repr shows (int, bool, float, Decimal and any type whose repr is a number), a count that
- * is not one. A report cut short at its end keeps what was whole. Also maps MemoryError to
- * SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS when out->limit is still NONE. */
+/* Parses the runner's report (same record format) into the value and error fields of *out,
+ * which it owns afterwards. Keys: the final-value rule's candidates, each a group
+ * "<group>.repr", ".type", ".decimal" (optional): "solution" (solution()'s value, with
+ * "solution.by" "program" or "end": the call made after the module body because nobody
+ * called it), "var0".."var2" (the job's answer variables, with ".name"), "expr" (the last
+ * expression statement's value), "assigned" (the last variable assigned, with ".name");
+ * "error.type", "error.message", "error.line", "error.col", "error.errno",
+ * "error.filename"; and "exit.signal" when the code's process died by that signal, which sets
+ * exited, exit_code and term_signal. cr_final_choose() picks the value among the candidates,
+ * as the evaluator does. CR_ESANDBOX, with nothing kept, for a report the runner could not
+ * have written: a malformed, unknown or repeated record, a value and an exception at once, a
+ * value without its repr, type, name or caller or with a record its group does not have, a
+ * decimal that is not the number the repr shows (int, bool, float, Decimal and any type whose
+ * repr is a number), a count that is not one. A report cut short at its end keeps what was
+ * whole. Also maps MemoryError to SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS
+ * when out->limit is still NONE. */
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err);
 
 /* Collects the artifacts under the directory `dirfd` (the sandbox's /out, reached from the

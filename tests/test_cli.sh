@@ -47,7 +47,45 @@ print(-7 // 2, -7 % 3, -7.0 // 4)'
 check solution-convention 0 '= 1.05' '' 'def solution():
     principal = 1000
     return principal * 1.05 / 1000'
-check fstring-grouping 0 'Total: $1,234,567.89' '' 'print(f"Total: ${1234567.891:,.2f}")'
+# The final value's source (--json value.from), and a line on stderr when there is none.
+NOVALUE='calc-route: no final value (no solution(), answer variable, expression statement or module-level assignment gave one)'
+json_field from-solution-local 'def solution():
+    solution = 6 * 7
+    return solution
+print(solution())' '[d["value"]["from"], d["value"]["repr"]]' '["solution()", "42"]'
+json_field from-solution-main 'def solution():
+    return 6 * 7
+def main():
+    print(solution())
+if __name__ == "__main__":
+    main()' '[d["value"]["from"], d["value"]["repr"]]' '["solution()", "42"]'
+json_field from-solution-last-call 'r = 1
+def solution():
+    return r * 10
+print(solution())
+r = 2
+print(solution())
+r = 3' '[d["value"]["from"], d["value"]["repr"]]' '["solution()", "20"]'
+json_field from-solution-other-function 'def solution():
+    return 5
+def report():
+    return solution() * 2
+x = report()' '[d["value"]["from"], d["value"]["repr"]]' '["solution()", "5"]'
+json_field from-solution-at-end 'def solution():
+    return 0.5' '[d["value"]["from"], d["value"]["repr"]]' '["solution()", "0.5"]'
+json_field from-solution-parameters 'def solution(r):
+    return r
+print(solution(3))' 'd["value"]' 'null'
+json_field from-answer 'def solution():
+    return 2
+answer = solution() * 10' 'd["value"]["from"]' '"answer"'
+json_field from-last-assigned 'total = 0
+for v in [1, 2]:
+    total += v' 'd["value"]["from"]' '"total"'
+check no-value 0 '1.5' "$NOVALUE" 'def solution(r):
+    return r
+print(solution(1.5))'
+check fstring-grouping 0 'Total: $1,234,567.89' "$NOVALUE" 'print(f"Total: ${1234567.891:,.2f}")'
 check inexact-sqrt 0 '= 1.414213562  (inexact)' '' 'import math
 ans = math.sqrt(2)' --precision 10
 check half-up 0 '= 0.13' '' 'ans = round(0.125, 2)' --rounding half-up

@@ -462,13 +462,50 @@ static void test_final_value(void)
     CHECK(run("def solution():\n    print('hi')\n    return 2.5\n", "hi\n", "2.5"));
     /* called by the program itself: not called again, and its value is not the answer */
     CHECK(run("def solution():\n    print('once')\n    return 1\nsolution()\n", "once\n", "1"));
-    /* called by the program itself: that call's value, unless an answer variable is set */
+    /* called by the program itself: that call's value, unless an answer variable is set
+     * (`answer = solution() * 10` says more) */
     CHECK(value_is("def solution():\n    return 1\nprint(solution())\n", NULL, "1", "1", "int",
                    "solution()", "1", 1));
     CHECK(value_is("def solution():\n    return 1, 2\nv, p = solution()\n", NULL, "(1, 2)",
                    "(1, 2)", "tuple", "solution()", NULL, 1));
     CHECK(value_is("def solution():\n    return 2\nanswer = solution() * 10\n", NULL, "20", "20",
                    "int", "answer", "20", 1));
+    /* solution()'s value is its last call that returned, whoever made it (a function, main()
+     * behind the __name__ guard); a local of that name is only a local */
+    CHECK(value_is("def solution():\n    solution = 6 * 7\n    return solution\n", NULL, "42", "42",
+                   "int", "solution()", "42", 1));
+    CHECK(value_is("def solution():\n    solution = 6 * 7\n    return solution\n"
+                   "print(solution())\n", NULL, "42", "42", "int", "solution()", "42", 1));
+    CHECK(value_is("def solution():\n    return 6 * 7\ndef main():\n    print(solution())\n"
+                   "if __name__ == \"__main__\":\n    main()\n", NULL, "42", "42", "int",
+                   "solution()", "42", 1));
+    CHECK(run("def solution():\n    print('in')\n    return 1\ndef main():\n    solution()\n"
+              "main()\n", "in\n", "1"));
+    CHECK(value_is("r = 1\ndef solution():\n    return r * 10\nprint(solution())\nr = 2\n"
+                   "print(solution())\nr = 3\n", NULL, "20", "20", "int", "solution()", "20", 1));
+    CHECK(value_is("def solution(k=2):\n    return k\ndef f():\n    return solution(4)\n"
+                   "y = f()\nz = 0\n", NULL, "4", "4", "int", "solution()", "4", 1));
+    CHECK(value_is("def solution():\n    print('x')\n", NULL, "None", "None", "NoneType",
+                   "solution()", NULL, 1));
+    /* with a parameter it is not the convention: never called for it, its calls not counted */
+    CHECK(run("def solution(r):\n    return 1 + r\nprint(solution(0.5))\nprint('done')\n",
+              "1.5\ndone\n", ""));
+    CHECK(value_is("def solution(r):\n    return r\nz = [solution(k) for k in (1, 2)]\n", NULL,
+                   "[1, 2]", "[1, 2]", "list", "z", NULL, 1));
+    /* a solution() nested in a function is not the module's; one the code replaced is not
+     * called */
+    CHECK(value_is("def f():\n    def solution():\n        return 1\n    return solution()\n"
+                   "x = f() + 1\n", NULL, "2", "2", "int", "x", "2", 1));
+    CHECK(value_is("def solution():\n    return 1\nsolution = 5\n", NULL, "5", "5", "int",
+                   "solution", "5", 1));
+    /* a variable holding code is no answer; an expression statement in a module-level block
+     * is one */
+    CHECK(value_is("def answer():\n    return 1\nx = 2\n", NULL, "2", "2", "int", "x", "2", 1));
+    CHECK(value_is("for v in [1, 2]:\n    v * 3\n", NULL, "6", "6", "int", "last expression",
+                   "6", 1));
+    /* the module's docstring is not an expression's value; a string later is */
+    CHECK(run("'''doc'''\nprint(1)\n", "1\n", ""));
+    CHECK(value_is("print(1)\n'doc'\n", NULL, "'doc'", "doc", "str", "last expression", NULL, 1));
     /* solution(a) needs an argument: not the convention */
     CHECK(value_is("def solution(a):\n    return a\nx = 4\n", NULL, "4", "4", "int", "x", "4", 1));
     CHECK(value_is("def solution(a=3):\n    return a\n", NULL, "3", "3", "int", "solution()",

@@ -55,8 +55,8 @@ static void test_job_encode(void)
 
 static void test_report_parse(void)
 {
-    static const char good[] = "value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 3\n0.5\n"
-                               "value.source 3\nans\n";
+    static const char good[] = "var0.type 5\nfloat\nvar0.repr 3\n0.5\nvar0.decimal 3\n0.5\n"
+                               "var0.name 3\nans\n";
     static const char raised[] = "error.type 11\nSyntaxError\nerror.message 14\ninvalid syntax\n"
                                  "error.line 1\n3\nerror.col 1\n7\n";
     sandbox_outcome oc;
@@ -81,9 +81,8 @@ static void test_report_parse(void)
     sandbox_outcome_free(&oc);
 
     /* A record cut short, a length past the end: kept what was whole. */
-    CHECK_INT(PARSE("value.type 3\nint\nvalue.repr 10\n12"), CR_OK);
-    CHECK_STR(oc.value_type, "int");
-    CHECK(oc.value_repr == NULL);
+    CHECK_INT(PARSE("var0.type 3\nint\nvar0.repr 10\n12"), CR_OK);
+    CHECK(oc.value_type == NULL && oc.value_repr == NULL);
     CHECK_INT(oc.has_value, 0);
     sandbox_outcome_free(&oc);
     CHECK_INT(PARSE(""), CR_OK);
@@ -124,10 +123,10 @@ static void check_accepted(const char *type, const char *repr, const char *dec)
 {
     char report[512];
     sandbox_outcome oc;
-    int n = snprintf(report, sizeof report, "value.type %zu\n%s\nvalue.repr %zu\n%s\n"
-                     "value.source 3\nans\n", strlen(type), type, strlen(repr), repr);
+    int n = snprintf(report, sizeof report, "var0.type %zu\n%s\nvar0.repr %zu\n%s\n"
+                     "var0.name 3\nans\n", strlen(type), type, strlen(repr), repr);
     if (strcmp(dec, "-"))
-        snprintf(report + n, sizeof report - (size_t)n, "value.decimal %zu\n%s\n", strlen(dec), dec);
+        snprintf(report + n, sizeof report - (size_t)n, "var0.decimal %zu\n%s\n", strlen(dec), dec);
     memset(&oc, 0, sizeof oc);
     CHECK_INT(sandbox_report_parse(report, strlen(report), &oc, NULL), CR_OK);
     CHECK_STR(oc.value_repr, repr);
@@ -136,42 +135,90 @@ static void check_accepted(const char *type, const char *repr, const char *dec)
     sandbox_outcome_free(&oc);
 }
 
+/* The runner reports every candidate; the host picks one with cr_final_choose(), as the
+ * evaluator does. `want` is "source repr", or "none". */
+static void check_chosen(const char *report, const char *want)
+{
+    sandbox_outcome oc;
+    char got[256] = "none";
+    memset(&oc, 0, sizeof oc);
+    CHECK_INT(sandbox_report_parse(report, strlen(report), &oc, NULL), CR_OK);
+    if (oc.has_value) snprintf(got, sizeof got, "%s %s", oc.value_source, oc.value_repr);
+    CHECK_STR(got, want);
+    sandbox_outcome_free(&oc);
+}
+
+#define SOL_BY(by) "solution.type 3\nint\nsolution.repr 1\n7\nsolution.decimal 1\n7\n" \
+                   "solution.by " by "\n"
+#define VAR(i, name, len) "var" #i ".type 3\nstr\nvar" #i ".repr 3\n'" name "'\nvar" #i \
+                          ".name " #len "\n" name "\n"
+#define EXPR "expr.type 3\nstr\nexpr.repr 3\n'e'\n"
+#define ASSIGNED "assigned.type 3\nstr\nassigned.repr 3\n'a'\nassigned.name 1\na\n"
+
+static void test_report_choice(void)
+{
+    /* solution() nobody called, then called at the end: before everything */
+    check_chosen(ASSIGNED EXPR VAR(1, "r", 1) SOL_BY("3\nend"), "solution() 7");
+    /* answer variables in the policy's order, then the program's own call of solution() */
+    check_chosen(ASSIGNED EXPR VAR(2, "x", 1) VAR(1, "r", 1) SOL_BY("7\nprogram"), "r 'r'");
+    check_chosen(ASSIGNED EXPR SOL_BY("7\nprogram"), "solution() 7");
+    check_chosen(VAR(2, "x", 1) EXPR, "x 'x'");
+    check_chosen(ASSIGNED EXPR, "last expression 'e'");
+    check_chosen(ASSIGNED, "a 'a'");
+    check_chosen("", "none");
+}
+
 static void test_report_refused(void)
 {
     sandbox_outcome oc;
     /* A second record of a kind is not the last one winning. */
-    check_refused("value.type 3\nint\nvalue.repr 1\n7\nvalue.decimal 1\n7\nvalue.source 3\nans\n"
-                  "value.repr 2\n42\n", "a repeated record");
+    check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 1\n7\nvar0.name 3\nans\n"
+                  "var0.repr 2\n42\n", "a repeated record");
     check_refused("error.type 9\nNameError\nerror.type 11\nMemoryError\n", "a repeated record");
-    check_refused("value.exact 1\n1\n", "an unknown record");
-    check_refused("value.repr 1\nxy", "a record longer than its length");
-    check_refused("garbage\nvalue.repr 1\n7\n", "a malformed record");
-    check_refused("value.repr 99999999999999999999\nx\n", "a malformed record");
-    check_refused("value.type 3\nint\nvalue.repr 1\n7\nvalue.decimal 1\n7\nvalue.source 3\nans\n"
+    check_refused("var0.exact 1\n1\n", "an unknown record");
+    check_refused("value.repr 1\n7\n", "an unknown record");
+    check_refused("var0.repr 1\nxy", "a record longer than its length");
+    check_refused("garbage\nvar0.repr 1\n7\n", "a malformed record");
+    check_refused("var0.repr 99999999999999999999\nx\n", "a malformed record");
+    check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 1\n7\nvar0.name 3\nans\n"
                   "error.type 11\nMemoryError\n", "both a value and an exception");
-    check_refused("value.type 3\nint\nvalue.repr 1\n7\n", "a value without its repr, type or source");
+    check_refused("var0.type 3\nint\nvar0.repr 1\n7\n", "a value without its repr, type, name or caller");
+    check_refused("solution.type 3\nint\nsolution.repr 1\n7\nsolution.decimal 1\n7\n",
+                  "a value without its repr, type, name or caller");
+    check_refused("solution.type 3\nint\nsolution.repr 1\n7\nsolution.decimal 1\n7\n"
+                  "solution.by 4\nmain\n", "a solution() caller that is not program or end");
+    check_refused("expr.type 3\nstr\nexpr.repr 3\n'x'\nexpr.name 1\nx\n",
+                  "a record its value cannot have");
+    check_refused("var0.type 3\nstr\nvar0.repr 3\n'x'\nvar0.name 3\nans\nvar0.by 3\nend\n",
+                  "a record its value cannot have");
+    check_refused("assigned.type 3\nstr\nassigned.repr 3\n'x'\nassigned.name 0\n\n",
+                  "a value with an empty name");
+    check_refused("var3.type 3\nstr\nvar3.repr 3\n'x'\nvar3.name 1\nx\n", "an unknown record");
+    check_refused("expr.type 3\nstr\nexpr.repr 3\n'x'\nsolution.type 3\nint\n"
+                  "solution.repr 1\n7\nsolution.decimal 1\n8\nsolution.by 3\nend\n",
+                  "an int whose decimal is not its repr");
     check_refused("error.message 1\nx\n", "an exception without its type");
     check_refused("error.type 9\nNameError\nerror.line 2\n-1\n", "a count that is not a number");
     check_refused("exit.signal 2\n99\n", "a signal number out of range");
     /* Decimals that are not what the repr shows: the fraction and "exact" come from them. */
-    check_refused("value.type 3\nint\nvalue.repr 1\n7\nvalue.decimal 2\n42\nvalue.source 3\nans\n",
+    check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 2\n42\nvar0.name 3\nans\n",
                   "an int whose decimal is not its repr");
-    check_refused("value.type 3\nint\nvalue.repr 1\n7\nvalue.source 3\nans\n",
+    check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.name 3\nans\n",
                   "an int whose decimal is not its repr");
-    check_refused("value.type 4\nbool\nvalue.repr 4\nTrue\nvalue.decimal 1\n0\nvalue.source 3\nans\n",
+    check_refused("var0.type 4\nbool\nvar0.repr 4\nTrue\nvar0.decimal 1\n0\nvar0.name 3\nans\n",
                   "a bool whose decimal is not 1 or 0");
-    check_refused("value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.decimal 4\n0.25\nvalue.source 3\nans\n",
+    check_refused("var0.type 5\nfloat\nvar0.repr 3\n0.5\nvar0.decimal 4\n0.25\nvar0.name 3\nans\n",
                   "a repr that disagrees with its decimal");
-    check_refused("value.type 5\nfloat\nvalue.repr 3\n0.5\nvalue.source 3\nans\n",
+    check_refused("var0.type 5\nfloat\nvar0.repr 3\n0.5\nvar0.name 3\nans\n",
                   "a finite float without its decimal");
-    check_refused("value.type 3\nstr\nvalue.repr 7\n'seven'\nvalue.decimal 2\n42\nvalue.source 3\nans\n",
+    check_refused("var0.type 3\nstr\nvar0.repr 7\n'seven'\nvar0.decimal 2\n42\nvar0.name 3\nans\n",
                   "a repr that disagrees with its decimal");
-    check_refused("value.type 7\nDecimal\nvalue.repr 3\n1.5\nvalue.decimal 3\n1.5\nvalue.source 3\nans\n",
+    check_refused("var0.type 7\nDecimal\nvar0.repr 3\n1.5\nvar0.decimal 3\n1.5\nvar0.name 3\nans\n",
                   "a Decimal whose repr is not Decimal('...')");
-    check_refused("value.type 7\nDecimal\nvalue.repr 14\nDecimal('1.5')\nvalue.decimal 3\n2.5\n"
-                  "value.source 3\nans\n", "a repr that disagrees with its decimal");
-    check_refused("value.type 8\nFraction\nvalue.repr 14\nFraction(1, 2)\nvalue.decimal 1\nx\n"
-                  "value.source 3\nans\n", "a Fraction whose decimal is not a number");
+    check_refused("var0.type 7\nDecimal\nvar0.repr 14\nDecimal('1.5')\nvar0.decimal 3\n2.5\n"
+                  "var0.name 3\nans\n", "a repr that disagrees with its decimal");
+    check_refused("var0.type 8\nFraction\nvar0.repr 14\nFraction(1, 2)\nvar0.decimal 1\nx\n"
+                  "var0.name 3\nans\n", "a Fraction whose decimal is not a number");
     /* What the runner does write: type, repr, decimal ("-" for none). */
     static const char *const accepted[][3] = {
         { "int", "-120", "-120" }, { "bool", "False", "0" }, { "float", "1e-05", "0.00001" },
@@ -199,20 +246,27 @@ static const char runner_harness[] =
     "ns = {\"__name__\": \"runner\"}\n"
     "exec(open(sys.argv[1]).read(), ns)\n"
     "R = ns[\"record\"]\n"
-    "def v(kind, text, source=\"ans\", tname=None):\n"
-    "    return (R(\"value.kind\", kind) + R(\"value.text\", text) + R(\"value.source\", source)\n"
-    "            + (R(\"value.type\", tname) if tname else b\"\"))\n"
+    "def v(kind, text, group=\"var0\", name=\"ans\", by=None, tname=None):\n"
+    "    return (R(group + \".kind\", kind) + R(group + \".text\", text)\n"
+    "            + (R(group + \".name\", name) if name else b\"\")\n"
+    "            + (R(group + \".by\", by) if by else b\"\")\n"
+    "            + (R(group + \".type\", tname) if tname else b\"\"))\n"
     "cases = [v(\"int\", \"42\"), v(\"int\", \"042\"), v(\"float\", \"0.10\"), v(\"float\", \"1e-05\"),\n"
     "         v(\"bool\", \"True\"), v(\"int\", \"7\", tname=\"int64\"), v(\"Fraction\", \"-3/8\"),\n"
     "         v(\"Fraction\", \"2/4\"), v(\"Decimal\", \"1E+2\"), v(\"Decimal\", \"1.50E+1\"),\n"
     "         v(\"other\", \"'x'\", tname=\"str\"), v(\"other\", \"42\", tname=\"int\"),\n"
-    "         v(\"int\", \"1\", source=\"solution()\"), v(\"int\", \"1\") + R(\"value.kind\", \"int\"),\n"
+    "         v(\"int\", \"1\", group=\"solution\", name=None, by=\"end\"),\n"
+    "         v(\"int\", \"1\", name=\"total\"), v(\"int\", \"1\", group=\"expr\"),\n"
+    "         v(\"int\", \"1\", group=\"expr\", name=None, by=\"end\"),\n"
+    "         v(\"int\", \"3\", group=\"expr\", name=None) + v(\"int\", \"4\"),\n"
+    "         v(\"int\", \"1\") + R(\"var0.kind\", \"int\"),\n"
     "         v(\"int\", \"1\") + R(\"error.type\", \"MemoryError\"), R(\"error.type\", \"not a name\"),\n"
-    "         R(\"error.type\", \"KeyError\") + R(\"error.line\", \"x\"), b\"xyz\", R(\"value.exact\", \"1\"), b\"\"]\n"
+    "         R(\"error.type\", \"KeyError\") + R(\"error.line\", \"x\"), b\"xyz\", R(\"var0.exact\", \"1\"),\n"
+    "         R(\"value.kind\", \"int\"), b\"\"]\n"
     "for data in cases:\n"
     "    try:\n"
-    "        recs = ns[\"checked_result\"](data, {\"ans\"})\n"
-    "        print(\"ok\", \" \".join(\"%s=%s\" % (k[k.index(\".\") + 1:], x.decode())\n"
+    "        recs = ns[\"checked_result\"](data, {\"var0\": {\"ans\"}, \"expr\": None})\n"
+    "        print(\"ok\", \" \".join(\"%s=%s\" % (k, x.decode())\n"
     "                             for k, x in ns[\"read_records\"](b\"\".join(recs))))\n"
     "    except Exception as e:\n"
     "        print(\"refused:\", e)\n";
@@ -220,25 +274,31 @@ static const char runner_harness[] =
 static void test_runner_checks(void)
 {
     static const char want[] =
-        "ok type=int source=ans repr=42 decimal=42\n"
+        "ok var0.type=int var0.repr=42 var0.decimal=42 var0.name=ans\n"
         "refused: value kind 'int' with text '042'\n"
         "refused: value kind 'float' with text '0.10'\n"
-        "ok type=float source=ans repr=1e-05 decimal=0.00001\n"
-        "ok type=bool source=ans repr=True decimal=1\n"
-        "ok type=int64 source=ans repr=7 decimal=7\n"
-        "ok type=Fraction source=ans repr=Fraction(-3, 8) decimal=-0.375\n"
+        "ok var0.type=float var0.repr=1e-05 var0.decimal=0.00001 var0.name=ans\n"
+        "ok var0.type=bool var0.repr=True var0.decimal=1 var0.name=ans\n"
+        "ok var0.type=int64 var0.repr=7 var0.decimal=7 var0.name=ans\n"
+        "ok var0.type=Fraction var0.repr=Fraction(-3, 8) var0.decimal=-0.375 var0.name=ans\n"
         "refused: Fraction '2/4' is not in lowest terms\n"
-        "ok type=Decimal source=ans repr=Decimal('1E+2') decimal=100\n"
+        "ok var0.type=Decimal var0.repr=Decimal('1E+2') var0.decimal=100 var0.name=ans\n"
         "refused: Decimal text '1.50E+1' is not canonical\n"
-        "ok type=str source=ans repr='x'\n"
+        "ok var0.type=str var0.repr='x' var0.name=ans\n"
         "refused: type 'int' for a value the runner did not check\n"
-        "refused: source 'solution()' is not one this program can give\n"
-        "refused: a second value.kind record\n"
+        "refused: a solution value this program cannot have\n"
+        "refused: var0 name 'total' is not one this program can give\n"
+        "refused: a name on the expr value\n"
+        "refused: expr caller b'end'\n"
+        "ok var0.type=int var0.repr=4 var0.decimal=4 var0.name=ans expr.type=int expr.repr=3 "
+        "expr.decimal=3\n"
+        "refused: a second var0.kind record\n"
         "refused: both a value and an exception\n"
         "refused: exception type 'not a name'\n"
         "refused: error.line 'x'\n"
         "refused: a malformed record at byte 0\n"
-        "refused: unknown record 'value.exact'\n"
+        "refused: unknown record 'var0.exact'\n"
+        "refused: unknown record 'value.kind'\n"
         "ok \n";
     char src[] = "/tmp/cr-runner-XXXXXX", hn[] = "/tmp/cr-harness-XXXXXX", cmd[256], got[4096];
     int fs = mkstemp(src), fh = mkstemp(hn);
@@ -314,16 +374,30 @@ static void test_final_value_rule(void)
     /* solution() defined and never called wins over everything. */
     check_value("ans = 1\ndef solution():\n    return 0.1 + 0.2\n",
                 "solution() float 0.30000000000000004 0.30000000000000004");
-    /* ... but not when the code calls it itself: then the value of its own last call from
-     * module level wins over the last expression and the last assignment, as in-process. */
+    /* Called by the program: the value of its last call that returned, whoever made it;
+     * ans and the other answer variables come first then. */
     check_value("def solution():\n    return 7\nx = solution()\n", "solution() int 7 7");
-    check_value("def solution(r):\n    return 1 + r\nprint(solution(0.5))\nprint('done')\n",
-                "solution() float 1.5 1.5");
+    check_value("def solution():\n    solution = 6 * 7\n    return solution\nprint(solution())\n",
+                "solution() int 42 42");
+    check_value("def solution():\n    solution = 6 * 7\n    return solution\n",
+                "solution() int 42 42");
+    check_value("def solution():\n    return 6 * 7\ndef main():\n    print(solution())\n"
+                "if __name__ == \"__main__\":\n    main()\n", "solution() int 42 42");
+    check_value("r = 1\ndef solution():\n    return r * 10\nprint(solution())\nr = 2\n"
+                "print(solution())\nr = 3\n", "solution() int 20 20");
+    check_value("def solution(k=2):\n    return k\ndef f():\n    return solution(4)\ny = f()\n"
+                "z = 0\n", "solution() int 4 4");
+    check_value("def solution():\n    'doc'\n    for i in range(3):\n        if i == 1:\n"
+                "            return i\n", "solution() int 1 1");
+    check_value("def solution():\n    print('x')\n", "solution() NoneType None -");
+    /* solution() with a parameter is not the convention: not called, its calls not counted */
+    check_value("def solution(r):\n    return 1 + r\nprint(solution(0.5))\nprint('done')\n", "none");
     check_value("def solution(r):\n    return r\nz = [solution(k) for k in (1, 2)]\n",
-                "solution() int 2 2");
-    /* A call from inside another function is not the program's answer. */
-    check_value("def solution(r):\n    return r\ndef f():\n    return solution(4)\ny = f()\n",
-                "y int 4 4");
+                "z list [1, 2] -");
+    /* a generator returns no value of its own */
+    check_value("def solution():\n    yield 1\ny = 2\n", "y int 2 2");
+    /* nor does a solution() the code replaced */
+    check_value("def solution():\n    return 1\nsolution = 5\n", "solution int 5 5");
     /* ans still comes first. */
     check_value("def solution():\n    return 7\nprint(solution())\nans = 2\n", "ans int 2 2");
     check_value("def solution(a):\n    return 7\ny = 2\n", "y int 2 2");
@@ -333,6 +407,13 @@ static void test_final_value_rule(void)
     /* Last expression statement (None does not count), then last assignment. */
     check_value("a = 1\na + 1\nprint('x')\nb = 5\n", "last expression int 2 2");
     check_value("total = 0\nfor v in [1, 2]:\n    total += v\n", "total int 3 3");
+    /* an expression statement in a module-level block is one; a variable holding code is not
+     * an answer */
+    check_value("for v in [1, 2]:\n    v * 3\n", "last expression int 6 6");
+    check_value("def answer():\n    return 1\nx = 2\n", "x int 2 2");
+    /* the module's docstring is not an expression's value; a string later is */
+    check_value("'doc'\nprint(1)\n", "none");
+    check_value("print(1)\n'doc'\n", "last expression str 'doc' -");
     check_value("import math\n", "none");
     check_value("print(1)\n", "none");
     /* Types and exact decimal text. */
@@ -612,7 +693,7 @@ static void test_handoff(void)
     CHECK_STR(oc.value_repr, "7");
     CHECK_INT(oc.artifact_count, 0);          /* not collected here */
     CHECK_STR(oc.artifact_note, "");
-    CHECK(hand.report.len > 0 && strstr(hand.report.p, "value.repr 1\n7\n") != NULL);
+    CHECK(hand.report.len > 0 && strstr(hand.report.p, "var0.repr 1\n7\n") != NULL);
     CHECK(hand.out_fd >= 0);
     if (hand.out_fd >= 0) {
         CHECK_INT(fstatat(hand.out_fd, "a", &sb, AT_SYMLINK_NOFOLLOW), 0);
@@ -640,6 +721,7 @@ int main(void)
     test_job_encode();
     test_report_parse();
     test_report_refused();
+    test_report_choice();
     test_runner_embedded();
     test_runner_checks();
     ns_ok = sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why);

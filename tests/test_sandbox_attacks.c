@@ -666,9 +666,9 @@ static void test_forged_report(void)
 {
     sandbox_outcome oc;
     oc = limit_run(PRELUDE
-                   "forged = (b'value.type 3\\nint\\nvalue.repr 2\\n42\\nvalue.decimal 2\\n42\\n'\n"
-                   "          b'value.source 10\\nsolution()\\nerror.type 11\\nMemoryError\\n'\n"
-                   "          b'value.kind 3\\nint\\nvalue.text 2\\n42\\nvalue.source 3\\nans\\n')\n"
+                   "forged = (b'solution.type 3\\nint\\nsolution.repr 2\\n42\\nsolution.decimal 2\\n42\\n'\n"
+                   "          b'solution.by 3\\nend\\nerror.type 11\\nMemoryError\\n'\n"
+                   "          b'var0.kind 3\\nint\\nvar0.text 2\\n42\\nvar0.name 3\\nans\\n')\n"
                    "for fd in range(3, 1024):\n"
                    "    t(lambda: os.write(fd, forged))\n"
                    "ans = 'seven'\n", NULL, NULL);
@@ -683,25 +683,25 @@ static void test_forged_report(void)
     sandbox_outcome_free(&oc);
 
     oc = limit_run("import sys\ng = sys._getframe(1).f_globals\nrec = g['record']\n"
-                   "g['record'] = lambda k, v: rec(k, 'solution()' if k == 'value.source' else v)\n"
+                   "g['record'] = lambda k, v: rec(k.replace('var0.', 'solution.'), v)\n"
                    "ans = 7\n", NULL, NULL);
     CHECK_INT(oc.has_value, 0);
     CHECK_INT(oc.exit_code, 2);
     CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "calcroute runner: the code's result was "
-                                    "refused: source 'solution()' is not one this program can give"));
+                                    "refused: a solution value this program cannot have"));
     sandbox_outcome_free(&oc);
 
     oc = limit_run("import atexit, os\n"
                    "def spoil():\n"
                    "    for fd in range(3, 1024):\n"
                    "        try:\n"
-                   "            os.pwrite(fd, b'value.kind 3\\nint\\nvalue.kind 3\\nint\\n', 0)\n"
+                   "            os.pwrite(fd, b'var0.kind 3\\nint\\nvar0.kind 3\\nint\\n', 0)\n"
                    "        except OSError:\n"
                    "            pass\n"
                    "atexit.register(spoil)\nans = 7\n", NULL, NULL);
     CHECK_INT(oc.has_value, 0);
     CHECK_INT(oc.exit_code, 2);
-    CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "refused: a second value.kind record"));
+    CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "refused: a second var0.kind record"));
     sandbox_outcome_free(&oc);
 }
 

@@ -143,5 +143,78 @@ if [ "$rc" = 4 ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL tier-none: exit $rc, want 4" >&2
 fi
 
+# One final-value rule on both tiers: the same program in-process and, made to leave the
+# subset by an `import os` it does not use, in the ns tier gives the same value and source;
+# text mode says on both when there is none.
+both() {
+    name=$1 code=$2 want=$3
+    for pre in '' 'import os
+'; do
+        got=$(printf '%s%s' "$pre" "$code" | "$R" --json --tier ns 2>/dev/null | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+v = d["value"]
+print(d["route"] != "inprocess", v and [v["from"], v["repr"]])')
+        if [ "$got" = "$([ -n "$pre" ] && echo True || echo False) $want" ]; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1)); printf 'FAIL both-%s: [%s], want %s\n' "$name" "$got" "$want" >&2
+        fi
+    done
+}
+both solution-local 'def solution():
+    solution = 6 * 7
+    return solution
+' "['solution()', '42']"
+both solution-main 'def solution():
+    return 6 * 7
+def main():
+    print(solution())
+if __name__ == "__main__":
+    main()
+' "['solution()', '42']"
+both solution-last-call 'r = 1
+def solution():
+    return r * 10
+print(solution())
+r = 2
+print(solution())
+r = 3
+' "['solution()', '20']"
+both solution-other-function 'def solution(k=2):
+    return k
+def f():
+    return solution(4)
+y = f()
+' "['solution()', '4']"
+both solution-at-end 'ans = 1
+def solution():
+    return 7
+' "['solution()', '7']"
+both solution-parameters 'def solution(r):
+    return r
+z = [solution(k) for k in (1, 2)]
+' "['z', '[1, 2]']"
+both answer-first 'def solution():
+    return 7
+print(solution())
+ans = 2
+' "['ans', '2']"
+both last-expression 'for v in [1, 2]:
+    v * 3
+' "['last expression', '6']"
+both none 'def solution(r):
+    return r
+print(solution(3))
+' "None"
+printf '%s' 'import os
+print(1)' | "$R" --tier ns >"$tmp/text" 2>"$tmp/text.err"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(cat "$tmp/text")" = 1 ] && [ "$(cat "$tmp/text.err")" = 'calc-route: no final value (no solution(), answer variable, expression statement or module-level assignment gave one)' ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL no-value-text: exit $rc" >&2; cat "$tmp/text" "$tmp/text.err" >&2
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
