@@ -113,7 +113,9 @@ static int readable_dunder(const char *name)
  *   S a scalar: a number literal, a name, + - * / // % ** and unary - + of scalars, a call
  *     of float/int/abs/round/len, of a math function or of a function of this table, or a
  *     constant of math or numpy. A name must hold a number when the call runs (a list there
- *     is a TypeError that numpy would not raise: the rule trusts names, not calls or items)
+ *     is a TypeError that numpy would not raise: the rule trusts names, not calls or items),
+ *     so a name that some assignment binds to a list, tuple, set, dict or comprehension is
+ *     not a scalar
  *   L a list or tuple literal of scalars, or a scalar other than a bare name (a name may
  *     hold a list of lists or an array: numpy's reductions flatten them)
  *   F cash flows: a list or tuple literal of scalars, or a name
@@ -175,6 +177,7 @@ typedef struct {
     parser_nameset mods[MOD_COUNT];    /* names each module is bound to */
     int star;                          /* the program has a `from math import *` */
     struct { const char *alias; int mod; const char *name; } *from;   /* `from numpy import x`s */
+    parser_nameset containers;         /* names some assignment binds to a container display */
     size_t nfrom, fromcap;
     int fdepth;                        /* functions the check is inside */
 } wl_ctx;
@@ -258,9 +261,18 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
         if (m >= 0) rc = parser_nameset_add(&w->mods[m], n->aux);
         break;
     }
-    case IR_ASSIGN:
-        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
+    case IR_ASSIGN: {
+        const ir_node *v = n->n ? n->kid[n->n - 1] : NULL;
+        int box = v && (v->kind == IR_LIST || v->kind == IR_TUPLE || v->kind == IR_SET ||
+                        v->kind == IR_DICT || v->kind == IR_LISTCOMP || v->kind == IR_SETCOMP ||
+                        v->kind == IR_DICTCOMP || v->kind == IR_GENEXP);
+        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) {
+            rc = bind_targets(w, n->kid[i]);
+            if (rc == CR_OK && box && n->kid[i] && n->kid[i]->kind == IR_NAME)
+                rc = parser_nameset_add(&w->containers, n->kid[i]->text);
+        }
         break;
+    }
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
         break;
@@ -325,7 +337,7 @@ static int is_scalar(wl_ctx *w, const ir_node *e, int depth)
     case IR_NUM: case IR_BOOL:
         return 1;
     case IR_NAME:
-        return module_of(w, e) < 0;
+        return module_of(w, e) < 0 && !parser_nameset_has(&w->containers, e->text);
     case IR_UNARY:
         return (e->op == IR_NEG || e->op == IR_POS) && is_scalar(w, e->kid[0], depth + 1);
     case IR_BINOP:
@@ -551,6 +563,7 @@ cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *er
     parser_nameset_free(&w.bound);
     for (int i = 0; i < MOD_COUNT; i++) parser_nameset_free(&w.mods[i]);
     free(w.from);
+    parser_nameset_free(&w.containers);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

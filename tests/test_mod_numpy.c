@@ -187,6 +187,8 @@ static void test_shapes(void)
     REASON(NP "print(np.mean([1, 2], axis=0))", "call:numpy.mean");
     REASON(NP "print(np.sum([[1, 2], [3, 4]]))", "call:numpy.sum");
     REASON(NP "x = [4]\nprint(np.sqrt(x[0]))", "call:numpy.sqrt");
+    REASON(NP "x = 4\nif x:\n    x = [x, 9]\nprint(np.sqrt(x))", "call:numpy.sqrt");
+    REASON(NPF "rates = (0.05, 0.06)\nprint(npf.pmt(rates, 10, 100))", "call:numpy_financial.pmt");
     REASON(NP "print(np.sqrt(*[4]))", "call:numpy.sqrt");
     REASON("from numpy import mean as m\nprint(m([[1], [2]]))", "call:numpy.mean");
     REASON(NP "print(np.cumsum([1, 2]))", "call:numpy.cumsum");
