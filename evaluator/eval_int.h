@@ -364,4 +364,33 @@ int resolve_find(const resolver *rs, const char *name);    /* symbol or -1, neve
 void resolve_free(eval_cx *cx);
 void *resolve_alloc(eval_cx *cx, size_t size);             /* zeroed; NULL on ENOMEM */
 
+/* ---- mod_numpy.c: numpy's scalar functions, numpy_financial ---- */
+val *eval_np_exp(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_log(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_log10(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_sqrt(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_abs(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_power(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_floor(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_ceil(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_sum(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_prod(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_mean(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_max(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_min(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_var(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_std(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_np_median(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_fv(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_pmt(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_pv(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_nper(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_ipmt(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_ppmt(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_npv(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_irr(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_mirr(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_npf_rate(eval_cx *cx, eval_args *a, const ir_node *at);
+
 #endif

@@ -105,6 +105,67 @@ static int readable_dunder(const char *name)
     return WL_NAME_AND_ELLIPSIS && is_name_dunder(name);
 }
 
+/* ---- argument shapes ------------------------------------------------------------------------- */
+
+/* Module functions that are in the subset only for some arguments: numpy's on scalars and list
+ * literals (an array, or a name that may hold one, needs numpy itself), numpy_financial's on
+ * scalars. One letter a positional argument, and one before each keyword's name:
+ *   S a scalar: a number literal, a name, + - * / // % ** and unary - + of scalars, a call
+ *     of float/int/abs/round/len, of a math function or of a function of this table, or a
+ *     constant of math or numpy. A name must hold a number when the call runs (a list there
+ *     is a TypeError that numpy would not raise: the rule trusts names, not calls or items),
+ *     so a name that some assignment binds to a list, tuple, set, dict or comprehension is
+ *     not a scalar
+ *   L a list or tuple literal of scalars, or a scalar other than a bare name (a name may
+ *     hold a list of lists or an array: numpy's reductions flatten them)
+ *   F cash flows: a list or tuple literal of scalars, or a name
+ *   W numpy_financial's `when`: a string literal or a scalar
+ * A function of a module that has rows here but is not in it itself is a reason. */
+typedef struct {
+    int mod;
+    const char *name, *pos;
+    const char *kw[9];
+} arg_shape;
+
+static const arg_shape arg_shapes[] = {
+    { MOD_NUMPY, "exp", "S", { 0 } }, { MOD_NUMPY, "log", "S", { 0 } },
+    { MOD_NUMPY, "log10", "S", { 0 } }, { MOD_NUMPY, "sqrt", "S", { 0 } },
+    { MOD_NUMPY, "abs", "S", { 0 } }, { MOD_NUMPY, "absolute", "S", { 0 } },
+    { MOD_NUMPY, "round", "SS", { "Sdecimals" } }, { MOD_NUMPY, "around", "SS", { "Sdecimals" } },
+    { MOD_NUMPY, "power", "SS", { 0 } }, { MOD_NUMPY, "floor", "S", { 0 } },
+    { MOD_NUMPY, "ceil", "S", { 0 } }, { MOD_NUMPY, "sum", "L", { 0 } },
+    { MOD_NUMPY, "prod", "L", { 0 } }, { MOD_NUMPY, "mean", "L", { 0 } },
+    { MOD_NUMPY, "max", "L", { 0 } }, { MOD_NUMPY, "min", "L", { 0 } },
+    { MOD_NUMPY, "var", "L", { "Sddof" } }, { MOD_NUMPY, "std", "L", { "Sddof" } },
+    { MOD_NUMPY, "median", "L", { 0 } },
+    { MOD_NPF, "fv", "SSSSW", { "Srate", "Snper", "Spmt", "Spv", "Wwhen" } },
+    { MOD_NPF, "pmt", "SSSSW", { "Srate", "Snper", "Spv", "Sfv", "Wwhen" } },
+    { MOD_NPF, "pv", "SSSSW", { "Srate", "Snper", "Spmt", "Sfv", "Wwhen" } },
+    { MOD_NPF, "nper", "SSSSW", { "Srate", "Spmt", "Spv", "Sfv", "Wwhen" } },
+    { MOD_NPF, "ipmt", "SSSSSW", { "Srate", "Sper", "Snper", "Spv", "Sfv", "Wwhen" } },
+    { MOD_NPF, "ppmt", "SSSSSW", { "Srate", "Sper", "Snper", "Spv", "Sfv", "Wwhen" } },
+    { MOD_NPF, "npv", "SF", { "Srate", "Fvalues" } },
+    { MOD_NPF, "irr", "F", { "Fvalues" } },
+    { MOD_NPF, "mirr", "FSS", { "Fvalues", "Sfinance_rate", "Sreinvest_rate" } },
+    { MOD_NPF, "rate", "SSSSWSSS",
+      { "Snper", "Spmt", "Spv", "Sfv", "Wwhen", "Sguess", "Stol", "Smaxiter" } },
+};
+#define NSHAPES (sizeof arg_shapes / sizeof arg_shapes[0])
+
+static int shaped_module(int mod)
+{
+    for (size_t i = 0; i < NSHAPES; i++)
+        if (arg_shapes[i].mod == mod) return 1;
+    return 0;
+}
+
+static const arg_shape *shape_of(int mod, const char *name)
+{
+    for (size_t i = 0; i < NSHAPES; i++)
+        if (arg_shapes[i].mod == mod && strcmp(arg_shapes[i].name, name) == 0) return &arg_shapes[i];
+    return NULL;
+}
+
 /* ---- the check -------------------------------------------------------------------------- */
 
 typedef struct {
@@ -115,6 +176,9 @@ typedef struct {
     parser_nameset bound;              /* every name the program binds */
     parser_nameset mods[MOD_COUNT];    /* names each module is bound to */
     int star;                          /* the program has a `from math import *` */
+    struct { const char *alias; int mod; const char *name; } *from;   /* `from numpy import x`s */
+    parser_nameset containers;         /* names some assignment binds to a container display */
+    size_t nfrom, fromcap;
     int fdepth;                        /* functions the check is inside */
 } wl_ctx;
 
@@ -172,6 +236,18 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
         int m = registry_module(n->text), sub;
         w->star |= is_star_import(n);
         rc = parser_nameset_add(&w->bound, n->aux);
+        if (rc == CR_OK && m >= 0 && shaped_module(m)) {
+            if (w->nfrom == w->fromcap) {
+                size_t cap = w->fromcap ? 2 * w->fromcap : 8;
+                void *p = realloc(w->from, cap * sizeof *w->from);
+                if (!p) return CR_ENOMEM;
+                w->from = p;
+                w->fromcap = cap;
+            }
+            w->from[w->nfrom].alias = n->aux;
+            w->from[w->nfrom].mod = m;
+            w->from[w->nfrom++].name = n->kid[0]->text;
+        }
         if (rc == CR_OK && m >= 0 && registry_attr(m, n->kid[0]->text, &sub) == REG_MODULE)
             rc = parser_nameset_add(&w->mods[sub], n->aux);
         break;
@@ -185,9 +261,18 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
         if (m >= 0) rc = parser_nameset_add(&w->mods[m], n->aux);
         break;
     }
-    case IR_ASSIGN:
-        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = bind_targets(w, n->kid[i]);
+    case IR_ASSIGN: {
+        const ir_node *v = n->n ? n->kid[n->n - 1] : NULL;
+        int box = v && (v->kind == IR_LIST || v->kind == IR_TUPLE || v->kind == IR_SET ||
+                        v->kind == IR_DICT || v->kind == IR_LISTCOMP || v->kind == IR_SETCOMP ||
+                        v->kind == IR_DICTCOMP || v->kind == IR_GENEXP);
+        for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) {
+            rc = bind_targets(w, n->kid[i]);
+            if (rc == CR_OK && box && n->kid[i] && n->kid[i]->kind == IR_NAME)
+                rc = parser_nameset_add(&w->containers, n->kid[i]->text);
+        }
         break;
+    }
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
         break;
@@ -213,6 +298,26 @@ static int module_of(wl_ctx *w, const ir_node *e)
     return registry_attr(m, e->text, &sub) == REG_MODULE ? sub : -1;
 }
 
+/* The (module, name) a name bound by `from m import name as alias` stands for, if m has
+ * arg_shapes rows. Scopes are ignored, as everywhere here. */
+static int from_import_of(wl_ctx *w, const char *alias, int *mod, const char **name)
+{
+    for (size_t i = 0; i < w->nfrom; i++)
+        if (strcmp(w->from[i].alias, alias) == 0) {
+            *mod = w->from[i].mod;
+            *name = w->from[i].name;
+            return 1;
+        }
+    return 0;
+}
+
+static int from_import(wl_ctx *w, const char *alias)
+{
+    int m;
+    const char *name;
+    return from_import_of(w, alias, &m, &name) && shape_of(m, name);
+}
+
 static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mod,
                            const char *name)
 {
@@ -222,6 +327,80 @@ static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mo
 }
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
+
+/* The S letter of arg_shapes (depth bounds the walk as check() does). */
+static int is_scalar(wl_ctx *w, const ir_node *e, int depth)
+{
+    static const char *const numeric_builtins[] = { "float", "int", "abs", "round", "len", NULL };
+    if (!e || depth > WL_MAX_DEPTH) return 0;
+    switch (e->kind) {
+    case IR_NUM: case IR_BOOL:
+        return 1;
+    case IR_NAME:
+        return module_of(w, e) < 0 && !parser_nameset_has(&w->containers, e->text);
+    case IR_UNARY:
+        return (e->op == IR_NEG || e->op == IR_POS) && is_scalar(w, e->kid[0], depth + 1);
+    case IR_BINOP:
+        return e->op <= IR_POW && /* IR_ADD .. IR_POW: arithmetic */
+               is_scalar(w, e->kid[0], depth + 1) &&
+               is_scalar(w, e->kid[1], depth + 1);
+    case IR_ATTR: {
+        int m = module_of(w, e->kid[0]);
+        return m == MOD_MATH || m == MOD_NUMPY;
+    }
+    case IR_CALL: {
+        const ir_node *f = e->kid[0];
+        if (f->kind == IR_NAME)
+            return (in_list(numeric_builtins, f->text) && !parser_nameset_has(&w->bound, f->text)) ||
+                   from_import(w, f->text);
+        int m = f->kind == IR_ATTR ? module_of(w, f->kid[0]) : -1;
+        return m == MOD_MATH || (m >= 0 && shape_of(m, f->text));
+    }
+    default:
+        return 0;
+    }
+}
+
+static int is_list_literal(wl_ctx *w, const ir_node *e, int depth)
+{
+    if (!e || (e->kind != IR_LIST && e->kind != IR_TUPLE)) return 0;
+    for (uint32_t i = 0; i < e->n; i++)
+        if (!is_scalar(w, e->kid[i], depth + 1)) return 0;
+    return 1;
+}
+
+static int shape_ok(wl_ctx *w, char letter, const ir_node *e, int depth)
+{
+    switch (letter) {
+    case 'S': return is_scalar(w, e, depth);
+    case 'L': return is_list_literal(w, e, depth) || (e->kind != IR_NAME && is_scalar(w, e, depth));
+    case 'F': return is_list_literal(w, e, depth) || (e->kind == IR_NAME && module_of(w, e) < 0);
+    case 'W': return e->kind == IR_STR || is_scalar(w, e, depth);
+    default: return 0;
+    }
+}
+
+/* A call of a function of a module with arg_shapes rows: a reason unless its arguments have
+ * the shapes of its row. */
+static cr_code check_shapes(wl_ctx *w, const ir_node *call, int mod, const char *name, int depth)
+{
+    const arg_shape *sh = shape_of(mod, name);
+    int ok = sh != NULL;
+    size_t npos = 0;
+    for (uint32_t i = 1; ok && i < call->n; i++) {
+        const ir_node *arg = call->kid[i];
+        if (arg->kind == IR_KEYWORD) {
+            const char *const *k = sh->kw;
+            while (*k && strcmp(*k + 1, arg->text) != 0) k++;
+            ok = *k && shape_ok(w, **k, arg->kid[0], depth);
+        } else {
+            ok = arg->kind != IR_STARRED && arg->kind != IR_DSTARRED && npos < strlen(sh->pos) &&
+                 shape_ok(w, sh->pos[npos], arg, depth);
+            npos++;
+        }
+    }
+    return ok ? CR_OK : add_reason2(w, call, "call:%s", mod, name);
+}
 
 /* `obj.name` read or written (not called): only math's constants and functions. */
 static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
@@ -244,8 +423,10 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     cr_code rc = CR_OK;
     if (!f) return CR_OK;
     if (f->kind == IR_NAME) {
-        const char *name = f->text;
+        const char *name = f->text, *orig;
+        int fm;
         if ((rc = star_name(w, f, name)) != CR_OK) return rc;
+        if (from_import_of(w, name, &fm, &orig)) return check_shapes(w, call, fm, orig, depth);
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
                  (registry_attr(MOD_NONE, name, NULL) == REG_FUNC ||
                   parser_nameset_has(&w->bound, name) ||
@@ -259,6 +440,8 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         /* a function, or a value that is a class (`datetime.date(...)`) */
         if ((k = registry_attr(m, f->text, NULL)) != REG_FUNC && k != REG_VALUE)
             rc = add_reason2(w, call, "call:%s", m, f->text);
+        else if (shaped_module(m))
+            rc = check_shapes(w, call, m, f->text, depth);
         return rc;
     } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
@@ -379,6 +562,8 @@ cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *er
     free(w.lines.start);
     parser_nameset_free(&w.bound);
     for (int i = 0; i < MOD_COUNT; i++) parser_nameset_free(&w.mods[i]);
+    free(w.from);
+    parser_nameset_free(&w.containers);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

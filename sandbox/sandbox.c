@@ -138,6 +138,12 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
     if (job->globals_json &&
         (rc = put_record(buf, "globals", job->globals_json, strlen(job->globals_json))) != CR_OK)
         goto fail;
+    static const char npf[] = "numpy_financial";
+    if (job->code && memmem(job->code, job->code_len, npf, sizeof npf - 1) &&
+        ((rc = cr_buf_printf(buf, "module %zu\n%s\n", sizeof npf + sandbox_npf_source_len, npf)) != CR_OK ||
+         (rc = cr_buf_put(buf, sandbox_npf_source, sandbox_npf_source_len)) != CR_OK ||
+         (rc = cr_buf_putc(buf, '\n')) != CR_OK))
+        goto fail;
     return CR_OK;
 fail:
     return cr_error_set(err, rc, 0, 0, "sandbox: encoding the job: %s", cr_strerror(rc));

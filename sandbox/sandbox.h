@@ -186,6 +186,12 @@ int sandbox_kvm_available(char *why, size_t why_len);
  * SystemExit's code when the code called sys.exit(). */
 extern const char sandbox_runner_source[];
 extern const size_t sandbox_runner_source_len;
+/* Our pure-Python numpy_financial (sandbox/numpy_financial.py): the job carries it as a
+ * "module" record ("numpy_financial\n" and the source) when the code names it, and the runner
+ * serves it to an import that finds no installed numpy_financial, so the sandbox computes
+ * what the in-process subset does. */
+extern const char sandbox_npf_source[];
+extern const size_t sandbox_npf_source_len;
 
 /* Encodes what the runner needs (code, answer vars, globals) into *buf (records of the form
  * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */

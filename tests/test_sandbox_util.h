@@ -86,7 +86,7 @@ static const char *out_text(const sandbox_outcome *oc)
 } while (0)
 
 /* A fresh directory under TMPDIR (or /tmp), world-readable for the sandbox's user. */
-static char *make_dir(const char *tag)
+static inline char *make_dir(const char *tag)
 {
     const char *base = getenv("TMPDIR");
     char *p = malloc(256);
@@ -97,7 +97,7 @@ static char *make_dir(const char *tag)
     return p;
 }
 
-static void remove_tree(const char *dir)
+static inline void remove_tree(const char *dir)
 {
     char cmd[512];
     if (!dir || strncmp(dir, "/", 1) != 0 || !strstr(dir, "/cr-sbx-")) return;
@@ -106,7 +106,7 @@ static void remove_tree(const char *dir)
 }
 
 /* Whole file as a string (NULL when unreadable); the caller frees it. */
-static char *slurp(const char *path)
+static inline char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     char *buf;

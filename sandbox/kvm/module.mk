@@ -9,6 +9,7 @@ kvm-kernel:
 # standard library.
 kvm-guest: $(KVM_GUEST_DIR)/initrd.cpio
 $(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/runner.py \
+    sandbox/numpy_financial.py \
     $(wildcard sandbox/*.[ch] sandbox/ns/*.[ch] sandbox/kvm/*.[ch] common/*.[ch])
 	sandbox/guest/build.sh $(KVM_GUEST_DIR)
 # Every test_kvm* binary inside QEMU (software emulation, emulated SVM) with kvm-amd loaded.
