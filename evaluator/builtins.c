@@ -19,7 +19,9 @@ static const char *const b_names[] = {
     "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range",
     "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
     "Exception", "ValueError", "TypeError", "ZeroDivisionError", "ArithmeticError",
-    "IndexError", "KeyError", NULL
+    "IndexError", "KeyError", "LookupError", "NameError", "UnboundLocalError",
+    "OverflowError", "AttributeError", "AssertionError", "RuntimeError", "RecursionError",
+    "BaseException", NULL
 };
 /* math functions in the order of the M_* ids, then the constants */
 static const char *const m_names[] = {
@@ -120,7 +122,7 @@ val *eval_builtin_val(eval_cx *cx, int id)
         if (!v) return NULL;
         v->sub = (uint16_t)id;
         cx->bvals[id] = v;
-        cx->bvals_made |= 1ull << id;
+        cx->bvals_made[id / 64] |= 1ull << (id % 64);
     }
     EV_INCREF(cx->bvals[id]);
     return cx->bvals[id];
@@ -533,10 +535,8 @@ static int type_matches(val *x, int id)
     case B_DICT: return x->kind == V_DICT;
     case B_SET: return x->kind == V_SET;
     case B_RANGE: return x->kind == V_RANGE;
-    case B_EXCEPTION: return x->kind == V_EXC;
-    case B_ARITHERROR: return x->kind == V_EXC && (x->sub == B_ARITHERROR || x->sub == B_ZERODIV);
     default:
-        if (id >= B_VALUEERROR && id <= B_KEYERROR) return x->kind == V_EXC && x->sub == id;
+        if (IS_EXC_CLASS(id)) return x->kind == V_EXC && eval_exc_is(x->sub, id);
         return x->kind == V_ITER && ((id == B_ZIP && x->sub == IT_ZIP) ||
                                      (id == B_MAP && x->sub == IT_MAP) ||
                                      (id == B_FILTER && x->sub == IT_FILTER) ||
@@ -552,7 +552,7 @@ static int is_type(val *t)
     case B_SET: case B_RANGE: case B_ZIP: case B_MAP: case B_FILTER: case B_ENUMERATE:
         return 1;
     default:
-        return t->sub >= B_EXCEPTION && t->sub <= B_KEYERROR;
+        return IS_EXC_CLASS(t->sub);
     }
 }
 
@@ -799,23 +799,41 @@ out:
     return r;
 }
 
+/* CPython's exception classes that the evaluator has, each with its base (-1: the root). */
+static int exc_base(int id)
+{
+    switch (id) {
+    case B_BASEEXCEPTION: return -1;
+    case B_EXCEPTION: return B_BASEEXCEPTION;
+    case B_ZERODIV: case B_OVERFLOWERROR: return B_ARITHERROR;
+    case B_INDEXERROR: case B_KEYERROR: return B_LOOKUPERROR;
+    case B_UNBOUNDERROR: return B_NAMEERROR;
+    case B_RECURSIONERROR: return B_RUNTIMEERROR;
+    default: return B_EXCEPTION;
+    }
+}
+
+int eval_exc_is(int id, int cls)
+{
+    for (; id >= 0; id = exc_base(id))
+        if (id == cls) return 1;
+    return 0;
+}
+
 static val *b_exception(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     if (kw_check(cx, a, NULL, eval_builtin_name(id), at) < 0) return NULL;
     val *e = eval_new(cx, V_EXC);
     if (!e) return NULL;
     e->sub = (uint16_t)id;
-    if (a->npos == 1) {
-        e->u.exc.msg = a->pos[0];
-        EV_INCREF(a->pos[0]);
-    } else if (a->npos > 1) {
+    if (a->npos) {
         val *t = eval_seq_new(cx, V_TUPLE, a->npos);
         if (!t) { eval_decref(cx, e); return NULL; }
         for (size_t i = 0; i < a->npos; i++) {
             EV_INCREF(a->pos[i]);
             t->u.seq.it[t->u.seq.len++] = a->pos[i];
         }
-        e->u.exc.msg = t;
+        e->u.exc.args = t;
     }
     return e;
 }
@@ -1474,6 +1492,14 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     return -1;
 }
 
+/* KeyError(name) for a replacement field naming no argument. */
+static void field_key_error(eval_cx *cx, const char *f, size_t nl, const ir_node *at)
+{
+    val *k = eval_str(cx, f, nl);
+    if (k) eval_key_error(cx, k, at);
+    eval_decref(cx, k);
+}
+
 /* One replacement field of str.format: "name!conv:spec" between the braces. */
 static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args *a,
                       size_t *autoi, int *mode, const ir_node *at, int depth)
@@ -1507,7 +1533,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
         size_t k = 0;
         for (size_t j = 0; j < nl; j++) {
             if (f[j] < '0' || f[j] > '9' || k > 100000000) {
-                eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+                field_key_error(cx, f, nl, at);
                 return -1;
             }
             k = k * 10 + (size_t)(f[j] - '0');
@@ -1522,7 +1548,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
         for (size_t j = 0; j < a->nkw && !v; j++)
             if (strlen(a->kwname[j]) == nl && memcmp(a->kwname[j], f, nl) == 0) v = a->kw[j];
         if (!v) {
-            eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+            field_key_error(cx, f, nl, at);
             return -1;
         }
     }
@@ -1553,11 +1579,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
                 int err;
                 nv = eval_dict_get(cx, v, k, &err);
                 if (nv) EV_INCREF(nv);
-                else if (!err) {
-                    val *s = eval_to_str(cx, k, 1);
-                    if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
-                    eval_decref(cx, s);
-                }
+                else if (!err) eval_key_error(cx, k, at);
             } else if ((v->kind == V_LIST || v->kind == V_TUPLE) && k->kind == V_INT &&
                        mpz_fits_ulong_p(mpq_numref(k->u.q)) &&
                        mpz_get_ui(mpq_numref(k->u.q)) < v->u.seq.len) {
@@ -2428,10 +2450,7 @@ static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (err) return NULL;
         if (!v) {
             if (a->npos > 1) { EV_INCREF(a->pos[1]); return a->pos[1]; }
-            val *s = eval_to_str(cx, a->pos[0], 1);
-            if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
-            eval_decref(cx, s);
-            return NULL;
+            return eval_key_error(cx, a->pos[0], at);
         }
         EV_INCREF(v);
         if (eval_dict_del(cx, self, a->pos[0]) < 0) { eval_decref(cx, v); return NULL; }
@@ -2465,7 +2484,10 @@ static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
                 if (eval_dict_del(cx, self, k) < 0) { eval_decref(cx, k); return NULL; }
                 return k;
             }
-        return eval_raise(cx, CR_EPY_KEY, at, "'pop from an empty set'");
+        val *m = eval_str(cx, "pop from an empty set", 21);
+        if (m) eval_key_error(cx, m, at);
+        eval_decref(cx, m);
+        return NULL;
     }
     if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
     for (size_t k = 0; k < a->npos; k++) {

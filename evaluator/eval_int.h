@@ -74,7 +74,8 @@ struct val {
         struct { int64_t start, stop, step; } rng;                 /* RANGE */
         struct { const ir_node *node; const scope *sc; val *env; val **defs; } fn; /* FUNC */
         struct { val *self; } meth;                                /* METHOD (sub: id) */
-        struct { val *msg; } exc;                                  /* EXC (sub: class) */
+        struct { val *args; int line, col; } exc;   /* EXC (sub: class): args a TUPLE or
+                                   * NULL for (); line:col where it was first raised, or 0 */
         struct { val *parent; size_t n; val **slot; } fr;          /* FRAME */
     } u;
 };
@@ -155,11 +156,16 @@ typedef struct eval_cx {
     val **globals;         /* symbol id → value or NULL */
     val *frame;            /* current frame (NULL: module level) */
     val *retval;           /* IR_RETURN's value on its way out */
+    /* The exception propagating as err, when it is an object that err cannot describe (a
+     * user's instance, a KeyError's key), else NULL (eval_raise clears it); and the one the
+     * innermost running `except` handles (what a bare `raise` re-raises; borrowed from
+     * the handler), or NULL. */
+    val *exc, *handled;
     int64_t last_assigned; /* symbol of the last module-level assignment, or -1 */
     val *last_expr;        /* last non-None module-level expression statement value */
     val *math;             /* the math module value */
-    val *bvals[64];        /* builtin function values, made on demand */
-    uint64_t bvals_made;   /* bit i: bvals[i] is set */
+    val *bvals[128];       /* builtin function values, made on demand */
+    uint64_t bvals_made[2]; /* bit i: bvals[i] is set */
     int solution_called;
     val *solution_value;   /* what the program's own last module-level solution() returned */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
@@ -173,13 +179,18 @@ enum {
     B_INT, B_ISINSTANCE, B_LEN, B_LIST, B_MAP, B_MAX, B_MIN, B_POW, B_PRINT, B_RANGE,
     B_REVERSED, B_ROUND, B_SET, B_SORTED, B_STR, B_SUM, B_TUPLE, B_ZIP,
     B_EXCEPTION, B_VALUEERROR, B_TYPEERROR, B_ZERODIV, B_ARITHERROR, B_INDEXERROR, B_KEYERROR,
+    B_LOOKUPERROR, B_NAMEERROR, B_UNBOUNDERROR, B_OVERFLOWERROR, B_ATTRIBUTEERROR,
+    B_ASSERTIONERROR, B_RUNTIMEERROR, B_RECURSIONERROR, B_BASEEXCEPTION,
     /* math.X */
     M_SQRT, M_EXP, M_LOG, M_LOG10, M_LOG2, M_POW, M_FABS, M_FLOOR, M_CEIL, M_TRUNC, M_ERF,
     M_ERFC, M_FACTORIAL, M_COMB, M_PERM, M_ISCLOSE, M_FSUM, M_PROD, M_SIN, M_COS, M_TAN,
     M_ATAN, M_ISNAN, M_ISINF, M_ISFINITE,
     B_COUNT
 };
-_Static_assert(B_COUNT <= 64, "eval_cx.bvals_made has a bit per builtin");
+_Static_assert(B_COUNT <= 128, "eval_cx.bvals_made has a bit per builtin");
+/* The exception classes: B_EXCEPTION .. B_EXC_LAST */
+#define B_EXC_LAST B_BASEEXCEPTION
+#define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
 
 typedef struct {
     val **pos;
@@ -304,7 +315,12 @@ val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
 /* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */
 int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 
+/* Raises KeyError(k) (str: repr(k)); NULL. */
+val *eval_key_error(eval_cx *cx, val *k, const ir_node *at);
+
 /* ---- builtins.c ---- */
+/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
+int eval_exc_is(int id, int cls);
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
 int eval_builtin_lookup(const char *name);               /* builtin (not math) id or -1 */
 int eval_math_lookup(const char *name);                  /* M_* id, or -1 */

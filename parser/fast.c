@@ -1788,21 +1788,17 @@ static stmt_end parse_stmt(fast_ctx *p)
         case KW_BREAK: if (!p->in_loop) decline(p, "break outside loop"); leaf = IR_BREAK; break;
         case KW_CONTINUE: if (!p->in_loop) decline(p, "continue outside loop"); leaf = IR_CONTINUE; break;
         case KW_RAISE: case KW_ASSERT: {
-            /* `raise E [from C]` → RAISE(E) (the cause only shows in tracebacks);
-             * `assert T[, M]` → ASSERT(T, M or NULL); both span the whole statement. */
+            /* `raise E [from C]` → RAISE(E, C or NULL); `assert T[, M]` → ASSERT(T, M or
+             * NULL); both span the whole statement. */
             int is_raise = t->op == KW_RAISE;
-            ir_node *n = mkn(p, is_raise ? IR_RAISE : IR_ASSERT, t->sl, t->sc, t->el, t->ec,
-                             is_raise ? 1 : 2);
+            ir_node *n = mkn(p, is_raise ? IR_RAISE : IR_ASSERT, t->sl, t->sc, t->el, t->ec, 2);
             p->i++;
             int dep = 0;
             if (cur(p)->kind != K_NEWLINE && !at_op(p, O_SEMI)) {
                 ex v = parse_test(p);
                 n->kid[0] = v.n;
                 dep = v.dep;
-                if (is_raise && at_kw(p, KW_FROM)) {
-                    p->i++;
-                    dep = max_i(dep, parse_test(p).dep);
-                } else if (!is_raise && at_op(p, O_COMMA)) {
+                if (is_raise ? at_kw(p, KW_FROM) : at_op(p, O_COMMA)) {
                     p->i++;
                     ex m = parse_test(p);
                     n->kid[1] = m.n;

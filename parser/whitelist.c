@@ -11,7 +11,9 @@ const char *const parser_builtin_names[] = {
     "int", "isinstance", "len", "list", "map", "max", "min", "pow", "print", "range",
     "reversed", "round", "set", "sorted", "str", "sum", "tuple", "zip",
     "Exception", "ValueError", "TypeError", "ZeroDivisionError", "ArithmeticError",
-    "IndexError", "KeyError", NULL
+    "IndexError", "KeyError", "LookupError", "NameError", "UnboundLocalError",
+    "OverflowError", "AttributeError", "AssertionError", "RuntimeError", "RecursionError",
+    "BaseException", NULL
 };
 
 const char *const parser_math_names[] = {
@@ -199,6 +201,7 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
         break;
+    case IR_EXCEPT: rc = bind_targets(w, n->kid[1]); break;
     default:
         break;
     }
@@ -213,12 +216,16 @@ static int is_math(wl_ctx *w, const ir_node *obj)
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
 
-/* `obj.name` read or written (not called): only math's constants and functions. */
-static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
+/* `obj.name` read or written (not called): only math's constants and functions, and an
+ * exception's `args` read (on any other value of the subset CPython raises AttributeError,
+ * as the evaluator does). */
+static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth, int write)
 {
     cr_code rc;
     const ir_node *obj = n->n ? n->kid[0] : NULL;
-    if (is_math(w, obj)) {
+    if (!write && !is_math(w, obj) && strcmp(n->text, "args") == 0) {
+        /* read below */
+    } else if (is_math(w, obj)) {
         if (!in_list(parser_math_names, n->text) && (rc = add_reason(w, n, "attr:math.%s", n->text)) != CR_OK)
             return rc;
     } else if ((rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
@@ -262,6 +269,8 @@ static cr_code check_target(wl_ctx *w, const ir_node *t, int depth)
     case IR_TUPLE: case IR_LIST: case IR_STARRED:
         for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = check_target(w, t->kid[i], depth + 1);
         return rc;
+    case IR_ATTR:
+        return check_attr(w, t, depth, 1);
     default:
         return check(w, t, depth + 1);
     }
@@ -285,11 +294,19 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
             rc = add_reason(w, n, "import:math.%s", n->kid[0]->text);
         return rc;
     case IR_NAME:
-        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)))
+        /* A builtin the evaluator lacks, read and never bound (`except OSError:`, `f = hex`),
+         * is a value in CPython and a NameError here. */
+        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)) ||
+            (is_python_builtin(n->text) && !in_list(parser_builtin_names, n->text) &&
+             !parser_nameset_has(&w->bound, n->text) && !readable_dunder(n->text) &&
+             (!WL_NAME_AND_ELLIPSIS || strcmp(n->text, "Ellipsis") != 0)))
             rc = add_reason(w, n, "name:%s", n->text);
         return rc == CR_OK ? star_name(w, n, n->text) : rc;
     case IR_AUGASSIGN:
         /* The target is read (below) and written. */
+        if (n->n && n->kid[0] && n->kid[0]->kind == IR_ATTR &&
+            (rc = check_attr(w, n->kid[0], depth, 1)) != CR_OK)
+            return rc;
         if (n->n && n->kid[0] && n->kid[0]->kind == IR_NAME && readable_dunder(n->kid[0]->text) &&
             (rc = add_reason(w, n->kid[0], "name:%s", n->kid[0]->text)) != CR_OK)
             return rc;
@@ -306,7 +323,10 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
         }
         break;
     case IR_ATTR:
-        return check_attr(w, n, depth);
+        return check_attr(w, n, depth, 0);
+    case IR_EXCEPT:
+        if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;
+        break;
     case IR_CALL:
         if (n->n && (rc = check_callee(w, n, depth)) != CR_OK) return rc;
         first = 1;
