@@ -2067,7 +2067,9 @@ static xres handle(eval_cx *cx, const ir_node *n)
             if (m < 0) { eval_decref(cx, e); return X_ERROR; }
             if (!m) continue;
         }
+        int64_t last = cx->last_assigned;   /* the exception is not an answer */
         if (h->kid[1] && assign(cx, h->kid[1], e) < 0) { eval_decref(cx, e); return X_ERROR; }
+        cx->last_assigned = last;
         val *outer = cx->handled;
         cx->handled = e;
         xres x = exec_block(cx, h->kid[2]);

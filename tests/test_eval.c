@@ -1340,6 +1340,8 @@ static void test_try(void)
     CHECK(raises("raise RecursionError('r')\n", "RecursionError", "r", 1, 1));
     CHECK(run("try:\n    x = 1 / 0\nexcept ZeroDivisionError:\n    x = 7\nfinally:\n    y = 2\n",
               "", "2"));
+    /* the name an exception is bound to is not the last variable assigned */
+    CHECK(run("x = 3\ntry:\n    1 / 0\nexcept ZeroDivisionError as e:\n    pass\n", "", "3"));
     /* a limit is caught by nothing and runs no finally (tests/test_hardening.c has more) */
     cr_policy pol;
     cr_policy_default(&pol);
