@@ -290,7 +290,7 @@ static void small_sort(sort_cx *s, val **keys, val **vals, size_t n)
     if (n > 1) {
         int desc = sort_lt(s, keys[1], keys[0]);
         for (run = 2; run < n && sort_lt(s, keys[run], keys[run - 1]) == desc; run++) {}
-        if (desc) reverse_items(keys, vals, run);
+        if (desc && !s->failed) reverse_items(keys, vals, run);
     }
     for (size_t st = run; st < n && !s->failed; st++) {
         size_t l = 0, r = st;
@@ -335,12 +335,15 @@ static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *
             EV_INCREF(keys[i]);
         }
     }
-    /* reverse=True sorts the reversed list and reverses the result, as CPython: stable */
+    /* reverse=True sorts the reversed list and reverses the result, as CPython: stable.
+     * A comparison that raises leaves the items as CPython's sort leaves them (a program
+     * may catch the error and look): the comparisons done so far applied, the result still
+     * reversed back (the merges of 64 items or more are not CPython's) */
     sort_cx s = { cx, 0 };
     if (reverse) reverse_items(keys, vals, n);
     if (n < 64) small_sort(&s, keys, vals, n);
     else merge_sort(&s, keys, vals, tk, tk + n, n);
-    if (reverse && !s.failed) reverse_items(keys, vals, n);
+    if (reverse) reverse_items(keys, vals, n);
     if (!s.failed) rc = 0;
 out:
     if (keys)

@@ -1024,7 +1024,6 @@ static val *get_slice(eval_cx *cx, val *o, const ir_node *s)
     return r;
 }
 
-
 static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
 {
     int64_t i;
@@ -1662,8 +1661,8 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     if (o->kind == V_MODULE) {
         r = eval_math_attr(cx, n->text, n);
     } else if (o->kind == V_EXC && strcmp(n->text, "args") == 0) {
-        r = o->u.exc.args ? o->u.exc.args : eval_seq_new(cx, V_TUPLE, 0);
-        if (r == o->u.exc.args) EV_INCREF(r);
+        if ((r = o->u.exc.args)) EV_INCREF(r);
+        else r = eval_seq_new(cx, V_TUPLE, 0);
     } else if ((m = attr_method(cx, n)) >= 0 && eval_method_valid(o, m)) {
         if ((r = eval_new(cx, V_METHOD))) {
             r->sub = (uint16_t)m;
