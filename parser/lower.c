@@ -1579,8 +1579,13 @@ static cr_code lower_raise(lower_ctx *cx, cn ts)
     ir_node *n = mk(cx, IR_RAISE, ts, 2);
     cr_code rc = CR_OK;
     if (!n) return nomem(cx);
-    for (cn k = first_child(ts); k && rc == CR_OK; k = next_sibling(cx->cst, k))
-        if (is_named(k) && !is_extra(k) && k->field == 0) rc = lower_expr(cx, k, &n->kid[0]);
+    for (cn k = first_child(ts); k && rc == CR_OK; k = next_sibling(cx->cst, k)) {
+        if (!is_named(k) || is_extra(k) || k->field != 0) continue;
+        if (sym(k) == S_expression_list)   /* Python 2's `raise E, V`: CPython stops at the comma */
+            for (cn c = first_child(k); c; c = next_sibling(cx->cst, c))
+                if (tok(c) == T_comma) return syntax(cx, c, "invalid syntax");
+        rc = lower_expr(cx, k, &n->kid[0]);
+    }
     if (rc == CR_OK) rc = lower_field(cx, ts, F_cause, &n->kid[1]);
     return rc == CR_OK ? push_ir(cx, n) : rc;
 }

@@ -401,6 +401,9 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("x = 1\n    y = 2\n"), "E4 2:5 unexpected indent");
     CHECK_STR(ir("x = a *\n    b\n"), "E4 2:5 invalid syntax (a line break ends the statement)");
     /* except clauses as CPython's grammar and compiler take them */
+    CHECK_STR(ir("raise E, V\n"), "E4 1:8 invalid syntax");
+    CHECK_STR(ir("x = 1\nraise  E , V, T\n"), "E4 2:10 invalid syntax");
+    CHECK_STR(ir("raise (E, V)\n"), "(module (raise (tuple (name E) (name V)) _))");
     CHECK_STR(ir("try:\n    pass\nexcept E, e:\n    pass\n"),
               "E4 3:8 multiple exception types must be parenthesized");
     CHECK_STR(ir("try:\n    pass\nexcept E as e.x:\n    pass\n"), "E4 3:14 invalid syntax");
