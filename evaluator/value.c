@@ -1336,7 +1336,8 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
         val *args = v->u.exc.args;
         size_t n = args ? args->u.seq.len : 0;
         if (as_str) {
-            if (n == 1) return repr_in(cx, b, args->u.seq.it[0], v->sub != B_KEYERROR, &st, depth + 1);
+            if (n == 1)
+                return repr_in(cx, b, args->u.seq.it[0], v->sub != B_KEYERROR, &st, depth + 1);
             return n ? repr_in(cx, b, args, 0, &st, depth + 1) : 0;
         }
         PUTS(eval_builtin_name(v->sub));

@@ -1602,19 +1602,17 @@ static cr_code lower_except(lower_ctx *cx, cn ts, ir_node **out)
     for (cn k = first_child(ts); k; k = next_sibling(cx->cst, k)) {
         if (sym(k) == S_block) block = k;
         else if (tok(k) == T_comma)
-            return cr_error_set(cx->err, CR_ESYNTAX, line_of(value), col_of(value), "%s",
-                                "multiple exception types must be parenthesized");
+            return syntax(cx, value, "multiple exception types must be parenthesized");
     }
     if (sym(value) == S_as_pattern) {
         cn target = field(cx, value, F_alias), name = named_child(cx, target, 0);
         if (sym(name) != S_identifier && sym(name) != S_keyword_identifier) {
-            /* CPython stops at the token after the name, or at the target */
+            /* CPython stops at the token after a leading name (`e.x`), else at the target */
             cn first = named_child(cx, name, 0);
             if (first && sym(first) == S_identifier && first->start == name->start) {
-                cn at = first;
-                uint32_t e = at->end;
-                while (e < cx->len && (cx->src[e] == ' ' || cx->src[e] == '\t')) e++;
+                uint32_t e = first->end;
                 int line, col;
+                while (e < cx->len && (cx->src[e] == ' ' || cx->src[e] == '\t')) e++;
                 parser_position_of(cx->src, e, &line, &col);
                 return cr_error_set(cx->err, CR_ESYNTAX, line, col, "%s", "invalid syntax");
             }
@@ -1645,8 +1643,12 @@ static cr_code lower_try(lower_ctx *cx, cn ts)
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
         cn k = cx->ks[base + i].node;
         switch (sym(k)) {
-        case S_block: rc = lower_block(cx, k, &body); if (rc == CR_OK) rc = push_ir(cx, body); break;
-        case S_except_clause: if ((rc = lower_except(cx, k, &n)) == CR_OK) rc = push_ir(cx, n); break;
+        case S_block:
+            if ((rc = lower_block(cx, k, &body)) == CR_OK) rc = push_ir(cx, body);
+            break;
+        case S_except_clause:
+            if ((rc = lower_except(cx, k, &n)) == CR_OK) rc = push_ir(cx, n);
+            break;
         case S_else_clause: rc = lower_block(cx, field(cx, k, F_body), &orelse); break;
         case S_finally_clause:
             for (cn b = first_child(k); b; b = next_sibling(cx->cst, b))

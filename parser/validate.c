@@ -581,7 +581,8 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
         from = 1;
         break;
     case IR_EXCEPT:
-        if ((rc = scope_walk(v, s, n->kid[0], depth + 1)) == CR_OK) rc = scope_bind(v, s, n->kid[1], depth);
+        if ((rc = scope_walk(v, s, n->kid[0], depth + 1)) == CR_OK)
+            rc = scope_bind(v, s, n->kid[1], depth);
         from = 2;
         break;
     case IR_DEL:

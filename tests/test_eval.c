@@ -1273,52 +1273,309 @@ static void test_nonfinite(void)
 static const struct {
     const char *src, *out;
 } try_prints[] = {
-    { "x = []\nfor src in range(14):\n    try:\n        if src == 0: 1 / 0\n        if src == 1: [1][3]\n        if src == 2: {}['k']\n        if src == 3: int('z')\n        if src == 4: 1 + 'a'\n        if src == 5: undefined\n        if src == 6: (1).append(2)\n        if src == 7: assert src == 0, 'no'\n        if src == 8: raise RuntimeError('r')\n        if src == 9: raise ArithmeticError\n        if src == 10: raise LookupError('l')\n        if src == 11: raise OverflowError('o')\n        if src == 12: raise BaseException('b')\n        if src == 13: raise Exception('e')\n    except ArithmeticError as e:\n        x.append(('arith', f'{e!r}'))\n    except LookupError as e:\n        x.append(('lookup', f'{e!r}', e.args))\n    except (ValueError, TypeError) as e:\n        x.append(('vt', str(e)))\n    except NameError as e:\n        x.append(('name', str(e)))\n    except Exception as e:\n        x.append(('exc', f'{e!r}'))\n    except BaseException as e:\n        x.append(('base', f'{e!r}'))\nfor t in x:\n    print(t)\n",
-      "('arith', \"ZeroDivisionError('division by zero')\")\n('lookup', \"IndexError('list index out of range')\", ('list index out of range',))\n('lookup', \"KeyError('k')\", ('k',))\n('vt', \"invalid literal for int() with base 10: 'z'\")\n('vt', \"unsupported operand type(s) for +: 'int' and 'str'\")\n('name', \"name 'undefined' is not defined\")\n('exc', 'AttributeError(\"\\'int\\' object has no attribute \\'append\\'\")')\n('exc', \"AssertionError('no')\")\n('exc', \"RuntimeError('r')\")\n('arith', 'ArithmeticError()')\n('lookup', \"LookupError('l')\", ('l',))\n('arith', \"OverflowError('o')\")\n('base', \"BaseException('b')\")\n('exc', \"Exception('e')\")\n" },
-    { "def f():\n    v\n    v = 1\ntry:\n    f()\nexcept NameError as e:\n    print('name', isinstance(e, UnboundLocalError), e)\n",
+    { "x = []\n"
+      "for src in range(14):\n"
+      "    try:\n"
+      "        if src == 0: 1 / 0\n"
+      "        if src == 1: [1][3]\n"
+      "        if src == 2: {}['k']\n"
+      "        if src == 3: int('z')\n"
+      "        if src == 4: 1 + 'a'\n"
+      "        if src == 5: undefined\n"
+      "        if src == 6: (1).append(2)\n"
+      "        if src == 7: assert src == 0, 'no'\n"
+      "        if src == 8: raise RuntimeError('r')\n"
+      "        if src == 9: raise ArithmeticError\n"
+      "        if src == 10: raise LookupError('l')\n"
+      "        if src == 11: raise OverflowError('o')\n"
+      "        if src == 12: raise BaseException('b')\n"
+      "        if src == 13: raise Exception('e')\n"
+      "    except ArithmeticError as e:\n"
+      "        x.append(('arith', f'{e!r}'))\n"
+      "    except LookupError as e:\n"
+      "        x.append(('lookup', f'{e!r}', e.args))\n"
+      "    except (ValueError, TypeError) as e:\n"
+      "        x.append(('vt', str(e)))\n"
+      "    except NameError as e:\n"
+      "        x.append(('name', str(e)))\n"
+      "    except Exception as e:\n"
+      "        x.append(('exc', f'{e!r}'))\n"
+      "    except BaseException as e:\n"
+      "        x.append(('base', f'{e!r}'))\n"
+      "for t in x:\n"
+      "    print(t)\n",
+      "('arith', \"ZeroDivisionError('division by zero')\")\n"
+      "('lookup', \"IndexError('list index out of range')\", ('list index out of range',))\n"
+      "('lookup', \"KeyError('k')\", ('k',))\n"
+      "('vt', \"invalid literal for int() with base 10: 'z'\")\n"
+      "('vt', \"unsupported operand type(s) for +: 'int' and 'str'\")\n"
+      "('name', \"name 'undefined' is not defined\")\n"
+      "('exc', 'AttributeError(\"\\'int\\' object has no attribute \\'append\\'\")')\n"
+      "('exc', \"AssertionError('no')\")\n"
+      "('exc', \"RuntimeError('r')\")\n"
+      "('arith', 'ArithmeticError()')\n"
+      "('lookup', \"LookupError('l')\", ('l',))\n"
+      "('arith', \"OverflowError('o')\")\n"
+      "('base', \"BaseException('b')\")\n"
+      "('exc', \"Exception('e')\")\n" },
+    { "def f():\n"
+      "    v\n"
+      "    v = 1\n"
+      "try:\n"
+      "    f()\n"
+      "except NameError as e:\n"
+      "    print('name', isinstance(e, UnboundLocalError), e)\n",
       "name True cannot access local variable 'v' where it is not associated with a value\n" },
-    { "try:\n    raise RecursionError('deep')\nexcept RuntimeError as e:\n    print(f'{e!r}', isinstance(e, RecursionError), isinstance(e, Exception))\n",
+    { "try:\n"
+      "    raise RecursionError('deep')\n"
+      "except RuntimeError as e:\n"
+      "    print(f'{e!r}', isinstance(e, RecursionError), isinstance(e, Exception))\n",
       "RecursionError('deep') True True\n" },
-    { "try:\n    1 / 0\nexcept:\n    print('bare')\ntry:\n    [][0]\nexcept (KeyError, (IndexError)) as e:\n    print('tuple', e)\n",
-      "bare\ntuple list index out of range\n" },
-    { "e = ValueError('a', 2)\nprint(e, f'{e!r}', e.args, str(ValueError()), f'{ValueError()!r}', ValueError((1, 2)).args)\nprint(f'{KeyError(\"k\")}', KeyError().args, f'{TypeError(\"t\")!r}')\n",
-      "('a', 2) ValueError('a', 2) ('a', 2)  ValueError() ((1, 2),)\n'k' () TypeError('t')\n" },
-    { "def f(n):\n    out = []\n    try:\n        out.append('try')\n        if n == 1:\n            raise ValueError(n)\n        if n == 2:\n            return out + ['ret']\n    except ValueError:\n        out.append('except')\n    else:\n        out.append('else')\n    finally:\n        out.append('finally')\n    return out\nfor n in range(3):\n    print(f(n))\n",
-      "['try', 'else', 'finally']\n['try', 'except', 'finally']\n['try', 'ret']\n" },
-    { "def f():\n    try:\n        return 'try'\n    finally:\n        return 'finally'\ndef g():\n    try:\n        1 / 0\n    finally:\n        return 'swallowed'\nprint(f(), g())\n",
+    { "try:\n"
+      "    1 / 0\n"
+      "except:\n"
+      "    print('bare')\n"
+      "try:\n"
+      "    [][0]\n"
+      "except (KeyError, (IndexError)) as e:\n"
+      "    print('tuple', e)\n",
+      "bare\n"
+      "tuple list index out of range\n" },
+    { "e = ValueError('a', 2)\n"
+      "print(e, f'{e!r}', e.args, str(ValueError()), f'{ValueError()!r}', ValueError((1, 2)).args)\n"
+      "print(f'{KeyError(\"k\")}', KeyError().args, f'{TypeError(\"t\")!r}')\n",
+      "('a', 2) ValueError('a', 2) ('a', 2)  ValueError() ((1, 2),)\n"
+      "'k' () TypeError('t')\n" },
+    { "def f(n):\n"
+      "    out = []\n"
+      "    try:\n"
+      "        out.append('try')\n"
+      "        if n == 1:\n"
+      "            raise ValueError(n)\n"
+      "        if n == 2:\n"
+      "            return out + ['ret']\n"
+      "    except ValueError:\n"
+      "        out.append('except')\n"
+      "    else:\n"
+      "        out.append('else')\n"
+      "    finally:\n"
+      "        out.append('finally')\n"
+      "    return out\n"
+      "for n in range(3):\n"
+      "    print(f(n))\n",
+      "['try', 'else', 'finally']\n"
+      "['try', 'except', 'finally']\n"
+      "['try', 'ret']\n" },
+    { "def f():\n"
+      "    try:\n"
+      "        return 'try'\n"
+      "    finally:\n"
+      "        return 'finally'\n"
+      "def g():\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    finally:\n"
+      "        return 'swallowed'\n"
+      "print(f(), g())\n",
       "finally swallowed\n" },
-    { "r = []\nfor i in range(6):\n    try:\n        if i == 1:\n            continue\n        if i == 4:\n            break\n        r.append(i)\n    finally:\n        r.append(-i)\nelse:\n    r.append('else')\nprint(r)\n",
+    { "r = []\n"
+      "for i in range(6):\n"
+      "    try:\n"
+      "        if i == 1:\n"
+      "            continue\n"
+      "        if i == 4:\n"
+      "            break\n"
+      "        r.append(i)\n"
+      "    finally:\n"
+      "        r.append(-i)\n"
+      "else:\n"
+      "    r.append('else')\n"
+      "print(r)\n",
       "[0, 0, -1, 2, -2, 3, -3, -4]\n" },
-    { "r = []\nfor i in range(3):\n    try:\n        raise ValueError(i)\n    except ValueError:\n        r.append(i)\n        continue\n    finally:\n        r.append('f')\nwhile True:\n    try:\n        break\n    finally:\n        r.append('w')\nprint(r)\n",
+    { "r = []\n"
+      "for i in range(3):\n"
+      "    try:\n"
+      "        raise ValueError(i)\n"
+      "    except ValueError:\n"
+      "        r.append(i)\n"
+      "        continue\n"
+      "    finally:\n"
+      "        r.append('f')\n"
+      "while True:\n"
+      "    try:\n"
+      "        break\n"
+      "    finally:\n"
+      "        r.append('w')\n"
+      "print(r)\n",
       "[0, 'f', 1, 'f', 2, 'f', 'w']\n" },
-    { "def f():\n    try:\n        {}['x']\n    except KeyError:\n        try:\n            raise\n        except LookupError as e:\n            return e.args\nprint(f())\n",
+    { "def f():\n"
+      "    try:\n"
+      "        {}['x']\n"
+      "    except KeyError:\n"
+      "        try:\n"
+      "            raise\n"
+      "        except LookupError as e:\n"
+      "            return e.args\n"
+      "print(f())\n",
       "('x',)\n" },
-    { "def reraise():\n    raise\ntry:\n    try:\n        1 / 0\n    except ZeroDivisionError:\n        reraise()\nexcept ArithmeticError as e:\n    print('again', e)\n",
+    { "def reraise():\n"
+      "    raise\n"
+      "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except ZeroDivisionError:\n"
+      "        reraise()\n"
+      "except ArithmeticError as e:\n"
+      "    print('again', e)\n",
       "again division by zero\n" },
-    { "try:\n    try:\n        1 / 0\n    except ZeroDivisionError as e:\n        raise ValueError('bad input') from e\nexcept ValueError as e:\n    print(e)\ntry:\n    raise KeyError('k') from None\nexcept KeyError as e:\n    print(e)\ntry:\n    raise ValueError from ZeroDivisionError\nexcept ValueError as e:\n    print(f'{e!r}')\n",
-      "bad input\n'k'\nValueError()\n" },
-    { "try:\n    try:\n        1 / 0\n    finally:\n        print('cleanup')\nexcept ZeroDivisionError:\n    print('outer')\n",
-      "cleanup\nouter\n" },
-    { "try:\n    try:\n        raise ValueError('inner')\n    except ValueError:\n        raise TypeError('replaced')\nexcept TypeError as e:\n    print(e)\n",
+    { "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except ZeroDivisionError as e:\n"
+      "        raise ValueError('bad input') from e\n"
+      "except ValueError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    raise KeyError('k') from None\n"
+      "except KeyError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    raise ValueError from ZeroDivisionError\n"
+      "except ValueError as e:\n"
+      "    print(f'{e!r}')\n",
+      "bad input\n"
+      "'k'\n"
+      "ValueError()\n" },
+    { "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    finally:\n"
+      "        print('cleanup')\n"
+      "except ZeroDivisionError:\n"
+      "    print('outer')\n",
+      "cleanup\n"
+      "outer\n" },
+    { "try:\n"
+      "    try:\n"
+      "        raise ValueError('inner')\n"
+      "    except ValueError:\n"
+      "        raise TypeError('replaced')\n"
+      "except TypeError as e:\n"
+      "    print(e)\n",
       "replaced\n" },
-    { "try:\n    try:\n        raise ValueError('v')\n    except KeyError:\n        print('no')\nexcept ValueError as e:\n    print('passed through', e)\n",
+    { "try:\n"
+      "    try:\n"
+      "        raise ValueError('v')\n"
+      "    except KeyError:\n"
+      "        print('no')\n"
+      "except ValueError as e:\n"
+      "    print('passed through', e)\n",
       "passed through v\n" },
-    { "try:\n    1 / 0\nexcept ZeroDivisionError as err:\n    pass\ntry:\n    print(err)\nexcept NameError as e:\n    print(e)\n",
+    { "try:\n"
+      "    1 / 0\n"
+      "except ZeroDivisionError as err:\n"
+      "    pass\n"
+      "try:\n"
+      "    print(err)\n"
+      "except NameError as e:\n"
+      "    print(e)\n",
       "name 'err' is not defined\n" },
-    { "def f():\n    try:\n        1 / 0\n    except ZeroDivisionError as err:\n        pass\n    return err\ntry:\n    f()\nexcept UnboundLocalError as e:\n    print(e)\n",
+    { "def f():\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except ZeroDivisionError as err:\n"
+      "        pass\n"
+      "    return err\n"
+      "try:\n"
+      "    f()\n"
+      "except UnboundLocalError as e:\n"
+      "    print(e)\n",
       "cannot access local variable 'err' where it is not associated with a value\n" },
-    { "e = 5\ntry:\n    raise ValueError\nexcept ValueError as e:\n    pass\ntry:\n    e\nexcept NameError as x:\n    print(x)\n",
+    { "e = 5\n"
+      "try:\n"
+      "    raise ValueError\n"
+      "except ValueError as e:\n"
+      "    pass\n"
+      "try:\n"
+      "    e\n"
+      "except NameError as x:\n"
+      "    print(x)\n",
       "name 'e' is not defined\n" },
-    { "try:\n    raise 5\nexcept TypeError as e:\n    print(e)\ntry:\n    raise ValueError from 5\nexcept TypeError as e:\n    print(e)\ntry:\n    raise\nexcept RuntimeError as e:\n    print(e)\n",
-      "exceptions must derive from BaseException\nexception causes must derive from BaseException\nNo active exception to reraise\n" },
-    { "try:\n    try:\n        1 / 0\n    except 5:\n        pass\nexcept TypeError as e:\n    print(e)\ntry:\n    try:\n        1 / 0\n    except (ValueError, 'x'):\n        pass\nexcept TypeError as e:\n    print(e)\ntry:\n    try:\n        1 / 0\n    except ():\n        pass\nexcept ZeroDivisionError as e:\n    print('empty', e)\n",
-      "catching classes that do not inherit from BaseException is not allowed\ncatching classes that do not inherit from BaseException is not allowed\nempty division by zero\n" },
-    { "try:\n    x = 1\nexcept nothing_here:\n    pass\nprint('not evaluated', x)\ntry:\n    1 / 0\nexcept ValueError:\n    pass\nexcept ZeroDivisionError:\n    print('second')\n",
-      "not evaluated 1\nsecond\n" },
-    { "err = ValueError('saved')\ntry:\n    raise err\nexcept Exception as e:\n    print(e is err, isinstance(e, ValueError), isinstance(e, (KeyError, Exception)), isinstance(e, LookupError))\n",
+    { "try:\n"
+      "    raise 5\n"
+      "except TypeError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    raise ValueError from 5\n"
+      "except TypeError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    raise\n"
+      "except RuntimeError as e:\n"
+      "    print(e)\n",
+      "exceptions must derive from BaseException\n"
+      "exception causes must derive from BaseException\n"
+      "No active exception to reraise\n" },
+    { "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except 5:\n"
+      "        pass\n"
+      "except TypeError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except (ValueError, 'x'):\n"
+      "        pass\n"
+      "except TypeError as e:\n"
+      "    print(e)\n"
+      "try:\n"
+      "    try:\n"
+      "        1 / 0\n"
+      "    except ():\n"
+      "        pass\n"
+      "except ZeroDivisionError as e:\n"
+      "    print('empty', e)\n",
+      "catching classes that do not inherit from BaseException is not allowed\n"
+      "catching classes that do not inherit from BaseException is not allowed\n"
+      "empty division by zero\n" },
+    { "try:\n"
+      "    x = 1\n"
+      "except nothing_here:\n"
+      "    pass\n"
+      "print('not evaluated', x)\n"
+      "try:\n"
+      "    1 / 0\n"
+      "except ValueError:\n"
+      "    pass\n"
+      "except ZeroDivisionError:\n"
+      "    print('second')\n",
+      "not evaluated 1\n"
+      "second\n" },
+    { "err = ValueError('saved')\n"
+      "try:\n"
+      "    raise err\n"
+      "except Exception as e:\n"
+      "    print(e is err, isinstance(e, ValueError), isinstance(e, (KeyError, Exception)), isinstance(e, LookupError))\n",
       "True True True False\n" },
-    { "def safe_div(a, b):\n    try:\n        return a / b\n    except ZeroDivisionError:\n        return None\nprint(safe_div(1, 4), safe_div(1, 0))\nrates = ['0.05', 'x', '0.07']\nok = []\nfor r in rates:\n    try:\n        ok.append(float(r))\n    except ValueError as e:\n        print('skip', e)\nprint(ok)\n",
-      "0.25 None\nskip could not convert string to float: 'x'\n[0.05, 0.07]\n" },
+    { "def safe_div(a, b):\n"
+      "    try:\n"
+      "        return a / b\n"
+      "    except ZeroDivisionError:\n"
+      "        return None\n"
+      "print(safe_div(1, 4), safe_div(1, 0))\n"
+      "rates = ['0.05', 'x', '0.07']\n"
+      "ok = []\n"
+      "for r in rates:\n"
+      "    try:\n"
+      "        ok.append(float(r))\n"
+      "    except ValueError as e:\n"
+      "        print('skip', e)\n"
+      "print(ok)\n",
+      "0.25 None\n"
+      "skip could not convert string to float: 'x'\n"
+      "[0.05, 0.07]\n" },
     /* the exceptions the evaluator's builtins raise, caught by class; finance-style use */
     { "import math\n"
       "tests = [lambda: int('x'), lambda: float('1.2.3'), lambda: [].index(5), lambda: [].pop(),\n"
