@@ -2055,6 +2055,8 @@ static int exc_matches(eval_cx *cx, int id, val *t, const ir_node *at)
 static xres handle(eval_cx *cx, const ir_node *n)
 {
     cr_error saved;
+    /* the object, its arguments and message, and the match: charged as a few steps */
+    if (err_class(cx) < 0 || eval_count(cx, 4, n) < 0) return X_ERROR;
     val *e = take_exception(cx, &saved);
     if (!e) return X_ERROR;
     for (uint32_t i = 1; i + 2 < n->n; i++) {
