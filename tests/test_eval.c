@@ -1886,6 +1886,28 @@ static const struct {
       "unhashable type: 'list' {}\n"
       "too many values to unpack (expected 2)\n"
       "caught after no partial print\n" },
+    /* a closure over the unbound name; an exception that holds itself (freed at the end) */
+    { "def f():\n"
+      "    try:\n"
+      "        raise ValueError(lambda: e)\n"
+      "    except ValueError as e:\n"
+      "        g = e\n"
+      "    return g\n"
+      "x = f()\n"
+      "try:\n"
+      "    x.args[0]()\n"
+      "except NameError as err:\n"
+      "    print(err)\n"
+      "def h():\n"
+      "    try:\n"
+      "        raise KeyError([1])\n"
+      "    except KeyError as e:\n"
+      "        e.args[0].append(e)\n"
+      "        return e\n"
+      "y = h()\n"
+      "print(len(y.args[0]), y.args[0][1] is y)\n",
+      "cannot access free variable 'e' where it is not associated with a value in enclosing scope\n"
+      "2 True\n" },
 };
 
 static void test_try(void)
