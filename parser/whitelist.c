@@ -136,6 +136,7 @@ typedef struct {
     parser_lines lines;
     parser_nameset bound;              /* every name the program binds */
     parser_nameset math;               /* names the math module is bound to */
+    parser_nameset caught;             /* names an `except ... as` binds */
     int star;                          /* the program has a `from math import *` */
     int fdepth;                        /* functions the check is inside */
 } wl_ctx;
@@ -201,7 +202,10 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
         break;
-    case IR_EXCEPT: rc = bind_targets(w, n->kid[1]); break;
+    case IR_EXCEPT:
+        if ((rc = bind_targets(w, n->kid[1])) == CR_OK && n->kid[1])
+            rc = parser_nameset_add(&w->caught, n->kid[1]->text);
+        break;
     default:
         break;
     }
@@ -216,14 +220,16 @@ static int is_math(wl_ctx *w, const ir_node *obj)
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
 
-/* `obj.name` read or written (not called): only math's constants and functions, and an
- * exception's `args` read (on any other value of the subset CPython raises AttributeError,
- * as the evaluator does). */
+/* `obj.name` read or written (not called): only math's constants and functions, and `args`
+ * read from a name an `except ... as` binds (an exception there; on any other value of the
+ * subset CPython raises AttributeError, as the evaluator does, but `ValueError.args` is a
+ * descriptor the evaluator lacks). */
 static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth, int write)
 {
     cr_code rc;
     const ir_node *obj = n->n ? n->kid[0] : NULL;
-    if (!write && !is_math(w, obj) && strcmp(n->text, "args") == 0) {
+    if (!write && obj && obj->kind == IR_NAME && parser_nameset_has(&w->caught, obj->text) &&
+        strcmp(n->text, "args") == 0) {
         /* read below */
     } else if (is_math(w, obj)) {
         if (!in_list(parser_math_names, n->text) && (rc = add_reason(w, n, "attr:math.%s", n->text)) != CR_OK)
@@ -381,6 +387,7 @@ cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *er
     free(w.lines.start);
     parser_nameset_free(&w.bound);
     parser_nameset_free(&w.math);
+    parser_nameset_free(&w.caught);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

@@ -1341,11 +1341,17 @@ static const struct {
       "    print('tuple', e)\n",
       "bare\n"
       "tuple list index out of range\n" },
-    { "e = ValueError('a', 2)\n"
-      "print(e, f'{e!r}', e.args, str(ValueError()), f'{ValueError()!r}', ValueError((1, 2)).args)\n"
-      "print(f'{KeyError(\"k\")}', KeyError().args, f'{TypeError(\"t\")!r}')\n",
-      "('a', 2) ValueError('a', 2) ('a', 2)  ValueError() ((1, 2),)\n"
-      "'k' () TypeError('t')\n" },
+    { "for v in [ValueError('a', 2), ValueError(), ValueError((1, 2)), KeyError('k'), KeyError(), TypeError('t')]:\n"
+      "    try:\n"
+      "        raise v\n"
+      "    except Exception as e:\n"
+      "        print(e, f'{e!r}', e.args)\n",
+      "('a', 2) ValueError('a', 2) ('a', 2)\n"
+      " ValueError() ()\n"
+      "(1, 2) ValueError((1, 2)) ((1, 2),)\n"
+      "'k' KeyError('k') ('k',)\n"
+      " KeyError() ()\n"
+      "t TypeError('t') ('t',)\n" },
     { "def f(n):\n"
       "    out = []\n"
       "    try:\n"
@@ -1893,19 +1899,23 @@ static const struct {
       "    except ValueError as e:\n"
       "        g = e\n"
       "    return g\n"
-      "x = f()\n"
       "try:\n"
-      "    x.args[0]()\n"
-      "except NameError as err:\n"
-      "    print(err)\n"
+      "    raise f()\n"
+      "except ValueError as x:\n"
+      "    try:\n"
+      "        x.args[0]()\n"
+      "    except NameError as err:\n"
+      "        print(err)\n"
       "def h():\n"
       "    try:\n"
       "        raise KeyError([1])\n"
       "    except KeyError as e:\n"
       "        e.args[0].append(e)\n"
       "        return e\n"
-      "y = h()\n"
-      "print(len(y.args[0]), y.args[0][1] is y)\n",
+      "try:\n"
+      "    raise h()\n"
+      "except KeyError as y:\n"
+      "    print(len(y.args[0]), y.args[0][1] is y)\n",
       "cannot access free variable 'e' where it is not associated with a value in enclosing scope\n"
       "2 True\n" },
 };

@@ -349,6 +349,8 @@ static void test_whitelist(void)
                       "    e.args = ()\n    e.args += (1,)\n    del e.args\n"),
               "attr:.args 5:5 [e.args]; attr:.args 6:5 [e.args]; attr:.args 7:9 [e.args]");
     CHECK_STR(reasons("import math\nx = math.args\n"), "attr:math.args 2:5 [math.args]");
+    CHECK_STR(reasons("x = ValueError.args\ny = ValueError('v').args\n"),
+              "attr:.args 1:5 [ValueError.args]; attr:.args 2:5 [ValueError('v').args]");
     /* every exception class the evaluator raises can be named and caught */
     CHECK_STR(reasons("try:\n    pass\nexcept (BaseException, Exception, ArithmeticError, "
                       "ZeroDivisionError, OverflowError, LookupError, IndexError, KeyError, "
