@@ -258,7 +258,7 @@ static void small_sort(sort_cx *s, val **keys, val **vals, size_t n)
     if (n > 1) {
         int desc = sort_lt(s, keys[1], keys[0]);
         for (run = 2; run < n && sort_lt(s, keys[run], keys[run - 1]) == desc; run++) {}
-        if (desc) reverse_items(keys, vals, run);
+        if (desc && !s->failed) reverse_items(keys, vals, run);
     }
     for (size_t st = run; st < n && !s->failed; st++) {
         size_t l = 0, r = st;
@@ -303,12 +303,15 @@ static int sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *
             EV_INCREF(keys[i]);
         }
     }
-    /* reverse=True sorts the reversed list and reverses the result, as CPython: stable */
+    /* reverse=True sorts the reversed list and reverses the result, as CPython: stable.
+     * A comparison that raises leaves the items as CPython's sort leaves them (a program
+     * may catch the error and look): the comparisons done so far applied, the result still
+     * reversed back (the merges of 64 items or more are not CPython's) */
     sort_cx s = { cx, 0 };
     if (reverse) reverse_items(keys, vals, n);
     if (n < 64) small_sort(&s, keys, vals, n);
     else merge_sort(&s, keys, vals, tk, tk + n, n);
-    if (reverse && !s.failed) reverse_items(keys, vals, n);
+    if (reverse) reverse_items(keys, vals, n);
     if (!s.failed) rc = 0;
 out:
     if (keys)
@@ -503,10 +506,8 @@ static int type_matches(val *x, int id)
     case B_DICT: return x->kind == V_DICT;
     case B_SET: return x->kind == V_SET;
     case B_RANGE: return x->kind == V_RANGE;
-    case B_EXCEPTION: return x->kind == V_EXC;
-    case B_ARITHERROR: return x->kind == V_EXC && (x->sub == B_ARITHERROR || x->sub == B_ZERODIV);
     default:
-        if (id >= B_VALUEERROR && id <= B_KEYERROR) return x->kind == V_EXC && x->sub == id;
+        if (IS_EXC_CLASS(id)) return x->kind == V_EXC && eval_exc_is(x->sub, id);
         return x->kind == V_ITER && ((id == B_ZIP && x->sub == IT_ZIP) ||
                                      (id == B_MAP && x->sub == IT_MAP) ||
                                      (id == B_FILTER && x->sub == IT_FILTER) ||
@@ -522,7 +523,7 @@ static int is_type(val *t)
     case B_SET: case B_RANGE: case B_ZIP: case B_MAP: case B_FILTER: case B_ENUMERATE:
         return 1;
     default:
-        return t->sub >= B_EXCEPTION && t->sub <= B_KEYERROR;
+        return IS_EXC_CLASS(t->sub);
     }
 }
 
@@ -775,23 +776,41 @@ out:
     return r;
 }
 
+/* CPython's exception classes that the evaluator has, each with its base (-1: the root). */
+static int exc_base(int id)
+{
+    switch (id) {
+    case B_BASEEXCEPTION: return -1;
+    case B_EXCEPTION: return B_BASEEXCEPTION;
+    case B_ZERODIV: case B_OVERFLOWERROR: return B_ARITHERROR;
+    case B_INDEXERROR: case B_KEYERROR: return B_LOOKUPERROR;
+    case B_UNBOUNDERROR: return B_NAMEERROR;
+    case B_RECURSIONERROR: return B_RUNTIMEERROR;
+    default: return B_EXCEPTION;
+    }
+}
+
+int eval_exc_is(int id, int cls)
+{
+    for (; id >= 0; id = exc_base(id))
+        if (id == cls) return 1;
+    return 0;
+}
+
 static val *b_exception(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     if (kw_check(cx, a, NULL, eval_builtin_name(id), at) < 0) return NULL;
     val *e = eval_new(cx, V_EXC);
     if (!e) return NULL;
     e->sub = (uint16_t)id;
-    if (a->npos == 1) {
-        e->u.exc.msg = a->pos[0];
-        EV_INCREF(a->pos[0]);
-    } else if (a->npos > 1) {
+    if (a->npos) {
         val *t = eval_seq_new(cx, V_TUPLE, a->npos);
         if (!t) { eval_decref(cx, e); return NULL; }
         for (size_t i = 0; i < a->npos; i++) {
             EV_INCREF(a->pos[i]);
             t->u.seq.it[t->u.seq.len++] = a->pos[i];
         }
-        e->u.exc.msg = t;
+        e->u.exc.args = t;
     }
     return e;
 }
@@ -1246,7 +1265,7 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     val *x, *r;
     if (func_impl[id]) return func_impl[id](cx, a, at);
     if (id >= M_SQRT && id <= M_ISFINITE) return math_call(cx, id, a, at);
-    if (id >= B_EXCEPTION && id <= B_KEYERROR) return b_exception(cx, id, a, at);
+    if (IS_EXC_CLASS(id)) return b_exception(cx, id, a, at);
     if (a->npos && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
         const eval_class *c = a->pos[0]->u.obj.cls;
         val *r = c->builtin(cx, id, a->pos[0], a, at);
@@ -1454,6 +1473,14 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     return -1;
 }
 
+/* KeyError(name) for a replacement field naming no argument. */
+static void field_key_error(eval_cx *cx, const char *f, size_t nl, const ir_node *at)
+{
+    val *k = eval_str(cx, f, nl);
+    if (k) eval_key_error(cx, k, at);
+    eval_decref(cx, k);
+}
+
 /* One replacement field of str.format: "name!conv:spec" between the braces. */
 static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args *a,
                       size_t *autoi, int *mode, const ir_node *at, int depth)
@@ -1487,7 +1514,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
         size_t k = 0;
         for (size_t j = 0; j < nl; j++) {
             if (f[j] < '0' || f[j] > '9' || k > 100000000) {
-                eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+                field_key_error(cx, f, nl, at);
                 return -1;
             }
             k = k * 10 + (size_t)(f[j] - '0');
@@ -1502,7 +1529,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
         for (size_t j = 0; j < a->nkw && !v; j++)
             if (strlen(a->kwname[j]) == nl && memcmp(a->kwname[j], f, nl) == 0) v = a->kw[j];
         if (!v) {
-            eval_raise(cx, CR_EPY_KEY, at, "'%.*s'", (int)nl, f);
+            field_key_error(cx, f, nl, at);
             return -1;
         }
     }
@@ -1533,11 +1560,7 @@ static int format_one(eval_cx *cx, cr_buf *b, const char *f, size_t n, eval_args
                 int err;
                 nv = eval_dict_get(cx, v, k, &err);
                 if (nv) EV_INCREF(nv);
-                else if (!err) {
-                    val *s = eval_to_str(cx, k, 1);
-                    if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
-                    eval_decref(cx, s);
-                }
+                else if (!err) eval_key_error(cx, k, at);
             } else if ((v->kind == V_LIST || v->kind == V_TUPLE) && k->kind == V_INT &&
                        mpz_fits_ulong_p(mpq_numref(k->u.q)) &&
                        mpz_get_ui(mpq_numref(k->u.q)) < v->u.seq.len) {
@@ -2408,10 +2431,7 @@ static val *dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
         if (err) return NULL;
         if (!v) {
             if (a->npos > 1) { EV_INCREF(a->pos[1]); return a->pos[1]; }
-            val *s = eval_to_str(cx, a->pos[0], 1);
-            if (s) eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
-            eval_decref(cx, s);
-            return NULL;
+            return eval_key_error(cx, a->pos[0], at);
         }
         EV_INCREF(v);
         if (eval_dict_del(cx, self, a->pos[0]) < 0) { eval_decref(cx, v); return NULL; }
@@ -2445,7 +2465,10 @@ static val *set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
                 if (eval_dict_del(cx, self, k) < 0) { eval_decref(cx, k); return NULL; }
                 return k;
             }
-        return eval_raise(cx, CR_EPY_KEY, at, "'pop from an empty set'");
+        val *m = eval_str(cx, "pop from an empty set", 21);
+        if (m) eval_key_error(cx, m, at);
+        eval_decref(cx, m);
+        return NULL;
     }
     if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
     for (size_t k = 0; k < a->npos; k++) {

@@ -1038,15 +1038,6 @@ static val *get_slice(eval_cx *cx, val *o, const ir_node *s)
     return r;
 }
 
-static val *key_error(eval_cx *cx, val *k, const ir_node *at)
-{
-    val *s = eval_to_str(cx, k, 1);
-    if (!s) return NULL;
-    eval_raise(cx, CR_EPY_KEY, at, "%s", s->u.str.s);
-    eval_decref(cx, s);
-    return NULL;
-}
-
 static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
 {
     int64_t i;
@@ -1068,7 +1059,7 @@ static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
         int err;
         val *v = eval_dict_get(cx, o, k, &err);
         if (err) return NULL;
-        if (!v) return key_error(cx, k, at);
+        if (!v) return eval_key_error(cx, k, at);
         EV_INCREF(v);
         return v;
     }
@@ -1694,6 +1685,9 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     int m;
     if (o->kind == V_MODULE) {
         r = eval_module_attr(cx, o->sub, n->text, n);
+    } else if (o->kind == V_EXC && strcmp(n->text, "args") == 0) {
+        if ((r = o->u.exc.args)) EV_INCREF(r);
+        else r = eval_seq_new(cx, V_TUPLE, 0);
     } else if (o->kind == V_OBJ && o->u.obj.cls->attr &&
                ((r = o->u.obj.cls->attr(cx, o, n->text, n)) || cx->err.code != CR_OK)) {
         ;
@@ -1850,12 +1844,17 @@ static int import_star(eval_cx *cx, int mod, const ir_node *n)
     return 0;
 }
 
+/* The slot a name is stored in, or NULL. */
+static val **name_slot(eval_cx *cx, const ir_node *t)
+{
+    const res_ent *e = resolve_get(&cx->rs, t);
+    return !e ? NULL : e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx] : frame_at(cx, &e->ref);
+}
+
 static int del_target(eval_cx *cx, const ir_node *t)
 {
     if (t->kind == IR_NAME) {
-        const res_ent *e = resolve_get(&cx->rs, t);
-        val **slot = !e ? NULL : e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx]
-                                                           : frame_at(cx, &e->ref);
+        val **slot = name_slot(cx, t);
         if (!slot || !*slot) {
             eval_raise(cx, CR_EPY_NAME, t, "name '%s' is not defined", t->text);
             return -1;
@@ -1894,7 +1893,7 @@ static int del_target(eval_cx *cx, const ir_node *t)
             }
         } else if (o->kind == V_DICT) {
             rc = eval_dict_del(cx, o, k);
-            if (rc == 0) { key_error(cx, k, t); rc = -1; }
+            if (rc == 0) { eval_key_error(cx, k, t); rc = -1; }
             else if (rc > 0) rc = 0;
         } else {
             eval_raise(cx, CR_EPY_TYPE, t, "'%s' object does not support item deletion",
@@ -1906,54 +1905,247 @@ static int del_target(eval_cx *cx, const ir_node *t)
     return rc;
 }
 
-static cr_code exc_code(int id, const char **type)
+/* ---- exceptions ------------------------------------------------------------------------
+ * An exception propagates as cx->err (code, type name, message, place), the one form
+ * callers see, plus cx->exc when it is an object err cannot describe. Only a Python
+ * exception is caught: err_class() knows no class for CR_ELIMIT, CR_ENOMEM or CR_EINTERNAL,
+ * so a limit passes every `except` and skips every `finally` (a `finally: return` would
+ * otherwise swallow it). */
+
+/* The exception classes with a status code of their own; the others are CR_EPY_EXCEPTION
+ * with the class name as err.type. */
+static const struct { uint16_t id; cr_code code; } exc_codes[] = {
+    { B_ZERODIV, CR_EPY_ZERODIV }, { B_NAMEERROR, CR_EPY_NAME },
+    { B_UNBOUNDERROR, CR_EPY_UNBOUND }, { B_TYPEERROR, CR_EPY_TYPE },
+    { B_VALUEERROR, CR_EPY_VALUE }, { B_OVERFLOWERROR, CR_EPY_OVERFLOW },
+    { B_INDEXERROR, CR_EPY_INDEX }, { B_KEYERROR, CR_EPY_KEY },
+    { B_ATTRIBUTEERROR, CR_EPY_ATTRIBUTE }, { B_ASSERTIONERROR, CR_EPY_ASSERTION },
+    { B_RECURSIONERROR, CR_EPY_RECURSION },
+};
+
+static cr_code exc_code(int id)
 {
-    *type = NULL;
-    switch (id) {
-    case B_VALUEERROR: return CR_EPY_VALUE;
-    case B_TYPEERROR: return CR_EPY_TYPE;
-    case B_ZERODIV: return CR_EPY_ZERODIV;
-    case B_INDEXERROR: return CR_EPY_INDEX;
-    case B_KEYERROR: return CR_EPY_KEY;
-    case B_ARITHERROR: *type = "ArithmeticError"; return CR_EPY_EXCEPTION;
-    default: return CR_EPY_EXCEPTION;
+    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
+        if (exc_codes[i].id == id) return exc_codes[i].code;
+    return CR_EPY_EXCEPTION;
+}
+
+/* The class of the propagating error, or -1 when it is not a Python exception. */
+static int err_class(const eval_cx *cx)
+{
+    if (cx->exc) return cx->exc->sub;
+    if (cx->err.code == CR_EPY_EXCEPTION) {
+        int id = eval_builtin_lookup(cx->err.type);
+        return IS_EXC_CLASS(id) ? id : -1;
     }
+    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
+        if (exc_codes[i].code == cx->err.code) return exc_codes[i].id;
+    return -1;
+}
+
+/* An instance of class id with args (arg,), or () when arg is NULL (borrowed). */
+static val *exc_new(eval_cx *cx, int id, val *arg)
+{
+    val *e = eval_new(cx, V_EXC), *t;
+    if (!e) return NULL;
+    e->sub = (uint16_t)id;
+    if (arg) {
+        if (!(t = eval_seq_new(cx, V_TUPLE, 1))) { eval_decref(cx, e); return NULL; }
+        EV_INCREF(arg);
+        t->u.seq.it[t->u.seq.len++] = arg;
+        e->u.exc.args = t;
+    }
+    return e;
+}
+
+/* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
+static int raise_obj(eval_cx *cx, val *e, const ir_node *at)
+{
+    val *msg = eval_to_str(cx, e, 0);
+    if (!msg) { eval_decref(cx, e); return -1; }
+    cr_code c = exc_code(e->sub);
+    eval_raise(cx, c, at, "%s", msg->u.str.s);
+    eval_decref(cx, msg);
+    if (c == CR_EPY_EXCEPTION)
+        snprintf(cx->err.type, sizeof cx->err.type, "%s", eval_builtin_name(e->sub));
+    if (e->u.exc.line) {
+        cx->err.line = e->u.exc.line;
+        cx->err.col = e->u.exc.col;
+    }
+    cx->exc = e;
+    return -1;
+}
+
+val *eval_key_error(eval_cx *cx, val *k, const ir_node *at)
+{
+    val *e = exc_new(cx, B_KEYERROR, k);
+    if (e) raise_obj(cx, e, at);
+    return NULL;
+}
+
+/* The propagating Python exception as an object (new reference), err cleared and kept in
+ * *saved; NULL when err is not a Python exception (or making the object failed: err then
+ * says why). An exception the evaluator raised has its message as its one argument. */
+static val *take_exception(eval_cx *cx, cr_error *saved)
+{
+    int id = err_class(cx);
+    if (id < 0) return NULL;
+    *saved = cx->err;
+    val *e = cx->exc, *m = NULL;
+    cx->exc = NULL;
+    memset(&cx->err, 0, sizeof cx->err);
+    if (!e) {
+        if (saved->message[0] && !(m = eval_str(cx, saved->message, strlen(saved->message))))
+            return NULL;
+        e = exc_new(cx, id, m);
+        eval_decref(cx, m);
+        if (!e) return NULL;
+    }
+    if (!e->u.exc.line) {
+        e->u.exc.line = saved->line;
+        e->u.exc.col = saved->col;
+    }
+    return e;
+}
+
+/* Puts back what take_exception() took. */
+static void restore_exception(eval_cx *cx, val *e, const cr_error *saved)
+{
+    eval_decref(cx, cx->exc);
+    cx->err = *saved;
+    cx->exc = e;
+}
+
+/* `raise X` and `from Y` accept a class (called with no argument) or an instance; a new
+ * reference, or NULL after TypeError(what). */
+static val *exc_instance(eval_cx *cx, val *v, const ir_node *at, const char *what)
+{
+    if (v->kind == V_BUILTIN && IS_EXC_CLASS(v->sub)) return exc_new(cx, v->sub, NULL);
+    if (v->kind == V_EXC) {
+        EV_INCREF(v);
+        return v;
+    }
+    return eval_raise(cx, CR_EPY_TYPE, at, "%s must derive from BaseException", what);
 }
 
 static int do_raise(eval_cx *cx, const ir_node *n)
 {
-    if (!n->n || !n->kid[0]) {
+    if (!n->kid[0]) {
+        if (cx->handled) {
+            EV_INCREF(cx->handled);
+            return raise_obj(cx, cx->handled, n);
+        }
         eval_raise(cx, CR_EPY_EXCEPTION, n, "No active exception to reraise");
         snprintf(cx->err.type, sizeof cx->err.type, "RuntimeError");
         return -1;
     }
-    val *e = eval_expr(cx, n->kid[0]);
+    val *v = eval_expr(cx, n->kid[0]), *e, *c;
+    if (!v) return -1;
+    e = exc_instance(cx, v, n, "exceptions");
+    eval_decref(cx, v);
     if (!e) return -1;
-    if (e->kind == V_BUILTIN && e->sub >= B_EXCEPTION && e->sub <= B_KEYERROR) {
-        const char *type;
-        cr_code c = exc_code(e->sub, &type);
-        eval_raise(cx, c, n, "%s", "");
-        if (type) snprintf(cx->err.type, sizeof cx->err.type, "%s", type);
-        eval_decref(cx, e);
-        return -1;
+    if (n->n > 1 && n->kid[1]) {
+        /* the cause shows only in CPython's traceback: it is checked, then dropped */
+        if (!(v = eval_expr(cx, n->kid[1]))) { eval_decref(cx, e); return -1; }
+        c = v->kind == V_NONE ? eval_none(cx) : exc_instance(cx, v, n, "exception causes");
+        eval_decref(cx, v);
+        if (!c) { eval_decref(cx, e); return -1; }
+        eval_decref(cx, c);
     }
-    if (e->kind != V_EXC) {
-        eval_decref(cx, e);
-        eval_raise(cx, CR_EPY_TYPE, n, "exceptions must derive from BaseException");
-        return -1;
+    return raise_obj(cx, e, n);
+}
+
+/* Whether exception class id matches an `except` clause's value: a class or a tuple of
+ * classes. 1, 0, or -1 after CPython's TypeError for anything else. */
+static int exc_matches(eval_cx *cx, int id, val *t, const ir_node *at)
+{
+    int hit = 0;
+    val *const *it = &t;
+    size_t n = 1;
+    if (t->kind == V_TUPLE) {
+        it = t->u.seq.it;
+        n = t->u.seq.len;
+        if (eval_walk(cx, n, 0, at) < 0) return -1;
     }
-    val *msg = NULL;
-    if (e->u.exc.msg && !(msg = eval_to_str(cx, e, 0))) {   /* the message is str(e) */
-        eval_decref(cx, e);
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (it[i]->kind != V_BUILTIN || !IS_EXC_CLASS(it[i]->sub)) {
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "catching classes that do not inherit from BaseException is not allowed");
+            return -1;
+        }
+        hit |= eval_exc_is(id, it[i]->sub);
     }
-    const char *type;
-    cr_code c = exc_code(e->sub, &type);
-    eval_raise(cx, c, n, "%s", msg ? msg->u.str.s : "");
-    if (type) snprintf(cx->err.type, sizeof cx->err.type, "%s", type);
-    eval_decref(cx, msg);
-    eval_decref(cx, e);
-    return -1;
+    return hit;
+}
+
+/* Runs the first handler of try statement n that matches the propagating exception, with
+ * the exception bound to its `as` name and deleted after, as CPython does. X_ERROR with the
+ * exception back in err when none matches. */
+static xres handle(eval_cx *cx, const ir_node *n)
+{
+    cr_error saved;
+    /* the object, its arguments and message, and the match: charged as a few steps */
+    if (err_class(cx) < 0 || eval_count(cx, 4, n) < 0) return X_ERROR;
+    val *e = take_exception(cx, &saved);
+    if (!e) return X_ERROR;
+    for (uint32_t i = 1; i + 2 < n->n; i++) {
+        const ir_node *h = n->kid[i];
+        if (h->kid[0]) {
+            val *t = eval_expr(cx, h->kid[0]);
+            int m = t ? exc_matches(cx, e->sub, t, h->kid[0]) : -1;
+            eval_decref(cx, t);
+            if (m < 0) { eval_decref(cx, e); return X_ERROR; }
+            if (!m) continue;
+        }
+        int64_t last = cx->last_assigned;   /* the exception is not an answer */
+        if (h->kid[1] && assign(cx, h->kid[1], e) < 0) { eval_decref(cx, e); return X_ERROR; }
+        cx->last_assigned = last;
+        val *outer = cx->handled;
+        cx->handled = e;
+        xres x = exec_block(cx, h->kid[2]);
+        cx->handled = outer;
+        eval_decref(cx, e);
+        val **slot;
+        if (h->kid[1] && (slot = name_slot(cx, h->kid[1])) && *slot) {
+            val *old = *slot;
+            *slot = NULL;
+            eval_decref(cx, old);
+        }
+        return x;
+    }
+    restore_exception(cx, e, &saved);
+    return X_ERROR;
+}
+
+/* try/except/else/finally. The finally block runs after whatever left the rest (an
+ * exception, return, break, continue); what it does itself (an exception, a return)
+ * replaces that, else that goes on. */
+static xres exec_try(eval_cx *cx, const ir_node *n)
+{
+    const ir_node *orelse = n->kid[n->n - 2], *fin = n->kid[n->n - 1];
+    xres x = exec_block(cx, n->kid[0]);
+    if (x == X_ERROR && n->n > 3) x = handle(cx, n);
+    else if (x == X_NORMAL && orelse) x = exec_block(cx, orelse);
+    if (!fin) return x;
+    cr_error saved;
+    val *e = NULL, *ret = NULL, *outer = cx->handled;
+    if (x == X_ERROR) {
+        if (!(e = take_exception(cx, &saved))) return X_ERROR;   /* not a Python exception */
+        cx->handled = e;   /* as CPython: a bare `raise` in the finally re-raises it */
+    } else if (x == X_RETURN) {
+        ret = cx->retval;
+        cx->retval = NULL;
+    }
+    xres f = exec_block(cx, fin);
+    cx->handled = outer;
+    if (f != X_NORMAL) {
+        eval_decref(cx, e);
+        eval_decref(cx, ret);
+        return f;
+    }
+    if (e) restore_exception(cx, e, &saved);
+    if (ret) cx->retval = ret;
+    return x;
 }
 
 static xres exec_stmt(eval_cx *cx, const ir_node *n);
@@ -2108,20 +2300,16 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
         return rc < 0 ? X_ERROR : X_NORMAL;
     }
     case IR_RAISE: do_raise(cx, n); return X_ERROR;
+    case IR_TRY: return exec_try(cx, n);
     case IR_ASSERT: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
         int t = eval_truth(cx, v);
         eval_decref(cx, v);
         if (t) return X_NORMAL;
-        val *m = NULL, *s = NULL;
-        if (n->n > 1 && n->kid[1]) {
-            if (!(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
-            s = eval_to_str(cx, m, 0);
-            eval_decref(cx, m);
-            if (!s) return X_ERROR;
-        }
-        eval_raise(cx, CR_EPY_ASSERTION, n, "%s", s ? s->u.str.s : "");
-        eval_decref(cx, s);
+        val *m = NULL, *e;
+        if (n->n > 1 && n->kid[1] && !(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
+        if ((e = exc_new(cx, B_ASSERTIONERROR, m))) raise_obj(cx, e, n);
+        eval_decref(cx, m);
         return X_ERROR;
     }
     case IR_DEL:
@@ -2284,6 +2472,7 @@ static void cx_free(eval_cx *cx)
 {
     size_t i;
     eval_decref(cx, cx->retval);
+    eval_decref(cx, cx->exc);
     eval_decref(cx, cx->last_expr);
     eval_decref(cx, cx->solution_value);
     for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);

@@ -76,7 +76,8 @@ struct val {
         struct { int64_t start, stop, step; } rng;                 /* RANGE */
         struct { const ir_node *node; const scope *sc; val *env; val **defs; } fn; /* FUNC */
         struct { val *self; } meth;                                /* METHOD (sub: id) */
-        struct { val *msg; } exc;                                  /* EXC (sub: class) */
+        struct { val *args; int line, col; } exc;   /* EXC (sub: class): args a TUPLE or
+                                   * NULL for (); line:col where it was first raised, or 0 */
         struct { val *parent; size_t n; val **slot; } fr;          /* FRAME */
         struct { const eval_class *cls; void *data; } obj;        /* OBJ */
     } u;
@@ -159,6 +160,11 @@ typedef struct eval_cx {
     val **globals;         /* symbol id → value or NULL */
     val *frame;            /* current frame (NULL: module level) */
     val *retval;           /* IR_RETURN's value on its way out */
+    /* The exception propagating as err, when it is an object that err cannot describe (a
+     * user's instance, a KeyError's key), else NULL (eval_raise clears it); and the one the
+     * innermost running `except` handles (what a bare `raise` re-raises; borrowed from
+     * the handler), or NULL. */
+    val *exc, *handled;
     int64_t last_assigned; /* symbol of the last module-level assignment, or -1 */
     val *last_expr;        /* last non-None module-level expression statement value */
     const ir_node *docstring; /* the module's docstring statement: not an expression's value */
@@ -171,6 +177,10 @@ typedef struct eval_cx {
     mpq_t dq[2];           /* eval_decided()'s scratch */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
+
+/* The exception classes: B_EXCEPTION .. B_EXC_LAST (registry.def keeps them together) */
+#define B_EXC_LAST B_BASEEXCEPTION
+#define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
 
 typedef struct {
     val **pos;
@@ -328,7 +338,12 @@ val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
 /* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */
 int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 
+/* Raises KeyError(k) (str: repr(k)); NULL. */
+val *eval_key_error(eval_cx *cx, val *k, const ir_node *at);
+
 /* ---- builtins.c ---- */
+/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
+int eval_exc_is(int id, int cls);
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
 int eval_builtin_lookup(const char *name);               /* builtin (MOD_NONE) id or -1 */
 val *eval_module(eval_cx *cx, int mod);                  /* the module value, new reference */

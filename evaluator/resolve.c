@@ -236,7 +236,7 @@ static int collect(eval_cx *cx, scope *sc, const ir_node *n)
     uint32_t i;
     if (!n) return 0;
     switch (n->kind) {
-    case IR_BLOCK: case IR_MODULE:
+    case IR_BLOCK: case IR_MODULE: case IR_TRY:
         for (i = 0; i < n->n; i++)
             if (collect(cx, sc, n->kid[i]) < 0) return -1;
         return 0;
@@ -256,6 +256,8 @@ static int collect(eval_cx *cx, scope *sc, const ir_node *n)
     case IR_FOR:
         if (collect_target(cx, sc, n->kid[0]) < 0) return -1;
         return collect(cx, sc, n->kid[2]) < 0 || collect(cx, sc, n->kid[3]) < 0 ? -1 : 0;
+    case IR_EXCEPT:
+        return collect_target(cx, sc, n->kid[1]) < 0 || collect(cx, sc, n->kid[2]) < 0 ? -1 : 0;
     case IR_FUNCDEF: return add_local(cx, sc, n->text, 1);
     case IR_IMPORT: case IR_IMPORT_FROM: return add_local(cx, sc, n->aux, 1);
     case IR_GLOBAL:

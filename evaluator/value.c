@@ -114,6 +114,11 @@ val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, .
     va_start(ap, fmt);
     cr_error_vset(&cx->err, code, at ? at->line : 0, at ? at->col : 0, fmt, ap);
     va_end(ap);
+    if (cx->exc) {             /* err now describes another error */
+        val *e = cx->exc;
+        cx->exc = NULL;
+        eval_decref(cx, e);
+    }
     return NULL;
 }
 
@@ -520,8 +525,8 @@ static void free_contents(eval_cx *cx, val *v)
         v->u.meth.self = NULL;
         break;
     case V_EXC:
-        eval_decref(cx, v->u.exc.msg);
-        v->u.exc.msg = NULL;
+        eval_decref(cx, v->u.exc.args);
+        v->u.exc.args = NULL;
         break;
     case V_FRAME:
         for (i = 0; i < v->u.fr.n; i++) eval_decref(cx, v->u.fr.slot[i]);
@@ -1114,7 +1119,7 @@ static int is_type_builtin(int id)
     case B_REVERSED:
         return 1;
     default:
-        return id >= B_EXCEPTION && id <= B_KEYERROR;
+        return IS_EXC_CLASS(id);
     }
 }
 
@@ -1369,18 +1374,27 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
         PUTS(tmp);
         return 0;
     case V_EXC:
+    {
+        /* str(): nothing for no argument; one argument's str (KeyError: its repr, as
+         * str(KeyError('k')) is "'k'"); several: the tuple's repr. repr(): the class and
+         * the arguments' reprs, ValueError('x') or ValueError(1, 2). */
+        val *args = v->u.exc.args;
+        size_t n = args ? args->u.seq.len : 0;
         if (as_str) {
-            /* KeyError shows its argument's repr (str(KeyError('k')) is "'k'"), the others
-             * its str; several arguments are a tuple, whose str is its repr */
-            if (v->u.exc.msg)
-                return repr_in(cx, b, v->u.exc.msg, v->sub != B_KEYERROR, &st, depth + 1);
-            return 0;
+            if (n == 1)
+                return repr_in(cx, b, args->u.seq.it[0], v->sub != B_KEYERROR, &st, depth + 1);
+            return n ? repr_in(cx, b, args, 0, &st, depth + 1) : 0;
         }
         PUTS(eval_builtin_name(v->sub));
-        PUTS("(");
-        if (v->u.exc.msg && repr_in(cx, b, v->u.exc.msg, 0, &st, depth + 1) < 0) return -1;
-        PUTS(")");
-        return 0;
+        if (n == 1) {
+            PUTS("(");
+            if (repr_in(cx, b, args->u.seq.it[0], 0, &st, depth + 1) < 0) return -1;
+            PUTS(")");
+            return 0;
+        }
+        if (!n) { PUTS("()"); return 0; }
+        return repr_in(cx, b, args, 0, &st, depth + 1);
+    }
     default:
         PUTS("<frame>");
         return 0;

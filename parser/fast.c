@@ -53,7 +53,7 @@ enum {
 enum {
     KW_NONE_, KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_BREAK, KW_CONTINUE, KW_DEF,
     KW_ELIF, KW_ELSE, KW_FOR, KW_FROM, KW_IF, KW_IMPORT, KW_IN, KW_IS, KW_NOT, KW_OR, KW_PASS,
-    KW_RETURN, KW_WHILE, KW_LAMBDA, KW_RAISE, KW_ASSERT,
+    KW_RETURN, KW_WHILE, KW_LAMBDA, KW_RAISE, KW_ASSERT, KW_TRY, KW_EXCEPT, KW_FINALLY,
 };
 
 /* The keyword spelled w[0..n): KW_*, 0 for a plain name, -1 (with *why) for a keyword
@@ -73,8 +73,8 @@ static int keyword(const char *w, uint32_t n, const char **why)
     case 'b': KW("break", KW_BREAK); break;
     case 'c': KW("continue", KW_CONTINUE); NO("class"); NO("case"); break;
     case 'd': KW("def", KW_DEF); NO("del"); break;
-    case 'e': KW("elif", KW_ELIF); KW("else", KW_ELSE); NO("except"); NO("exec"); break;
-    case 'f': KW("for", KW_FOR); KW("from", KW_FROM); NO("finally"); break;
+    case 'e': KW("elif", KW_ELIF); KW("else", KW_ELSE); KW("except", KW_EXCEPT); NO("exec"); break;
+    case 'f': KW("for", KW_FOR); KW("from", KW_FROM); KW("finally", KW_FINALLY); break;
     case 'g': NO("global"); break;
     case 'i': KW("if", KW_IF); KW("import", KW_IMPORT); KW("in", KW_IN); KW("is", KW_IS); break;
     case 'l': KW("lambda", KW_LAMBDA); break;
@@ -83,7 +83,7 @@ static int keyword(const char *w, uint32_t n, const char **why)
     case 'o': KW("or", KW_OR); break;
     case 'p': KW("pass", KW_PASS); KW("print", KW_PRINT); break;
     case 'r': KW("return", KW_RETURN); KW("raise", KW_RAISE); break;
-    case 't': NO("try"); NO("type"); break;
+    case 't': KW("try", KW_TRY); NO("type"); break;
     case 'w': KW("while", KW_WHILE); NO("with"); break;
     case 'y': NO("yield"); break;
     case '_': NO("__debug__"); NO("__peg_parser__"); break;
@@ -1645,6 +1645,61 @@ static stmt_end parse_def(fast_ctx *p, ftok *kw)
     return end;
 }
 
+/* try: TRY(body, EXCEPT(class or NULL, NAME or NULL, block)..., else, finally). Declined:
+ * `except*`, and a class expression whose `as` tree-sitter reads inside it (`except A if c
+ * else B as e`, a lambda). */
+static stmt_end parse_try(fast_ctx *p, ftok *kw)
+{
+    stmt_end end;
+    size_t base = p->nstk;
+    uint32_t handlers = 0;
+    p->i++;
+    push(p, parse_block(p, &end));
+    while (at_kw(p, KW_EXCEPT)) {
+        ftok *e = cur(p);
+        ir_node *h = mkn(p, IR_EXCEPT, e->sl, e->sc, 0, 0, 3);
+        p->i++;
+        if (at_op(p, O_STAR)) decline(p, "except*");
+        if (!at_op(p, O_COLON)) {
+            ex t = parse_test(p);
+            if (t.n->kind == IR_IFEXP || t.n->kind == IR_LAMBDA || t.n->kind == IR_STARRED)
+                decline(p, "except class");
+            check_dep(p, t.dep);
+            h->kid[0] = t.n;
+            if (at_kw(p, KW_AS)) {
+                p->i++;
+                ftok *nm = cur(p);
+                if (nm->kind != K_NAME) decline(p, "syntax");
+                ir_node *name = mkn(p, IR_NAME, nm->sl, nm->sc, nm->el, nm->ec, 0);
+                name->text = dup(p, p->s + nm->a, nm->b - nm->a);
+                name->len = nm->b - nm->a;
+                h->kid[1] = name;
+                p->i++;
+            }
+        }
+        h->kid[2] = parse_block(p, &end);
+        h->end_line = end.el;
+        h->end_col = end.ec;
+        push(p, h);
+        handlers++;
+    }
+    ir_node *orelse = NULL, *fin = NULL;
+    if (at_kw(p, KW_ELSE)) {
+        if (!handlers) decline(p, "syntax");
+        p->i++;
+        orelse = parse_block(p, &end);
+    }
+    if (at_kw(p, KW_FINALLY)) {
+        p->i++;
+        fin = parse_block(p, &end);
+    }
+    if (!handlers && !fin) decline(p, "syntax");
+    push(p, orelse);
+    push(p, fin);
+    push(p, pop_node(p, IR_TRY, kw->sl, kw->sc, end.el, end.ec, base));
+    return end;
+}
+
 /* A dotted module name without blanks; *first_len: the length of its first component. */
 static const char *parse_dotted(fast_ctx *p, uint32_t *len, uint32_t *first_len)
 {
@@ -1773,7 +1828,8 @@ static stmt_end parse_stmt(fast_ctx *p)
     stmt_end end;
     if (++p->sdepth >= (int)p->lim->max_depth / 2) decline(p, "depth");
     if (p->after_semi && t->kind == K_KW && (t->op == KW_IF || t->op == KW_FOR ||
-                                             t->op == KW_WHILE || t->op == KW_DEF))
+                                             t->op == KW_WHILE || t->op == KW_DEF ||
+                                             t->op == KW_TRY))
         decline(p, "compound statement after ';'");
     p->after_semi = 0;
     size_t stars = p->nstar, star_targets = p->nstar_target;
@@ -1783,26 +1839,23 @@ static stmt_end parse_stmt(fast_ctx *p)
         case KW_IF: end = parse_if(p, t, 0); goto out;
         case KW_FOR: case KW_WHILE: end = parse_loop(p, t); goto out;
         case KW_DEF: end = parse_def(p, t); goto out;
+        case KW_TRY: end = parse_try(p, t); goto out;
         case KW_IMPORT: case KW_FROM: end = parse_import(p, t); goto out;
         case KW_PASS: leaf = IR_PASS; break;
         case KW_BREAK: if (!p->in_loop) decline(p, "break outside loop"); leaf = IR_BREAK; break;
         case KW_CONTINUE: if (!p->in_loop) decline(p, "continue outside loop"); leaf = IR_CONTINUE; break;
         case KW_RAISE: case KW_ASSERT: {
-            /* `raise E [from C]` → RAISE(E) (the cause only shows in tracebacks);
-             * `assert T[, M]` → ASSERT(T, M or NULL); both span the whole statement. */
+            /* `raise E [from C]` → RAISE(E, C or NULL); `assert T[, M]` → ASSERT(T, M or
+             * NULL); both span the whole statement. */
             int is_raise = t->op == KW_RAISE;
-            ir_node *n = mkn(p, is_raise ? IR_RAISE : IR_ASSERT, t->sl, t->sc, t->el, t->ec,
-                             is_raise ? 1 : 2);
+            ir_node *n = mkn(p, is_raise ? IR_RAISE : IR_ASSERT, t->sl, t->sc, t->el, t->ec, 2);
             p->i++;
             int dep = 0;
             if (cur(p)->kind != K_NEWLINE && !at_op(p, O_SEMI)) {
                 ex v = parse_test(p);
                 n->kid[0] = v.n;
                 dep = v.dep;
-                if (is_raise && at_kw(p, KW_FROM)) {
-                    p->i++;
-                    dep = max_i(dep, parse_test(p).dep);
-                } else if (!is_raise && at_op(p, O_COMMA)) {
+                if (is_raise ? at_kw(p, KW_FROM) : at_op(p, O_COMMA)) {
                     p->i++;
                     ex m = parse_test(p);
                     n->kid[1] = m.n;

@@ -55,6 +55,7 @@ static const char *const kind_names[IR_KIND_END] = {
     [IR_IMPORT_FROM] = "import_from", [IR_RAISE] = "raise",
     [IR_ASSERT] = "assert",       [IR_DEL] = "del",
     [IR_GLOBAL] = "global",       [IR_UNSUPPORTED] = "unsupported",
+    [IR_TRY] = "try",             [IR_EXCEPT] = "except",
     [IR_NUM] = "num",             [IR_STR] = "str",
     [IR_FSTRING] = "fstring",     [IR_FORMAT] = "format",
     [IR_NAME] = "name",           [IR_BOOL] = "bool",

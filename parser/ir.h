@@ -35,10 +35,15 @@ typedef enum {
                     * alias). One IR_IMPORT per imported module. */
     IR_IMPORT_FROM,/* `from m import x as y`: text: module, aux: bound name (y), kid[0]: NAME
                     * of the imported name (x). One node per imported name. */
-    IR_RAISE,      /* kid[0]: exception expression (a CALL of a class, or a NAME) or NULL */
+    IR_RAISE,      /* kid[0]: exception expression (a CALL of a class, or a NAME) or NULL;
+                    * kid[1]: the `from` cause or NULL */
     IR_ASSERT,     /* kid[0]: test, kid[1]: message or NULL */
     IR_DEL,        /* kid[]: targets */
     IR_GLOBAL,     /* text of each name in kid[] (NAME nodes) */
+    IR_TRY,        /* kid[0]: body BLOCK; kid[1..n-3]: EXCEPT handlers in order; kid[n-2]: else
+                    * BLOCK or NULL; kid[n-1]: finally BLOCK or NULL */
+    IR_EXCEPT,     /* kid[0]: class expression or NULL (bare `except:`); kid[1]: NAME bound by
+                    * `as` or NULL; kid[2]: BLOCK */
     IR_UNSUPPORTED,/* a construct outside the subset; its reason is in the module's list.
                     * The evaluator never sees a module that contains one. text: what it
                     * is ("class_definition", "bytes", "async"); kid[]: the statements and

@@ -37,7 +37,9 @@
     X(pattern_list) X(tuple_pattern) X(list_pattern) X(list_splat_pattern) \
     X(dictionary_splat_pattern) X(lambda) X(lambda_parameters) X(parameters) \
     X(default_parameter) X(typed_parameter) X(typed_default_parameter) X(dotted_name) \
-    X(aliased_import) X(wildcard_import) X(keyword_identifier) X(ellipsis)
+    X(aliased_import) X(wildcard_import) X(keyword_identifier) X(ellipsis) \
+    X(try_statement) X(except_clause) X(except_group_clause) X(finally_clause) \
+    X(as_pattern) X(as_pattern_target)
 
 enum {
     S_OTHER = 0,
@@ -57,7 +59,7 @@ static const char *const sym_names[S_END] = {
     X(left) X(right) X(operator) X(condition) X(consequence) X(alternative) X(body) \
     X(name) X(parameters) X(value) X(function) X(arguments) X(object) X(attribute) \
     X(argument) X(key) X(module_name) X(alias) X(expression) X(type_conversion) \
-    X(format_specifier) X(subscript) X(type_parameters)
+    X(format_specifier) X(subscript) X(type_parameters) X(cause)
 
 enum {
 #define X(name) F_##name,
@@ -104,7 +106,8 @@ typedef struct {
     X(attribute) X(subscript) X(default_parameter) X(typed_default_parameter) X(lambda) \
     X(assignment) X(augmented_assignment) X(if_statement) X(elif_clause) X(else_clause) \
     X(for_statement) X(while_statement) X(function_definition) X(import_statement) \
-    X(import_from_statement) X(aliased_import) X(raise_statement) X(format_expression)
+    X(import_from_statement) X(aliased_import) X(raise_statement) X(format_expression) \
+    X(except_clause) X(as_pattern)
 
 static sym_info sym_table[2048];
 static uint32_t sym_count;
@@ -368,7 +371,7 @@ static int is_stmt_sym(int s)
     case S_pass_statement: case S_return_statement: case S_function_definition:
     case S_import_statement: case S_import_from_statement: case S_raise_statement:
     case S_assert_statement: case S_delete_statement: case S_global_statement:
-    case S_print_statement: case S_exec_statement:
+    case S_print_statement: case S_exec_statement: case S_try_statement:
         return 1;
     default:
         return 0;
@@ -391,6 +394,8 @@ static cr_code scan_inside(lower_ctx *cx, cn ts)
         } else if (is_stmt_sym(s)) {
             rc = lower_stmt(cx, k);
         } else if (s == S_OTHER || s == S_else_clause || s == S_elif_clause ||
+                   s == S_except_clause || s == S_except_group_clause || s == S_finally_clause ||
+                   s == S_as_pattern || s == S_as_pattern_target ||
                    s == S_argument_list || s == S_parameters || s == S_dotted_name ||
                    s == S_aliased_import || s == S_keyword_argument) {
             rc = scan_inside(cx, k);
@@ -1552,7 +1557,6 @@ static cr_code lower_simple(lower_ctx *cx, cn ts, ir_kind kind, uint32_t min,
     if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
     for (size_t i = 0; i < count && rc == CR_OK; i++) {
         kid_t k = cx->ks[base + i];
-        if (kind == IR_RAISE && k.field != 0) continue;    /* `from cause`: only the traceback */
         if (kind == IR_DEL && sym(k.node) == S_expression_list) {
             size_t b2, c2;
             if ((rc = kids(cx, k.node, 1, &b2, &c2)) != CR_OK) break;
@@ -1566,6 +1570,97 @@ static cr_code lower_simple(lower_ctx *cx, cn ts, ir_kind kind, uint32_t min,
     cx->nks = base;
     while (rc == CR_OK && cx->nis - ibase < min) rc = push_ir(cx, NULL);
     if (rc != CR_OK || (rc = pop_ir(cx, kind, ts, ibase, &n)) != CR_OK) return rc;
+    return push_ir(cx, n);
+}
+
+/* `raise E from C`: RAISE(E, C). */
+static cr_code lower_raise(lower_ctx *cx, cn ts)
+{
+    ir_node *n = mk(cx, IR_RAISE, ts, 2);
+    cr_code rc = CR_OK;
+    if (!n) return nomem(cx);
+    for (cn k = first_child(ts); k && rc == CR_OK; k = next_sibling(cx->cst, k)) {
+        if (!is_named(k) || is_extra(k) || k->field != 0) continue;
+        if (sym(k) == S_expression_list)   /* Python 2's `raise E, V`: CPython stops at the comma */
+            for (cn c = first_child(k); c; c = next_sibling(cx->cst, c))
+                if (tok(c) == T_comma) return syntax(cx, c, "invalid syntax");
+        rc = lower_expr(cx, k, &n->kid[0]);
+    }
+    if (rc == CR_OK) rc = lower_field(cx, ts, F_cause, &n->kid[1]);
+    return rc == CR_OK ? push_ir(cx, n) : rc;
+}
+
+/* One `except [E [as name]]:` clause. tree-sitter reads `except E as name` as an as_pattern
+ * in the value field, and lets through what CPython's grammar refuses: `except A, B:` (Python
+ * 2) and a target that is not a plain name. */
+static cr_code lower_except(lower_ctx *cx, cn ts, ir_node **out)
+{
+    ir_node *n = mk(cx, IR_EXCEPT, ts, 3);
+    cn value = field(cx, ts, F_value), block = NULL;
+    cr_code rc;
+    if (!n) return nomem(cx);
+    for (cn k = first_child(ts); k; k = next_sibling(cx->cst, k)) {
+        if (sym(k) == S_block) block = k;
+        else if (tok(k) == T_comma)
+            return syntax(cx, value, "multiple exception types must be parenthesized");
+    }
+    if (sym(value) == S_as_pattern) {
+        cn target = field(cx, value, F_alias), name = named_child(cx, target, 0);
+        if (sym(name) != S_identifier && sym(name) != S_keyword_identifier) {
+            /* CPython stops at the token after a leading name (`e.x`), else at the target */
+            cn first = named_child(cx, name, 0);
+            if (first && sym(first) == S_identifier && first->start == name->start) {
+                uint32_t e = first->end;
+                int line, col;
+                while (e < cx->len && (cx->src[e] == ' ' || cx->src[e] == '\t')) e++;
+                parser_position_of(cx->src, e, &line, &col);
+                return cr_error_set(cx->err, CR_ESYNTAX, line, col, "%s", "invalid syntax");
+            }
+            return syntax(cx, name ? name : target, "invalid syntax");
+        }
+        if ((rc = lower_expr(cx, named_child(cx, value, 0), &n->kid[0])) != CR_OK) return rc;
+        if ((rc = lower_expr(cx, name, &n->kid[1])) != CR_OK) return rc;
+    } else if (value && (rc = lower_expr(cx, value, &n->kid[0])) != CR_OK) {
+        return rc;
+    }
+    if ((rc = lower_block(cx, block, &n->kid[2])) != CR_OK) return rc;
+    *out = n;
+    return CR_OK;
+}
+
+/* TRY(body, handlers..., else, finally); `except*` (exception groups) is outside the subset. */
+static cr_code lower_try(lower_ctx *cx, cn ts)
+{
+    size_t base, count, ibase = cx->nis;
+    cr_code rc;
+    ir_node *n, *orelse = NULL, *fin = NULL, *body = NULL;
+    for (cn k = first_child(ts); k; k = next_sibling(cx->cst, k))
+        if (sym(k) == S_except_group_clause) {
+            if ((rc = unsupported_as(cx, ts, "except_group_clause", 1, &n)) != CR_OK) return rc;
+            return push_ir(cx, n);
+        }
+    if ((rc = kids(cx, ts, 1, &base, &count)) != CR_OK) return rc;
+    for (size_t i = 0; i < count && rc == CR_OK; i++) {
+        cn k = cx->ks[base + i].node;
+        switch (sym(k)) {
+        case S_block:
+            if ((rc = lower_block(cx, k, &body)) == CR_OK) rc = push_ir(cx, body);
+            break;
+        case S_except_clause:
+            if ((rc = lower_except(cx, k, &n)) == CR_OK) rc = push_ir(cx, n);
+            break;
+        case S_else_clause: rc = lower_block(cx, field(cx, k, F_body), &orelse); break;
+        case S_finally_clause:
+            for (cn b = first_child(k); b; b = next_sibling(cx->cst, b))
+                if (sym(b) == S_block) rc = lower_block(cx, b, &fin);
+            break;
+        default: break;
+        }
+    }
+    cx->nks = base;
+    if (rc == CR_OK) rc = push_ir(cx, orelse);
+    if (rc == CR_OK) rc = push_ir(cx, fin);
+    if (rc != CR_OK || (rc = pop_ir(cx, IR_TRY, ts, ibase, &n)) != CR_OK) return rc;
     return push_ir(cx, n);
 }
 
@@ -1607,7 +1702,8 @@ static cr_code lower_stmt(lower_ctx *cx, cn ts)
         rc = cx->in_func ? lower_simple(cx, ts, IR_RETURN, 1, lower_expr)
                          : syntax(cx, ts, "'return' outside function");
         break;
-    case S_raise_statement: rc = lower_simple(cx, ts, IR_RAISE, 1, lower_expr); break;
+    case S_raise_statement: rc = lower_raise(cx, ts); break;
+    case S_try_statement: rc = lower_try(cx, ts); break;
     case S_assert_statement: rc = lower_simple(cx, ts, IR_ASSERT, 2, lower_expr); break;
     case S_delete_statement: rc = lower_simple(cx, ts, IR_DEL, 0, lower_target); break;
     case S_global_statement: rc = lower_simple(cx, ts, IR_GLOBAL, 0, lower_expr); break;
@@ -1710,7 +1806,7 @@ static cr_code check_logical_line(lower_ctx *cx, cn ts)
 static int is_simple_stmt(int s)
 {
     return is_stmt_sym(s) && s != S_if_statement && s != S_for_statement &&
-           s != S_while_statement && s != S_function_definition;
+           s != S_while_statement && s != S_function_definition && s != S_try_statement;
 }
 
 static cr_code lower_body(lower_ctx *cx, cn ts, ir_kind kind, ir_node **out)

@@ -307,6 +307,10 @@ static void debug_binds(vd_ctx *v, const ir_node *n, int depth)
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         debug_target(v, n->kid[0], "assign to", depth);
         break;
+    case IR_EXCEPT:   /* at the clause, as CPython */
+        if (n->kid[1] && is_debug(n->kid[1]->text))
+            report(v, ST_COMPILER, n->line, n->col, "cannot %s __debug__", "assign to");
+        break;
     case IR_DEL:
         for (i = 0; i < n->n; i++) debug_target(v, n->kid[i], "delete", depth);
         break;
@@ -482,6 +486,14 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
     case IR_GLOBAL:
         v->nglobal++;
         break;
+    case IR_TRY:
+        for (uint32_t i = 1; i + 3 < n->n; i++)
+            if (!n->kid[i]->kid[0]) {
+                report(v, ST_COMPILER, n->kid[i]->line, n->kid[i]->col,
+                       "default 'except:' must be last%s", "");
+                break;
+            }
+        break;
     default:
         break;
     }
@@ -567,6 +579,11 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
     case IR_AUGASSIGN: case IR_FOR:
         rc = scope_bind(v, s, n->kid[0], depth);
         from = 1;
+        break;
+    case IR_EXCEPT:
+        if ((rc = scope_walk(v, s, n->kid[0], depth + 1)) == CR_OK)
+            rc = scope_bind(v, s, n->kid[1], depth);
+        from = 2;
         break;
     case IR_DEL:
         for (; from < n->n && rc == CR_OK; from++) rc = scope_bind(v, s, n->kid[from], depth);

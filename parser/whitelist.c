@@ -175,6 +175,7 @@ typedef struct {
     parser_lines lines;
     parser_nameset bound;              /* every name the program binds */
     parser_nameset mods[MOD_COUNT];    /* names each module is bound to */
+    parser_nameset caught;             /* names an `except ... as` binds */
     int star;                          /* the program has a `from math import *` */
     struct { const char *alias; int mod; const char *name; } *from;   /* `from numpy import x`s */
     parser_nameset containers;         /* names some assignment binds to a container display */
@@ -275,6 +276,10 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     }
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
+        break;
+    case IR_EXCEPT:
+        if ((rc = bind_targets(w, n->kid[1])) == CR_OK && n->kid[1])
+            rc = parser_nameset_add(&w->caught, n->kid[1]->text);
         break;
     default:
         break;
@@ -402,13 +407,18 @@ static cr_code check_shapes(wl_ctx *w, const ir_node *call, int mod, const char 
     return ok ? CR_OK : add_reason2(w, call, "call:%s", mod, name);
 }
 
-/* `obj.name` read or written (not called): only math's constants and functions. */
-static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
+/* `obj.name` read or written (not called): a module's registry rows, an attribute some
+ * object of the registry has, and `args` read from a name an `except ... as` binds (an
+ * exception there; `ValueError.args` is a descriptor the evaluator lacks). */
+static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth, int write)
 {
     cr_code rc;
     const ir_node *obj = n->n ? n->kid[0] : NULL;
     int m = module_of(w, obj);
-    if (m >= 0) {
+    if (!write && obj && obj->kind == IR_NAME && parser_nameset_has(&w->caught, obj->text) &&
+        strcmp(n->text, "args") == 0) {
+        /* read below */
+    } else if (m >= 0) {
         if (registry_attr(m, n->text, NULL) < 0 && (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
             return rc;
     } else if (!registry_is_attr(n->text) && (rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
@@ -461,6 +471,8 @@ static cr_code check_target(wl_ctx *w, const ir_node *t, int depth)
     case IR_TUPLE: case IR_LIST: case IR_STARRED:
         for (uint32_t i = 0; i < t->n && rc == CR_OK; i++) rc = check_target(w, t->kid[i], depth + 1);
         return rc;
+    case IR_ATTR:
+        return check_attr(w, t, depth, 1);
     default:
         return check(w, t, depth + 1);
     }
@@ -486,11 +498,19 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
         return rc;
     }
     case IR_NAME:
-        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)))
+        /* A builtin the evaluator lacks, read and never bound (`except OSError:`, `f = hex`),
+         * is a value in CPython and a NameError here. */
+        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)) ||
+            (is_python_builtin(n->text) && registry_attr(MOD_NONE, n->text, NULL) != REG_FUNC &&
+             !parser_nameset_has(&w->bound, n->text) && !readable_dunder(n->text) &&
+             (!WL_NAME_AND_ELLIPSIS || strcmp(n->text, "Ellipsis") != 0)))
             rc = add_reason(w, n, "name:%s", n->text);
         return rc == CR_OK ? star_name(w, n, n->text) : rc;
     case IR_AUGASSIGN:
         /* The target is read (below) and written. */
+        if (n->n && n->kid[0] && n->kid[0]->kind == IR_ATTR &&
+            (rc = check_attr(w, n->kid[0], depth, 1)) != CR_OK)
+            return rc;
         if (n->n && n->kid[0] && n->kid[0]->kind == IR_NAME && readable_dunder(n->kid[0]->text) &&
             (rc = add_reason(w, n->kid[0], "name:%s", n->kid[0]->text)) != CR_OK)
             return rc;
@@ -507,7 +527,10 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
         }
         break;
     case IR_ATTR:
-        return check_attr(w, n, depth);
+        return check_attr(w, n, depth, 0);
+    case IR_EXCEPT:
+        if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;
+        break;
     case IR_CALL:
         if (n->n && (rc = check_callee(w, n, depth)) != CR_OK) return rc;
         first = 1;
@@ -564,6 +587,7 @@ cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *er
     for (int i = 0; i < MOD_COUNT; i++) parser_nameset_free(&w.mods[i]);
     free(w.from);
     parser_nameset_free(&w.containers);
+    parser_nameset_free(&w.caught);
     if (rc == CR_ELIMIT) return cr_error_set(err, rc, 0, 0, "IR deeper than %d", WL_MAX_DEPTH);
     if (rc != CR_OK) return cr_error_set(err, rc, 0, 0, "out of memory in the whitelist check");
     return CR_OK;

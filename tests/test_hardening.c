@@ -868,6 +868,30 @@ static void test_callbacks(void)
     LIMIT("sorted_arrays_charged", "x = sorted([0] * 9000000)\n", MEM_MSG, 1, 5);
 }
 
+/* A limit is not a Python exception: no `except` catches it, not even a bare one or
+ * BaseException, and no `finally` runs on its way out (a `finally: return` would swallow
+ * it), so a program cannot outlive its own budget. */
+static void test_try_limits(void)
+{
+    LIMIT("try_bare_except_loop", "while True:\n    try:\n        x = 1\n    except:\n        pass\n",
+          OPS_MSG, 1, 1);
+    LIMIT("try_catch_ops", "try:\n    while True:\n        pass\nexcept BaseException:\n"
+          "    print('caught')\nfinally:\n    print('finally')\n", OPS_MSG, 2, 5);
+    LIMIT("try_finally_return", "def f():\n    try:\n        while True:\n            pass\n"
+          "    finally:\n        return 1\nans = f()\n", OPS_MSG, 3, 9);
+    LIMIT("try_retry_forever", "n = 0\nwhile True:\n    try:\n        n += 1\n        1 / 0\n"
+          "    except ZeroDivisionError:\n        continue\n", OPS_MSG, 2, 1);
+    LIMIT("try_memory", "try:\n    d = {i: i for i in range(10**8)}\nexcept BaseException:\n"
+          "    d = None\n", MEM_MSG, 2, 9);
+    LIMIT("try_int_size", "try:\n    x = 2 ** 10 ** 7\nexcept Exception:\n    x = 0\n", INT_MSG, 2, 9);
+    LIMIT("try_output", "while True:\n    try:\n        print('x' * 1000)\n    except BaseException:\n"
+          "        pass\n", "output limit (1048576 bytes)", 3, 9);
+    LIMIT("try_nested_repr", "a = []\nfor i in range(1000):\n    a = [a]\ntry:\n    s = str(a)\n"
+          "except BaseException:\n    s = ''\n", "nesting depth limit (200 levels)", 5, 9);
+    LIMIT("try_recursion_limit", "def f(n):\n    try:\n        return f(n + 1)\n"
+          "    except BaseException:\n        return -1\nans = f(0)\n", CALLS_MSG, 3, 16);
+}
+
 int main(void)
 {
     cr_config cfg;
@@ -895,6 +919,7 @@ int main(void)
     test_walks();
     test_linear_builtins();
     test_cpu_limit();
+    test_try_limits();
     printf("worst case: %.3f s of CPU (bound %.0f s), %ld KiB peak RSS growth (bound %d MiB)\n",
            worst_seconds, CASE_SECONDS, worst_rss_kib, CASE_RSS_MIB);
     cr_engine_close(engine);
