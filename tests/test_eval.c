@@ -1050,7 +1050,14 @@ static void test_recursion_depth(void)
 static void *small_stack_run(void *p)
 {
     int *ok = p;
-    *ok = run(AMORT, AMORT_OUT, NULL) &&
+    cr_policy pol;
+    cr_policy_default(&pol);   /* the CPU limit holds on a segment's thread too */
+    pol.limits.max_ops = (uint64_t)1 << 40;
+    pol.limits.max_cpu_s = 0.2;
+    *ok = raises_p("def f(n):\n    if n == 0:\n        while True:\n            pass\n"
+                   "    return f(n - 1)\nf(900)\n", &pol, "LimitError", "CPU time limit (0.2 s)",
+                   3, 9) &&
+          run(AMORT, AMORT_OUT, NULL) &&
           run(F_REC "print(sorted([3, 1, 2], key=lambda x: f(990) - x))\n", "[3, 2, 1]\n", NULL) &&
           raises(F_REC "print(f(5000))\n", "RecursionError", "maximum recursion depth exceeded",
                  2, 33) &&
