@@ -1022,8 +1022,8 @@ static void test_recursion_depth(void)
     CHECK(raises(F_REC "print([f(998) for _ in range(1)])\n", "RecursionError",
                  "maximum recursion depth exceeded", 2, 33));
     /* mutual recursion */
-    CHECK(run("def a(n):\n    return n if n == 0 else b(n - 1)\ndef b(n):\n    return a(n - 1) + 1\n"
-              "print(a(998))\n", "499\n", NULL));
+    CHECK(run("def a(n):\n    return n if n == 0 else b(n - 1)\n"
+              "def b(n):\n    return a(n - 1) + 1\nprint(a(998))\n", "499\n", NULL));
     CHECK(raises("def a(n):\n    return b(n)\ndef b(n):\n    return a(n)\nans = a(1)\n",
                  "RecursionError", "maximum recursion depth exceeded", 2, 12));
     /* deep recursion inside callbacks the builtins make */

@@ -93,7 +93,8 @@ int main(void)
     CHECK_INT(pthread_attr_init(&at), 0);
     CHECK_INT(pthread_attr_setstacksize(&at, STACK_KIB << 10), 0);
     int started = 0;
-    for (long t = 0; t < THREADS; t++) started += pthread_create(&th[t], &at, worker, (void *)t) == 0;
+    for (long t = 0; t < THREADS; t++)
+        started += pthread_create(&th[t], &at, worker, (void *)t) == 0;
     CHECK_INT(started, THREADS);
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     pthread_attr_destroy(&at);
