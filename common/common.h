@@ -72,7 +72,8 @@ char *cr_arena_strndup(cr_arena *a, const char *s, size_t len);
 
 /* ---- the C stack (stack.c) -------------------------------------------------------------
  * cr_stack_lo(): the lowest address of the calling thread's stack, 0 when unknown;
- * cr_stack_left(): the bytes below the caller's frame, 0 when unknown. cr_on_new_stack()
+ * cr_stack_left(): the bytes below the caller's frame, 0 when unknown (or when the caller
+ * runs on a stack that is not its thread's). cr_on_new_stack()
  * runs fn(arg) on a new thread with a stack of `size` bytes (mapped, committed as it is
  * touched) and waits for it: 0, or the errno value that kept the thread from starting. */
 uintptr_t cr_stack_lo(void);

@@ -8,7 +8,7 @@
 
 /* A thread's stack does not move, and for the main thread glibc reads /proc/self/maps to
  * find it: looked up once per thread. */
-static _Thread_local uintptr_t tl_stack_lo;
+static _Thread_local uintptr_t tl_stack_lo, tl_stack_hi;
 
 uintptr_t cr_stack_lo(void)
 {
@@ -16,15 +16,20 @@ uintptr_t cr_stack_lo(void)
     void *addr;
     size_t size;
     if (tl_stack_lo || pthread_getattr_np(pthread_self(), &at) != 0) return tl_stack_lo;
-    if (pthread_attr_getstack(&at, &addr, &size) == 0) tl_stack_lo = (uintptr_t)addr;
+    if (pthread_attr_getstack(&at, &addr, &size) == 0) {
+        tl_stack_lo = (uintptr_t)addr;
+        tl_stack_hi = tl_stack_lo + size;
+    }
     pthread_attr_destroy(&at);
     return tl_stack_lo;
 }
 
+/* A frame outside the thread's stack (code running on a stack of its own making, a fiber's)
+ * has an unknown amount left. */
 size_t cr_stack_left(void)
 {
     uintptr_t lo = cr_stack_lo(), here = (uintptr_t)__builtin_frame_address(0);
-    return lo && here > lo ? here - lo : 0;
+    return lo && here > lo && here <= tl_stack_hi ? here - lo : 0;
 }
 
 typedef struct {

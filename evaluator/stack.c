@@ -27,8 +27,8 @@
  * known. */
 void eval_stack_start(eval_cx *cx)
 {
-    uintptr_t lo = cr_stack_lo();
-    cx->stack_limit = lo ? lo + EVAL_STACK_RESERVE : UINTPTR_MAX;
+    size_t left = cr_stack_left();
+    cx->stack_limit = left ? cr_stack_lo() + EVAL_STACK_RESERVE : UINTPTR_MAX;
 }
 
 typedef struct {
