@@ -318,7 +318,7 @@ void cr_policy_default(cr_policy *p)
     p->limits.max_ops = 10u * 1000 * 1000;    /* a few hundred ms at worst */
     p->limits.max_int_bits = 1u << 20;        /* about 315 000 decimal digits */
     p->limits.max_str_len = 1u << 24;         /* 16 Mi characters or elements */
-    p->limits.max_call_depth = 100;
+    p->limits.max_call_depth = 1000;          /* CPython's recursion limit */
     p->limits.max_stdout = 1u << 20;
     p->limits.max_memory = 256u << 20;
     p->limits.max_cpu_s = 10;                 /* cr_config's timeout_s sets it per engine */

@@ -70,15 +70,25 @@ void cr_arena_free(cr_arena *a);
 void *cr_arena_alloc(cr_arena *a, size_t size);      /* zeroed, 16-byte aligned */
 char *cr_arena_strndup(cr_arena *a, const char *s, size_t len);
 
+/* ---- the C stack (stack.c) -------------------------------------------------------------
+ * cr_stack_lo(): the lowest address of the calling thread's stack, 0 when unknown;
+ * cr_stack_left(): the bytes below the caller's frame, 0 when unknown (or when the caller
+ * runs on a stack that is not its thread's). cr_on_new_stack()
+ * runs fn(arg) on a new thread with a stack of `size` bytes (mapped, committed as it is
+ * touched) and waits for it: 0, or the errno value that kept the thread from starting. */
+uintptr_t cr_stack_lo(void);
+size_t cr_stack_left(void);
+int cr_on_new_stack(size_t size, void (*fn)(void *arg), void *arg);
+
 /* ---- limits and policy ------------------------------------------------------------------
  * Every loop and allocation that input controls is bounded by one of these. */
 typedef struct {
     size_t max_source;        /* bytes of source code */
-    uint32_t max_depth;       /* nesting depth of the syntax tree and of evaluation */
+    uint32_t max_depth;       /* nesting depth of the syntax tree */
     uint64_t max_ops;         /* evaluation steps (loop iterations, calls, operations) */
     uint64_t max_int_bits;    /* bits of any integer, or of a numerator or denominator */
     uint64_t max_str_len;     /* characters of any string; elements of any list/dict */
-    uint32_t max_call_depth;  /* user function call depth */
+    uint32_t max_call_depth;  /* recursion limit, as CPython's sys.getrecursionlimit() */
     size_t max_stdout;        /* bytes printed */
     size_t max_memory;        /* bytes of evaluator memory (arena + values), approximate */
     double max_cpu_s;         /* CPU seconds of an in-process run (the engine's timeout); 0: none */

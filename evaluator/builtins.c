@@ -527,14 +527,32 @@ static int is_type(val *t)
     }
 }
 
+typedef struct {
+    val *x, *t, *r;
+    const ir_node *at;
+} isinstance_level;
+
+static val *b_isinstance(eval_cx *cx, val *x, val *t, const ir_node *at);
+static int isinstance_deep(eval_cx *cx, void *p)
+{
+    isinstance_level *l = p;
+    return (l->r = b_isinstance(cx, l->x, l->t, l->at)) ? 0 : -1;
+}
+
+/* A tuple of types nests: each level is one of CPython's recursion. */
 static val *b_isinstance(eval_cx *cx, val *x, val *t, const ir_node *at)
 {
     if (t->kind == V_TUPLE) {
-        for (size_t i = 0; i < t->u.seq.len; i++) {
-            val *r = b_isinstance(cx, x, t->u.seq.it[i], at);
-            if (!r || r == &cx->vtrue) return r;
+        isinstance_level l = { x, t, NULL, at };
+        if (eval_stack_low(cx)) return eval_deep(cx, isinstance_deep, &l) < 0 ? NULL : l.r;
+        if (eval_recurse(cx, " in __instancecheck__", at) < 0) return NULL;
+        val *r = eval_bool(cx, 0);
+        for (size_t i = 0; i < t->u.seq.len && r == &cx->vfalse; i++) {
+            eval_decref(cx, r);
+            r = b_isinstance(cx, x, t->u.seq.it[i], at);
         }
-        return eval_bool(cx, 0);
+        cx->rdepth--;
+        return r;
     }
     if (t->kind == V_OBJ && t->u.obj.cls->builtin) {
         val *args[2] = { x, t };

@@ -637,16 +637,32 @@ static val *new_frame(eval_cx *cx, const scope *sc, val *parent)
     return fr;
 }
 
+/* A call or an expression moved to a new stack segment (eval_deep). */
+typedef struct {
+    val *f, *r;
+    eval_args *a;
+    const ir_node *n;
+} deep_call;
+
+static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
+static int call_deep(eval_cx *cx, void *p)
+{
+    deep_call *d = p;
+    return (d->r = call_function(cx, d->f, d->a, d->n)) ? 0 : -1;
+}
+
 static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
 {
     const scope *sc = f->u.fn.sc;
-    if (cx->call_depth >= cx->lim->max_call_depth)
-        return eval_raise(cx, CR_ELIMIT, at, "call depth limit (%u nested calls)",
-                          cx->lim->max_call_depth);
+    if (eval_stack_low(cx)) {
+        deep_call d = { f, NULL, a, at };
+        return eval_deep(cx, call_deep, &d) < 0 ? NULL : d.r;
+    }
+    if (eval_recurse(cx, "", at) < 0) return NULL;
     val *fr = new_frame(cx, sc, f->u.fn.env);
-    if (!fr) return NULL;
-    if (bind_args(cx, f, fr->u.fr.slot, a, at) < 0) {
+    if (!fr || bind_args(cx, f, fr->u.fr.slot, a, at) < 0) {
         eval_decref(cx, fr);
+        cx->rdepth--;
         return NULL;
     }
     if (sc->is_solution) cx->solution_called = 1;
@@ -666,6 +682,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
         }
     }
     cx->call_depth--;
+    cx->rdepth--;
     cx->frame = saved;
     eval_decref(cx, fr);
     if (r && sc->is_solution) {
@@ -1602,12 +1619,15 @@ static val *eval_comp(eval_cx *cx, const ir_node *n)
     if (!r) return NULL;
     val *src = eval_expr(cx, n->kid[first]->kid[1]);
     if (!src) { eval_decref(cx, r); return NULL; }
-    val *fr = new_frame(cx, sc, cx->frame);
+    /* a comprehension is a frame of its own in CPython 3.11, as deep as a call */
+    val *fr = NULL;
+    if (eval_recurse(cx, "", n) == 0 && !(fr = new_frame(cx, sc, cx->frame))) cx->rdepth--;
     if (!fr) { eval_decref(cx, src); eval_decref(cx, r); return NULL; }
     val *saved = cx->frame;
     cx->frame = fr;
     int rc = comp_loop(cx, n, first, first, src, r);
     cx->frame = saved;
+    cx->rdepth--;
     eval_decref(cx, fr);
     eval_decref(cx, src);
     if (rc < 0) { eval_decref(cx, r); return NULL; }
@@ -1750,15 +1770,21 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     }
 }
 
+static int expr_deep(eval_cx *cx, void *p)
+{
+    deep_call *d = p;
+    return (d->r = eval_expr(cx, d->n)) ? 0 : -1;
+}
+
+/* An expression's depth is bounded by the syntax tree's (limits.max_depth) in each frame;
+ * only the stack is watched. */
 static val *eval_expr(eval_cx *cx, const ir_node *n)
 {
-    if (++cx->total_depth > EVAL_MAX_TOTAL_DEPTH(cx)) {
-        cx->total_depth--;
-        return eval_raise(cx, CR_ELIMIT, n, "nesting depth limit (%u levels)",
-                          EVAL_MAX_TOTAL_DEPTH(cx));
+    if (eval_stack_low(cx)) {
+        deep_call d = { .n = n };
+        return eval_deep(cx, expr_deep, &d) < 0 ? NULL : d.r;
     }
     val *r = expr_inner(cx, n);
-    cx->total_depth--;
     if (!r && cx->err.line == 0) {
         cx->err.line = n->line;
         cx->err.col = n->col;
@@ -2162,9 +2188,25 @@ static xres stmt_at(eval_cx *cx, const ir_node *n)
     return x;
 }
 
+typedef struct {
+    const ir_node *b;
+    xres x;
+} deep_block;
+
+static int block_deep(eval_cx *cx, void *p)
+{
+    deep_block *d = p;
+    d->x = exec_block(cx, d->b);
+    return 0;
+}
+
 static xres exec_block(eval_cx *cx, const ir_node *b)
 {
     if (!b) return X_NORMAL;
+    if (eval_stack_low(cx)) {
+        deep_block d = { b, X_ERROR };
+        return eval_deep(cx, block_deep, &d) < 0 ? X_ERROR : d.x;
+    }
     if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return stmt_at(cx, b);
     for (uint32_t i = 0; i < b->n; i++) {
         xres x = stmt_at(cx, b->kid[i]);
@@ -2448,7 +2490,9 @@ static void cx_init(eval_cx *cx, const cr_policy *pol)
     cx->lim = &pol->limits;
     num_ctx_from_policy(&cx->nc, pol);
     cx->max_ops = pol->limits.max_ops;
+    cx->rdepth = 1;   /* the module's frame */
     eval_clock_start(cx);
+    eval_stack_start(cx);
     cx->none.kind = V_NONE;
     cx->ellipsis.kind = V_ELLIPSIS;
     cx->vtrue.kind = cx->vfalse.kind = V_BOOL;

@@ -139,7 +139,9 @@ typedef struct eval_cx {
     double wall0, wall_last; /* CLOCK_MONOTONIC seconds when the run began, at the last look */
     double cpu0, cpu_lead; /* thread CPU when first read (-1: not yet); wall time before it */
     uint32_t clock_every;  /* steps between two looks at the clock */
-    uint32_t depth, total_depth, call_depth;
+    uint32_t call_depth;   /* function calls under way */
+    uint32_t rdepth;       /* CPython's recursion depth: eval_recurse() */
+    uintptr_t stack_limit; /* below this address the next level takes a new segment */
     size_t mem;
     val none, vtrue, vfalse, ellipsis;   /* immortal singletons */
     val gc;                /* head of the cycle list (sentinel) */
@@ -227,9 +229,25 @@ static inline void eval_decref(eval_cx *cx, val *v)
 {
     if (v && !(v->flags & VF_IMMORTAL) && --v->rc == 0) eval_val_free(cx, v);
 }
-/* Recursion through calls, containers and comparisons; the C stack needs about 1 KiB a
- * level, so this stays far below any thread's stack. */
-#define EVAL_MAX_TOTAL_DEPTH(cx) ((cx)->lim->max_depth * 10u)
+/* CPython's recursion limit (limits.max_call_depth, sys.getrecursionlimit()): the module's
+ * frame, each call's and each comprehension's, and each level of the walks CPython guards
+ * (==, <, repr, str) count one, and one more is RecursionError, "maximum recursion depth
+ * exceeded" followed by `what`. 0 counted (the caller ends with rdepth--), or -1 raised. */
+int eval_recurse(eval_cx *cx, const char *what, const ir_node *at);
+
+/* ---- the C stack (stack.c) ----
+ * Every recursion (calls, expressions, statements, walks) asks eval_stack_low() at each
+ * level; when its thread's stack has less than EVAL_STACK_RESERVE left, the next level runs
+ * on a new stack segment (eval_deep), so no depth a run reaches overflows the C stack,
+ * whatever stack its caller gave it. */
+static inline int eval_stack_low(const eval_cx *cx)
+{
+    return (uintptr_t)__builtin_frame_address(0) < cx->stack_limit;
+}
+void eval_stack_start(eval_cx *cx);    /* at the start of a run, on the caller's thread */
+/* fn(cx, arg) on a new stack segment: its result, or -1 with a LimitError raised when no
+ * segment could be made. */
+int eval_deep(eval_cx *cx, int (*fn)(eval_cx *cx, void *arg), void *arg);
 #define IS_NUM(v) ((v)->kind == V_INT || (v)->kind == V_FLOAT || (v)->kind == V_BOOL)
 #define IS_REAL(v) (IS_NUM(v) || (v)->kind == V_INF)   /* a number, infinities and NaN too */
 
@@ -243,6 +261,11 @@ val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
  * the CPU time (limits.max_cpu_s), so work that is charged too little still ends. */
 int eval_count_slow(eval_cx *cx, const ir_node *at);
 void eval_clock_start(eval_cx *cx);    /* at the start of a run */
+/* The CPU limit reads the run's thread's clock: a run that moves to a stack segment's thread
+ * and back carries what it used (eval_cpu_used() before it leaves a thread,
+ * eval_cpu_carry() on arriving in the other). */
+double eval_cpu_used(const eval_cx *cx);
+void eval_cpu_carry(eval_cx *cx, double used);
 static inline int eval_count(eval_cx *cx, uint64_t n, const ir_node *at)
 {
     cx->ops += n;

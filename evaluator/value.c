@@ -181,6 +181,16 @@ static int cpu_over(eval_cx *cx, double wall)
     return clock_s(CLOCK_THREAD_CPUTIME_ID) - cx->cpu0 + cx->cpu_lead >= lim;
 }
 
+double eval_cpu_used(const eval_cx *cx)
+{
+    return cx->cpu0 < 0 ? 0 : clock_s(CLOCK_THREAD_CPUTIME_ID) - cx->cpu0;
+}
+
+void eval_cpu_carry(eval_cx *cx, double used)
+{
+    if (cx->cpu0 >= 0) cx->cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID) - used;
+}
+
 int eval_count_slow(eval_cx *cx, const ir_node *at)
 {
     if (cx->ops > cx->max_ops) {
@@ -600,16 +610,48 @@ void eval_free_all(eval_cx *cx)
     pool_give(cx);
 }
 
-static int enter(eval_cx *cx)
+int eval_recurse(eval_cx *cx, const char *what, const ir_node *at)
 {
-    if (++cx->total_depth > EVAL_MAX_TOTAL_DEPTH(cx)) {
-        cx->total_depth--;
-        eval_raise(cx, CR_ELIMIT, NULL, "nesting depth limit (%u levels)",
-                   EVAL_MAX_TOTAL_DEPTH(cx));
+    if (cx->rdepth >= cx->lim->max_call_depth) {
+        eval_raise(cx, CR_EPY_RECURSION, at, "maximum recursion depth exceeded%s", what);
         return -1;
     }
+    cx->rdepth++;
     return 0;
 }
+
+/* One level of a walk moved to a new stack segment: the same call again, there. */
+struct rstack;
+typedef struct {
+    val *a, *b;
+    int op, as_str;
+    uint64_t *h;
+    cr_buf *buf;
+    const struct rstack *up;
+    unsigned depth;
+} walk_level;
+
+static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const struct rstack *up,
+                   unsigned depth);
+static int inexact_in(eval_cx *cx, val *v, const struct rstack *up, unsigned depth);
+static int hash_deep(eval_cx *cx, void *p) { walk_level *w = p; return eval_hash(cx, w->a, w->h); }
+static int eq_deep(eval_cx *cx, void *p) { walk_level *w = p; return eval_eq(cx, w->a, w->b); }
+static int cmp_deep(eval_cx *cx, void *p)
+{
+    walk_level *w = p;
+    return eval_cmp(cx, w->op, w->a, w->b);
+}
+static int repr_deep(eval_cx *cx, void *p)
+{
+    walk_level *w = p;
+    return repr_in(cx, w->buf, w->a, w->as_str, w->up, w->depth);
+}
+static int inexact_deep(eval_cx *cx, void *p)
+{
+    walk_level *w = p;
+    return inexact_in(cx, w->a, w->up, w->depth);
+}
+#define IN_CMP " in comparison"
 
 /* ---- hashing --------------------------------------------------------------------------- */
 
@@ -675,13 +717,12 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
         eval_decides(cx, v);
         return 0;
     case V_TUPLE: {
+        /* CPython's tuple hash has no recursion limit: only the stack is watched */
+        if (eval_stack_low(cx)) return eval_deep(cx, hash_deep, &(walk_level){ .a = v, .h = h });
         uint64_t x = 0x345678;
         for (size_t i = 0; i < v->u.seq.len; i++) {
             uint64_t e;
-            if (eval_count(cx, 1, NULL) < 0 || enter(cx) < 0) return -1;
-            int rc = eval_hash(cx, v->u.seq.it[i], &e);
-            cx->total_depth--;
-            if (rc < 0) return -1;
+            if (eval_count(cx, 1, NULL) < 0 || eval_hash(cx, v->u.seq.it[i], &e) < 0) return -1;
             x = mix(x ^ e) + i;
         }
         *h = x;
@@ -993,9 +1034,10 @@ int eval_eq(eval_cx *cx, val *a, val *b)
 {
     if (a == b) return 1;
     if (IS_NUM(a) && IS_NUM(b)) return limb_walk(cx, a, b) < 0 ? -1 : num_eq(cx, a, b);
-    if (enter(cx) < 0) return -1;
+    if (eval_stack_low(cx)) return eval_deep(cx, eq_deep, &(walk_level){ .a = a, .b = b });
+    if (eval_recurse(cx, IN_CMP, NULL) < 0) return -1;
     int r = eq_inner(cx, a, b);
-    cx->total_depth--;
+    cx->rdepth--;
     return r;
 }
 
@@ -1035,6 +1077,18 @@ static int set_subset(eval_cx *cx, val *a, val *b, int strict)
 /* -1 below every number, 0 a number, 1 above every number */
 static int inf_rank(val *v) { return v->kind == V_INF ? (v->sub == INF_NEG ? -1 : 1) : 0; }
 
+/* Two lists or two tuples: the first items that differ decide, else the lengths. */
+static int seq_cmp(eval_cx *cx, int op, val *a, val *b)
+{
+    for (size_t i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
+        if (eval_count(cx, 1, NULL) < 0) return -1;
+        int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
+        if (r < 0) return -1;
+        if (!r) return eval_cmp(cx, op, a->u.seq.it[i], b->u.seq.it[i]);
+    }
+    return cmp_result(op, (a->u.seq.len > b->u.seq.len) - (a->u.seq.len < b->u.seq.len));
+}
+
 int eval_cmp(eval_cx *cx, int op, val *a, val *b)
 {
     int numa = IS_REAL(a), numb = IS_REAL(b);
@@ -1059,20 +1113,12 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         return set_subset(cx, b, a, op == IR_GT);
     }
     if (a->kind == b->kind && (a->kind == V_LIST || a->kind == V_TUPLE)) {
-        size_t i;
-        for (i = 0; i < a->u.seq.len && i < b->u.seq.len; i++) {
-            if (eval_count(cx, 1, NULL) < 0) return -1;
-            int r = eval_eq(cx, a->u.seq.it[i], b->u.seq.it[i]);
-            if (r < 0) return -1;
-            if (!r) {
-                if (enter(cx) < 0) return -1;
-                r = eval_cmp(cx, op, a->u.seq.it[i], b->u.seq.it[i]);
-                cx->total_depth--;
-                return r;
-            }
-        }
-        int c = (a->u.seq.len > b->u.seq.len) - (a->u.seq.len < b->u.seq.len);
-        return cmp_result(op, c);
+        if (eval_stack_low(cx))
+            return eval_deep(cx, cmp_deep, &(walk_level){ .a = a, .b = b, .op = op });
+        if (eval_recurse(cx, IN_CMP, NULL) < 0) return -1;
+        int r = seq_cmp(cx, op, a, b);
+        cx->rdepth--;
+        return r;
     }
     for (int i = 0; i < 2; i++) {
         val *o = i ? b : a;
@@ -1254,8 +1300,6 @@ static int ascii_of(eval_cx *cx, cr_buf *b)
     return rc;
 }
 
-static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth);
-
 static int repr_items(eval_cx *cx, cr_buf *b, val **it, size_t n, const rstack *st,
                       unsigned depth)
 {
@@ -1273,14 +1317,10 @@ static int is_container(const val *v)
            v->kind == V_ITER;
 }
 
-static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
+static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
 {
     char tmp[96];
     rstack st = { v, up };
-    if (depth > cx->lim->max_depth) {
-        eval_raise(cx, CR_ELIMIT, NULL, "nesting depth limit (%u levels)", cx->lim->max_depth);
-        return -1;
-    }
     /* each item is a step, and a container also pays for the look along its path (CPython
      * prints a container met again inside itself as [...] or {...}) */
     int cont = is_container(v);
@@ -1401,6 +1441,20 @@ static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up,
     }
 }
 
+/* Each value rendered is a level of CPython's recursion, as its PyObject_Repr() is. */
+static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
+{
+    if (eval_stack_low(cx))
+        return eval_deep(cx, repr_deep, &(walk_level){ .a = v, .buf = b, .as_str = as_str,
+                                                       .up = up, .depth = depth });
+    if (eval_recurse(cx, as_str ? " while getting the str of an object"
+                                : " while getting the repr of an object", NULL) < 0)
+        return -1;
+    int r = repr_one(cx, b, v, as_str, up, depth);
+    cx->rdepth--;
+    return r;
+}
+
 int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str)
 {
     return repr_in(cx, b, v, as_str, NULL, 0);
@@ -1428,36 +1482,39 @@ val *eval_to_str(eval_cx *cx, val *v, int as_repr)
     return s;
 }
 
-/* A container met again on its own path adds nothing: it is being looked at already. */
-static int inexact_in(eval_cx *cx, val *v, const rstack *up)
+/* A container met again on its own path adds nothing: it is being looked at already. As in
+ * repr_in(), a container pays for the look along its path. */
+static int inexact_in(eval_cx *cx, val *v, const rstack *up, unsigned depth)
 {
     size_t i;
     int r = 0;
     if (v->flags & VF_INEXACT) return 1;
     if (!is_container(v)) return 0;
+    if (eval_stack_low(cx))
+        return eval_deep(cx, inexact_deep, &(walk_level){ .a = v, .up = up, .depth = depth });
+    if (eval_count(cx, depth / 16, NULL) < 0) return -1;
     for (const rstack *s = up; s; s = s->up)
         if (s->v == v) return 0;
     rstack st = { v, up };
-    if (enter(cx) < 0) return -1;
     if (v->kind == V_DICT || v->kind == V_SET) {
         for (i = 0; i < v->u.d.used && !r; i++) {
             dict_ent *e = &v->u.d.ent[i];
             if (!e->key) continue;
             if ((r = eval_count(cx, 1, NULL)) < 0) break;
-            r = inexact_in(cx, e->key, &st);
-            if (!r && e->value) r = inexact_in(cx, e->value, &st);
+            r = inexact_in(cx, e->key, &st, depth + 1);
+            if (!r && e->value) r = inexact_in(cx, e->value, &st, depth + 1);
         }
     } else {
         for (i = 0; i < v->u.seq.len && !r; i++)
-            if ((r = eval_count(cx, 1, NULL)) == 0) r = inexact_in(cx, v->u.seq.it[i], &st);
+            if ((r = eval_count(cx, 1, NULL)) == 0)
+                r = inexact_in(cx, v->u.seq.it[i], &st, depth + 1);
     }
-    cx->total_depth--;
     return r;
 }
 
 int eval_inexact(eval_cx *cx, val *v)
 {
-    return inexact_in(cx, v, NULL);
+    return inexact_in(cx, v, NULL, 0);
 }
 
 size_t eval_utf8_index(const val *s, size_t ci)

@@ -119,6 +119,12 @@ check raised 1 '' 'calc-route: ZeroDivisionError: division by zero (line 2, col 
 y = x / 0'
 check raised-name 1 '' "calc-route: NameError: name 'revenue' is not defined (line 1, col 7)" 'ans = revenue * 2'
 check syntax 4 '' "calc-route: syntax error: '(' was never closed (line 1, col 7)" 'ans = (1 +'
+check raised-recursion 1 '' 'calc-route: RecursionError: maximum recursion depth exceeded (line 2, col 12)' 'def f(n):
+    return f(n + 1)
+ans = f(0)'
+check recursion-990 0 '= 990' '' 'def f(n):
+    return 0 if n == 0 else 1 + f(n - 1)
+ans = f(990)'
 check limit-digits 3 '' 'calc-route: LimitError: integer size limit (1048576 bits) (line 1, col 7)' 'ans = 10 ** 10 ** 10'
 check limit-ops 3 '' 'calc-route: LimitError: operation limit (10000000 steps) (line 1, col 1)' 'while True: pass'
 check rejected 4 '' 'calc-route: rejected: 2 constructs outside the in-process subset and sandboxes are off; first import:os

@@ -3,6 +3,7 @@
  * Expected outputs are CPython 3.11's, except where CPython shows binary floating-point
  * noise: there the exact decimal is expected (0.1 + 0.2 prints 0.3), by design. */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -42,11 +43,13 @@ static int exec_src(const char *src, const cr_policy *pol, const eval_binding *b
 }
 
 /* 1 when src prints exactly want_out (NULL: not checked) and its final value's repr is
- * want_repr (NULL: not checked; "" : no value), without raising. */
-static int run(const char *src, const char *want_out, const char *want_repr)
+ * want_repr (NULL: not checked; "" : no value), without raising, under pol (NULL: the
+ * default policy). */
+static int run_p(const char *src, const cr_policy *pol, const char *want_out,
+                 const char *want_repr)
 {
     eval_result r;
-    if (exec_src(src, NULL, NULL, 0, &r) < 0) return 0;
+    if (exec_src(src, pol, NULL, 0, &r) < 0) return 0;
     int ok = r.status == CR_OK;
     if (!ok)
         fprintf(stderr, "raised %s: %s (%d:%d)\n", r.error.type, r.error.message, r.error.line,
@@ -65,6 +68,11 @@ static int run(const char *src, const char *want_out, const char *want_repr)
     if (!ok) fprintf(stderr, "  in: %s\n", src);
     eval_result_free(&r);
     return ok;
+}
+
+static int run(const char *src, const char *want_out, const char *want_repr)
+{
+    return run_p(src, NULL, want_out, want_repr);
 }
 
 /* 1 when src raises `type` with `message` at line:col (col 0: not checked). */
@@ -929,8 +937,8 @@ static void test_limits(void)
                  1));
     CHECK(raises("x = 0\nfor i in range(10 ** 12):\n    x += i\n", "LimitError",
                  "operation limit (10000000 steps)", 2, 1));
-    CHECK(raises("def f(n):\n    return f(n + 1)\nf(0)\n", "LimitError",
-                 "call depth limit (100 nested calls)", 2, 12));
+    CHECK(raises("def f(n):\n    return f(n + 1)\nf(0)\n", "RecursionError",
+                 "maximum recursion depth exceeded", 2, 12));
     CHECK(raises("x = 'a' * 10 ** 9\n", "LimitError", "string length limit (16777216 characters)",
                  1, 5));
     CHECK(raises("x = [0] * 10 ** 9\n", "LimitError", "container size limit (16777216 elements)",
@@ -961,10 +969,11 @@ static void test_limits(void)
     CHECK(raises_p("l = []\nfor i in range(100000):\n    l.append(str(i) * 10)\n", &pol,
                    "LimitError", "memory limit (1048576 bytes)", 3, 14));
 
+    /* max_depth bounds the syntax tree, not how deep calls nest at run time */
     cr_policy_default(&pol);
     pol.limits.max_depth = 10;
-    CHECK(raises_p("def f(n):\n    return 0 if n == 0 else f(n - 1) + 1\nx = f(60)\n", &pol,
-                   "LimitError", "nesting depth limit (100 levels)", 2, 0));
+    CHECK(run_p("def f(n):\n    return 0 if n == 0 else f(n - 1) + 1\nx = f(600)\n", &pol,
+                "", "600"));
     cr_policy_default(&pol);
     pol.limits.max_ops = 1000;
     CHECK(raises_p("x = sum(range(10 ** 6))\n", &pol, "LimitError",
@@ -974,13 +983,14 @@ static void test_limits(void)
     CHECK(raises_p("x = [i for i in range(5000)]\n", &pol, "LimitError",
                    "operation limit (1000 steps)", 1, 0));
     cr_policy_default(&pol);
-    pol.limits.max_call_depth = 5;
-    CHECK(raises_p("def f(n):\n    return n if n == 0 else f(n - 1)\nx = f(10)\n", &pol,
-                   "LimitError", "call depth limit (5 nested calls)", 2, 29));
+    pol.limits.max_call_depth = 5;   /* sys.setrecursionlimit(5): the module and 4 calls */
+    CHECK(run_p("def f(n):\n    return n if n == 0 else f(n - 1)\nx = f(3)\n", &pol, "", "0"));
+    CHECK(raises_p("def f(n):\n    return n if n == 0 else f(n - 1)\nx = f(4)\n", &pol,
+                   "RecursionError", "maximum recursion depth exceeded", 2, 29));
     /* a structure nested a hundred thousand deep is built and freed without recursion */
     CHECK(run("a = []\nfor i in range(100000):\n    a = [a]\nans = len(a)\n", "", "1"));
-    CHECK(raises("a = []\nfor i in range(1000):\n    a = [a]\nprint(a)\n", "LimitError",
-                 "nesting depth limit (200 levels)", 4, 1));
+    CHECK(raises("a = []\nfor i in range(1000):\n    a = [a]\nprint(a)\n", "RecursionError",
+                 "maximum recursion depth exceeded while getting the repr of an object", 4, 1));
     /* cycles are freed at the end of the run (ASan checks) */
     CHECK(run("a = [1]\na.append(a)\nd = {}\nd['self'] = d\nprint(a, d)\n",
               "[1, [...]] {'self': {...}}\n", NULL));
@@ -999,6 +1009,119 @@ static void test_ops_counted(void)
         CHECK(0);
     }
 }
+
+/* ---- recursion ------------------------------------------------------------------------- */
+
+/* CPython 3.11's recursion limit, 1000 frames counting the module's, and its RecursionError
+ * messages; the outputs are /usr/bin/python3's. */
+#define F_REC "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+#define NEST "def nest(d):\n    x = [1]\n    for i in range(d):\n        x = [x]\n    return x\n"
+#define AMORT \
+    "def schedule(balance, rate, payment, month, months):\n" \
+    "    if month > months or balance <= 0:\n" \
+    "        return []\n" \
+    "    interest = balance * rate // 1200_00\n" \
+    "    principal = min(payment - interest, balance)\n" \
+    "    return [(month, interest, principal)] + schedule(balance - principal, rate, " \
+    "payment, month + 1, months)\n" \
+    "def payment_for(loan, rate, n):\n" \
+    "    r = rate / 1200_00\n" \
+    "    return round(loan * r / (1 - (1 + r) ** -n))\n" \
+    "for months in (180, 900):\n" \
+    "    pay = payment_for(250000_00, 6_00, months)\n" \
+    "    rows = schedule(250000_00, 6_00, pay, 1, months)\n" \
+    "    print(months, pay, len(rows), rows[-1], sum(row[1] for row in rows))\n"
+#define AMORT_OUT "180 210964 180 (180, 1049, 209837) 12973442\n" \
+    "900 126420 900 (900, 605, 121154) 88773339\n"
+
+/* `expr` on a structure d deep under 500 frames: past the limit, RecursionError + `what` */
+static int deep_raises(const char *expr, const char *what)
+{
+    char src[512], msg[128];
+    snprintf(src, sizeof src, NEST "def nest_types(d):\n    t = (str,)\n    for i in range(d):\n"
+             "        t = (t,)\n    return t\ndef deep(k, d):\n    return %s if k == 0 else "
+             "deep(k - 1, d)\nprint(deep(500, 510))\n", expr);
+    snprintf(msg, sizeof msg, "maximum recursion depth exceeded%s", what);
+    return raises(src, "RecursionError", msg, 12, 12);
+}
+
+static void test_recursion_depth(void)
+{
+    CHECK(run(AMORT, AMORT_OUT, NULL));
+    CHECK(run(F_REC "print(f(998))\n", "998\n", NULL));
+    CHECK(raises(F_REC "print(f(999))\n", "RecursionError", "maximum recursion depth exceeded",
+                 2, 33));
+    CHECK(raises("def f(n):\n    return f(n + 1)\nans = f(0)\n", "RecursionError",
+                 "maximum recursion depth exceeded", 2, 12));
+    CHECK(raises("f = lambda: f()\nans = f()\n", "RecursionError",
+                 "maximum recursion depth exceeded", 1, 13));
+    /* a comprehension is a frame, as in CPython 3.11 */
+    CHECK(run(F_REC "print([f(997) for _ in range(1)])\n", "[997]\n", NULL));
+    CHECK(raises(F_REC "print([f(998) for _ in range(1)])\n", "RecursionError",
+                 "maximum recursion depth exceeded", 2, 33));
+    /* mutual recursion */
+    CHECK(run("def a(n):\n    return n if n == 0 else b(n - 1)\n"
+              "def b(n):\n    return a(n - 1) + 1\nprint(a(998))\n", "499\n", NULL));
+    CHECK(raises("def a(n):\n    return b(n)\ndef b(n):\n    return a(n)\nans = a(1)\n",
+                 "RecursionError", "maximum recursion depth exceeded", 2, 12));
+    /* deep recursion inside callbacks the builtins make */
+    CHECK(run(F_REC "print(sorted([3, 1, 2], key=lambda x: f(990) - x))\n", "[3, 2, 1]\n",
+              NULL));
+    CHECK(run(F_REC "print(list(map(lambda x: f(900) + x, [1, 2])))\n", "[901, 902]\n", NULL));
+    CHECK(run(F_REC "print(max([1, 2], key=lambda x: f(900) - x))\n", "1\n", NULL));
+    /* the walks CPython guards count with the frames under way */
+    CHECK(run(NEST "def deep(k, d):\n    return nest(d) == nest(d) if k == 0 else deep(k - 1, d)\n"
+              "print(deep(500, 490), len(str(nest(400))))\n", "True 803\n", NULL));
+    CHECK(deep_raises("nest(d) == nest(d)", " in comparison"));
+    CHECK(deep_raises("nest(d) < nest(d)", " in comparison"));
+    CHECK(deep_raises("str(nest(d))", " while getting the repr of an object"));
+    CHECK(deep_raises("f'{nest(d)}'", " while getting the repr of an object"));
+    CHECK(deep_raises("isinstance(1, nest_types(d))", " in __instancecheck__"));
+    /* CPython's tuple hash has no limit: a tuple nested 5000 deep hashes */
+    CHECK(run("t = ()\nfor i in range(5000):\n    t = (t, 1)\nans = len({t: 1})\n", "", "1"));
+    /* a run after a RecursionError starts again from the module's frame */
+    CHECK(run(F_REC "print(f(998))\n", "998\n", NULL));
+}
+
+/* The stack a pipeline gives its threads can be small: deep recursion there moves to new
+ * stack segments instead of overflowing. */
+static void *small_stack_run(void *p)
+{
+    int *ok = p;
+    cr_policy pol;
+    cr_policy_default(&pol);   /* the CPU limit holds on a segment's thread too */
+    pol.limits.max_ops = (uint64_t)1 << 40;
+    pol.limits.max_cpu_s = 0.2;
+    *ok = raises_p("def f(n):\n    if n == 0:\n        while True:\n            pass\n"
+                   "    return f(n - 1)\nf(900)\n", &pol, "LimitError", "CPU time limit (0.2 s)",
+                   3, 9) &&
+          run(AMORT, AMORT_OUT, NULL) &&
+          run(F_REC "print(sorted([3, 1, 2], key=lambda x: f(990) - x))\n", "[3, 2, 1]\n", NULL) &&
+          raises(F_REC "print(f(5000))\n", "RecursionError", "maximum recursion depth exceeded",
+                 2, 33) &&
+          run("t = ()\nfor i in range(20000):\n    t = (t, 1)\nans = len({t: 1})\n", "", "1");
+    return NULL;
+}
+
+static void test_small_stack(void)
+{
+    pthread_attr_t at;
+    pthread_t th;
+    int ok = 0;
+    CHECK(pthread_attr_init(&at) == 0);
+    CHECK(pthread_attr_setstacksize(&at, 256 << 10) == 0);
+    if (pthread_create(&th, &at, small_stack_run, &ok) == 0) {
+        pthread_join(th, NULL);
+        CHECK(ok);
+    } else {
+        CHECK(!"pthread_create");
+    }
+    pthread_attr_destroy(&at);
+}
+#undef F_REC
+#undef NEST
+#undef AMORT
+#undef AMORT_OUT
 
 /* ---- bindings -------------------------------------------------------------------------- */
 
@@ -2013,6 +2136,8 @@ int main(void)
     test_errors();
     test_limits();
     test_ops_counted();
+    test_recursion_depth();
+    test_small_stack();
     test_bindings();
     test_implements();
     test_contract();

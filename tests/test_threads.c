@@ -1,7 +1,8 @@
 /* tests/test_threads.c: one engine shared by many threads (the documented model), each
  * running its own requests, with an audit ledger; `make check-tsan` runs it under
  * ThreadSanitizer. Every answer must be the one a single thread gets, and the ledger must
- * hold every request once, in a chain that verifies. */
+ * hold every request once, in a chain that verifies. The threads have the small stacks a
+ * pipeline may give them, so the deep recursion moves to new stack segments as it runs. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,8 @@
 
 #define THREADS 8
 #define PER_THREAD 40
+#define NPROG 7
+#define STACK_KIB 256
 
 static cr_engine *engine;
 static int wrong[THREADS];
@@ -24,6 +27,7 @@ static const char *const programs[] = {
     "xs = [i * 0.1 for i in range(%d)]\nans = sum(xs)",
     "subtract(%d, 5735), divide(#0, 5735)",
     "ans = f'{%d:,.2f}'",
+    "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\nans = f(950 + %d)",
 };
 
 static void expected(int k, int i, char *want, size_t n)
@@ -41,13 +45,13 @@ static void expected(int k, int i, char *want, size_t n)
     cr_request_free(req);
 }
 
-static char wants[6][PER_THREAD][128];
+static char wants[NPROG][PER_THREAD][128];
 
 static void *worker(void *arg)
 {
     int t = (int)(long)arg;
     for (int i = 0; i < PER_THREAD; i++) {
-        int k = (t + i) % 6;
+        int k = (t + i) % NPROG;
         char code[256];
         snprintf(code, sizeof code, programs[k], i + 1);
         cr_request *req = cr_request_new();
@@ -79,13 +83,21 @@ int main(void)
     engine = cr_engine_open(&cfg, &err);
     CHECK(engine != NULL);
     if (!engine) return TEST_SUMMARY();
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < NPROG; k++)
         for (int i = 0; i < PER_THREAD; i++) expected(k, i, wants[k][i], sizeof wants[k][i]);
     CHECK_STR(wants[0][0], "0.01639058413251961639058413251961639");
     CHECK_STR(wants[4][0], "-0.9998256320836965998256320836965998");
+    CHECK_STR(wants[6][PER_THREAD - 1], "990");
     pthread_t th[THREADS];
-    for (long t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, worker, (void *)t);
-    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    pthread_attr_t at;
+    CHECK_INT(pthread_attr_init(&at), 0);
+    CHECK_INT(pthread_attr_setstacksize(&at, STACK_KIB << 10), 0);
+    int started = 0;
+    for (long t = 0; t < THREADS; t++)
+        started += pthread_create(&th[t], &at, worker, (void *)t) == 0;
+    CHECK_INT(started, THREADS);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    pthread_attr_destroy(&at);
     int bad = 0;
     for (int t = 0; t < THREADS; t++) bad += wrong[t];
     CHECK_INT(bad, 0);
@@ -97,7 +109,7 @@ int main(void)
         uint64_t seq = 0;
         char hex[65];
         CHECK_INT(cr_audit_head(a, &seq, hex, &err), CR_OK);
-        CHECK_INT(seq, 6 * PER_THREAD + THREADS * PER_THREAD);
+        CHECK_INT(seq, NPROG * PER_THREAD + THREADS * PER_THREAD);
         cr_audit_report rep;
         CHECK_INT(cr_audit_verify(a, NULL, &rep, &err), CR_OK);
         CHECK(rep.ok);
