@@ -1,0 +1,800 @@
+/* tests/test_mod_datetime.c: the datetime module in-process. Each program's expected text is
+ * what CPython 3.11 prints for it, its exception (if any) as "Type: message" on the last
+ * line: constructors, range checks, arithmetic, comparisons, hashing, formatting, strptime
+ * and fromisoformat, then a few finance programs; and what reads the clock or a time zone
+ * stays outside the subset. */
+#include <stdlib.h>
+
+#include "evaluator/evaluator.h"
+#include "parser/parser.h"
+#include "tests/testlib.h"
+
+typedef struct {
+    const char *src, *want;
+} dt_case;
+
+/* The program's stdout and its exception, or NULL when it is not in-process. */
+static char *run(const char *src, int *nreasons)
+{
+    cr_policy pol;
+    cr_policy_default(&pol);
+    ir_module *m = NULL;
+    cr_error err = { 0 };
+    *nreasons = -1;
+    if (parser_parse_python(src, strlen(src), &pol.limits, &m, &err) != CR_OK) return NULL;
+    *nreasons = (int)m->nreasons;
+    if (m->nreasons) {
+        ir_module_free(m);
+        return NULL;
+    }
+    eval_result r;
+    cr_code rc = eval_run(m, NULL, 0, &pol, &r, &err);
+    ir_module_free(m);
+    if (rc != CR_OK) return NULL;
+    size_t n = strlen(r.out) + strlen(r.error.type) + strlen(r.error.message) + 8;
+    char *got = malloc(n);
+    if (got) {
+        if (r.status == CR_OK) snprintf(got, n, "%s", r.out);
+        else snprintf(got, n, "%s%s: %s\n", r.out, r.error.type, r.error.message);
+    }
+    eval_result_free(&r);
+    return got;
+}
+
+static void check_cases(const dt_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int nr;
+        char *got = run(c[i].src, &nr);
+        if (!got) fprintf(stderr, "not run in-process (%d reasons):\n%s", nr, c[i].src);
+        else if (strcmp(got, c[i].want) != 0) fprintf(stderr, "in:\n%s", c[i].src);
+        CHECK_STR(got, c[i].want);
+        free(got);
+    }
+}
+
+static const dt_case cases[] = {
+    { "from datetime import date\n"
+      "print(date(2024,2,29), f\"{date(1,1,1)!r}\")\n"
+      "x = date(2024, 2, 30)\n",
+      "2024-02-29 datetime.date(1, 1, 1)\n"
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import date\n"
+      "date(2024,13,1)\n",
+      "ValueError: month must be in 1..12\n" },
+    { "from datetime import date\n"
+      "date(0,1,1)\n",
+      "ValueError: year 0 is out of range\n" },
+    { "from datetime import date\n"
+      "date(10000,1,1)\n",
+      "ValueError: year 10000 is out of range\n" },
+    { "from datetime import date\n"
+      "date(2024,1)\n",
+      "TypeError: function missing required argument 'day' (pos 3)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1,1)\n",
+      "TypeError: function takes at most 3 arguments (4 given)\n" },
+    { "from datetime import date\n"
+      "date(2024.0,1,1)\n",
+      "TypeError: 'float' object cannot be interpreted as an integer\n" },
+    { "from datetime import date\n"
+      "date(\"2024\",1,1)\n",
+      "TypeError: 'str' object cannot be interpreted as an integer\n" },
+    { "from datetime import date\n"
+      "print(date(year=2024,month=1,day=5))\n"
+      "date(2024,1,day=5,foo=1)\n",
+      "2024-01-05\n"
+      "TypeError: function takes at most 3 arguments (4 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1,day=3)\n",
+      "TypeError: function takes at most 3 arguments (4 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,foo=5)\n",
+      "TypeError: function missing required argument 'day' (pos 3)\n" },
+    { "from datetime import date\n"
+      "date(2024,foo=1, month=2, day=3)\n",
+      "TypeError: function takes at most 3 arguments (4 given)\n" },
+    { "from datetime import date\n"
+      "date(2**40,1,1)\n",
+      "OverflowError: signed integer is greater than maximum\n" },
+    { "from datetime import date\n"
+      "date(-2**40,1,1)\n",
+      "OverflowError: signed integer is less than minimum\n" },
+    { "from datetime import date\n"
+      "date(2**70,1,1)\n",
+      "OverflowError: Python int too large to convert to C long\n" },
+    { "from datetime import date\n"
+      "date(year=1,month=1,day=1,foo=2)\n",
+      "TypeError: function takes at most 3 keyword arguments (4 given)\n" },
+    { "from datetime import datetime\n"
+      "print(datetime(2024,1,1,0,0,0,0,None), datetime(2024,1,1,tzinfo=None))\n"
+      "print(f\"{datetime(2024,1,1,fold=1)!r}\")\n"
+      "datetime(2024,1,1,24)\n",
+      "2024-01-01 00:00:00 2024-01-01 00:00:00\n"
+      "datetime.datetime(2024, 1, 1, 0, 0, fold=1)\n"
+      "ValueError: hour must be in 0..23\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,60)\n",
+      "ValueError: minute must be in 0..59\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,0,60)\n",
+      "ValueError: second must be in 0..59\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,0,0,1000000)\n",
+      "ValueError: microsecond must be in 0..999999\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,0,0,0,1)\n",
+      "TypeError: tzinfo argument must be None or of a tzinfo subclass, not type 'int'\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,fold=2)\n",
+      "ValueError: fold must be either 0 or 1\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,0,0,0,None,0)\n",
+      "TypeError: function takes at most 8 positional arguments (9 given)\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1,0,0,0,0,None,fold=0,x=1)\n",
+      "TypeError: function takes at most 9 arguments (10 given)\n" },
+    { "from datetime import timedelta\n"
+      "for t in [timedelta(days=-1), timedelta(seconds=-1), timedelta(1,2,3,4,5,6,7), timedelta(days=1.5), timedelta(hours=-0.5), timedelta(), timedelta(microseconds=1), timedelta(days=3, hours=5, minutes=2, seconds=1.5), timedelta(days=-1, seconds=86399), timedelta(days=2,microseconds=5), timedelta(days=-2,microseconds=5), timedelta(hours=50), timedelta(seconds=1e-7), timedelta(seconds=5e-7), timedelta(seconds=1.5e-6), timedelta(seconds=2.5e-6), timedelta(milliseconds=1.5), timedelta(weeks=1), timedelta(days=True), timedelta(days=-3,seconds=5), timedelta(seconds=5, microseconds=1)]:\n"
+      "    print(f\"{t!r}\", t, t.days, t.seconds, t.microseconds, t.total_seconds())\n",
+      "datetime.timedelta(days=-1) -1 day, 0:00:00 -1 0 0 -86400.0\n"
+      "datetime.timedelta(days=-1, seconds=86399) -1 day, 23:59:59 -1 86399 0 -1.0\n"
+      "datetime.timedelta(days=50, seconds=21902, microseconds=4003) 50 days, 6:05:02.004003 50 21902 4003 4341902.004003\n"
+      "datetime.timedelta(days=1, seconds=43200) 1 day, 12:00:00 1 43200 0 129600.0\n"
+      "datetime.timedelta(days=-1, seconds=84600) -1 day, 23:30:00 -1 84600 0 -1800.0\n"
+      "datetime.timedelta(0) 0:00:00 0 0 0 0.0\n"
+      "datetime.timedelta(microseconds=1) 0:00:00.000001 0 0 1 1e-06\n"
+      "datetime.timedelta(days=3, seconds=18121, microseconds=500000) 3 days, 5:02:01.500000 3 18121 500000 277321.5\n"
+      "datetime.timedelta(days=-1, seconds=86399) -1 day, 23:59:59 -1 86399 0 -1.0\n"
+      "datetime.timedelta(days=2, microseconds=5) 2 days, 0:00:00.000005 2 0 5 172800.000005\n"
+      "datetime.timedelta(days=-2, microseconds=5) -2 days, 0:00:00.000005 -2 0 5 -172799.999995\n"
+      "datetime.timedelta(days=2, seconds=7200) 2 days, 2:00:00 2 7200 0 180000.0\n"
+      "datetime.timedelta(0) 0:00:00 0 0 0 0.0\n"
+      "datetime.timedelta(0) 0:00:00 0 0 0 0.0\n"
+      "datetime.timedelta(microseconds=2) 0:00:00.000002 0 0 2 2e-06\n"
+      "datetime.timedelta(microseconds=2) 0:00:00.000002 0 0 2 2e-06\n"
+      "datetime.timedelta(microseconds=1500) 0:00:00.001500 0 0 1500 0.0015\n"
+      "datetime.timedelta(days=7) 7 days, 0:00:00 7 0 0 604800.0\n"
+      "datetime.timedelta(days=1) 1 day, 0:00:00 1 0 0 86400.0\n"
+      "datetime.timedelta(days=-3, seconds=5) -3 days, 0:00:05 -3 5 0 -259195.0\n"
+      "datetime.timedelta(seconds=5, microseconds=1) 0:00:05.000001 0 5 1 5.000001\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1,2,3,4,5,6,7,8)\n",
+      "TypeError: __new__() takes at most 7 arguments (8 given)\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(foo=1)\n",
+      "TypeError: 'foo' is an invalid keyword argument for __new__()\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=1000000000)\n",
+      "OverflowError: days=1000000000; must have magnitude <= 999999999\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=999999999,hours=24)\n",
+      "OverflowError: days=1000000000; must have magnitude <= 999999999\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=\"1\")\n",
+      "TypeError: unsupported type for timedelta days component: str\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=2**40)\n",
+      "OverflowError: Python int too large to convert to C int\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=float(\"inf\"))\n",
+      "OverflowError: cannot convert float infinity to integer\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(days=float(\"nan\"))\n",
+      "ValueError: cannot convert float NaN to integer\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1,days=1)\n",
+      "TypeError: argument for __new__() given by name ('days') and position (1)\n" },
+    { "from datetime import date, datetime, timedelta\n"
+      "print(date(2024,1,1)+timedelta(days=1, hours=25), date(2024,1,1)-timedelta(hours=1), date(2024,3,1)-date(2024,1,1))\n"
+      "print(datetime(2024,1,1,5)+timedelta(hours=20), datetime(2024,1,1)-timedelta(microseconds=1), datetime(2024,1,1)-datetime(2023,6,1,12,30))\n"
+      "print(timedelta(1)+date(2024,1,1), date(2024,1,5) - timedelta(days=1.5), date(2024,1,1) + timedelta(days=-1, seconds=1))\n"
+      "print(timedelta(1)*2, 2*timedelta(1), timedelta(1)*0.1, timedelta(1)/3, timedelta(1)/timedelta(hours=5), timedelta(1)//timedelta(hours=5), timedelta(1)%timedelta(hours=5))\n"
+      "print(timedelta(1)//7, divmod(timedelta(1),timedelta(hours=7)), -timedelta(1), +timedelta(1), abs(timedelta(-1)), timedelta(1)*1.5, timedelta(1)/2.5)\n"
+      "print(timedelta(1)*True, timedelta(1)/True, timedelta(1)*-1, timedelta(microseconds=-1)//2, timedelta(microseconds=-3)/2, timedelta(microseconds=3)/2, timedelta(microseconds=5)/2, timedelta(microseconds=5)*0.5, timedelta(microseconds=7)*0.5, timedelta(1)-timedelta(3))\n"
+      "print(f\"{timedelta(days=1)/timedelta(days=3):.12f} {timedelta(days=1, microseconds=1)/timedelta(days=7):.12f}\", timedelta(days=1)*(1/3), timedelta(seconds=10)*0.15, 1.5*timedelta(1))\n"
+      "print(sum([timedelta(1),timedelta(2)], timedelta()), bool(timedelta(0)), bool(timedelta(1)), bool(date(1,1,1)))\n",
+      "2024-01-03 2024-01-01 60 days, 0:00:00\n"
+      "2024-01-02 01:00:00 2023-12-31 23:59:59.999999 213 days, 11:30:00\n"
+      "2024-01-02 2024-01-04 2023-12-31\n"
+      "2 days, 0:00:00 2 days, 0:00:00 2:24:00 8:00:00 4.8 4 4:00:00\n"
+      "3:25:42.857142 (3, datetime.timedelta(seconds=10800)) -1 day, 0:00:00 1 day, 0:00:00 1 day, 0:00:00 1 day, 12:00:00 9:36:00\n"
+      "1 day, 0:00:00 1 day, 0:00:00 -1 day, 0:00:00 -1 day, 23:59:59.999999 -1 day, 23:59:59.999998 0:00:00.000002 0:00:00.000002 0:00:00.000002 0:00:00.000004 -2 days, 0:00:00\n"
+      "0.333333333333 0.142857142859 8:00:00 0:00:01.500000 1 day, 12:00:00\n"
+      "3 days, 0:00:00 False True True\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1)+1\n",
+      "TypeError: unsupported operand type(s) for +: 'datetime.date' and 'int'\n" },
+    { "from datetime import date, datetime\n"
+      "datetime(2024,1,1)-date(2024,1,1)\n",
+      "TypeError: unsupported operand type(s) for -: 'datetime.datetime' and 'datetime.date'\n" },
+    { "from datetime import date, datetime\n"
+      "date(2024,1,1)<datetime(2024,1,1)\n",
+      "TypeError: can't compare datetime.datetime to datetime.date\n" },
+    { "from datetime import date, datetime\n"
+      "datetime(2024,1,1)>=date(2024,1,1)\n",
+      "TypeError: can't compare datetime.datetime to datetime.date\n" },
+    { "from datetime import date, datetime, timedelta\n"
+      "print(date(2024,1,1)==datetime(2024,1,1), timedelta(0)==0, timedelta(1)==1, timedelta(1)!=date(1,1,1), date(1,1,1)!=date(1,1,1), timedelta(hours=24)==timedelta(days=1))\n"
+      "print(date(2024,1,1) < date(2024,1,2), datetime(2024,1,1) <= datetime(2024,1,1), timedelta(1) > timedelta(0), timedelta(-1) < timedelta(0))\n"
+      "date(2024,1,1)<1\n",
+      "False False False True False True\n"
+      "True True True True\n"
+      "TypeError: '<' not supported between instances of 'datetime.date' and 'int'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)<1\n",
+      "TypeError: '<' not supported between instances of 'datetime.timedelta' and 'int'\n" },
+    { "from datetime import timedelta, date\n"
+      "timedelta(1)<date(2024,1,1)\n",
+      "TypeError: '<' not supported between instances of 'datetime.timedelta' and 'datetime.date'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)/0\n",
+      "ZeroDivisionError: integer division or modulo by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)//0\n",
+      "ZeroDivisionError: integer division or modulo by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)/timedelta(0)\n",
+      "ZeroDivisionError: division by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)//timedelta(0)\n",
+      "ZeroDivisionError: integer division or modulo by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)%timedelta(0)\n",
+      "ZeroDivisionError: integer modulo by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)+1\n",
+      "TypeError: unsupported operand type(s) for +: 'datetime.timedelta' and 'int'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)//2.0\n",
+      "TypeError: unsupported operand type(s) for //: 'datetime.timedelta' and 'float'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)/0.0\n",
+      "ZeroDivisionError: integer division or modulo by zero\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)*float(\"inf\")\n",
+      "OverflowError: cannot convert Infinity to integer ratio\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)*float(\"nan\")\n",
+      "ValueError: cannot convert NaN to integer ratio\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)**2\n",
+      "TypeError: unsupported operand type(s) for ** or pow(): 'datetime.timedelta' and 'int'\n" },
+    { "from datetime import date\n"
+      "-date(2024,1,1)\n",
+      "TypeError: bad operand type for unary -: 'datetime.date'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)*timedelta(1)\n",
+      "TypeError: unsupported operand type(s) for *: 'datetime.timedelta' and 'datetime.timedelta'\n" },
+    { "from datetime import timedelta\n"
+      "1/timedelta(1)\n",
+      "TypeError: unsupported operand type(s) for /: 'int' and 'datetime.timedelta'\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1)%2\n",
+      "TypeError: unsupported operand type(s) for %: 'datetime.timedelta' and 'int'\n" },
+    { "from datetime import timedelta\n"
+      "divmod(timedelta(1), 2)\n",
+      "TypeError: unsupported operand type(s) for divmod(): 'datetime.timedelta' and 'int'\n" },
+    { "from datetime import date, timedelta\n"
+      "date.max+timedelta(1)\n",
+      "OverflowError: date value out of range\n" },
+    { "from datetime import date, timedelta\n"
+      "date.min-timedelta(1)\n",
+      "OverflowError: date value out of range\n" },
+    { "from datetime import datetime, timedelta\n"
+      "datetime(9999,12,31,23)+timedelta(hours=1)\n",
+      "OverflowError: date value out of range\n" },
+    { "from datetime import timedelta\n"
+      "timedelta.max + timedelta(microseconds=1)\n",
+      "OverflowError: days=1000000000; must have magnitude <= 999999999\n" },
+    { "from datetime import date, datetime, timedelta\n"
+      "print(date.min, date.max, datetime.min, datetime.max, timedelta.min, timedelta.max, timedelta.resolution, date.resolution, datetime.resolution)\n"
+      "print(f\"{date.min!r} {datetime.max!r} {timedelta.min!r} {date(2024,1,1).max!r} {timedelta(1).max!r}\", date.max.year)\n"
+      "print(date, datetime, timedelta)\n",
+      "0001-01-01 9999-12-31 0001-01-01 00:00:00 9999-12-31 23:59:59.999999 -999999999 days, 0:00:00 999999999 days, 23:59:59.999999 0:00:00.000001 1 day, 0:00:00 0:00:00.000001\n"
+      "datetime.date(1, 1, 1) datetime.datetime(9999, 12, 31, 23, 59, 59, 999999) datetime.timedelta(days=-999999999) datetime.date(9999, 12, 31) datetime.timedelta(days=999999999, seconds=86399, microseconds=999999) 9999\n"
+      "<class 'datetime.date'> <class 'datetime.datetime'> <class 'datetime.timedelta'>\n" },
+    { "from datetime import date, datetime\n"
+      "print(date(2024,1,31).replace(2023), datetime(2024,1,31,5).replace(hour=7,microsecond=5), date(2024,1,1).replace(), datetime(2024,1,1).replace(tzinfo=None), f\"{datetime(2024,1,1).replace(fold=1)!r}\")\n"
+      "print(datetime(2024,1,1).replace(year=2024, month=2, day=29, hour=23, minute=59, second=59, microsecond=999999))\n"
+      "date(2024,1,31).replace(month=2)\n",
+      "2023-01-31 2024-01-31 07:00:00.000005 2024-01-01 2024-01-01 00:00:00 datetime.datetime(2024, 1, 1, 0, 0, fold=1)\n"
+      "2024-02-29 23:59:59.999999\n"
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import date\n"
+      "date(2024,1,31).replace(day=0)\n",
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).replace(hour=3)\n",
+      "TypeError: 'hour' is an invalid keyword argument for replace()\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).replace(1,2,3,4)\n",
+      "TypeError: replace() takes at most 3 arguments (4 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).replace(year=2023.0)\n",
+      "TypeError: 'float' object cannot be interpreted as an integer\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).replace(2024,year=1)\n",
+      "TypeError: argument for replace() given by name ('year') and position (1)\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).replace(tzinfo=1)\n",
+      "TypeError: tzinfo argument must be None or of a tzinfo subclass, not type 'int'\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).replace(fold=3)\n",
+      "ValueError: fold must be either 0 or 1\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).replace(minute=60)\n",
+      "ValueError: minute must be in 0..59\n" },
+    { "from datetime import date, datetime\n"
+      "print(date.fromordinal(738000), datetime.fromordinal(738000), date(2024,1,1).toordinal(), date.fromordinal(3652059), date.fromordinal(True), date(2024,2,29).weekday(), date(2024,2,29).isoweekday(), datetime(2024,1,5,13).weekday(), datetime(2024,1,5,13).toordinal())\n"
+      "print(date(2024,2,29).isoformat(), datetime(2024,2,29,1,2,3).isoformat(), datetime(2024,2,29,1,2,3,40).isoformat(), datetime(2024,2,29,1,2,3,40).isoformat(\" \"), datetime(2024,2,29,1,2,3,40).isoformat(sep=\"T\",timespec=\"minutes\"), datetime(2024,2,29,1,2,3,40).date())\n"
+      "d = datetime(2024,1,5,13,7,9,1234)\n"
+      "print(d.isoformat(timespec=\"hours\"), d.isoformat(timespec=\"seconds\"), d.isoformat(timespec=\"milliseconds\"), d.isoformat(timespec=\"microseconds\"), datetime(2024,1,5,13,7,9).isoformat(timespec=\"auto\"), d.isoformat(\"é\"))\n"
+      "print(str(d), f\"{datetime(2024,1,5,13,7,0)!r}\", f\"{datetime(2024,1,5,13,0,9)!r}\", f\"{datetime(2024,1,5,0,0,0,5)!r}\", date(2024,1,5).ctime(), d.ctime())\n"
+      "date.fromordinal(0)\n",
+      "2021-07-29 2021-07-29 00:00:00 738886 9999-12-31 0001-01-01 3 4 4 738890\n"
+      "2024-02-29 2024-02-29T01:02:03 2024-02-29T01:02:03.000040 2024-02-29 01:02:03.000040 2024-02-29T01:02 2024-02-29\n"
+      "2024-01-05T13 2024-01-05T13:07:09 2024-01-05T13:07:09.001 2024-01-05T13:07:09.001234 2024-01-05T13:07:09 2024-01-05é13:07:09.001234\n"
+      "2024-01-05 13:07:09.001234 datetime.datetime(2024, 1, 5, 13, 7) datetime.datetime(2024, 1, 5, 13, 0, 9) datetime.datetime(2024, 1, 5, 0, 0, 0, 5) Fri Jan  5 00:00:00 2024 Fri Jan  5 13:07:09 2024\n"
+      "ValueError: ordinal must be >= 1\n" },
+    { "from datetime import date\n"
+      "date.fromordinal(3652060)\n",
+      "ValueError: year 10000 is out of range\n" },
+    { "from datetime import date\n"
+      "date.fromordinal(1.0)\n",
+      "TypeError: 'float' object cannot be interpreted as an integer\n" },
+    { "from datetime import date\n"
+      "date.fromordinal()\n",
+      "TypeError: fromordinal() takes exactly 1 argument (0 given)\n" },
+    { "from datetime import date\n"
+      "date.fromordinal(x=1)\n",
+      "TypeError: fromordinal() takes no keyword arguments\n" },
+    { "from datetime import date\n"
+      "date.fromordinal(2**70)\n",
+      "OverflowError: Python int too large to convert to C long\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,5,13,7,9).isoformat(timespec=\"x\")\n",
+      "ValueError: Unknown timespec value\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,5,13,7,9).isoformat(\"ab\")\n",
+      "TypeError: isoformat() argument 1 must be a unicode character, not str\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,5,13,7,9).isoformat(1)\n",
+      "TypeError: isoformat() argument 1 must be a unicode character, not int\n" },
+    { "from datetime import date\n"
+      "date(2024,1,5).isoformat(1)\n",
+      "TypeError: date.isoformat() takes no arguments (1 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).weekday(1)\n",
+      "TypeError: date.weekday() takes no arguments (1 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).weekday(x=1)\n",
+      "TypeError: date.weekday() takes no keyword arguments\n" },
+    { "from datetime import timedelta\n"
+      "timedelta(1).total_seconds(1)\n",
+      "TypeError: timedelta.total_seconds() takes no arguments (1 given)\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).date(1)\n",
+      "TypeError: datetime.date() takes no arguments (1 given)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).strftime(\"%Y\",1)\n",
+      "TypeError: strftime() takes at most 1 argument (2 given)\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).isoformat(1,2,3)\n",
+      "TypeError: isoformat() takes at most 2 arguments (3 given)\n" },
+    { "from datetime import datetime\n"
+      "datetime(2024,1,1).isoformat(foo=1)\n",
+      "TypeError: 'foo' is an invalid keyword argument for isoformat()\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).isoformat(foo=1)\n",
+      "TypeError: date.isoformat() takes no keyword arguments\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).strftime(format=5)\n",
+      "TypeError: strftime() argument 1 must be str, not int\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1).hour\n",
+      "AttributeError: 'datetime.date' object has no attribute 'hour'\n" },
+    { "from datetime import date\n"
+      "len(date(2024,1,1))\n",
+      "TypeError: object of type 'datetime.date' has no len()\n" },
+    { "from datetime import date\n"
+      "date(2024,1,1)[0]\n",
+      "TypeError: 'datetime.date' object is not subscriptable\n" },
+    { "from datetime import date\n"
+      "abs(date(2024,1,1))\n",
+      "TypeError: bad operand type for abs(): 'datetime.date'\n" },
+    { "from datetime import timedelta\n"
+      "int(timedelta(1))\n",
+      "TypeError: int() argument must be a string, a bytes-like object or a real number, not 'datetime.timedelta'\n" },
+    { "from datetime import timedelta\n"
+      "float(timedelta(1))\n",
+      "TypeError: float() argument must be a string or a real number, not 'datetime.timedelta'\n" },
+    { "from datetime import date, datetime\n"
+      "print(date(2024,1,5).strftime(\"%Y-%m-%d %H:%M:%S %f %y %b %B %a %A %j %p %I %%\"))\n"
+      "print(datetime(2024,1,5,13,7,9,1234).strftime(\"%Y-%m-%d %H:%M:%S %f %y %b %B %a %A %j %p %I %%\"))\n"
+      "print(datetime(2024,1,5,0,7).strftime(\"%I %p\"), date(5,1,5).strftime(\"%Y %y\"), date(2024,1,5).strftime(\"%Q\"), date(2024,1,5).strftime(\"%\"), date(2024,1,5).strftime(\"abc%\"))\n"
+      "print(date(2024,1,5).strftime(\"%U %W %w %c %x %X %e %G %V %u %Z %z %C %D %F %T %R %h %n %t|\"))\n"
+      "print(date(2024,1,5).strftime(\"%-d/%-m %e %k %l %P %r %G %g %V %u %C %h %5d %_d %0e %^a %#b %Ey %Od\"))\n"
+      "print(datetime(2024,1,5,13,7,9,1234).strftime(\"%c|%x|%X|%D|%T|%R|%U|%W|%w|%j\"), datetime(2024,12,30).strftime(\"%G-%V-%u %g %U %W\"), datetime(2021,1,3).strftime(\"%G-%V-%u %U %W %j\"))\n"
+      "print(datetime(2024,1,5).strftime(\"%f %z %Z|\"), date(2024,1,5).strftime(\"%H%M%S\"), date(2024,1,5).strftime(\"\") == \"\", date(1999,1,5).strftime(\"%y %C\"))\n"
+      "print(f\"{date(2024,1,5):%A %d %B %Y}\", format(date(2024,1,1),\"%d/%m\"), format(date(2024,1,1),\"\"), f\"{date(2024,1,5):>20}\", f\"{date(2024,1,5)}\", format(datetime(2024,1,5),\"\"))\n"
+      "f\"{timedelta(1):>20}\"\n",
+      "2024-01-05 00:00:00 000000 24 Jan January Fri Friday 005 AM 12 %\n"
+      "2024-01-05 13:07:09 001234 24 Jan January Fri Friday 005 PM 01 %\n"
+      "12 AM 5 05 %Q % abc%\n"
+      "00 01 5 Fri Jan  5 00:00:00 2024 01/05/24 00:00:00  5 2024 01 5   20 01/05/24 2024-01-05 00:00:00 00:00 Jan \n"
+      " \t|\n"
+      "5/1  5  0 12 am 12:00:00 AM 2024 24 01 5 20 Jan 00005  5 05 FRI JAN 24 05\n"
+      "Fri Jan  5 13:07:09 2024|01/05/24|13:07:09|01/05/24|13:07:09|13:07|00|01|5|005 2025-01-1 25 52 53 2020-53-7 01 00 003\n"
+      "000000  | 000000 True 99 19\n"
+      "Friday 05 January 2024 01/01 2024-01-01 >20 2024-01-05 2024-01-05 00:00:00\n"
+      "NameError: name 'timedelta' is not defined\n" },
+    { "from datetime import timedelta\n"
+      "format(timedelta(1),\"%d\")\n",
+      "TypeError: unsupported format string passed to datetime.timedelta.__format__\n" },
+    { "from datetime import date\n"
+      "date(2024,1,5).strftime()\n",
+      "TypeError: strftime() missing required argument 'format' (pos 1)\n" },
+    { "from datetime import date\n"
+      "date(2024,1,5).strftime(5)\n",
+      "TypeError: strftime() argument 1 must be str, not int\n" },
+    { "from datetime import datetime\n"
+      "for a, f in [(\"2024-01-31\",\"%Y-%m-%d\"), (\"2024-1-3\",\"%Y-%m-%d\"), (\"31/01/24\",\"%d/%m/%y\"), (\"69\",\"%y\"), (\"68\",\"%y\"), (\"Jan 5 2024\",\"%b %d %Y\"), (\"january 5 2024\",\"%B %d %Y\"), (\"Mon 2024\",\"%a %Y\"), (\"5:03 PM\",\"%I:%M %p\"), (\"12:03 am\",\"%I:%M %p\"), (\"12:03\",\"%I:%M\"), (\"2024 060\",\"%Y %j\"), (\"1.5\",\"%S.%f\"), (\"2024%\",\"%Y%%\"), (\"2024 1\",\"%Y  %m\"), (\"2024\\t1\",\"%Y %m\"), (\"1\",\"%H\"), (\"\",\"\"), (\"2024-01-31 10:20:30\",\"%Y-%m-%d %H:%M:%S\"), (\"20240131\",\"%Y%m%d\"), (\"2024131\",\"%Y%m%d\"), (\"Monday, 2024\",\"%A, %Y\"), (\"5\",\"%d\"), (\"29\",\"%d\"), (\"2023 366\",\"%Y %j\"), (\"2024 24\",\"%Y %y\"), (\"5 PM\",\"%H %p\"), (\"2024-01-05T10:00:00\", \"%Y-%m-%dT%H:%M:%S\"), (\"2024-01-05t10\", \"%Y-%m-%dT%H\"), (\" 5\",\"%d\"), (\"x 5\",\"x%d\"), (\"2024 PM 5\",\"%Y %p %I\"), (\"AM\",\"%p\"), (\"12\",\"%I\"), (\"12 PM\",\"%I %p\"), (\"0\",\"%S\"), (\"a.b\",\"a.b\"), (\"a+b\",\"a+b\"), (\"16 June 2014\", \"%d %B %Y\"), (\"10 October 2016\", \"%d %B %Y\"), (\"September 3, 2023\", \"%B %d, %Y\"), (\"may 3, 2023\", \"%B %d, %Y\"), (\"SEP 3, 2023\", \"%b %d, %Y\")]:\n"
+      "    print(datetime.strptime(a, f))\n"
+      "print(datetime.strptime(\"2024-02-29\",\"%Y-%m-%d\").date())\n",
+      "2024-01-31 00:00:00\n"
+      "2024-01-03 00:00:00\n"
+      "2024-01-31 00:00:00\n"
+      "1969-01-01 00:00:00\n"
+      "2068-01-01 00:00:00\n"
+      "2024-01-05 00:00:00\n"
+      "2024-01-05 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "1900-01-01 17:03:00\n"
+      "1900-01-01 00:03:00\n"
+      "1900-01-01 00:03:00\n"
+      "2024-02-29 00:00:00\n"
+      "1900-01-01 00:00:01.500000\n"
+      "2024-01-01 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "1900-01-01 01:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "2024-01-31 10:20:30\n"
+      "2024-01-31 00:00:00\n"
+      "2024-01-31 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "1900-01-05 00:00:00\n"
+      "1900-01-29 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "2024-01-01 00:00:00\n"
+      "1900-01-01 05:00:00\n"
+      "2024-01-05 10:00:00\n"
+      "2024-01-05 10:00:00\n"
+      "1900-01-05 00:00:00\n"
+      "1900-01-05 00:00:00\n"
+      "2024-01-01 17:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "1900-01-01 12:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "1900-01-01 00:00:00\n"
+      "2014-06-16 00:00:00\n"
+      "2016-10-10 00:00:00\n"
+      "2023-09-03 00:00:00\n"
+      "2023-05-03 00:00:00\n"
+      "2023-09-03 00:00:00\n"
+      "2024-02-29\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024-01-31x\",\"%Y-%m-%d\")\n",
+      "ValueError: unconverted data remains: x\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"1.1234567\",\"%S.%f\")\n",
+      "ValueError: unconverted data remains: 7\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024-02-30\",\"%Y-%m-%d\")\n",
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024\",\"%Y%\")\n",
+      "ValueError: stray % in format '%Y%'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024\",\"%Q\")\n",
+      "ValueError: 'Q' is a bad directive in format '%Q'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"  2024\",\"%Y\")\n",
+      "ValueError: time data '  2024' does not match format '%Y'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024\",\"%Y \")\n",
+      "ValueError: time data '2024' does not match format '%Y '\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(2024,\"%Y\")\n",
+      "TypeError: strptime() argument 1 must be str, not int\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024\")\n",
+      "TypeError: strptime() takes exactly 2 arguments (1 given)\n" },
+    { "from datetime import date\n"
+      "date.strptime(\"2024\",\"%Y\")\n",
+      "AttributeError: type object 'datetime.date' has no attribute 'strptime'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"13\",\"%m\")\n",
+      "ValueError: unconverted data remains: 3\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"24\",\"%H\")\n",
+      "ValueError: unconverted data remains: 4\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"Sept 2024\",\"%b %Y\")\n",
+      "ValueError: time data 'Sept 2024' does not match format '%b %Y'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(date_string=\"2024\",format=\"%Y\")\n",
+      "TypeError: strptime() takes no keyword arguments\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024\", 5)\n",
+      "TypeError: strptime() argument 2 must be str, not int\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"x\",\"% Y\")\n",
+      "ValueError: '%' is a bad directive in format '% Y'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"x\",\"%.\")\n",
+      "ValueError: '%' is a bad directive in format '%.'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"17 PM\",\"%I %p\")\n",
+      "ValueError: time data '17 PM' does not match format '%I %p'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"  5\",\"%d\")\n",
+      "ValueError: time data '  5' does not match format '%d'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024-13-01\",\"%Y-%m-%d\")\n",
+      "ValueError: time data '2024-13-01' does not match format '%Y-%m-%d'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"60\",\"%S\")\n",
+      "ValueError: second must be in 0..59\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"axb\",\"a.b\")\n",
+      "ValueError: time data 'axb' does not match format 'a.b'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"2024-01-05\", \"%Y-%m-%d %H\")\n",
+      "ValueError: time data '2024-01-05' does not match format '%Y-%m-%d %H'\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"0000-01-05\", \"%Y-%m-%d\")\n",
+      "ValueError: year 0 is out of range\n" },
+    { "from datetime import datetime\n"
+      "datetime.strptime(\"29 02\", \"%d %m\")\n",
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import date, datetime\n"
+      "for s in [\"2024-01-31\", \"20240131\", \"2024-W05-3\", \"2024013100\", \"2024W053\", \"2024-W05\", \"2020-W53-1\"]:\n"
+      "    print(date.fromisoformat(s))\n"
+      "for s in [\"2024-01-31\", \"2024-01-31T10\", \"2024-01-31T10:20\", \"2024-01-31 10:20:30.5\", \"2024-01-31T10:20:30.123456789\", \"20240131T102030\", \"2024-01-31X10:20\", \"2024-01-31T10:20:30,5\", \"2024-01-31T1020\", \"2024-01-31T10:20:30.1234\", \"2024-01-31T102030.5\", \"2024-01-31é10:20\", \"2024-W05-3T10\", \"2024-01-31T10203012\", \"2024-01-31T10.5\", \"2024-01-31T10:20.25\"]:\n"
+      "    print(datetime.fromisoformat(s))\n",
+      "2024-01-31\n"
+      "2024-01-31\n"
+      "2024-01-31\n"
+      "2024-01-31\n"
+      "2024-01-31\n"
+      "2024-01-29\n"
+      "2020-12-28\n"
+      "2024-01-31 00:00:00\n"
+      "2024-01-31 10:00:00\n"
+      "2024-01-31 10:20:00\n"
+      "2024-01-31 10:20:30.500000\n"
+      "2024-01-31 10:20:30.123456\n"
+      "2024-01-31 10:20:30\n"
+      "2024-01-31 10:20:00\n"
+      "2024-01-31 10:20:30.500000\n"
+      "2024-01-31 10:20:00\n"
+      "2024-01-31 10:20:30.123400\n"
+      "2024-01-31 10:20:30.500000\n"
+      "2024-01-31 10:20:00\n"
+      "2024-01-31 10:00:00\n"
+      "2024-01-31 10:20:30.120000\n"
+      "2024-01-31 10:00:00.500000\n"
+      "2024-01-31 10:20:00.250000\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-1-31\")\n",
+      "ValueError: Invalid isoformat string: '2024-1-31'\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-01-31T00:00\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T00:00'\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(20240131)\n",
+      "TypeError: fromisoformat: argument must be str\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-02-30\")\n",
+      "ValueError: day is out of range for month\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-0131\")\n",
+      "ValueError: Invalid isoformat string: '2024-0131'\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-W53-1\")\n",
+      "ValueError: Invalid isoformat string: '2024-W53-1'\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"2024-W05-8\")\n",
+      "ValueError: Invalid isoformat string: '2024-W05-8'\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat(\"0000-01-01\")\n",
+      "ValueError: year 0 is out of range\n" },
+    { "from datetime import date\n"
+      "date.fromisoformat()\n",
+      "TypeError: date.fromisoformat() takes exactly one argument (0 given)\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T25:00\")\n",
+      "ValueError: hour must be in 0..23\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"\")\n",
+      "ValueError: Invalid isoformat string: ''\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T10:2\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T10:2'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T10:20:\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T10:20:'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T10:20:30.\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T10:20:30.'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31 10:20:30 \")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31 10:20:30 '\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01\")\n",
+      "ValueError: Invalid isoformat string: '2024-01'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-3\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-3'\n" },
+    { "from datetime import datetime\n"
+      "datetime.fromisoformat(\"2024-01-31T10:20:30+0x:00\")\n",
+      "ValueError: Invalid isoformat string: '2024-01-31T10:20:30+0x:00'\n" },
+    { "from datetime import date, datetime, timedelta\n"
+      "d = {date(2024,1,1): 1, timedelta(1): 2, datetime(2024,1,1): 3}\n"
+      "print(d[date(2024,1,1)], d[timedelta(hours=24)], d[datetime(2024,1,1,0)], len({date(2024,1,1), date(2024,1,1), date(2024,1,2)}))\n"
+      "print(sorted([date(2024,3,1),date(2023,1,1), date(2023,6,30)]), max(date(2024,3,1),date(2023,1,1)), min([timedelta(3), timedelta(-1)]))\n"
+      "print(isinstance(datetime(2024,1,1),date), isinstance(date(2024,1,1),datetime), isinstance(timedelta(1), timedelta), isinstance(1, date), isinstance(date(2024,1,1), (int, date)))\n"
+      "print(date.weekday(date(2024,1,1)), datetime(2024,1,1).tzinfo, datetime(2024,1,1).fold)\n",
+      "1 2 3 2\n"
+      "[datetime.date(2023, 1, 1), datetime.date(2023, 6, 30), datetime.date(2024, 3, 1)] 2024-03-01 -1 day, 0:00:00\n"
+      "True False True False True\n"
+      "0 None 0\n" },
+    { "import datetime\n"
+      "print(datetime.date(2024, 1, 31), datetime.datetime(2024, 1, 31, 9, 30), datetime.timedelta(days=30), datetime.MINYEAR, datetime.MAXYEAR)\n"
+      "print(f\"{datetime.date(2024, 1, 31)!r} {datetime.timedelta(days=30)!r}\")\n",
+      "2024-01-31 2024-01-31 09:30:00 30 days, 0:00:00 1 9999\n"
+      "datetime.date(2024, 1, 31) datetime.timedelta(days=30)\n" },
+    { "import datetime as dt\n"
+      "start = dt.date(2024, 1, 15)\n"
+      "end = dt.date(2024, 7, 15)\n"
+      "print((end - start).days, f\"{(end - start).days / 365:.8f} {(end - start).days / 360:.8f}\")\n"
+      "print(dt.datetime.strptime(\"2024-03-15\", \"%Y-%m-%d\").date() - start)\n",
+      "182 0.49863014 0.50555556\n"
+      "60 days, 0:00:00\n" },
+};
+
+static const dt_case finance[] = {
+    { "from datetime import date\n"
+      "face = 1000000\n"
+      "rate = 0.045\n"
+      "last_coupon = date(2024, 1, 15)\n"
+      "settle = date(2024, 4, 2)\n"
+      "days = (settle - last_coupon).days\n"
+      "accrued = face * rate * days / 365\n"
+      "print(days, f\"{accrued:.2f}\")\n",
+      "78 9616.44\n" },
+    { "from datetime import date\n"
+      "def days_30_360(d1, d2):\n"
+      "    y1, m1, dd1 = d1.year, d1.month, d1.day\n"
+      "    y2, m2, dd2 = d2.year, d2.month, d2.day\n"
+      "    if dd1 == 31:\n"
+      "        dd1 = 30\n"
+      "    if dd2 == 31 and dd1 == 30:\n"
+      "        dd2 = 30\n"
+      "    return 360 * (y2 - y1) + 30 * (m2 - m1) + (dd2 - dd1)\n"
+      "start, end = date(2023, 8, 31), date(2024, 2, 29)\n"
+      "n = days_30_360(start, end)\n"
+      "print(n, f\"{n / 360:.8f}\", f\"{5_000_000 * 0.06 * n / 360:,.2f}\", (end - start).days)\n",
+      "179 0.49722222 149,166.67 182\n" },
+    { "import datetime as dt\n"
+      "def add_months(d, n):\n"
+      "    m = d.month - 1 + n\n"
+      "    y = d.year + m // 12\n"
+      "    m = m % 12 + 1\n"
+      "    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)\n"
+      "    mdays = [31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][m - 1]\n"
+      "    return d.replace(year=y, month=m, day=min(d.day, mdays))\n"
+      "schedule = [add_months(dt.date(2024, 1, 31), k) for k in range(1, 7)]\n"
+      "print([d.isoformat() for d in schedule])\n"
+      "print([f\"{d:%d %b %Y}\" for d in schedule])\n",
+      "['2024-02-29', '2024-03-31', '2024-04-30', '2024-05-31', '2024-06-30', '2024-07-31']\n"
+      "['29 Feb 2024', '31 Mar 2024', '30 Apr 2024', '31 May 2024', '30 Jun 2024', '31 Jul 2024']\n" },
+    { "from datetime import datetime, timedelta\n"
+      "issue = datetime.strptime(\"15/03/2021\", \"%d/%m/%Y\")\n"
+      "maturity = issue.replace(year=issue.year + 5)\n"
+      "settlement = datetime.strptime(\"2024-06-30\", \"%Y-%m-%d\")\n"
+      "remaining = (maturity - settlement).days\n"
+      "years = remaining / 365.25\n"
+      "coupons = []\n"
+      "d = maturity\n"
+      "while d > settlement:\n"
+      "    coupons.append(d)\n"
+      "    d = d.replace(year=d.year - 1) if d.month == 3 else d\n"
+      "    d = d.replace(month=9) if d.month == 3 and False else d\n"
+      "coupons.sort()\n"
+      "print(maturity.date(), remaining, f\"{years:.4f}\", [c.strftime(\"%Y-%m-%d\") for c in coupons])\n"
+      "print(f\"next coupon in {(coupons[0] - settlement).days} days, on a {coupons[0]:%A}\")\n",
+      "2026-03-15 623 1.7057 ['2025-03-15', '2026-03-15']\n"
+      "next coupon in 258 days, on a Saturday\n" },
+    { "from datetime import date, timedelta\n"
+      "cashflows = {date(2024, 12, 31): 1200.0, date(2024, 6, 30): 1000.0, date(2025, 6, 30): 1500.0}\n"
+      "valuation = date(2024, 1, 1)\n"
+      "r = 0.05\n"
+      "pv = 0\n"
+      "for d in sorted(cashflows):\n"
+      "    t = (d - valuation).days / 365\n"
+      "    pv += cashflows[d] / (1 + r) ** t\n"
+      "    print(d, (d - valuation).days, d.weekday(), d.strftime(\"%a\"))\n"
+      "print(f\"{pv:.6f}\")\n"
+      "print(valuation + timedelta(weeks=13), valuation - timedelta(days=1), max(cashflows) - min(cashflows))\n",
+      "2024-06-30 181 6 Sun\n"
+      "2024-12-31 365 1 Tue\n"
+      "2025-06-30 546 0 Mon\n"
+      "3513.375436\n"
+      "2024-04-01 2023-12-31 365 days, 0:00:00\n" },
+    { "from datetime import datetime\n"
+      "grant = datetime.strptime(\"2020-07-01\", \"%Y-%m-%d\")\n"
+      "vest = [grant.replace(year=grant.year + k) for k in range(1, 5)]\n"
+      "as_of = datetime(2022, 12, 31)\n"
+      "vested = sum(1 for v in vest if v <= as_of)\n"
+      "print(vested, 10000 * vested // 4, [v.year for v in vest], (as_of - grant).total_seconds() / 86400)\n",
+      "2 5000 [2021, 2022, 2023, 2024] 913.0\n" },
+};
+
+/* Reading the clock or a time zone has no registry row: the program is routed out. */
+static void test_outside(void)
+{
+    static const char *const srcs[] = {
+        "from datetime import date\nprint(date.today())\n",
+        "import datetime\nprint(datetime.datetime.now())\n",
+        "from datetime import datetime\nx = datetime.utcnow()\n",
+        "import datetime as dt\nx = dt.datetime.now().date()\n",
+        "from datetime import datetime, timezone\nx = datetime(2024, 1, 1, tzinfo=timezone.utc)\n",
+        "import datetime\nx = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)\n",
+        "from datetime import datetime\nx = datetime(2024, 1, 1).timestamp()\n",
+        "from datetime import datetime\nx = datetime.fromtimestamp(0)\n",
+        "import datetime\nx = datetime.time(5)\n",
+    };
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        int nr;
+        char *got = run(srcs[i], &nr);
+        if (nr <= 0) fprintf(stderr, "in-process, but should not be:\n%s", srcs[i]);
+        CHECK(got == NULL && nr > 0);
+        free(got);
+    }
+}
+
+/* What the subset leaves out at run time says so, instead of answering differently. */
+static void test_refused(void)
+{
+    static const dt_case c[] = {
+        { "from datetime import datetime\nx = datetime.strptime('2024 +0100', '%Y %z')\n",
+          "ValueError: strptime: %z is not supported by the in-process subset\n" },
+        { "from datetime import datetime\nx = datetime.strptime('2024 2024', '%Y %Y')\n",
+          "ValueError: strptime: a directive repeated in one format (%Y) is not supported by "
+          "the in-process subset\n" },
+        { "from datetime import datetime\nx = datetime.fromisoformat('2024-01-31T10:20+01:00')\n",
+          "ValueError: fromisoformat: a UTC offset makes an aware datetime, which the "
+          "in-process subset does not have\n" },
+        { "from datetime import date\nx = date(2024, 1, 1).strftime('%s')\n",
+          "ValueError: strftime: %s depends on the local time zone, which the in-process "
+          "subset does not have\n" },
+    };
+    check_cases(c, sizeof c / sizeof c[0]);
+}
+
+int main(void)
+{
+    check_cases(cases, sizeof cases / sizeof cases[0]);
+    check_cases(finance, sizeof finance / sizeof finance[0]);
+    test_outside();
+    test_refused();
+    return TEST_SUMMARY();
+}
