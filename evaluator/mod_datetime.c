@@ -1236,6 +1236,25 @@ static val *dt_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
     return class_attr(cx, k, name);   /* min, max, resolution, read through an instance */
 }
 
+/* Every attribute is read-only, each kind saying so in its own words. */
+static int dt_setattr(eval_cx *cx, val *self, const char *name, val *v, const ir_node *at)
+{
+    (void)v;
+    int k = kind_of(self);
+    val *cur = dt_attr(cx, self, name, at);
+    if (!cur) return -2;
+    eval_decref(cx, cur);
+    if (!strcmp(name, "min") || !strcmp(name, "max") || !strcmp(name, "resolution"))
+        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object attribute '%s' is read-only", kind_name[k], name);
+    else if (k == DT_DELTA)
+        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "readonly attribute");
+    else
+        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "attribute '%s' of '%s' objects is not writable", name,
+                   kind_name[!strcmp(name, "year") || !strcmp(name, "month") || !strcmp(name, "day")
+                                 ? DT_DATE : DT_DATETIME]);   /* where CPython defines it */
+    return -1;
+}
+
 static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     int k = kind_of(self);
@@ -1351,18 +1370,19 @@ static val *dt_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_n
 
 static const eval_class date_cls = {
     .name = "datetime.date", .repr = dt_repr, .eq = dt_eq, .cmp = dt_cmp,
-    .hash = dt_hash, .binop = dt_binop, .attr = dt_attr, .method = dt_method,
-    .format = dt_format,
+    .hash = dt_hash, .binop = dt_binop, .attr = dt_attr, .setattr = dt_setattr,
+    .method = dt_method, .format = dt_format,
 };
 static const eval_class datetime_cls = {
     .name = "datetime.datetime", .repr = dt_repr, .eq = dt_eq, .cmp = dt_cmp,
-    .hash = dt_hash, .binop = dt_binop, .attr = dt_attr, .method = dt_method,
-    .format = dt_format,
+    .hash = dt_hash, .binop = dt_binop, .attr = dt_attr, .setattr = dt_setattr,
+    .method = dt_method, .format = dt_format,
 };
 static const eval_class delta_cls = {
     .name = "datetime.timedelta", .repr = dt_repr, .eq = dt_eq, .cmp = dt_cmp,
     .hash = dt_hash, .truth = td_truth, .binop = delta_binop, .unary = dt_unary,
-    .attr = dt_attr, .method = dt_method, .format = dt_format, .builtin = dt_builtin,
+    .attr = dt_attr, .setattr = dt_setattr, .method = dt_method, .format = dt_format,
+    .builtin = dt_builtin,
 };
 
 /* ---- the class objects ------------------------------------------------------------------ */

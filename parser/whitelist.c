@@ -238,6 +238,49 @@ static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
     return check(w, obj, depth + 1);
 }
 
+/* Format directives that CPython's datetime takes and the evaluator's refuses (it has no
+ * time zone, no locale tables, no week-number parsing): a literal format holding one sends
+ * the program to the sandbox instead of to a ValueError. `arg`: the format's position
+ * among the call's arguments (or its keyword). strptime also refuses a directive repeated,
+ * which CPython's regular expression rejects with an error of its own. */
+static const struct {
+    const char *method, *kw, *refused;
+    uint32_t arg;
+    int once;
+} literal_formats[] = {
+    { "strptime", NULL, "zZcxXUWwuGV", 2, 1 },
+    { "strftime", "format", "s", 1, 0 },
+};
+
+static cr_code format_reason(wl_ctx *w, const ir_node *call, const char *method)
+{
+    for (size_t t = 0; t < sizeof literal_formats / sizeof literal_formats[0]; t++) {
+        if (strcmp(literal_formats[t].method, method) != 0) continue;
+        const ir_node *f = NULL;
+        for (uint32_t i = 1; i < call->n; i++) {
+            const ir_node *k = call->kid[i];
+            if (k && k->kind == IR_KEYWORD && literal_formats[t].kw && k->text &&
+                strcmp(k->text, literal_formats[t].kw) == 0)
+                f = k->kid[0];
+            else if (k && k->kind != IR_KEYWORD && i == literal_formats[t].arg)
+                f = k;
+        }
+        if (!f || f->kind != IR_STR || !f->text) return CR_OK;
+        unsigned char seen[256] = { 0 };
+        for (uint32_t i = 0; i + 1 < f->len; i++) {
+            if (f->text[i] != '%') continue;
+            unsigned char c = (unsigned char)f->text[++i];
+            if (c == '%') continue;
+            if (strchr(literal_formats[t].refused, c) || (literal_formats[t].once && seen[c]++)) {
+                char what[32];
+                snprintf(what, sizeof what, "%s %%%c", method, c);
+                return add_reason(w, f, "format:%s", what);
+            }
+        }
+    }
+    return CR_OK;
+}
+
 static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
 {
     const ir_node *f = call->kid[0];
@@ -262,6 +305,8 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         return rc;
     } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
+    } else {
+        rc = format_reason(w, call, f->text);
     }
     return rc == CR_OK ? check(w, obj, depth + 1) : rc;
 }
