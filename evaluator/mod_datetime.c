@@ -1,9 +1,11 @@
 /* evaluator/mod_datetime.c: CPython 3.11's datetime module, naive: date, datetime and
  * timedelta with their constructors, arithmetic, comparisons, formatting and parsing, and
  * CPython's exact messages. Time zones stay outside: the registry has no timezone, tzinfo
- * arguments must be None, and an ISO string with a UTC offset is refused by name. What
- * depends on the clock or the local zone (today, now, timestamp, %s) has no row, so a
- * program that uses it goes to the sandbox.
+ * arguments must be None. What depends on the clock or the local zone (today, now,
+ * timestamp) has no row, so a program that uses it goes to the sandbox; what only a value
+ * shows (an ISO string with a UTC offset, a %z or %s in a format held in a variable) ends
+ * the run as outside the subset (CR_EUNSUPPORTED), which no `except` catches, rather than
+ * as an exception CPython would not raise.
  *
  * A timedelta is kept normalised as CPython keeps it (days, 0 <= seconds < 86400,
  * 0 <= microseconds < 10^6); its arithmetic goes through the exact count of microseconds
@@ -563,8 +565,8 @@ static int conv(eval_cx *cx, cr_buf *b, const dtm *t, char c, char flag, int fw,
     case 'R': sub = "%H:%M"; break;
     case 'T': case 'X': sub = "%H:%M:%S"; break;
     case 's':
-        eval_raise(cx, CR_EPY_VALUE, at,
-                   "strftime: %%s depends on the local time zone, which the in-process subset does not have");
+        eval_raise(cx, CR_EUNSUPPORTED, at,
+                   "strftime: %%s (the local time zone) is outside the in-process subset");
         return -1;
     default: return 1;   /* not a conversion */
     }
@@ -760,8 +762,8 @@ static val *fromisoformat(eval_cx *cx, int kind, eval_args *a, const ir_node *at
         }
     }
     if (rc > 0)
-        return eval_raise(cx, CR_EPY_VALUE, at, "fromisoformat: a UTC offset makes an aware datetime, "
-                          "which the in-process subset does not have");
+        return eval_raise(cx, CR_EUNSUPPORTED, at, "fromisoformat: a UTC offset (an aware datetime) "
+                          "is outside the in-process subset");
     if (rc < 0) {
         cr_buf b;
         cr_buf_init(&b, cx->lim->max_str_len);
@@ -958,12 +960,12 @@ static val *strptime_(eval_cx *cx, eval_args *a, const ir_node *at)
             return eval_raise(cx, CR_EPY_VALUE, at, "'%s' is a bad directive in format '%s'", one, f);
         }
         if (!strchr("dfHIjmMpSyYAaBb", d))
-            return eval_raise(cx, CR_EPY_VALUE, at,
-                              "strptime: %%%c is not supported by the in-process subset", d);
+            return eval_raise(cx, CR_EUNSUPPORTED, at,
+                              "strptime: %%%c is outside the in-process subset", d);
         if (seen[(unsigned char)d / 32] & (1u << (d % 32)))
-            return eval_raise(cx, CR_EPY_VALUE, at,
-                              "strptime: a directive repeated in one format (%%%c) is not supported "
-                              "by the in-process subset", d);
+            return eval_raise(cx, CR_EUNSUPPORTED, at,
+                              "strptime: a directive repeated in one format (%%%c) is outside the "
+                              "in-process subset", d);
         seen[(unsigned char)d / 32] |= 1u << (d % 32);
     }
     sp_state st = { .cx = cx, .at = at, .f = f, .s = data->u.str.s, .flen = flen,

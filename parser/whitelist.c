@@ -252,8 +252,22 @@ static const struct {
     { "strftime", "format", "s", 1, 0 },
 };
 
+/* A literal that datetime.fromisoformat would read as aware (a 'Z' or '+', or a '-' past
+ * the longest date form): the evaluator has no time zones. Strings CPython rejects may match
+ * too; the sandbox then gives CPython's error. */
+static cr_code offset_reason(wl_ctx *w, const ir_node *call)
+{
+    const ir_node *s = call->n == 2 ? call->kid[1] : NULL;
+    if (!s || s->kind != IR_STR || !s->text) return CR_OK;
+    for (uint32_t i = 0; i < s->len; i++)
+        if (s->text[i] == 'Z' || s->text[i] == '+' || (s->text[i] == '-' && i > 10))
+            return add_reason(w, s, "format:%s", "fromisoformat offset");
+    return CR_OK;
+}
+
 static cr_code format_reason(wl_ctx *w, const ir_node *call, const char *method)
 {
+    if (strcmp(method, "fromisoformat") == 0) return offset_reason(w, call);
     for (size_t t = 0; t < sizeof literal_formats / sizeof literal_formats[0]; t++) {
         if (strcmp(literal_formats[t].method, method) != 0) continue;
         const ir_node *f = NULL;
