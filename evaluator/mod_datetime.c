@@ -36,7 +36,9 @@ static int kind_of(const val *v)
 {
     if (v->kind != V_OBJ) return -1;
     const eval_class *c = v->u.obj.cls;
-    return c == &date_cls ? DT_DATE : c == &datetime_cls ? DT_DATETIME : c == &delta_cls ? DT_DELTA : -1;
+    return c == &date_cls ? DT_DATE
+         : c == &datetime_cls ? DT_DATETIME
+         : c == &delta_cls ? DT_DELTA : -1;
 }
 #define DT(v) ((dtm *)(v)->u.obj.data)
 #define TD(v) ((tdl *)(v)->u.obj.data)
@@ -118,7 +120,8 @@ static val *raise_range(eval_cx *cx, const ir_node *at)
 
 static int check_date(eval_cx *cx, long y, long m, long d, const ir_node *at)
 {
-    if (y < 1 || y > 9999) return eval_raise(cx, CR_EPY_VALUE, at, "year %ld is out of range", y), -1;
+    if (y < 1 || y > 9999)
+        return eval_raise(cx, CR_EPY_VALUE, at, "year %ld is out of range", y), -1;
     if (m < 1 || m > 12) return eval_raise(cx, CR_EPY_VALUE, at, "month must be in 1..12"), -1;
     if (d < 1 || d > month_days((int)y, (int)m))
         return eval_raise(cx, CR_EPY_VALUE, at, "day is out of range for month"), -1;
@@ -279,8 +282,9 @@ static int parse_args(eval_cx *cx, eval_args *a, const argspec *sp, val **ov, lo
     }
     for (size_t i = 0; i < n; i++) {
         if ((int)i == sp->maxpos && a->npos > i) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s takes at most %zu positional argument%s (%zu given)",
-                       sp->fn, i, i == 1 ? "" : "s", a->npos);
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "%s takes at most %zu positional argument%s (%zu given)", sp->fn, i,
+                       i == 1 ? "" : "s", a->npos);
             return -1;
         }
         val *v = i < a->npos ? a->pos[i] : NULL;
@@ -288,8 +292,8 @@ static int parse_args(eval_cx *cx, eval_args *a, const argspec *sp, val **ov, lo
         ov[i] = v;
         if (!v) {
             if ((int)i < sp->nreq) {
-                eval_raise(cx, CR_EPY_TYPE, at, "%s missing required argument '%s' (pos %zu)", sp->fn,
-                           sp->names[i], i + 1);
+                eval_raise(cx, CR_EPY_TYPE, at, "%s missing required argument '%s' (pos %zu)",
+                           sp->fn, sp->names[i], i + 1);
                 return -1;
             }
             continue;
@@ -310,8 +314,9 @@ static int parse_args(eval_cx *cx, eval_args *a, const argspec *sp, val **ov, lo
     if (used == a->nkw) return 0;
     for (size_t i = 0; i < a->npos && i < n; i++)
         if (eval_kwarg(a, sp->names[i])) {
-            eval_raise(cx, CR_EPY_TYPE, at, "argument for %s given by name ('%s') and position (%zu)",
-                       sp->fn, sp->names[i], i + 1);
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "argument for %s given by name ('%s') and position (%zu)", sp->fn,
+                       sp->names[i], i + 1);
             return -1;
         }
     for (size_t k = 0; k < a->nkw; k++) {
@@ -331,7 +336,8 @@ static int no_args(eval_cx *cx, eval_args *a, const char *qual, const ir_node *a
 {
     if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no keyword arguments", qual), -1;
     if (a->npos)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", qual, a->npos), -1;
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", qual,
+                          a->npos), -1;
     return 0;
 }
 
@@ -450,8 +456,8 @@ static int put_time(eval_cx *cx, cr_buf *b, const dtm *t, int spec)
 
 static int delta_str(eval_cx *cx, cr_buf *b, const tdl *t)
 {
-    if (t->days && put(cx, b, "%d day%s, ", (int)t->days, t->days == 1 || t->days == -1 ? "" : "s") < 0)
-        return -1;
+    const char *plural = t->days == 1 || t->days == -1 ? "" : "s";
+    if (t->days && put(cx, b, "%d day%s, ", (int)t->days, plural) < 0) return -1;
     if (put(cx, b, "%d:%02d:%02d", t->sec / 3600, t->sec / 60 % 60, t->sec % 60) < 0) return -1;
     return t->us ? put(cx, b, ".%06d", (int)t->us) : 0;
 }
@@ -474,7 +480,8 @@ static int dt_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
     const dtm *t = DT(self);
     if (as_str) {
         if (put(cx, b, "%04d-%02d-%02d", t->y, t->mo, t->d) < 0) return -1;
-        return k == DT_DATE || (eval_put(cx, b, " ", 1) == 0 && put_time(cx, b, t, 0) == 0) ? 0 : -1;
+        if (k == DT_DATE) return 0;
+        return eval_put(cx, b, " ", 1) == 0 && put_time(cx, b, t, 0) == 0 ? 0 : -1;
     }
     if (put(cx, b, "%s(%d, %d, %d", kind_name[k], t->y, t->mo, t->d) < 0) return -1;
     if (k == DT_DATETIME) {
@@ -523,7 +530,8 @@ static int strftime_into(eval_cx *cx, cr_buf *b, const dtm *t, const char *f, si
 
 static int conv(eval_cx *cx, cr_buf *b, const dtm *t, char c, char flag, int fw, const ir_node *at)
 {
-    int wd = weekday(t), yday = days_before_month(t->y, t->mo) + t->d, h12 = t->h % 12 ? t->h % 12 : 12;
+    int wd = weekday(t), yday = days_before_month(t->y, t->mo) + t->d;
+    int h12 = t->h % 12 ? t->h % 12 : 12;
     int up = flag == '^' || (flag == '#' && c != 'p'), iy, iw, id;
     const char *sub = NULL;
     switch (c) {
@@ -532,7 +540,8 @@ static int conv(eval_cx *cx, cr_buf *b, const dtm *t, char c, char flag, int fw,
     case 'b': case 'h': return put_word(cx, b, month_names[t->mo], 3, flag, fw, up);
     case 'B': return put_word(cx, b, month_names[t->mo], strlen(month_names[t->mo]), flag, fw, up);
     case 'p': case 'P': {
-        const char *s = c == 'P' || flag == '#' ? (t->h < 12 ? "am" : "pm") : (t->h < 12 ? "AM" : "PM");
+        const char *s = c == 'P' || flag == '#' ? (t->h < 12 ? "am" : "pm")
+                                                : (t->h < 12 ? "AM" : "PM");
         return put_word(cx, b, s, 2, flag, fw, flag == '^');
     }
     case 'C': return put_num(cx, b, t->y / 100, 2, '0', flag, fw);
@@ -555,7 +564,8 @@ static int conv(eval_cx *cx, cr_buf *b, const dtm *t, char c, char flag, int fw,
     case 'G': case 'g': case 'V':
         iso_calendar(t, &iy, &iw, &id);
         if (c == 'V') return put_num(cx, b, iw, 2, '0', flag, fw);
-        return c == 'G' ? put_num(cx, b, iy, 1, '0', flag, fw) : put_num(cx, b, iy % 100, 2, '0', flag, fw);
+        return c == 'G' ? put_num(cx, b, iy, 1, '0', flag, fw)
+                        : put_num(cx, b, iy % 100, 2, '0', flag, fw);
     case 'n': return eval_put(cx, b, "\n", 1);
     case 't': return eval_put(cx, b, "\t", 1);
     case 'c': sub = "%a %b %e %H:%M:%S %Y"; break;
@@ -588,8 +598,8 @@ static int strftime_into(eval_cx *cx, cr_buf *b, const dtm *t, const char *f, si
         size_t s = i++;
         char c = f[i];
         if (c == 'f' || c == 'z' || c == 'Z' || c == '%') {   /* datetime's own, and %% */
-            if ((c == 'f' && put(cx, b, "%06d", t->us) < 0) || (c == '%' && eval_put(cx, b, "%", 1) < 0))
-                return -1;
+            if (c == 'f' && put(cx, b, "%06d", t->us) < 0) return -1;
+            if (c == '%' && eval_put(cx, b, "%", 1) < 0) return -1;
             i++;
             continue;
         }
@@ -741,9 +751,11 @@ static val *fromisoformat(eval_cx *cx, int kind, eval_args *a, const ir_node *at
     const char *q = kind == DT_DATE ? "date.fromisoformat" : "datetime.fromisoformat";
     if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no keyword arguments", q);
     if (a->npos != 1)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes exactly one argument (%zu given)", q, a->npos);
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes exactly one argument (%zu given)", q,
+                          a->npos);
     val *v = a->pos[0];
-    if (v->kind != V_STR) return eval_raise(cx, CR_EPY_TYPE, at, "fromisoformat: argument must be str");
+    if (v->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "fromisoformat: argument must be str");
     const char *s = v->u.str.s;
     size_t len = v->u.str.len;
     dtm t = { 0 };
@@ -762,8 +774,9 @@ static val *fromisoformat(eval_cx *cx, int kind, eval_args *a, const ir_node *at
         }
     }
     if (rc > 0)
-        return eval_raise(cx, CR_EUNSUPPORTED, at, "fromisoformat: a UTC offset (an aware datetime) "
-                          "is outside the in-process subset");
+        return eval_raise(cx, CR_EUNSUPPORTED, at,
+                          "fromisoformat: a UTC offset (an aware datetime) is outside the "
+                          "in-process subset");
     if (rc < 0) {
         cr_buf b;
         cr_buf_init(&b, cx->lim->max_str_len);
@@ -934,11 +947,12 @@ static val *strptime_(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "strptime() takes no keyword arguments");
     if (a->npos != 2)
-        return eval_raise(cx, CR_EPY_TYPE, at, "strptime() takes exactly 2 arguments (%zu given)", a->npos);
+        return eval_raise(cx, CR_EPY_TYPE, at, "strptime() takes exactly 2 arguments (%zu given)",
+                          a->npos);
     for (int i = 0; i < 2; i++)
         if (a->pos[i]->kind != V_STR)
-            return eval_raise(cx, CR_EPY_TYPE, at, "strptime() argument %d must be str, not %s", i + 1,
-                              eval_type_name(a->pos[i]));
+            return eval_raise(cx, CR_EPY_TYPE, at, "strptime() argument %d must be str, not %s",
+                              i + 1, eval_type_name(a->pos[i]));
     val *data = a->pos[0], *fmt = a->pos[1];
     const char *f = fmt->u.str.s;
     size_t flen = fmt->u.str.len;
@@ -957,7 +971,8 @@ static val *strptime_(eval_cx *cx, eval_args *a, const ir_node *at)
             char one[8];
             size_t bad, n = cr_utf8_step(f + i, flen - i, &bad);
             snprintf(one, sizeof one, "%.*s", (int)(n ? n : 1), f + i);
-            return eval_raise(cx, CR_EPY_VALUE, at, "'%s' is a bad directive in format '%s'", one, f);
+            return eval_raise(cx, CR_EPY_VALUE, at, "'%s' is a bad directive in format '%s'", one,
+                              f);
         }
         if (!strchr("dfHIjmMpSyYAaBb", d))
             return eval_raise(cx, CR_EUNSUPPORTED, at,
@@ -1066,10 +1081,12 @@ static int dt_cmp(eval_cx *cx, int op, val *a, val *b)
 static int dt_hash(eval_cx *cx, val *self, uint64_t *h)
 {
     (void)cx;
-    uint64_t x = kind_of(self) == DT_DELTA
-                     ? ((uint64_t)(uint32_t)TD(self)->days << 37) ^ ((uint64_t)TD(self)->sec << 20) ^
-                           (uint64_t)TD(self)->us
-                     : (uint64_t)dt_us(DT(self)) * 2 + (kind_of(self) == DT_DATETIME);
+    uint64_t x;
+    if (kind_of(self) == DT_DELTA)
+        x = ((uint64_t)(uint32_t)TD(self)->days << 37) ^ ((uint64_t)TD(self)->sec << 20) ^
+            (uint64_t)TD(self)->us;
+    else
+        x = (uint64_t)dt_us(DT(self)) * 2 + (kind_of(self) == DT_DATETIME);
     x ^= x >> 31;
     x *= 0x9e3779b97f4a7c15ULL;
     *h = x ^ (x >> 29);
@@ -1114,8 +1131,8 @@ static val *td_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
             break;
         case IR_FLOORDIV: case IR_MOD:
             if (!mpz_sgn(y)) {
-                r = eval_raise(cx, CR_EPY_ZERODIV, at, op == IR_MOD ? "integer modulo by zero"
-                                                                  : "integer division or modulo by zero");
+                r = eval_raise(cx, CR_EPY_ZERODIV, at, "integer %s by zero",
+                               op == IR_MOD ? "modulo" : "division or modulo");
                 break;
             }
             if (op == IR_MOD) {
@@ -1139,10 +1156,14 @@ static val *td_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
         round_even(x, q);
         r = new_td(cx, x, at);
     } else if (td == a && (op == IR_DIV || op == IR_FLOORDIV) &&
-               (n->kind == V_INT || n->kind == V_BOOL || (op == IR_DIV && (n->kind == V_FLOAT || n->kind == V_INF)))) {
+               (n->kind == V_INT || n->kind == V_BOOL ||
+                (op == IR_DIV && (n->kind == V_FLOAT || n->kind == V_INF)))) {
         if (n->kind == V_INF) { r = no_ratio(cx, n, at); goto out; }
         mpq_srcptr d = eval_decided(cx, n, 0);
-        if (!mpq_sgn(d)) { r = eval_raise(cx, CR_EPY_ZERODIV, at, "integer division or modulo by zero"); goto out; }
+        if (!mpq_sgn(d)) {
+            r = eval_raise(cx, CR_EPY_ZERODIV, at, "integer division or modulo by zero");
+            goto out;
+        }
         mpq_set_z(q, x);
         mpq_div(q, q, d);
         if (op == IR_DIV) round_even(x, q);
@@ -1191,7 +1212,8 @@ static val *dt_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 /* timedelta + date: the date's class answers */
 static val *delta_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 {
-    if (op == IR_ADD && kind_of(a) == DT_DELTA && (kind_of(b) == DT_DATE || kind_of(b) == DT_DATETIME))
+    int kb = kind_of(b);
+    if (op == IR_ADD && kind_of(a) == DT_DELTA && (kb == DT_DATE || kb == DT_DATETIME))
         return dt_binop(cx, op, b, a, at);
     return td_binop(cx, op, a, b, at);
 }
@@ -1212,8 +1234,6 @@ static val *dt_unary(eval_cx *cx, int op, val *self, const ir_node *at)
     return r;
 }
 
-static val *int_val(eval_cx *cx, long n) { return eval_int_si(cx, n); }
-
 static val *class_attr(eval_cx *cx, int k, const char *name);
 static val *class_method(eval_cx *cx, int k, int id, eval_args *a, const ir_node *at);
 
@@ -1223,16 +1243,16 @@ static val *dt_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
     (void)at;
     if (k == DT_DELTA) {
         const tdl *t = TD(self);
-        if (!strcmp(name, "days")) return int_val(cx, t->days);
-        if (!strcmp(name, "seconds")) return int_val(cx, t->sec);
-        if (!strcmp(name, "microseconds")) return int_val(cx, t->us);
+        if (!strcmp(name, "days")) return eval_int_si(cx, t->days);
+        if (!strcmp(name, "seconds")) return eval_int_si(cx, t->sec);
+        if (!strcmp(name, "microseconds")) return eval_int_si(cx, t->us);
     } else {
         const dtm *t = DT(self);
         static const char *const f[] = { "year", "month", "day", "hour", "minute", "second",
                                          "microsecond", "fold" };
         const int v[] = { t->y, t->mo, t->d, t->h, t->mi, t->s, t->us, t->fold };
         for (int i = 0; i < (k == DT_DATE ? 3 : 8); i++)
-            if (!strcmp(name, f[i])) return int_val(cx, v[i]);
+            if (!strcmp(name, f[i])) return eval_int_si(cx, v[i]);
         if (k == DT_DATETIME && !strcmp(name, "tzinfo")) return eval_none(cx);
     }
     return class_attr(cx, k, name);   /* min, max, resolution, read through an instance */
@@ -1247,7 +1267,8 @@ static int dt_setattr(eval_cx *cx, val *self, const char *name, val *v, const ir
     if (!cur) return -2;
     eval_decref(cx, cur);
     if (!strcmp(name, "min") || !strcmp(name, "max") || !strcmp(name, "resolution"))
-        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object attribute '%s' is read-only", kind_name[k], name);
+        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object attribute '%s' is read-only",
+                   kind_name[k], name);
     else if (k == DT_DELTA)
         eval_raise(cx, CR_EPY_ATTRIBUTE, at, "readonly attribute");
     else
@@ -1285,7 +1306,7 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     case MT_WEEKDAY: case MT_ISOWEEKDAY: case MT_TOORDINAL:
         snprintf(q, sizeof q, "date.%s", eval_method_name(id));
         if (no_args(cx, a, q, at) < 0) return NULL;
-        return int_val(cx, id == MT_TOORDINAL ? ymd_to_ord(t->y, t->mo, t->d)
+        return eval_int_si(cx, id == MT_TOORDINAL ? ymd_to_ord(t->y, t->mo, t->d)
                                               : weekday(t) + (id == MT_ISOWEEKDAY));
     case MT_DATE:
         if (k != DT_DATETIME) goto none;
@@ -1322,7 +1343,8 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
         cr_buf b;
         cr_buf_init(&b, cx->lim->max_str_len);
         int rc = put(cx, &b, "%04d-%02d-%02d", t->y, t->mo, t->d);
-        if (rc == 0) rc = ov[0] ? eval_put(cx, &b, ov[0]->u.str.s, ov[0]->u.str.len) : eval_put(cx, &b, "T", 1);
+        if (rc == 0) rc = ov[0] ? eval_put(cx, &b, ov[0]->u.str.s, ov[0]->u.str.len)
+                                : eval_put(cx, &b, "T", 1);
         if (rc == 0) rc = put_time(cx, &b, t, spec);
         if (rc < 0) { cr_buf_free(&b); return NULL; }
         return eval_str_buf(cx, &b);
@@ -1444,10 +1466,11 @@ static val *class_method(eval_cx *cx, int k, int id, eval_args *a, const ir_node
 {
     if (id == MT_FROMORDINAL && k != DT_DELTA) {
         long ord;
-        if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "fromordinal() takes no keyword arguments");
+        if (a->nkw)
+            return eval_raise(cx, CR_EPY_TYPE, at, "fromordinal() takes no keyword arguments");
         if (a->npos != 1)
-            return eval_raise(cx, CR_EPY_TYPE, at, "fromordinal() takes exactly 1 argument (%zu given)",
-                              a->npos);
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "fromordinal() takes exactly 1 argument (%zu given)", a->npos);
         if (arg_int(cx, a->pos[0], &ord, at) < 0) return NULL;
         if (ord < 1) return eval_raise(cx, CR_EPY_VALUE, at, "ordinal must be >= 1");
         if (ord > MAX_ORD) return eval_raise(cx, CR_EPY_VALUE, at, "year 10000 is out of range");
@@ -1456,8 +1479,9 @@ static val *class_method(eval_cx *cx, int k, int id, eval_args *a, const ir_node
     if (id == MT_FROMISOFORMAT && k != DT_DELTA) return fromisoformat(cx, k, a, at);
     if (id == MT_STRPTIME && k == DT_DATETIME) return strptime_(cx, a, at);
     /* an instance method through its class: date.weekday(d) */
-    if (a->npos && (kind_of(a->pos[0]) == k || (k == DT_DATE && kind_of(a->pos[0]) == DT_DATETIME)) &&
-        id != MT_FROMORDINAL && id != MT_FROMISOFORMAT && id != MT_STRPTIME) {
+    int k0 = a->npos ? kind_of(a->pos[0]) : -1;
+    if ((k0 == k || (k == DT_DATE && k0 == DT_DATETIME)) && id != MT_FROMORDINAL &&
+        id != MT_FROMISOFORMAT && id != MT_STRPTIME) {
         eval_args rest = *a;
         rest.pos++;
         rest.npos--;
@@ -1493,7 +1517,11 @@ static val *type_obj(eval_cx *cx, int kind)
 }
 
 val *eval_dt_date(eval_cx *cx, const ir_node *at) { (void)at; return type_obj(cx, DT_DATE); }
-val *eval_dt_datetime(eval_cx *cx, const ir_node *at) { (void)at; return type_obj(cx, DT_DATETIME); }
+val *eval_dt_datetime(eval_cx *cx, const ir_node *at)
+{
+    (void)at;
+    return type_obj(cx, DT_DATETIME);
+}
 val *eval_dt_timedelta(eval_cx *cx, const ir_node *at) { (void)at; return type_obj(cx, DT_DELTA); }
 val *eval_dt_minyear(eval_cx *cx, const ir_node *at) { (void)at; return eval_int_si(cx, 1); }
 val *eval_dt_maxyear(eval_cx *cx, const ir_node *at) { (void)at; return eval_int_si(cx, 9999); }
