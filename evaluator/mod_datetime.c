@@ -499,11 +499,12 @@ static int dt_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
  * glibc does not know is copied as it stands. %s reads the local time zone: refused. */
 static int put_num(eval_cx *cx, cr_buf *b, long n, int width, char pad, char flag, int fw)
 {
-    if (flag == '-') pad = 0;
-    else if (flag == '_') pad = ' ';
+    /* glibc: '-' drops the padding unless a width is given, which '-' and '_' fill with
+     * spaces and '0' with zeros */
+    if (flag == '-' && fw <= 0) width = 0;
+    if (flag == '-' || flag == '_') pad = ' ';
     else if (flag == '0') pad = '0';
     if (fw > 0) width = fw;
-    if (!pad) width = 0;
     char s[48];
     int len = snprintf(s, sizeof s, "%ld", n < 0 ? -n : n), sign = n < 0;
     for (int i = len + sign; i < width; i++)
@@ -544,7 +545,7 @@ static int conv(eval_cx *cx, cr_buf *b, const dtm *t, char c, char flag, int fw,
                                                 : (t->h < 12 ? "AM" : "PM");
         return put_word(cx, b, s, 2, flag, fw, flag == '^');
     }
-    case 'C': return put_num(cx, b, t->y / 100, 2, '0', flag, fw);
+    case 'C': return put_num(cx, b, t->y / 100, 1, '0', flag, fw);   /* glibc: unpadded, as %Y */
     case 'd': return put_num(cx, b, t->d, 2, '0', flag, fw);
     case 'e': return put_num(cx, b, t->d, 2, ' ', flag, fw);
     case 'H': return put_num(cx, b, t->h, 2, '0', flag, fw);
