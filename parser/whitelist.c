@@ -223,6 +223,15 @@ static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mo
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
 
+/* A module's name that the program also binds to something else (`import datetime` and
+ * `from datetime import datetime`): which one a use sees depends on the run, so what the
+ * other value may have is let through too; when it is the module, the evaluator raises the
+ * AttributeError CPython raises for a name the real module lacks as well. */
+static int rebound(wl_ctx *w, const ir_node *obj)
+{
+    return obj && obj->kind == IR_NAME && parser_nameset_has(&w->bound, obj->text);
+}
+
 /* `obj.name` read or written (not called): only math's constants and functions. */
 static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
 {
@@ -230,7 +239,9 @@ static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth)
     const ir_node *obj = n->n ? n->kid[0] : NULL;
     int m = module_of(w, obj);
     if (m >= 0) {
-        if (registry_attr(m, n->text, NULL) < 0 && (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
+        if (registry_attr(m, n->text, NULL) < 0 &&
+            !(rebound(w, obj) && registry_is_attr(n->text)) &&
+            (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
             return rc;
     } else if (!registry_is_attr(n->text) && (rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
         return rc;
@@ -314,9 +325,9 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     int m = module_of(w, obj), k;
     if (m >= 0) {
         /* a function, or a value that is a class (`datetime.date(...)`) */
-        if ((k = registry_attr(m, f->text, NULL)) != REG_FUNC && k != REG_VALUE)
-            rc = add_reason2(w, call, "call:%s", m, f->text);
-        return rc;
+        if ((k = registry_attr(m, f->text, NULL)) == REG_FUNC || k == REG_VALUE) return CR_OK;
+        if (rebound(w, obj) && registry_method(f->text) >= 0) return format_reason(w, call, f->text);
+        return add_reason2(w, call, "call:%s", m, f->text);
     } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
     } else {

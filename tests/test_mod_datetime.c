@@ -919,6 +919,26 @@ static const dt_case sweep[] = {
       "OverflowError: date value out of range\n" },
 };
 
+/* `import datetime` and `from datetime import datetime` in one program: the name is
+ * whichever the run bound last */
+static const dt_case rebinding[] = {
+    { "import datetime\n"
+      "from datetime import datetime\n"
+      "x = datetime.strptime(\"2024-01-02\", \"%Y-%m-%d\")\n"
+      "print(x, datetime.max, x - datetime.min)\n",
+      "2024-01-02 00:00:00 9999-12-31 23:59:59.999999 738886 days, 0:00:00\n" },
+    { "import datetime\n"
+      "y = datetime.strptime(\"2024\", \"%Y\")\n"
+      "from datetime import datetime\n",
+      "AttributeError: module 'datetime' has no attribute 'strptime'\n" },
+    { "import datetime\n"
+      "print(datetime.date(2024, 1, 1).max)\n"
+      "print(datetime.max)\n"
+      "from datetime import datetime\n",
+      "9999-12-31\n"
+      "AttributeError: module 'datetime' has no attribute 'max'\n" },
+};
+
 /* Reading the clock or a time zone has no registry row, and a literal format the evaluator
  * cannot follow is a reason: the program is routed out. */
 static void test_outside(void)
@@ -933,6 +953,7 @@ static void test_outside(void)
         "from datetime import datetime\nx = datetime(2024, 1, 1).timestamp()\n",
         "from datetime import datetime\nx = datetime.fromtimestamp(0)\n",
         "import datetime\nx = datetime.time(5)\n",
+        "import datetime\nfrom datetime import datetime\nx = datetime.now()\n",
         /* a literal format the evaluator would refuse */
         "from datetime import datetime\nx = datetime.strptime('2024 +0100', '%Y %z')\n",
         "from datetime import datetime\nx = datetime.strptime('1 2024', '%w %Y')\n",
@@ -975,6 +996,7 @@ int main(void)
     check_cases(cases, sizeof cases / sizeof cases[0]);
     check_cases(finance, sizeof finance / sizeof finance[0]);
     check_cases(sweep, sizeof sweep / sizeof sweep[0]);
+    check_cases(rebinding, sizeof rebinding / sizeof rebinding[0]);
     test_outside();
     test_refused();
     return TEST_SUMMARY();
