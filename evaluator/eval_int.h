@@ -394,6 +394,13 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
 
+/* ---- mod_datetime.c: the class objects and constants of registry.def's datetime rows ---- */
+val *eval_dt_date(eval_cx *cx, const ir_node *at);
+val *eval_dt_datetime(eval_cx *cx, const ir_node *at);
+val *eval_dt_timedelta(eval_cx *cx, const ir_node *at);
+val *eval_dt_minyear(eval_cx *cx, const ir_node *at);
+val *eval_dt_maxyear(eval_cx *cx, const ir_node *at);
+
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
 int resolve_sym(eval_cx *cx, const char *name);           /* interns; -1 on ENOMEM */

@@ -407,6 +407,15 @@ static cr_code check_shapes(wl_ctx *w, const ir_node *call, int mod, const char 
     return ok ? CR_OK : add_reason2(w, call, "call:%s", mod, name);
 }
 
+/* A module's name that the program also binds to something else (`import datetime` and
+ * `from datetime import datetime`): which one a use sees depends on the run, so what the
+ * other value may have is let through too; when it is the module, the evaluator raises the
+ * AttributeError CPython raises for a name the real module lacks as well. */
+static int rebound(wl_ctx *w, const ir_node *obj)
+{
+    return obj && obj->kind == IR_NAME && parser_nameset_has(&w->bound, obj->text);
+}
+
 /* `obj.name` read or written (not called): a module's registry rows, an attribute some
  * object of the registry has, and `args` read from a name an `except ... as` binds (an
  * exception there; `ValueError.args` is a descriptor the evaluator lacks). */
@@ -419,12 +428,71 @@ static cr_code check_attr(wl_ctx *w, const ir_node *n, int depth, int write)
         strcmp(n->text, "args") == 0) {
         /* read below */
     } else if (m >= 0) {
-        if (registry_attr(m, n->text, NULL) < 0 && (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
+        if (registry_attr(m, n->text, NULL) < 0 &&
+            !(rebound(w, obj) && registry_is_attr(n->text)) &&
+            (rc = add_reason2(w, n, "attr:%s", m, n->text)) != CR_OK)
             return rc;
     } else if (!registry_is_attr(n->text) && (rc = add_reason(w, n, "attr:.%s", n->text)) != CR_OK) {
         return rc;
     }
     return check(w, obj, depth + 1);
+}
+
+/* Format directives that CPython's datetime takes and the evaluator's refuses (it has no
+ * time zone, no locale tables, no week-number parsing): a literal format holding one sends
+ * the program to the sandbox instead of to a ValueError. `arg`: the format's position
+ * among the call's arguments (or its keyword). strptime also refuses a directive repeated,
+ * which CPython's regular expression rejects with an error of its own. */
+static const struct {
+    const char *method, *kw, *refused;
+    uint32_t arg;
+    int once;
+} literal_formats[] = {
+    { "strptime", NULL, "zZcxXUWwuGV", 2, 1 },
+    { "strftime", "format", "s", 1, 0 },
+};
+
+/* A literal that datetime.fromisoformat would read as aware (a 'Z' or '+', or a '-' past
+ * the longest date form): the evaluator has no time zones. Strings CPython rejects may match
+ * too; the sandbox then gives CPython's error. */
+static cr_code offset_reason(wl_ctx *w, const ir_node *call)
+{
+    const ir_node *s = call->n == 2 ? call->kid[1] : NULL;
+    if (!s || s->kind != IR_STR || !s->text) return CR_OK;
+    for (uint32_t i = 0; i < s->len; i++)
+        if (s->text[i] == 'Z' || s->text[i] == '+' || (s->text[i] == '-' && i > 10))
+            return add_reason(w, s, "format:%s", "fromisoformat offset");
+    return CR_OK;
+}
+
+static cr_code format_reason(wl_ctx *w, const ir_node *call, const char *method)
+{
+    if (strcmp(method, "fromisoformat") == 0) return offset_reason(w, call);
+    for (size_t t = 0; t < sizeof literal_formats / sizeof literal_formats[0]; t++) {
+        if (strcmp(literal_formats[t].method, method) != 0) continue;
+        const ir_node *f = NULL;
+        for (uint32_t i = 1; i < call->n; i++) {
+            const ir_node *k = call->kid[i];
+            if (k && k->kind == IR_KEYWORD && literal_formats[t].kw && k->text &&
+                strcmp(k->text, literal_formats[t].kw) == 0)
+                f = k->kid[0];
+            else if (k && k->kind != IR_KEYWORD && i == literal_formats[t].arg)
+                f = k;
+        }
+        if (!f || f->kind != IR_STR || !f->text) return CR_OK;
+        unsigned char seen[256] = { 0 };
+        for (uint32_t i = 0; i + 1 < f->len; i++) {
+            if (f->text[i] != '%') continue;
+            unsigned char c = (unsigned char)f->text[++i];
+            if (c == '%') continue;
+            if (strchr(literal_formats[t].refused, c) || (literal_formats[t].once && seen[c]++)) {
+                char what[32];
+                snprintf(what, sizeof what, "%s %%%c", method, c);
+                return add_reason(w, f, "format:%s", what);
+            }
+        }
+    }
+    return CR_OK;
 }
 
 static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
@@ -448,13 +516,14 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     int m = module_of(w, obj), k;
     if (m >= 0) {
         /* a function, or a value that is a class (`datetime.date(...)`) */
-        if ((k = registry_attr(m, f->text, NULL)) != REG_FUNC && k != REG_VALUE)
-            rc = add_reason2(w, call, "call:%s", m, f->text);
-        else if (shaped_module(m))
-            rc = check_shapes(w, call, m, f->text, depth);
-        return rc;
+        if ((k = registry_attr(m, f->text, NULL)) == REG_FUNC || k == REG_VALUE)
+            return shaped_module(m) ? check_shapes(w, call, m, f->text, depth) : CR_OK;
+        if (rebound(w, obj) && registry_method(f->text) >= 0) return format_reason(w, call, f->text);
+        return add_reason2(w, call, "call:%s", m, f->text);
     } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
+    } else {
+        rc = format_reason(w, call, f->text);
     }
     return rc == CR_OK ? check(w, obj, depth + 1) : rc;
 }
