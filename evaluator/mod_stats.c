@@ -1093,6 +1093,8 @@ static val *nd_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
         if (IS_NAN(x) || d->mu->kind == V_INF || d->sigma->kind == V_INF)
             return eval_nonfinite(cx, NAN);   /* rare: IEEE arithmetic in CPython */
         return norm_ppf(cx, x, d->mu, d->sigma, at);
+    case MT_MEAN:   /* a property: d.mean() calls the float */
+        return eval_raise(cx, CR_EPY_TYPE, at, "'float' object is not callable");
     default:
         return NULL;
     }
@@ -1279,6 +1281,27 @@ out:
     return r;
 }
 
+/* norm.mean/std/var(loc, scale): loc, scale and scale**2 as floats, nan for a scale that is
+ * not positive (loc, scale NULL: 0 and 1) */
+static val *norm_moment(eval_cx *cx, int id, val *loc, val *s, const ir_node *at)
+{
+    val *one = NULL, *r;
+    if ((loc && !IS_REAL(loc)) || (s && !IS_REAL(s)))
+        return eval_raise(cx, CR_EPY_TYPE, at, "scipy.stats.norm takes numbers in-process, not %s",
+                          eval_type_name(loc && !IS_REAL(loc) ? loc : s));
+    if (!s && !(s = one = eval_int_si(cx, 1))) return NULL;
+    if ((loc && IS_NAN(loc)) || IS_NAN(s) || s->kind == V_INF || mpq_sgn(eval_decided(cx, s, 0)) <= 0)
+        r = eval_nonfinite(cx, NAN);
+    else if (id == MT_VAR)
+        r = binop_steal(cx, IR_MUL, to_float(cx, s, at), (EV_INCREF(s), s), at);
+    else if (id == MT_STD || loc)
+        r = to_float(cx, id == MT_MEAN ? loc : s, at);
+    else if ((r = eval_num(cx, V_FLOAT)))
+        r = eval_num_done(cx, r);   /* mean() of the standard normal: 0.0 */
+    eval_decref(cx, one);
+    return r;
+}
+
 static const char *const P_NX[] = { "x", "loc", "scale", NULL };
 static const char *const P_NQ[] = { "q", "loc", "scale", NULL };
 
@@ -1287,7 +1310,12 @@ static val *norm_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
     (void)self;
     const char *fn = norm_fn_name(id);
     val *arg[3];
-    if (!fn) return NULL;
+    if (!fn) {
+        static const char *const pm[] = { "loc", "scale", NULL };
+        if (id != MT_MEAN && id != MT_STD && id != MT_VAR) return NULL;
+        if (bind(cx, a, eval_method_name(id), pm, 2, 0, 0, arg, at) < 0) return NULL;
+        return norm_moment(cx, id, arg[0], arg[1], at);
+    }
     if (bind(cx, a, fn, id == MT_PPF || id == MT_ISF ? P_NQ : P_NX, 3, 1, 0, arg, at) < 0)
         return NULL;
     return norm_fn(cx, id, arg[0], arg[1], arg[2], at);
@@ -1321,12 +1349,7 @@ static val *frozen_method(eval_cx *cx, val *self, int id, eval_args *a, const ir
     static const char *const none[] = { NULL };
     snprintf(name, sizeof name, "rv_frozen.%s", eval_method_name(id));
     if (bind(cx, a, name, none, 0, 0, B_SELF, &x, at) < 0) return NULL;
-    /* scipy: loc, scale and scale**2 as floats, nan for a scale that is not positive */
-    val *s = d->scale;
-    if (IS_NAN(d->loc) || IS_NAN(s) || s->kind == V_INF || mpq_sgn(eval_decided(cx, s, 0)) <= 0)
-        return eval_nonfinite(cx, NAN);
-    if (id == MT_VAR) return binop_steal(cx, IR_MUL, to_float(cx, s, at), (EV_INCREF(s), s), at);
-    return to_float(cx, id == MT_MEAN ? d->loc : s, at);
+    return norm_moment(cx, id, d->loc, d->scale, at);
 }
 
 static const eval_class frozen_class = {

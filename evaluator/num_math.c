@@ -442,8 +442,9 @@ static int newton_step(mpfr_t t, const mpfr_t step, mpfr_prec_t wp)
 /* t > 0 with erfc(t) = c (0 < c < 1/2 in mpfr), to about wp bits: Newton on
  * log(erfc(t)) - log(c), whose concavity keeps the iteration from leaving t > 0 once near
  * the root, from Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4 in sqrt(2) t). */
-static void erfc_inverse(mpfr_t t, const mpfr_t c, mpfr_prec_t wp)
+static int erfc_inverse(mpfr_t t, const mpfr_t c, mpfr_prec_t wp)
 {
+    int done = 0;
     mpfr_t l, lc, d, e;
     mpfr_inits2(wp, l, lc, d, e, (mpfr_ptr)0);
     mpfr_log(lc, c, MPFR_RNDN);
@@ -461,15 +462,18 @@ static void erfc_inverse(mpfr_t t, const mpfr_t c, mpfr_prec_t wp)
         mpfr_div(d, d, e, MPFR_RNDN);
         mpfr_neg(d, d, MPFR_RNDN);
         mpfr_div(l, l, d, MPFR_RNDN);
-        if (newton_step(t, l, wp)) break;
+        if ((done = newton_step(t, l, wp))) break;
     }
     mpfr_clears(l, lc, d, e, (mpfr_ptr)0);
+    return done;
 }
 
 /* t with erf(t) = s (0 < s <= 1/2), by Newton from t = s sqrt(pi)/2: erf is concave there
- * and nearly linear, so the iteration converges from the first step. */
-static void erf_inverse(mpfr_t t, const mpfr_t s, mpfr_prec_t wp)
+ * and nearly linear, so the iteration converges from the first step. Both inverses return
+ * whether Newton converged (it does in a few steps; otherwise the caller claims no bits). */
+static int erf_inverse(mpfr_t t, const mpfr_t s, mpfr_prec_t wp)
 {
+    int done = 0;
     mpfr_t e, d;
     mpfr_inits2(wp, e, d, (mpfr_ptr)0);
     mpfr_div_d(t, s, M_2_SQRTPI, MPFR_RNDN);
@@ -478,9 +482,10 @@ static void erf_inverse(mpfr_t t, const mpfr_t s, mpfr_prec_t wp)
         mpfr_sub(e, e, s, MPFR_RNDN);
         erf_slope(d, t);
         mpfr_div(e, e, d, MPFR_RNDN);
-        if (newton_step(t, e, wp)) break;
+        if ((done = newton_step(t, e, wp))) break;
     }
     mpfr_clears(e, d, (mpfr_ptr)0);
+    return done;
 }
 
 /* y = mu + sigma * Phi^-1(p) for 0 < p < 1, p != 1/2 (x = p, y = mu, z = sigma). The
@@ -499,20 +504,21 @@ static long norm_ppf(mpfr_t y, const fn_args *a, mpfr_prec_t wp)
     mpz_sub(mpq_numref(s), mpq_numref(s), mpq_denref(s));   /* stays canonical */
     int neg = mpq_sgn(s) < 0;
     mpq_abs(s, s);
+    int conv;
     if (mpq_cmp_ui(s, 1, 2) <= 0) {
         mpfr_set_q(c, s, MPFR_RNDN);
-        erf_inverse(t, c, wp2);
+        conv = erf_inverse(t, c, wp2);
     } else {
         mpz_sub(mpq_numref(s), mpq_denref(s), mpq_numref(s));   /* 1 - s, canonical */
         mpfr_set_q(c, s, MPFR_RNDN);
-        erfc_inverse(t, c, wp2);
+        conv = erfc_inverse(t, c, wp2);
     }
     mpfr_sqrt_ui(c, 2, MPFR_RNDN);
     mpfr_mul(t, t, c, MPFR_RNDN);
     if (neg) mpfr_neg(t, t, MPFR_RNDN);
     mpfr_set_q(sg, *a->z, MPFR_RNDN);
     mpfr_mul(t, t, sg, MPFR_RNDN);
-    long k = 3, et = (long)mpfr_get_exp(t), emu = LONG_MIN / 4;
+    long k = conv ? 3 : (long)wp, et = (long)mpfr_get_exp(t), emu = LONG_MIN / 4;
     mpfr_set_q(mu, *a->y, MPFR_RNDN);
     if (!mpfr_zero_p(mu)) emu = (long)mpfr_get_exp(mu);
     mpfr_add(t, t, mu, MPFR_RNDN);

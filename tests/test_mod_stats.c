@@ -112,6 +112,10 @@ static void test_cpython_outputs(void)
       "0.084837871172 0.617911422189 1.644853626951 8.0 14.0 196.0 25.9417219176\n" },
     { "from math import log, sqrt, exp\nfrom scipy.stats import norm\n\ndef black_scholes(S, K, T, r, s):\n    d1 = (log(S / K) + (r + s * s / 2) * T) / (s * sqrt(T))\n    d2 = d1 - s * sqrt(T)\n    call = S * norm.cdf(d1) - K * exp(-r * T) * norm.cdf(d2)\n    put = K * exp(-r * T) * norm.cdf(-d2) - S * norm.cdf(-d1)\n    return call, put\n\ncall, put = black_scholes(100, 95, 0.5, 0.05, 0.2)\nprint(f'{call:.10f} {put:.10f}')\nprint(round(call - put - (100 - 95 * exp(-0.05 * 0.5)), 12))",
       "9.8727424004 2.5271840431\n0.0\n" },
+        /* scipy's moments, as NormalDist(8, 14).mean, .stdev, .variance and the standard
+         * normal's print them (scipy: nan for a scale that is not positive) */
+        { "from scipy.stats import norm\nprint(norm.mean(), norm.std(), norm.var(), norm.mean(8, 14), norm.std(loc=8, scale=14), norm.var(8, 14), norm.mean(1, -1))",
+          "0.0 1.0 1.0 8.0 14.0 196.0 nan\n" },
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) CHECK(prints(t[i].src, t[i].out));
 }
@@ -145,6 +149,9 @@ static void test_errors(void)
 {
     static const struct { const char *src, *type, *msg; int line; } t[] = {
     { "import statistics as st\nlr = st.linear_regression([1, 2], [2, 4])\nlr[2]", "IndexError", "tuple index out of range", 3 },
+    /* a method name of another class: CPython's AttributeError, and a property called */
+    { "import statistics as st\nlr = st.linear_regression([1, 2], [2, 4])\nprint(lr.cdf(1))", "AttributeError", "'LinearRegression' object has no attribute 'cdf'", 3 },
+    { "from statistics import NormalDist\nNormalDist().mean()", "TypeError", "'float' object is not callable", 2 },
     { "import statistics as st\nst.mean([])", "StatisticsError", "mean requires at least one data point", 2 },
     { "import statistics as st\nst.fmean([])", "StatisticsError", "fmean requires at least one data point", 2 },
     { "import statistics as st\nst.fmean([1, 2], [1])", "StatisticsError", "data and weights must be the same length", 2 },
