@@ -1210,8 +1210,10 @@ val *eval_st_normaldist(eval_cx *cx, const ir_node *at)
 /* ---- scipy.stats.norm ----------------------------------------------------------------------
  * norm.cdf/sf/pdf/ppf/isf(x, loc=0, scale=1) on scalars, as scipy computes them (ndtr and
  * ndtri are accurate in both tails): a scale that is not positive gives nan, as do ppf's p
- * outside [0, 1]; ppf(0) is -inf and ppf(1) inf. scipy returns numpy.float64 scalars: they
- * print as floats, and here they are floats (repr() shows 0.5, not np.float64(0.5)). */
+ * outside [0, 1]; ppf(0) is -inf and ppf(1) inf. scipy returns numpy.float64 scalars; here
+ * they are floats, which print() shows as every numpy does, and repr() (a list of them
+ * printed) as numpy 1.x does: 0.5, where numpy 2 shows np.float64(0.5). The sandbox's final
+ * value reads a float64 as a float too. */
 
 static int norm_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
