@@ -2514,7 +2514,8 @@ val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
         val *r = self->u.obj.cls->method(cx, self, id, a, at);
         if (r || cx->err.code != CR_OK) return r;
     }
-    if (!eval_method_valid(self, id))
+    /* an object's class answers for itself: what it leaves is no method of its */
+    if (!eval_method_valid(self, id) || self->kind == V_OBJ)
         return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object has no attribute '%s'",
                           eval_type_name(self), eval_method_name(id));
     switch (self->kind) {

@@ -1086,6 +1086,13 @@ static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
         if (norm_index(cx, k, len, &i, "range object", o, at) < 0) return NULL;
         return eval_int_si(cx, (long)(o->u.rng.start + i * o->u.rng.step));
     }
+    case V_OBJ:
+        if (o->u.obj.cls->items) {   /* a named tuple indexes as its tuple */
+            val *t = o->u.obj.cls->items(cx, o), *r = t ? get_item(cx, t, k, at) : NULL;
+            eval_decref(cx, t);
+            return r;
+        }
+        /* fallthrough */
     default:
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not subscriptable",
                           eval_type_name(o));
@@ -1238,7 +1245,8 @@ static int set_slice(eval_cx *cx, val *o, const ir_node *s, val *v, const ir_nod
 static int unpack(eval_cx *cx, const ir_node *t, val *v)
 {
     if (v->kind != V_LIST && v->kind != V_TUPLE && v->kind != V_STR && v->kind != V_DICT &&
-        v->kind != V_SET && v->kind != V_RANGE && v->kind != V_ITER) {
+        v->kind != V_SET && v->kind != V_RANGE && v->kind != V_ITER &&
+        !(v->kind == V_OBJ && v->u.obj.cls->items)) {
         eval_raise(cx, CR_EPY_TYPE, t, "cannot unpack non-iterable %s object", eval_type_name(v));
         return -1;
     }

@@ -220,6 +220,9 @@ struct eval_class {
     /* builtin `bid` (abs, float, int, round, isinstance...) with self as its first argument
      * (for B_ISINSTANCE: self is the class object, its second argument) */
     val *(*builtin)(eval_cx *cx, int bid, val *self, eval_args *a, const ir_node *at);
+    /* a tuple-like object (a named tuple): its items as a new tuple, which iteration,
+     * unpacking, indexing and len() read */
+    val *(*items)(eval_cx *cx, val *self);
 };
 val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 
@@ -400,6 +403,26 @@ val *eval_dt_datetime(eval_cx *cx, const ir_node *at);
 val *eval_dt_timedelta(eval_cx *cx, const ir_node *at);
 val *eval_dt_minyear(eval_cx *cx, const ir_node *at);
 val *eval_dt_maxyear(eval_cx *cx, const ir_node *at);
+/* ---- mod_stats.c: statistics, scipy.stats.norm ---- */
+val *eval_st_mean(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_fmean(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_geometric_mean(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_harmonic_mean(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_median(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_median_low(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_median_high(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_mode(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_multimode(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_quantiles(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_variance(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_pvariance(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_stdev(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_pstdev(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_covariance(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_correlation(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_linear_regression(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_st_normaldist(eval_cx *cx, const ir_node *at);   /* the class */
+val *eval_st_norm(eval_cx *cx, const ir_node *at);         /* scipy.stats.norm */
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);

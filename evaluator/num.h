@@ -100,6 +100,13 @@ cr_code num_sin(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_cos(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_tan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_atan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+/* The normal distribution (statistics.NormalDist, scipy.stats.norm), correctly rounded in
+ * both tails: Phi(x); phi(x) / sigma; mu + sigma * Phi^-1(p) for 0 < p < 1 (exact mu when
+ * p = 1/2 or sigma = 0). */
+cr_code num_norm_cdf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_norm_pdf(mpq_t out, int *exact, const mpq_t x, const mpq_t sigma, const num_ctx *ctx);
+cr_code num_norm_ppf(mpq_t out, int *exact, const mpq_t p, const mpq_t mu, const mpq_t sigma,
+                     const num_ctx *ctx);
 void num_pi(mpq_t out, const num_ctx *ctx);    /* inexact */
 void num_e(mpq_t out, const num_ctx *ctx);     /* inexact */
 cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx);  /* size predicted: LIMIT */

@@ -19,7 +19,7 @@
 typedef long (ziv_fn)(mpfr_t y, const void *arg, mpfr_prec_t wp);
 
 typedef struct {
-    const mpq_t *x, *y;
+    const mpq_t *x, *y, *z;
     int which;
 } fn_args;
 
@@ -123,7 +123,9 @@ static cr_code ziv(mpq_t out, ziv_fn fn, const void *arg, const num_ctx *ctx)
  * |x f'(x) / f(x)| * 2, bounded below with exponents (|v| < 2^EXP(v)). */
 
 enum { F_SQRT, F_EXP, F_LOG, F_LOG10, F_LOG2, F_ERF, F_ERFC, F_SIN, F_COS, F_TAN, F_ATAN,
-       F_LOGB, F_POW, F_PI, F_E };
+       F_LOGB, F_POW, F_PI, F_E, F_NCDF, F_NPDF, F_NPPF };
+
+static long norm_ppf(mpfr_t y, const fn_args *a, mpfr_prec_t wp);
 
 static long eval_fn(mpfr_t y, const void *argp, mpfr_prec_t wp)
 {
@@ -187,6 +189,44 @@ static long eval_fn(mpfr_t y, const void *argp, mpfr_prec_t wp)
         }
         break;
     case F_PI: mpfr_const_pi(y, MPFR_RNDN); k = 1; break;
+    case F_NCDF: {
+        /* Phi(x) = erfc(-x/sqrt(2))/2: the erfc keeps the lower tail's relative accuracy,
+         * where 0.5*(1 + erf) would cancel. The two roundings of t add 2 ulps of input
+         * error, amplified by erfc's condition number (below 2t^2 + 1). */
+        mpfr_t t;
+        mpfr_init2(t, wp);
+        mpfr_sqrt_ui(t, 2, MPFR_RNDN);
+        mpfr_div(t, x, t, MPFR_RNDN);
+        mpfr_neg(t, t, MPFR_RNDN);
+        long et = mpfr_zero_p(t) ? 0 : (long)mpfr_get_exp(t);
+        mpfr_erfc(y, t, MPFR_RNDN);
+        mpfr_div_2ui(y, y, 1, MPFR_RNDN);
+        k = lmax(2 * et, 0) + 5;
+        mpfr_clear(t);
+        break;
+    }
+    case F_NPDF: {
+        /* exp(-x^2/2) / (sqrt(2 pi) * sigma), sigma = *y: exp's condition number is x^2/2 */
+        mpfr_t t, s;
+        mpfr_init2(t, wp);
+        mpfr_init2(s, wp);
+        mpfr_sqr(t, x, MPFR_RNDN);
+        mpfr_div_2ui(t, t, 1, MPFR_RNDN);
+        mpfr_neg(t, t, MPFR_RNDN);
+        long et = mpfr_zero_p(t) ? 0 : (long)mpfr_get_exp(t);
+        mpfr_exp(y, t, MPFR_RNDN);
+        mpfr_const_pi(s, MPFR_RNDN);
+        mpfr_mul_2ui(s, s, 1, MPFR_RNDN);
+        mpfr_sqrt(s, s, MPFR_RNDN);
+        mpfr_set_q(t, *a->y, MPFR_RNDN);
+        mpfr_mul(s, s, t, MPFR_RNDN);
+        mpfr_div(y, y, s, MPFR_RNDN);
+        k = lmax(et, 0) + 4;
+        mpfr_clear(s);
+        mpfr_clear(t);
+        break;
+    }
+    case F_NPPF: k = norm_ppf(y, a, wp); break;
     case F_E: mpfr_set_ui(x, 1, MPFR_RNDN); mpfr_exp(y, x, MPFR_RNDN); k = 1; break;
     }
     mpfr_clear(x);
@@ -197,7 +237,7 @@ static long eval_fn(mpfr_t y, const void *argp, mpfr_prec_t wp)
 static cr_code run_fn(mpq_t out, int *exact, int which, const mpq_t x, const mpq_t y,
                       const num_ctx *ctx)
 {
-    fn_args a = { x ? (const mpq_t *)x : NULL, y ? (const mpq_t *)y : NULL, which };
+    fn_args a = { x ? (const mpq_t *)x : NULL, y ? (const mpq_t *)y : NULL, NULL, which };
     cr_code rc = ziv(out, eval_fn, &a, ctx);
     if (rc == CR_OK && exact) *exact = 0;
     return rc;
@@ -353,6 +393,153 @@ cr_code num_tan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
 cr_code num_atan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
 {
     return fn_of(out, exact, F_ATAN, 0, x, ctx);
+}
+
+/* ---- the normal distribution ------------------------------------------------------------ */
+
+/* Beyond |x| = 40 Phi(x) is within 1e-349 of 0 or 1: below the smallest double, and far
+ * inside the guard digits. */
+cr_code num_norm_cdf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
+{
+    if (!mpq_sgn(x)) {
+        mpq_set_ui(out, 1, 2);
+        return CR_OK;
+    }
+    if (mpq_cmp_si(x, -40, 1) < 0 || mpq_cmp_ui(x, 40, 1) > 0) {
+        mpq_set_ui(out, mpq_sgn(x) > 0, 1);
+        *exact = 0;
+        return CR_OK;
+    }
+    return run_fn(out, exact, F_NCDF, x, NULL, ctx);
+}
+
+cr_code num_norm_pdf(mpq_t out, int *exact, const mpq_t x, const mpq_t sigma, const num_ctx *ctx)
+{
+    if (mpz_sizeinbase(mpq_numref(x), 2) > mpz_sizeinbase(mpq_denref(x), 2) + 64) {
+        mpq_set_ui(out, 0, 1);   /* exp(-x^2/2) < 2^-(2^125): zero in any double */
+        *exact = 0;
+        return CR_OK;
+    }
+    return run_fn(out, exact, F_NPDF, x, sigma, ctx);
+}
+
+/* d = 2/sqrt(pi) exp(-t^2), erf's derivative */
+static void erf_slope(mpfr_t d, const mpfr_t t)
+{
+    mpfr_sqr(d, t, MPFR_RNDN);
+    mpfr_neg(d, d, MPFR_RNDN);
+    mpfr_exp(d, d, MPFR_RNDN);
+    mpfr_mul_d(d, d, M_2_SQRTPI, MPFR_RNDN);
+}
+
+/* t -= step; whether the step was below the last bits of wp (Newton has converged). */
+static int newton_step(mpfr_t t, const mpfr_t step, mpfr_prec_t wp)
+{
+    mpfr_sub(t, t, step, MPFR_RNDN);
+    return mpfr_zero_p(step) || mpfr_get_exp(step) < mpfr_get_exp(t) - wp + 2;
+}
+
+/* t > 0 with erfc(t) = c (0 < c < 1/2 in mpfr), to about wp bits: Newton on
+ * log(erfc(t)) - log(c), whose concavity keeps the iteration from leaving t > 0 once near
+ * the root, from Abramowitz & Stegun 26.2.23 (absolute error < 4.5e-4 in sqrt(2) t). */
+static int erfc_inverse(mpfr_t t, const mpfr_t c, mpfr_prec_t wp)
+{
+    int done = 0;
+    mpfr_t l, lc, d, e;
+    mpfr_inits2(wp, l, lc, d, e, (mpfr_ptr)0);
+    mpfr_log(lc, c, MPFR_RNDN);
+    double lq = mpfr_get_d(lc, MPFR_RNDN) - M_LN2;    /* log of the upper tail's mass c/2 */
+    double s = sqrt(-2 * lq);
+    double z = s - (2.515517 + 0.802853 * s + 0.010328 * s * s) /
+                   (1 + 1.432788 * s + 0.189269 * s * s + 0.001308 * s * s * s);
+    mpfr_set_d(t, z > 0.1 ? z / M_SQRT2 : 0.1, MPFR_RNDN);
+    for (int i = 0; i < 200; i++) {
+        /* h = log erfc(t) - log c; h' = -erf'(t) / erfc(t) */
+        mpfr_erfc(e, t, MPFR_RNDN);
+        mpfr_log(l, e, MPFR_RNDN);
+        mpfr_sub(l, l, lc, MPFR_RNDN);
+        erf_slope(d, t);
+        mpfr_div(d, d, e, MPFR_RNDN);
+        mpfr_neg(d, d, MPFR_RNDN);
+        mpfr_div(l, l, d, MPFR_RNDN);
+        if ((done = newton_step(t, l, wp))) break;
+    }
+    mpfr_clears(l, lc, d, e, (mpfr_ptr)0);
+    return done;
+}
+
+/* t with erf(t) = s (0 < s <= 1/2), by Newton from t = s sqrt(pi)/2: erf is concave there
+ * and nearly linear, so the iteration converges from the first step. Both inverses return
+ * whether Newton converged (it does in a few steps; otherwise the caller claims no bits). */
+static int erf_inverse(mpfr_t t, const mpfr_t s, mpfr_prec_t wp)
+{
+    int done = 0;
+    mpfr_t e, d;
+    mpfr_inits2(wp, e, d, (mpfr_ptr)0);
+    mpfr_div_d(t, s, M_2_SQRTPI, MPFR_RNDN);
+    for (int i = 0; i < 200; i++) {
+        mpfr_erf(e, t, MPFR_RNDN);
+        mpfr_sub(e, e, s, MPFR_RNDN);
+        erf_slope(d, t);
+        mpfr_div(e, e, d, MPFR_RNDN);
+        if ((done = newton_step(t, e, wp))) break;
+    }
+    mpfr_clears(e, d, (mpfr_ptr)0);
+    return done;
+}
+
+/* y = mu + sigma * Phi^-1(p) for 0 < p < 1, p != 1/2 (x = p, y = mu, z = sigma). The
+ * inverse is solved 64 bits past wp, where Newton's last step bounds its error far below an
+ * ulp of t (|h'| > 0.9 on both branches); the one rounding of each later step adds an ulp,
+ * and mu + sigma z adds the cancellation of its two terms. */
+static long norm_ppf(mpfr_t y, const fn_args *a, mpfr_prec_t wp)
+{
+    mpfr_prec_t wp2 = wp + 64;
+    mpq_t s;
+    mpfr_t c, t, mu, sg;
+    mpq_init(s);
+    mpfr_inits2(wp2, c, t, mu, sg, (mpfr_ptr)0);
+    /* s = 2p - 1, exact: the centre solves erf(t) = |s|, each tail erfc(t) = 1 - |s| */
+    mpq_mul_2exp(s, *a->x, 1);
+    mpz_sub(mpq_numref(s), mpq_numref(s), mpq_denref(s));   /* stays canonical */
+    int neg = mpq_sgn(s) < 0;
+    mpq_abs(s, s);
+    int conv;
+    if (mpq_cmp_ui(s, 1, 2) <= 0) {
+        mpfr_set_q(c, s, MPFR_RNDN);
+        conv = erf_inverse(t, c, wp2);
+    } else {
+        mpz_sub(mpq_numref(s), mpq_denref(s), mpq_numref(s));   /* 1 - s, canonical */
+        mpfr_set_q(c, s, MPFR_RNDN);
+        conv = erfc_inverse(t, c, wp2);
+    }
+    mpfr_sqrt_ui(c, 2, MPFR_RNDN);
+    mpfr_mul(t, t, c, MPFR_RNDN);
+    if (neg) mpfr_neg(t, t, MPFR_RNDN);
+    mpfr_set_q(sg, *a->z, MPFR_RNDN);
+    mpfr_mul(t, t, sg, MPFR_RNDN);
+    long k = conv ? 3 : (long)wp, et = (long)mpfr_get_exp(t), emu = LONG_MIN / 4;
+    mpfr_set_q(mu, *a->y, MPFR_RNDN);
+    if (!mpfr_zero_p(mu)) emu = (long)mpfr_get_exp(mu);
+    mpfr_add(t, t, mu, MPFR_RNDN);
+    mpfr_set(y, t, MPFR_RNDN);
+    if (!mpfr_zero_p(y)) k += lmax(lmax(et, emu) - (long)mpfr_get_exp(y), 0);
+    mpfr_clears(c, t, mu, sg, (mpfr_ptr)0);
+    mpq_clear(s);
+    return k;
+}
+
+cr_code num_norm_ppf(mpq_t out, int *exact, const mpq_t p, const mpq_t mu, const mpq_t sigma,
+                     const num_ctx *ctx)
+{
+    if (mpq_cmp_ui(p, 1, 2) == 0 || !mpq_sgn(sigma)) {
+        mpq_set(out, mu);
+        return CR_OK;
+    }
+    fn_args a = { (const mpq_t *)p, (const mpq_t *)mu, (const mpq_t *)sigma, F_NPPF };
+    cr_code rc = ziv(out, eval_fn, &a, ctx);
+    if (rc == CR_OK) *exact = 0;
+    return rc;
 }
 
 void num_pi(mpq_t out, const num_ctx *ctx) { (void)run_fn(out, NULL, F_PI, NULL, NULL, ctx); }

@@ -1549,6 +1549,12 @@ int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
     case V_RANGE:
         it->r = v->u.rng.start;
         break;
+    case V_OBJ:
+        if (v->u.obj.cls->items) {   /* walks its items' tuple, which it->src owns */
+            if (!(it->src = v->u.obj.cls->items(cx, v))) return -1;
+            return 0;
+        }
+        /* fallthrough */
     default:
         eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object is not iterable", eval_type_name(v));
         return -1;
@@ -1681,6 +1687,13 @@ int eval_len(eval_cx *cx, val *v, size_t *n)
         }
         /* fallthrough */
     default:
+        if (v->kind == V_OBJ && v->u.obj.cls->items) {
+            val *t = v->u.obj.cls->items(cx, v);
+            if (!t) return -1;
+            *n = t->u.seq.len;
+            eval_decref(cx, t);
+            return 0;
+        }
         eval_raise(cx, CR_EPY_TYPE, NULL, "object of type '%s' has no len()", eval_type_name(v));
         return -1;
     }

@@ -495,6 +495,22 @@ static cr_code format_reason(wl_ctx *w, const ir_node *call, const char *method)
     return CR_OK;
 }
 
+/* Methods in the subset on numbers only (scipy.stats.norm's): an argument written as a list,
+ * tuple, set or comprehension asks for scipy's element-wise array, which the sandbox has. */
+static const char *const scalar_methods[] = { "cdf", "sf", "pdf", "ppf", "isf", NULL };
+
+static int array_arg(const ir_node *call)
+{
+    for (uint32_t i = 1; i < call->n; i++) {
+        const ir_node *e = call->kid[i];
+        if (e && e->kind == IR_KEYWORD) e = e->n ? e->kid[0] : NULL;
+        if (e && (e->kind == IR_LIST || e->kind == IR_TUPLE || e->kind == IR_SET ||
+                  e->kind == IR_LISTCOMP || e->kind == IR_GENEXP))
+            return 1;
+    }
+    return 0;
+}
+
 static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
 {
     const ir_node *f = call->kid[0];
@@ -522,6 +538,8 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         return add_reason2(w, call, "call:%s", m, f->text);
     } else if (registry_method(f->text) < 0) {
         rc = add_reason(w, call, "method:.%s", f->text);
+    } else if (in_list(scalar_methods, f->text) && array_arg(call)) {
+        rc = add_reason(w, call, "args:.%s", f->text);
     } else {
         rc = format_reason(w, call, f->text);
     }

@@ -291,9 +291,18 @@ static void test_whitelist(void)
 {
     CHECK_STR(reasons("import math\nimport math as m\nfrom math import sqrt\n"
                       "x = math.sqrt(2) + m.log(3) + sqrt(4) + math.pi + m.e\n"), "");
-    CHECK_STR(reasons("import pandas as pd\nimport scipy.stats\nfrom scipy.stats import norm\n"),
-              "import:pandas 1:1 [import pandas as pd]; import:scipy.stats 2:1 [import scipy.stats]; "
-              "import:scipy.stats 3:1 [from scipy.stats import norm]");
+    CHECK_STR(reasons("import pandas as pd\nimport scipy.optimize\nfrom scipy.optimize import fsolve\n"),
+              "import:pandas 1:1 [import pandas as pd]; import:scipy.optimize 2:1 [import scipy.optimize]; "
+              "import:scipy.optimize 3:1 [from scipy.optimize import fsolve]");
+    /* a module of the subset, a name it lacks */
+    CHECK_STR(reasons("from scipy.stats import t\nimport scipy.stats as st\nx = st.binom.pmf(1, 2, 0.5)\n"),
+              "import:scipy.stats.t 1:1 [from scipy.stats import t]; "
+              "method:.pmf 3:5 [st.binom.pmf(1, 2, 0.5)]; attr:scipy.stats.binom 3:5 [st.binom]");
+    /* scipy.stats.norm's functions are in the subset on numbers; an array argument is not */
+    CHECK_STR(reasons("from scipy.stats import norm\nx = norm.cdf(1.5) + norm.ppf(0.9, loc=2)\n"
+                      "y = norm.cdf([1, 2])\nz = norm.pdf(0, scale=(1, 2))\nv = norm.sf(i for i in [1])\n"),
+              "args:.cdf 3:5 [norm.cdf([1, 2])]; args:.pdf 4:5 [norm.pdf(0, scale=(1, 2))]; "
+              "args:.sf 5:5 [norm.sf(i for i in [1])]");
     CHECK_STR(reasons("from math import gamma\n"), "import:math.gamma 1:1 [from math import gamma]");
     /* `from math import *` runs in-process at module level; a name it would bind that the
      * evaluator's math lacks is a reason wherever it appears, as is the import in a def
