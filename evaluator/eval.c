@@ -2177,6 +2177,17 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
             return CR_ENOMEM;
         }
         res->value_fraction = cr_buf_take(&b, NULL);
+    } else if (v->kind == V_OBJ && v->u.obj.cls->rational) {
+        mpq_t q;
+        mpq_init(q);
+        int rc = v->u.obj.cls->rational(cx, v, q);
+        if (rc > 0 && num_fraction_text(&b, q) != CR_OK) rc = -2;
+        mpq_clear(q);
+        if (rc < 0) {
+            cr_buf_free(&b);
+            return rc == -2 ? CR_ENOMEM : cx->err.code;
+        }
+        if (rc > 0) res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
     int inexact = eval_inexact(cx, v);

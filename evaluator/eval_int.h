@@ -166,6 +166,11 @@ typedef struct eval_cx {
     val *solution_value;   /* what the program's own last module-level solution() returned */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
     mpq_t dq[2];           /* eval_decided()'s scratch */
+    /* decimal's context, per run (zero: the defaults): precision (0: 28), rounding mode
+     * (0: ROUND_HALF_EVEN), the signals raised so far (mod_decimal.c's SG_* bits) */
+    int64_t dec_prec;
+    uint8_t dec_round;
+    uint16_t dec_flags;
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
@@ -205,6 +210,9 @@ struct eval_class {
     /* builtin `bid` (abs, float, int, round, isinstance...) with self as its first argument
      * (for B_ISINSTANCE: self is the class object, its second argument) */
     val *(*builtin)(eval_cx *cx, int bid, val *self, eval_args *a, const ir_node *at);
+    /* a number that is no int or float (a Decimal): its exact value, for the result's
+     * fraction as the sandbox gives it. 1 set, 0 it has none (NaN), -1 raised */
+    int (*rational)(eval_cx *cx, val *self, mpq_t out);
 };
 val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 
@@ -352,6 +360,18 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+
+/* ---- mod_decimal.c ---- */
+val *eval_dec_class(eval_cx *cx, const ir_node *at);
+val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_dec_half_even(eval_cx *cx, const ir_node *at);
+val *eval_dec_half_up(eval_cx *cx, const ir_node *at);
+val *eval_dec_half_down(eval_cx *cx, const ir_node *at);
+val *eval_dec_up(eval_cx *cx, const ir_node *at);
+val *eval_dec_down(eval_cx *cx, const ir_node *at);
+val *eval_dec_ceiling(eval_cx *cx, const ir_node *at);
+val *eval_dec_floor(eval_cx *cx, const ir_node *at);
+val *eval_dec_05up(eval_cx *cx, const ir_node *at);
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
