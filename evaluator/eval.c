@@ -2156,7 +2156,8 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
     cr_buf b;
     size_t n = 0;
     res->has_value = 1;
-    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(eval_type_name(v))))
+    const char *tn = eval_type_name(v), *dot = strrchr(tn, '.');
+    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(dot ? dot + 1 : tn)))
         return CR_ENOMEM;
     cr_buf_init(&b, cx->lim->max_str_len);
     if (eval_repr(cx, &b, v, 0) < 0) { cr_buf_free(&b); return cx->err.code; }

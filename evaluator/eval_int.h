@@ -192,7 +192,8 @@ typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
  * the caller raises CPython's TypeError or AttributeError. A class object (`date`,
  * `Decimal`) is itself an object, of a class whose `call` makes instances. */
 struct eval_class {
-    const char *name;      /* type(x).__name__ */
+    const char *name;      /* the type's name as CPython's messages print it (tp_name:
+                            * "decimal.Decimal"); the last component is type(x).__name__ */
     void (*drop)(eval_cx *cx, val *self);                   /* release u.obj.data */
     int (*repr)(eval_cx *cx, cr_buf *b, val *self, int as_str);   /* 0, -1 raised */
     int (*eq)(eval_cx *cx, val *a, val *b);     /* either is of this class: 1, 0, -1 */

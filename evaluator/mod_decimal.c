@@ -369,12 +369,6 @@ static void dec_drop(eval_cx *cx, val *self)
     self->u.obj.data = NULL;
 }
 
-static const char *type_of(const val *v)
-{
-    return IS_DEC(v) ? "decimal.Decimal" : v->kind == V_OBJ && v->u.obj.cls == &ctx_cls
-                                             ? "decimal.Context" : eval_type_name(v);
-}
-
 /* An operand of an arithmetic operation or comparison: a Decimal, an int or a bool (exact).
  * 1: something else (the caller says what CPython says), 0 converted. */
 static int operand(const val *v, dec *d)
@@ -498,7 +492,7 @@ static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
     if (cmp_operand(cx, a, &x) || cmp_operand(cx, b, &y)) {
         static const char *const sym[] = { "<", "<=", "==", "!=", ">", ">=" };
         eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
-                   op >= IR_LT && op <= IR_GE ? sym[op - IR_LT] : "<", type_of(a), type_of(b));
+                   op >= IR_LT && op <= IR_GE ? sym[op - IR_LT] : "<", eval_type_name(a), eval_type_name(b));
         r = -1;
     } else if (x.kind >= DK_NAN || y.kind >= DK_NAN) {
         r = invalid(cx, NULL);
@@ -973,7 +967,7 @@ static val *dec_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
                        eval_type_name(a), eval_type_name(a));
         else if (!(op == IR_MOD && a->kind == V_STR))   /* 'text %s' % d: the string's formatting */
             eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
-                       op_text(op), type_of(a), type_of(b));
+                       op_text(op), eval_type_name(a), eval_type_name(b));
     }
     dclear(&x);
     dclear(&y);
@@ -1168,7 +1162,7 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
         inexact |= (a->pos[1]->flags & VF_INEXACT) != 0;
         if (operand(a->pos[0], &x) || operand(a->pos[1], &y)) {
             eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
-                       bid == B_POW ? "** or pow()" : "divmod()", type_of(a->pos[0]), type_of(a->pos[1]));
+                       bid == B_POW ? "** or pow()" : "divmod()", eval_type_name(a->pos[0]), eval_type_name(a->pos[1]));
         } else if (bid == B_POW) {
             v = arith(cx, IR_POW, &x, &y, inexact, at);
         } else if ((v = arith(cx, IR_FLOORDIV, &x, &y, inexact, at))) {
@@ -1507,7 +1501,7 @@ static int dec_rational(eval_cx *cx, val *self, mpq_t out)
 }
 
 static const eval_class dec_cls = {
-    .name = "Decimal", .drop = dec_drop, .repr = dec_repr, .eq = dec_eq, .cmp = dec_cmp,
+    .name = "decimal.Decimal", .drop = dec_drop, .repr = dec_repr, .eq = dec_eq, .cmp = dec_cmp,
     .hash = dec_hash, .truth = dec_truth, .binop = dec_binop, .unary = dec_unary,
     .attr = dec_attr, .method = dec_method, .format = dec_format, .builtin = dec_builtin,
     .rational = dec_rational,
@@ -1615,7 +1609,7 @@ static int ctx_setattr(eval_cx *cx, val *self, const char *name, val *v, const i
 }
 
 static const eval_class ctx_cls = {
-    .name = "Context", .repr = ctx_repr, .attr = ctx_attr, .setattr = ctx_setattr,
+    .name = "decimal.Context", .repr = ctx_repr, .attr = ctx_attr, .setattr = ctx_setattr,
 };
 
 val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)

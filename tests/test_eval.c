@@ -1425,6 +1425,12 @@ static void test_decimal(void)
               "1 50.00 1050.00 12.34% 1050.00 2.4\n"
               "2 52.50 1102.50 12.34% 1102.50 2.4\n"
               "3 55.13 1157.63 12.34% 1157.63 2.4\n", NULL));
+    /* math's functions and %-formatting take a Decimal through its float(), as CPython */
+    CHECK(run(DEC "import math\n"
+              "print(math.floor(D('2.5')), math.ceil(D('-2.5')), math.trunc(D('2.7')), math.sqrt(D(4)), math.isclose(D('1.0'), 1), math.fabs(D('-1.5')), math.floor(D('-1E+1')))\n"
+              "print('%s|%r|%d|%.3f|%5.1f%%' % (D('1.10'), D('1.10'), D('7.9'), D('2.5'), D('12.25')))\n",
+              "2 -2 2 2.0 True 1.5 -10\n"
+              "1.10|Decimal('1.10')|7|2.500| 12.2%\n", NULL));
 }
 
 /* decimal's signals raise as CPython's traps do ("[<class 'decimal.DivisionByZero'>]", the
@@ -1432,6 +1438,12 @@ static void test_decimal(void)
  * 'decimal.Decimal'. */
 static void test_decimal_errors(void)
 {
+    CHECK(raises(DEC "x = list(range(D(3)))\n",
+                 "TypeError", "'decimal.Decimal' object cannot be interpreted as an integer", 2, 0));
+    CHECK(raises(DEC "x = D(1) < [1]\n",
+                 "TypeError", "'<' not supported between instances of 'decimal.Decimal' and 'list'", 2, 0));
+    CHECK(raises(DEC "x = 'a' + D(1)\n",
+                 "TypeError", "can only concatenate str (not \"decimal.Decimal\") to str", 2, 0));
     CHECK(raises(DEC "D('abc')\n",
                  "InvalidOperation", "[<class 'decimal.ConversionSyntax'>]", 2, 0));
     CHECK(raises(DEC "x = D(1) / D(0)\n",
@@ -1496,6 +1508,26 @@ static void test_decimal_errors(void)
                  "ValueError", "invalid format string", 2, 0));
 }
 
+/* A Decimal answer: its repr, the type CPython's type(x).__name__ gives, and its exact value
+ * as a fraction, as the sandbox reports a Decimal. */
+static void test_decimal_value(void)
+{
+    eval_result r;
+    if (exec_src(DEC "ans = D('1.10') * 3\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('3.30')");
+    CHECK_STR(r.value_type, "Decimal");
+    CHECK_STR(r.value_fraction, "33/10");
+    eval_result_free(&r);
+    if (exec_src(DEC "ans = D('-1E+3') / 8\nnan = D('NaN')\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('-125')");
+    CHECK_STR(r.value_fraction, "-125");
+    eval_result_free(&r);
+    if (exec_src(DEC "x = D('NaN')\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('NaN')");
+    CHECK(r.value_fraction == NULL);
+    eval_result_free(&r);
+}
+
 int main(void)
 {
     test_prints();
@@ -1520,5 +1552,6 @@ int main(void)
     test_nonfinite();
     test_decimal();
     test_decimal_errors();
+    test_decimal_value();
     return TEST_SUMMARY();
 }
