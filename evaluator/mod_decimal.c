@@ -817,8 +817,72 @@ static int is_integral(const dec *d, eval_cx *cx, const ir_node *at, int *err)
     return r;
 }
 
-/* x ** y for a non-integral y: exp(y ln x) correctly rounded to the context, computed with
- * MPFR at growing precision until the rounding digit is decided (Ziv). */
+/* A transcendental function of finite, nonzero operands, correctly rounded to the context's
+ * precision with `mode`: computed with MPFR to about 12 guard digits, at growing precision
+ * until the guard digits decide the rounding (Ziv's strategy); a sticky unit below keeps a
+ * result that is not exact from looking exact, as libmpdec's results are never exact here. */
+enum { MF_POW, MF_EXP, MF_LN, MF_LOG10 };
+static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int mode,
+                    const ir_node *at)
+{
+    int64_t prec = DEC_PREC(cx), keep = prec + 12;
+    mpq_t qa, qb;
+    mpq_inits(qa, qb, NULL);
+    int rc = to_q(cx, qa, a, at);
+    if (rc == 0 && b) rc = to_q(cx, qb, b, at);
+    mpfr_prec_t wp = (mpfr_prec_t)((double)keep * 3.33) + 64;
+    mpfr_t x, y;
+    mpfr_inits2(wp, x, y, (mpfr_ptr)0);
+    for (int round = 0; rc == 0; round++, wp *= 2) {
+        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 64, at) < 0) { rc = -1; break; }
+        mpfr_set_prec(x, wp);
+        mpfr_set_prec(y, wp);
+        mpfr_set_q(x, qa, MPFR_RNDN);
+        switch (fn) {
+        case MF_POW:
+            mpfr_set_q(y, qb, MPFR_RNDN);
+            mpfr_log(x, x, MPFR_RNDN);
+            mpfr_mul(x, x, y, MPFR_RNDN);
+            mpfr_exp(x, x, MPFR_RNDN);
+            break;
+        case MF_EXP: mpfr_exp(x, x, MPFR_RNDN); break;
+        case MF_LN: mpfr_log(x, x, MPFR_RNDN); break;
+        default: mpfr_log10(x, x, MPFR_RNDN); break;
+        }
+        if (mpfr_inf_p(x)) { FLAG(cx, SG_INEXACT); FLAG(cx, SG_ROUNDED); rc = dec_raise(cx, at, SG_OVERFLOW, "Overflow"); break; }
+        if (mpfr_zero_p(x)) {   /* below any exponent: rounds to a zero (not trapped) */
+            set_zero(r, 0, DEC_EMIN - prec + 1);
+            mpz_set_ui(r->c, 1);
+            r->e = DEC_EMIN - prec - 2;
+            rc = dfix(cx, r, prec, mode, at);
+            break;
+        }
+        mpfr_exp_t e10;
+        char *t = mpfr_get_str(NULL, &e10, 10, (size_t)keep, x, MPFR_RNDN);
+        if (!t) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); rc = -1; break; }
+        const char *ds = t + (t[0] == '-'), *g = ds + prec;
+        int ambiguous = 1;
+        for (int k = 2; k < 12; k++)
+            if (g[k] != g[1] || (g[1] != '0' && g[1] != '9')) { ambiguous = 0; break; }
+        if (!ambiguous || round == 5) {
+            mpz_set_str(r->c, ds, 10);
+            r->neg = t[0] == '-';
+            r->kind = DK_FIN;
+            mpz_mul_ui(r->c, r->c, 10);
+            mpz_add_ui(r->c, r->c, 1);
+            r->e = (int64_t)e10 - keep - 1;
+            mpfr_free_str(t);
+            rc = dfix(cx, r, prec, mode, at);
+            break;
+        }
+        mpfr_free_str(t);
+    }
+    mpfr_clears(x, y, (mpfr_ptr)0);
+    mpq_clears(qa, qb, NULL);
+    return rc;
+}
+
+/* x ** y for a non-integral y: exp(y ln x), with the context's rounding. */
 static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
     if (a->kind == DK_INF) {
@@ -827,85 +891,76 @@ static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_n
     }
     if (a->neg && mpz_sgn(a->c)) return invalid(cx, at);
     if (!mpz_sgn(a->c)) {
-        if (b->kind == DK_INF ? b->neg : b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
+        if (b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
+        return 0;
+    }
+    int c, err = 0;
+    dec one;
+    dinit(&one);
+    mpz_set_ui(one.c, 1);
+    c = fin_cmp(cx, a, &one, at, &err);
+    dclear(&one);
+    if (err) return -1;
+    if (c == 0) {   /* 1 ** y: 1 with prec digits, whatever the rounding, as libmpdec */
+        int64_t prec = DEC_PREC(cx);
+        set_zero(r, 0, -(prec - 1));
+        if (p10(cx, r->c, (uint64_t)(prec - 1), at) < 0) return -1;
+        FLAG(cx, SG_INEXACT);
+        FLAG(cx, SG_ROUNDED);
         return 0;
     }
     if (b->kind == DK_INF) {
-        int c, err = 0;
-        dec one;
-        dinit(&one);
-        mpz_set_ui(one.c, 1);
-        c = fin_cmp(cx, a, &one, at, &err);
-        dclear(&one);
-        if (err) return -1;
-        if (c == 0) { return dpow_int(cx, r, a, b, at); }
         if ((c > 0) != b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
         return 0;
     }
-    int64_t prec = DEC_PREC(cx);
-    mpq_t qa, qb;
-    mpq_inits(qa, qb, NULL);
-    int rc = to_q(cx, qa, a, at);
-    if (rc == 0) rc = to_q(cx, qb, b, at);
-    mpfr_t x, y;
-    mpfr_prec_t wp = (mpfr_prec_t)((double)(prec + 10) * 3.33) + 64;
-    mpfr_inits2(wp, x, y, (mpfr_ptr)0);
-    dec t;
-    dinit(&t);
-    for (int round = 0; rc == 0 && round < 6; round++, wp *= 2) {
-        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 64, at) < 0) { rc = -1; break; }
-        mpfr_set_prec(x, wp);
-        mpfr_set_prec(y, wp);
-        mpfr_set_q(x, qa, MPFR_RNDN);
-        mpfr_set_q(y, qb, MPFR_RNDN);
-        mpfr_log(x, x, MPFR_RNDN);
-        mpfr_mul(x, x, y, MPFR_RNDN);
-        mpfr_exp(x, x, MPFR_RNDN);
-        if (!mpfr_number_p(x) || mpfr_zero_p(x)) {
-            rc = dec_raise(cx, at, mpfr_zero_p(x) ? SG_UNDERFLOW : SG_OVERFLOW,
-                           mpfr_zero_p(x) ? "Underflow" : "Overflow");
-            break;
-        }
-        /* digits: prec + guard, and a check that the guard digits are not all 0/9/49../50.. */
-        long ex;
-        int64_t keep = prec + 12;
-        mpfr_exp_t e10;
-        char *s = mpfr_get_str(NULL, &e10, 10, (size_t)keep, x, MPFR_RNDN);
-        if (!s) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); rc = -1; break; }
-        ex = (long)e10;
-        const char *g = s + prec;
-        int ambiguous = 1;
-        for (int k = 1; k < 11; k++)
-            if (g[k] != g[1] || (g[1] != '0' && g[1] != '9')) { ambiguous = 0; break; }
-        mpz_set_str(t.c, s, 10);
-        mpfr_free_str(s);
-        t.e = ex - keep;
-        t.neg = 0;
-        t.kind = DK_FIN;
-        if (!ambiguous || round == 5) {
-            /* the guard digits are not at a tie or an exact boundary: one rounding is right;
-             * a sticky unit below keeps an inexact result from looking exact */
-            mpz_mul_ui(t.c, t.c, 10);
-            mpz_add_ui(t.c, t.c, 1);
-            t.e--;
-            dcopy(r, &t);
-            rc = fix(cx, r, at);
-            break;
-        }
-    }
-    dclear(&t);
-    mpfr_clears(x, y, (mpfr_ptr)0);
-    mpq_clears(qa, qb, NULL);
-    return rc;
+    return mpfr_dec(cx, r, MF_POW, a, b, cx->dec_round, at);
 }
 
+/* exp(), ln(), log10(): correctly rounded, half-even whatever the context's rounding; the
+ * exact cases (exp(0), ln(1), log10 of a power of ten) exact as libmpdec gives them. */
+static int dfunc(eval_cx *cx, dec *r, int fn, const dec *a, const ir_node *at)
+{
+    int rc = nans(cx, r, a, NULL, at);
+    if (rc) return rc < 0 ? -1 : 0;
+    int zero = a->kind == DK_FIN && !mpz_sgn(a->c);
+    if (fn == MF_EXP) {
+        if (a->kind == DK_INF) { if (a->neg) set_zero(r, 0, 0); else set_inf(r, 0); return 0; }
+        if (zero) { set_zero(r, 0, 0); mpz_set_ui(r->c, 1); return 0; }
+    } else {
+        if (zero) { set_inf(r, 1); return 0; }
+        if (a->neg) return invalid(cx, at);
+        if (a->kind == DK_INF) { set_inf(r, 0); return 0; }
+        /* a power of ten: ln(1) = 0, log10(10**k) = k */
+        mpz_t c;
+        mpz_init_set(c, a->c);
+        int64_t e = a->e;
+        while (mpz_divisible_ui_p(c, 10)) { mpz_divexact_ui(c, c, 10); e++; }
+        int pow10 = mpz_cmp_ui(c, 1) == 0;
+        mpz_clear(c);
+        if (pow10 && (fn == MF_LOG10 || e == 0)) {
+            dec k;
+            dinit(&k);
+            mpz_set_si(k.c, (long)(fn == MF_LN ? 0 : e));
+            k.neg = mpz_sgn(k.c) < 0;
+            mpz_abs(k.c, k.c);
+            dcopy(r, &k);
+            dclear(&k);
+            return fix(cx, r, at);
+        }
+    }
+    return mpfr_dec(cx, r, fn, a, NULL, RD_HALF_EVEN, at);
+}
+
+/* 0, or 1 when the result came through exp(y ln x), which libmpdec rounds correctly only
+ * "almost always": such a result is marked inexact. -1 raised. */
 static int dpow(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
     int rc = nans(cx, r, a, b, at), err = 0;
     if (rc) return rc < 0 ? -1 : 0;
     if (b->kind == DK_FIN && is_integral(b, cx, at, &err)) return dpow_int(cx, r, a, b, at);
     if (err) return -1;
-    return dpow_real(cx, r, a, b, at);
+    rc = dpow_real(cx, r, a, b, at);
+    return rc < 0 ? -1 : r->kind == DK_FIN && mpz_sgn(r->c) != 0;
 }
 
 static const char *op_text(int op)
@@ -940,7 +995,9 @@ static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, 
     case IR_DIV: rc = ddiv(cx, &r, x, y, prec, cx->dec_round, at); break;
     case IR_FLOORDIV: rc = dfloordiv(cx, &r, x, y, 0, at); break;
     case IR_MOD: rc = dfloordiv(cx, &r, x, y, 1, at); break;
-    default: rc = dpow(cx, &r, x, y, at); break;
+    default:
+        if ((rc = dpow(cx, &r, x, y, at)) > 0) inexact = 1;
+        break;
     }
     val *v = rc < 0 ? NULL : dec_new(cx, &r, inexact);
     dclear(&r);
@@ -1419,7 +1476,8 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     default:
         break;
     }
-    if (method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE, 0, arg, name, at) < 0)
+    if (method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
+                    id == MT_DEC_LN || id == MT_DEC_LOG10, 0, arg, name, at) < 0)
         return NULL;
     switch (id) {
     case MT_DEC_IS_ZERO: return eval_bool(cx, d->kind == DK_FIN && !mpz_sgn(d->c));
@@ -1439,6 +1497,9 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         if ((rc = fix(cx, &r, at)) < 0) break;
         if (!mpz_sgn(r.c)) { r.e = 0; break; }
         while (mpz_divisible_ui_p(r.c, 10) && r.e < DEC_EMAX) { mpz_divexact_ui(r.c, r.c, 10); r.e++; }
+        break;
+    case MT_DEC_EXP: case MT_DEC_LN: case MT_DEC_LOG10:
+        rc = dfunc(cx, &r, id == MT_DEC_EXP ? MF_EXP : id == MT_DEC_LN ? MF_LN : MF_LOG10, d, at);
         break;
     case MT_DEC_SQRT: {
         if ((rc = nans(cx, &r, d, NULL, at)) != 0) break;

@@ -1431,6 +1431,16 @@ static void test_decimal(void)
               "print('%s|%r|%d|%.3f|%5.1f%%' % (D('1.10'), D('1.10'), D('7.9'), D('2.5'), D('12.25')))\n",
               "2 -2 2 2.0 True 1.5 -10\n"
               "1.10|Decimal('1.10')|7|2.500| 12.2%\n", NULL));
+    /* exp, ln, log10: correctly rounded half-even whatever the context's rounding, exact at
+     * the exact cases; x ** y for a non-integral y with the context's rounding */
+    CHECK(run(DEC "print([D(0).exp(), D(1).exp(), D(1).ln(), D('1.00').ln(), D(10).ln(), D(100).log10(), D('0.001').log10(), D(2).log10(), D('-inf').exp(), D(0).ln(), D('0.5').ln()])\n"
+              "getcontext().rounding = ROUND_UP\n"
+              "print([D(2).exp(), D(2).ln(), D(2) ** D('0.5'), D(3).log10(), D(1) ** D('0.37'), D('1.0') ** D('-inf')])\n"
+              "getcontext().prec = 5\n"
+              "print([D('123.456').exp(), D('1e-10').exp(), D('1.00001').ln(), D('-5000000').exp(), D('1000.00').log10()])\n",
+              "[Decimal('1'), Decimal('2.718281828459045235360287471'), Decimal('0'), Decimal('0'), Decimal('2.302585092994045684017991455'), Decimal('2'), Decimal('-3'), Decimal('0.3010299956639811952137388947'), Decimal('0'), Decimal('-Infinity'), Decimal('-0.6931471805599453094172321215')]\n"
+              "[Decimal('7.389056098930650227230427461'), Decimal('0.6931471805599453094172321215'), Decimal('1.414213562373095048801688725'), Decimal('0.4771212547196624372950279033'), Decimal('1.000000000000000000000000000'), Decimal('1.000000000000000000000000000')]\n"
+              "[Decimal('4.1329E+53'), Decimal('1.0000'), Decimal('0.000010000'), Decimal('0E-1000003'), Decimal('3')]\n", NULL));
 }
 
 /* decimal's signals raise as CPython's traps do ("[<class 'decimal.DivisionByZero'>]", the
@@ -1438,6 +1448,10 @@ static void test_decimal(void)
  * 'decimal.Decimal'. */
 static void test_decimal_errors(void)
 {
+    CHECK(raises(DEC "x = D('1e10').exp()\n",
+                 "Overflow", "[<class 'decimal.Overflow'>]", 2, 0));
+    CHECK(raises(DEC "x = D(-1).ln()\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
     CHECK(raises(DEC "x = list(range(D(3)))\n",
                  "TypeError", "'decimal.Decimal' object cannot be interpreted as an integer", 2, 0));
     CHECK(raises(DEC "x = D(1) < [1]\n",
