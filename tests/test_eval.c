@@ -1425,6 +1425,9 @@ static void test_decimal(void)
               "1 50.00 1050.00 12.34% 1050.00 2.4\n"
               "2 52.50 1102.50 12.34% 1102.50 2.4\n"
               "3 55.13 1157.63 12.34% 1157.63 2.4\n", NULL));
+    CHECK(run("from decimal import *\nx = Decimal('2.675').quantize(Decimal('0.01'), ROUND_HALF_UP)\n"
+              "getcontext().rounding = ROUND_DOWN\nprint(x, Decimal(2) / 3, getcontext().rounding)\n",
+              "2.68 0.6666666666666666666666666666 ROUND_DOWN\n", NULL));
     /* math's functions and %-formatting take a Decimal through its float(), as CPython */
     CHECK(run(DEC "import math\n"
               "print(math.floor(D('2.5')), math.ceil(D('-2.5')), math.trunc(D('2.7')), math.sqrt(D(4)), math.isclose(D('1.0'), 1), math.fabs(D('-1.5')), math.floor(D('-1E+1')))\n"
