@@ -1438,8 +1438,14 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         if (eval_dict_get(cx, c, x, &err)) return 1;
         return err ? -1 : 0;
     case V_RANGE: {
-        if (!IS_NUM(x)) return 0;
-        mpq_srcptr q = eval_decided(cx, x, 0);
+        if (x->kind == V_OBJ && x->u.obj.cls->rational) {
+            /* a number-like object (a Decimal) is in the range when it equals one of its ints */
+            int r = x->u.obj.cls->rational(cx, x, cx->dq[0]);
+            if (r <= 0) return r;
+        } else if (!IS_NUM(x)) {
+            return 0;
+        }
+        mpq_srcptr q = x->kind == V_OBJ ? cx->dq[0] : eval_decided(cx, x, 0);
         if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
         int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
         if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)

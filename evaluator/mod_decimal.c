@@ -1096,7 +1096,8 @@ static val *make(eval_cx *cx, eval_args *a, const ir_node *at)
     static const char *const kws[] = { "value", "context", NULL };
     if (eval_check_args(cx, a, 0, 2, kws, "Decimal", at) < 0) return NULL;
     val *x = a->npos ? a->pos[0] : eval_kwarg(a, "value");
-    if ((a->npos > 1 || eval_kwarg(a, "context")) && !(a->npos > 1 && a->pos[1]->kind == V_NONE))
+    val *c = a->npos > 1 ? a->pos[1] : eval_kwarg(a, "context");
+    if (c && c->kind != V_NONE && !(c->kind == V_OBJ && c->u.obj.cls == &ctx_cls))
         return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
     dec d;
     dinit(&d);

@@ -1428,6 +1428,8 @@ static void test_decimal(void)
     CHECK(run("from decimal import *\nx = Decimal('2.675').quantize(Decimal('0.01'), ROUND_HALF_UP)\n"
               "getcontext().rounding = ROUND_DOWN\nprint(x, Decimal(2) / 3, getcontext().rounding)\n",
               "2.68 0.6666666666666666666666666666 ROUND_DOWN\n", NULL));
+    CHECK(run(DEC "print(D('3') in range(5), D('3.5') in range(5), D('2.0') in range(0, 10, 2), "
+              "D('NaN') in range(3), D('1E+1') in range(20))\n", "True False True False True\n", NULL));
     /* math's functions and %-formatting take a Decimal through its float(), as CPython */
     CHECK(run(DEC "import math\n"
               "print(math.floor(D('2.5')), math.ceil(D('-2.5')), math.trunc(D('2.7')), math.sqrt(D(4)), math.isclose(D('1.0'), 1), math.fabs(D('-1.5')), math.floor(D('-1E+1')))\n"
