@@ -43,7 +43,13 @@ static const char *const sig_names[SG_N] = {
     "Clamped", "InvalidOperation", "DivisionByZero", "Inexact", "FloatOperation", "Overflow",
     "Rounded", "Subnormal", "Underflow"
 };
-#define FLAG(cx, s) ((cx)->dec_flags |= (uint16_t)(1u << (s)))
+/* Besides the sticky flags, bit SG_NOW says that the operation under way rounded its result
+ * to the context (Inexact): such a Decimal is not the exact value of the program's
+ * arithmetic and is marked inexact, as math.sqrt's results are. */
+#define SG_NOW 15
+#define FLAG(cx, s) ((cx)->dec_flags |= (uint16_t)(1u << (s) | ((s) == SG_INEXACT ? 1u << SG_NOW : 0)))
+#define ROUNDING_START(cx) ((cx)->dec_flags &= (uint16_t)~(1u << SG_NOW))
+#define ROUNDED(cx) (((cx)->dec_flags >> SG_NOW) & 1)
 
 static const eval_class dec_cls, type_cls, ctx_cls;
 
@@ -988,6 +994,7 @@ static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, 
     dinit(&r);
     int rc;
     int64_t prec = DEC_PREC(cx);
+    ROUNDING_START(cx);
     switch (op) {
     case IR_ADD: rc = dadd(cx, &r, x, y, 0, prec, cx->dec_round, at); break;
     case IR_SUB: rc = dadd(cx, &r, x, y, 1, prec, cx->dec_round, at); break;
@@ -999,7 +1006,7 @@ static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, 
         if ((rc = dpow(cx, &r, x, y, at)) > 0) inexact = 1;
         break;
     }
-    val *v = rc < 0 ? NULL : dec_new(cx, &r, inexact);
+    val *v = rc < 0 ? NULL : dec_new(cx, &r, inexact || ROUNDED(cx));
     dclear(&r);
     return v;
 }
@@ -1037,13 +1044,14 @@ static val *dec_unary(eval_cx *cx, int op, val *self, const ir_node *at)
     dinit(&r);
     dcopy(&r, DEC_OF(self));
     val *v = NULL;
+    ROUNDING_START(cx);
     int rc = nans(cx, &r, &r, NULL, at);
     if (rc == 0) {
         if (r.kind == DK_FIN && !mpz_sgn(r.c) && cx->dec_round != RD_FLOOR) r.neg = 0;
         else if (op == IR_NEG) r.neg ^= 1;
         rc = fix(cx, &r, at);
     }
-    if (rc >= 0) v = dec_new(cx, &r, (self->flags & VF_INEXACT) != 0);
+    if (rc >= 0) v = dec_new(cx, &r, (self->flags & VF_INEXACT) || ROUNDED(cx));
     dclear(&r);
     return v;
 }
@@ -1490,6 +1498,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     }
     dinit(&r);
     dcopy(&r, d);
+    ROUNDING_START(cx);
     switch (id) {
     case MT_DEC_COPY_ABS: r.neg = 0; break;
     case MT_DEC_COPY_NEGATE: r.neg ^= 1; break;
@@ -1544,7 +1553,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         dclear(&r);
         return NULL;
     }
-    val *v = rc < 0 ? NULL : dec_new(cx, &r, inexact);
+    val *v = rc < 0 ? NULL : dec_new(cx, &r, inexact || ROUNDED(cx));
     dclear(&r);
     return v;
 }

@@ -1528,7 +1528,8 @@ static void test_decimal_errors(void)
 }
 
 /* A Decimal answer: its repr, the type CPython's type(x).__name__ gives, and its exact value
- * as a fraction, as the sandbox reports a Decimal. */
+ * as a fraction, as the sandbox reports a Decimal; exact unless an operation rounded it to
+ * the context (a quantize the program asks for is its own exact answer). */
 static void test_decimal_value(void)
 {
     eval_result r;
@@ -1536,6 +1537,16 @@ static void test_decimal_value(void)
     CHECK_STR(r.value_repr, "Decimal('3.30')");
     CHECK_STR(r.value_type, "Decimal");
     CHECK_STR(r.value_fraction, "33/10");
+    CHECK(r.exact);
+    eval_result_free(&r);
+    /* rounded to the context: CPython's digits, but not the exact quotient */
+    if (exec_src(DEC "ans = D(1) / 7\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('0.1428571428571428571428571429')");
+    CHECK(!r.exact);
+    eval_result_free(&r);
+    if (exec_src(DEC "ans = D(4).sqrt() + D('1.25').quantize(D('0.1'))\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('3.2')");
+    CHECK(r.exact);
     eval_result_free(&r);
     if (exec_src(DEC "ans = D('-1E+3') / 8\nnan = D('NaN')\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
     CHECK_STR(r.value_repr, "Decimal('-125')");
