@@ -464,7 +464,11 @@ static int dcmp(eval_cx *cx, const dec *a, const dec *b, const ir_node *at, int 
 static int cmp_operand(eval_cx *cx, const val *v, dec *d)
 {
     if (operand(v, d) == 0) return 0;
-    if (v->kind == V_FLOAT) { FLAG(cx, SG_FLOAT); from_double_q(d, v->u.q); return 0; }
+    if (v->kind == V_FLOAT) {
+        FLAG(cx, SG_FLOAT);
+        from_double_q(d, eval_decided(cx, (val *)v, 1));   /* as an inexact float decides */
+        return 0;
+    }
     if (v->kind == V_INF) {
         FLAG(cx, SG_FLOAT);
         d->kind = v->sub == INF_NAN ? DK_NAN : DK_INF;
@@ -476,6 +480,8 @@ static int cmp_operand(eval_cx *cx, const val *v, dec *d)
 
 static int dec_eq(eval_cx *cx, val *a, val *b)
 {
+    eval_decides(cx, a);
+    eval_decides(cx, b);
     dec x, y;
     dinit(&x);
     dinit(&y);
@@ -491,6 +497,8 @@ static int dec_eq(eval_cx *cx, val *a, val *b)
 
 static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
 {
+    eval_decides(cx, a);
+    eval_decides(cx, b);
     dec x, y;
     dinit(&x);
     dinit(&y);
@@ -537,7 +545,7 @@ static int dec_hash(eval_cx *cx, val *self, uint64_t *h)
 
 static int dec_truth(eval_cx *cx, val *self)
 {
-    CR_UNUSED(cx);
+    eval_decides(cx, self);
     dec *d = DEC_OF(self);
     return d->kind != DK_FIN || mpz_sgn(d->c) != 0;
 }
@@ -1199,12 +1207,14 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
     }
     case B_INT:
         if (a->npos != 1 || a->nkw) return NULL;
+        eval_decides(cx, self);
         return to_int(cx, d, RD_DOWN, at);
     case B_ROUND: {
         static const char *const kws[] = { "ndigits", NULL };
         if (eval_check_args(cx, a, 1, 2, kws, "round", at) < 0) return NULL;
         val *n = a->npos > 1 ? a->pos[1] : eval_kwarg(a, "ndigits");
         if (!n || n->kind == V_NONE) {
+            eval_decides(cx, self);
             return to_int(cx, d, RD_HALF_EVEN, at);
         }
         if (n->kind != V_INT && n->kind != V_BOOL)
