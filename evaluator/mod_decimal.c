@@ -52,6 +52,7 @@ static const char *const sig_names[SG_N] = {
 #define ROUNDED(cx) (((cx)->dec_flags >> SG_NOW) & 1)
 
 static const eval_class dec_cls, type_cls, ctx_cls;
+static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at);
 
 static void dinit(dec *d) { mpz_init(d->c); d->e = 0; d->neg = 0; d->kind = DK_FIN; }
 static void dclear(dec *d) { mpz_clear(d->c); }
@@ -1464,6 +1465,8 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     val *arg[3];
     dec r;
     switch (id) {
+    case MT_DEC_FROM_FLOAT:
+        return from_float(cx, a, at);
     case MT_DEC_QUANTIZE: case MT_DEC_TO_INTEGRAL: {
         int q = id == MT_DEC_QUANTIZE, mode = cx->dec_round;
         if (method_args(cx, a, kws + !q, 2u + q, (size_t)q, arg, name, at) < 0) return NULL;
@@ -1626,9 +1629,37 @@ static int type_hash(eval_cx *cx, val *self, uint64_t *h)
     return 0;
 }
 
+/* Decimal.from_float(x): the exact value of an int or of a float's double, with no
+ * FloatOperation signal (unlike Decimal(float)). */
+static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    if (a->npos + a->nkw != 1 || a->nkw)
+        return eval_raise(cx, CR_EPY_TYPE, at, "Decimal.from_float() takes exactly one argument "
+                          "(%zu given)", a->npos + a->nkw);
+    val *x = a->pos[0];
+    dec d;
+    dinit(&d);
+    val *v = NULL;
+    uint16_t flags = cx->dec_flags;
+    if (x->kind == V_INT || x->kind == V_BOOL || x->kind == V_FLOAT || x->kind == V_INF) {
+        if (cmp_operand(cx, x, &d) == 0) v = dec_new(cx, &d, (x->flags & VF_INEXACT) != 0);
+        cx->dec_flags = flags;
+    } else {
+        eval_raise(cx, CR_EPY_TYPE, at, "argument must be int or float");
+    }
+    dclear(&d);
+    return v;
+}
+
+static val *type_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    CR_UNUSED(self);
+    return id == MT_DEC_FROM_FLOAT ? from_float(cx, a, at) : NULL;
+}
+
 static const eval_class type_cls = {
     .name = "type", .repr = type_repr, .eq = type_eq, .hash = type_hash, .call = type_call,
-    .builtin = type_builtin,
+    .builtin = type_builtin, .method = type_method,
 };
 
 val *eval_dec_class(eval_cx *cx, const ir_node *at)

@@ -1446,6 +1446,13 @@ static void test_decimal(void)
               "[Decimal('1'), Decimal('2.718281828459045235360287471'), Decimal('0'), Decimal('0'), Decimal('2.302585092994045684017991455'), Decimal('2'), Decimal('-3'), Decimal('0.3010299956639811952137388947'), Decimal('0'), Decimal('-Infinity'), Decimal('-0.6931471805599453094172321215')]\n"
               "[Decimal('7.389056098930650227230427461'), Decimal('0.6931471805599453094172321215'), Decimal('1.414213562373095048801688725'), Decimal('0.4771212547196624372950279033'), Decimal('1.000000000000000000000000000'), Decimal('1.000000000000000000000000000')]\n"
               "[Decimal('4.1329E+53'), Decimal('1.0000'), Decimal('0.000010000'), Decimal('0E-1000003'), Decimal('3')]\n", NULL));
+    /* Decimal.from_float: the double's exact value, no FloatOperation flag; `import decimal` */
+    CHECK(run(DEC "print([D.from_float(0.1), D.from_float(5), D.from_float(float('inf')), D(1).from_float(2.5)], getcontext())\n"
+              "import decimal\n"
+              "decimal.getcontext().prec = 4\n"
+              "print(decimal.Decimal(1) / 3, decimal.Decimal('2.5').quantize(decimal.Decimal('1'), rounding=decimal.ROUND_HALF_UP))\n",
+              "[Decimal('0.1000000000000000055511151231257827021181583404541015625'), Decimal('5'), Decimal('Infinity'), Decimal('2.5')] Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "0.3333 3\n", NULL));
 }
 
 /* decimal's signals raise as CPython's traps do ("[<class 'decimal.DivisionByZero'>]", the
@@ -1453,6 +1460,8 @@ static void test_decimal(void)
  * 'decimal.Decimal'. */
 static void test_decimal_errors(void)
 {
+    CHECK(raises(DEC "x = D.from_float('x')\n",
+                 "TypeError", "argument must be int or float", 2, 0));
     CHECK(raises(DEC "x = D('1e10').exp()\n",
                  "Overflow", "[<class 'decimal.Overflow'>]", 2, 0));
     CHECK(raises(DEC "x = D(-1).ln()\n",
