@@ -1277,12 +1277,38 @@ static val *one_arg(eval_cx *cx, eval_args *a, const char *name, const ir_node *
     return a->pos[0];
 }
 
+/* math's functions take an object that has a float (a Decimal) as CPython's do, through
+ * float() of it (the object's builtin hook); other arguments pass as they are. */
+static val *math_call_objs(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    val *conv[4] = { 0 }, *r = NULL;
+    size_t n = a->npos <= 4 ? a->npos : 0;
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        val *x = a->pos[i];
+        if (x->kind != V_OBJ || !x->u.obj.cls->builtin) continue;
+        eval_args one = { .pos = &a->pos[i], .npos = 1 };
+        conv[i] = x->u.obj.cls->builtin(cx, B_FLOAT, x, &one, at);
+        if (cx->err.code != CR_OK) goto out;
+        any |= conv[i] != NULL;
+    }
+    if (!any) return math_call(cx, id, a, at);
+    val *pos[4];
+    for (size_t i = 0; i < n; i++) pos[i] = conv[i] ? conv[i] : a->pos[i];
+    eval_args b = *a;
+    b.pos = pos;
+    r = math_call(cx, id, &b, at);
+out:
+    for (size_t i = 0; i < n; i++) eval_decref(cx, conv[i]);
+    return r;
+}
+
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
     val *x, *r;
     if (func_impl[id]) return func_impl[id](cx, a, at);
-    if (id >= M_SQRT && id <= M_ISFINITE) return math_call(cx, id, a, at);
+    if (id >= M_SQRT && id <= M_ISFINITE) return math_call_objs(cx, id, a, at);
     if (IS_EXC_CLASS(id)) return b_exception(cx, id, a, at);
     if (a->npos && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
         const eval_class *c = a->pos[0]->u.obj.cls;
@@ -1753,7 +1779,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
 {
     const char *s = fmt->u.str.s;
     size_t n = fmt->u.str.len, i = 0, ai = 0;
-    val **av = &args, *keyed = NULL;
+    val **av = &args, *keyed = NULL, *conv = NULL;
     size_t na = 1;
     int mapping = args->kind == V_DICT || args->kind == V_LIST || args->kind == V_RANGE;
     int inexact = eval_inexact(cx, args);
@@ -1853,6 +1879,14 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
             eval_decref(cx, str);
         } else if (strchr("dieEfFgGxXo", t)) {
             int want_int = strchr("xXo", t) != NULL;
+            if (v->kind == V_OBJ && v->u.obj.cls->builtin && !want_int) {
+                /* a number-like object (a Decimal) formats as its float(), as in CPython */
+                eval_args one = { .pos = &v, .npos = 1 };
+                eval_decref(cx, conv);
+                conv = v->u.obj.cls->builtin(cx, B_FLOAT, v, &one, at);
+                if (cx->err.code != CR_OK) goto fail;
+                if (conv) v = conv;
+            }
             if (!IS_REAL(v) || (want_int && v->kind != V_INT && v->kind != V_BOOL)) {
                 eval_raise(cx, CR_EPY_TYPE, at, "%%%c format: %s is required, not %s", t,
                            strchr("xXo", t) ? "an integer" : "a real number", eval_type_name(v));
@@ -1898,11 +1932,13 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
         goto fail;
     }
     eval_decref(cx, keyed);
+    eval_decref(cx, conv);
     val *r = eval_str_buf(cx, &b);
     if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
     return r;
 fail:
     eval_decref(cx, keyed);
+    eval_decref(cx, conv);
     cr_buf_free(&b);
     return NULL;
 }

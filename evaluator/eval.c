@@ -1454,8 +1454,14 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         if (eval_dict_get(cx, c, x, &err)) return 1;
         return err ? -1 : 0;
     case V_RANGE: {
-        if (!IS_NUM(x)) return 0;
-        mpq_srcptr q = eval_decided(cx, x, 0);
+        if (x->kind == V_OBJ && x->u.obj.cls->rational) {
+            /* a number-like object (a Decimal) is in the range when it equals one of its ints */
+            int r = x->u.obj.cls->rational(cx, x, cx->dq[0]);
+            if (r <= 0) return r;
+        } else if (!IS_NUM(x)) {
+            return 0;
+        }
+        mpq_srcptr q = x->kind == V_OBJ ? cx->dq[0] : eval_decided(cx, x, 0);
         if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
         int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
         if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
@@ -2394,7 +2400,8 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
     cr_buf b;
     size_t n = 0;
     res->has_value = 1;
-    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(eval_type_name(v))))
+    const char *tn = eval_type_name(v), *dot = strrchr(tn, '.');
+    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(dot ? dot + 1 : tn)))
         return CR_ENOMEM;
     cr_buf_init(&b, cx->lim->max_str_len);
     if (eval_repr(cx, &b, v, 0) < 0) { cr_buf_free(&b); return cx->err.code; }
@@ -2415,6 +2422,17 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
             return CR_ENOMEM;
         }
         res->value_fraction = cr_buf_take(&b, NULL);
+    } else if (v->kind == V_OBJ && v->u.obj.cls->rational) {
+        mpq_t q;
+        mpq_init(q);
+        int rc = v->u.obj.cls->rational(cx, v, q);
+        if (rc > 0 && num_fraction_text(&b, q) != CR_OK) rc = -2;
+        mpq_clear(q);
+        if (rc < 0) {
+            cr_buf_free(&b);
+            return rc == -2 ? CR_ENOMEM : cx->err.code;
+        }
+        if (rc > 0) res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
     int inexact = eval_inexact(cx, v);

@@ -177,6 +177,11 @@ typedef struct eval_cx {
                               called it */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
     mpq_t dq[2];           /* eval_decided()'s scratch */
+    /* decimal's context, per run (zero: the defaults): precision (0: 28), rounding mode
+     * (0: ROUND_HALF_EVEN), the signals raised so far (mod_decimal.c's SG_* bits) */
+    int64_t dec_prec;
+    uint8_t dec_round;
+    uint16_t dec_flags;
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
@@ -202,7 +207,8 @@ typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
  * the caller raises CPython's TypeError or AttributeError. A class object (`date`,
  * `Decimal`) is itself an object, of a class whose `call` makes instances. */
 struct eval_class {
-    const char *name;      /* type(x).__name__ */
+    const char *name;      /* the type's name as CPython's messages print it (tp_name:
+                            * "decimal.Decimal"); the last component is type(x).__name__ */
     void (*drop)(eval_cx *cx, val *self);                   /* release u.obj.data */
     int (*repr)(eval_cx *cx, cr_buf *b, val *self, int as_str);   /* 0, -1 raised */
     int (*eq)(eval_cx *cx, val *a, val *b);     /* either is of this class: 1, 0, -1 */
@@ -223,6 +229,9 @@ struct eval_class {
     /* a tuple-like object (a named tuple): its items as a new tuple, which iteration,
      * unpacking, indexing and len() read */
     val *(*items)(eval_cx *cx, val *self);
+    /* a number that is no int or float (a Decimal): its exact value, for the result's
+     * fraction as the sandbox gives it. 1 set, 0 it has none (NaN), -1 raised */
+    int (*rational)(eval_cx *cx, val *self, mpq_t out);
 };
 val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 
@@ -423,6 +432,17 @@ val *eval_st_correlation(eval_cx *cx, eval_args *a, const ir_node *at);
 val *eval_st_linear_regression(eval_cx *cx, eval_args *a, const ir_node *at);
 val *eval_st_normaldist(eval_cx *cx, const ir_node *at);   /* the class */
 val *eval_st_norm(eval_cx *cx, const ir_node *at);         /* scipy.stats.norm */
+/* ---- mod_decimal.c ---- */
+val *eval_dec_class(eval_cx *cx, const ir_node *at);
+val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_dec_half_even(eval_cx *cx, const ir_node *at);
+val *eval_dec_half_up(eval_cx *cx, const ir_node *at);
+val *eval_dec_half_down(eval_cx *cx, const ir_node *at);
+val *eval_dec_up(eval_cx *cx, const ir_node *at);
+val *eval_dec_down(eval_cx *cx, const ir_node *at);
+val *eval_dec_ceiling(eval_cx *cx, const ir_node *at);
+val *eval_dec_floor(eval_cx *cx, const ir_node *at);
+val *eval_dec_05up(eval_cx *cx, const ir_node *at);
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);

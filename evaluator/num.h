@@ -132,6 +132,18 @@ cr_code num_fraction_text(cr_buf *out, const mpq_t v);
  * specifier"); widths and precisions are bounded (CR_ELIMIT past 10^6). */
 cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, size_t speclen,
                    const num_ctx *ctx, cr_error *err);
+/* The padding and grouping of a number another type renders itself (decimal.Decimal): its
+ * sign character (0: none), integer digits int[0..nint) and the rest (point, fraction,
+ * exponent), laid out as num_format() does: fill (UTF-8, 1..4 bytes), align (< > ^ =),
+ * width (-1: none), zero padding through grouping ',' (0: none). */
+typedef struct {
+    char fill[5];
+    size_t fill_len;
+    char align, group;
+    long width;
+} num_layout;
+cr_code num_format_layout(cr_buf *out, const num_layout *l, char sign, const char *ints,
+                          size_t nint, const char *rest, size_t nrest);
 /* format(str, spec): fill, align, width, .precision (truncates), type s or none. */
 cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
                        size_t speclen, cr_error *err);

@@ -515,6 +515,26 @@ cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, s
     return rc;
 }
 
+cr_code num_format_layout(cr_buf *out, const num_layout *l, char sign, const char *ints,
+                          size_t nint, const char *rest, size_t nrest)
+{
+    fspec f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.fill, l->fill, sizeof f.fill);
+    f.fill_len = l->fill_len;
+    f.align = l->align;
+    f.group = l->group;
+    f.width = l->width;
+    f.prec = -1;
+    parts p = { sign, "", { 0 }, nint };
+    cr_buf_init(&p.body, 0);
+    cr_code rc = cr_buf_put(&p.body, ints, nint);
+    if (rc == CR_OK) rc = cr_buf_put(&p.body, rest, nrest);
+    if (rc == CR_OK) rc = assemble(out, &f, &p);
+    cr_buf_free(&p.body);
+    return rc;
+}
+
 cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
                        size_t speclen, cr_error *err)
 {

@@ -18,6 +18,25 @@ static const char *const math_all_names[] = {
     "remainder", "sin", "sinh", "sqrt", "tan", "tanh", "tau", "trunc", "ulp", NULL
 };
 
+/* CPython 3.11's `from decimal import *` names. */
+static const char *const decimal_all_names[] = {
+    "BasicContext", "Clamped", "Context", "ConversionSyntax", "Decimal", "DecimalException",
+    "DecimalTuple", "DefaultContext", "DivisionByZero", "DivisionImpossible",
+    "DivisionUndefined", "ExtendedContext", "FloatOperation", "HAVE_CONTEXTVAR", "HAVE_THREADS",
+    "Inexact", "InvalidContext", "InvalidOperation", "MAX_EMAX", "MAX_PREC", "MIN_EMIN",
+    "MIN_ETINY", "Overflow", "ROUND_05UP", "ROUND_CEILING", "ROUND_DOWN", "ROUND_FLOOR",
+    "ROUND_HALF_DOWN", "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_UP", "Rounded", "Subnormal",
+    "Underflow", "getcontext", "localcontext", "setcontext", NULL
+};
+
+/* The modules whose `from m import *` is in the subset (at module level), with every name it
+ * binds in CPython: one the registry lacks is a reason wherever it appears. */
+static const struct {
+    int mod;
+    const char *const *names;
+} star_mods[] = { { MOD_MATH, math_all_names }, { MOD_DECIMAL, decimal_all_names } };
+#define NSTAR (sizeof star_mods / sizeof star_mods[0])
+
 /* CPython 3.11's builtins, dir(builtins) in sorted order (the interactive helpers that the
  * site module adds, such as exit and license, included). A call of a name that the program
  * never binds and that is not one of these can only raise NameError, which the evaluator
@@ -176,17 +195,21 @@ typedef struct {
     parser_nameset bound;              /* every name the program binds */
     parser_nameset mods[MOD_COUNT];    /* names each module is bound to */
     parser_nameset caught;             /* names an `except ... as` binds */
-    int star;                          /* the program has a `from math import *` */
+    unsigned star;                     /* bit k: the program has a star import of star_mods[k] */
     struct { const char *alias; int mod; const char *name; } *from;   /* `from numpy import x`s */
     parser_nameset containers;         /* names some assignment binds to a container display */
     size_t nfrom, fromcap;
     int fdepth;                        /* functions the check is inside */
 } wl_ctx;
 
+/* 1 + the star_mods index of `from m import *`, or 0. */
 static int is_star_import(const ir_node *n)
 {
-    return n->kind == IR_IMPORT_FROM && strcmp(n->text, "math") == 0 &&
-           strcmp(n->kid[0]->text, "*") == 0;
+    if (n->kind != IR_IMPORT_FROM || strcmp(n->kid[0]->text, "*") != 0) return 0;
+    int m = registry_module(n->text);
+    for (size_t k = 0; k < NSTAR; k++)
+        if (star_mods[k].mod == m) return (int)k + 1;
+    return 0;
 }
 
 
@@ -201,13 +224,20 @@ static cr_code add_reason(wl_ctx *w, const ir_node *n, const char *fmt, const ch
     return ir_add_reason(w->m, code, n->line, n->col, w->src + a, z > a ? z - a : 0);
 }
 
+static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mod,
+                           const char *name);
+
 /* After `from math import *`, a name math binds that the evaluator's math lacks (hypot, tau)
- * would be math's in CPython, wherever it appears. */
+ * would be math's in CPython, wherever it appears; the same for decimal (localcontext). */
 static cr_code star_name(wl_ctx *w, const ir_node *n, const char *name)
 {
-    if (!w->star || !in_list(math_all_names, name) || registry_attr(MOD_MATH, name, NULL) >= 0)
-        return CR_OK;
-    return add_reason(w, n, "import:math.%s", name);
+    for (size_t k = 0; k < NSTAR; k++) {
+        int m = star_mods[k].mod;
+        if ((w->star >> k & 1) && in_list(star_mods[k].names, name) &&
+            registry_attr(m, name, NULL) < 0)
+            return add_reason2(w, n, "import:%s", m, name);
+    }
+    return CR_OK;
 }
 
 static cr_code bind_targets(wl_ctx *w, const ir_node *t)
@@ -235,7 +265,7 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     case IR_FUNCDEF: case IR_PARAM: rc = parser_nameset_add(&w->bound, n->text); break;
     case IR_IMPORT_FROM: {
         int m = registry_module(n->text), sub;
-        w->star |= is_star_import(n);
+        if (is_star_import(n)) w->star |= 1u << (is_star_import(n) - 1);
         rc = parser_nameset_add(&w->bound, n->aux);
         if (rc == CR_OK && m >= 0 && shaped_module(m)) {
             if (w->nfrom == w->fromcap) {
@@ -579,7 +609,7 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     case IR_IMPORT_FROM: {
         int m = registry_module(n->text);
         if (m < 0) rc = add_reason(w, n, "import:%s", n->text);
-        else if (is_star_import(n) && m == MOD_MATH && w->fdepth == 0) rc = CR_OK;   /* a SyntaxError in a def */
+        else if (is_star_import(n) && w->fdepth == 0) rc = CR_OK;   /* a SyntaxError in a def */
         else if (registry_attr(m, n->kid[0]->text, NULL) < 0)
             rc = add_reason2(w, n, "import:%s", m, n->kid[0]->text);
         return rc;

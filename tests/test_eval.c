@@ -1163,6 +1163,302 @@ static void test_bindings(void)
     ir_module_free(m);
 }
 
+/* ---- decimal ---------------------------------------------------------------------------- */
+
+/* Every program imports the module's names on its first line, so lines match CPython's. */
+#define DEC "from decimal import Decimal as D, getcontext, ROUND_HALF_UP, ROUND_HALF_EVEN, " \
+    "ROUND_HALF_DOWN, ROUND_UP, ROUND_DOWN, ROUND_CEILING, ROUND_FLOOR, ROUND_05UP\n"
+
+/* Decimal as CPython 3.11's _decimal: construction, exponents kept (1.10), each operation's
+ * ideal exponent and one rounding to the context, every rounding mode, the context per run
+ * (the program after the one setting prec = 50 sees 28 again), format specs, methods. */
+static void test_decimal(void)
+{
+    CHECK(run(DEC "for s in ['1.10', '-0', '0.000001', '0.0000001', '123E-10', '1E+5', '1e+3', ' 1.5 ', '1_000', 'inf', '-nan', 'sNaN', 'NaN123', '-Infinity', '1.', '.5', '-.5e-3', '0e10']:\n"
+              "    print([D(s)], D(s))\n"
+              "print([D(0.1), D(1.1), D(2.0), D(1e20), D(0.5), D(3), D(True), D(), D(-7), D(D('2.50'))])\n"
+              "print([D((0, (1, 2), -1)), D((1, (0,), 5)), D([0, [1, 2, 3], 2]), D(value='2.50')])\n",
+              "[Decimal('1.10')] 1.10\n"
+              "[Decimal('-0')] -0\n"
+              "[Decimal('0.000001')] 0.000001\n"
+              "[Decimal('1E-7')] 1E-7\n"
+              "[Decimal('1.23E-8')] 1.23E-8\n"
+              "[Decimal('1E+5')] 1E+5\n"
+              "[Decimal('1E+3')] 1E+3\n"
+              "[Decimal('1.5')] 1.5\n"
+              "[Decimal('1000')] 1000\n"
+              "[Decimal('Infinity')] Infinity\n"
+              "[Decimal('-NaN')] -NaN\n"
+              "[Decimal('sNaN')] sNaN\n"
+              "[Decimal('NaN123')] NaN123\n"
+              "[Decimal('-Infinity')] -Infinity\n"
+              "[Decimal('1')] 1\n"
+              "[Decimal('0.5')] 0.5\n"
+              "[Decimal('-0.0005')] -0.0005\n"
+              "[Decimal('0E+10')] 0E+10\n"
+              "[Decimal('0.1000000000000000055511151231257827021181583404541015625'), Decimal('1.100000000000000088817841970012523233890533447265625'), Decimal('2'), Decimal('100000000000000000000'), Decimal('0.5'), Decimal('3'), Decimal('1'), Decimal('0'), Decimal('-7'), Decimal('2.50')]\n"
+              "[Decimal('1.2'), Decimal('-0E+5'), Decimal('1.23E+4'), Decimal('2.50')]\n", NULL));
+    CHECK(run(DEC "print([D(1) / D(3), D(10) / D(4), D('1.00') / D(4), D('100') / D('1E+2'), D(1) - D('1.00'), -D(0), D('-0') + D('0')])\n"
+              "print([sum([D('0.1'), D('0.2')]), D(10) ** 30, D('1.000000000000000000000000000000001') + 0])\n"
+              "print([D(7) // D(-2), D(7) % D(-2), D(-7) % D(2), D('7.5') % 2, 2 ** D(3), 3 * D('1.5'), 1 - D('0.3'), 7 / D(2), 7 // D(2), 7 % D(2)])\n"
+              "print([D('1.0') ** -1, D('2') ** -2, D('1.10') ** 2, D('3') ** -1, D('0') ** -1, D('1.1') ** -3, D(2) ** 200, D('0.00') ** 2, D('-2') ** 3, D('-0') ** -3])\n"
+              "print([abs(D('-1.50')), -D('1.50'), +D('-0'), divmod(D(7), D(2)), divmod(D(-7), 2), pow(D(2), 10)])\n",
+              "[Decimal('0.3333333333333333333333333333'), Decimal('2.5'), Decimal('0.25'), Decimal('1.00'), Decimal('0.00'), Decimal('0'), Decimal('0')]\n"
+              "[Decimal('0.3'), Decimal('1.000000000000000000000000000E+30'), Decimal('1.000000000000000000000000000')]\n"
+              "[Decimal('-3'), Decimal('1'), Decimal('-1'), Decimal('1.5'), Decimal('8'), Decimal('4.5'), Decimal('0.7'), Decimal('3.5'), Decimal('3'), Decimal('1')]\n"
+              "[Decimal('1'), Decimal('0.25'), Decimal('1.2100'), Decimal('0.3333333333333333333333333333'), Decimal('Infinity'), Decimal('0.7513148009015777610818933133'), Decimal('1.606938044258990275541962092E+60'), Decimal('0'), Decimal('-8'), Decimal('-Infinity')]\n"
+              "[Decimal('1.50'), Decimal('-1.50'), Decimal('0'), (Decimal('3'), Decimal('1')), (Decimal('-3'), Decimal('-1')), Decimal('1024')]\n", NULL));
+    CHECK(run(DEC "print([D(1) < 1.5, D('0.1') > 0.1, D('0.5') == 0.5, 0.5 == D('0.5'), 2 > D('1.5'), D('1.5') >= D('1.50'), D('inf') > 10**100, D(1) < float('inf'), D('1') == 'a', D(1) in [1, 2], D('NaN') == D('NaN')])\n"
+              "print([max(D('1.5'), D('2.5'), D(-1)), min([D('1.5'), 1, D('0.5')]), sorted([D('2'), 1, D('0.5'), D('-1E+1')]), sum([D('1.10'), D('2.20')], D('0.00'))])\n"
+              "print([isinstance(D(1), D), isinstance(1, D), isinstance(D(1), (int, D)), bool(D(0)), bool(D('0.01')), bool(D('NaN'))])\n"
+              "d = {D('1.0'): 'a', 2: 'b'}\n"
+              "print([d[1], d[D(2)], D('1.5') in {1.5}, len({D(1), 1, 1.0, D('1.00')})])\n",
+              "[True, False, True, True, True, True, True, True, False, True, False]\n"
+              "[Decimal('2.5'), Decimal('0.5'), [Decimal('-1E+1'), Decimal('0.5'), 1, Decimal('2')], Decimal('3.30')]\n"
+              "[True, False, True, False, True, True]\n"
+              "['a', 'b', True, 1]\n", NULL));
+    CHECK(run(DEC "modes = [ROUND_HALF_UP, ROUND_HALF_EVEN, ROUND_HALF_DOWN, ROUND_UP, ROUND_DOWN, ROUND_CEILING, ROUND_FLOOR, ROUND_05UP]\n"
+              "for m in modes:\n"
+              "    print(m, [str(D(s).quantize(D('0.01'), rounding=m)) for s in ['2.675', '2.665', '-2.675', '2.6751', '-2.6749', '2.601', '2.651', '0.005', '-0.005', '7']])\n"
+              "    print(m, [str(D(s).quantize(D('1'), m)) for s in ['2.5', '3.5', '-2.5', '0.5', '5.01', '0.01', '-0.01']])\n"
+              "print([D('7.325').quantize(D('1E-2')), D('1234.5678').quantize(D('1E+2')), D('0').quantize(D('0.001')), D(5).quantize(D('0.1')), D('7.25').quantize(1), D('7.25').quantize(exp=D('0.1'))])\n",
+              "ROUND_HALF_UP ['2.68', '2.67', '-2.68', '2.68', '-2.67', '2.60', '2.65', '0.01', '-0.01', '7.00']\n"
+              "ROUND_HALF_UP ['3', '4', '-3', '1', '5', '0', '-0']\n"
+              "ROUND_HALF_EVEN ['2.68', '2.66', '-2.68', '2.68', '-2.67', '2.60', '2.65', '0.00', '-0.00', '7.00']\n"
+              "ROUND_HALF_EVEN ['2', '4', '-2', '0', '5', '0', '-0']\n"
+              "ROUND_HALF_DOWN ['2.67', '2.66', '-2.67', '2.68', '-2.67', '2.60', '2.65', '0.00', '-0.00', '7.00']\n"
+              "ROUND_HALF_DOWN ['2', '3', '-2', '0', '5', '0', '-0']\n"
+              "ROUND_UP ['2.68', '2.67', '-2.68', '2.68', '-2.68', '2.61', '2.66', '0.01', '-0.01', '7.00']\n"
+              "ROUND_UP ['3', '4', '-3', '1', '6', '1', '-1']\n"
+              "ROUND_DOWN ['2.67', '2.66', '-2.67', '2.67', '-2.67', '2.60', '2.65', '0.00', '-0.00', '7.00']\n"
+              "ROUND_DOWN ['2', '3', '-2', '0', '5', '0', '-0']\n"
+              "ROUND_CEILING ['2.68', '2.67', '-2.67', '2.68', '-2.67', '2.61', '2.66', '0.01', '-0.00', '7.00']\n"
+              "ROUND_CEILING ['3', '4', '-2', '1', '6', '1', '-0']\n"
+              "ROUND_FLOOR ['2.67', '2.66', '-2.68', '2.67', '-2.68', '2.60', '2.65', '0.00', '-0.01', '7.00']\n"
+              "ROUND_FLOOR ['2', '3', '-3', '0', '5', '0', '-1']\n"
+              "ROUND_05UP ['2.67', '2.66', '-2.67', '2.67', '-2.67', '2.61', '2.66', '0.01', '-0.01', '7.00']\n"
+              "ROUND_05UP ['2', '3', '-2', '1', '6', '1', '-1']\n"
+              "[Decimal('7.32'), Decimal('1.2E+3'), Decimal('0.000'), Decimal('5.0'), Decimal('7'), Decimal('7.2')]\n", NULL));
+    CHECK(run(DEC "print(getcontext().prec, getcontext().rounding)\n"
+              "getcontext().prec = 10\n"
+              "print(D(1) / D(7), D(2).sqrt(), D('1234567890.12') + 0, getcontext().prec)\n"
+              "getcontext().rounding = ROUND_HALF_UP\n"
+              "print(D(2) / D(3), round(D('0.125'), 2), round(D('2.5')), D('1.000000000005') * 1, f\"{D('0.125'):.2f}\")\n"
+              "getcontext().rounding = ROUND_FLOOR\n"
+              "print(-D(0), D('-1') + D('1'), D(0) - D(0))\n"
+              "ctx = getcontext()\n"
+              "ctx.prec = 5\n"
+              "ctx.rounding = ROUND_HALF_EVEN\n"
+              "print(D(1) / 3, ctx.prec)\n"
+              "print(getcontext())\n",
+              "28 ROUND_HALF_EVEN\n"
+              "0.1428571429 1.414213562 1234567890 10\n"
+              "0.6666666667 0.13 2 1.000000000 0.13\n"
+              "-0 -0 -0\n"
+              "0.33333 5\n"
+              "Context(prec=5, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run(DEC "getcontext().prec = 50\n"
+              "print(D(1) / D(7))\n"
+              "print(D(2).sqrt())\n",
+              "0.14285714285714285714285714285714285714285714285714\n"
+              "1.4142135623730950488016887242096980785696718753769\n", NULL));
+    CHECK(run(DEC "print(getcontext().prec, D(1) / D(7))\n",
+              "28 0.1428571428571428571428571429\n", NULL));
+    CHECK(run(DEC "for spec in [',.2f', '.2%', '010,.2f', '*^15,.2f', '.2', '10', 'e', '.2e', 'g', '+.1f', ',', '.0f', '.3n', '010.2f', '<10.2f', '.3g', 'z.2f', 'E', 'G', ' .2f', '%']:\n"
+              "    print(spec, [format(D(s), spec) for s in ['1234567.125', '0.125', '-1.5', '0.00001234', '12345', '2.5', '-0.0001', '1.5E+3', '0E+3', '-0', 'NaN', '-Infinity', '1E+30']])\n",
+              ",.2f ['1,234,567.12', '0.12', '-1.50', '0.00', '12,345.00', '2.50', '-0.00', '1,500.00', '0.00', '-0.00', 'NaN', '-Infinity', '1,000,000,000,000,000,000,000,000,000,000.00']\n"
+              ".2% ['123456712.50%', '12.50%', '-150.00%', '0.00%', '1234500.00%', '250.00%', '-0.01%', '150000.00%', '0.00%', '-0.00%', 'NaN%', '-Infinity%', '100000000000000000000000000000000.00%']\n"
+              "010,.2f ['1,234,567.12', '000,000.12', '-00,001.50', '000,000.00', '012,345.00', '000,002.50', '-00,000.00', '001,500.00', '000,000.00', '-00,000.00', '       NaN', ' -Infinity', '1,000,000,000,000,000,000,000,000,000,000.00']\n"
+              "*^15,.2f ['*1,234,567.12**', '*****0.12******', '*****-1.50*****', '*****0.00******', '***12,345.00***', '*****2.50******', '*****-0.00*****', '***1,500.00****', '*****0.00******', '*****-0.00*****', '******NaN******', '***-Infinity***', '1,000,000,000,000,000,000,000,000,000,000.00']\n"
+              ".2 ['1.2E+6', '0.12', '-1.5', '0.000012', '1.2E+4', '2.5', '-0.0001', '1.5E+3', '0E+3', '-0', 'NaN', '-Infinity', '1E+30']\n"
+              "10 ['1234567.125', '     0.125', '      -1.5', '0.00001234', '     12345', '       2.5', '   -0.0001', '    1.5E+3', '      0E+3', '        -0', '       NaN', ' -Infinity', '     1E+30']\n"
+              "e ['1.234567125e+6', '1.25e-1', '-1.5e+0', '1.234e-5', '1.2345e+4', '2.5e+0', '-1e-4', '1.5e+3', '0e+3', '-0e+0', 'NaN', '-Infinity', '1e+30']\n"
+              ".2e ['1.23e+6', '1.25e-1', '-1.50e+0', '1.23e-5', '1.23e+4', '2.50e+0', '-1.00e-4', '1.50e+3', '0.00e+5', '-0.00e+2', 'NaN', '-Infinity', '1.00e+30']\n"
+              "g ['1234567.125', '0.125', '-1.5', '0.00001234', '12345', '2.5', '-0.0001', '1.5e+3', '0e+3', '-0', 'NaN', '-Infinity', '1e+30']\n"
+              "+.1f ['+1234567.1', '+0.1', '-1.5', '+0.0', '+12345.0', '+2.5', '-0.0', '+1500.0', '+0.0', '-0.0', '+NaN', '-Infinity', '+1000000000000000000000000000000.0']\n"
+              ", ['1,234,567.125', '0.125', '-1.5', '0.00001234', '12,345', '2.5', '-0.0001', '1.5E+3', '0E+3', '-0', 'NaN', '-Infinity', '1E+30']\n"
+              ".0f ['1234567', '0', '-2', '0', '12345', '2', '-0', '1500', '0', '-0', 'NaN', '-Infinity', '1000000000000000000000000000000']\n"
+              ".3n ['1.23e+6', '0.125', '-1.5', '0.0000123', '1.23e+4', '2.5', '-0.0001', '1.5e+3', '0e+3', '-0', 'NaN', '-Infinity', '1e+30']\n"
+              "010.2f ['1234567.12', '0000000.12', '-000001.50', '0000000.00', '0012345.00', '0000002.50', '-000000.00', '0001500.00', '0000000.00', '-000000.00', '       NaN', ' -Infinity', '1000000000000000000000000000000.00']\n"
+              "<10.2f ['1234567.12', '0.12      ', '-1.50     ', '0.00      ', '12345.00  ', '2.50      ', '-0.00     ', '1500.00   ', '0.00      ', '-0.00     ', 'NaN       ', '-Infinity ', '1000000000000000000000000000000.00']\n"
+              ".3g ['1.23e+6', '0.125', '-1.5', '0.0000123', '1.23e+4', '2.5', '-0.0001', '1.5e+3', '0e+3', '-0', 'NaN', '-Infinity', '1e+30']\n"
+              "z.2f ['1234567.12', '0.12', '-1.50', '0.00', '12345.00', '2.50', '0.00', '1500.00', '0.00', '0.00', 'NaN', '-Infinity', '1000000000000000000000000000000.00']\n"
+              "E ['1.234567125E+6', '1.25E-1', '-1.5E+0', '1.234E-5', '1.2345E+4', '2.5E+0', '-1E-4', '1.5E+3', '0E+3', '-0E+0', 'NaN', '-Infinity', '1E+30']\n"
+              "G ['1234567.125', '0.125', '-1.5', '0.00001234', '12345', '2.5', '-0.0001', '1.5E+3', '0E+3', '-0', 'NaN', '-Infinity', '1E+30']\n"
+              " .2f [' 1234567.12', ' 0.12', '-1.50', ' 0.00', ' 12345.00', ' 2.50', '-0.00', ' 1500.00', ' 0.00', '-0.00', ' NaN', '-Infinity', ' 1000000000000000000000000000000.00']\n"
+              "% ['123456712.5%', '12.5%', '-150%', '0.001234%', '1234500%', '250%', '-0.01%', '150000%', '0%', '-0%', 'NaN%', '-Infinity%', '100000000000000000000000000000000%']\n", NULL));
+    CHECK(run(DEC "print([D(2).sqrt(), D('0.01').sqrt(), D('100').sqrt(), D('1E+2').sqrt(), D('0.0').sqrt(), D('2.25').sqrt(), D('1E-7').sqrt(), D('inf').sqrt(), D('16.00').sqrt()])\n"
+              "print([D('1.2300').normalize(), D('100').normalize(), D('0.00').normalize(), D('-0.0').normalize(), D('1.234567890123456789012345678901234').normalize()])\n"
+              "print([D('0.0').is_zero(), D('1').is_zero(), D('NaN').is_nan(), D('-inf').is_infinite(), D('-1').is_signed(), D('1.23E+5').adjusted(), D('0.001').adjusted()])\n"
+              "print([D('-1.5').copy_abs(), D('1.5').copy_negate(), D('12.345').to_integral_value(), D('12.5').to_integral_value(), D('13.5').to_integral_value(rounding=ROUND_HALF_UP)])\n"
+              "print([float(D('0.1')), float(D('1.5')), int(D('-7.9')), int(D('7.9')), round(D('2.5')), round(D('3.5')), round(D('-2.5')), round(D('2.675'), 2), round(D('1234.5'), -2)])\n",
+              "[Decimal('1.414213562373095048801688724'), Decimal('0.1'), Decimal('10'), Decimal('1E+1'), Decimal('0.0'), Decimal('1.5'), Decimal('0.0003162277660168379331998893544'), Decimal('Infinity'), Decimal('4.0')]\n"
+              "[Decimal('1.23'), Decimal('1E+2'), Decimal('0'), Decimal('-0'), Decimal('1.234567890123456789012345679')]\n"
+              "[True, False, True, True, True, 5, -3]\n"
+              "[Decimal('1.5'), Decimal('-1.5'), Decimal('12'), Decimal('12'), Decimal('14')]\n"
+              "[0.1, 1.5, -7, 7, 2, 4, -2, Decimal('2.68'), Decimal('1.2E+3')]\n", NULL));
+    CHECK(run(DEC "print([D(2) ** D('0.5'), D('1.5') ** D('2.5'), D('1.05') ** D('0.25'), D(10) ** D('-1.5'), D('0.5') ** D('1E+1'), D(8) ** D('0.333')])\n",
+              "[Decimal('1.414213562373095048801688724'), Decimal('2.755675960631075360471944584'), Decimal('1.012272234429039270743263898'), Decimal('0.03162277660168379331998893544'), Decimal('0.0009765625'), Decimal('1.998614185980905043844758711')]\n", NULL));
+    CHECK(run(DEC "principal = D('250000')\n"
+              "rate = D('0.045') / 12\n"
+              "payment = principal * rate / (1 - (1 + rate) ** -360)\n"
+              "print(payment.quantize(D('0.01'), rounding=ROUND_HALF_UP))\n"
+              "items = [('Widget', D('19.99'), 3), ('Gadget', D('5.25'), 10), ('Doohickey', D('0.99'), 7)]\n"
+              "subtotal = sum(price * qty for _, price, qty in items)\n"
+              "tax = (subtotal * D('0.0825')).quantize(D('0.01'), rounding=ROUND_HALF_UP)\n"
+              "print(f\"Subtotal: ${subtotal:,.2f} Tax: ${tax:,.2f} Total: ${subtotal + tax:,.2f}\")\n"
+              "balance = D('1000.00')\n"
+              "for year in range(1, 4):\n"
+              "    interest = (balance * D('0.05')).quantize(D('0.01'), rounding=ROUND_HALF_UP)\n"
+              "    balance += interest\n"
+              "    print(year, interest, balance, f\"{D('0.1234'):.2%}\", \"%s\" % balance, \"{:.1f}\".format(D('2.45')))\n",
+              "1266.71\n"
+              "Subtotal: $119.40 Tax: $9.85 Total: $129.25\n"
+              "1 50.00 1050.00 12.34% 1050.00 2.4\n"
+              "2 52.50 1102.50 12.34% 1102.50 2.4\n"
+              "3 55.13 1157.63 12.34% 1157.63 2.4\n", NULL));
+    CHECK(run("from decimal import *\nx = Decimal('2.675').quantize(Decimal('0.01'), ROUND_HALF_UP)\n"
+              "getcontext().rounding = ROUND_DOWN\nprint(x, Decimal(2) / 3, getcontext().rounding)\n",
+              "2.68 0.6666666666666666666666666666 ROUND_DOWN\n", NULL));
+    CHECK(run(DEC "print(D('3') in range(5), D('3.5') in range(5), D('2.0') in range(0, 10, 2), "
+              "D('NaN') in range(3), D('1E+1') in range(20))\n", "True False True False True\n", NULL));
+    /* math's functions and %-formatting take a Decimal through its float(), as CPython */
+    CHECK(run(DEC "import math\n"
+              "print(math.floor(D('2.5')), math.ceil(D('-2.5')), math.trunc(D('2.7')), math.sqrt(D(4)), math.isclose(D('1.0'), 1), math.fabs(D('-1.5')), math.floor(D('-1E+1')))\n"
+              "print('%s|%r|%d|%.3f|%5.1f%%' % (D('1.10'), D('1.10'), D('7.9'), D('2.5'), D('12.25')))\n",
+              "2 -2 2 2.0 True 1.5 -10\n"
+              "1.10|Decimal('1.10')|7|2.500| 12.2%\n", NULL));
+    /* exp, ln, log10: correctly rounded half-even whatever the context's rounding, exact at
+     * the exact cases; x ** y for a non-integral y with the context's rounding */
+    CHECK(run(DEC "print([D(0).exp(), D(1).exp(), D(1).ln(), D('1.00').ln(), D(10).ln(), D(100).log10(), D('0.001').log10(), D(2).log10(), D('-inf').exp(), D(0).ln(), D('0.5').ln()])\n"
+              "getcontext().rounding = ROUND_UP\n"
+              "print([D(2).exp(), D(2).ln(), D(2) ** D('0.5'), D(3).log10(), D(1) ** D('0.37'), D('1.0') ** D('-inf')])\n"
+              "getcontext().prec = 5\n"
+              "print([D('123.456').exp(), D('1e-10').exp(), D('1.00001').ln(), D('-5000000').exp(), D('1000.00').log10()])\n",
+              "[Decimal('1'), Decimal('2.718281828459045235360287471'), Decimal('0'), Decimal('0'), Decimal('2.302585092994045684017991455'), Decimal('2'), Decimal('-3'), Decimal('0.3010299956639811952137388947'), Decimal('0'), Decimal('-Infinity'), Decimal('-0.6931471805599453094172321215')]\n"
+              "[Decimal('7.389056098930650227230427461'), Decimal('0.6931471805599453094172321215'), Decimal('1.414213562373095048801688725'), Decimal('0.4771212547196624372950279033'), Decimal('1.000000000000000000000000000'), Decimal('1.000000000000000000000000000')]\n"
+              "[Decimal('4.1329E+53'), Decimal('1.0000'), Decimal('0.000010000'), Decimal('0E-1000003'), Decimal('3')]\n", NULL));
+    /* Decimal.from_float: the double's exact value, no FloatOperation flag; `import decimal` */
+    CHECK(run(DEC "print([D.from_float(0.1), D.from_float(5), D.from_float(float('inf')), D(1).from_float(2.5)], getcontext())\n"
+              "import decimal\n"
+              "decimal.getcontext().prec = 4\n"
+              "print(decimal.Decimal(1) / 3, decimal.Decimal('2.5').quantize(decimal.Decimal('1'), rounding=decimal.ROUND_HALF_UP))\n",
+              "[Decimal('0.1000000000000000055511151231257827021181583404541015625'), Decimal('5'), Decimal('Infinity'), Decimal('2.5')] Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "0.3333 3\n", NULL));
+}
+
+/* decimal's signals raise as CPython's traps do ("[<class 'decimal.DivisionByZero'>]", the
+ * class's own name as the type, as the sandbox reports it), and its TypeErrors name
+ * 'decimal.Decimal'. */
+static void test_decimal_errors(void)
+{
+    CHECK(raises(DEC "x = D.from_float('x')\n",
+                 "TypeError", "argument must be int or float", 2, 0));
+    CHECK(raises(DEC "x = D('1e10').exp()\n",
+                 "Overflow", "[<class 'decimal.Overflow'>]", 2, 0));
+    CHECK(raises(DEC "x = D(-1).ln()\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = list(range(D(3)))\n",
+                 "TypeError", "'decimal.Decimal' object cannot be interpreted as an integer", 2, 0));
+    CHECK(raises(DEC "x = D(1) < [1]\n",
+                 "TypeError", "'<' not supported between instances of 'decimal.Decimal' and 'list'", 2, 0));
+    CHECK(raises(DEC "x = 'a' + D(1)\n",
+                 "TypeError", "can only concatenate str (not \"decimal.Decimal\") to str", 2, 0));
+    CHECK(raises(DEC "D('abc')\n",
+                 "InvalidOperation", "[<class 'decimal.ConversionSyntax'>]", 2, 0));
+    CHECK(raises(DEC "x = D(1) / D(0)\n",
+                 "DivisionByZero", "[<class 'decimal.DivisionByZero'>]", 2, 0));
+    CHECK(raises(DEC "x = D(0) / D(0)\n",
+                 "InvalidOperation", "[<class 'decimal.DivisionUndefined'>]", 2, 0));
+    CHECK(raises(DEC "x = D(1) // 0\n",
+                 "DivisionByZero", "[<class 'decimal.DivisionByZero'>]", 2, 0));
+    CHECK(raises(DEC "x = D(1) % 0\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = D('1e100') // D('1e-100')\n",
+                 "InvalidOperation", "[<class 'decimal.DivisionImpossible'>]", 2, 0));
+    CHECK(raises(DEC "x = D(0) ** 0\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = D('1e999999') * 10\n",
+                 "Overflow", "[<class 'decimal.Overflow'>]", 2, 0));
+    CHECK(raises(DEC "x = D(1) + 1.5\n",
+                 "TypeError", "unsupported operand type(s) for +: 'decimal.Decimal' and 'float'", 2, 0));
+    CHECK(raises(DEC "x = 1.5 * D(1)\n",
+                 "TypeError", "unsupported operand type(s) for *: 'float' and 'decimal.Decimal'", 2, 0));
+    CHECK(raises(DEC "x = D('NaN') < 1\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = D('1') < 'a'\n",
+                 "TypeError", "'<' not supported between instances of 'decimal.Decimal' and 'str'", 2, 0));
+    CHECK(raises(DEC "x = D('1') + None\n",
+                 "TypeError", "unsupported operand type(s) for +: 'decimal.Decimal' and 'NoneType'", 2, 0));
+    CHECK(raises(DEC "x = 'a' * D(2)\n",
+                 "TypeError", "can't multiply sequence by non-int of type 'decimal.Decimal'", 2, 0));
+    CHECK(raises(DEC "x = D(sum)\n",
+                 "TypeError", "conversion from builtin_function_or_method to Decimal is not supported", 2, 0));
+    CHECK(raises(DEC "x = D([1])\n",
+                 "ValueError", "argument must be a sequence of length 3", 2, 0));
+    CHECK(raises(DEC "x = D('1.5', 2)\n",
+                 "TypeError", "optional argument must be a context", 2, 0));
+    CHECK(raises(DEC "x = D(-1).sqrt()\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = round(D('NaN'))\n",
+                 "ValueError", "cannot convert NaN to integer", 2, 0));
+    CHECK(raises(DEC "x = int(D('-inf'))\n",
+                 "OverflowError", "cannot convert Infinity to integer", 2, 0));
+    CHECK(raises(DEC "x = D(-2) ** D('0.5')\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize()\n",
+                 "TypeError", "function missing required argument 'exp' (pos 1)", 2, 0));
+    CHECK(raises(DEC "x = D(1).is_zero(1)\n",
+                 "TypeError", "Decimal.is_zero() takes no arguments (1 given)", 2, 0));
+    CHECK(raises(DEC "getcontext().prec = 0\n",
+                 "ValueError", "valid range for prec is [1, MAX_PREC]", 2, 0));
+    CHECK(raises(DEC "getcontext().prec = 1.5\n",
+                 "TypeError", "an integer is required", 2, 0));
+    CHECK(raises(DEC "getcontext().rounding = 'x'\n",
+                 "TypeError", "valid values for rounding are:\n  [ROUND_CEILING, ROUND_FLOOR, ROUND_UP, ROUND_DOWN,\n   ROUND_HALF_UP, ROUND_HALF_DOWN, ROUND_HALF_EVEN,\n   ROUND_05UP]", 2, 0));
+    CHECK(raises(DEC "x = D('1.23').quantize(D('1e-1'), rounding='foo')\n",
+                 "TypeError", "valid values for rounding are:\n  [ROUND_CEILING, ROUND_FLOOR, ROUND_UP, ROUND_DOWN,\n   ROUND_HALF_UP, ROUND_HALF_DOWN, ROUND_HALF_EVEN,\n   ROUND_05UP]", 2, 0));
+    CHECK(raises(DEC "x = D('123.456').quantize(D('1e-30'))\n",
+                 "InvalidOperation", "[<class 'decimal.InvalidOperation'>]", 2, 0));
+    CHECK(raises(DEC "x = D('7.25').quantize(0.1)\n",
+                 "TypeError", "conversion from float to Decimal is not supported", 2, 0));
+    CHECK(raises(DEC "x = f\"{D(1):_}\"\n",
+                 "ValueError", "invalid format string", 2, 0));
+    CHECK(raises(DEC "x = f\"{D(1):d}\"\n",
+                 "ValueError", "invalid format string", 2, 0));
+}
+
+/* A Decimal answer: its repr, the type CPython's type(x).__name__ gives, and its exact value
+ * as a fraction, as the sandbox reports a Decimal; exact unless an operation rounded it to
+ * the context (a quantize the program asks for is its own exact answer). */
+static void test_decimal_value(void)
+{
+    eval_result r;
+    if (exec_src(DEC "ans = D('1.10') * 3\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('3.30')");
+    CHECK_STR(r.value_type, "Decimal");
+    CHECK_STR(r.value_fraction, "33/10");
+    CHECK(r.exact);
+    eval_result_free(&r);
+    /* rounded to the context: CPython's digits, but not the exact quotient */
+    if (exec_src(DEC "ans = D(1) / 7\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('0.1428571428571428571428571429')");
+    CHECK(!r.exact);
+    eval_result_free(&r);
+    if (exec_src(DEC "ans = D(4).sqrt() + D('1.25').quantize(D('0.1'))\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('3.2')");
+    CHECK(r.exact);
+    eval_result_free(&r);
+    if (exec_src(DEC "ans = D('-1E+3') / 8\nnan = D('NaN')\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('-125')");
+    CHECK_STR(r.value_fraction, "-125");
+    eval_result_free(&r);
+    if (exec_src(DEC "x = D('NaN')\n", NULL, NULL, 0, &r) < 0) { CHECK(0); return; }
+    CHECK_STR(r.value_repr, "Decimal('NaN')");
+    CHECK(r.value_fraction == NULL);
+    eval_result_free(&r);
+}
+
 /* ---- the evaluator implements every row of the registry ---------------------------------- */
 
 /* Each function and value of every module, read and called with no arguments: a missing
@@ -2150,5 +2446,8 @@ int main(void)
     test_math_star();
     test_nonfinite();
     test_try();
+    test_decimal();
+    test_decimal_errors();
+    test_decimal_value();
     return TEST_SUMMARY();
 }

@@ -317,6 +317,15 @@ static void test_whitelist(void)
                       "from math import nan, isnan\n"), "");
     CHECK_STR(reasons("def f():\n    from math import *\n"),
               "import:math.* 2:5 [from math import *]");
+    /* the same for decimal's star import: what the registry lacks (localcontext, the signal
+     * classes) is a reason where it is used, and only there */
+    CHECK_STR(reasons("from decimal import *\nx = Decimal('1.5').quantize(Decimal('0.1'), ROUND_HALF_UP)\n"
+                      "getcontext().prec = 5\n"), "");
+    CHECK_STR(reasons("from decimal import *\nc = localcontext()\ne = InvalidOperation\n"),
+              "import:decimal.localcontext 2:5 [localcontext]; "
+              "import:decimal.InvalidOperation 3:5 [InvalidOperation]");
+    CHECK_STR(reasons("def f():\n    from decimal import *\n"),
+              "import:decimal.* 2:5 [from decimal import *]");
     CHECK_STR(reasons("import math as m\ny = m.gamma(3) + m.tau\n"),
               "call:math.gamma 2:5 [m.gamma(3)]; attr:math.tau 2:18 [m.tau]");
     CHECK_STR(reasons("x = 1\n  \ny = open('f').read()\n"),
