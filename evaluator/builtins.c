@@ -804,14 +804,31 @@ static int exc_base(int id)
     case B_INDEXERROR: case B_KEYERROR: return B_LOOKUPERROR;
     case B_UNBOUNDERROR: return B_NAMEERROR;
     case B_RECURSIONERROR: return B_RUNTIMEERROR;
+    case B_STATISTICSERROR: return B_VALUEERROR;
+    case B_DECIMALEXCEPTION: return B_ARITHERROR;
+    case B_INVALIDOPERATION: case B_DIVISIONBYZERO: case B_DECOVERFLOW: return B_DECIMALEXCEPTION;
     default: return B_EXCEPTION;
     }
+}
+
+/* A second base, for the classes CPython derives from two (DivisionByZero is also a
+ * ZeroDivisionError); -1: none. */
+static int exc_base2(int id)
+{
+    return id == B_DIVISIONBYZERO ? B_ZERODIV : -1;
+}
+
+int eval_exc_lookup(const char *name)
+{
+    for (int id = B_EXCEPTION; id <= B_EXC_LAST; id++)
+        if (strcmp(eval_builtin_name(id), name) == 0) return id;
+    return -1;
 }
 
 int eval_exc_is(int id, int cls)
 {
     for (; id >= 0; id = exc_base(id))
-        if (id == cls) return 1;
+        if (id == cls || (exc_base2(id) >= 0 && eval_exc_is(exc_base2(id), cls))) return 1;
     return 0;
 }
 
@@ -1268,6 +1285,11 @@ val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return math_const(
 val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, num_e); }
 val *eval_math_inf(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, INFINITY); }
 val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, NAN); }
+
+val *eval_b_repr(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    return check(cx, a, 1, 1, NULL, "repr", at) < 0 ? NULL : eval_to_str(cx, a->pos[0], 1);
+}
 
 /* ---- dispatch -------------------------------------------------------------------------- */
 

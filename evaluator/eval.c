@@ -1970,17 +1970,22 @@ static cr_code exc_code(int id)
     return CR_EPY_EXCEPTION;
 }
 
+static int err_code_class(cr_code c)
+{
+    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
+        if (exc_codes[i].code == c) return exc_codes[i].id;
+    return -1;
+}
+
 /* The class of the propagating error, or -1 when it is not a Python exception. */
 static int err_class(const eval_cx *cx)
 {
     if (cx->exc) return cx->exc->sub;
-    if (cx->err.code == CR_EPY_EXCEPTION) {
-        int id = eval_builtin_lookup(cx->err.type);
-        return IS_EXC_CLASS(id) ? id : -1;
-    }
-    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
-        if (exc_codes[i].code == cx->err.code) return exc_codes[i].id;
-    return -1;
+    /* a module's class names itself in err.type (StatisticsError, InvalidOperation) */
+    int id = eval_exc_lookup(cx->err.type);
+    if (id >= 0 && (cx->err.code == CR_EPY_EXCEPTION || eval_exc_is(id, err_code_class(cx->err.code))))
+        return id;
+    return cx->err.code == CR_EPY_EXCEPTION ? -1 : err_code_class(cx->err.code);
 }
 
 /* An instance of class id with args (arg,), or () when arg is NULL (borrowed). */

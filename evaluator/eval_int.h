@@ -186,8 +186,9 @@ typedef struct eval_cx {
 } eval_cx;
 
 /* The exception classes: B_EXCEPTION .. B_EXC_LAST (registry.def keeps them together) */
-#define B_EXC_LAST B_BASEEXCEPTION
+#define B_EXC_LAST B_DECOVERFLOW
 #define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
+int eval_exc_lookup(const char *name);   /* an exception class by name, or -1 */
 
 typedef struct {
     val **pos;
@@ -395,6 +396,7 @@ const char *eval_method_name(int id);
 int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
                     const char *name, const ir_node *at);
 val *eval_kwarg(eval_args *a, const char *name);
+val *eval_b_repr(eval_cx *cx, eval_args *a, const ir_node *at);
 val *eval_math_pi(eval_cx *cx, const ir_node *at);
 val *eval_math_e(eval_cx *cx, const ir_node *at);
 val *eval_math_inf(eval_cx *cx, const ir_node *at);

@@ -1352,6 +1352,23 @@ static void test_decimal(void)
  * 'decimal.Decimal'. */
 static void test_decimal_errors(void)
 {
+    /* the modules' exception classes are caught by CPython's hierarchy: DivisionByZero is a
+     * ZeroDivisionError too, StatisticsError a ValueError */
+    CHECK(run("import decimal, statistics\nfrom decimal import Decimal, InvalidOperation, DivisionByZero\n"
+              "try:\n    x = Decimal(1) / Decimal(0)\nexcept ZeroDivisionError as e:\n    print('zde', e)\n"
+              "try:\n    Decimal('abc')\nexcept ArithmeticError:\n    print('arith')\n"
+              "try:\n    Decimal('abc')\nexcept InvalidOperation:\n    print('invalid')\n"
+              "try:\n    Decimal(0) / 0\nexcept decimal.InvalidOperation as e:\n    print('undefined', e)\n"
+              "except DivisionByZero:\n    print('wrong')\n"
+              "try:\n    statistics.mean([])\nexcept statistics.StatisticsError as e:\n"
+              "    print('stats', e, isinstance(e, ValueError), repr(e))\n"
+              "try:\n    statistics.stdev([1])\nexcept ValueError as e:\n    print('value', e)\n"
+              "try:\n    x = Decimal(1) / Decimal(0)\nexcept statistics.StatisticsError:\n    print('wrong')\n"
+              "except decimal.DecimalException:\n    print('decimal')\n",
+              "zde [<class 'decimal.DivisionByZero'>]\narith\ninvalid\n"
+              "undefined [<class 'decimal.DivisionUndefined'>]\n"
+              "stats mean requires at least one data point True StatisticsError('mean requires at least one data point')\n"
+              "value stdev requires at least two data points\ndecimal\n", NULL));
     CHECK(raises(DEC "x = D.from_float('x')\n",
                  "TypeError", "argument must be int or float", 2, 0));
     CHECK(raises(DEC "x = D('1e10').exp()\n",
