@@ -1401,8 +1401,31 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         eval_decides(cx, x);
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
-    case V_LIST: case V_TUPLE: case V_ITER:
-        if (c->kind == V_ITER && eval_view_sync(cx, c) < 0) return -1;
+    case V_ITER:
+        if (c->sub == IT_KEYS || c->sub == IT_ITEMS) {
+            /* CPython's: a key is looked up; an item is a pair whose key is found with an
+             * equal value */
+            val *d = c->u.itr.dict, *k = x, *got;
+            if (c->sub == IT_ITEMS) {
+                if (x->kind != V_TUPLE || x->u.seq.len != 2) return 0;
+                k = x->u.seq.it[0];
+            }
+            if (!(got = eval_dict_get(cx, d, k, &err))) return err ? -1 : 0;
+            return c->sub == IT_KEYS ? 1 : eval_eq(cx, got, x->u.seq.it[1]);
+        } else {   /* values, or a one-shot iterator consumed up to the item, as CPython */
+            eval_iter it;
+            val *y;
+            int r;
+            if (eval_iter_init(cx, &it, c) < 0) return -1;
+            while ((r = eval_iter_next(cx, &it, &y)) > 0) {
+                r = eval_count(cx, 1, at) < 0 ? -1 : eval_eq(cx, y, x);
+                eval_decref(cx, y);
+                if (r) break;
+            }
+            eval_iter_done(cx, &it);
+            return r;
+        }
+    case V_LIST: case V_TUPLE:
         for (i = 0; i < c->u.seq.len; i++) {
             if (eval_count(cx, 1, at) < 0) return -1;
             int r = eval_eq(cx, c->u.seq.it[i], x);
@@ -1524,6 +1547,21 @@ fail:
     return NULL;
 }
 
+/* A for-clause f binds its target to x (taken) and tests its ifs: 1 kept, 0 skipped, -1. The
+ * step is charged at `at`. */
+static int comp_bind(eval_cx *cx, const ir_node *f, val *x, const ir_node *at)
+{
+    int rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
+    eval_decref(cx, x);
+    for (uint32_t c = 2; c < f->n && rc == 0; c++) {
+        val *t = eval_expr(cx, f->kid[c]);
+        if (!t) return -1;
+        if (!eval_truth(cx, t)) rc = 1;
+        eval_decref(cx, t);
+    }
+    return rc < 0 ? -1 : !rc;
+}
+
 /* Runs the comprehension's for-clauses from kid[i] on, adding each element to r. */
 static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, val *src, val *r)
 {
@@ -1536,18 +1574,8 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     if (rc < 0) return -1;
     val *x;
     while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
-        rc = eval_count(cx, 1, f) < 0 ? -1 : assign(cx, f->kid[0], x);
-        eval_decref(cx, x);
-        if (rc < 0) break;
-        int ok = 1;
-        for (uint32_t c = 2; c < f->n && ok; c++) {
-            val *t = eval_expr(cx, f->kid[c]);
-            if (!t) { rc = -1; break; }
-            ok = eval_truth(cx, t);
-            eval_decref(cx, t);
-        }
-        if (rc < 0) break;
-        if (!ok) continue;
+        if ((rc = comp_bind(cx, f, x, f)) < 0) break;
+        if (!rc) continue;
         if (i + 1 < n->n) {
             if ((rc = comp_loop(cx, n, i + 1, first, NULL, r)) < 0) break;
             continue;
@@ -1568,6 +1596,62 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     return rc < 0 ? -1 : 0;
 }
 
+/* A generator expression: its first iterable is evaluated now, in the enclosing scope, the
+ * rest of it as items are asked for (eval_gen_next), in its own frame. */
+static val *new_generator(eval_cx *cx, const ir_node *n, const scope *sc)
+{
+    const ir_node *src_node = n->kid[1]->kid[1];
+    val *src = eval_expr(cx, src_node), *g;
+    if (!src) return NULL;
+    if (!(g = eval_lazy_new(cx, IT_GENERATOR, n->n - 1))) { eval_decref(cx, src); return NULL; }
+    eval_lazy *lz = g->u.itr.lz;
+    lz->node = n;
+    int rc = eval_iter_init(cx, &lz->its[0], src);
+    eval_decref(cx, src);
+    if (rc < 0) { eval_decref(cx, g); return eval_at(cx, src_node), NULL; }
+    lz->k = 1;
+    if (!(lz->f = new_frame(cx, sc, cx->frame))) { eval_decref(cx, g); return NULL; }
+    return g;
+}
+
+/* The for-clauses are loops held open in its[0..k-1], resumed where the last item left
+ * them: the innermost gives the next binding; one that ends closes and its outer goes on. */
+int eval_gen_next(eval_cx *cx, val *g, val **out)
+{
+    eval_lazy *lz = g->u.itr.lz;
+    const ir_node *n = lz->node;
+    val *saved = cx->frame, *x;
+    int rc = 0;
+    cx->frame = lz->f;
+    while (lz->k) {
+        const ir_node *f = n->kid[lz->k];
+        eval_iter *it = &lz->its[lz->k - 1];
+        if ((rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
+        if (rc == 0) {
+            eval_iter_done(cx, it);
+            lz->k--;
+            continue;
+        }
+        /* the step is the consumer's, as eval_lazy_next's: a limit met here is placed there */
+        if ((rc = comp_bind(cx, f, x, NULL)) < 0) break;
+        if (!rc) continue;
+        if (lz->k < lz->n) {
+            const ir_node *sn = n->kid[lz->k + 1]->kid[1];
+            val *s = eval_expr(cx, sn);
+            if (!s) { rc = -1; break; }
+            rc = eval_iter_init(cx, &lz->its[lz->k], s);
+            eval_decref(cx, s);
+            if (rc < 0) { eval_at(cx, sn); break; }
+            lz->k++;
+            continue;
+        }
+        rc = (*out = eval_expr(cx, n->kid[0])) ? 1 : -1;
+        break;
+    }
+    cx->frame = saved;
+    return rc;
+}
+
 static val *eval_comp(eval_cx *cx, const ir_node *n)
 {
     const res_ent *e = resolve_get(&cx->rs, n);
@@ -1575,11 +1659,9 @@ static val *eval_comp(eval_cx *cx, const ir_node *n)
     val *r;
     if (!e || !e->sc || n->n <= first) return eval_raise(cx, CR_EINTERNAL, n, "bad comprehension");
     const scope *sc = e->sc;
+    if (n->kind == IR_GENEXP) return new_generator(cx, n, sc);
     switch (n->kind) {
     case IR_LISTCOMP: r = eval_seq_new(cx, V_LIST, 0); break;
-    case IR_GENEXP:
-        if ((r = eval_seq_new(cx, V_ITER, 0))) r->sub = IT_GENERATOR;
-        break;
     case IR_SETCOMP: r = eval_dict_new(cx, V_SET); break;
     default: r = eval_dict_new(cx, V_DICT); break;
     }
