@@ -1,6 +1,7 @@
 """Peer of bench_loop: CPython (the interpreter running this, /usr/bin/python3 from
 bench/run.sh) on the same programs, in the same run, each compiled once and exec'd REPEAT
-times in a fresh namespace; prints ns per iteration (median, p99) and calcroute's ratio.
+times in a fresh namespace; prints ns of thread CPU time per iteration (median, p99), as
+bench_loop measures, and calcroute's ratio.
 
 usage: python3 bench_loop_peer.py LOOPS.jsonl [REPEAT]
 """
@@ -24,9 +25,9 @@ def main():
         code = compile(r["program"], "<bench>", "exec")
         t = []
         for _ in range(repeat):
-            t0 = time.perf_counter_ns()
+            t0 = time.thread_time_ns()
             exec(code, {})
-            t.append((time.perf_counter_ns() - t0) / r["n"])
+            t.append((time.thread_time_ns() - t0) / r["n"])
         med = rank(t, 0.5)
         print("%-28s %14.1f %14.1f %9.2fx" % (r["name"], med, rank(t, 0.99),
                                              r["median_ns"] / med))

@@ -96,6 +96,71 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
            mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
 }
 
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    if (!a || !b) return a | b;
+    if (a == 1 || b == 1) return 1;   /* an integer's denominator: the common case */
+    int k = __builtin_ctzll(a | b);
+    a >>= __builtin_ctzll(a);
+    do {
+        b >>= __builtin_ctzll(b);
+        if (a > b) { uint64_t t = a; a = b; b = t; }
+        b -= a;
+    } while (b);
+    return a << k;
+}
+
+/* q's numerator and denominator, when each fits 62 bits. */
+static int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
+{
+    mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
+    if (mpz_size(a) > 1 || mpz_size(b) > 1) return 0;
+    uint64_t la = mpz_getlimbn(a, 0), lb = mpz_getlimbn(b, 0);
+    if ((la | lb) >> 62) return 0;
+    *n = mpz_sgn(a) < 0 ? -(int64_t)la : (int64_t)la;
+    *d = lb;
+    return 1;
+}
+
+/* x + y, x - y or x * y into r in machine words when the parts are small, as Knuth's
+ * algorithms (4.5.1) reduce them, so the result is canonical: 1 done, 0 not small (mpq's own
+ * operations spend most of a loop's time in general gcd code). */
+static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
+{
+    int64_t xn, yn;
+    uint64_t xd, yd, dn;
+    __int128 n;
+    unsigned __int128 d;
+    if (!small_q(x, &xn, &xd) || !small_q(y, &yn, &yd)) return 0;
+    if (op == IR_SUB) yn = -yn;
+    if (op == IR_MUL) {
+        if (!xn || !yn) {
+            mpq_set_ui(r, 0, 1);
+            return 1;
+        }
+        uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
+        uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
+        n = (__int128)(xn / (int64_t)d1) * (yn / (int64_t)d2);
+        d = (unsigned __int128)(xd / d2) * (yd / d1);
+    } else {
+        uint64_t g = gcd64(xd, yd), g2 = 1;
+        n = (__int128)xn * (int64_t)(yd / g) + (__int128)yn * (int64_t)(xd / g);
+        if (n > INT64_MAX || n < -INT64_MAX) return 0;
+        int64_t n64 = (int64_t)n;
+        if (g > 1) {
+            g2 = gcd64(g, (uint64_t)(n64 < 0 ? -n64 : n64) % g);
+            n64 /= (int64_t)g2;
+        }
+        n = n64;
+        d = n64 ? (unsigned __int128)(xd / g) * (yd / g2) : 1;
+    }
+    if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
+    dn = (uint64_t)d;
+    mpz_set_si(mpq_numref(r), (long)n);
+    mpz_set_ui(mpq_denref(r), (unsigned long)dn);
+    return 1;
+}
+
 static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
@@ -131,15 +196,19 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
             if ((ba > bb ? ba : bb) + 1 > cx->nc.max_bits) return eval_int_limit(cx, at);
         }
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        if (op == IR_ADD) mpq_add(r->u.q, x, y);
-        else mpq_sub(r->u.q, x, y);
+        if (small_rat(op, r->u.q, x, y)) {
+        } else if (op == IR_ADD) {
+            mpq_add(r->u.q, x, y);
+        } else {
+            mpq_sub(r->u.q, x, y);
+        }
         if (inexact && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
         uint64_t bits = bits_of(a) + bits_of(b);
         if (!fl && bits > cx->nc.max_bits) return eval_int_limit(cx, at);
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        mpq_mul(r->u.q, x, y);
+        if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
     }
     case IR_DIV:
