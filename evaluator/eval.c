@@ -98,8 +98,9 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
-    if (!a || !b) return a | b;
-    if (a == 1 || b == 1) return 1;   /* an integer's denominator: the common case */
+    if (a < b) { uint64_t t = a; a = b; b = t; }
+    if (b <= 1) return b ? 1 : a;   /* an integer's denominator: the common case */
+    if (!(a %= b)) return b;        /* one division brings the larger to the smaller's size */
     int k = __builtin_ctzll(a | b);
     a >>= __builtin_ctzll(a);
     do {
@@ -140,11 +141,14 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
         }
         uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
         uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
-        n = (__int128)(xn / (int64_t)d1) * (yn / (int64_t)d2);
-        d = (unsigned __int128)(xd / d2) * (yd / d1);
+        if (d1 > 1) { xn /= (int64_t)d1; yd /= d1; }   /* a division costs tens of cycles */
+        if (d2 > 1) { yn /= (int64_t)d2; xd /= d2; }
+        n = (__int128)xn * yn;
+        d = (unsigned __int128)xd * yd;
     } else {
         uint64_t g = gcd64(xd, yd), g2 = 1;
-        n = (__int128)xn * (int64_t)(yd / g) + (__int128)yn * (int64_t)(xd / g);
+        if (g > 1) { xd /= g; yd /= g; }
+        n = (__int128)xn * (int64_t)yd + (__int128)yn * (int64_t)xd;
         if (n > INT64_MAX || n < -INT64_MAX) return 0;
         int64_t n64 = (int64_t)n;
         if (g > 1) {
@@ -152,7 +156,7 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
             n64 /= (int64_t)g2;
         }
         n = n64;
-        d = n64 ? (unsigned __int128)(xd / g) * (yd / g2) : 1;
+        d = n64 ? (unsigned __int128)xd * (g / g2) * yd : 1;
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
     dn = (uint64_t)d;

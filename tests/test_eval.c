@@ -1374,6 +1374,27 @@ static void test_dict_views(void)
                    "    if i in d.keys():\n        ans += 1\n", &pol, "20000"));
 }
 
+/* Float +, - and * on word-sized rationals take a machine-word path (eval.c small_rat): its
+ * results must be the exact, canonical rationals, at the 62-bit edge and past it. Exact by
+ * design, so this is not CPython's output (its floats round). */
+static void test_small_rationals(void)
+{
+    CHECK(run("cases = [(1, 2, 1, 2), (-3, 4, 5, 6), (0, 7, 3, 7), (4611686018427387903, 3, 1, 6),\n"
+              "         (-4611686018427387903, 4611686018427387904, 1, 2), (6, 12, -12, 8),\n"
+              "         (2 ** 61, 3 ** 38, -(3 ** 38), 2 ** 61), (2 ** 62, 1, 2 ** 62, 1),\n"
+              "         (12, 1000000000000000, 7, 360), (1, 2 ** 61 - 1, 1, 2 ** 61)]\n"
+              "bad = 0\n"
+              "for a, b, c, d in cases:\n"
+              "    x = a / b\n"
+              "    y = c / d\n"
+              "    if (x + y) * (b * d) != a * d + c * b: bad += 1\n"
+              "    if (x - y) * (b * d) != a * d - c * b: bad += 1\n"
+              "    if (x * y) * (b * d) != a * c: bad += 1\n"
+              "    if x * y != y * x or (x + y) - y != x: bad += 1\n"
+              "print(bad, 1 / 2 + 1 / 2, 0.5 * 0, 3 / 4 - 3 / 4, 1 / 3 * 3)\n",
+              "0 1.0 0.0 0.0 1.0\n", NULL));
+}
+
 int main(void)
 {
     test_prints();
@@ -1398,5 +1419,6 @@ int main(void)
     test_nonfinite();
     test_lazy_iterators();
     test_dict_views();
+    test_small_rationals();
     return TEST_SUMMARY();
 }
