@@ -20,6 +20,7 @@
 #include <time.h>
 #include <tree_sitter/api.h>
 
+#include "bench/bench.h"
 #include "calcroute.h"
 #include "parser/internal.h"
 
@@ -28,19 +29,6 @@ static const char *const files[] = {
     "financemath_expert.jsonl", "financereasoning.jsonl", "pot_convfinqa_dev.jsonl",
     "tatqa_derivations.jsonl", NULL,
 };
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double median(double *v, size_t n)
 {

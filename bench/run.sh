@@ -14,6 +14,10 @@ else
     echo "skipped: no corpus at $CORPUS (set CR_CORPUS)"
 fi
 echo
+echo "== in-process loops: ns per iteration beside CPython (ratio: calcroute / CPython)"
+"$B/bench/bench_loop" "$tmp/loops.jsonl" 200000 21
+"$PY" bench/bench_loop_peer.py "$tmp/loops.jsonl" 21
+echo
 echo "== FinQA DSL programs per second"
 if [ -d "$CORPUS/finqa" ]; then "$B/bench/bench_dsl" "$CORPUS"; else echo "skipped: no corpus"; fi
 echo

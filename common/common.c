@@ -315,7 +315,10 @@ void cr_policy_default(cr_policy *p)
     p->answer_vars[2] = "answer";
     p->limits.max_source = 1u << 20;          /* 1 MiB: real programs are under 10 KiB */
     p->limits.max_depth = 200;                /* CPython's own parser stops near 200 too */
-    p->limits.max_ops = 10u * 1000 * 1000;    /* a few hundred ms at worst */
+    /* The budget is max_cpu_s; the step count is a backstop for when the clock cannot end a
+     * run (max_cpu_s 0). The cheapest step measured, 16 bytes of a big-integer comparison,
+     * takes about 0.7 ns, a loop iteration 20 to 100: 10^11 steps take well over a minute. */
+    p->limits.max_ops = 100ull * 1000 * 1000 * 1000;
     p->limits.max_int_bits = 1u << 20;        /* about 315 000 decimal digits */
     p->limits.max_str_len = 1u << 24;         /* 16 Mi characters or elements */
     p->limits.max_call_depth = 1000;          /* CPython's recursion limit */

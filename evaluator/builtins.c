@@ -178,27 +178,6 @@ static val *items_of(eval_cx *cx, val *v, const ir_node *at)
     return l;
 }
 
-static val *new_iter(eval_cx *cx, int sub)
-{
-    val *r = eval_seq_new(cx, V_ITER, 0);
-    if (r) r->sub = (uint16_t)sub;
-    return r;
-}
-
-static val *pair(eval_cx *cx, val *a, val *b)
-{
-    val *t = eval_seq_new(cx, V_TUPLE, 2);
-    if (!t) {
-        eval_decref(cx, a);
-        eval_decref(cx, b);
-        return NULL;
-    }
-    t->u.seq.it[0] = a;
-    t->u.seq.it[1] = b;
-    t->u.seq.len = 2;
-    return t;
-}
-
 static val *call1(eval_cx *cx, val *f, val *x, const ir_node *at)
 {
     val *argv[1] = { x };
@@ -747,53 +726,6 @@ static val *b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
     return acc;
 }
 
-/* zip(), and map() with its function f: eager, but each source is walked as it stands
- * while f runs, as CPython's lazy ones would be when consumed at once. */
-static val *b_zip_map(eval_cx *cx, eval_args *a, val *f, size_t from, int sub, const ir_node *at)
-{
-    size_t n = a->npos - from, ni = 0;
-    eval_iter *its = calloc(n ? n : 1, sizeof *its);
-    val *r = NULL;
-    int rc = 0;
-    if (!its) return eval_raise(cx, CR_ENOMEM, at, "out of memory");
-    for (; ni < n; ni++)
-        if (eval_iter_init(cx, &its[ni], a->pos[from + ni]) < 0) goto fail;
-    if (!(r = new_iter(cx, sub))) goto fail;
-    while (n) {
-        val *t = eval_seq_new(cx, V_TUPLE, n), *e;
-        if (!t) goto fail;
-        for (size_t i = 0; i < n && rc >= 0; i++) {
-            val *x;
-            if ((rc = eval_iter_next(cx, &its[i], &x)) > 0) t->u.seq.it[t->u.seq.len++] = x;
-            else break;
-        }
-        if (rc <= 0) {   /* the shortest source ends the walk */
-            eval_decref(cx, t);
-            if (rc < 0) goto fail;
-            break;
-        }
-        if (f) {
-            eval_args fa = { t->u.seq.it, n, NULL, NULL, 0 };
-            e = eval_call(cx, f, &fa, at);
-            eval_decref(cx, t);
-            if (!e) goto fail;
-        } else {
-            e = t;
-        }
-        if (eval_count(cx, 1, at) < 0) { eval_decref(cx, e); goto fail; }
-        if (eval_seq_push(cx, r, e) < 0) goto fail;
-    }
-    goto out;
-fail:
-    eval_decref(cx, r);
-    r = NULL;
-    eval_at(cx, at);
-out:
-    for (size_t i = 0; i < ni; i++) eval_iter_done(cx, &its[i]);
-    free(its);
-    return r;
-}
-
 /* CPython's exception classes that the evaluator has, each with its base (-1: the root). */
 static int exc_base(int id)
 {
@@ -893,17 +825,7 @@ static val *b_reversed(eval_cx *cx, val *x, const ir_node *at)
     if (x->kind != V_LIST && x->kind != V_TUPLE && x->kind != V_STR && x->kind != V_RANGE &&
         x->kind != V_DICT && !(x->kind == V_ITER && x->sub >= IT_KEYS))
         return eval_raise(cx, CR_EPY_TYPE, at, "'%s' object is not reversible", eval_type_name(x));
-    val *l = items_of(cx, x, at);
-    if (!l) return NULL;
-    if (eval_walk(cx, 0, l->u.seq.len * sizeof(val *), at) < 0) { eval_decref(cx, l); return NULL; }
-    for (size_t i = 0, j = l->u.seq.len; i + 1 < j; i++, j--) {
-        val *t = l->u.seq.it[i];
-        l->u.seq.it[i] = l->u.seq.it[j - 1];
-        l->u.seq.it[j - 1] = t;
-    }
-    l->kind = V_ITER;
-    l->sub = IT_REVERSED;
-    return l;
+    return eval_lazy_of(cx, IT_REVERSED, NULL, &x, 1, 0, at);
 }
 
 static val *b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
@@ -913,53 +835,7 @@ static val *b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
     val *st = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
     int64_t start = 0;
     if (st && eval_int_of(cx, st, &start) < 0) return NULL;
-    val *l = items_of(cx, a->pos[0], at), *r;
-    if (!l || !(r = new_iter(cx, IT_ENUMERATE))) { eval_decref(cx, l); return NULL; }
-    for (size_t i = 0; i < l->u.seq.len; i++) {
-        val *n = eval_int_si(cx, (long)(start + (int64_t)i)), *p;
-        EV_INCREF(l->u.seq.it[i]);
-        if (!n) { eval_decref(cx, l->u.seq.it[i]); goto fail; }
-        if (!(p = pair(cx, n, l->u.seq.it[i])) || eval_seq_push(cx, r, p) < 0) goto fail;
-    }
-    eval_decref(cx, l);
-    return r;
-fail:
-    eval_decref(cx, l);
-    eval_decref(cx, r);
-    return NULL;
-}
-
-/* Eager, walking its source as it stands while f runs (see b_zip_map). */
-static val *b_filter(eval_cx *cx, val *f, val *src, const ir_node *at)
-{
-    eval_iter it;
-    val *r, *x;
-    int rc;
-    if (eval_iter_init(cx, &it, src) < 0) return eval_at(cx, at), NULL;
-    if (!(r = new_iter(cx, IT_FILTER))) { eval_iter_done(cx, &it); return NULL; }
-    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
-        int keep = -1;
-        if (eval_count(cx, 1, at) < 0) {
-        } else if (f->kind == V_NONE) {
-            keep = eval_truth(cx, x);
-        } else {
-            val *t = call1(cx, f, x, at);
-            if (t) keep = eval_truth(cx, t);
-            eval_decref(cx, t);
-        }
-        if (keep > 0) {
-            if (eval_seq_push(cx, r, x) < 0) { rc = -1; break; }
-        } else {
-            eval_decref(cx, x);
-            if (keep < 0) { rc = -1; break; }
-        }
-    }
-    eval_iter_done(cx, &it);
-    if (rc < 0) {
-        eval_decref(cx, r);
-        return eval_at(cx, at), NULL;
-    }
-    return r;
+    return eval_lazy_of(cx, IT_ENUMERATE, NULL, a->pos, 1, start, at);
 }
 
 static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
@@ -975,7 +851,7 @@ static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
     val *q = eval_binop(cx, IR_FLOORDIV, x, y, at), *m;
     if (!q) return NULL;
     if (!(m = eval_binop(cx, IR_MOD, x, y, at))) { eval_decref(cx, q); return NULL; }
-    return pair(cx, q, m);
+    return eval_pair(cx, q, m);
 }
 
 static val *b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
@@ -1358,7 +1234,7 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     case B_ENUMERATE: return b_enumerate(cx, a, at);
     case B_FILTER:
         if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
-        return b_filter(cx, a->pos[0], a->pos[1], at);
+        return eval_lazy_of(cx, IT_FILTER, a->pos[0], a->pos + 1, 1, 0, at);
     case B_FLOAT:
         if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
         if (!a->npos) return eval_num(cx, V_FLOAT);
@@ -1425,11 +1301,11 @@ val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->npos < 2)
             return eval_raise(cx, CR_EPY_TYPE, at, "map() must have at least two arguments.");
         if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
-        return b_zip_map(cx, a, a->pos[0], 1, IT_MAP, at);
+        return eval_lazy_of(cx, IT_MAP, a->pos[0], a->pos + 1, a->npos - 1, 0, at);
     case B_ZIP: {
         static const char *const kws[] = { "strict", NULL };
         if (kw_check(cx, a, kws, name, at) < 0) return NULL;
-        return b_zip_map(cx, a, NULL, 0, IT_ZIP, at);
+        return eval_lazy_of(cx, IT_ZIP, NULL, a->pos, a->npos, 0, at);
     }
     case B_MAX: case B_MIN: return b_minmax(cx, a, id == B_MAX, at);
     case B_POW: {
@@ -2350,37 +2226,14 @@ static val *seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const 
     return NULL;
 }
 
-int eval_view_sync(eval_cx *cx, val *v)
-{
-    val *d = v->u.seq.dict;
-    if (!d) return 0;
-    for (size_t i = 0; i < v->u.seq.len; i++) eval_decref(cx, v->u.seq.it[i]);
-    v->u.seq.len = 0;
-    if (eval_walk(cx, d->u.d.used, 0, NULL) < 0 || eval_seq_reserve(cx, v, d->u.d.len) < 0)
-        return -1;
-    for (size_t i = 0; i < d->u.d.used; i++) {
-        dict_ent *e = &d->u.d.ent[i];
-        if (!e->key) continue;
-        val *x;
-        if (v->sub == IT_KEYS) { x = e->key; EV_INCREF(x); }
-        else if (v->sub == IT_VALUES) { x = e->value; EV_INCREF(x); }
-        else {
-            EV_INCREF(e->key);
-            EV_INCREF(e->value);
-            if (!(x = pair(cx, e->key, e->value))) return -1;
-        }
-        v->u.seq.it[v->u.seq.len++] = x;
-    }
-    return 0;
-}
-
+/* A view holds no items: its readers walk the dict (eval_iter, contains, repr). */
 static val *dict_view(eval_cx *cx, val *d, int sub)
 {
-    val *r = new_iter(cx, sub);
+    val *r = eval_new(cx, V_ITER);
     if (!r) return NULL;
-    r->u.seq.dict = d;
+    r->sub = (uint16_t)sub;
+    r->u.itr.dict = d;
     EV_INCREF(d);
-    if (eval_view_sync(cx, r) < 0) { eval_decref(cx, r); return NULL; }
     return r;
 }
 

@@ -96,6 +96,75 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
            mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
 }
 
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    if (a < b) { uint64_t t = a; a = b; b = t; }
+    if (b <= 1) return b ? 1 : a;   /* an integer's denominator: the common case */
+    if (!(a %= b)) return b;        /* one division brings the larger to the smaller's size */
+    int k = __builtin_ctzll(a | b);
+    a >>= __builtin_ctzll(a);
+    do {
+        b >>= __builtin_ctzll(b);
+        if (a > b) { uint64_t t = a; a = b; b = t; }
+        b -= a;
+    } while (b);
+    return a << k;
+}
+
+/* q's numerator and denominator, when each fits 62 bits. */
+static int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
+{
+    mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
+    if (mpz_size(a) > 1 || mpz_size(b) > 1) return 0;
+    uint64_t la = mpz_getlimbn(a, 0), lb = mpz_getlimbn(b, 0);
+    if ((la | lb) >> 62) return 0;
+    *n = mpz_sgn(a) < 0 ? -(int64_t)la : (int64_t)la;
+    *d = lb;
+    return 1;
+}
+
+/* x + y, x - y or x * y into r in machine words when the parts are small, as Knuth's
+ * algorithms (4.5.1) reduce them, so the result is canonical: 1 done, 0 not small (mpq's own
+ * operations spend most of a loop's time in general gcd code). */
+static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
+{
+    int64_t xn, yn;
+    uint64_t xd, yd, dn;
+    __int128 n;
+    unsigned __int128 d;
+    if (!small_q(x, &xn, &xd) || !small_q(y, &yn, &yd)) return 0;
+    if (op == IR_SUB) yn = -yn;
+    if (op == IR_MUL) {
+        if (!xn || !yn) {
+            mpq_set_ui(r, 0, 1);
+            return 1;
+        }
+        uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
+        uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
+        if (d1 > 1) { xn /= (int64_t)d1; yd /= d1; }   /* a division costs tens of cycles */
+        if (d2 > 1) { yn /= (int64_t)d2; xd /= d2; }
+        n = (__int128)xn * yn;
+        d = (unsigned __int128)xd * yd;
+    } else {
+        uint64_t g = gcd64(xd, yd), g2 = 1;
+        if (g > 1) { xd /= g; yd /= g; }
+        n = (__int128)xn * (int64_t)yd + (__int128)yn * (int64_t)xd;
+        if (n > INT64_MAX || n < -INT64_MAX) return 0;
+        int64_t n64 = (int64_t)n;
+        if (g > 1) {
+            g2 = gcd64(g, (uint64_t)(n64 < 0 ? -n64 : n64) % g);
+            n64 /= (int64_t)g2;
+        }
+        n = n64;
+        d = n64 ? (unsigned __int128)xd * (g / g2) * yd : 1;
+    }
+    if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
+    dn = (uint64_t)d;
+    mpz_set_si(mpq_numref(r), (long)n);
+    mpz_set_ui(mpq_denref(r), (unsigned long)dn);
+    return 1;
+}
+
 static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
@@ -131,15 +200,19 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
             if ((ba > bb ? ba : bb) + 1 > cx->nc.max_bits) return eval_int_limit(cx, at);
         }
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        if (op == IR_ADD) mpq_add(r->u.q, x, y);
-        else mpq_sub(r->u.q, x, y);
+        if (small_rat(op, r->u.q, x, y)) {
+        } else if (op == IR_ADD) {
+            mpq_add(r->u.q, x, y);
+        } else {
+            mpq_sub(r->u.q, x, y);
+        }
         if (inexact && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
         uint64_t bits = bits_of(a) + bits_of(b);
         if (!fl && bits > cx->nc.max_bits) return eval_int_limit(cx, at);
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        mpq_mul(r->u.q, x, y);
+        if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
     }
     case IR_DIV:
@@ -1442,8 +1515,31 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
         eval_decides(cx, x);
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
-    case V_LIST: case V_TUPLE: case V_ITER:
-        if (c->kind == V_ITER && eval_view_sync(cx, c) < 0) return -1;
+    case V_ITER:
+        if (c->sub == IT_KEYS || c->sub == IT_ITEMS) {
+            /* CPython's: a key is looked up; an item is a pair whose key is found with an
+             * equal value */
+            val *d = c->u.itr.dict, *k = x, *got;
+            if (c->sub == IT_ITEMS) {
+                if (x->kind != V_TUPLE || x->u.seq.len != 2) return 0;
+                k = x->u.seq.it[0];
+            }
+            if (!(got = eval_dict_get(cx, d, k, &err))) return err ? -1 : 0;
+            return c->sub == IT_KEYS ? 1 : eval_eq(cx, got, x->u.seq.it[1]);
+        } else {   /* values, or a one-shot iterator consumed up to the item, as CPython */
+            eval_iter it;
+            val *y;
+            int r;
+            if (eval_iter_init(cx, &it, c) < 0) return -1;
+            while ((r = eval_iter_next(cx, &it, &y)) > 0) {
+                r = eval_count(cx, 1, at) < 0 ? -1 : eval_eq(cx, y, x);
+                eval_decref(cx, y);
+                if (r) break;
+            }
+            eval_iter_done(cx, &it);
+            return r;
+        }
+    case V_LIST: case V_TUPLE:
         for (i = 0; i < c->u.seq.len; i++) {
             if (eval_count(cx, 1, at) < 0) return -1;
             int r = eval_eq(cx, c->u.seq.it[i], x);
@@ -1571,6 +1667,21 @@ fail:
     return NULL;
 }
 
+/* A for-clause f binds its target to x (taken) and tests its ifs: 1 kept, 0 skipped, -1. The
+ * step is charged at `at`. */
+static int comp_bind(eval_cx *cx, const ir_node *f, val *x, const ir_node *at)
+{
+    int rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
+    eval_decref(cx, x);
+    for (uint32_t c = 2; c < f->n && rc == 0; c++) {
+        val *t = eval_expr(cx, f->kid[c]);
+        if (!t) return -1;
+        if (!eval_truth(cx, t)) rc = 1;
+        eval_decref(cx, t);
+    }
+    return rc < 0 ? -1 : !rc;
+}
+
 /* Runs the comprehension's for-clauses from kid[i] on, adding each element to r. */
 static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, val *src, val *r)
 {
@@ -1583,18 +1694,8 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     if (rc < 0) return -1;
     val *x;
     while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
-        rc = eval_count(cx, 1, f) < 0 ? -1 : assign(cx, f->kid[0], x);
-        eval_decref(cx, x);
-        if (rc < 0) break;
-        int ok = 1;
-        for (uint32_t c = 2; c < f->n && ok; c++) {
-            val *t = eval_expr(cx, f->kid[c]);
-            if (!t) { rc = -1; break; }
-            ok = eval_truth(cx, t);
-            eval_decref(cx, t);
-        }
-        if (rc < 0) break;
-        if (!ok) continue;
+        if ((rc = comp_bind(cx, f, x, f)) < 0) break;
+        if (!rc) continue;
         if (i + 1 < n->n) {
             if ((rc = comp_loop(cx, n, i + 1, first, NULL, r)) < 0) break;
             continue;
@@ -1615,6 +1716,62 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     return rc < 0 ? -1 : 0;
 }
 
+/* A generator expression: its first iterable is evaluated now, in the enclosing scope, the
+ * rest of it as items are asked for (eval_gen_next), in its own frame. */
+static val *new_generator(eval_cx *cx, const ir_node *n, const scope *sc)
+{
+    const ir_node *src_node = n->kid[1]->kid[1];
+    val *src = eval_expr(cx, src_node), *g;
+    if (!src) return NULL;
+    if (!(g = eval_lazy_new(cx, IT_GENERATOR, n->n - 1))) { eval_decref(cx, src); return NULL; }
+    eval_lazy *lz = g->u.itr.lz;
+    lz->node = n;
+    int rc = eval_iter_init(cx, &lz->its[0], src);
+    eval_decref(cx, src);
+    if (rc < 0) { eval_decref(cx, g); return eval_at(cx, src_node), NULL; }
+    lz->k = 1;
+    if (!(lz->f = new_frame(cx, sc, cx->frame))) { eval_decref(cx, g); return NULL; }
+    return g;
+}
+
+/* The for-clauses are loops held open in its[0..k-1], resumed where the last item left
+ * them: the innermost gives the next binding; one that ends closes and its outer goes on. */
+int eval_gen_next(eval_cx *cx, val *g, val **out)
+{
+    eval_lazy *lz = g->u.itr.lz;
+    const ir_node *n = lz->node;
+    val *saved = cx->frame, *x;
+    int rc = 0;
+    cx->frame = lz->f;
+    while (lz->k) {
+        const ir_node *f = n->kid[lz->k];
+        eval_iter *it = &lz->its[lz->k - 1];
+        if ((rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
+        if (rc == 0) {
+            eval_iter_done(cx, it);
+            lz->k--;
+            continue;
+        }
+        /* the step is the consumer's, as eval_lazy_next's: a limit met here is placed there */
+        if ((rc = comp_bind(cx, f, x, NULL)) < 0) break;
+        if (!rc) continue;
+        if (lz->k < lz->n) {
+            const ir_node *sn = n->kid[lz->k + 1]->kid[1];
+            val *s = eval_expr(cx, sn);
+            if (!s) { rc = -1; break; }
+            rc = eval_iter_init(cx, &lz->its[lz->k], s);
+            eval_decref(cx, s);
+            if (rc < 0) { eval_at(cx, sn); break; }
+            lz->k++;
+            continue;
+        }
+        rc = (*out = eval_expr(cx, n->kid[0])) ? 1 : -1;
+        break;
+    }
+    cx->frame = saved;
+    return rc;
+}
+
 static val *eval_comp(eval_cx *cx, const ir_node *n)
 {
     const res_ent *e = resolve_get(&cx->rs, n);
@@ -1622,11 +1779,9 @@ static val *eval_comp(eval_cx *cx, const ir_node *n)
     val *r;
     if (!e || !e->sc || n->n <= first) return eval_raise(cx, CR_EINTERNAL, n, "bad comprehension");
     const scope *sc = e->sc;
+    if (n->kind == IR_GENEXP) return new_generator(cx, n, sc);
     switch (n->kind) {
     case IR_LISTCOMP: r = eval_seq_new(cx, V_LIST, 0); break;
-    case IR_GENEXP:
-        if ((r = eval_seq_new(cx, V_ITER, 0))) r->sub = IT_GENERATOR;
-        break;
     case IR_SETCOMP: r = eval_dict_new(cx, V_SET); break;
     default: r = eval_dict_new(cx, V_DICT); break;
     }

@@ -40,10 +40,10 @@ enum {
     VF_IMMORTAL = 1u << 2,  /* None, True, False, Ellipsis: never freed by a decref */
 };
 
-/* V_ITER sub-kinds: a one-shot iterator (zip, map, ...) holds its items eagerly and is
- * consumed from `pos`; a dict view re-iterates: iterating it walks its `dict` itself, so
- * that a change in the loop is seen, and its items are refilled from the dict
- * (eval_view_sync) before anything else reads them. */
+/* V_ITER sub-kinds. Below IT_KEYS, a one-shot iterator: its state (eval_lazy) walks its
+ * sources on demand, so its memory does not depend on how many items it gives, and a second
+ * pass finds it exhausted. From IT_KEYS on, a dict view: it holds no items; every reader
+ * walks its `dict` itself, so a change is seen. */
 enum { IT_ZIP, IT_MAP, IT_FILTER, IT_ENUMERATE, IT_REVERSED, IT_GENERATOR,
        IT_KEYS, IT_VALUES, IT_ITEMS };
 
@@ -55,6 +55,7 @@ enum { INF_POS, INF_NEG, INF_NAN };
 typedef struct val val;
 typedef struct scope scope;
 typedef struct eval_class eval_class;
+typedef struct eval_lazy eval_lazy;
 
 typedef struct {
     val *key, *value;      /* key NULL: a deleted slot */
@@ -71,7 +72,8 @@ struct val {
     union {
         mpq_t q;                                                   /* BOOL INT FLOAT */
         struct { char *s; size_t len, nch; uint64_t hash; } str;   /* STR (UTF-8) */
-        struct { val **it; size_t len, cap, pos; val *dict; } seq; /* LIST TUPLE ITER */
+        struct { val **it; size_t len, cap; } seq;                 /* LIST TUPLE */
+        struct { val *dict; eval_lazy *lz; } itr;   /* ITER: a view's dict, or the state */
         struct { dict_ent *ent; int32_t *idx; size_t len, used, cap, icap; } d; /* DICT SET */
         struct { int64_t start, stop, step; } rng;                 /* RANGE */
         struct { const ir_node *node; const scope *sc; val *env; val **defs; } fn; /* FUNC */
@@ -351,7 +353,9 @@ void eval_pool_take(eval_cx *cx);   /* the thread's spare numbers become cx's */
 /* Iteration over any iterable. It holds a reference to what it walks and gives each item
  * with one of its own, so that a loop body or a callback may change or drop the container
  * without freeing what the walk still reads. A dict or set that changes size on the way is
- * an error, as in CPython. */
+ * an error, as in CPython. A one-shot iterator's next may run code (a generator's
+ * expression, map's function) that meets the same iterator again: its state lives in the
+ * iterator, not in the eval_iter, and a generator refuses to be re-entered. */
 typedef struct {
     val *src;
     size_t i;
@@ -362,11 +366,36 @@ typedef struct {
 int eval_iter_init(eval_cx *cx, eval_iter *it, val *v);   /* 0, or -1 not iterable */
 int eval_iter_next(eval_cx *cx, eval_iter *it, val **out); /* 1 item (new ref), 0 end, -1 */
 void eval_iter_done(eval_cx *cx, eval_iter *it);
+
+/* A one-shot iterator's state (iter.c). Errors are raised without a place, so that the
+ * consumer places them, as CPython's traceback ends at the line that consumed; a generator's
+ * own expressions carry theirs. */
+struct eval_lazy {
+    uint8_t running;       /* a next is under way (a generator refuses to re-enter) */
+    uint8_t ended;         /* gives nothing more: a generator that ended or raised */
+    uint32_t n;            /* its[]: the sources (ZIP MAP), the for-clauses (GENERATOR), 1 */
+    uint32_t k;            /* GENERATOR: for-clauses open, its[0..k-1] */
+    int64_t count;         /* ENUMERATE: the next index; REVERSED: the next position + 1 */
+    val *f;                /* MAP FILTER: the function (FILTER: maybe None); GENERATOR: frame */
+    const ir_node *node;   /* GENERATOR: the expression */
+    eval_iter its[];
+};
+/* A new one-shot iterator of kind sub with n sources, each its[i].src NULL (the caller
+ * fills them); NULL past the memory limit. */
+val *eval_lazy_new(eval_cx *cx, int sub, uint32_t n);
+int eval_lazy_next(eval_cx *cx, val *v, val **out);       /* as eval_iter_next */
+void eval_lazy_free(eval_cx *cx, val *v);                 /* its references, its state */
+/* map(f, *srcs), filter(f, src), zip(*srcs), enumerate(src, start), reversed(src): the
+ * iterator, or NULL raised (a source that is not iterable) at `at`. */
+val *eval_lazy_of(eval_cx *cx, int sub, val *f, val **srcs, size_t n, int64_t start,
+                  const ir_node *at);
+val *eval_pair(eval_cx *cx, val *a, val *b);   /* the tuple (a, b), taking both (also on error) */
 val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable */
 int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
 int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
 
 /* ---- eval.c ---- */
+int eval_gen_next(eval_cx *cx, val *g, val **out);       /* a generator's next, as eval_iter_next */
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
 val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
@@ -402,7 +431,6 @@ val *eval_math_e(eval_cx *cx, const ir_node *at);
 val *eval_math_inf(eval_cx *cx, const ir_node *at);
 val *eval_math_nan(eval_cx *cx, const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
-int eval_view_sync(eval_cx *cx, val *v);   /* a dict view's items made its dict's again */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);

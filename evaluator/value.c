@@ -168,14 +168,15 @@ void eval_clock_start(eval_cx *cx)
 /* The thread's CPU clock is a system call (microseconds on some hypervisors), the monotonic
  * clock is not: a run reads the CPU clock once it has run a millisecond, and again only once
  * its wall time, which bounds its CPU time from above, has passed the limit. What ran before
- * the first reading counts at its wall time. */
+ * the first reading counts at its wall time, or at the thread's whole CPU time when that is
+ * less (a loaded machine can stretch that millisecond's wall time past the limit). */
 static int cpu_over(eval_cx *cx, double wall)
 {
     double lim = cx->lim->max_cpu_s, ran = wall - cx->wall0;
     if (lim <= 0) return 0;
     if (cx->cpu0 < 0 && ran >= 0.001) {
         cx->cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-        cx->cpu_lead = ran;
+        cx->cpu_lead = ran < cx->cpu0 ? ran : cx->cpu0;
     }
     if (ran < lim || cx->cpu0 < 0) return 0;
     return clock_s(CLOCK_THREAD_CPUTIME_ID) - cx->cpu0 + cx->cpu_lead >= lim;
@@ -465,6 +466,21 @@ val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap)
     return v;
 }
 
+val *eval_lazy_new(eval_cx *cx, int sub, uint32_t n)
+{
+    size_t sz = sizeof(eval_lazy) + n * sizeof(eval_iter);
+    val *v = eval_new(cx, V_ITER);
+    if (!v) return NULL;
+    v->sub = (uint16_t)sub;
+    if (eval_mem(cx, v, heap_cost(sizeof *v) + heap_cost(sz)) < 0) { eval_decref(cx, v); return NULL; }
+    if (!(v->u.itr.lz = calloc(1, sz))) {
+        eval_decref(cx, v);
+        return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    }
+    v->u.itr.lz->n = n;
+    return v;
+}
+
 int eval_seq_reserve(eval_cx *cx, val *l, size_t n)
 {
     if (n <= l->u.seq.cap) return 0;
@@ -504,13 +520,16 @@ static void free_contents(eval_cx *cx, val *v)
         free(v->u.str.s);
         v->u.str.s = NULL;
         break;
-    case V_LIST: case V_TUPLE: case V_ITER:
+    case V_LIST: case V_TUPLE:
         for (i = 0; i < v->u.seq.len; i++) eval_decref(cx, v->u.seq.it[i]);
         free(v->u.seq.it);
         v->u.seq.it = NULL;
         v->u.seq.len = v->u.seq.cap = 0;
-        eval_decref(cx, v->u.seq.dict);
-        v->u.seq.dict = NULL;
+        break;
+    case V_ITER:
+        if (v->u.itr.lz) eval_lazy_free(cx, v);
+        eval_decref(cx, v->u.itr.dict);
+        v->u.itr.dict = NULL;
         break;
     case V_DICT: case V_SET:
         for (i = 0; i < v->u.d.used; i++) {
@@ -1140,8 +1159,7 @@ int eval_truth(eval_cx *cx, val *v)
     case V_BOOL: case V_INT: case V_FLOAT: return mpq_sgn(v->u.q) != 0;
     case V_STR: return v->u.str.len != 0;
     case V_LIST: case V_TUPLE: return v->u.seq.len != 0;
-    case V_ITER:
-        return v->sub < IT_KEYS || (v->u.seq.dict ? v->u.seq.dict->u.d.len : v->u.seq.len) != 0;
+    case V_ITER: return v->sub < IT_KEYS || v->u.itr.dict->u.d.len != 0;
     case V_DICT: case V_SET: return v->u.d.len != 0;
     case V_RANGE:
         return v->u.rng.step > 0 ? v->u.rng.start < v->u.rng.stop
@@ -1310,11 +1328,12 @@ static int repr_items(eval_cx *cx, cr_buf *b, val **it, size_t n, const rstack *
     return 0;
 }
 
-/* Only these can hold themselves, so only they are looked for on the path. */
+/* Only these can hold themselves, so only they are looked for on the path (a one-shot
+ * iterator prints no items). */
 static int is_container(const val *v)
 {
     return v->kind == V_LIST || v->kind == V_TUPLE || v->kind == V_DICT || v->kind == V_SET ||
-           v->kind == V_ITER;
+           (v->kind == V_ITER && v->sub >= IT_KEYS);
 }
 
 static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
@@ -1328,7 +1347,8 @@ static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up
     if (cont)
         for (const rstack *s = up; s; s = s->up)
             if (s->v == v) {
-                PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}" : "(...)");
+                PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}"
+                     : v->kind == V_ITER ? "..." : "(...)");
                 return 0;
             }
     switch (v->kind) {
@@ -1381,11 +1401,14 @@ static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up
         PUTS(tmp);
         return 0;
     case V_ITER:
-        if (v->sub >= IT_KEYS) {
-            if (eval_view_sync(cx, v) < 0) return -1;
+        if (v->sub >= IT_KEYS) {   /* its items for the while: the text is as long */
+            val *l = eval_list_of(cx, v, V_LIST);
+            if (!l) return -1;
             PUTS(iter_names[v->sub]);
             PUTS("([");
-            if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
+            int rc = repr_items(cx, b, l->u.seq.it, l->u.seq.len, &st, depth);
+            eval_decref(cx, l);
+            if (rc < 0) return -1;
             PUTS("])");
             return 0;
         }
@@ -1489,6 +1512,7 @@ static int inexact_in(eval_cx *cx, val *v, const rstack *up, unsigned depth)
     size_t i;
     int r = 0;
     if (v->flags & VF_INEXACT) return 1;
+    if (v->kind == V_ITER && v->sub >= IT_KEYS) v = v->u.itr.dict;   /* as exact as its dict */
     if (!is_container(v)) return 0;
     if (eval_stack_low(cx))
         return eval_deep(cx, inexact_deep, &(walk_level){ .a = v, .up = up, .depth = depth });
@@ -1540,11 +1564,12 @@ int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
     case V_LIST: case V_TUPLE: case V_STR:
         break;
     case V_ITER:
-        if (v->sub < IT_KEYS) it->i = v->u.seq.pos;
-        else if (v->u.seq.dict) { it->sub = v->sub; v = v->u.seq.dict; }
+        if (v->sub < IT_KEYS) break;   /* a one-shot iterator: the state is its own */
+        it->sub = v->sub;
+        v = v->u.itr.dict;
         __attribute__((fallthrough));
     case V_DICT: case V_SET:
-        if (v->kind != V_ITER) it->size = it->left = v->u.d.len;
+        it->size = it->left = v->u.d.len;
         break;
     case V_RANGE:
         it->r = v->u.rng.start;
@@ -1572,6 +1597,16 @@ static int iter_changed(eval_cx *cx, const char *what)
     return -1;
 }
 
+typedef struct { val *v, **out; } lazy_level;
+
+static int lazy_next_deep(eval_cx *cx, void *p)
+{
+    lazy_level *l = p;
+    val *it = l->v;
+    eval_iter w = { .src = it };
+    return eval_iter_next(cx, &w, l->out);
+}
+
 int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
 {
     val *v = it->src;
@@ -1581,12 +1616,14 @@ int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
         *out = v->u.seq.it[it->i++];
         EV_INCREF(*out);
         return 1;
-    case V_ITER:
-        if (it->i >= v->u.seq.len) return 0;
-        *out = v->u.seq.it[it->i++];
-        if (v->sub < IT_KEYS) v->u.seq.pos = it->i;
-        EV_INCREF(*out);
-        return 1;
+    case V_ITER: {   /* its next may run code that iterates: a recursion level, as CPython's frame */
+        if (eval_stack_low(cx))
+            return eval_deep(cx, lazy_next_deep, &(lazy_level){ .v = v, .out = out });
+        if (eval_recurse(cx, "", NULL) < 0) return -1;
+        int rc = eval_lazy_next(cx, v, out);
+        cx->rdepth--;
+        return rc;
+    }
     case V_STR: {
         if (it->i >= v->u.str.len) return 0;
         size_t j = it->i + 1;
@@ -1682,7 +1719,7 @@ int eval_len(eval_cx *cx, val *v, size_t *n)
     case V_RANGE: *n = (size_t)range_len(v); return 0;
     case V_ITER:
         if (v->sub >= IT_KEYS) {
-            *n = v->u.seq.dict ? v->u.seq.dict->u.d.len : v->u.seq.len;
+            *n = v->u.itr.dict->u.d.len;
             return 0;
         }
         /* fallthrough */

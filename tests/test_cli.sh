@@ -126,7 +126,8 @@ check recursion-990 0 '= 990' '' 'def f(n):
     return 0 if n == 0 else 1 + f(n - 1)
 ans = f(990)'
 check limit-digits 3 '' 'calc-route: LimitError: integer size limit (1048576 bits) (line 1, col 7)' 'ans = 10 ** 10 ** 10'
-check limit-ops 3 '' 'calc-route: LimitError: operation limit (10000000 steps) (line 1, col 1)' 'while True: pass'
+check limit-time 3 '' 'calc-route: LimitError: CPU time limit (0.3 s) (line 1, col 1)' 'while True: pass' --timeout 0.3
+check limit-time-range 3 '' 'calc-route: LimitError: CPU time limit (0.3 s) (line 1, col 1)' 'for i in range(10**12): pass' --timeout 0.3
 check rejected 4 '' 'calc-route: rejected: 2 constructs outside the in-process subset and sandboxes are off; first import:os
   import:os at 1:1: import os
   call:open at 2:1: open("/etc/passwd")' 'import os
