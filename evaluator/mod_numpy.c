@@ -408,7 +408,9 @@ static val *root_val(eval_cx *cx, const mpfr_t r)
 
 typedef struct { mpq_t *c; size_t d; } poly;   /* Σ c[i] x^i, c[d] != 0 (or d = 0) */
 
-static void poly_eval(mpq_t out, const poly *p, const mpq_t x, mpq_t t)
+/* Pointer parameters, not mpq_t arrays: GCC's -Wstringop-overread took a span's pair of
+ * rationals for one of size 16 */
+static void poly_eval(mpq_ptr out, const poly *p, mpq_srcptr x, mpq_ptr t)
 {
     mpq_set(out, p->c[p->d]);
     for (size_t i = p->d; i-- > 0;) {
