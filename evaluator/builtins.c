@@ -21,7 +21,7 @@ static const unsigned mt_kinds[MT_COUNT_END] = {
 #include "evaluator/registry.def"
 };
 
-/* FUNC rows' implementations by id; 0: eval_builtin_call's own dispatch. */
+/* FUNC rows' implementations by id; BUILTIN rows (0) are eval_builtin_call's own dispatch. */
 static const eval_fn func_impl[B_COUNT] = {
 #define FUNC(mod, name, id, impl) [id] = impl,
 #include "evaluator/registry.def"

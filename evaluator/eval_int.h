@@ -425,54 +425,18 @@ const char *eval_method_name(int id);
 int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
                     const char *name, const ir_node *at);
 val *eval_kwarg(eval_args *a, const char *name);
-val *eval_b_repr(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_math_pi(eval_cx *cx, const ir_node *at);
-val *eval_math_e(eval_cx *cx, const ir_node *at);
-val *eval_math_inf(eval_cx *cx, const ir_node *at);
-val *eval_math_nan(eval_cx *cx, const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
 
-/* ---- mod_datetime.c: the class objects and constants of registry.def's datetime rows ---- */
-val *eval_dt_date(eval_cx *cx, const ir_node *at);
-val *eval_dt_datetime(eval_cx *cx, const ir_node *at);
-val *eval_dt_timedelta(eval_cx *cx, const ir_node *at);
-val *eval_dt_minyear(eval_cx *cx, const ir_node *at);
-val *eval_dt_maxyear(eval_cx *cx, const ir_node *at);
-/* ---- mod_stats.c: statistics, scipy.stats.norm ---- */
-val *eval_st_mean(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_fmean(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_geometric_mean(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_harmonic_mean(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_median(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_median_low(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_median_high(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_mode(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_multimode(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_quantiles(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_variance(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_pvariance(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_stdev(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_pstdev(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_covariance(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_correlation(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_linear_regression(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_st_normaldist(eval_cx *cx, const ir_node *at);   /* the class */
-val *eval_st_norm(eval_cx *cx, const ir_node *at);         /* scipy.stats.norm */
-/* ---- mod_decimal.c ---- */
-val *eval_dec_class(eval_cx *cx, const ir_node *at);
-val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_dec_half_even(eval_cx *cx, const ir_node *at);
-val *eval_dec_half_up(eval_cx *cx, const ir_node *at);
-val *eval_dec_half_down(eval_cx *cx, const ir_node *at);
-val *eval_dec_up(eval_cx *cx, const ir_node *at);
-val *eval_dec_down(eval_cx *cx, const ir_node *at);
-val *eval_dec_ceiling(eval_cx *cx, const ir_node *at);
-val *eval_dec_floor(eval_cx *cx, const ir_node *at);
-val *eval_dec_05up(eval_cx *cx, const ir_node *at);
+
+/* The implementations registry.def's FUNC and VALUE rows name (a name in two rows is
+ * declared twice, which C allows): builtins.c, mod_*.c. */
+#define FUNC(mod, name, id, impl) val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
+#define VALUE(mod, name, get) val *get(eval_cx *cx, const ir_node *at);
+#include "evaluator/registry.def"
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
@@ -482,33 +446,5 @@ int resolve_find(const resolver *rs, const char *name);    /* symbol or -1, neve
 void resolve_free(eval_cx *cx);
 void *resolve_alloc(eval_cx *cx, size_t size);             /* zeroed; NULL on ENOMEM */
 
-/* ---- mod_numpy.c: numpy's scalar functions, numpy_financial ---- */
-val *eval_np_exp(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_log(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_log10(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_sqrt(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_abs(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_power(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_floor(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_ceil(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_sum(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_prod(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_mean(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_max(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_min(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_var(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_std(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_np_median(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_fv(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_pmt(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_pv(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_nper(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_ipmt(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_ppmt(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_npv(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_irr(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_mirr(eval_cx *cx, eval_args *a, const ir_node *at);
-val *eval_npf_rate(eval_cx *cx, eval_args *a, const ir_node *at);
 
 #endif

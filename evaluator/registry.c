@@ -17,6 +17,7 @@ typedef struct {
 /* Functions first, in id order (rows[id] is function id's row), then the other values. */
 static const row rows[] = {
 #define FUNC(mod, name, id, impl) { mod, REG_FUNC, id, name },
+#define BUILTIN(mod, name, id) { mod, REG_FUNC, id, name },
 #include "evaluator/registry.def"
 #define VALUE(mod, name, get) { mod, REG_VALUE, 0, name },
 #include "evaluator/registry.def"

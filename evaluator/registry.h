@@ -12,6 +12,7 @@ enum {
 /* Function ids, in row order (a builtin function value's val.sub). */
 enum {
 #define FUNC(mod, name, id, impl) id,
+#define BUILTIN(mod, name, id) id,
 #include "evaluator/registry.def"
     B_COUNT
 };
