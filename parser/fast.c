@@ -1707,16 +1707,17 @@ static const char *parse_dotted(fast_ctx *p, uint32_t *len, uint32_t *first_len)
     if (a->kind != K_NAME) decline(p, "import");
     p->i++;
     *first_len = a->b - a->a;
+    uint32_t tokens = *first_len;
     while (at_op(p, O_DOT)) {
         p->i++;
         if (cur(p)->kind != K_NAME) decline(p, "import");
+        tokens += 1 + (cur(p)->b - cur(p)->a);
         p->i++;
     }
     ftok *z = prev(p);
-    /* Only `a.b.c` written without blanks: the text is then the source as is. */
-    if (z->el != a->sl || (uint32_t)(z->b - a->a) != (uint32_t)(z->ec - a->sc)) decline(p, "import");
-    for (uint32_t k = a->a; k < z->b; k++)
-        if (p->s[k] == ' ') decline(p, "import");
+    /* Only `a.b.c` written with nothing between its tokens (no blank of any kind, no line
+       continuation): the text is then the source as is. */
+    if (z->b - a->a != tokens) decline(p, "import");
     *len = z->b - a->a;
     return dup(p, p->s + a->a, *len);
 }

@@ -178,6 +178,7 @@ static const char *const declined[] = {
     "f(x for x in y, 1)\n", "def f(*a):\n    pass\n", "def f() -> int:\n    return 1\n",
     "x: int = 1\n", "@d\ndef f():\n    pass\n", "x = a if b\n", "x = [x for x in a, b]\n",
     "import .a\n", "from . import a\n", "from a import *\n", "from a import (b)\n", "from __future__ import division\n",
+    "from a.\tb import c\n", "import a\t.b\n", "from a .b import c\n", "import a.\\\nb\n",
     "match = 1\n", "type = 1\n", "x = a.match\n", "nonlocal x\n", "x = __debug__\n",
     "x = 1 +\\ \n2\n", "x = 'a' 'b\n", "if x:\n",
     "def f():\n    pass\n  x = 1\n", "x = a not b\n", "x = a == not b\n", "x = ä\n",
