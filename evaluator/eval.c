@@ -297,6 +297,8 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
     }
 }
 
+static val *carry_inexact(eval_cx *cx, val *r, int inexact);
+
 static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
 {
     if (a->kind == V_STR) {
@@ -309,9 +311,7 @@ static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
         memcpy(p, a->u.str.s, a->u.str.len);
         memcpy(p + a->u.str.len, b->u.str.s, b->u.str.len);
         p[a->u.str.len + b->u.str.len] = '\0';
-        val *r = eval_str_take(cx, p, a->u.str.len + b->u.str.len);
-        if (r && ((a->flags | b->flags) & VF_INEXACT) && r->rc == 1) r->flags |= VF_INEXACT;
-        return r;
+        return eval_str_take(cx, p, a->u.str.len + b->u.str.len);
     }
     if (eval_walk(cx, a->u.seq.len + b->u.seq.len, 0, at) < 0) return NULL;
     val *r = eval_seq_new(cx, (vkind)a->kind, a->u.seq.len + b->u.seq.len);
@@ -461,15 +461,18 @@ static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_nod
     int seq_a = a->kind == V_STR || a->kind == V_LIST || a->kind == V_TUPLE;
     switch (op) {
     case IR_ADD:
-        if (seq_a && a->kind == b->kind) return seq_concat(cx, a, b, at);
+        if (seq_a && a->kind == b->kind)   /* str(x) + 'a', str(x).split() + [] */
+            return carry_inexact(cx, seq_concat(cx, a, b, at),
+                                 ((a->flags | b->flags) & VF_INEXACT) != 0);
         if (seq_a)
             return eval_raise(cx, CR_EPY_TYPE, at, "can only concatenate %s (not \"%s\") to %s",
                               eval_type_name(a), eval_type_name(b), eval_type_name(a));
         break;
     case IR_MUL:
-        if (seq_a) return seq_repeat(cx, a, b, at);
+        if (seq_a)
+            return carry_inexact(cx, seq_repeat(cx, a, b, at), (a->flags & VF_INEXACT) != 0);
         if (b->kind == V_STR || b->kind == V_LIST || b->kind == V_TUPLE)
-            return seq_repeat(cx, b, a, at);
+            return carry_inexact(cx, seq_repeat(cx, b, a, at), (b->flags & VF_INEXACT) != 0);
         break;
     case IR_MOD:
         if (a->kind == V_STR) return eval_str_percent(cx, a, b, at);
@@ -1214,7 +1217,7 @@ static val *eval_subscript(eval_cx *cx, const ir_node *n)
         r = k ? get_item(cx, o, k, n) : NULL;
         eval_decref(cx, k);
     }
-    r = carry_inexact(cx, r, o->kind == V_STR && (o->flags & VF_INEXACT));
+    r = carry_inexact(cx, r, (o->flags & VF_INEXACT) != 0);   /* str(x)[0], str(x).split()[0] */
     eval_decref(cx, o);
     return r;
 }
@@ -1503,6 +1506,7 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
 {
     size_t i;
     int err;
+    eval_decides(cx, c);   /* a string or a container an inexact value made decides whole */
     switch (c->kind) {
     case V_STR:
         if (x->kind != V_STR) {
@@ -1511,7 +1515,6 @@ static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
             return -1;
         }
         if (eval_walk(cx, 0, c->u.str.len + x->u.str.len, at) < 0) return -1;
-        eval_decides(cx, c);
         eval_decides(cx, x);
         return x->u.str.len == 0 ||
                memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;

@@ -710,6 +710,7 @@ uint64_t eval_hash_q(mpq_srcptr q)
 
 int eval_hash(eval_cx *cx, val *v, uint64_t *h)
 {
+    eval_decides(cx, v);   /* as in eq_inner() */
     switch (v->kind) {
     case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
     case V_ELLIPSIS: *h = 0x2545f4914f6cdd1dULL; return 0;   /* fixed: set order replays */
@@ -733,7 +734,6 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
             v->u.str.hash = x | 1;
         }
         *h = v->u.str.hash;
-        eval_decides(cx, v);
         return 0;
     case V_TUPLE: {
         /* CPython's tuple hash has no recursion limit: only the stack is watched */
@@ -1000,12 +1000,14 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
         return o->kind == V_OBJ && o->u.obj.cls->eq ? o->u.obj.cls->eq(cx, a, b) : 0;
     }
     if (a->kind != b->kind) return 0;
+    /* a string, or a container an inexact value made (str(x).split()), decides as a whole:
+     * what it holds does not carry the flag */
+    eval_decides(cx, a);
+    eval_decides(cx, b);
     switch (a->kind) {
     case V_NONE: case V_ELLIPSIS: return 1;
     case V_INF: return a->sub == b->sub && a->sub != INF_NAN;
     case V_STR:
-        eval_decides(cx, a);
-        eval_decides(cx, b);
         if (a->u.str.len != b->u.str.len) return 0;
         if (eval_walk(cx, 0, a->u.str.len, NULL) < 0) return -1;
         return memcmp(a->u.str.s, b->u.str.s, a->u.str.len) == 0;
@@ -1118,9 +1120,9 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         if (limb_walk(cx, a, b) < 0) return -1;
         return cmp_result(op, mpq_cmp(eval_decided(cx, a, 0), eval_decided(cx, b, 1)));
     }
+    eval_decides(cx, a);   /* as in eq_inner() */
+    eval_decides(cx, b);
     if (a->kind == V_STR && b->kind == V_STR) {
-        eval_decides(cx, a);
-        eval_decides(cx, b);
         size_t n = a->u.str.len < b->u.str.len ? a->u.str.len : b->u.str.len;
         if (eval_walk(cx, 0, n, NULL) < 0) return -1;
         int c = memcmp(a->u.str.s, b->u.str.s, n);
@@ -1557,6 +1559,9 @@ size_t eval_utf8_index(const val *s, size_t ci)
 
 int eval_iter_init(eval_cx *cx, eval_iter *it, val *v)
 {
+    /* How many items a walk gives, and which, is decided by what an inexact value made (the
+     * characters of str(x), the pieces of its split()): none of them carries the flag. */
+    eval_decides(cx, v);
     it->i = 0;
     it->r = 0;
     it->sub = IT_KEYS;

@@ -698,6 +698,19 @@ static void test_inexact_decisions(void)
                    "ans", "1", 0));
     CHECK(value_is("import math\nans = '3' in str(math.pi)\n", NULL, "True", "True", "bool", "ans",
                    "1", 0));
+    /* walked, split, compared, repeated or hashed: what the text made is never exact */
+    CHECK(value_is("import math\nans = int(list(str(math.pi))[-1])\n", NULL, "3", "3", "int",
+                   "ans", "3", 0));
+    CHECK(value_is("import math\nn = 0\nfor c in str(math.pi):\n    n += 1\nans = n\n", NULL,
+                   "35", "35", "int", "ans", "35", 0));
+    CHECK(value_is("import math\nans = int(str(math.pi).split('.')[1][:2])\n", NULL, "14", "14",
+                   "int", "ans", "14", 0));
+    CHECK(value_is("import math\nans = str(math.pi).split('.') == ['3', '1']\n", NULL, "False",
+                   "False", "bool", "ans", "0", 0));
+    CHECK(value_is("import math\nans = int((str(math.pi) * 2)[0])\n", NULL, "3", "3", "int",
+                   "ans", "3", 0));
+    CHECK(value_is("import math\nans = '3' in list(str(math.pi))\n", NULL, "True", "True", "bool",
+                   "ans", "1", 0));
     /* nested deeper than the walk looks: never claimed exact */
     CHECK(value_is("import math\nx = [math.sqrt(2)]\nfor i in range(70):\n    x = [x]\n"
                    "ans = len(x)\n", NULL, "1", "1", "int", "ans", "1", 1));
