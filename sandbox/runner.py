@@ -1,7 +1,8 @@
 # calcroute sandbox runner: runs one piece of code as __main__ and reports the candidates of
 # its final value (the host chooses among them with the evaluator's rule) or its exception on
 # a separate file descriptor, so that nothing the code prints can be mistaken for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
-#     python3 -I -S -c <this file> JOB_FD REPORT_FD
+#     python3 -s -S -c <this file> JOB_FD REPORT_FD
+# in an environment the tier sets whole (PYTHONSAFEPATH, PYTHONHASHSEED=0: see sandbox/ns/ns.c).
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
 # The code never holds the report descriptor: it runs in a child of the runner, which closes
 # it first and describes its result to the runner in the same records; the runner, which the
@@ -521,6 +522,8 @@ def write_all(fd, data):
 
 def main():
     import posix
+    if sys.path[:1] == [""]:    # an interpreter older than PYTHONSAFEPATH: not the cwd
+        del sys.path[0]
     add_site_dirs()
     import _ast as ast
     import builtins

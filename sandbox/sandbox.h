@@ -33,6 +33,9 @@
 #include "common/common.h"
 
 #define SANDBOX_DEFAULT_INTERPRETER "/usr/bin/python3"
+/* Where the sandbox's libraries keep their caches (XDG_CACHE_HOME, MPLCONFIGDIR): under /tmp,
+ * and left out of the files reported as dropped. */
+#define SANDBOX_CACHE_DIR "/tmp/.cache"
 
 /* ---- limits ---------------------------------------------------------------------------
  * Every figure is a hard bound on the whole run (all processes the code starts), enforced by
@@ -173,7 +176,7 @@ int sandbox_kvm_available(char *why, size_t why_len);
 /* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
  * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:
  *
- *     python3 -I -S -c <sandbox_runner_source> JOB_FD REPORT_FD
+ *     python3 -s -S -c <sandbox_runner_source> JOB_FD REPORT_FD
  *
  * (-S: the runner puts the package directories on sys.path itself, without running the
  * host's .pth files or sitecustomize.)

@@ -113,6 +113,28 @@ if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1));
     fail=$((fail + 1)); echo "FAIL artifact-copy: $tmp/out/table.txt" >&2
 fi
 
+# The finance stack (scripts/install-deps.sh) imports and computes inside the sandbox, within
+# its seccomp filter and limits: each line is what /usr/bin/python3 prints for it.
+mkdir "$tmp/fin"
+run 'import numpy as np, pandas as pd, scipy.optimize as so, sympy, statsmodels.api as sm
+import datetime, dateutil.relativedelta as rd, matplotlib.pyplot as plt
+df = pd.DataFrame({"k": ["a", "b", "a"], "v": [1.5, 2, 3]})
+print(df.groupby("k")["v"].sum().to_dict())
+print(round(so.brentq(lambda r: -100 + 60 / (1 + r) + 60 / (1 + r) ** 2, 0, 1), 6))
+x = sympy.symbols("x")
+print(sympy.solve(x ** 2 - 2, x), sympy.Rational(1, 3) + sympy.Rational(1, 6))
+fit = sm.OLS(np.array([3.0, 5, 7, 9]), sm.add_constant(np.array([1.0, 2, 3, 4]))).fit()
+print(np.round(fit.params, 6).tolist())
+print(datetime.date(2020, 1, 31) + rd.relativedelta(months=1))
+print((np.ones((300, 300)) @ np.ones((300, 300)))[0, 0])
+plt.plot([1, 2, 3])
+plt.savefig("/out/chart.png")
+ans = len(df)' --out "$tmp/fin" --timeout 60
+expect finance-stack 0 "d['value']['repr'], d['stdout'], d['stderr']" \
+    "('3', \"{'a': 4.5, 'b': 2.0}\\n0.130662\\n[-sqrt(2), sqrt(2)] 1/2\\n[1.0, 2.0]\\n2020-02-29\\n300.0\\n\", '')"
+expect finance-savefig 0 "[a['name'] for a in d['artifacts']], open(d['artifacts'][0]['path'], 'rb').read(8)" \
+    "(['chart.png'], b'\\x89PNG\\r\\n\\x1a\\n')"
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys

@@ -5,7 +5,7 @@
  * builds a fresh root on a tmpfs (read-only binds of /usr and the two /etc entries the
  * interpreter needs, /data read-only, size-capped /tmp and /out, a /proc of its own pid
  * namespace, a /dev of four devices), pivots into it, drops every capability, sets
- * no_new_privs, loads the seccomp filter and becomes the runner (python3 -I -S). The parent
+ * no_new_privs, loads the seccomp filter and becomes the runner (python3 -s -S, in an environment of our own). The parent
  * reads stdout, stderr and the runner's report while the run goes on, enforces the wall
  * clock, the CPU time of the whole cgroup and the output cap until pid 1 is gone (whatever
  * the code did with its descriptors), and kills pid 1 and the cgroup at a limit.
@@ -97,7 +97,7 @@ typedef struct {
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
     char *argv[8];
-    char *envp[8];
+    char *envp[16];
     const struct sock_fprog *filter;
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
     struct rlimit rl_msgqueue, rl_sigpending, rl_memlock;
@@ -695,8 +695,10 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     /* Inodes bound the number of files (directories included) the code can leave in /out. */
     snprintf(plan.out_opts, sizeof plan.out_opts, "size=%llu,nr_inodes=%u,mode=0777",
              (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
+    /* Not -I: its -E would ignore PYTHONHASHSEED, and the environment is wholly ours anyway.
+     * PYTHONSAFEPATH is -P, which an interpreter before 3.11 would refuse as an option. */
     plan.argv[0] = "python3";
-    plan.argv[1] = "-I";
+    plan.argv[1] = "-s";
     plan.argv[2] = "-S";
     plan.argv[3] = "-c";
     plan.argv[4] = (char *)sandbox_runner_source;
@@ -707,6 +709,16 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     plan.envp[2] = "TMPDIR=/tmp";
     plan.envp[3] = "LANG=C.UTF-8";
     plan.envp[4] = "MPLBACKEND=Agg";
+    plan.envp[5] = "PYTHONSAFEPATH=1";
+    plan.envp[6] = "PYTHONHASHSEED=0";   /* set and dict order, hash(): the same every run */
+    /* The libraries' caches (matplotlib's font list) in one place the dropped-file report
+     * leaves out (SANDBOX_CACHE_DIR). */
+    plan.envp[7] = "XDG_CACHE_HOME=" SANDBOX_CACHE_DIR;
+    plan.envp[8] = "MPLCONFIGDIR=" SANDBOX_CACHE_DIR "/matplotlib";
+    /* One BLAS thread: a float reduction then sums in the same order whatever the host's
+     * core count, and OpenBLAS never meets the process limit with a thread per core. */
+    plan.envp[9] = "OPENBLAS_NUM_THREADS=1";
+    plan.envp[10] = "OMP_NUM_THREADS=1";
     plan_rlimits(&plan, &lim);
     plan_lib_dirs(&plan);
     plan.has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;
