@@ -35,6 +35,10 @@ static const char usage[] =
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"
     "  --out DIR               where sandbox artifacts are copied\n"
+    "  --interpreter PATH      the sandbox's python (default /usr/bin/python3): under /usr or\n"
+    "                          --allow-dir, e.g. a virtual environment's bin/python\n"
+    "  --allow-dir DIR         a directory the sandbox sees read-only at the same path (its\n"
+    "                          canonical path), e.g. the virtual environment\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
     "                          table, precision, rounding, answer_vars, id), one result line\n"
@@ -43,7 +47,8 @@ static const char usage[] =
     "  --version               the version\n"
     "\n"
     "Exit status: 0 ok, 1 the code raised an exception, 2 usage (also: --audit names a\n"
-    "file that is not a ledger), 3 a limit was hit,\n"
+    "file that is not a ledger; --interpreter is not an executable file under /usr or\n"
+    "--allow-dir), 3 a limit was hit,\n"
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure.\n";
 
 static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
@@ -371,7 +376,8 @@ static int load_json_file(const char *path, const char *what, cr_request *req,
 int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
-           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH };
+           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
+           O_INTERPRETER, O_ALLOW_DIR };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -382,6 +388,8 @@ int main(int argc, char **argv)
         {"memory", required_argument, 0, O_MEMORY},   {"data", required_argument, 0, O_DATA},
         {"out", required_argument, 0, O_OUT},         {"audit", required_argument, 0, O_AUDIT},
         {"batch", no_argument, 0, O_BATCH},
+        {"interpreter", required_argument, 0, O_INTERPRETER},
+        {"allow-dir", required_argument, 0, O_ALLOW_DIR},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -458,6 +466,9 @@ int main(int argc, char **argv)
             break;
         }
         case O_AUDIT: cfg.audit_path = optarg; break;
+        /* Checked by the engine when it opens (exit 2 with its reason). */
+        case O_INTERPRETER: cfg.interpreter = optarg; break;
+        case O_ALLOW_DIR: cfg.allow_dir = optarg; break;
         case O_BATCH: batch = 1; break;
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }

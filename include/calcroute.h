@@ -90,9 +90,13 @@ typedef struct {
     int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
     double timeout_s;          /* sandbox wall clock, in-process CPU time (default 10) */
     unsigned memory_mib;       /* sandbox memory (default 512) */
-    const char *interpreter;   /* sandbox python (default /usr/bin/python3) */
+    const char *interpreter;   /* sandbox python (default /usr/bin/python3): under /usr or
+                                  allow_dir, an executable file, checked by cr_engine_open() */
     const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */
     const char *out_dir;       /* where sandbox artifacts are copied; NULL: not kept */
+    const char *allow_dir;     /* a host directory (canonical absolute path) the sandbox sees
+                                  read-only at the same path, e.g. a virtual environment whose
+                                  bin/python is the interpreter; NULL: none */
 } cr_config;
 
 CR_API void cr_config_default(cr_config *cfg);

@@ -76,6 +76,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.interpreter = e->interpreter;
     job.data_dir = e->data_dir;
     job.out_dir = e->out_dir;
+    job.allow_dir = e->allow_dir;
     job.answer_vars = pol->answer_vars;
     job.limits.wall_s = e->cfg.timeout_s;
     job.limits.cpu_s = e->cfg.timeout_s;

@@ -372,14 +372,36 @@ def error_line(e):
     return line
 
 
+def venv_config():
+    """(directory, its pyvenv.cfg's text) of the virtual environment the interpreter belongs
+    to, found as site.venv() finds it (beside the executable or one level up), or None.
+    site.py, which -S skips, is what makes it sys.prefix."""
+    exe_dir = sys.executable.rpartition("/")[0]
+    for d in (exe_dir, exe_dir.rpartition("/")[0]):
+        try:
+            with open(d + "/pyvenv.cfg", encoding="utf-8") as f:
+                return d, f.read(65536)
+        except OSError:
+            pass
+    return None
+
+
 def add_site_dirs():
-    """The directories site.py would put on sys.path (Debian's and the upstream layout),
-    without running any .pth file."""
+    """The directories site.py would put on sys.path (Debian's and the upstream layout, a
+    virtual environment's site-packages first), without running any .pth file."""
     import posix
     v = "%d.%d" % sys.version_info[:2]
-    for d in ("/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
-              "/usr/lib/python%s/dist-packages" % v,
-              "%s/lib/python%s/site-packages" % (sys.prefix, v)):
+    dirs = ["/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
+            "/usr/lib/python%s/dist-packages" % v, "%s/lib/python%s/site-packages" % (sys.prefix, v)]
+    venv = venv_config()
+    if venv:
+        d, cfg = venv
+        system = any(k.strip().lower() == "include-system-site-packages" and
+                     val.strip().lower() == "true"
+                     for k, _, val in (line.partition("=") for line in cfg.splitlines()))
+        sys.prefix = sys.exec_prefix = d
+        dirs = ["%s/lib/python%s/site-packages" % (d, v)] + (dirs if system else [])
+    for d in dirs:
         try:
             is_dir = posix.stat(d).st_mode & 0o170000 == 0o040000
         except OSError:

@@ -1,9 +1,12 @@
 /* sandbox/sandbox.c: what both tiers share: defaults, dispatch, the job encoding the runner
  * reads, the report it writes back, and the outcome's memory. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sandbox/sandbox.h"
 
@@ -40,6 +43,52 @@ void sandbox_job_init(sandbox_job *job)
     job->tier = CR_TIER_AUTO;
     job->interpreter = SANDBOX_DEFAULT_INTERPRETER;
     sandbox_limits_resolve(&job->limits);
+}
+
+/* 1 when path is dir or lies under it, by its text. */
+static int path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+cr_code sandbox_interpreter_check(const char *interp, const char *allow, cr_error *err)
+{
+    /* The sandbox's own top-level directories: an allowed directory bound over or under one
+     * of them would hide it or be hidden. /tmp itself too, but a directory under it is fine
+     * (bound after the sandbox's /tmp is mounted). */
+    static const char *const own[] = { "/proc", "/dev", "/etc", "/out", "/data", "/sys",
+                                       "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" };
+    char real[PATH_MAX];
+    struct stat st;
+    if (!interp) interp = SANDBOX_DEFAULT_INTERPRETER;
+    if (allow) {
+        if (allow[0] != '/' || !realpath(allow, real) || strcmp(real, allow) != 0 ||
+            stat(allow, &st) < 0 || !S_ISDIR(st.st_mode))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: want the canonical "
+                                "absolute path of a directory (as realpath gives it)", allow);
+        if (!strcmp(allow, "/") || !strcmp(allow, "/tmp"))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: would cover "
+                                "the sandbox's own", allow);
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            if (path_under(allow, own[i]))
+                return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: would cover "
+                                    "the sandbox's own %s", allow, own[i]);
+    }
+    if (interp[0] != '/')
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: want an absolute path", interp);
+    /* As written is what the sandbox executes; resolved is what it must be able to reach. */
+    int seen = path_under(interp, "/usr") || (allow && path_under(interp, allow));
+    if (seen && (!realpath(interp, real) || stat(real, &st) < 0))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: %s", interp, strerror(errno));
+    if (!seen || !(path_under(real, "/usr") || (allow && path_under(real, allow))))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s%s%s: not under /usr or %s, "
+                            "all the sandbox sees", interp, seen ? " -> " : "", seen ? real : "",
+                            allow ? allow : "an allowed directory");
+    if (!S_ISREG(st.st_mode) || access(real, X_OK) < 0)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: not an executable file",
+                            interp);
+    return CR_OK;
 }
 
 void sandbox_outcome_free(sandbox_outcome *out)

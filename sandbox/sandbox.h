@@ -76,7 +76,11 @@ typedef struct {
                                  CR_TIER_KVM; CR_TIER_NONE is a usage error */
     const char *code;         /* Python source, run as __main__ (need not be NUL-ended) */
     size_t code_len;
-    const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; must live under /usr */
+    const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; under /usr or allow_dir
+                                 (sandbox_interpreter_check) */
+    const char *allow_dir;    /* NULL, or a host directory (its canonical path) bound
+                                 read-only at the same path: a virtual environment whose
+                                 bin/python is the interpreter */
     const char *data_dir;     /* host directory mounted read-only at /data; NULL: none.
                                  ns tier: read as an unprivileged user, so its files must
                                  be world-readable (o+r, directories o+rx) */
@@ -91,6 +95,13 @@ typedef struct {
     sandbox_limits limits;
 } sandbox_job;
 
+/* CR_OK when `interpreter` (NULL: the default) can run in a sandbox that sees /usr and
+ * `allow_dir` (NULL: none); else CR_EUSAGE naming what is wrong: a path that is not absolute,
+ * an allowed directory that is not a canonical absolute directory or that would cover one of
+ * the sandbox's own (/, /proc, /dev, /etc, /tmp's parent...), an interpreter that lies (as
+ * written or once its symlinks are resolved) under neither, or that is not an executable
+ * regular file. */
+cr_code sandbox_interpreter_check(const char *interpreter, const char *allow_dir, cr_error *err);
 /* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
 void sandbox_job_init(sandbox_job *job);
 /* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */

@@ -135,6 +135,45 @@ expect finance-stack 0 "d['value']['repr'], d['stdout'], d['stderr']" \
 expect finance-savefig 0 "[a['name'] for a in d['artifacts']], open(d['artifacts'][0]['path'], 'rb').read(8)" \
     "(['chart.png'], b'\\x89PNG\\r\\n\\x1a\\n')"
 
+# Another interpreter: a virtual environment's python under a directory the caller allows,
+# bound read-only at the same path; its own site-packages and the system's both import.
+/usr/bin/python3 -m venv --without-pip --system-site-packages "$tmp/venv"
+site=$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+mkdir "$site/tinypkg" && echo 'VALUE = 41' >"$site/tinypkg/__init__.py"
+chmod -R a+rX "$tmp/venv"
+run 'import tinypkg, sys, numpy
+print(sys.prefix == sys.executable[:-len("/bin/python")], numpy.__name__)
+ans = tinypkg.VALUE + 1' --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/venv"
+expect venv 0 "d['value']['repr'], d['stdout']" "('42', 'True numpy\\n')"
+# Each wrong configuration is a usage error (exit 2) that names the interpreter or directory.
+usage_err() {
+    name=$1 want=$2
+    shift 2
+    printf 'import os\nans = 1\n' | "$R" --tier ns "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    got=$(sed "s|$tmp|TMP|g" "$tmp/err")
+    if [ "$rc" = 2 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); printf 'FAIL %s: exit %s, [%s]\nwant [%s]\n' "$name" "$rc" "$got" "$want" >&2
+    fi
+}
+usage_err venv-not-allowed "calc-route: interpreter TMP/venv/bin/python: not under /usr or an allowed directory, all the sandbox sees" \
+    --interpreter "$tmp/venv/bin/python"
+usage_err interpreter-outside "calc-route: interpreter TMP/venv/bin/python: not under /usr or TMP/fin, all the sandbox sees" \
+    --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/fin"
+ln -s "$tmp/venv/pyvenv.cfg" "$tmp/fin/py"
+usage_err interpreter-resolves-outside "calc-route: interpreter TMP/fin/py -> TMP/venv/pyvenv.cfg: not under /usr or TMP/fin, all the sandbox sees" \
+    --interpreter "$tmp/fin/py" --allow-dir "$tmp/fin"
+usage_err interpreter-not-executable "calc-route: interpreter TMP/venv/pyvenv.cfg: not an executable file" \
+    --interpreter "$tmp/venv/pyvenv.cfg" --allow-dir "$tmp/venv"
+usage_err interpreter-missing "calc-route: interpreter /usr/bin/no-such-python: No such file or directory" \
+    --interpreter /usr/bin/no-such-python
+usage_err interpreter-relative "calc-route: interpreter python3: want an absolute path" \
+    --interpreter python3
+usage_err allow-not-canonical "calc-route: allowed directory TMP/venv/../venv: want the canonical absolute path of a directory (as realpath gives it)" \
+    --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/venv/../venv"
+usage_err allow-covers-own "calc-route: allowed directory /etc: would cover the sandbox's own /etc" \
+    --allow-dir /etc
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys
