@@ -30,6 +30,8 @@ static const char usage[] =
     "  --explain               print the routing decision and its reasons; run nothing\n"
     "  --precision N           significant digits of inexact results (default 34)\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
+    "  --seed N                seeds random and numpy.random in the sandbox (0..4294967295;\n"
+    "                          default derived from the code and variables)\n"
     "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
     "  --timeout SECONDS       sandbox wall clock, in-process CPU time (decimals allowed)\n"
     "  --memory MIB            sandbox memory\n"
@@ -41,7 +43,7 @@ static const char usage[] =
     "                          canonical path), e.g. the virtual environment\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
-    "                          table, precision, rounding, answer_vars, id), one result line\n"
+    "                          table, precision, rounding, answer_vars, seed, id), one result line\n"
     "                          out per input line, in order; a bad line gives an error line\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
@@ -377,7 +379,7 @@ int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
-           O_INTERPRETER, O_ALLOW_DIR };
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -390,6 +392,7 @@ int main(int argc, char **argv)
         {"batch", no_argument, 0, O_BATCH},
         {"interpreter", required_argument, 0, O_INTERPRETER},
         {"allow-dir", required_argument, 0, O_ALLOW_DIR},
+        {"seed", required_argument, 0, O_SEED},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -430,6 +433,10 @@ int main(int argc, char **argv)
         case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); break;
         case O_PRECISION:
             if (cr_request_set_option(req, "precision", optarg, &e) != CR_OK)
+                rc = die_usage("--%s", e.message);
+            break;
+        case O_SEED:
+            if (cr_request_set_option(req, "seed", optarg, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);
             break;
         case O_ROUNDING:

@@ -212,6 +212,7 @@ json_t *router_result_to_json(const cr_result *res)
     }
     cr_json_set(o, "timings", tm, &failed);
     cr_json_set(o, "tier_note", cr_json_str(res->tier_note), &failed);
+    cr_json_set(o, "seed", res->has_seed ? json_integer(res->seed) : json_null(), &failed);
     cr_json_set(o, "ops", json_integer((json_int_t)res->ops), &failed);
     cr_json_set(o, "explained", json_boolean(res->explained), &failed);
     json_t *audit = json_null();

@@ -83,6 +83,9 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.limits.memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
     char *globals = req->nbinds ? router_bindings_json(req) : NULL;
     job.globals_json = globals;
+    job.seed = req->seed;
+    res->seed = sandbox_job_seed(&job);
+    res->has_seed = 1;
     cr_error serr = {0};
     cr_code rc = sandbox_run(&job, &oc, &serr);
     free(globals);

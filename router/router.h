@@ -33,6 +33,7 @@ struct cr_request {
     int rounding;           /* -1: the engine's; else cr_rounding */
     int explain;            /* decide only, run nothing */
     char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
+    int64_t seed;           /* "seed" option, or -1: derived from the request */
 };
 
 typedef struct {
@@ -62,6 +63,8 @@ struct cr_result {
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
     double sandbox_wall_s, sandbox_cpu_s;
     uint64_t peak_memory;
+    int has_seed;           /* a sandbox ran: seed is what random and numpy.random drew from */
+    uint32_t seed;
     uint64_t audit_seq;
     char audit_hash[65];
     char *json;             /* built by cr_result_json() on first use */

@@ -432,6 +432,71 @@ class ServedModules:
         exec(code, module.__dict__)
 
 
+class SeededImports:
+    """First on sys.meta_path: lets `random` and `numpy.random` import as usual, then seeds
+    them from the job's seed, so a program that never imports them pays nothing."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in SEEDERS:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = None if finder is self or find is None else find(name, path, target)
+            if spec is not None:
+                spec.loader = SeedingLoader(spec.loader, SEEDERS[name], self.seed)
+                return spec
+        return None
+
+
+class SeedingLoader:
+    def __init__(self, loader, seeder, seed):
+        self.loader, self.seeder, self.seed = loader, seeder, seed
+
+    def __getattr__(self, name):     # get_resource_reader, is_package, ...: the real loader's
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        self.seeder(module, self.seed)
+
+
+def seed_random(mod, seed):
+    mod.seed(seed)
+
+
+def seed_numpy_random(mod, seed):
+    """The legacy global RandomState (np.random.rand, np.random.seed's state) from the seed;
+    default_rng() without a seed draws from a SeedSequence of it instead of the OS's entropy,
+    each call a fresh child, so two generators still differ from each other."""
+    mod.seed(seed)
+    root = mod.SeedSequence(seed)
+    made = mod.default_rng
+
+    def default_rng(seed=None):
+        return made(root.spawn(1)[0] if seed is None else seed)
+
+    default_rng.__doc__, default_rng.__wrapped__ = made.__doc__, made
+    mod.default_rng = default_rng
+
+
+SEEDERS = {"random": seed_random, "numpy.random": seed_numpy_random}
+
+
+def seed_rngs(seed):
+    """Seeds what is imported already (a worker that imported numpy before its job came) and
+    whatever imports later."""
+    for name, seeder in SEEDERS.items():
+        if name in sys.modules:
+            seeder(sys.modules[name], seed)
+    sys.meta_path.insert(0, SeededImports(seed))
+
+
 def set_dumpable(flag):
     """prctl(PR_SET_DUMPABLE): a process that is not dumpable cannot be traced nor its memory
     (/proc/PID/mem) opened by another of the same user. Through _ctypes, not ctypes: a third
@@ -558,6 +623,7 @@ def main():
     answer_vars = []
     globals_json = None
     served = {}
+    seed = None
     for key, val in job:
         if key == "code":
             code = val
@@ -565,6 +631,8 @@ def main():
             answer_vars.append(val.decode())
         elif key == "globals":
             globals_json = val.decode()
+        elif key == "seed":
+            seed = int(val.decode("ascii"))
         elif key == "module":
             name, _, src = val.partition(b"\n")
             served[name.decode()] = src
@@ -617,6 +685,8 @@ def main():
         posix.close(rep_fd)
         set_dumpable(1)
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+        if seed is not None:
+            seed_rngs(seed)
         status, recs = run_code(compiled, info, mod, answer_vars, text)
         try:
             sys.stdout.flush()

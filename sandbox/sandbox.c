@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "sandbox/sandbox.h"
 
 #define REPORT_FIELD_MAX (64u << 20)
@@ -42,6 +44,7 @@ void sandbox_job_init(sandbox_job *job)
     memset(job, 0, sizeof *job);
     job->tier = CR_TIER_AUTO;
     job->interpreter = SANDBOX_DEFAULT_INTERPRETER;
+    job->seed = -1;
     sandbox_limits_resolve(&job->limits);
 }
 
@@ -175,9 +178,29 @@ static cr_code put_record(cr_buf *b, const char *key, const char *val, size_t le
     return cr_buf_putc(b, '\n');
 }
 
+uint32_t sandbox_job_seed(const sandbox_job *job)
+{
+    static const char tag[] = "calcroute seed";   /* its own domain: no other hash's prefix */
+    crypto_hash_sha256_state st;
+    unsigned char h[crypto_hash_sha256_BYTES];
+    if (job->seed >= 0 && job->seed <= (int64_t)SANDBOX_SEED_MAX) return (uint32_t)job->seed;
+    crypto_hash_sha256_init(&st);
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++) len[i] = (unsigned char)((uint64_t)job->code_len >> (56 - 8 * i));
+    crypto_hash_sha256_update(&st, (const unsigned char *)tag, sizeof tag);
+    crypto_hash_sha256_update(&st, len, sizeof len);   /* where the code ends */
+    crypto_hash_sha256_update(&st, (const unsigned char *)(job->code ? job->code : ""), job->code_len);
+    if (job->globals_json)
+        crypto_hash_sha256_update(&st, (const unsigned char *)job->globals_json,
+                                  strlen(job->globals_json) + 1);
+    crypto_hash_sha256_final(&st, h);
+    return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+}
+
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
 {
     cr_code rc;
+    char seed[16];
     if ((rc = put_record(buf, "code", job->code ? job->code : "", job->code_len)) != CR_OK)
         goto fail;
     for (size_t i = 0; job->answer_vars && i < CR_ANSWER_VARS_MAX && job->answer_vars[i]; i++)
@@ -187,6 +210,8 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
     if (job->globals_json &&
         (rc = put_record(buf, "globals", job->globals_json, strlen(job->globals_json))) != CR_OK)
         goto fail;
+    snprintf(seed, sizeof seed, "%lu", (unsigned long)sandbox_job_seed(job));
+    if ((rc = put_record(buf, "seed", seed, strlen(seed))) != CR_OK) goto fail;
     static const char npf[] = "numpy_financial";
     if (job->code && memmem(job->code, job->code_len, npf, sizeof npf - 1) &&
         ((rc = cr_buf_printf(buf, "module %zu\n%s\n", sizeof npf + sandbox_npf_source_len, npf)) != CR_OK ||

@@ -92,8 +92,15 @@ typedef struct {
     const char *globals_json; /* NULL, or a JSON object {"name": value} whose entries are
                                  module globals before the code runs (numbers with a '.' or
                                  exponent become float, others int) */
+    int64_t seed;             /* seeds random and numpy.random (0..SANDBOX_SEED_MAX); -1
+                                 (sandbox_job_init's): derived from the code and globals */
     sandbox_limits limits;
 } sandbox_job;
+
+#define SANDBOX_SEED_MAX 4294967295u   /* numpy's legacy seed is 32 bits */
+/* The seed the job runs with: job->seed, or when it is -1 the first 32 bits of a SHA-256 of
+ * the code and globals_json, so the same request draws the same numbers. */
+uint32_t sandbox_job_seed(const sandbox_job *job);
 
 /* CR_OK when `interpreter` (NULL: the default) can run in a sandbox that sees /usr and
  * `allow_dir` (NULL: none); else CR_EUSAGE naming what is wrong: a path that is not absolute,
@@ -207,7 +214,7 @@ extern const size_t sandbox_runner_source_len;
 extern const char sandbox_npf_source[];
 extern const size_t sandbox_npf_source_len;
 
-/* Encodes what the runner needs (code, answer vars, globals) into *buf (records of the form
+/* Encodes what the runner needs (code, answer vars, globals, seed) into *buf (records of the form
  * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
 /* Parses the runner's report (same record format) into the value and error fields of *out,

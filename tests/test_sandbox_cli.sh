@@ -174,6 +174,50 @@ usage_err allow-not-canonical "calc-route: allowed directory TMP/venv/../venv: w
 usage_err allow-covers-own "calc-route: allowed directory /etc: would cover the sandbox's own /etc" \
     --allow-dir /etc
 
+# Deterministic answers: random and numpy.random (the global RandomState and an unseeded
+# default_rng()) are seeded from the request's seed, given or derived from the code, and
+# recorded; a program that never imports them does not get them imported.
+rng='import random, numpy as np
+print(random.random(), np.random.rand(), np.random.default_rng().integers(10**9))
+ans = random.randint(1, 10**9)'
+run "$rng"
+first=$(field "d['seed'], d['stdout'], d['value']['repr']")
+run "$rng"
+expect rng-same-twice 0 "d['seed'], d['stdout'], d['value']['repr']" "$first"
+run "$rng" --seed 5
+want=$("$PY" -c 'import random, numpy as np
+print(repr((5, "%r %r" % (random.seed(5) or random.random(), np.random.seed(5) or np.random.rand()))))')
+expect rng-seed 0 "d['seed'], ' '.join(d['stdout'].split()[:2])" "$want"
+seed5=$(field "d['stdout'], d['value']['repr']")
+run "$rng" --seed 6
+got=$(field "d['stdout'], d['value']['repr']")
+if [ "$got" != "$seed5" ] && [ "$(field "d['seed']")" = 6 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL rng-other-seed: [$got] is seed 5's [$seed5]" >&2
+fi
+run 'import sys
+print(hash("calcroute"), sorted(m for m in ("random", "numpy") if m in sys.modules))'
+expect rng-lazy 0 "d['stdout']" \
+    "$("$PY" -c 'import subprocess; print(repr(subprocess.run(["/usr/bin/python3", "-S", "-c", "print(hash(\"calcroute\"), [])"], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True).stdout))')"
+usage_err rng-seed-range "calc-route: --seed: want a whole number from 0 to 4294967295, got '4294967296'
+Try 'calc-route --help'." --seed 4294967296
+got=$(printf '{"id": 1, "code": "import random\\nans = random.random()", "seed": 5}\n' |
+      "$R" --batch --tier ns | "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["seed"], d["value"]["repr"])')
+if [ "$got" = "5 $("$PY" -c 'import random; random.seed(5); print(repr(random.random()))')" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL rng-batch-seed: [$got]" >&2
+fi
+# The seed is in the audit record's policy, and a replay re-runs with it: no difference.
+printf '%s' "$rng" | "$R" --tier ns --audit "$tmp/rng.db" >/dev/null 2>&1
+printf '%s' "$rng" | "$R" --tier ns --audit "$tmp/rng.db" --seed 77 >/dev/null 2>&1
+got=$("$B/calc-audit" show "$tmp/rng.db" 2 | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["policy"]["seed"])')
+replay=$("$B/calc-audit" replay "$tmp/rng.db" --rerun-sandbox 2>&1)
+if [ "$got" = 77 ] && [ "$replay" = "ok: 2 replayed, 2 identical, 0 differ, 0 sandboxed differ (not failures), 0 skipped" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL rng-replay: seed [$got], $replay" >&2
+fi
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys

@@ -171,6 +171,7 @@ class Result:
                 a["name_bytes"] = base64.b64decode(raw) if raw is not None else a["name"].encode()
             self.timings = data["timings"]
             self.audit = data["audit"]
+            self.seed = data["seed"]
             v = data["value"]
             self.repr = v["repr"] if v else None
             self.type = v["type"] if v else None
@@ -244,7 +245,7 @@ def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir
 
 
 def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
-        answer_vars=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
+        answer_vars=None, seed=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
         out=None, interpreter=None, allow_dir=None, check=True):
     """Runs `code` and returns a Result (see the module's documentation). `interpreter` is
     the sandbox's python (default /usr/bin/python3), under /usr or `allow_dir`: a directory
@@ -262,7 +263,7 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
         _lib.cr_request_set_code(req, src, len(src))
         _lib.cr_request_set_lang(req, _LANGS[lang])
         for key, val in (("precision", precision), ("rounding", rounding),
-                         ("answer_vars", answer_vars)):
+                         ("answer_vars", answer_vars), ("seed", seed)):
             if val is None:
                 continue
             if isinstance(val, (list, tuple)):

@@ -96,6 +96,14 @@ class TestRun(unittest.TestCase):
                 calcroute.run("import os\nans = 1\n", tier="ns", interpreter=venv + "/bin/python")
             self.assertIn("not under /usr or an allowed directory", str(cm.exception))
 
+    def test_seed(self):
+        code = "import random\nans = random.randint(1, 10 ** 9)\n"
+        a, b = self._ns(code, seed=3), self._ns(code, seed=3)
+        self.assertEqual((a.seed, a.value), (3, b.value))
+        self.assertNotEqual(self._ns(code, seed=4).value, a.value)
+        with self.assertRaises(calcroute.CalcrouteError):
+            calcroute.run(code, tier="ns", seed=-1)
+
     def test_code_error_has_position(self):
         with self.assertRaises(calcroute.CodeError) as cm:
             calcroute.run("x = 1\ny = x / 0\n")
