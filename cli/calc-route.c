@@ -192,6 +192,28 @@ static void print_error(const char *what, const char *message, int line, int col
     fputc('\n', stderr);
 }
 
+/* Files the sandboxed code left outside /out, which nobody keeps: said, never lost quietly.
+ * Read from the result's JSON, the one place the library gives them. */
+static void print_dropped(const cr_result *res)
+{
+    const char *text = cr_result_json(res);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL, *d = json_object_get(o, "dropped");
+    json_int_t count = json_integer_value(json_object_get(d, "count"));
+    json_t *names = json_object_get(d, "names"), *name;
+    size_t i;
+    if (count > 0) {
+        fprintf(stderr, "calc-route: %lld file%s written outside /out dropped (write under the "
+                "working directory, /out, to keep one):", (long long)count, count > 1 ? "s" : "");
+        json_array_foreach(names, i, name) {
+            fputc(' ', stderr);
+            put_shown(stderr, json_string_value(name), json_string_length(name), SHOW_NAME);
+        }
+        if ((size_t)count > json_array_size(names)) fputs(" ...", stderr);
+        fputc('\n', stderr);
+    }
+    json_decref(o);
+}
+
 static void print_text(const cr_result *res)
 {
     size_t len;
@@ -209,6 +231,7 @@ static void print_text(const cr_result *res)
         put_shown(stderr, name, strlen(name), SHOW_NAME);
         fprintf(stderr, ": %llu bytes, sha256 %s\n", (unsigned long long)size, sha);
     }
+    print_dropped(res);
     if (st == CR_OK) {
         const char *v = cr_result_value_repr(res);
         if (v) {

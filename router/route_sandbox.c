@@ -63,6 +63,23 @@ static char *artifacts_json(const sandbox_outcome *oc)
     return s;
 }
 
+/* The files the code left outside /out, as JSON text; NULL only when out of memory. */
+static char *dropped_json(const sandbox_outcome *oc)
+{
+    json_t *o = json_object(), *names = json_array();
+    int failed = !o || !names;
+    for (size_t at = 0; oc->dropped_names && at < oc->dropped_names_len;) {
+        size_t n = strlen(oc->dropped_names + at);
+        cr_json_append(names, cr_json_text(oc->dropped_names + at, n, NULL), &failed);
+        at += n + 1;
+    }
+    cr_json_set(o, "count", json_integer((json_int_t)oc->dropped_count), &failed);
+    cr_json_set(o, "names", names, &failed);
+    char *s = failed ? NULL : json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
                            cr_result *res, cr_error *err)
 {
@@ -139,6 +156,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
+    if (!(res->dropped_json = dropped_json(&oc))) oom = 1;
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;

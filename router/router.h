@@ -58,6 +58,8 @@ struct cr_result {
     double parse_us, eval_us, total_us;
     uint64_t ops;
     char *artifacts_json;   /* JSON list of {name, size, sha256, path}, or NULL */
+    char *dropped_json;     /* sandboxed: {"count": N, "names": [...]} of files left outside
+                               /out; NULL in-process */
     json_t *artifacts;      /* the same, parsed on first use by the accessors */
     char *tier_note;        /* the sandbox's note on its tier, or NULL */
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */

@@ -497,6 +497,47 @@ def seed_rngs(seed):
     sys.meta_path.insert(0, SeededImports(seed))
 
 
+DROPPED_NAMES_MAX = 16     # SANDBOX_DROPPED_NAMES_MAX: names reported; the count is whole
+DROPPED_WALK_MAX = 4096    # directory entries looked at (/tmp has as many inodes)
+DROPPED_DEPTH_MAX = 8
+
+
+def dropped_files():
+    """(count, names) of the files the code left in /tmp, which nobody collects: the code's
+    working directory is /out, so a file it meant to keep went there. The libraries' caches
+    (XDG_CACHE_HOME) and directories mounted from elsewhere (an allowed directory) are not
+    its files."""
+    import posix
+    cache = posix.environ.get(b"XDG_CACHE_HOME", b"")
+    try:
+        dev = posix.lstat(b"/tmp").st_dev
+    except OSError:
+        return 0, []
+    count, names, seen = 0, [], 0
+    todo = [(b"/tmp", 0)]
+    while todo and seen < DROPPED_WALK_MAX:
+        d, depth = todo.pop()
+        try:
+            entries = sorted(posix.listdir(d))
+        except OSError:
+            continue
+        for e in entries[:DROPPED_WALK_MAX - seen]:
+            seen += 1
+            path = d + b"/" + e
+            try:
+                st = posix.lstat(path)
+            except OSError:
+                continue
+            if st.st_mode & 0o170000 == 0o040000:
+                if path != cache and st.st_dev == dev and depth < DROPPED_DEPTH_MAX:
+                    todo.append((path, depth + 1))
+                continue
+            count += 1
+            if len(names) < DROPPED_NAMES_MAX:
+                names.append(path)
+    return count, sorted(names)
+
+
 def set_dumpable(flag):
     """prctl(PR_SET_DUMPABLE): a process that is not dumpable cannot be traced nor its memory
     (/proc/PID/mem) opened by another of the same user. Through _ctypes, not ctypes: a third
@@ -712,6 +753,9 @@ def main():
         return 2
     if posix.WIFSIGNALED(st):
         report.append(record("exit.signal", str(posix.WTERMSIG(st))))
+    count, names = dropped_files()
+    if count:
+        report += [record("dropped.count", str(count)), record("dropped.names", b"\0".join(names))]
     write_all(rep_fd, b"".join(report))
     posix.close(rep_fd)
     # Nothing of ours is left to flush, and tearing the interpreter down would cost more

@@ -110,6 +110,7 @@ void sandbox_outcome_free(sandbox_outcome *out)
         free(out->artifacts[i].path);
     }
     free(out->artifacts);
+    free(out->dropped_names);
     memset(out, 0, sizeof *out);
 }
 
@@ -294,10 +295,11 @@ static int same_number(const char *a, size_t an, const char *b, size_t bn)
     return same;
 }
 
-enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_COUNT };
+enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_DCOUNT, R_DNAMES,
+       R_COUNT };
 static const char *const report_keys[R_COUNT] = {
     "error.type", "error.message", "error.line", "error.col", "error.errno", "error.filename",
-    "exit.signal",
+    "exit.signal", "dropped.count", "dropped.names",
 };
 
 /* The final-value rule's candidates: one group of records "<group>.<field>" each. */
@@ -422,9 +424,17 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         i = (size_t)(val - buf) + vlen + 1;
     }
     for (int k = R_ETYPE; k <= R_EFILE; k++) errors += v[k] != NULL;
-    for (int k = R_ELINE; k <= R_SIGNAL; k++)
+    for (int k = R_ELINE; k <= R_DCOUNT; k++)
         if (k != R_EFILE && (num[k] = v[k] ? small_int(v[k], n[k]) : 0) < 0 && !why)
             why = "a count that is not a number";
+    if (!why && (v[R_DCOUNT] != NULL) != (v[R_DNAMES] != NULL) && !cut)
+        why = "dropped files without their count or names";
+    if (!why && v[R_DNAMES]) {
+        size_t names = 1;
+        for (size_t j = 0; j < n[R_DNAMES]; j++) names += v[R_DNAMES][j] == 0;
+        if (!n[R_DNAMES] || names > SANDBOX_DROPPED_NAMES_MAX || (int)names > num[R_DCOUNT])
+            why = "more dropped names than the runner reports";
+    }
     if (!why && values && errors) why = "both a value and an exception";
     for (int g = 0; g < G_COUNT && !why; g++) why = group_invalid(g, &grp[g], cut);
     if (!why && errors && !v[R_ETYPE] && !cut) why = "an exception without its type";
@@ -472,6 +482,12 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     out->error_line = num[R_ELINE];
     out->error_col = num[R_ECOL];
+    if (v[R_DCOUNT] && v[R_DNAMES]) {
+        out->dropped_count = (uint64_t)num[R_DCOUNT];
+        out->dropped_names_len = n[R_DNAMES] + 1;
+        if (!(out->dropped_names = dup_field(v[R_DNAMES], n[R_DNAMES])))
+            return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
+    }
     if (v[R_SIGNAL]) {
         /* The code ran in a child of the runner: its death by a signal is the run's. */
         out->exited = 0;

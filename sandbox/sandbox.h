@@ -161,6 +161,12 @@ typedef struct {
     sandbox_artifact *artifacts;
     size_t artifact_count;
     char artifact_note[256];  /* what was dropped and why (symlink, count, size), or "" */
+    /* Files the code left outside /out (in /tmp, the libraries' caches aside): lost with the
+     * sandbox, so named here. dropped_names: up to SANDBOX_DROPPED_NAMES_MAX absolute paths,
+     * each NUL-ended, dropped_names_len bytes in all (NULL when none). */
+    uint64_t dropped_count;
+    char *dropped_names;
+    size_t dropped_names_len;
 
     double wall_s;            /* wall clock of the whole run, setup included (kvm tier: of
                                  the run inside the VM, as the limits count it; the VM's
@@ -224,7 +230,8 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
  * called it), "var0".."var2" (the job's answer variables, with ".name"), "expr" (the last
  * expression statement's value), "assigned" (the last variable assigned, with ".name");
  * "error.type", "error.message", "error.line", "error.col", "error.errno",
- * "error.filename"; and "exit.signal" when the code's process died by that signal, which sets
+ * "error.filename"; "dropped.count" and "dropped.names" (NUL-separated, at most
+ * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; and "exit.signal" when the code's process died by that signal, which sets
  * exited, exit_code and term_signal. cr_final_choose() picks the value among the candidates,
  * as the evaluator does. CR_ESANDBOX, with nothing kept, for a report the runner could not
  * have written: a malformed, unknown or repeated record, a value and an exception at once, a
@@ -246,6 +253,7 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
  * limit becomes ARTIFACTS. Both tiers call it when /out has no block or inode left. */
 void sandbox_out_full(sandbox_outcome *out, const sandbox_limits *lim);
 
+#define SANDBOX_DROPPED_NAMES_MAX 16        /* names of dropped files reported (runner.py) */
 #define SANDBOX_ARTIFACT_MAX_DEPTH 8        /* directories below /out entered */
 #define SANDBOX_ARTIFACT_MAX_ENTRIES 4096   /* directory entries looked at in all */
 #define SANDBOX_ARTIFACT_NAME_MAX 1024      /* bytes of a relative name, NUL included */

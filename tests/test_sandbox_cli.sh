@@ -128,7 +128,7 @@ print(np.round(fit.params, 6).tolist())
 print(datetime.date(2020, 1, 31) + rd.relativedelta(months=1))
 print((np.ones((300, 300)) @ np.ones((300, 300)))[0, 0])
 plt.plot([1, 2, 3])
-plt.savefig("/out/chart.png")
+plt.savefig("chart.png")
 ans = len(df)' --out "$tmp/fin" --timeout 60
 expect finance-stack 0 "d['value']['repr'], d['stdout'], d['stderr']" \
     "('3', \"{'a': 4.5, 'b': 2.0}\\n0.130662\\n[-sqrt(2), sqrt(2)] 1/2\\n[1.0, 2.0]\\n2020-02-29\\n300.0\\n\", '')"
@@ -216,6 +216,32 @@ if [ "$got" = 77 ] && [ "$replay" = "ok: 2 replayed, 2 identical, 0 differ, 0 sa
     pass=$((pass + 1))
 else
     fail=$((fail + 1)); echo "FAIL rng-replay: seed [$got], $replay" >&2
+fi
+
+# Files where users write them: the working directory is /out, so a bare name comes back as
+# an artifact; what is left in /tmp is named as dropped (the libraries' caches aside), the
+# names capped at 16 and the count whole.
+mkdir "$tmp/cwd"
+run 'import os
+open("x.csv", "w").write("a,b\n")
+os.makedirs("/tmp/d/e")
+for i in range(20):
+    open("/tmp/d/e/f%02d" % i, "w").close()
+open("/tmp/lost.txt", "w").write("z")
+ans = os.getcwd()' --out "$tmp/cwd"
+expect cwd-artifact 0 "d['value']['repr'], [(a['name'], a['size']) for a in d['artifacts']]" \
+    "(\"'/out'\", [('x.csv', 4)])"
+expect dropped 0 "d['dropped']['count'], d['dropped']['names'][0], d['dropped']['names'][-1], len(d['dropped']['names'])" \
+    "(21, '/tmp/d/e/f00', '/tmp/lost.txt', 16)"
+run 'import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.savefig("plot.png")'
+expect dropped-none 0 "d['dropped'], [a['name'] for a in d['artifacts']]" "({'count': 0, 'names': []}, ['plot.png'])"
+printf 'import os\nopen("/tmp/a\\tb", "w")\nans = 1\n' | "$R" --tier ns >/dev/null 2>"$tmp/text.err"
+if [ "$(cat "$tmp/text.err")" = 'calc-route: 1 file written outside /out dropped (write under the working directory, /out, to keep one): /tmp/a\tb' ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL dropped-text: $(cat "$tmp/text.err")" >&2
 fi
 
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.

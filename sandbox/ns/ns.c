@@ -412,7 +412,8 @@ static int ns_child(void *arg)
     drop_privileges(p);
     if (setsid() < 0) child_fail(ctl, STEP_FDS);
     ctl = runner_fds(p);
-    if (chdir("/tmp") < 0) child_fail(ctl, STEP_FDS);
+    /* Where a file the code writes by a bare name comes back as an artifact. */
+    if (chdir("/out") < 0) child_fail(ctl, STEP_FDS);
     if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
         setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
         setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0 ||

@@ -172,6 +172,7 @@ class Result:
             self.timings = data["timings"]
             self.audit = data["audit"]
             self.seed = data["seed"]
+            self.dropped = data["dropped"]
             v = data["value"]
             self.repr = v["repr"] if v else None
             self.type = v["type"] if v else None

@@ -104,6 +104,11 @@ class TestRun(unittest.TestCase):
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.run(code, tier="ns", seed=-1)
 
+    def test_sandbox_files_where_written(self):
+        r = self._ns("open('a.txt', 'w').write('x')\nopen('/tmp/b', 'w')\n")
+        self.assertEqual([a["name"] for a in r.artifacts], ["a.txt"])
+        self.assertEqual(r.dropped, {"count": 1, "names": ["/tmp/b"]})
+
     def test_code_error_has_position(self):
         with self.assertRaises(calcroute.CodeError) as cm:
             calcroute.run("x = 1\ny = x / 0\n")
