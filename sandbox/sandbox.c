@@ -147,6 +147,12 @@ cr_tier sandbox_tier_auto(char *why, size_t why_len)
     return CR_TIER_NS;
 }
 
+int sandbox_job_host_python(const sandbox_job *job)
+{
+    return job->allow_dir ||
+           (job->interpreter && strcmp(job->interpreter, SANDBOX_DEFAULT_INTERPRETER) != 0);
+}
+
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
     char why[256] = "";
@@ -157,7 +163,13 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
     if (!job || (!job->code && job->code_len))
         return cr_error_set(err, CR_EUSAGE, 0, 0, "sandbox: no code");
     tier = job->tier;
-    if (tier == CR_TIER_AUTO) tier = sandbox_tier_auto(why, sizeof why);
+    if (tier == CR_TIER_AUTO && sandbox_job_host_python(job)) {
+        /* Only the ns tier runs the host's interpreters (the kvm guest has its own python). */
+        tier = CR_TIER_NS;
+        snprintf(why, sizeof why, "ns: the configured interpreter runs in the ns tier only");
+    } else if (tier == CR_TIER_AUTO) {
+        tier = sandbox_tier_auto(why, sizeof why);
+    }
     switch (tier) {
     case CR_TIER_NS: rc = sandbox_ns_run(job, out, err); break;
     case CR_TIER_KVM: rc = sandbox_kvm_run(job, out, err); break;

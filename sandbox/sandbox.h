@@ -109,6 +109,9 @@ uint32_t sandbox_job_seed(const sandbox_job *job);
  * written or once its symlinks are resolved) under neither, or that is not an executable
  * regular file. */
 cr_code sandbox_interpreter_check(const char *interpreter, const char *allow_dir, cr_error *err);
+/* 1 when the job names another interpreter or an allowed directory: only the ns tier runs
+ * the host's (CR_TIER_AUTO then means ns; the kvm tier refuses it). */
+int sandbox_job_host_python(const sandbox_job *job);
 /* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
 void sandbox_job_init(sandbox_job *job);
 /* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */

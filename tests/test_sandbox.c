@@ -364,6 +364,22 @@ static void test_bad_jobs(void)
     job.interpreter = "/opt/python/bin/python3";
     CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
     CHECK(strstr(err.message, "not under /usr") != NULL);
+    /* Another interpreter of the host's: the kvm guest refuses it, and auto means ns. */
+    job.interpreter = "/usr/bin/python3.11";
+    job.tier = CR_TIER_KVM;
+    CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "kvm: the guest has its own python; another interpreter or an "
+                           "allowed directory needs the ns tier");
+    if (access(job.interpreter, X_OK) == 0) {
+        job.tier = CR_TIER_AUTO;
+        CHECK_INT(sandbox_run(&job, &oc, &err), CR_OK);
+        CHECK_INT(oc.tier, CR_TIER_NS);
+        CHECK_STR(oc.tier_note, "ns: the configured interpreter runs in the ns tier only");
+        sandbox_outcome_free(&oc);
+    } else {
+        SKIP("auto tier with another interpreter: no /usr/bin/python3.11");
+    }
+    job.tier = CR_TIER_NS;
     job.interpreter = NULL;
     job.out_dir = "/nonexistent-calcroute-dir";
     CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);

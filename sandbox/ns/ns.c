@@ -2,13 +2,14 @@
  *
  * The parent clones a child into new user, pid, mount, net, ipc and uts namespaces (and a
  * cgroup namespace once it sits in the run's cgroup). The child, pid 1 of its namespace,
- * builds a fresh root on a tmpfs (read-only binds of /usr and the two /etc entries the
- * interpreter needs, /data read-only, size-capped /tmp and /out, a /proc of its own pid
- * namespace, a /dev of four devices), pivots into it, drops every capability, sets
- * no_new_privs, loads the seccomp filter and becomes the runner (python3 -s -S, in an environment of our own). The parent
- * reads stdout, stderr and the runner's report while the run goes on, enforces the wall
- * clock, the CPU time of the whole cgroup and the output cap until pid 1 is gone (whatever
- * the code did with its descriptors), and kills pid 1 and the cgroup at a limit.
+ * builds a fresh root on a tmpfs (read-only binds of /usr, the /etc entries the interpreter
+ * needs and the caller's allowed directory, /data read-only, size-capped /tmp and /out, a
+ * /proc of its own pid namespace, a /dev of four devices), pivots into it, drops every
+ * capability, sets no_new_privs, loads the seccomp filter and becomes the runner (python3
+ * -s -S, in an environment of our own, working directory /out). The parent reads stdout,
+ * stderr and the runner's report while the run goes on, enforces the wall clock, the CPU
+ * time of the whole cgroup and the output cap until pid 1 is gone (whatever the code did
+ * with its descriptors), and kills pid 1 and the cgroup at a limit.
  *
  * Artifacts come back through a descriptor of /out that the child passes over the control
  * socket before exec:
@@ -726,10 +727,10 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     /* Inodes bound the number of files (directories included) the code can leave in /out. */
     snprintf(plan.out_opts, sizeof plan.out_opts, "size=%llu,nr_inodes=%u,mode=0777",
              (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
-    /* Not -I: its -E would ignore PYTHONHASHSEED, and the environment is wholly ours anyway.
-     * PYTHONSAFEPATH is -P, which an interpreter before 3.11 would refuse as an option. */
-    /* Its own path, not a name found on PATH: a virtual environment's python knows itself
-     * by it (pyvenv.cfg beside it), and so finds its site-packages. */
+    /* argv[0] is the interpreter's own path, not a name found on PATH: a virtual
+     * environment's python knows itself by it (pyvenv.cfg beside it). Not -I: its -E would
+     * ignore PYTHONHASHSEED, and the environment is wholly ours anyway; PYTHONSAFEPATH is -P,
+     * which an interpreter before 3.11 would refuse as an option. */
     plan.argv[0] = (char *)plan.interpreter;
     plan.argv[1] = "-s";
     plan.argv[2] = "-S";

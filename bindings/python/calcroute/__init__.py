@@ -250,7 +250,10 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
         out=None, interpreter=None, allow_dir=None, check=True):
     """Runs `code` and returns a Result (see the module's documentation). `interpreter` is
     the sandbox's python (default /usr/bin/python3), under /usr or `allow_dir`: a directory
-    the sandbox sees read-only at the same path, such as a virtual environment."""
+    the sandbox sees read-only at the same path, such as a virtual environment. `seed` (0 to
+    4294967295) seeds random and numpy.random in the sandbox; by default one derived from the
+    code and vars (the Result's `seed`). The Result's `dropped` counts and names the files the
+    sandboxed code left outside /out, its working directory."""
     eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir)
     if lang not in _LANGS:
         raise CalcrouteError(f"lang: want auto, python or dsl, got {lang!r}")
