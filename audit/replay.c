@@ -81,7 +81,7 @@ static void compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
     json_decref(all);
 }
 
-/* Per-request policy from the record: precision, rounding, answer_vars, explain. */
+/* Per-request policy from the record: precision, rounding, answer_vars, seed, explain. */
 static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
 {
     if (!r->policy) return CR_OK;
@@ -114,6 +114,10 @@ static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
         rc = cr_request_set_option(req, "answer_vars", json_string_value(v), err);
     }
     /* A decide-only request (--explain) replays as one: run nothing, compare the decision. */
+    if (rc == CR_OK && json_is_integer(v = json_object_get(p, "seed"))) {
+        snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
+        rc = cr_request_set_option(req, "seed", num, err);
+    }
     if (rc == CR_OK && json_is_true(json_object_get(p, "explain")))
         rc = cr_request_set_explain(req, 1);
     json_decref(p);

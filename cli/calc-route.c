@@ -30,20 +30,27 @@ static const char usage[] =
     "  --explain               print the routing decision and its reasons; run nothing\n"
     "  --precision N           significant digits of inexact results (default 34)\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
+    "  --seed N                seeds random and numpy.random in the sandbox (0..4294967295;\n"
+    "                          default derived from the code and variables)\n"
     "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
     "  --timeout SECONDS       sandbox wall clock, in-process CPU time (decimals allowed)\n"
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"
     "  --out DIR               where sandbox artifacts are copied\n"
+    "  --interpreter PATH      the sandbox's python (default /usr/bin/python3): under /usr or\n"
+    "                          --allow-dir, e.g. a virtual environment's bin/python\n"
+    "  --allow-dir DIR         a directory the sandbox sees read-only at the same path (its\n"
+    "                          canonical path), e.g. the virtual environment\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
-    "                          table, precision, rounding, answer_vars, id), one result line\n"
+    "                          table, precision, rounding, answer_vars, seed, id), one result line\n"
     "                          out per input line, in order; a bad line gives an error line\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
     "Exit status: 0 ok, 1 the code raised an exception, 2 usage (also: --audit names a\n"
-    "file that is not a ledger), 3 a limit was hit,\n"
+    "file that is not a ledger; --interpreter is not an executable file under /usr or\n"
+    "--allow-dir), 3 a limit was hit,\n"
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure.\n";
 
 static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
@@ -185,6 +192,28 @@ static void print_error(const char *what, const char *message, int line, int col
     fputc('\n', stderr);
 }
 
+/* Files the sandboxed code left outside /out, which nobody keeps: said, never lost quietly.
+ * Read from the result's JSON, the one place the library gives them. */
+static void print_dropped(const cr_result *res)
+{
+    const char *text = cr_result_json(res);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL, *d = json_object_get(o, "dropped");
+    json_int_t count = json_integer_value(json_object_get(d, "count"));
+    json_t *names = json_object_get(d, "names"), *name;
+    size_t i;
+    if (count > 0) {
+        fprintf(stderr, "calc-route: %lld file%s written outside /out dropped (write under the "
+                "working directory, /out, to keep one):", (long long)count, count > 1 ? "s" : "");
+        json_array_foreach(names, i, name) {
+            fputc(' ', stderr);
+            put_shown(stderr, json_string_value(name), json_string_length(name), SHOW_NAME);
+        }
+        if ((size_t)count > json_array_size(names)) fputs(" ...", stderr);
+        fputc('\n', stderr);
+    }
+    json_decref(o);
+}
+
 static void print_text(const cr_result *res)
 {
     size_t len;
@@ -202,6 +231,7 @@ static void print_text(const cr_result *res)
         put_shown(stderr, name, strlen(name), SHOW_NAME);
         fprintf(stderr, ": %llu bytes, sha256 %s\n", (unsigned long long)size, sha);
     }
+    print_dropped(res);
     if (st == CR_OK) {
         const char *v = cr_result_value_repr(res);
         if (v) {
@@ -371,7 +401,8 @@ static int load_json_file(const char *path, const char *what, cr_request *req,
 int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
-           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH };
+           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -382,6 +413,9 @@ int main(int argc, char **argv)
         {"memory", required_argument, 0, O_MEMORY},   {"data", required_argument, 0, O_DATA},
         {"out", required_argument, 0, O_OUT},         {"audit", required_argument, 0, O_AUDIT},
         {"batch", no_argument, 0, O_BATCH},
+        {"interpreter", required_argument, 0, O_INTERPRETER},
+        {"allow-dir", required_argument, 0, O_ALLOW_DIR},
+        {"seed", required_argument, 0, O_SEED},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -424,6 +458,10 @@ int main(int argc, char **argv)
             if (cr_request_set_option(req, "precision", optarg, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);
             break;
+        case O_SEED:
+            if (cr_request_set_option(req, "seed", optarg, &e) != CR_OK)
+                rc = die_usage("--%s", e.message);
+            break;
         case O_ROUNDING:
             if (cr_request_set_option(req, "rounding", optarg, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);
@@ -458,6 +496,9 @@ int main(int argc, char **argv)
             break;
         }
         case O_AUDIT: cfg.audit_path = optarg; break;
+        /* Checked by the engine when it opens (exit 2 with its reason). */
+        case O_INTERPRETER: cfg.interpreter = optarg; break;
+        case O_ALLOW_DIR: cfg.allow_dir = optarg; break;
         case O_BATCH: batch = 1; break;
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }

@@ -90,9 +90,13 @@ typedef struct {
     int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
     double timeout_s;          /* sandbox wall clock, in-process CPU time (default 10) */
     unsigned memory_mib;       /* sandbox memory (default 512) */
-    const char *interpreter;   /* sandbox python (default /usr/bin/python3) */
+    const char *interpreter;   /* sandbox python (default /usr/bin/python3): under /usr or
+                                  allow_dir, an executable file, checked by cr_engine_open() */
     const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */
     const char *out_dir;       /* where sandbox artifacts are copied; NULL: not kept */
+    const char *allow_dir;     /* a host directory (canonical absolute path) the sandbox sees
+                                  read-only at the same path, e.g. a virtual environment whose
+                                  bin/python is the interpreter; NULL: none */
 } cr_config;
 
 CR_API void cr_config_default(cr_config *cfg);
@@ -115,14 +119,17 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
                                         cr_error *err);
 /* A whole request as one JSON object, the line format of `calc-route --batch`:
  * {"code": "...", "lang": "auto|python|dsl", "vars": {...}, "table": [[...]],
- *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "id": any}
+ *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "seed": 7, "id": any}
  * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
  * keep their exact decimal text. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
                                    cr_error *err);
 /* Per-request policy: "precision" (1..1000 significant digits of inexact results),
  * "rounding" ("half-even" or "half-up"), "answer_vars" (up to 3 comma-separated variable
- * names tried in order for the final value; default "ans,result,answer"). */
+ * names tried in order for the final value; default "ans,result,answer"), "seed" (0 to
+ * 4294967295: what a sandboxed run seeds random and numpy.random with; default derived from
+ * the code and variables, so the same request draws the same numbers; the JSON's "seed" and
+ * the audit record's policy give the seed used). */
 CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
                                      cr_error *err);
 /* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */

@@ -42,22 +42,34 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     }
     e->cfg = *cfg;
     e->audit_path = dup_or_null(cfg->audit_path);
-    e->interpreter = dup_or_null(cfg->interpreter ? cfg->interpreter : "/usr/bin/python3");
+    e->interpreter = dup_or_null(cfg->interpreter ? cfg->interpreter : SANDBOX_DEFAULT_INTERPRETER);
     e->data_dir = dup_or_null(cfg->data_dir);
     e->out_dir = dup_or_null(cfg->out_dir);
+    e->allow_dir = dup_or_null(cfg->allow_dir);
     e->cfg.audit_path = e->audit_path;
     e->cfg.interpreter = e->interpreter;
     e->cfg.data_dir = e->data_dir;
     e->cfg.out_dir = e->out_dir;
+    e->cfg.allow_dir = e->allow_dir;
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
     if (cfg->timeout_s > 0) e->policy.limits.max_cpu_s = cfg->timeout_s;
     pthread_mutex_init(&e->audit_lock, NULL);
     if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
-        (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir)) {
+        (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir) ||
+        (cfg->allow_dir && !e->allow_dir)) {
         cr_engine_close(e);
         cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
+        return NULL;
+    }
+    /* A sandbox the caller configured fails now, not at its first request; the default
+     * interpreter is checked when a request needs it, so a host without python can still
+     * answer in-process. */
+    if (((cfg->interpreter && strcmp(cfg->interpreter, SANDBOX_DEFAULT_INTERPRETER)) ||
+         cfg->allow_dir) &&
+        sandbox_interpreter_check(e->interpreter, e->allow_dir, err) != CR_OK) {
+        cr_engine_close(e);
         return NULL;
     }
     if (e->audit_path && audit_open(e->audit_path, AUDIT_OPEN_CREATE, &e->audit, err) != CR_OK) {
@@ -76,6 +88,7 @@ void cr_engine_close(cr_engine *e)
     free(e->interpreter);
     free(e->data_dir);
     free(e->out_dir);
+    free(e->allow_dir);
     free(e);
 }
 

@@ -18,7 +18,7 @@ static char *dump_member(json_t *o, const char *key)
     return v && !json_is_null(v) ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 }
 
-static char *policy_json(const cr_engine *e, const cr_policy *pol)
+static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_result *res)
 {
     static const char *const tiers[] = {"auto", "ns", "kvm", "none"};
     cr_buf names;
@@ -35,6 +35,8 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol)
     cr_json_set(o, "tier", json_string(tiers[e->cfg.tier]), &failed);
     cr_json_set(o, "timeout_s", json_real(e->cfg.timeout_s), &failed);
     cr_json_set(o, "memory_mib", json_integer((json_int_t)e->cfg.memory_mib), &failed);
+    /* The seed a sandboxed run drew from, given or derived: replay passes it back. */
+    if (res->has_seed) cr_json_set(o, "seed", json_integer(res->seed), &failed);
     cr_buf_free(&names);
     char *s = failed ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
@@ -53,7 +55,7 @@ cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol,
     json_t *rj = router_result_to_json(res);
     char *bindings = req->nbinds ? router_bindings_json(req) : NULL;
     char *tables = router_table_json(req);
-    char *policy = policy_json(e, pol);
+    char *policy = policy_json(e, pol, res);
     char *reasons = rj ? dump_member(rj, "reasons") : NULL;
     char *error = rj ? dump_member(rj, "error") : NULL;
     if (!error && rj && res->status == CR_ELIMIT) error = dump_member(rj, "limit");

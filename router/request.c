@@ -2,11 +2,13 @@
  * so a number given as "0.1" on the command line or in JSON is exactly 1/10, as a literal
  * in the code would be. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "router/router.h"
+#include "sandbox/sandbox.h"
 
 #define MAX_BINDINGS 10000
 #define MAX_JSON_DEPTH 64
@@ -17,6 +19,7 @@ cr_request *cr_request_new(void)
     if (!req) return NULL;
     req->lang = CR_LANG_AUTO;
     req->rounding = -1;
+    req->seed = -1;
     return req;
 }
 
@@ -99,6 +102,17 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
                                     value);
             }
         req->answer_names[len + 1] = '\0';
+        return CR_OK;
+    }
+    if (strcmp(key, "seed") == 0) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(value, &end, 10);
+        if (*value < '0' || *value > '9' || *end || errno || v > SANDBOX_SEED_MAX)
+            return cr_error_set(err, CR_EUSAGE, 0, 0,
+                                "seed: want a whole number from 0 to %u, got '%s'",
+                                SANDBOX_SEED_MAX, value);
+        req->seed = (int64_t)v;
         return CR_OK;
     }
     return cr_error_set(err, CR_EUSAGE, 0, 0, "unknown option '%s'", key);
@@ -397,10 +411,11 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
             char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
             rc = text ? cr_request_set_table_json(req, text, strlen(text), err) : CR_ENOMEM;
             free(text);
-        } else if (strcmp(key, "precision") == 0 && json_is_integer(v)) {
+        } else if ((strcmp(key, "precision") == 0 || strcmp(key, "seed") == 0) &&
+                   json_is_integer(v)) {
             char num[32];
             snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-            rc = cr_request_set_option(req, "precision", num, err);
+            rc = cr_request_set_option(req, key, num, err);
         } else if ((strcmp(key, "rounding") == 0 || strcmp(key, "answer_vars") == 0) &&
                    json_is_string(v)) {
             rc = cr_request_set_option(req, key, json_string_value(v), err);

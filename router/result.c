@@ -21,6 +21,7 @@ void cr_result_free(cr_result *res)
     }
     free(res->reasons);
     free(res->artifacts_json);
+    free(res->dropped_json);
     json_decref(res->artifacts);
     free(res->tier_note);
     free(res->limit_name);
@@ -212,6 +213,9 @@ json_t *router_result_to_json(const cr_result *res)
     }
     cr_json_set(o, "timings", tm, &failed);
     cr_json_set(o, "tier_note", cr_json_str(res->tier_note), &failed);
+    cr_json_set(o, "dropped", res->dropped_json ? json_loads(res->dropped_json, 0, NULL)
+                                                : json_null(), &failed);
+    cr_json_set(o, "seed", res->has_seed ? json_integer(res->seed) : json_null(), &failed);
     cr_json_set(o, "ops", json_integer((json_int_t)res->ops), &failed);
     cr_json_set(o, "explained", json_boolean(res->explained), &failed);
     json_t *audit = json_null();

@@ -63,6 +63,23 @@ static char *artifacts_json(const sandbox_outcome *oc)
     return s;
 }
 
+/* The files the code left outside /out, as JSON text; NULL only when out of memory. */
+static char *dropped_json(const sandbox_outcome *oc)
+{
+    json_t *o = json_object(), *names = json_array();
+    int failed = !o || !names;
+    for (size_t at = 0; oc->dropped_names && at < oc->dropped_names_len;) {
+        size_t n = strlen(oc->dropped_names + at);
+        cr_json_append(names, cr_json_text(oc->dropped_names + at, n, NULL), &failed);
+        at += n + 1;
+    }
+    cr_json_set(o, "count", json_integer((json_int_t)oc->dropped_count), &failed);
+    cr_json_set(o, "names", names, &failed);
+    char *s = failed ? NULL : json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return s;
+}
+
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
                            cr_result *res, cr_error *err)
 {
@@ -76,12 +93,16 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.interpreter = e->interpreter;
     job.data_dir = e->data_dir;
     job.out_dir = e->out_dir;
+    job.allow_dir = e->allow_dir;
     job.answer_vars = pol->answer_vars;
     job.limits.wall_s = e->cfg.timeout_s;
     job.limits.cpu_s = e->cfg.timeout_s;
     job.limits.memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
     char *globals = req->nbinds ? router_bindings_json(req) : NULL;
     job.globals_json = globals;
+    job.seed = req->seed;
+    res->seed = sandbox_job_seed(&job);
+    res->has_seed = 1;
     cr_error serr = {0};
     cr_code rc = sandbox_run(&job, &oc, &serr);
     free(globals);
@@ -135,6 +156,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
+    if (!(res->dropped_json = dropped_json(&oc))) oom = 1;
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;

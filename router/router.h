@@ -14,7 +14,7 @@
 
 struct cr_engine {
     cr_config cfg;          /* strings below are the engine's own copies */
-    char *audit_path, *interpreter, *data_dir, *out_dir;
+    char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir;
     cr_policy policy;
     struct audit_db *audit; /* when cfg.audit_path is set */
     pthread_mutex_t audit_lock; /* one SQLite connection: one transaction at a time */
@@ -33,6 +33,7 @@ struct cr_request {
     int rounding;           /* -1: the engine's; else cr_rounding */
     int explain;            /* decide only, run nothing */
     char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
+    int64_t seed;           /* "seed" option, or -1: derived from the request */
 };
 
 typedef struct {
@@ -57,11 +58,15 @@ struct cr_result {
     double parse_us, eval_us, total_us;
     uint64_t ops;
     char *artifacts_json;   /* JSON list of {name, size, sha256, path}, or NULL */
+    char *dropped_json;     /* sandboxed: {"count": N, "names": [...]} of files left outside
+                               /out; NULL in-process */
     json_t *artifacts;      /* the same, parsed on first use by the accessors */
     char *tier_note;        /* the sandbox's note on its tier, or NULL */
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
     double sandbox_wall_s, sandbox_cpu_s;
     uint64_t peak_memory;
+    int has_seed;           /* a sandbox ran: seed is what random and numpy.random drew from */
+    uint32_t seed;
     uint64_t audit_seq;
     char audit_hash[65];
     char *json;             /* built by cr_result_json() on first use */

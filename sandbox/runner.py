@@ -1,7 +1,8 @@
 # calcroute sandbox runner: runs one piece of code as __main__ and reports the candidates of
 # its final value (the host chooses among them with the evaluator's rule) or its exception on
 # a separate file descriptor, so that nothing the code prints can be mistaken for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
-#     python3 -I -S -c <this file> JOB_FD REPORT_FD
+#     python3 -s -S -c <this file> JOB_FD REPORT_FD
+# in an environment the tier sets whole (PYTHONSAFEPATH, PYTHONHASHSEED=0: see sandbox/ns/ns.c).
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
 # The code never holds the report descriptor: it runs in a child of the runner, which closes
 # it first and describes its result to the runner in the same records; the runner, which the
@@ -371,14 +372,36 @@ def error_line(e):
     return line
 
 
+def venv_config():
+    """(directory, its pyvenv.cfg's text) of the virtual environment the interpreter belongs
+    to, found as site.venv() finds it (beside the executable or one level up), or None.
+    site.py, which -S skips, is what makes it sys.prefix."""
+    exe_dir = sys.executable.rpartition("/")[0]
+    for d in (exe_dir, exe_dir.rpartition("/")[0]):
+        try:
+            with open(d + "/pyvenv.cfg", encoding="utf-8") as f:
+                return d, f.read(65536)
+        except OSError:
+            pass
+    return None
+
+
 def add_site_dirs():
-    """The directories site.py would put on sys.path (Debian's and the upstream layout),
-    without running any .pth file."""
+    """The directories site.py would put on sys.path (Debian's and the upstream layout, a
+    virtual environment's site-packages first), without running any .pth file."""
     import posix
     v = "%d.%d" % sys.version_info[:2]
-    for d in ("/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
-              "/usr/lib/python%s/dist-packages" % v,
-              "%s/lib/python%s/site-packages" % (sys.prefix, v)):
+    dirs = ["/usr/local/lib/python%s/dist-packages" % v, "/usr/lib/python3/dist-packages",
+            "/usr/lib/python%s/dist-packages" % v, "%s/lib/python%s/site-packages" % (sys.prefix, v)]
+    venv = venv_config()
+    if venv:
+        d, cfg = venv
+        system = any(k.strip().lower() == "include-system-site-packages" and
+                     val.strip().lower() == "true"
+                     for k, _, val in (line.partition("=") for line in cfg.splitlines()))
+        sys.prefix = sys.exec_prefix = d
+        dirs = ["%s/lib/python%s/site-packages" % (d, v)] + (dirs if system else [])
+    for d in dirs:
         try:
             is_dir = posix.stat(d).st_mode & 0o170000 == 0o040000
         except OSError:
@@ -407,6 +430,112 @@ class ServedModules:
         code = compile(self.sources[module.__name__], "<%s>" % module.__name__, "exec",
                        dont_inherit=True)
         exec(code, module.__dict__)
+
+
+class SeededImports:
+    """First on sys.meta_path: lets `random` and `numpy.random` import as usual, then seeds
+    them from the job's seed, so a program that never imports them pays nothing."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in SEEDERS:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = None if finder is self or find is None else find(name, path, target)
+            if spec is not None:
+                spec.loader = SeedingLoader(spec.loader, SEEDERS[name], self.seed)
+                return spec
+        return None
+
+
+class SeedingLoader:
+    def __init__(self, loader, seeder, seed):
+        self.loader, self.seeder, self.seed = loader, seeder, seed
+
+    def __getattr__(self, name):     # get_resource_reader, is_package, ...: the real loader's
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        self.seeder(module, self.seed)
+
+
+def seed_random(mod, seed):
+    mod.seed(seed)
+
+
+def seed_numpy_random(mod, seed):
+    """The legacy global RandomState (np.random.rand, np.random.seed's state) from the seed;
+    default_rng() without a seed draws from a SeedSequence of it instead of the OS's entropy,
+    each call a fresh child, so two generators still differ from each other."""
+    mod.seed(seed)
+    root = mod.SeedSequence(seed)
+    made = mod.default_rng
+
+    def default_rng(seed=None):
+        return made(root.spawn(1)[0] if seed is None else seed)
+
+    default_rng.__doc__, default_rng.__wrapped__ = made.__doc__, made
+    mod.default_rng = default_rng
+
+
+SEEDERS = {"random": seed_random, "numpy.random": seed_numpy_random}
+
+
+def seed_rngs(seed):
+    """Seeds what is imported already (a worker that imported numpy before its job came) and
+    whatever imports later."""
+    for name, seeder in SEEDERS.items():
+        if name in sys.modules:
+            seeder(sys.modules[name], seed)
+    sys.meta_path.insert(0, SeededImports(seed))
+
+
+DROPPED_NAMES_MAX = 16     # SANDBOX_DROPPED_NAMES_MAX: names reported; the count is whole
+DROPPED_WALK_MAX = 4096    # directory entries looked at (/tmp has as many inodes)
+DROPPED_DEPTH_MAX = 8
+
+
+def dropped_files():
+    """(count, names) of the files the code left in /tmp, which nobody collects: the code's
+    working directory is /out, so a file it meant to keep went there. The libraries' caches
+    (XDG_CACHE_HOME) and directories mounted from elsewhere (an allowed directory) are not
+    its files."""
+    import posix
+    cache = posix.environ.get(b"XDG_CACHE_HOME", b"")
+    try:
+        dev = posix.lstat(b"/tmp").st_dev
+    except OSError:
+        return 0, []
+    count, names, seen = 0, [], 0
+    todo = [(b"/tmp", 0)]
+    while todo and seen < DROPPED_WALK_MAX:
+        d, depth = todo.pop()
+        try:
+            entries = sorted(posix.listdir(d))
+        except OSError:
+            continue
+        for e in entries[:DROPPED_WALK_MAX - seen]:
+            seen += 1
+            path = d + b"/" + e
+            try:
+                st = posix.lstat(path)
+            except OSError:
+                continue
+            if st.st_mode & 0o170000 == 0o040000:
+                if path != cache and st.st_dev == dev and depth < DROPPED_DEPTH_MAX:
+                    todo.append((path, depth + 1))
+                continue
+            count += 1
+            if len(names) < DROPPED_NAMES_MAX:
+                names.append(path)
+    return count, sorted(names)
 
 
 def set_dumpable(flag):
@@ -521,6 +650,8 @@ def write_all(fd, data):
 
 def main():
     import posix
+    if sys.path[:1] == [""]:    # an interpreter older than PYTHONSAFEPATH: not the cwd
+        del sys.path[0]
     add_site_dirs()
     import _ast as ast
     import builtins
@@ -533,6 +664,7 @@ def main():
     answer_vars = []
     globals_json = None
     served = {}
+    seed = None
     for key, val in job:
         if key == "code":
             code = val
@@ -540,6 +672,8 @@ def main():
             answer_vars.append(val.decode())
         elif key == "globals":
             globals_json = val.decode()
+        elif key == "seed":
+            seed = int(val.decode("ascii"))
         elif key == "module":
             name, _, src = val.partition(b"\n")
             served[name.decode()] = src
@@ -592,6 +726,8 @@ def main():
         posix.close(rep_fd)
         set_dumpable(1)
         _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+        if seed is not None:
+            seed_rngs(seed)
         status, recs = run_code(compiled, info, mod, answer_vars, text)
         try:
             sys.stdout.flush()
@@ -617,6 +753,9 @@ def main():
         return 2
     if posix.WIFSIGNALED(st):
         report.append(record("exit.signal", str(posix.WTERMSIG(st))))
+    count, names = dropped_files()
+    if count:
+        report += [record("dropped.count", str(count)), record("dropped.names", b"\0".join(names))]
     write_all(rep_fd, b"".join(report))
     posix.close(rep_fd)
     # Nothing of ours is left to flush, and tearing the interpreter down would cost more

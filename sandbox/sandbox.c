@@ -1,9 +1,14 @@
 /* sandbox/sandbox.c: what both tiers share: defaults, dispatch, the job encoding the runner
  * reads, the report it writes back, and the outcome's memory. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
 
 #include "sandbox/sandbox.h"
 
@@ -39,7 +44,54 @@ void sandbox_job_init(sandbox_job *job)
     memset(job, 0, sizeof *job);
     job->tier = CR_TIER_AUTO;
     job->interpreter = SANDBOX_DEFAULT_INTERPRETER;
+    job->seed = -1;
     sandbox_limits_resolve(&job->limits);
+}
+
+/* 1 when path is dir or lies under it, by its text. */
+static int path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == 0);
+}
+
+cr_code sandbox_interpreter_check(const char *interp, const char *allow, cr_error *err)
+{
+    /* The sandbox's own top-level directories: an allowed directory bound over or under one
+     * of them would hide it or be hidden. /tmp itself too, but a directory under it is fine
+     * (bound after the sandbox's /tmp is mounted). */
+    static const char *const own[] = { "/proc", "/dev", "/etc", "/out", "/data", "/sys",
+                                       "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" };
+    char real[PATH_MAX];
+    struct stat st;
+    if (!interp) interp = SANDBOX_DEFAULT_INTERPRETER;
+    if (allow) {
+        if (allow[0] != '/' || !realpath(allow, real) || strcmp(real, allow) != 0 ||
+            stat(allow, &st) < 0 || !S_ISDIR(st.st_mode))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: want the canonical "
+                                "absolute path of a directory (as realpath gives it)", allow);
+        if (!strcmp(allow, "/") || !strcmp(allow, "/tmp"))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: would cover "
+                                "the sandbox's own", allow);
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            if (path_under(allow, own[i]))
+                return cr_error_set(err, CR_EUSAGE, 0, 0, "allowed directory %s: would cover "
+                                    "the sandbox's own %s", allow, own[i]);
+    }
+    if (interp[0] != '/')
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: want an absolute path", interp);
+    /* As written is what the sandbox executes; resolved is what it must be able to reach. */
+    int seen = path_under(interp, "/usr") || (allow && path_under(interp, allow));
+    if (seen && (!realpath(interp, real) || stat(real, &st) < 0))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: %s", interp, strerror(errno));
+    if (!seen || !(path_under(real, "/usr") || (allow && path_under(real, allow))))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s%s%s: not under /usr or %s, "
+                            "all the sandbox sees", interp, seen ? " -> " : "", seen ? real : "",
+                            allow ? allow : "an allowed directory");
+    if (!S_ISREG(st.st_mode) || access(real, X_OK) < 0)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: not an executable file",
+                            interp);
+    return CR_OK;
 }
 
 void sandbox_outcome_free(sandbox_outcome *out)
@@ -58,6 +110,7 @@ void sandbox_outcome_free(sandbox_outcome *out)
         free(out->artifacts[i].path);
     }
     free(out->artifacts);
+    free(out->dropped_names);
     memset(out, 0, sizeof *out);
 }
 
@@ -94,6 +147,12 @@ cr_tier sandbox_tier_auto(char *why, size_t why_len)
     return CR_TIER_NS;
 }
 
+int sandbox_job_host_python(const sandbox_job *job)
+{
+    return job->allow_dir ||
+           (job->interpreter && strcmp(job->interpreter, SANDBOX_DEFAULT_INTERPRETER) != 0);
+}
+
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
     char why[256] = "";
@@ -104,7 +163,13 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
     if (!job || (!job->code && job->code_len))
         return cr_error_set(err, CR_EUSAGE, 0, 0, "sandbox: no code");
     tier = job->tier;
-    if (tier == CR_TIER_AUTO) tier = sandbox_tier_auto(why, sizeof why);
+    if (tier == CR_TIER_AUTO && sandbox_job_host_python(job)) {
+        /* Only the ns tier runs the host's interpreters (the kvm guest has its own python). */
+        tier = CR_TIER_NS;
+        snprintf(why, sizeof why, "ns: the configured interpreter runs in the ns tier only");
+    } else if (tier == CR_TIER_AUTO) {
+        tier = sandbox_tier_auto(why, sizeof why);
+    }
     switch (tier) {
     case CR_TIER_NS: rc = sandbox_ns_run(job, out, err); break;
     case CR_TIER_KVM: rc = sandbox_kvm_run(job, out, err); break;
@@ -126,9 +191,29 @@ static cr_code put_record(cr_buf *b, const char *key, const char *val, size_t le
     return cr_buf_putc(b, '\n');
 }
 
+uint32_t sandbox_job_seed(const sandbox_job *job)
+{
+    static const char tag[] = "calcroute seed";   /* its own domain: no other hash's prefix */
+    crypto_hash_sha256_state st;
+    unsigned char h[crypto_hash_sha256_BYTES];
+    if (job->seed >= 0 && job->seed <= (int64_t)SANDBOX_SEED_MAX) return (uint32_t)job->seed;
+    crypto_hash_sha256_init(&st);
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++) len[i] = (unsigned char)((uint64_t)job->code_len >> (56 - 8 * i));
+    crypto_hash_sha256_update(&st, (const unsigned char *)tag, sizeof tag);
+    crypto_hash_sha256_update(&st, len, sizeof len);   /* where the code ends */
+    crypto_hash_sha256_update(&st, (const unsigned char *)(job->code ? job->code : ""), job->code_len);
+    if (job->globals_json)
+        crypto_hash_sha256_update(&st, (const unsigned char *)job->globals_json,
+                                  strlen(job->globals_json) + 1);
+    crypto_hash_sha256_final(&st, h);
+    return (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+}
+
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
 {
     cr_code rc;
+    char seed[16];
     if ((rc = put_record(buf, "code", job->code ? job->code : "", job->code_len)) != CR_OK)
         goto fail;
     for (size_t i = 0; job->answer_vars && i < CR_ANSWER_VARS_MAX && job->answer_vars[i]; i++)
@@ -138,6 +223,8 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
     if (job->globals_json &&
         (rc = put_record(buf, "globals", job->globals_json, strlen(job->globals_json))) != CR_OK)
         goto fail;
+    snprintf(seed, sizeof seed, "%lu", (unsigned long)sandbox_job_seed(job));
+    if ((rc = put_record(buf, "seed", seed, strlen(seed))) != CR_OK) goto fail;
     static const char npf[] = "numpy_financial";
     if (job->code && memmem(job->code, job->code_len, npf, sizeof npf - 1) &&
         ((rc = cr_buf_printf(buf, "module %zu\n%s\n", sizeof npf + sandbox_npf_source_len, npf)) != CR_OK ||
@@ -220,10 +307,11 @@ static int same_number(const char *a, size_t an, const char *b, size_t bn)
     return same;
 }
 
-enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_COUNT };
+enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_DCOUNT, R_DNAMES,
+       R_COUNT };
 static const char *const report_keys[R_COUNT] = {
     "error.type", "error.message", "error.line", "error.col", "error.errno", "error.filename",
-    "exit.signal",
+    "exit.signal", "dropped.count", "dropped.names",
 };
 
 /* The final-value rule's candidates: one group of records "<group>.<field>" each. */
@@ -348,9 +436,17 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         i = (size_t)(val - buf) + vlen + 1;
     }
     for (int k = R_ETYPE; k <= R_EFILE; k++) errors += v[k] != NULL;
-    for (int k = R_ELINE; k <= R_SIGNAL; k++)
+    for (int k = R_ELINE; k <= R_DCOUNT; k++)
         if (k != R_EFILE && (num[k] = v[k] ? small_int(v[k], n[k]) : 0) < 0 && !why)
             why = "a count that is not a number";
+    if (!why && (v[R_DCOUNT] != NULL) != (v[R_DNAMES] != NULL) && !cut)
+        why = "dropped files without their count or names";
+    if (!why && v[R_DNAMES]) {
+        size_t names = 1;
+        for (size_t j = 0; j < n[R_DNAMES]; j++) names += v[R_DNAMES][j] == 0;
+        if (!n[R_DNAMES] || names > SANDBOX_DROPPED_NAMES_MAX || (int)names > num[R_DCOUNT])
+            why = "more dropped names than the runner reports";
+    }
     if (!why && values && errors) why = "both a value and an exception";
     for (int g = 0; g < G_COUNT && !why; g++) why = group_invalid(g, &grp[g], cut);
     if (!why && errors && !v[R_ETYPE] && !cut) why = "an exception without its type";
@@ -398,6 +494,12 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     out->error_line = num[R_ELINE];
     out->error_col = num[R_ECOL];
+    if (v[R_DCOUNT] && v[R_DNAMES]) {
+        out->dropped_count = (uint64_t)num[R_DCOUNT];
+        out->dropped_names_len = n[R_DNAMES] + 1;
+        if (!(out->dropped_names = dup_field(v[R_DNAMES], n[R_DNAMES])))
+            return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
+    }
     if (v[R_SIGNAL]) {
         /* The code ran in a child of the runner: its death by a signal is the run's. */
         out->exited = 0;

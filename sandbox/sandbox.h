@@ -33,6 +33,9 @@
 #include "common/common.h"
 
 #define SANDBOX_DEFAULT_INTERPRETER "/usr/bin/python3"
+/* Where the sandbox's libraries keep their caches (XDG_CACHE_HOME, MPLCONFIGDIR): under /tmp,
+ * and left out of the files reported as dropped. */
+#define SANDBOX_CACHE_DIR "/tmp/.cache"
 
 /* ---- limits ---------------------------------------------------------------------------
  * Every figure is a hard bound on the whole run (all processes the code starts), enforced by
@@ -73,7 +76,11 @@ typedef struct {
                                  CR_TIER_KVM; CR_TIER_NONE is a usage error */
     const char *code;         /* Python source, run as __main__ (need not be NUL-ended) */
     size_t code_len;
-    const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; must live under /usr */
+    const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; under /usr or allow_dir
+                                 (sandbox_interpreter_check) */
+    const char *allow_dir;    /* NULL, or a host directory (its canonical path) bound
+                                 read-only at the same path: a virtual environment whose
+                                 bin/python is the interpreter */
     const char *data_dir;     /* host directory mounted read-only at /data; NULL: none.
                                  ns tier: read as an unprivileged user, so its files must
                                  be world-readable (o+r, directories o+rx) */
@@ -85,9 +92,26 @@ typedef struct {
     const char *globals_json; /* NULL, or a JSON object {"name": value} whose entries are
                                  module globals before the code runs (numbers with a '.' or
                                  exponent become float, others int) */
+    int64_t seed;             /* seeds random and numpy.random (0..SANDBOX_SEED_MAX); -1
+                                 (sandbox_job_init's): derived from the code and globals */
     sandbox_limits limits;
 } sandbox_job;
 
+#define SANDBOX_SEED_MAX 4294967295u   /* numpy's legacy seed is 32 bits */
+/* The seed the job runs with: job->seed, or when it is -1 the first 32 bits of a SHA-256 of
+ * the code and globals_json, so the same request draws the same numbers. */
+uint32_t sandbox_job_seed(const sandbox_job *job);
+
+/* CR_OK when `interpreter` (NULL: the default) can run in a sandbox that sees /usr and
+ * `allow_dir` (NULL: none); else CR_EUSAGE naming what is wrong: a path that is not absolute,
+ * an allowed directory that is not a canonical absolute directory or that would cover one of
+ * the sandbox's own (/, /proc, /dev, /etc, /tmp's parent...), an interpreter that lies (as
+ * written or once its symlinks are resolved) under neither, or that is not an executable
+ * regular file. */
+cr_code sandbox_interpreter_check(const char *interpreter, const char *allow_dir, cr_error *err);
+/* 1 when the job names another interpreter or an allowed directory: only the ns tier runs
+ * the host's (CR_TIER_AUTO then means ns; the kvm tier refuses it). */
+int sandbox_job_host_python(const sandbox_job *job);
 /* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
 void sandbox_job_init(sandbox_job *job);
 /* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */
@@ -140,6 +164,12 @@ typedef struct {
     sandbox_artifact *artifacts;
     size_t artifact_count;
     char artifact_note[256];  /* what was dropped and why (symlink, count, size), or "" */
+    /* Files the code left outside /out (in /tmp, the libraries' caches aside): lost with the
+     * sandbox, so named here. dropped_names: up to SANDBOX_DROPPED_NAMES_MAX absolute paths,
+     * each NUL-ended, dropped_names_len bytes in all (NULL when none). */
+    uint64_t dropped_count;
+    char *dropped_names;
+    size_t dropped_names_len;
 
     double wall_s;            /* wall clock of the whole run, setup included (kvm tier: of
                                  the run inside the VM, as the limits count it; the VM's
@@ -173,7 +203,7 @@ int sandbox_kvm_available(char *why, size_t why_len);
 /* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
  * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:
  *
- *     python3 -I -S -c <sandbox_runner_source> JOB_FD REPORT_FD
+ *     python3 -s -S -c <sandbox_runner_source> JOB_FD REPORT_FD
  *
  * (-S: the runner puts the package directories on sys.path itself, without running the
  * host's .pth files or sitecustomize.)
@@ -193,7 +223,7 @@ extern const size_t sandbox_runner_source_len;
 extern const char sandbox_npf_source[];
 extern const size_t sandbox_npf_source_len;
 
-/* Encodes what the runner needs (code, answer vars, globals) into *buf (records of the form
+/* Encodes what the runner needs (code, answer vars, globals, seed) into *buf (records of the form
  * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
 /* Parses the runner's report (same record format) into the value and error fields of *out,
@@ -203,7 +233,8 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
  * called it), "var0".."var2" (the job's answer variables, with ".name"), "expr" (the last
  * expression statement's value), "assigned" (the last variable assigned, with ".name");
  * "error.type", "error.message", "error.line", "error.col", "error.errno",
- * "error.filename"; and "exit.signal" when the code's process died by that signal, which sets
+ * "error.filename"; "dropped.count" and "dropped.names" (NUL-separated, at most
+ * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; and "exit.signal" when the code's process died by that signal, which sets
  * exited, exit_code and term_signal. cr_final_choose() picks the value among the candidates,
  * as the evaluator does. CR_ESANDBOX, with nothing kept, for a report the runner could not
  * have written: a malformed, unknown or repeated record, a value and an exception at once, a
@@ -225,6 +256,7 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
  * limit becomes ARTIFACTS. Both tiers call it when /out has no block or inode left. */
 void sandbox_out_full(sandbox_outcome *out, const sandbox_limits *lim);
 
+#define SANDBOX_DROPPED_NAMES_MAX 16        /* names of dropped files reported (runner.py) */
 #define SANDBOX_ARTIFACT_MAX_DEPTH 8        /* directories below /out entered */
 #define SANDBOX_ARTIFACT_MAX_ENTRIES 4096   /* directory entries looked at in all */
 #define SANDBOX_ARTIFACT_NAME_MAX 1024      /* bytes of a relative name, NUL included */

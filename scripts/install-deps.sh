@@ -1,5 +1,7 @@
 #!/bin/sh
 # The one place that lists what calcroute needs from Debian 12. README and .ci/run both call it.
+# The python3-* packages are what sandboxed code can import (README lists them); python3-venv
+# makes the virtual environment the --interpreter tests use.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -8,5 +10,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config clang llvm \
     libgmp-dev libmpfr-dev libtree-sitter-dev libsqlite3-dev sqlite3 libseccomp-dev libsodium-dev libjansson-dev \
-    libunistring-dev python3 python3-matplotlib bubblewrap ca-certificates \
+    libunistring-dev python3 bubblewrap ca-certificates \
+    python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
+    python3-matplotlib python3-dateutil python3-venv \
     qemu-system-x86 busybox-static cpio >/dev/null

@@ -149,7 +149,7 @@ json_field json-error 'x = [1, 2]
 y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
 json_field json-status-raised '1/0' 'd["status"]' '"raised"'
 json_field json-reasons 'import pandas as pd' 'd["reasons"]' '[{"code": "import:pandas", "line": 1, "col": 1, "snippet": "import pandas as pd"}]' --tier none
-json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "error", "explained", "lang", "limit", "ops", "reasons", "route", "status", "stderr", "stderr_replaced", "stdout", "stdout_replaced", "stdout_truncated", "tier_note", "timings", "value"]'
+json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "dropped", "error", "explained", "lang", "limit", "ops", "reasons", "route", "seed", "status", "stderr", "stderr_replaced", "stdout", "stdout_replaced", "stdout_truncated", "tier_note", "timings", "value"]'
 # Text cut by a cap keeps whole characters, so no member is ever dropped: the output cap
 # falls inside a 3-byte character (1048576 = 3 * 349525 + 1), a message inside a 2-byte one.
 json_field json-cap-utf8 "print('\u20ac' * 600000)" \

@@ -47,7 +47,18 @@ static void test_job_encode(void)
     job.globals_json = "{\"a\": 1}";
     cr_buf_init(&b, 0);
     CHECK_INT(sandbox_job_encode(&job, &b, NULL), CR_OK);
-    CHECK_STR(b.p, "code 9\nprint(1)\n\nvar 5\ntotal\nvar 1\nx\nglobals 8\n{\"a\": 1}\n");
+    CHECK(strncmp(b.p, "code 9\nprint(1)\n\nvar 5\ntotal\nvar 1\nx\nglobals 8\n{\"a\": 1}\nseed ", 61) == 0);
+    /* The derived seed follows the code and the globals; a given one is taken as it is. */
+    uint32_t derived = sandbox_job_seed(&job);
+    char want[32];
+    snprintf(want, sizeof want, "seed %u\n%u\n", (unsigned)snprintf(NULL, 0, "%u", derived), derived);
+    CHECK_STR(b.p + 56, want);
+    job.globals_json = "{\"a\": 2}";
+    CHECK(sandbox_job_seed(&job) != derived);
+    job.globals_json = "{\"a\": 1}";
+    CHECK_INT(sandbox_job_seed(&job), derived);
+    job.seed = 7;
+    CHECK_INT(sandbox_job_seed(&job), 7);
     cr_buf_free(&b);
 }
 
@@ -79,6 +90,15 @@ static void test_report_parse(void)
     CHECK_INT(oc.error_col, 7);
     CHECK_INT(oc.has_value, 0);
     sandbox_outcome_free(&oc);
+
+    /* Files left outside /out: the count and the names as they came. */
+    CHECK_INT(PARSE("dropped.count 2\n30\ndropped.names 11\n/tmp/a\0/tmp\n"), CR_OK);
+    CHECK_INT(oc.dropped_count, 30);
+    CHECK_INT(oc.dropped_names_len, 12);
+    CHECK(oc.dropped_names && !memcmp(oc.dropped_names, "/tmp/a\0/tmp", 12));
+    sandbox_outcome_free(&oc);
+    CHECK_INT(PARSE("dropped.count 1\n1\ndropped.names 5\n/a\0/b\n"), CR_ESANDBOX);
+    CHECK(oc.dropped_names == NULL);
 
     /* A record cut short, a length past the end: kept what was whole. */
     CHECK_INT(PARSE("var0.type 3\nint\nvar0.repr 10\n12"), CR_OK);
@@ -198,6 +218,8 @@ static void test_report_refused(void)
                   "solution.repr 1\n7\nsolution.decimal 1\n8\nsolution.by 3\nend\n",
                   "an int whose decimal is not its repr");
     check_refused("error.message 1\nx\n", "an exception without its type");
+    check_refused("dropped.count 1\n2\n", "dropped files without their count or names");
+    check_refused("dropped.count 1\nx\ndropped.names 2\n/a\n", "a count that is not a number");
     check_refused("error.type 9\nNameError\nerror.line 2\n-1\n", "a count that is not a number");
     check_refused("exit.signal 2\n99\n", "a signal number out of range");
     /* Decimals that are not what the repr shows: the fraction and "exact" come from them. */
@@ -342,6 +364,22 @@ static void test_bad_jobs(void)
     job.interpreter = "/opt/python/bin/python3";
     CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
     CHECK(strstr(err.message, "not under /usr") != NULL);
+    /* Another interpreter of the host's: the kvm guest refuses it, and auto means ns. */
+    job.interpreter = "/usr/bin/python3.11";
+    job.tier = CR_TIER_KVM;
+    CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "kvm: the guest has its own python; another interpreter or an "
+                           "allowed directory needs the ns tier");
+    if (access(job.interpreter, X_OK) == 0) {
+        job.tier = CR_TIER_AUTO;
+        CHECK_INT(sandbox_run(&job, &oc, &err), CR_OK);
+        CHECK_INT(oc.tier, CR_TIER_NS);
+        CHECK_STR(oc.tier_note, "ns: the configured interpreter runs in the ns tier only");
+        sandbox_outcome_free(&oc);
+    } else {
+        SKIP("auto tier with another interpreter: no /usr/bin/python3.11");
+    }
+    job.tier = CR_TIER_NS;
     job.interpreter = NULL;
     job.out_dir = "/nonexistent-calcroute-dir";
     CHECK_INT(sandbox_run(&job, &oc, &err), CR_EUSAGE);

@@ -57,7 +57,8 @@ static const attack table[] = {
     { "caller_environment",
       "print(sorted(os.environ))\n"
       "print(b'CALCROUTE_ATTACK_SECRET' in open('/proc/self/environ', 'rb').read())",
-      "['HOME', 'LANG', 'MPLBACKEND', 'PATH', 'TMPDIR']\nFalse\n" },
+      "['HOME', 'LANG', 'MPLBACKEND', 'MPLCONFIGDIR', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', "
+      "'PATH', 'PYTHONHASHSEED', 'PYTHONSAFEPATH', 'TMPDIR', 'XDG_CACHE_HOME']\nFalse\n" },
     { "no_sys", "print(os.path.exists('/sys'), os.path.exists('/home'))", "False False\n" },
     /* the filesystem */
     { "write_usr_and_root",

@@ -113,6 +113,137 @@ if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1));
     fail=$((fail + 1)); echo "FAIL artifact-copy: $tmp/out/table.txt" >&2
 fi
 
+# The finance stack (scripts/install-deps.sh) imports and computes inside the sandbox, within
+# its seccomp filter and limits: each line is what /usr/bin/python3 prints for it.
+mkdir "$tmp/fin"
+run 'import numpy as np, pandas as pd, scipy.optimize as so, sympy, statsmodels.api as sm
+import datetime, dateutil.relativedelta as rd, matplotlib.pyplot as plt
+df = pd.DataFrame({"k": ["a", "b", "a"], "v": [1.5, 2, 3]})
+print(df.groupby("k")["v"].sum().to_dict())
+print(round(so.brentq(lambda r: -100 + 60 / (1 + r) + 60 / (1 + r) ** 2, 0, 1), 6))
+x = sympy.symbols("x")
+print(sympy.solve(x ** 2 - 2, x), sympy.Rational(1, 3) + sympy.Rational(1, 6))
+fit = sm.OLS(np.array([3.0, 5, 7, 9]), sm.add_constant(np.array([1.0, 2, 3, 4]))).fit()
+print(np.round(fit.params, 6).tolist())
+print(datetime.date(2020, 1, 31) + rd.relativedelta(months=1))
+print((np.ones((300, 300)) @ np.ones((300, 300)))[0, 0])
+plt.plot([1, 2, 3])
+plt.savefig("chart.png")
+ans = len(df)' --out "$tmp/fin" --timeout 60
+expect finance-stack 0 "d['value']['repr'], d['stdout'], d['stderr']" \
+    "('3', \"{'a': 4.5, 'b': 2.0}\\n0.130662\\n[-sqrt(2), sqrt(2)] 1/2\\n[1.0, 2.0]\\n2020-02-29\\n300.0\\n\", '')"
+expect finance-savefig 0 "[a['name'] for a in d['artifacts']], open(d['artifacts'][0]['path'], 'rb').read(8)" \
+    "(['chart.png'], b'\\x89PNG\\r\\n\\x1a\\n')"
+
+# Another interpreter: a virtual environment's python under a directory the caller allows,
+# bound read-only at the same path; its own site-packages and the system's both import.
+/usr/bin/python3 -m venv --without-pip --system-site-packages "$tmp/venv"
+site=$("$tmp/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+mkdir "$site/tinypkg" && echo 'VALUE = 41' >"$site/tinypkg/__init__.py"
+chmod -R a+rX "$tmp/venv"
+run 'import tinypkg, sys, numpy
+print(sys.prefix == sys.executable[:-len("/bin/python")], numpy.__name__)
+ans = tinypkg.VALUE + 1' --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/venv"
+expect venv 0 "d['value']['repr'], d['stdout']" "('42', 'True numpy\\n')"
+# Each wrong configuration is a usage error (exit 2) that names the interpreter or directory.
+usage_err() {
+    name=$1 want=$2
+    shift 2
+    printf 'import os\nans = 1\n' | "$R" --tier ns "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    got=$(sed "s|$tmp|TMP|g" "$tmp/err")
+    if [ "$rc" = 2 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); printf 'FAIL %s: exit %s, [%s]\nwant [%s]\n' "$name" "$rc" "$got" "$want" >&2
+    fi
+}
+usage_err venv-not-allowed "calc-route: interpreter TMP/venv/bin/python: not under /usr or an allowed directory, all the sandbox sees" \
+    --interpreter "$tmp/venv/bin/python"
+usage_err interpreter-outside "calc-route: interpreter TMP/venv/bin/python: not under /usr or TMP/fin, all the sandbox sees" \
+    --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/fin"
+ln -s "$tmp/venv/pyvenv.cfg" "$tmp/fin/py"
+usage_err interpreter-resolves-outside "calc-route: interpreter TMP/fin/py -> TMP/venv/pyvenv.cfg: not under /usr or TMP/fin, all the sandbox sees" \
+    --interpreter "$tmp/fin/py" --allow-dir "$tmp/fin"
+usage_err interpreter-not-executable "calc-route: interpreter TMP/venv/pyvenv.cfg: not an executable file" \
+    --interpreter "$tmp/venv/pyvenv.cfg" --allow-dir "$tmp/venv"
+usage_err interpreter-missing "calc-route: interpreter /usr/bin/no-such-python: No such file or directory" \
+    --interpreter /usr/bin/no-such-python
+usage_err interpreter-relative "calc-route: interpreter python3: want an absolute path" \
+    --interpreter python3
+usage_err allow-not-canonical "calc-route: allowed directory TMP/venv/../venv: want the canonical absolute path of a directory (as realpath gives it)" \
+    --interpreter "$tmp/venv/bin/python" --allow-dir "$tmp/venv/../venv"
+usage_err allow-covers-own "calc-route: allowed directory /etc: would cover the sandbox's own /etc" \
+    --allow-dir /etc
+
+# Deterministic answers: random and numpy.random (the global RandomState and an unseeded
+# default_rng()) are seeded from the request's seed, given or derived from the code, and
+# recorded; a program that never imports them does not get them imported.
+rng='import random, numpy as np
+print(random.random(), np.random.rand(), np.random.default_rng().integers(10**9))
+ans = random.randint(1, 10**9)'
+run "$rng"
+first=$(field "d['seed'], d['stdout'], d['value']['repr']")
+run "$rng"
+expect rng-same-twice 0 "d['seed'], d['stdout'], d['value']['repr']" "$first"
+run "$rng" --seed 5
+want=$("$PY" -c 'import random, numpy as np
+print(repr((5, "%r %r" % (random.seed(5) or random.random(), np.random.seed(5) or np.random.rand()))))')
+expect rng-seed 0 "d['seed'], ' '.join(d['stdout'].split()[:2])" "$want"
+seed5=$(field "d['stdout'], d['value']['repr']")
+run "$rng" --seed 6
+got=$(field "d['stdout'], d['value']['repr']")
+if [ "$got" != "$seed5" ] && [ "$(field "d['seed']")" = 6 ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL rng-other-seed: [$got] is seed 5's [$seed5]" >&2
+fi
+run 'import sys
+print(hash("calcroute"), sorted(m for m in ("random", "numpy") if m in sys.modules))'
+expect rng-lazy 0 "d['stdout']" \
+    "$("$PY" -c 'import subprocess; print(repr(subprocess.run(["/usr/bin/python3", "-S", "-c", "print(hash(\"calcroute\"), [])"], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True).stdout))')"
+usage_err rng-seed-range "calc-route: --seed: want a whole number from 0 to 4294967295, got '4294967296'
+Try 'calc-route --help'." --seed 4294967296
+got=$(printf '{"id": 1, "code": "import random\\nans = random.random()", "seed": 5}\n' |
+      "$R" --batch --tier ns | "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["seed"], d["value"]["repr"])')
+if [ "$got" = "5 $("$PY" -c 'import random; random.seed(5); print(repr(random.random()))')" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL rng-batch-seed: [$got]" >&2
+fi
+# The seed is in the audit record's policy, and a replay re-runs with it: no difference.
+printf '%s' "$rng" | "$R" --tier ns --audit "$tmp/rng.db" >/dev/null 2>&1
+printf '%s' "$rng" | "$R" --tier ns --audit "$tmp/rng.db" --seed 77 >/dev/null 2>&1
+got=$("$B/calc-audit" show "$tmp/rng.db" 2 | "$PY" -c 'import json, sys; print(json.load(sys.stdin)["policy"]["seed"])')
+replay=$("$B/calc-audit" replay "$tmp/rng.db" --rerun-sandbox 2>&1)
+if [ "$got" = 77 ] && [ "$replay" = "ok: 2 replayed, 2 identical, 0 differ, 0 sandboxed differ (not failures), 0 skipped" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL rng-replay: seed [$got], $replay" >&2
+fi
+
+# Files where users write them: the working directory is /out, so a bare name comes back as
+# an artifact; what is left in /tmp is named as dropped (the libraries' caches aside), the
+# names capped at 16 and the count whole.
+mkdir "$tmp/cwd"
+run 'import os
+open("x.csv", "w").write("a,b\n")
+os.makedirs("/tmp/d/e")
+for i in range(20):
+    open("/tmp/d/e/f%02d" % i, "w").close()
+open("/tmp/lost.txt", "w").write("z")
+ans = os.getcwd()' --out "$tmp/cwd"
+expect cwd-artifact 0 "d['value']['repr'], [(a['name'], a['size']) for a in d['artifacts']]" \
+    "(\"'/out'\", [('x.csv', 4)])"
+expect dropped 0 "d['dropped']['count'], d['dropped']['names'][0], d['dropped']['names'][-1], len(d['dropped']['names'])" \
+    "(21, '/tmp/d/e/f00', '/tmp/lost.txt', 16)"
+run 'import matplotlib.pyplot as plt
+plt.plot([1, 2])
+plt.savefig("plot.png")'
+expect dropped-none 0 "d['dropped'], [a['name'] for a in d['artifacts']]" "({'count': 0, 'names': []}, ['plot.png'])"
+printf 'import os\nopen("/tmp/a\\tb", "w")\nans = 1\n' | "$R" --tier ns >/dev/null 2>"$tmp/text.err"
+if [ "$(cat "$tmp/text.err")" = 'calc-route: 1 file written outside /out dropped (write under the working directory, /out, to keep one): /tmp/a\tb' ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL dropped-text: $(cat "$tmp/text.err")" >&2
+fi
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys

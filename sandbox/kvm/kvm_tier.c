@@ -350,6 +350,10 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     cr_buf_init(&enc, 0);
     cr_buf_init(&data, 0);
     if (!job) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job");
+    /* The guest runs the python of its initramfs: nothing of the host's tree is in it. */
+    if (sandbox_job_host_python(job))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: the guest has its own python; another "
+                            "interpreter or an allowed directory needs the ns tier");
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
     if (!sandbox_kvm_available(why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);

@@ -2,13 +2,14 @@
  *
  * The parent clones a child into new user, pid, mount, net, ipc and uts namespaces (and a
  * cgroup namespace once it sits in the run's cgroup). The child, pid 1 of its namespace,
- * builds a fresh root on a tmpfs (read-only binds of /usr and the two /etc entries the
- * interpreter needs, /data read-only, size-capped /tmp and /out, a /proc of its own pid
- * namespace, a /dev of four devices), pivots into it, drops every capability, sets
- * no_new_privs, loads the seccomp filter and becomes the runner (python3 -I -S). The parent
- * reads stdout, stderr and the runner's report while the run goes on, enforces the wall
- * clock, the CPU time of the whole cgroup and the output cap until pid 1 is gone (whatever
- * the code did with its descriptors), and kills pid 1 and the cgroup at a limit.
+ * builds a fresh root on a tmpfs (read-only binds of /usr, the /etc entries the interpreter
+ * needs and the caller's allowed directory, /data read-only, size-capped /tmp and /out, a
+ * /proc of its own pid namespace, a /dev of four devices), pivots into it, drops every
+ * capability, sets no_new_privs, loads the seccomp filter and becomes the runner (python3
+ * -s -S, in an environment of our own, working directory /out). The parent reads stdout,
+ * stderr and the runner's report while the run goes on, enforces the wall clock, the CPU
+ * time of the whole cgroup and the output cap until pid 1 is gone (whatever the code did
+ * with its descriptors), and kills pid 1 and the cgroup at a limit.
  *
  * Artifacts come back through a descriptor of /out that the child passes over the control
  * socket before exec:
@@ -64,7 +65,7 @@ enum ns_step {
     STEP_NONE, STEP_SYNC, STEP_CGROUP_NS, STEP_PRIVATE, STEP_ROOT, STEP_MKDIR, STEP_USR,
     STEP_LIBDIRS, STEP_ETC, STEP_DATA, STEP_TMP, STEP_OUT, STEP_DEV, STEP_PROC, STEP_PIVOT,
     STEP_RO_ROOT, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SEND_OUT, STEP_CAPS, STEP_NNP,
-    STEP_SECCOMP, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_COUNT
+    STEP_SECCOMP, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_ALLOW, STEP_COUNT
 };
 static const char *const step_names[STEP_COUNT] = {
     [STEP_NONE] = "?", [STEP_SYNC] = "wait for the parent", [STEP_CGROUP_NS] = "unshare cgroup",
@@ -78,6 +79,7 @@ static const char *const step_names[STEP_COUNT] = {
     [STEP_CAPS] = "drop capabilities", [STEP_NNP] = "no_new_privs",
     [STEP_SECCOMP] = "load seccomp filter",
     [STEP_FDS] = "set up descriptors", [STEP_RLIMIT] = "setrlimit", [STEP_EXEC] = "exec python",
+    [STEP_ALLOW] = "bind the allowed directory",
 };
 
 enum { MSG_SETUP_FAILED = 1, MSG_OUT_DIR = 3 };
@@ -94,10 +96,12 @@ typedef struct {
     int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
     int job_fd;                /* memfd with the encoded job */
     const char *data_dir;      /* the caller's data directory, or NULL */
+    const char *allow_dir;     /* the caller's allowed directory outside /usr, or NULL */
+    char allow_dst[PATH_MAX + sizeof NEWROOT];   /* where it goes: NEWROOT + allow_dir */
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
     char *argv[8];
-    char *envp[8];
+    char *envp[16];
     const struct sock_fprog *filter;
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
     struct rlimit rl_msgqueue, rl_sigpending, rl_memlock;
@@ -183,13 +187,29 @@ static int mount_data(int data_fd, const char *data_src)
     return rc < 0 || close(data_fd) < 0 ? -1 : 0;
 }
 
+/* mkdir -p of the allowed directory's mount point, on a copy: the plan is the caller's
+ * memory. */
+static int make_mount_point(const char *path)
+{
+    char buf[sizeof ((ns_plan *)0)->allow_dst];
+    size_t n = strlen(path);
+    memcpy(buf, path, n + 1);
+    for (size_t i = sizeof NEWROOT; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        buf[i] = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST) return -1;
+        buf[i] = path[i];
+    }
+    return 0;
+}
+
 static void build_root(const ns_plan *p)
 {
     static const char *const dirs[] = { NEWROOT "/usr", NEWROOT "/etc",
         NEWROOT "/etc/alternatives", NEWROOT "/tmp", NEWROOT "/out", NEWROOT "/proc",
         NEWROOT "/dev" };
-    int ctl = p->ctl, data_fd = -1;
-    char path[96], data_src[32];
+    int ctl = p->ctl, data_fd = -1, allow_fd = -1;
+    char path[96], data_src[32], allow_src[32];
 
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) child_fail(ctl, STEP_PRIVATE);
     /* Opened here, in our own mount namespace (a bind source must be), and before our root
@@ -198,6 +218,11 @@ static void build_root(const ns_plan *p)
         if ((data_fd = open(p->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
             child_fail(ctl, STEP_DATA);
         fd_path(data_src, data_fd);
+    }
+    if (p->allow_dir) {
+        if ((allow_fd = open(p->allow_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            child_fail(ctl, STEP_ALLOW);
+        fd_path(allow_src, allow_fd);
     }
     if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") < 0)
         child_fail(ctl, STEP_ROOT);
@@ -235,6 +260,12 @@ static void build_root(const ns_plan *p)
         child_fail(ctl, STEP_TMP);
     if (mount("tmpfs", NEWROOT "/out", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->out_opts) < 0)
         child_fail(ctl, STEP_OUT);
+    /* After /tmp, which it may lie under (a virtual environment made in a temporary
+     * directory): executable, for an environment made with --copies. */
+    if (p->allow_dir && (make_mount_point(p->allow_dst) < 0 ||
+                         bind_ro(allow_src, p->allow_dst, MS_NOSUID | MS_NODEV) < 0 ||
+                         close(allow_fd) < 0))
+        child_fail(ctl, STEP_ALLOW);
     if (mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=16k,nr_inodes=32,mode=0755") < 0 ||
         bind_dev("/dev/null", NEWROOT "/dev/null") < 0 ||
         bind_dev("/dev/zero", NEWROOT "/dev/zero") < 0 ||
@@ -382,7 +413,8 @@ static int ns_child(void *arg)
     drop_privileges(p);
     if (setsid() < 0) child_fail(ctl, STEP_FDS);
     ctl = runner_fds(p);
-    if (chdir("/tmp") < 0) child_fail(ctl, STEP_FDS);
+    /* Where a file the code writes by a bare name comes back as an artifact. */
+    if (chdir("/out") < 0) child_fail(ctl, STEP_FDS);
     if (setrlimit(RLIMIT_CPU, &p->rl_cpu) < 0 || setrlimit(RLIMIT_NPROC, &p->rl_nproc) < 0 ||
         setrlimit(RLIMIT_FSIZE, &p->rl_fsize) < 0 || setrlimit(RLIMIT_DATA, &p->rl_data) < 0 ||
         setrlimit(RLIMIT_NOFILE, &p->rl_nofile) < 0 || setrlimit(RLIMIT_CORE, &p->rl_core) < 0 ||
@@ -633,12 +665,12 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     out->tier = CR_TIER_NS;
 
     plan.interpreter = job->interpreter ? job->interpreter : SANDBOX_DEFAULT_INTERPRETER;
-    if (strncmp(plan.interpreter, "/usr/", 5) != 0) {
-        rc = cr_error_set(err, CR_EUSAGE, 0, 0, "ns: interpreter %s is not under /usr, the "
-                          "only tree the sandbox sees", plan.interpreter);
+    if ((rc = sandbox_interpreter_check(plan.interpreter, job->allow_dir, err)) != CR_OK)
         goto out;
+    if (job->allow_dir && strncmp(job->allow_dir, "/usr/", 5) != 0) {
+        plan.allow_dir = job->allow_dir;
+        snprintf(plan.allow_dst, sizeof plan.allow_dst, NEWROOT "%s", job->allow_dir);
     }
-    if (access(plan.interpreter, X_OK) < 0) { rc = ns_fail(err, plan.interpreter, errno); goto out; }
     if (!sandbox_ns_available(why, sizeof why)) {
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
         goto out;
@@ -695,8 +727,12 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     /* Inodes bound the number of files (directories included) the code can leave in /out. */
     snprintf(plan.out_opts, sizeof plan.out_opts, "size=%llu,nr_inodes=%u,mode=0777",
              (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
-    plan.argv[0] = "python3";
-    plan.argv[1] = "-I";
+    /* argv[0] is the interpreter's own path, not a name found on PATH: a virtual
+     * environment's python knows itself by it (pyvenv.cfg beside it). Not -I: its -E would
+     * ignore PYTHONHASHSEED, and the environment is wholly ours anyway; PYTHONSAFEPATH is -P,
+     * which an interpreter before 3.11 would refuse as an option. */
+    plan.argv[0] = (char *)plan.interpreter;
+    plan.argv[1] = "-s";
     plan.argv[2] = "-S";
     plan.argv[3] = "-c";
     plan.argv[4] = (char *)sandbox_runner_source;
@@ -707,6 +743,16 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     plan.envp[2] = "TMPDIR=/tmp";
     plan.envp[3] = "LANG=C.UTF-8";
     plan.envp[4] = "MPLBACKEND=Agg";
+    plan.envp[5] = "PYTHONSAFEPATH=1";
+    plan.envp[6] = "PYTHONHASHSEED=0";   /* set and dict order, hash(): the same every run */
+    /* The libraries' caches (matplotlib's font list) in one place the dropped-file report
+     * leaves out (SANDBOX_CACHE_DIR). */
+    plan.envp[7] = "XDG_CACHE_HOME=" SANDBOX_CACHE_DIR;
+    plan.envp[8] = "MPLCONFIGDIR=" SANDBOX_CACHE_DIR "/matplotlib";
+    /* One BLAS thread: a float reduction then sums in the same order whatever the host's
+     * core count, and OpenBLAS never meets the process limit with a thread per core. */
+    plan.envp[9] = "OPENBLAS_NUM_THREADS=1";
+    plan.envp[10] = "OMP_NUM_THREADS=1";
     plan_rlimits(&plan, &lim);
     plan_lib_dirs(&plan);
     plan.has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;

@@ -42,7 +42,7 @@ class _CrConfig(ctypes.Structure):
                 ("precision", ctypes.c_int), ("round_half_up", ctypes.c_int),
                 ("timeout_s", ctypes.c_double), ("memory_mib", ctypes.c_uint),
                 ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
-                ("out_dir", ctypes.c_char_p)]
+                ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p)]
 
 
 def _load():
@@ -171,6 +171,8 @@ class Result:
                 a["name_bytes"] = base64.b64decode(raw) if raw is not None else a["name"].encode()
             self.timings = data["timings"]
             self.audit = data["audit"]
+            self.seed = data["seed"]
+            self.dropped = data["dropped"]
             v = data["value"]
             self.repr = v["repr"] if v else None
             self.type = v["type"] if v else None
@@ -211,9 +213,9 @@ def _bytes_of(getter, res):
     return ctypes.string_at(p, n.value) if p and n.value else b""
 
 
-def _engine(tier, timeout, memory, audit, data, out):
+def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None):
     global _lib
-    key = (tier, timeout, memory, audit, data, out)
+    key = (tier, timeout, memory, audit, data, out, interpreter, allow_dir)
     with _lock:
         if _lib is None:
             _lib = _load()
@@ -229,8 +231,12 @@ def _engine(tier, timeout, memory, audit, data, out):
             cfg.timeout_s = float(timeout)
         if memory is not None:
             cfg.memory_mib = int(memory)
-        keep = [s.encode() if s else None for s in (audit, data, out)]
-        cfg.audit_path, cfg.data_dir, cfg.out_dir = keep
+        keep = [os.fsencode(s) if s else None
+                for s in (audit, data, out, interpreter, allow_dir)]
+        cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
+        if interpreter:
+            cfg.interpreter = keep[3]
+        cfg.allow_dir = keep[4]
         err = _CrError()
         eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
         if not eng:
@@ -240,10 +246,15 @@ def _engine(tier, timeout, memory, audit, data, out):
 
 
 def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
-        answer_vars=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
-        out=None, check=True):
-    """Runs `code` and returns a Result (see the module's documentation)."""
-    eng = _engine(tier, timeout, memory, audit, data, out)
+        answer_vars=None, seed=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
+        out=None, interpreter=None, allow_dir=None, check=True):
+    """Runs `code` and returns a Result (see the module's documentation). `interpreter` is
+    the sandbox's python (default /usr/bin/python3), under /usr or `allow_dir`: a directory
+    the sandbox sees read-only at the same path, such as a virtual environment. `seed` (0 to
+    4294967295) seeds random and numpy.random in the sandbox; by default one derived from the
+    code and vars (the Result's `seed`). The Result's `dropped` counts and names the files the
+    sandboxed code left outside /out, its working directory."""
+    eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir)
     if lang not in _LANGS:
         raise CalcrouteError(f"lang: want auto, python or dsl, got {lang!r}")
     req = _lib.cr_request_new()
@@ -256,7 +267,7 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
         _lib.cr_request_set_code(req, src, len(src))
         _lib.cr_request_set_lang(req, _LANGS[lang])
         for key, val in (("precision", precision), ("rounding", rounding),
-                         ("answer_vars", answer_vars)):
+                         ("answer_vars", answer_vars), ("seed", seed)):
             if val is None:
                 continue
             if isinstance(val, (list, tuple)):

@@ -72,6 +72,43 @@ class TestRun(unittest.TestCase):
             with open(os.path.join(os.fsencode(d), r.artifacts[0]["name_bytes"]), "rb") as f:
                 self.assertEqual(f.read(), b"abc")
 
+    def test_interpreter_venv(self):
+        import subprocess
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            venv = os.path.realpath(os.path.join(d, "venv"))
+            subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip",
+                            "--system-site-packages", venv], check=True)
+            site = subprocess.run([venv + "/bin/python", "-c",
+                                   "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                  check=True, capture_output=True, text=True).stdout.strip()
+            os.mkdir(site + "/tinypkg")
+            with open(site + "/tinypkg/__init__.py", "w") as f:
+                f.write("VALUE = 41\n")
+            for root, dirs, files in os.walk(venv):
+                for n in dirs + files:
+                    if not os.path.islink(os.path.join(root, n)):
+                        os.chmod(os.path.join(root, n), 0o755)
+            r = self._ns("import tinypkg\nans = tinypkg.VALUE + 1\n",
+                         interpreter=venv + "/bin/python", allow_dir=venv)
+            self.assertEqual((r.status, r.value), ("ok", 42))
+            with self.assertRaises(calcroute.CalcrouteError) as cm:
+                calcroute.run("import os\nans = 1\n", tier="ns", interpreter=venv + "/bin/python")
+            self.assertIn("not under /usr or an allowed directory", str(cm.exception))
+
+    def test_seed(self):
+        code = "import random\nans = random.randint(1, 10 ** 9)\n"
+        a, b = self._ns(code, seed=3), self._ns(code, seed=3)
+        self.assertEqual((a.seed, a.value), (3, b.value))
+        self.assertNotEqual(self._ns(code, seed=4).value, a.value)
+        with self.assertRaises(calcroute.CalcrouteError):
+            calcroute.run(code, tier="ns", seed=-1)
+
+    def test_sandbox_files_where_written(self):
+        r = self._ns("open('a.txt', 'w').write('x')\nopen('/tmp/b', 'w')\n")
+        self.assertEqual([a["name"] for a in r.artifacts], ["a.txt"])
+        self.assertEqual(r.dropped, {"count": 1, "names": ["/tmp/b"]})
+
     def test_code_error_has_position(self):
         with self.assertRaises(calcroute.CodeError) as cm:
             calcroute.run("x = 1\ny = x / 0\n")
