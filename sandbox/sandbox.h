@@ -75,8 +75,9 @@ typedef struct {
     size_t code_len;
     const char *interpreter;  /* NULL: SANDBOX_DEFAULT_INTERPRETER; must live under /usr */
     const char *data_dir;     /* host directory mounted read-only at /data; NULL: none.
-                                 ns tier: read as an unprivileged user, so its files must
-                                 be world-readable (o+r, directories o+rx) */
+                                 Opened as the caller; the code reads what the caller's
+                                 own ids may (ns tier run as root: where the filesystem
+                                 can be idmapped, else world-readable files only) */
     const char *out_dir;      /* host directory (must exist) that receives a copy of each
                                  artifact; NULL: artifacts are listed and hashed only */
     const char *const *answer_vars; /* final-value names tried in order, NULL-terminated,

@@ -113,6 +113,29 @@ if [ "$(cat "$tmp/out/table.txt" 2>/dev/null)" = abc ]; then pass=$((pass + 1));
     fail=$((fail + 1)); echo "FAIL artifact-copy: $tmp/out/table.txt" >&2
 fi
 
+# --data under a private (0700) parent, a file only its owner may read: as root (the sandbox
+# is nobody outside, and reads through an idmapped mount), and as another user, who owns it.
+mkdir -p "$tmp/home/data"
+printf '7\n' >"$tmp/home/data/n.txt"
+chmod 600 "$tmp/home/data/n.txt"
+chmod 700 "$tmp/home/data" "$tmp/home"
+run 'ans = int(open("/data/n.txt").read()) * 6' --data "$tmp/home/data"
+expect data-private 0 "d['value']['repr'], d['tier_note']" "('42', None)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    chown -R 65534:65534 "$tmp/home"
+    printf '%s' 'ans = int(open("/data/n.txt").read()) * 6' |
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$R" --json --tier ns \
+            --data "$tmp/home/data" - >"$tmp/json" 2>"$tmp/err"
+    rc=$?
+    if [ "$(field "d['route']")" = "'ns'" ]; then
+        expect data-private-user 0 "d['value']['repr']" "'42'"
+    else
+        skip=$((skip + 1)); echo "SKIP data-private-user: no ns tier as uid 65534: $(cat "$tmp/err")" >&2
+    fi
+else
+    skip=$((skip + 1)); echo "SKIP data-private-user: needs root and setpriv to change user" >&2
+fi
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys
