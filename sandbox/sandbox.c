@@ -39,6 +39,7 @@ void sandbox_job_init(sandbox_job *job)
     memset(job, 0, sizeof *job);
     job->tier = CR_TIER_AUTO;
     job->interpreter = SANDBOX_DEFAULT_INTERPRETER;
+    job->interrupt_fd = -1;
     sandbox_limits_resolve(&job->limits);
 }
 

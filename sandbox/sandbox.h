@@ -87,9 +87,12 @@ typedef struct {
                                  module globals before the code runs (numbers with a '.' or
                                  exponent become float, others int) */
     sandbox_limits limits;
+    int interrupt_fd;         /* a descriptor whose becoming readable ends the run at once
+                                 (outcome.interrupted; the engine's eventfd); -1: none */
 } sandbox_job;
 
-/* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
+/* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit, no
+ * interrupt_fd). */
 void sandbox_job_init(sandbox_job *job);
 /* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */
 void sandbox_limits_resolve(sandbox_limits *lim);
@@ -113,6 +116,7 @@ typedef struct {
     int exit_code;            /* 0 ok, 1 the code raised, 2 runner failure; SystemExit(n): n */
     int term_signal;          /* the signal that ended it when !exited (SIGKILL at a limit) */
     sandbox_limit limit;      /* SANDBOX_LIMIT_NONE, or the limit hit */
+    int interrupted;          /* 1: job->interrupt_fd ended the run (killed, as at a limit) */
     char limit_detail[128];   /* e.g. "wall clock 2.000 s", "memory 268435456 bytes" */
 
     cr_buf stdout_buf;        /* p (NUL-ended, may be NULL when empty), len, truncated */

@@ -823,8 +823,8 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
                      { pv[0], &report, 1 } };
     for (;;) {
-        struct pollfd pfd[5];
-        int nfd = 0, map[5], timeout_ms;
+        struct pollfd pfd[6];
+        int nfd = 0, map[6], timeout_ms;
         double now = now_s();
         if (!reaped && !killed && now >= deadline) {
             kill_run(pid, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
@@ -844,6 +844,11 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
         if (reaped && !nfd) break;
         if (!reaped && pidfd >= 0) { pfd[nfd] = (struct pollfd){ pidfd, POLLIN, 0 }; map[nfd++] = 4; }
+        /* The caller's interrupt stays readable once set: watched until it has killed. */
+        if (!reaped && !killed && job->interrupt_fd >= 0) {
+            pfd[nfd] = (struct pollfd){ job->interrupt_fd, POLLIN, 0 };
+            map[nfd++] = 5;
+        }
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
         if (!reaped && (pidfd < 0 || (!killed && cg.has_cpu)) && timeout_ms > CPU_POLL_MS)
             timeout_ms = CPU_POLL_MS;
@@ -853,6 +858,14 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         }
         for (int k = 0; k < nfd; k++) {
             if (!pfd[k].revents || map[k] == 4) continue;
+            if (map[k] == 5) {
+                if (!killed) {
+                    out->interrupted = 1;
+                    kill_all(pid, &cg);
+                    killed = 1;
+                }
+                continue;
+            }
             if (map[k] == 3) {
                 struct ns_msg m;
                 if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
