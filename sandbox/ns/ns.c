@@ -559,8 +559,19 @@ static void plan_lib_dirs(ns_plan *p)
 #define CHILD_STACK (256u << 10)
 
 /* clone() sharing our memory (CLONE_VM), on a stack of its own that the caller unmaps with
- * munmap(*stack, CHILD_STACK) once the child has exec'd or exited. All signals stay blocked
+ * unmap_stack(*stack) once the child has exec'd or exited. All signals stay blocked
  * across the call, so no handler of the caller's runs on the child's stack. */
+static void unmap_stack(void *st)
+{
+#ifdef __SANITIZE_ADDRESS__
+    /* The child's frames poisoned the sanitizer's shadow of it (shared: CLONE_VM) and it left
+     * them without returning; whatever is mapped here next (SQLite's WAL index, say) must not
+     * inherit that poison. */
+    __asan_unpoison_memory_region(st, CHILD_STACK);
+#endif
+    munmap(st, CHILD_STACK);
+}
+
 static pid_t clone_vm(int (*fn)(void *), void *arg, int flags, void **stack)
 {
     sigset_t all, old;
@@ -620,7 +631,7 @@ int sandbox_ns_available(char *why, size_t why_len)
                 atomic_store(&probe_state, 2);
             } else {
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-                munmap(stack, CHILD_STACK);
+                unmap_stack(stack);
                 atomic_store(&probe_state, 1);
             }
         }
@@ -966,7 +977,7 @@ out:
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     }
-    if (stack) munmap(stack, CHILD_STACK);   /* the child has exec'd or is gone */
+    if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
     if (pidfd >= 0) close(pidfd);
     if (cg_made) ns_cgroup_destroy(&cg);
     for (int i = 0; i < 2; i++) {
