@@ -167,7 +167,9 @@ static cr_code replay_one(replay_ctx *cx, const audit_entry *e, int flags, cr_er
     int which = field_is(r->route, r->route_len, "inprocess") ? 0
               : field_is(r->route, r->route_len, "ns") ? 1
               : field_is(r->route, r->route_len, "kvm") ? 2 : -1;
-    if (which < 0 || (which > 0 && !(flags & CR_REPLAY_SANDBOX))) {
+    /* An interrupted run stopped wherever the interrupt found it: nothing to reproduce. */
+    if (which < 0 || (which > 0 && !(flags & CR_REPLAY_SANDBOX)) ||
+        r->status == CR_EINTERRUPTED) {
         cx->rep->skipped++;
         return CR_OK;
     }

@@ -1,19 +1,25 @@
 /* calc-route: answer one piece of code (Python or FinQA DSL) safely, from a file or stdin.
  * A thin front end over libcalcroute: argument parsing and output only. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "calcroute.h"
 #include "common/json.h"
 
-/* Exit statuses (documented in --help and the man page). */
-enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX_INTERNAL = 5 };
+/* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
+ * number after the report (130 for SIGINT, as shells expect). */
+enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX_INTERNAL = 5,
+       EX_SIGNAL = 128 };
 
 #define MAX_INPUT (64u << 20)   /* the library bounds code far lower; this bounds our read */
 
@@ -51,7 +57,38 @@ static const char usage[] =
     "Exit status: 0 ok, 1 the code raised an exception, 2 usage (also: --audit names a\n"
     "file that is not a ledger; --interpreter is not an executable file under /usr or\n"
     "--allow-dir), 3 a limit was hit,\n"
-    "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure.\n";
+    "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure,\n"
+    "130 (143) interrupted by SIGINT (SIGTERM): the run under way ends at once and is\n"
+    "reported (--batch: its line is the last), then calc-route exits.\n";
+
+/* SIGINT or SIGTERM: the run under way ends (cr_engine_interrupt() is async-signal-safe) and
+ * is reported; no other request starts. A second signal while the first is being handled
+ * changes nothing: the run is already ending. */
+static cr_engine *volatile signal_engine;
+static volatile sig_atomic_t got_signal;
+static int signal_pipe[2] = { -1, -1 };   /* readable once a signal came: wakes --batch's wait */
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    if (!got_signal) got_signal = sig;
+    cr_engine_interrupt(signal_engine);
+    if (signal_pipe[1] >= 0) (void)!write(signal_pipe[1], "", 1);
+    errno = saved;
+}
+
+static void catch_signals(cr_engine *engine)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    signal_engine = engine;
+    if (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        signal_pipe[0] = signal_pipe[1] = -1;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
 {
@@ -115,6 +152,7 @@ static int exit_for(cr_code status)
     case CR_EUNSUPPORTED:
     case CR_EREJECTED: return EX_REJECTED;
     case CR_ESANDBOX: return EX_INTERNAL;
+    case CR_EINTERRUPTED: return EX_SIGNAL + SIGINT;   /* main() says which signal */
     default: return status >= CR_EPY_BASE && status < CR_EPY_END ? EX_RAISED : EX_INTERNAL;
     }
 }
@@ -274,14 +312,41 @@ static void print_explain(const cr_result *res)
 
 #define MAX_LINE (16u << 20)
 
+/* --batch's input, read with read(2) after a poll() that the signal pipe also wakes: a
+ * signal that comes just before the read cannot leave it waiting for a line that never
+ * comes (as a check of got_signal followed by a blocking read could). */
+typedef struct {
+    int fd;
+    size_t pos, len;
+    unsigned char buf[65536];
+} reader;
+
+/* The next byte, or EOF at the end of input, on an error or once a signal came. */
+static int next_byte(reader *r)
+{
+    while (r->pos == r->len) {
+        struct pollfd p[2] = { { r->fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 } };
+        ssize_t n;
+        if (got_signal) return EOF;
+        if (poll(p, signal_pipe[0] >= 0 ? 2 : 1, -1) < 0 && errno != EINTR) return EOF;
+        if (got_signal) return EOF;
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if ((n = read(r->fd, r->buf, sizeof r->buf)) < 0 && errno == EINTR) continue;
+        if (n <= 0) return EOF;
+        r->pos = 0;
+        r->len = (size_t)n;
+    }
+    return r->buf[r->pos++];
+}
+
 /* Reads one line into *buf without its newline, keeping at most MAX_LINE bytes (the rest of
  * a longer line is read and dropped, *too_long set). -1 at the end of input. */
-static ssize_t read_line(FILE *in, char **buf, size_t *cap, int *too_long)
+static ssize_t read_line(reader *in, char **buf, size_t *cap, int *too_long)
 {
     size_t n = 0;
     int c, any = 0;
     *too_long = 0;
-    while ((c = getc_unlocked(in)) != EOF) {
+    while ((c = next_byte(in)) != EOF) {
         any = 1;
         if (c == '\n') break;
         if (n >= MAX_LINE) {
@@ -309,14 +374,21 @@ static ssize_t read_line(FILE *in, char **buf, size_t *cap, int *too_long)
 /* One JSON result line for each input line, in order; a bad line yields an error object
  * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
  * 5 when the engine failed. */
-static int run_batch(cr_engine *engine, FILE *in)
+static int run_batch(cr_engine *engine, FILE *f)
 {
+    reader *in = malloc(sizeof *in);
+    if (!in) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        return EX_INTERNAL;
+    }
+    in->fd = fileno(f);
+    in->pos = in->len = 0;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int rc = EX_OK;
     int too_long;
-    while ((n = read_line(in, &line, &cap, &too_long)) >= 0) {
+    while ((n = read_line(in, &line, &cap, &too_long)) >= 0 && !got_signal) {
         while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
         cr_error e = {0};
         if (too_long) {
@@ -363,6 +435,7 @@ static int run_batch(cr_engine *engine, FILE *in)
         cr_request_free(req);
     }
     free(line);
+    free(in);
     return rc;
 }
 
@@ -517,7 +590,11 @@ int main(int argc, char **argv)
             goto out;
         }
         cr_engine *engine = open_engine(&cfg, &rc);
-        if (engine) rc = run_batch(engine, in);
+        if (engine) {
+            catch_signals(engine);
+            rc = run_batch(engine, in);
+        }
+        signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
         cr_engine_close(engine);
         if (in != stdin) fclose(in);
         goto out;
@@ -538,6 +615,7 @@ int main(int argc, char **argv)
     }
     cr_engine *engine = open_engine(&cfg, &rc);
     if (!engine) goto out;
+    catch_signals(engine);
     cr_result *res = NULL;
     if (cr_run(engine, req, &res, &e) != CR_OK) {
         fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
@@ -559,8 +637,9 @@ int main(int argc, char **argv)
         }
     }
     cr_result_free(res);
+    signal_engine = NULL;
     cr_engine_close(engine);
 out:
     cr_request_free(req);
-    return rc;
+    return got_signal ? EX_SIGNAL + got_signal : rc;
 }

@@ -19,6 +19,7 @@ static const char *const code_names[] = {
     [CR_EAUDIT] = "audit ledger failure",
     [CR_EINTERNAL] = "internal error",
     [CR_ELEDGER] = "not an audit ledger",
+    [CR_EINTERRUPTED] = "interrupted",
     [CR_EPY_ZERODIV] = "ZeroDivisionError",
     [CR_EPY_NAME] = "NameError",
     [CR_EPY_UNBOUND] = "UnboundLocalError",

@@ -92,6 +92,8 @@ typedef struct {
     size_t max_stdout;        /* bytes printed */
     size_t max_memory;        /* bytes of evaluator memory (arena + values), approximate */
     double max_cpu_s;         /* CPU seconds of an in-process run (the engine's timeout); 0: none */
+    const int *interrupt_fd;  /* a descriptor that, once readable, ends the run
+                                 (CR_EINTERRUPTED); NULL: none */
 } cr_limits;
 
 typedef enum { CR_ROUND_HALF_EVEN = 0, CR_ROUND_HALF_UP = 1 } cr_rounding;

@@ -139,6 +139,7 @@ typedef struct eval_cx {
     uint64_t ops, max_ops;
     uint64_t next_check;   /* ops at which eval_count looks at the limits and the clock */
     double wall0, wall_last; /* CLOCK_MONOTONIC seconds when the run began, at the last look */
+    double intr_last;      /* ... and at the last look at limits.interrupt_fd */
     double cpu0, cpu_lead; /* thread CPU when first read (-1: not yet); wall time before it */
     uint32_t clock_every;  /* steps between two looks at the clock */
     uint32_t call_depth;   /* function calls under way */

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <poll.h>
 #include <stdio.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -159,7 +160,7 @@ static double clock_s(clockid_t id)
 
 void eval_clock_start(eval_cx *cx)
 {
-    cx->wall0 = cx->wall_last = clock_s(CLOCK_MONOTONIC);
+    cx->wall0 = cx->wall_last = cx->intr_last = clock_s(CLOCK_MONOTONIC);
     cx->cpu0 = -1;
     cx->clock_every = CLOCK_FIRST;
     cx->next_check = cx->max_ops < CLOCK_FIRST ? cx->max_ops : CLOCK_FIRST;
@@ -192,6 +193,18 @@ void eval_cpu_carry(eval_cx *cx, double used)
     if (cx->cpu0 >= 0) cx->cpu0 = clock_s(CLOCK_THREAD_CPUTIME_ID) - used;
 }
 
+/* The interrupt descriptor is a system call to look at: once every INTR_EVERY seconds of
+ * the run at most, which is as soon as a person or a signal handler needs. */
+#define INTR_EVERY 0.002
+static int interrupted(eval_cx *cx, double wall)
+{
+    struct pollfd p;
+    if (!cx->lim->interrupt_fd || wall - cx->intr_last < INTR_EVERY) return 0;
+    cx->intr_last = wall;
+    p = (struct pollfd){ .fd = *cx->lim->interrupt_fd, .events = POLLIN };
+    return poll(&p, 1, 0) == 1;
+}
+
 int eval_count_slow(eval_cx *cx, const ir_node *at)
 {
     if (cx->ops > cx->max_ops) {
@@ -201,6 +214,11 @@ int eval_count_slow(eval_cx *cx, const ir_node *at)
         return -1;
     }
     double wall = clock_s(CLOCK_MONOTONIC);
+    if (interrupted(cx, wall)) {
+        cx->next_check = cx->ops;
+        eval_raise(cx, CR_EINTERRUPTED, at, "interrupted");
+        return -1;
+    }
     if (cpu_over(cx, wall)) {
         cx->next_check = cx->ops;
         eval_raise(cx, CR_ELIMIT, at, "CPU time limit (%g s)", cx->lim->max_cpu_s);

@@ -38,6 +38,7 @@ typedef enum {
     CR_EINTERNAL,    /* a bug in calcroute */
     CR_ELEDGER,      /* the file is not an audit ledger as calcroute writes it (schema, types,
                       * sizes); the message names what is wrong */
+    CR_EINTERRUPTED, /* cr_engine_interrupt() ended the run (Ctrl-C, SIGINT, SIGTERM) */
     CR_EPY_BASE = 32,
     CR_EPY_ZERODIV = CR_EPY_BASE, /* ZeroDivisionError */
     CR_EPY_NAME,                  /* NameError */
@@ -103,6 +104,20 @@ CR_API void cr_config_default(cr_config *cfg);
 /* NULL on failure, with err filled. The caller owns the engine: cr_engine_close(). */
 CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
 CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
+/* Ends the engine's runs at once: each run under way, and each one started until
+ * cr_engine_resume(), returns a result with status CR_EINTERRUPTED (a sandboxed run is killed
+ * with everything it started; the in-process evaluator stops at its next budget check, within
+ * milliseconds), keeping the output it had, and is recorded as interrupted. Async-signal-safe
+ * and callable from any thread: meant for a SIGINT handler, or a thread that saw Ctrl-C.
+ * NULL is a no-op. */
+CR_API void cr_engine_interrupt(cr_engine *engine);
+/* The same for a runtime whose signal handler can only write to a descriptor (Python's
+ * signal.set_wakeup_fd()): any byte written to this one is cr_engine_interrupt(). It is
+ * non-blocking, and the engine's: do not close it. -1 for NULL. */
+CR_API int cr_engine_interrupt_fd(const cr_engine *engine);
+/* Lets runs started from now on go ahead again (and empties the descriptor above). Not
+ * async-signal-safe. */
+CR_API void cr_engine_resume(cr_engine *engine);
 
 /* A new empty request (language auto). NULL on ENOMEM. The caller owns it. */
 CR_API cr_request *cr_request_new(void);
@@ -150,7 +165,7 @@ CR_API void cr_result_free(cr_result *res);          /* NULL is a no-op */
 CR_API cr_route cr_result_route(const cr_result *res);
 CR_API const char *cr_route_name(cr_route route);    /* "inprocess", "ns", "kvm", "rejected" */
 /* CR_OK, a CR_EPY_* code when the code raised, CR_ELIMIT, CR_ESYNTAX, CR_EUNSUPPORTED,
- * CR_EREJECTED, CR_ESANDBOX. */
+ * CR_EREJECTED, CR_ESANDBOX, CR_EINTERRUPTED. */
 CR_API cr_code cr_result_status(const cr_result *res);
 CR_API const cr_error *cr_result_error(const cr_result *res);   /* NULL when status is CR_OK */
 CR_API const char *cr_result_stdout(const cr_result *res, size_t *len);

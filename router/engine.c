@@ -1,9 +1,13 @@
 /* router/engine.c: the engine and the life of one request: parse, decide, run, record.
  * The decision comes from the parse and the policy alone, never from trying the evaluator
  * and falling back, so it can be explained before anything runs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dsl/dsl.h"
 #include "evaluator/evaluator.h"
@@ -55,7 +59,14 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
     if (cfg->timeout_s > 0) e->policy.limits.max_cpu_s = cfg->timeout_s;
+    e->policy.limits.interrupt_fd = &e->intr[0];
     pthread_mutex_init(&e->audit_lock, NULL);
+    if (pipe2(e->intr, O_CLOEXEC | O_NONBLOCK) < 0) {
+        e->intr[0] = e->intr[1] = -1;
+        cr_error_sys(err, CR_EINTERNAL, "engine: interrupt pipe", errno);
+        cr_engine_close(e);
+        return NULL;
+    }
     if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
         (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir) ||
         (cfg->allow_dir && !e->allow_dir)) {
@@ -84,12 +95,37 @@ void cr_engine_close(cr_engine *e)
     if (!e) return;
     audit_close(e->audit);
     pthread_mutex_destroy(&e->audit_lock);
+    if (e->intr[0] >= 0) close(e->intr[0]);
+    if (e->intr[1] >= 0) close(e->intr[1]);
     free(e->audit_path);
     free(e->interpreter);
     free(e->data_dir);
     free(e->out_dir);
     free(e->allow_dir);
     free(e);
+}
+
+/* Only a write(2), async-signal-safe. The pipe stays readable until resumed, so every run
+ * under way, and each one started meanwhile, sees it (a full pipe is readable already). */
+void cr_engine_interrupt(cr_engine *e)
+{
+    int saved = errno;
+    if (!e) return;
+    (void)!write(e->intr[1], "!", 1);
+    errno = saved;
+}
+
+int cr_engine_interrupt_fd(const cr_engine *e)
+{
+    return e ? e->intr[1] : -1;
+}
+
+void cr_engine_resume(cr_engine *e)
+{
+    char buf[256];
+    ssize_t n;
+    if (!e) return;
+    do n = read(e->intr[0], buf, sizeof buf); while (n > 0 || (n < 0 && errno == EINTR));
 }
 
 static double now_us(void)
@@ -214,6 +250,15 @@ static cr_code front_end(const cr_request *req, const cr_policy *pol, cr_result 
     return e ? cr_error_sys(err, CR_ENOMEM, "a thread with a stack for the parser", e) : a.rc;
 }
 
+/* An interrupt before the run began: it does not begin. */
+static int interrupted(cr_engine *e, cr_result *res)
+{
+    struct pollfd p = { .fd = e->intr[0], .events = POLLIN };
+    if (poll(&p, 1, 0) != 1) return 0;
+    res->status = cr_error_set(&res->error, CR_EINTERRUPTED, 0, 0, "interrupted before it ran");
+    return 1;
+}
+
 cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *err)
 {
     if (out) *out = NULL;
@@ -268,6 +313,8 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         }
         ir_module_free(m);
         m = NULL;
+        res->route = e->cfg.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+        if (interrupted(e, res)) goto done;
         double t1 = now_us();
         rc = router_run_sandbox(e, req, &pol, res, err);
         res->eval_us = now_us() - t1;
@@ -279,6 +326,7 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         res->explained = 1;
         goto done;
     }
+    if (interrupted(e, res)) goto done;
     double t1 = now_us();
     eval_result ev;
     rc = eval_run(m, req->binds, req->nbinds, &pol, &ev, err);

@@ -52,6 +52,7 @@ const char *router_status_name(cr_code status)
     case CR_EUNSUPPORTED:
     case CR_EREJECTED: return "rejected";
     case CR_ESANDBOX: return "sandbox_error";
+    case CR_EINTERRUPTED: return "interrupted";
     default: return status >= CR_EPY_BASE && status < CR_EPY_END ? "raised" : "error";
     }
 }

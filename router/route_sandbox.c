@@ -98,6 +98,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.limits.wall_s = e->cfg.timeout_s;
     job.limits.cpu_s = e->cfg.timeout_s;
     job.limits.memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+    job.interrupt_fd = e->intr[0];
     char *globals = req->nbinds ? router_bindings_json(req) : NULL;
     job.globals_json = globals;
     job.seed = req->seed;
@@ -124,7 +125,10 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     if (!(res->out = dup_buf(&oc.stdout_buf, &res->out_len))) oom = 1;
     if (!(res->err_text = dup_buf(&oc.stderr_buf, &res->err_len))) oom = 1;
     res->out_truncated = oc.stdout_buf.truncated;
-    if (oc.limit != SANDBOX_LIMIT_NONE) {
+    if (oc.interrupted) {
+        res->status = cr_error_set(&res->error, CR_EINTERRUPTED, 0, 0,
+                                   "interrupted after %.3f s", oc.wall_s);
+    } else if (oc.limit != SANDBOX_LIMIT_NONE) {
         res->status = cr_error_set(&res->error, CR_ELIMIT, 0, 0, "%s limit: %s",
                                    sandbox_limit_name(oc.limit), oc.limit_detail);
         if (!(res->limit_name = strdup(sandbox_limit_name(oc.limit)))) oom = 1;

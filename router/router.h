@@ -19,6 +19,8 @@ struct cr_engine {
     struct audit_db *audit; /* when cfg.audit_path is set */
     pthread_mutex_t audit_lock; /* one SQLite connection: one transaction at a time */
     char tier_note[256];    /* why auto chose the tier it did */
+    int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
+                               to intr[1] by anyone) until cr_engine_resume() */
 };
 
 struct cr_request {

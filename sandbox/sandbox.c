@@ -45,6 +45,7 @@ void sandbox_job_init(sandbox_job *job)
     job->tier = CR_TIER_AUTO;
     job->interpreter = SANDBOX_DEFAULT_INTERPRETER;
     job->seed = -1;
+    job->interrupt_fd = -1;
     sandbox_limits_resolve(&job->limits);
 }
 

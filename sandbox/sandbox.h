@@ -82,8 +82,9 @@ typedef struct {
                                  read-only at the same path: a virtual environment whose
                                  bin/python is the interpreter */
     const char *data_dir;     /* host directory mounted read-only at /data; NULL: none.
-                                 ns tier: read as an unprivileged user, so its files must
-                                 be world-readable (o+r, directories o+rx) */
+                                 Opened as the caller; the code reads what the caller's
+                                 own ids may (ns tier run as root: where the filesystem
+                                 can be idmapped, else world-readable files only) */
     const char *out_dir;      /* host directory (must exist) that receives a copy of each
                                  artifact; NULL: artifacts are listed and hashed only */
     const char *const *answer_vars; /* final-value names tried in order, NULL-terminated,
@@ -95,6 +96,8 @@ typedef struct {
     int64_t seed;             /* seeds random and numpy.random (0..SANDBOX_SEED_MAX); -1
                                  (sandbox_job_init's): derived from the code and globals */
     sandbox_limits limits;
+    int interrupt_fd;         /* a descriptor whose becoming readable ends the run at once
+                                 (outcome.interrupted; the engine's eventfd); -1: none */
 } sandbox_job;
 
 #define SANDBOX_SEED_MAX 4294967295u   /* numpy's legacy seed is 32 bits */
@@ -112,7 +115,8 @@ cr_code sandbox_interpreter_check(const char *interpreter, const char *allow_dir
 /* 1 when the job names another interpreter or an allowed directory: only the ns tier runs
  * the host's (CR_TIER_AUTO then means ns; the kvm tier refuses it). */
 int sandbox_job_host_python(const sandbox_job *job);
-/* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit). */
+/* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit, no
+ * interrupt_fd). */
 void sandbox_job_init(sandbox_job *job);
 /* Fills the defaults into every 0 field of *lim (used by the tiers; idempotent). */
 void sandbox_limits_resolve(sandbox_limits *lim);
@@ -136,6 +140,7 @@ typedef struct {
     int exit_code;            /* 0 ok, 1 the code raised, 2 runner failure; SystemExit(n): n */
     int term_signal;          /* the signal that ended it when !exited (SIGKILL at a limit) */
     sandbox_limit limit;      /* SANDBOX_LIMIT_NONE, or the limit hit */
+    int interrupted;          /* 1: job->interrupt_fd ended the run (killed, as at a limit) */
     char limit_detail[128];   /* e.g. "wall clock 2.000 s", "memory 268435456 bytes" */
 
     cr_buf stdout_buf;        /* p (NUL-ended, may be NULL when empty), len, truncated */

@@ -686,8 +686,9 @@ static void test_artifacts_bad_records(void)
 }
 
 /* The data directory as the archive the guest unpacks at /data: checked with cpio(1) itself,
- * entry by entry (name order, owner root, write bits cleared, a symlink's target, a file that
- * is not world-readable without its content, a fifo left out), and its bounds. */
+ * entry by entry (name order, owner root, write bits cleared, a symlink's target, the caller's
+ * private file readable by "other" as the ns tier's code reads it, another user's without its
+ * content, a fifo left out), and its bounds. */
 static void test_data_archive(void)
 {
     char dir[128], file[300], cmd[600];
@@ -699,11 +700,11 @@ static void test_data_archive(void)
     if (!CHECK_RET(dir[0])) return;
     static const struct { const char *name, *text; int mode; } files[] = {
         { "prices.csv", "d,p\n1,2.5\n", 0644 }, { "sub/b.txt", "b\n", 0755 },
-        { "secret", "s3cret\n", 0600 },
+        { "secret", "s3cret\n", 0600 }, { "theirs", "t\n", 0640 },
     };
     snprintf(file, sizeof file, "%s/sub", dir);
     mkdir(file, 0750);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         snprintf(file, sizeof file, "%s/%s", dir, files[i].name);
         FILE *f = fopen(file, "w");
         if (f) {
@@ -712,6 +713,9 @@ static void test_data_archive(void)
         }
         chmod(file, (mode_t)files[i].mode);
     }
+    /* Another user's file: the caller's ids are not its owner's or group's. */
+    snprintf(file, sizeof file, "%s/theirs", dir);
+    CHECK_INT(chown(file, geteuid() + 4242, getegid() + 4242), 0);
     snprintf(file, sizeof file, "%s/link", dir);
     CHECK_INT(symlink("prices.csv", file), 0);
     snprintf(file, sizeof file, "%s/fifo", dir);
@@ -739,9 +743,10 @@ static void test_data_archive(void)
     CHECK_STR(got, "dr-xr-xr-x root 0 data \n"
                    "lrwxrwxrwx root 10 data/link prices.csv\n"
                    "-r--r--r-- root 10 data/prices.csv \n"
-                   "-r-------- root 0 data/secret \n"
-                   "dr-xr-x--- root 0 data/sub \n"
-                   "-r-xr-xr-x root 2 data/sub/b.txt \n");
+                   "-r-----r-- root 7 data/secret \n"
+                   "dr-xr-xr-x root 0 data/sub \n"
+                   "-r-xr-xr-x root 2 data/sub/b.txt \n"
+                   "-r--r----- root 0 data/theirs \n");
     /* The content, read back by cpio: the file and the symlink's target. */
     snprintf(cmd, sizeof cmd, "cpio -i --quiet --to-stdout data/prices.csv < '%s'", file);
     p = popen(cmd, "r");

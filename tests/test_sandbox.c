@@ -2,6 +2,7 @@
  * runner's final-value rule, exceptions, stdout/stderr, /data, artifacts, the report protocol. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "sandbox/ns/ns.h"
@@ -487,6 +488,53 @@ static void test_answer_vars_and_globals(void)
     sandbox_outcome_free(&oc);
 }
 
+/* job.interrupt_fd: a byte written while the code sleeps (in a grandchild too) or spins ends
+ * the run at once, far from its 60 s wall clock, with what it printed kept and no limit
+ * named; a descriptor already readable ends it before it gets anywhere. */
+static void *write_later(void *p)
+{
+    usleep(500000);
+    (void)!write(*(int *)p, "x", 1);
+    return NULL;
+}
+
+static void test_interrupt(void)
+{
+    static const char *const codes[] = {
+        "import time\nprint('started', flush=True)\ntime.sleep(100)\n",
+        "import subprocess\nprint('started', flush=True)\nsubprocess.run(['sleep', '100'])\n",
+        "import os\nprint('started', flush=True)\nwhile True: pass\n",
+    };
+    for (int k = 0; k < 4; k++) {
+        sandbox_job job;
+        sandbox_outcome oc;
+        cr_error err = { 0 };
+        int p[2];
+        pthread_t th;
+        if (pipe(p) < 0) { CHECK(!"pipe"); return; }
+        sandbox_job_init(&job);
+        job.tier = CR_TIER_NS;
+        job.code = codes[k % 3];
+        job.code_len = strlen(job.code);
+        job.limits.wall_s = job.limits.cpu_s = 60;
+        job.interrupt_fd = p[0];
+        if (k == 3) CHECK_INT(write(p[1], "x", 1), 1);
+        else if (pthread_create(&th, NULL, write_later, &p[1]) != 0) { CHECK(!"thread"); return; }
+        if (sandbox_run(&job, &oc, &err) == CR_OK) {
+            CHECK_INT(oc.interrupted, 1);
+            CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+            CHECK_INT(oc.exited, 0);
+            CHECK_INT(oc.term_signal, SIGKILL);
+            CHECK(oc.wall_s < 30);
+            if (k < 3) CHECK_STR(out_text(&oc), "started\n");
+        } else CHECK(!"run");
+        sandbox_outcome_free(&oc);
+        if (k < 3) pthread_join(th, NULL);
+        close(p[0]);
+        close(p[1]);
+    }
+}
+
 static void test_exceptions(void)
 {
     sandbox_outcome oc;
@@ -771,6 +819,7 @@ int main(void)
     test_final_value_rule();
     test_answer_vars_and_globals();
     test_exceptions();
+    test_interrupt();
     test_streams_and_timings();
     test_multiprocessing();
     test_data_and_artifacts();

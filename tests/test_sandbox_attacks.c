@@ -225,6 +225,47 @@ static void test_data_read_only(void)
     free(data);
 }
 
+/* A data directory under a private parent (a service account's home, mode 0700), private
+ * itself, with files only their owner, the caller, may read: the code reads them all, writes
+ * none, and no part of the host's path shows in the mount table. */
+static void test_data_private(void)
+{
+    char *home = make_dir("home"), dir[300], path[400], globals[700];
+    sandbox_outcome oc;
+    FILE *f;
+    if (!home) { CHECK(!"mkdtemp"); return; }
+    snprintf(dir, sizeof dir, "%s/data", home);
+    snprintf(path, sizeof path, "%s/sub", dir);
+    if (mkdir(dir, 0700) < 0 || mkdir(path, 0700) < 0) { CHECK(!"mkdir"); goto done; }
+    snprintf(path, sizeof path, "%s/secret.csv", dir);
+    if ((f = fopen(path, "w"))) { fputs("a,1\n", f); fclose(f); }
+    chmod(path, 0600);
+    snprintf(path, sizeof path, "%s/sub/deep.txt", dir);
+    if ((f = fopen(path, "w"))) { fputs("deep", f); fclose(f); }
+    chmod(path, 0600);
+    chmod(home, 0700);
+    snprintf(globals, sizeof globals, "{\"host\": \"%s\"}", dir);
+    if (run_ns(PRELUDE "print(open('/data/secret.csv').read().strip(), open('/data/sub/deep.txt').read(),"
+               " sorted(os.listdir('/data')), '.data' in os.listdir('/'))\n"
+               "print(t(lambda: open('/data/new', 'w')), t(lambda: open('/data/secret.csv', 'a')) in (13, 30),"
+               " t(lambda: os.mkdir('/data/sub/d')), t(lambda: os.chmod('/data/sub/deep.txt', 0o666)))\n"
+               "m = ''.join(open('/proc/self/' + f).read() for f in ('mountinfo', 'mounts', 'mountstats'))\n"
+               "print(host in m, os.path.basename(os.path.dirname(host)) in m)\n",
+               NULL, dir, NULL, globals, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "a,1 deep ['secret.csv', 'sub'] False\n30 True 30 30\nFalse False\n");
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+    snprintf(path, sizeof path, "%s/sub/deep.txt", dir);
+    char *after = slurp(path);
+    CHECK_STR(after, "deep");
+    free(after);
+    snprintf(path, sizeof path, "%s/new", dir);
+    CHECK(access(path, F_OK) < 0);
+done:
+    remove_tree(home);
+    free(home);
+}
+
 /* A host service's socket left in the data directory: the code reaches it neither with a
  * socket of its own nor through a connected pair, and the listener sees nothing. */
 static void test_data_unix_socket(void)
@@ -752,6 +793,7 @@ int main(void)
 
     test_table();
     test_data_read_only();
+    test_data_private();
     test_data_unix_socket();
     test_host_loopback_listener();
     test_signal_host_process();

@@ -244,6 +244,29 @@ else
     fail=$((fail + 1)); echo "FAIL dropped-text: $(cat "$tmp/text.err")" >&2
 fi
 
+# --data under a private (0700) parent, a file only its owner may read: as root (the sandbox
+# is nobody outside, and reads through an idmapped mount), and as another user, who owns it.
+mkdir -p "$tmp/home/data"
+printf '7\n' >"$tmp/home/data/n.txt"
+chmod 600 "$tmp/home/data/n.txt"
+chmod 700 "$tmp/home/data" "$tmp/home"
+run 'ans = int(open("/data/n.txt").read()) * 6' --data "$tmp/home/data"
+expect data-private 0 "d['value']['repr'], d['tier_note']" "('42', None)"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    chown -R 65534:65534 "$tmp/home"
+    printf '%s' 'ans = int(open("/data/n.txt").read()) * 6' |
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$R" --json --tier ns \
+            --data "$tmp/home/data" - >"$tmp/json" 2>"$tmp/err"
+    rc=$?
+    if [ "$(field "d['route']")" = "'ns'" ]; then
+        expect data-private-user 0 "d['value']['repr']" "'42'"
+    else
+        skip=$((skip + 1)); echo "SKIP data-private-user: no ns tier as uid 65534: $(cat "$tmp/err")" >&2
+    fi
+else
+    skip=$((skip + 1)); echo "SKIP data-private-user: needs root and setpriv to change user" >&2
+fi
+
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
 mkdir "$tmp/out3"
 printf '%s' 'import sys
@@ -346,6 +369,124 @@ if [ "$rc" = 0 ] && [ "$(cat "$tmp/text")" = 1 ] && [ "$(cat "$tmp/text.err")" =
 else
     fail=$((fail + 1)); echo "FAIL no-value-text: exit $rc" >&2; cat "$tmp/text" "$tmp/text.err" >&2
 fi
+
+# ---- SIGINT: the run under way ends at once (its 60 s timeout far away), is reported as
+# interrupted, and calc-route exits 130 leaving none of its processes behind.
+
+# tree PID: PID's descendants, one a line.
+tree() {
+    "$PY" -c '
+import os, sys
+kids = {}
+for p in os.listdir("/proc"):
+    try:
+        f = open("/proc/%s/stat" % p).read()
+    except (OSError, ValueError):
+        continue
+    if p.isdigit():
+        kids.setdefault(int(f.rsplit(")", 1)[1].split()[1]), []).append(int(p))
+todo, seen = [int(sys.argv[1])], []
+while todo:
+    for k in kids.get(todo.pop(), []):
+        seen.append(k)
+        todo.append(k)
+print("\n".join(map(str, seen)))' "$1"
+}
+
+# interrupt NAME WAIT_FOR: SIGINT to calc-route (started in the background as $pid, its
+# output in $tmp/json) once one of its descendants is named WAIT_FOR ("": once it has one,
+# and 1 s has passed; "-": after 1 s); sets $rc and checks that it ended within 10 s and
+# left no process.
+interrupt() {
+    name=$1 want=$2 i=0
+    while [ $i -lt 100 ]; do
+        kids=$(tree "$pid")
+        if [ "$want" = - ]; then
+            [ $i -ge 10 ] && i=1000
+        elif [ -n "$want" ]; then
+            for k in $kids; do [ "$(cat /proc/"$k"/comm 2>/dev/null)" = "$want" ] && i=1000; done
+        elif [ -n "$kids" ] && [ $i -ge 10 ]; then i=1000; fi
+        [ $i -ge 1000 ] && break
+        sleep 0.1
+        i=$((i + 1))
+    done
+    t0=$(date +%s)
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    t1=$(date +%s)
+    left=""
+    for k in $kids; do
+        [ -d "/proc/$k" ] && [ "$(cut -d' ' -f3 "/proc/$k/stat" 2>/dev/null)" != Z ] && left="$left $k"
+    done
+    if [ $i -ge 1000 ] && [ $((t1 - t0)) -le 10 ] && [ -z "$left" ] &&
+        { [ -n "$kids" ] || [ "$want" = - ]; }; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: waited for $want: $i; ended $((t1 - t0)) s after SIGINT; processes [$kids], left [$left]" >&2
+    fi
+}
+
+for c in 'import os
+print("started", flush=True)
+while True: pass' 'import time
+print("started", flush=True)
+time.sleep(100)'; do
+    printf '%s' "$c" >"$tmp/int.py"
+    "$R" --json --tier ns --timeout 60 "$tmp/int.py" >"$tmp/json" 2>"$tmp/err" &
+    pid=$!
+    interrupt "interrupt-$(printf '%s' "$c" | tail -n 1)" ""
+    expect interrupted 130 "d['status'], d['error']['message'][:17], d['limit']" \
+        "('interrupted', 'interrupted after', None)"
+done
+printf 'x = 0\nwhile True:\n    x += 1\n' >"$tmp/int.py"
+"$R" --json --tier ns --timeout 60 "$tmp/int.py" >"$tmp/json" 2>"$tmp/err" &
+pid=$!
+interrupt interrupt-inprocess -
+expect interrupted-inprocess 130 "d['route'], d['status'], d['error']['message']" \
+    "('inprocess', 'interrupted', 'interrupted')"
+
+printf '%s' 'import subprocess
+print("started", flush=True)
+subprocess.run(["sleep", "100"])' >"$tmp/int.py"
+"$R" --tier ns --timeout 60 "$tmp/int.py" >"$tmp/text" 2>"$tmp/err" &
+pid=$!
+interrupt interrupt-grandchild sleep
+if [ "$rc" = 130 ] && [ "$(cat "$tmp/text")" = started ] &&
+    grep -q '^calc-route: interrupted: interrupted after [0-9.]* s$' "$tmp/err"; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL interrupt-text: exit $rc" >&2; cat "$tmp/text" "$tmp/err" >&2
+fi
+
+# --batch: the request under way is the last; its line says interrupted, and its record is
+# in the ledger. Then a batch waiting for its next line: it stops at once.
+printf '%s\n' '{"id": 1, "code": "import time\ntime.sleep(100)"}' '{"id": 2, "code": "import os\nans = 2"}' >"$tmp/batch.jsonl"
+"$R" --batch --tier ns --timeout 60 --audit "$tmp/int.db" "$tmp/batch.jsonl" >"$tmp/json" 2>"$tmp/err" &
+pid=$!
+interrupt interrupt-batch ""
+expect interrupt-batch 130 "d['id'], d['status']" "(1, 'interrupted')"
+if [ "$(wc -l <"$tmp/json")" = 1 ] &&
+    [ "$("$B/calc-audit" show "$tmp/int.db" 1 | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["status_name"])')" = interrupted ] &&
+    [ "$("$B/calc-audit" head "$tmp/int.db" | cut -c1-2)" = "1 " ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL interrupt-batch-ledger" >&2; cat "$tmp/json" >&2
+    "$B/calc-audit" export "$tmp/int.db" >&2
+fi
+mkfifo "$tmp/fifo"
+"$R" --batch --tier ns <"$tmp/fifo" >"$tmp/json" 2>"$tmp/err" &
+pid=$!
+exec 9>"$tmp/fifo"
+printf '%s\n' '{"id": 3, "code": "import os\nans = 3"}' >&9
+i=0
+while [ ! -s "$tmp/json" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+exec 9>&-
+expect interrupt-batch-idle 130 "d['id'], d['status'], d['value']['repr']" "(3, 'ok', '3')"
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

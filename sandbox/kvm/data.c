@@ -2,12 +2,14 @@
  * format the kernel unpacks) that the VMM places after the guest's own initramfs, so the
  * guest finds it at /data; the guest init then makes /data read-only.
  *
- * The guest sees what the ns tier's code sees through its read-only bind mount, as far as
- * the code can tell: the same names, symlinks with the same targets, and the permission bits
+ * The guest sees what the ns tier's code sees through its read-only /data, as far as the
+ * code can tell: the same names, symlinks with the same targets, and the permission bits
  * (write bits cleared) of files owned by root, which the code (running as nobody) meets as
- * "other". A file that is not world-readable goes without its content: the code could not
- * read it on either tier. Fifos, sockets and devices are left out. Reproducible: entries in
- * name order, times 0, owner root. Bounded: depth, entries and bytes, each named when hit. */
+ * "other". What the ns tier lets the code read as the file's owner or group, those being the
+ * caller's (its idmapped /data makes them the sandbox's), is granted to "other" here, since
+ * the guest cannot idmap. A file the code could not read on the ns tier goes without its
+ * content. Fifos, sockets and devices are left out. Reproducible: entries in name order, times
+ * 0, owner root. Bounded: depth, entries and bytes, each named when hit. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -43,6 +45,15 @@ static cr_code pad4(cr_buf *b)
     return cr_buf_put(b, zeros, (4 - b->len % 4) % 4);
 }
 
+/* The archive's permission bits for a host file: see the top of the file. */
+static uint32_t guest_perms(const struct stat *sb)
+{
+    uint32_t m = sb->st_mode & 0555, other = m & 05;
+    if (sb->st_uid == geteuid()) other |= (m >> 6) & 05;
+    if (sb->st_gid == getegid()) other |= (m >> 3) & 05;
+    return m | other;
+}
+
 /* One header and name; the content, `size` bytes, is the caller's to append. */
 static cr_code put_header(cpio_ctx *c, const char *name, uint32_t mode, uint64_t size,
                           cr_error *err)
@@ -62,8 +73,8 @@ static cr_code put_header(cpio_ctx *c, const char *name, uint32_t mode, uint64_t
 static cr_code put_file(cpio_ctx *c, int dirfd, const char *base, const char *name,
                         const struct stat *sb, cr_error *err)
 {
-    uint32_t mode = S_IFREG | (sb->st_mode & 0555);
-    int readable = (sb->st_mode & S_IROTH) != 0;
+    uint32_t mode = S_IFREG | guest_perms(sb);
+    int readable = (mode & S_IROTH) != 0;
     uint64_t size = readable ? (uint64_t)sb->st_size : 0;
     cr_code rc = put_header(c, name, mode, size, err);
     if (rc != CR_OK || !size) return rc;
@@ -110,7 +121,7 @@ static cr_code walk(cpio_ctx *c, int dirfd, const char *prefix, int depth, cr_er
         if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) < 0) continue;
         if (S_ISDIR(sb.st_mode)) {
             if (depth >= DATA_MAX_DEPTH) { rc = too_big(c, err); break; }
-            if ((rc = put_header(c, name, S_IFDIR | (sb.st_mode & 0555), 0, err)) != CR_OK) break;
+            if ((rc = put_header(c, name, S_IFDIR | guest_perms(&sb), 0, err)) != CR_OK) break;
             int sub = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (sub < 0) continue;        /* not o+x for us either: empty, as the code sees it */
             rc = walk(c, sub, name, depth + 1, err);
@@ -142,7 +153,7 @@ cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, 
         close(fd);
         return rc;
     }
-    rc = put_header(&c, "data", S_IFDIR | (sb.st_mode & 0555), 0, err);
+    rc = put_header(&c, "data", S_IFDIR | guest_perms(&sb), 0, err);
     if (rc == CR_OK) rc = walk(&c, fd, "data", 1, err);
     close(fd);
     if (rc == CR_OK) rc = put_header(&c, "TRAILER!!!", 0, 0, err);

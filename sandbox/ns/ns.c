@@ -28,6 +28,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,7 @@ typedef struct {
     const char *data_dir;      /* the caller's data directory, or NULL */
     const char *allow_dir;     /* the caller's allowed directory outside /usr, or NULL */
     char allow_dst[PATH_MAX + sizeof NEWROOT];   /* where it goes: NEWROOT + allow_dir */
+    int data_tree;             /* its detached clone (data_open()), or -1 */
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
     char *argv[8];
@@ -176,15 +178,31 @@ static void fd_path(char *buf, int fd)
  * overlay of it (over an empty layer, since a lower-only overlay needs two) is a filesystem of
  * its own, whose root is "/" and whose lower layer is named as given: ".", our working
  * directory at the mount. Where the kernel has no overlayfs (or refuses the directory as a
- * layer), the bind is the fallback, and the path shows. */
-static int mount_data(int data_fd, const char *data_src)
+ * layer), the bind is the fallback, and the path shows.
+ *
+ * The source is the parent's detached clone of the directory when it made one (data_open()):
+ * overlayfs takes a layer only from a mount of our own namespace, so the clone is attached at
+ * a staging point, layered, and detached again. Otherwise `path_fd`, which we opened by path
+ * ourselves, as the user we are on the host. */
+#define DATA_STAGE NEWROOT "/.data"
+static int mount_data(const ns_plan *p, int path_fd, const char *path_src)
 {
+    static const char opts[] = "lowerdir=.:" NEWROOT "/proc";
+    const unsigned long fl = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
     int rc = -1;
-    if (fchdir(data_fd) == 0)
-        rc = mount("overlay", NEWROOT "/data", "overlay",
-                   MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "lowerdir=.:" NEWROOT "/proc");
-    if (rc < 0) rc = bind_ro(data_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC);
-    return rc < 0 || close(data_fd) < 0 ? -1 : 0;
+    if (p->data_tree >= 0) {
+        if (mkdir(DATA_STAGE, 0700) < 0 ||
+            move_mount(p->data_tree, "", AT_FDCWD, DATA_STAGE, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+            return -1;
+        if (chdir(DATA_STAGE) == 0) rc = mount("overlay", NEWROOT "/data", "overlay", fl, opts);
+        if (chdir("/") < 0) return -1;
+        rc = rc < 0 ? mount(DATA_STAGE, NEWROOT "/data", NULL, MS_MOVE, NULL)
+                    : umount2(DATA_STAGE, MNT_DETACH);
+        return rc < 0 ? -1 : rmdir(DATA_STAGE);
+    }
+    if (fchdir(path_fd) == 0) rc = mount("overlay", NEWROOT "/data", "overlay", fl, opts);
+    if (rc < 0) rc = bind_ro(path_src, NEWROOT "/data", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+    return rc;
 }
 
 /* mkdir -p of the allowed directory's mount point, on a copy: the plan is the caller's
@@ -214,7 +232,7 @@ static void build_root(const ns_plan *p)
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) child_fail(ctl, STEP_PRIVATE);
     /* Opened here, in our own mount namespace (a bind source must be), and before our root
      * tmpfs covers it should it live under NEWROOT. */
-    if (p->data_dir) {
+    if (p->data_dir && p->data_tree < 0) {
         if ((data_fd = open(p->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
             child_fail(ctl, STEP_DATA);
         fd_path(data_src, data_fd);
@@ -254,8 +272,9 @@ static void build_root(const ns_plan *p)
         (mkdir(NEWROOT "/etc/fonts", 0755) < 0 ||
          bind_ro("/etc/fonts", NEWROOT "/etc/fonts", MS_NOSUID | MS_NODEV) < 0))
         child_fail(ctl, STEP_ETC);
-    if (p->data_dir && (mkdir(NEWROOT "/data", 0755) < 0 || mount_data(data_fd, data_src) < 0))
+    if (p->data_dir && (mkdir(NEWROOT "/data", 0755) < 0 || mount_data(p, data_fd, data_src) < 0))
         child_fail(ctl, STEP_DATA);
+    if (data_fd >= 0) close(data_fd);
     if (mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->tmp_opts) < 0)
         child_fail(ctl, STEP_TMP);
     if (mount("tmpfs", NEWROOT "/out", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, p->out_opts) < 0)
@@ -452,19 +471,82 @@ static int write_proc(pid_t pid, const char *file, const char *text)
     return rc;
 }
 
+/* Who the sandbox is on the host. Root outside becomes nobody outside: inside it is uid 0
+ * without capabilities, and a process that escaped would own nothing on the host. */
+static int host_ids(uid_t *uid, gid_t *gid)
+{
+    *uid = geteuid();
+    *gid = getegid();
+    if (*uid != 0) return 0;
+    *uid = *gid = OVERFLOW_ID;
+    return 1;
+}
+
 static int write_maps(pid_t pid)
 {
     char map[64];
-    uid_t uid = geteuid();
-    gid_t gid = getegid();
-    /* Root outside becomes nobody outside: inside it is uid 0 without capabilities, and a
-     * process that escaped would own nothing on the host. */
-    if (uid == 0) { uid = OVERFLOW_ID; gid = OVERFLOW_ID; }
+    uid_t uid;
+    gid_t gid;
+    host_ids(&uid, &gid);
     snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)uid);
     if (write_proc(pid, "uid_map", map) < 0) return -1;
     if (write_proc(pid, "setgroups", "deny") < 0 && errno != ENOENT) return -1;
     snprintf(map, sizeof map, "0 %lu 1\n", (unsigned long)gid);
     return write_proc(pid, "gid_map", map);
+}
+
+/* Appends to the tier note ("; " between), which says what the host lacked. */
+static void note_add(sandbox_outcome *out, const char *fmt, ...)
+{
+    size_t used = strlen(out->tier_note);
+    va_list ap;
+    if (used && used + 2 < sizeof out->tier_note) {
+        memcpy(out->tier_note + used, "; ", 3);
+        used += 2;
+    }
+    va_start(ap, fmt);
+    vsnprintf(out->tier_note + used, sizeof out->tier_note - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The data directory as the caller reaches it. When the sandbox is another user than the
+ * caller (root, mapped to nobody), a directory under a private parent would be out of its
+ * reach, and the caller's own files unreadable: the caller clones the directory's mount here
+ * (detached, read-only; mount_data() layers it), and data_idmap() maps the caller's ids onto
+ * the sandbox's on that clone. Otherwise, or where the kernel has no open_tree(), -1: the
+ * child opens the path itself, as the user it is on the host (the caller, unless root). */
+static int data_open(const char *dir, sandbox_outcome *out)
+{
+    uid_t uid;
+    gid_t gid;
+    int fd;
+    if (!host_ids(&uid, &gid)) return -1;
+    if ((fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
+        note_add(out, "/data opened inside as nobody (open_tree: %s)", strerror(errno));
+    return fd;
+}
+
+/* Once the sandbox's user namespace is mapped, the clone takes its ids: a file the caller
+ * (uid 0) owns is the sandbox's own (uid 0 inside). A kernel or filesystem without idmapped
+ * mounts (before Linux 5.12, NFS, tmpfs before 6.3...) leaves the ids as they are, so the
+ * sandbox reads /data as nobody (the note says so); the private parent stays no obstacle. */
+static int data_idmap(int tree, pid_t pid, sandbox_outcome *out)
+{
+    char path[64];
+    struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                        MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+    int ns, rc;
+    snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)pid);
+    if ((ns = open(path, O_RDONLY | O_CLOEXEC)) < 0) return -1;
+    a.attr_set |= MOUNT_ATTR_IDMAP;
+    a.userns_fd = (uint64_t)ns;
+    if ((rc = mount_setattr(tree, "", AT_EMPTY_PATH, &a, sizeof a)) < 0) {
+        note_add(out, "/data read as nobody: no idmapped mount (%s)", strerror(errno));
+        a.attr_set &= ~(uint64_t)MOUNT_ATTR_IDMAP;
+        rc = mount_setattr(tree, "", AT_EMPTY_PATH, &a, sizeof a);
+    }
+    close(ns);
+    return rc;
 }
 
 static void plan_rlimits(ns_plan *p, const sandbox_limits *lim)
@@ -509,8 +591,19 @@ static void plan_lib_dirs(ns_plan *p)
 #define CHILD_STACK (256u << 10)
 
 /* clone() sharing our memory (CLONE_VM), on a stack of its own that the caller unmaps with
- * munmap(*stack, CHILD_STACK) once the child has exec'd or exited. All signals stay blocked
+ * unmap_stack(*stack) once the child has exec'd or exited. All signals stay blocked
  * across the call, so no handler of the caller's runs on the child's stack. */
+static void unmap_stack(void *st)
+{
+#ifdef __SANITIZE_ADDRESS__
+    /* The child's frames poisoned the sanitizer's shadow of it (shared: CLONE_VM) and it left
+     * them without returning; whatever is mapped here next (SQLite's WAL index, say) must not
+     * inherit that poison. */
+    __asan_unpoison_memory_region(st, CHILD_STACK);
+#endif
+    munmap(st, CHILD_STACK);
+}
+
 static pid_t clone_vm(int (*fn)(void *), void *arg, int flags, void **stack)
 {
     sigset_t all, old;
@@ -570,7 +663,7 @@ int sandbox_ns_available(char *why, size_t why_len)
                 atomic_store(&probe_state, 2);
             } else {
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-                munmap(stack, CHILD_STACK);
+                unmap_stack(stack);
                 atomic_store(&probe_state, 1);
             }
         }
@@ -692,6 +785,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         }
         plan.data_dir = job->data_dir;
     }
+    plan.data_tree = job->data_dir ? data_open(job->data_dir, out) : -1;
     if (!hand || !hand->job) {
         if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
         enc = jobbuf.p;
@@ -760,7 +854,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
 
     ns_cgroup_create(&cg, &lim);
     cg_made = 1;
-    if (cg.note[0]) snprintf(out->tier_note, sizeof out->tier_note, "%s", cg.note);
+    if (cg.note[0]) note_add(out, "%s", cg.note);
 
     if ((pid = clone_vm(ns_child, &plan, NS_FLAGS, &stack)) < 0) {
         rc = ns_fail(err, "clone", errno);
@@ -771,6 +865,10 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     close(pe[1]); pe[1] = -1;
     close(pv[1]); pv[1] = -1;
     if (write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
+    if (plan.data_tree >= 0 && data_idmap(plan.data_tree, pid, out) < 0) {
+        rc = ns_fail(err, "prepare /data", errno);
+        goto out;
+    }
     if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
     if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
 
@@ -782,8 +880,8 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
                      { pv[0], &report, 1 } };
     for (;;) {
-        struct pollfd pfd[5];
-        int nfd = 0, map[5], timeout_ms;
+        struct pollfd pfd[6];
+        int nfd = 0, map[6], timeout_ms;
         double now = now_s();
         if (!reaped && !killed && now >= deadline) {
             kill_run(pid, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
@@ -803,6 +901,11 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
         if (reaped && !nfd) break;
         if (!reaped && pidfd >= 0) { pfd[nfd] = (struct pollfd){ pidfd, POLLIN, 0 }; map[nfd++] = 4; }
+        /* The caller's interrupt stays readable once set: watched until it has killed. */
+        if (!reaped && !killed && job->interrupt_fd >= 0) {
+            pfd[nfd] = (struct pollfd){ job->interrupt_fd, POLLIN, 0 };
+            map[nfd++] = 5;
+        }
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
         if (!reaped && (pidfd < 0 || (!killed && cg.has_cpu)) && timeout_ms > CPU_POLL_MS)
             timeout_ms = CPU_POLL_MS;
@@ -812,6 +915,14 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         }
         for (int k = 0; k < nfd; k++) {
             if (!pfd[k].revents || map[k] == 4) continue;
+            if (map[k] == 5) {
+                if (!killed) {
+                    out->interrupted = 1;
+                    kill_all(pid, &cg);
+                    killed = 1;
+                }
+                continue;
+            }
             if (map[k] == 3) {
                 struct ns_msg m;
                 if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
@@ -912,7 +1023,7 @@ out:
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     }
-    if (stack) munmap(stack, CHILD_STACK);   /* the child has exec'd or is gone */
+    if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
     if (pidfd >= 0) close(pidfd);
     if (cg_made) ns_cgroup_destroy(&cg);
     for (int i = 0; i < 2; i++) {
@@ -924,6 +1035,7 @@ out:
     if (out_dir_fd >= 0) close(out_dir_fd);
     if (job_fd >= 0) close(job_fd);
     if (data_fd >= 0) close(data_fd);
+    if (plan.data_tree >= 0) close(plan.data_tree);
     cr_buf_free(&jobbuf);
     cr_buf_free(&report);
     /* Nothing is handed over before the last step, which cannot fail. */

@@ -11,7 +11,9 @@
 raised (with the Python exception's type, message, line and column), LimitError when a limit
 was hit, Rejected when the code could not run (a syntax error, or outside the subset with
 sandboxes off), and CalcrouteError for anything else. Pass check=False to get the Result in
-every case instead.
+every case instead. Ctrl-C during run() on the main thread ends the run at once (a sandbox is
+killed, the in-process evaluator stops) and raises KeyboardInterrupt; a run interrupted
+otherwise has status "interrupted" (CalcrouteError).
 
 Text that is not UTF-8 (stdout, stderr, names of files the sandboxed code wrote) reaches
 Python with U+FFFD for each ill-formed sequence, as bytes.decode(errors="replace") gives it;
@@ -27,6 +29,7 @@ import decimal
 import fractions
 import json
 import os
+import signal
 import threading
 
 __all__ = ["run", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected", "version"]
@@ -55,6 +58,9 @@ def _load():
         "cr_config_default": (None, [ctypes.POINTER(_CrConfig)]),
         "cr_engine_open": (P, [ctypes.POINTER(_CrConfig), E]),
         "cr_engine_close": (None, [P]),
+        "cr_engine_interrupt": (None, [P]),
+        "cr_engine_resume": (None, [P]),
+        "cr_engine_interrupt_fd": (I, [P]),
         "cr_request_new": (P, []),
         "cr_request_free": (None, [P]),
         "cr_request_set_code": (I, [P, C, S]),
@@ -245,6 +251,24 @@ def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir
         return eng
 
 
+def _run_interruptibly(eng, req, res, err):
+    """cr_run(), so that Ctrl-C ends it at once. Python runs a signal's handler only between
+    bytecodes, never during a foreign call; but its C-level handler writes a byte to the
+    wakeup descriptor at once, and the engine's interrupt descriptor takes any byte as
+    cr_engine_interrupt(). So on the main thread (the only one Python's handlers run on) the
+    call is made with that descriptor as the wakeup one: SIGINT ends the run, which returns
+    with status "interrupted", and KeyboardInterrupt is raised as it returns. Another signal
+    with a Python handler (SIGTERM, say, when a server sets one) interrupts the run too."""
+    if threading.current_thread() is not threading.main_thread():
+        return _lib.cr_run(eng, req, ctypes.byref(res), ctypes.byref(err))
+    old = signal.set_wakeup_fd(_lib.cr_engine_interrupt_fd(eng), warn_on_full_buffer=False)
+    try:
+        return _lib.cr_run(eng, req, ctypes.byref(res), ctypes.byref(err))
+    finally:
+        signal.set_wakeup_fd(old)
+        _lib.cr_engine_resume(eng)      # what a signal left there must not stop the next run
+
+
 def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
         answer_vars=None, seed=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
         out=None, interpreter=None, allow_dir=None, check=True):
@@ -281,7 +305,7 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
             js = _to_json(text).encode()
             if setter(req, js, len(js), ctypes.byref(err)):
                 raise CalcrouteError(err.message.decode(errors="replace"))
-        if _lib.cr_run(eng, req, ctypes.byref(res), ctypes.byref(err)):
+        if _run_interruptibly(eng, req, res, err):
             raise CalcrouteError(f"{_lib.cr_strerror(err.code).decode()}: "
                                  f"{err.message.decode(errors='replace')}")
         text = _lib.cr_result_json(res)

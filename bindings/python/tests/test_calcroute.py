@@ -2,8 +2,12 @@
 import decimal
 import fractions
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import calcroute
@@ -170,6 +174,99 @@ class TestRun(unittest.TestCase):
         for t in ts:
             t.join()
         self.assertEqual(sorted(out), [Fraction(i, 4) for i in range(16)])
+
+
+# A child python that runs code through calcroute.run() and says how it ended; then a run on
+# the same engine, which must not stay interrupted.
+CHILD = '''
+import sys, calcroute
+print("go", flush=True)
+try:
+    calcroute.run(sys.argv[1], tier=sys.argv[2], timeout=60)
+    print("returned")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt")
+print(calcroute.run("ans = 6 * 7", tier=sys.argv[2], timeout=60).repr)
+'''
+
+
+def descendants(pid):
+    kids = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(p))
+    todo, seen = [pid], []
+    while todo:
+        for k in kids.get(todo.pop(), []):
+            seen.append(k)
+            todo.append(k)
+    return seen
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class TestInterrupt(unittest.TestCase):
+    """Ctrl-C (SIGINT) during calcroute.run(): the run ends at once, far from its 60 s
+    timeout, KeyboardInterrupt reaches the caller, nothing of the run is left running, and
+    the engine runs the next request."""
+
+    def interrupt(self, code, tier, sandboxed):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        child = subprocess.Popen([sys.executable, "-c", CHILD, code, tier], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(child.stdout.readline(), "go\n")
+            deadline, kids = time.monotonic() + 20, []
+            while time.monotonic() < deadline and (sandboxed and not kids):
+                time.sleep(0.1)
+                kids = descendants(child.pid)
+            time.sleep(1)
+            kids = descendants(child.pid)
+            self.assertEqual(bool(kids), sandboxed)
+            t0 = time.monotonic()
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=30)
+            self.assertLess(time.monotonic() - t0, 10)
+        finally:
+            child.kill()
+            child.wait()
+        self.assertEqual((out, child.returncode), ("KeyboardInterrupt\n42\n", 0), err)
+        self.assertEqual([k for k in kids if alive(k)], [])
+
+    def ns_or_skip(self):
+        r = calcroute.run("import os\nans = 1", tier="ns", check=False)
+        if r.status != "ok":
+            self.skipTest(f"no ns tier here: {r.error}")
+
+    def test_sandboxed_sleep(self):
+        self.ns_or_skip()
+        self.interrupt("import time\ntime.sleep(100)", "ns", True)
+
+    def test_sandboxed_busy_loop(self):
+        self.ns_or_skip()
+        self.interrupt("import os\nwhile True:\n    pass", "ns", True)
+
+    def test_in_process_loop(self):
+        self.interrupt("x = 0\nwhile True:\n    x += 1", "none", False)
+
+    def test_run_from_another_thread(self):
+        # Python's signal handlers run on the main thread only: a run elsewhere is plain.
+        out = []
+        t = threading.Thread(target=lambda: out.append(calcroute.run("ans = 2 ** 10").repr))
+        t.start()
+        t.join()
+        self.assertEqual(out, ["1024"])
+        self.assertEqual(signal.set_wakeup_fd(-1), -1)
 
 
 if __name__ == "__main__":
