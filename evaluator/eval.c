@@ -760,6 +760,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     eval_decref(cx, fr);
     if (r && sc->is_solution) {
         eval_decref(cx, cx->solution_value);
+    eval_decref(cx, cx->dec_cur);
         cx->solution_value = r;
         EV_INCREF(r);
     }
@@ -2348,6 +2349,39 @@ static xres exec_try(eval_cx *cx, const ir_node *n)
     return x;
 }
 
+/* `with` from item i of n on: the manager's exit runs however the rest ends (an exception,
+ * return, break, continue), after the items that follow it have exited, as nesting them
+ * would. */
+static xres exec_with(eval_cx *cx, const ir_node *n, uint32_t i)
+{
+    if (i + 1 >= n->n) return exec_block(cx, n->kid[n->n - 1]);
+    const ir_node *it = n->kid[i];
+    val *m = eval_expr(cx, it->kid[0]), *v;
+    if (!m) return X_ERROR;
+    const eval_class *c = m->kind == V_OBJ ? m->u.obj.cls : NULL;
+    if (!c || !c->enter) {
+        eval_raise(cx, CR_EPY_TYPE, it->kid[0], "'%s' object does not support the context "
+                   "manager protocol", eval_type_name(m));
+        eval_decref(cx, m);
+        return X_ERROR;
+    }
+    if (eval_count(cx, 1, it) < 0 || !(v = c->enter(cx, m, it))) {
+        eval_decref(cx, m);
+        return X_ERROR;
+    }
+    xres x = X_NORMAL;
+    if (it->kid[1]) {
+        int64_t last = cx->last_assigned;   /* the manager's value is not an answer */
+        if (assign(cx, it->kid[1], v) < 0) x = X_ERROR;
+        cx->last_assigned = last;
+    }
+    eval_decref(cx, v);
+    if (x == X_NORMAL) x = exec_with(cx, n, i + 1);
+    c->exit(cx, m);
+    eval_decref(cx, m);
+    return x;
+}
+
 static xres exec_stmt(eval_cx *cx, const ir_node *n);
 
 /* An error raised without a position (a key's hash in `d[k] = v`, deep in a walk) takes its
@@ -2517,6 +2551,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     }
     case IR_RAISE: do_raise(cx, n); return X_ERROR;
     case IR_TRY: return exec_try(cx, n);
+    case IR_WITH: return exec_with(cx, n, 0);
     case IR_ASSERT: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
         int t = eval_truth(cx, v);
@@ -2705,6 +2740,7 @@ static void cx_free(eval_cx *cx)
     eval_decref(cx, cx->exc);
     eval_decref(cx, cx->last_expr);
     eval_decref(cx, cx->solution_value);
+    eval_decref(cx, cx->dec_cur);
     for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);
     for (i = 0; i < B_COUNT; i++) eval_decref(cx, cx->bvals[i]);
     if (cx->globals)

@@ -184,6 +184,7 @@ typedef struct eval_cx {
     int64_t dec_prec;
     uint8_t dec_round;
     uint16_t dec_flags;
+    val *dec_cur;          /* the Context object these fields are, once one was asked for */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
@@ -235,6 +236,11 @@ struct eval_class {
     /* a number that is no int or float (a Decimal): its exact value, for the result's
      * fraction as the sandbox gives it. 1 set, 0 it has none (NaN), -1 raised */
     int (*rational)(eval_cx *cx, val *self, mpq_t out);
+    /* a context manager (`with`): enter gives what `as` binds (a new reference) or NULL
+     * raised; exit runs however the block ended, an exception still pending in cx->err, and
+     * suppresses none (no manager of the subset does) */
+    val *(*enter)(eval_cx *cx, val *self, const ir_node *at);
+    void (*exit)(eval_cx *cx, val *self);
 };
 val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 

@@ -2402,6 +2402,116 @@ static const struct {
       "2 True\n" },
 };
 
+/* `with decimal.localcontext()`: the block runs in a copy of the context (made when
+ * localcontext() is called, with its prec and rounding), and the context that was current
+ * comes back however the block ends; each context is an object of its own, as CPython's. */
+static void test_with(void)
+{
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "with localcontext() as ctx:\n"
+              "    ctx.prec = 5\n"
+              "    print(D(1) / D(7), getcontext().prec, ctx is getcontext())\n"
+              "print(D(1) / D(7), getcontext().prec)\n",
+              "0.14286 5 True\n0.1428571428571428571428571429 28\n", NULL));
+    CHECK(run("import decimal\n"
+              "with decimal.localcontext(prec=3, rounding=decimal.ROUND_DOWN) as c:\n"
+              "    print(decimal.Decimal(2) / 3, c.rounding, c)\n"
+              "print(decimal.getcontext())\n",
+              "0.666 ROUND_DOWN Context(prec=3, rounding=ROUND_DOWN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\nContext(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "def f():\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 2\n"
+              "        return D(1) / 3\n"
+              "print(f(), D(1) / 3)\n"
+              "for i in range(4):\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = i + 1\n"
+              "        if i == 1:\n"
+              "            continue\n"
+              "        print(D(2) / 3)\n"
+              "        if i == 2:\n"
+              "            break\n"
+              "print(D(2) / 3, getcontext().prec)\n",
+              "0.33 0.3333333333333333333333333333\n0.7\n0.667\n0.6666666666666666666666666667 28\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "try:\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 3\n"
+              "        x = 1 / 0\n"
+              "except ZeroDivisionError as e:\n"
+              "    print('caught', e, getcontext().prec)\n"
+              "with localcontext() as c:\n"
+              "    c.prec = 4\n"
+              "    try:\n"
+              "        D(1) / 0\n"
+              "    except ZeroDivisionError:\n"
+              "        print('inner', getcontext().prec, D(1) / 3)\n"
+              "print(D(1) / 3)\n",
+              "caught division by zero 28\ninner 4 0.3333\n0.3333333333333333333333333333\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "g = getcontext()\n"
+              "with localcontext() as c:\n"
+              "    c.prec = 4\n"
+              "    g.prec = 7\n"
+              "    print(g.prec, c.prec, D(1) / 3)\n"
+              "print(c.prec, D(1) / 3, g is getcontext())\n"
+              "c.prec = 2\n"
+              "print(D(1) / 3, c)\n",
+              "7 4 0.3333\n4 0.3333333 True\n0.3333333 Context(prec=2, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext, ROUND_UP\n"
+              "g = getcontext()\n"
+              "g.prec = 6\n"
+              "with localcontext(g, 9) as a, localcontext(prec=2) as b:\n"
+              "    print(a.prec, b.prec, getcontext().prec, D(2) / 3)\n"
+              "with localcontext(None, None, ROUND_UP):\n"
+              "    print(D(2) / 3)\n"
+              "with localcontext(a) as a2:\n"
+              "    print(a2.prec, a2 is a)\n"
+              "print(getcontext().prec, D(2) / 3)\n",
+              "9 2 2 0.67\n0.666667\n9 False\n6 0.666667\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "with localcontext() as c:\n"
+              "    D(1) / 3\n"
+              "    print(c)\n"
+              "print(getcontext())\n",
+              "Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\nContext(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("import decimal\n"
+              "decimal.getcontext().prec = 4\n"
+              "print(decimal.Decimal(1) / 7)\n"
+              "decimal.getcontext().rounding = decimal.ROUND_UP\n"
+              "print(decimal.Decimal(1) / 7, decimal.getcontext())\n",
+              "0.1429\n0.1429 Context(prec=4, rounding=ROUND_UP, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(5):\n"
+              "    pass\n",
+                 "TypeError", "optional argument must be a context", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec='x'):\n"
+              "    pass\n",
+                 "TypeError", "an integer is required", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec=0):\n"
+              "    pass\n",
+                 "ValueError", "valid range for prec is [1, MAX_PREC]", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec=10**30):\n"
+              "    pass\n",
+                 "OverflowError", "Python int too large to convert to C ssize_t", 2, 0));
+    CHECK(raises("from decimal import localcontext, getcontext\n"
+              "try:\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 3\n"
+              "        raise ValueError('x')\n"
+              "finally:\n"
+              "    print(getcontext().prec)\n",
+                 "ValueError", "x", 5, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(None, 5, prec=4):\n"
+              "    pass\n",
+                 "TypeError", "argument for function given by name ('prec') and position (2)", 2, 0));
+}
+
 static void test_try(void)
 {
     for (size_t i = 0; i < sizeof try_prints / sizeof try_prints[0]; i++)
@@ -2594,6 +2704,7 @@ int main(void)
     test_math_star();
     test_nonfinite();
     test_try();
+    test_with();
     test_decimal();
     test_decimal_errors();
     test_decimal_value();
