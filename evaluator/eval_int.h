@@ -404,6 +404,7 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument *
 int eval_gen_next(eval_cx *cx, val *g, val **out);       /* a generator's next, as eval_iter_next */
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+val *eval_sum_add(eval_cx *cx, val *acc, val *x, const ir_node *at);   /* sum()'s step */
 val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
 val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
 /* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */

@@ -223,7 +223,9 @@ static inline size_t heap_cost(size_t n)
     return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
 }
 
-static size_t num_cost(const val *v)
+/* num_cost() of a number whose parts take a limb each at most */
+#define NUM_COST_SMALL (heap_cost(sizeof(val)) + 2 * heap_cost(sizeof(mp_limb_t)))
+static inline size_t num_cost(const val *v)
 {
     size_t a = mpz_size(mpq_numref(v->u.q)), b = mpz_size(mpq_denref(v->u.q));
     return heap_cost(sizeof *v) + heap_cost((a ? a : 1) * sizeof(mp_limb_t)) +
@@ -342,11 +344,11 @@ val *eval_num(eval_cx *cx, vkind kind)
         v->kind = (uint8_t)kind;
         v->flags = 0;
         v->msz = 0;
-        if (eval_mem(cx, v, num_cost(v)) < 0) {
+        mpq_set_ui(v->u.q, 0, 1);
+        if (eval_mem(cx, v, NUM_COST_SMALL) < 0) {
             eval_val_free(cx, v);
             return NULL;
         }
-        mpq_set_ui(v->u.q, 0, 1);
         return v;
     }
     if (!(v = eval_new(cx, kind))) return NULL;
@@ -391,7 +393,7 @@ val *eval_num_done(eval_cx *cx, val *v)
 val *eval_int_si(eval_cx *cx, long n)
 {
     val *v = eval_num(cx, V_INT);
-    if (v) mpq_set_si(v->u.q, n, 1);
+    if (v) mpz_set_si(mpq_numref(v->u.q), n);   /* eval_num's denominator is 1 */
     return v;
 }
 

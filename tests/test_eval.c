@@ -2402,6 +2402,27 @@ static const struct {
       "2 True\n" },
 };
 
+/* sum() adds into its accumulator's own value when nothing else holds it: a start value or
+ * an item the program still holds is never changed, and results are those of `+`. */
+static void test_sum_steps(void)
+{
+    CHECK(run("a = 2.5\ns = sum([a, 1.5], a)\nprint(s, a)\nxs = [0.5] * 3\n"
+              "print(sum(xs), xs, sum(xs, 0.25), sum(xs, 0.25))\n"
+              "print(sum(i * 0.5 for i in range(10)), sum([1, 2, 3]), sum([1, 2.5, True]), sum([True, True]))\n"
+              "t = sum(i * 0.25 for i in range(-5, 6))\n"
+              "print(t, isinstance(t, float), sum(range(5), 10), sum([], 0.5))\n"
+              "import math\nprint(sum([math.sqrt(2), 1, 2]) > 4.41, sum(x / 3 for x in [1, 2, 3]))\n"
+              "b = 10 ** 30\nprint(sum([b, b, 1]), b, sum([2 ** 62, 2 ** 62, 2 ** 62]))\n",
+              "6.5 2.5\n1.5 [0.5, 0.5, 0.5] 1.75 1.75\n22.5 6 4.5 2\n0.0 True 20 0.5\nTrue 2.0\n"
+              "2000000000000000000000000000001 1000000000000000000000000000000 13835058055282163712\n",
+              NULL));
+    /* a float literal's denominator is a power of two: products and sums of them reduce by
+     * shifts, to the same canonical fractions */
+    CHECK(run("print(sum(i * 0.5 for i in range(-7, 8)), 3 * 0.75 - 0.25, 6 * 0.125, -6 * 0.375 + 0.25,"
+              " 0.5 * 0.5 + 0.75)\n",
+              "0.0 2.0 0.75 -2.0 1.0\n", NULL));
+}
+
 /* `with decimal.localcontext()`: the block runs in a copy of the context (made when
  * localcontext() is called, with its prec and rounding), and the context that was current
  * comes back however the block ends; each context is an object of its own, as CPython's. */
@@ -2705,6 +2726,7 @@ int main(void)
     test_nonfinite();
     test_try();
     test_with();
+    test_sum_steps();
     test_decimal();
     test_decimal_errors();
     test_decimal_value();
