@@ -231,7 +231,7 @@ struct eval_class {
      * (for B_ISINSTANCE: self is the class object, its second argument) */
     val *(*builtin)(eval_cx *cx, int bid, val *self, eval_args *a, const ir_node *at);
     /* a tuple-like object (a named tuple): its items as a new tuple, which iteration,
-     * unpacking, indexing and len() read */
+     * unpacking, indexing, len(), == (without an eq hook) and hash read */
     val *(*items)(eval_cx *cx, val *self);
     /* a number that is no int or float (a Decimal): its exact value, for the result's
      * fraction as the sandbox gives it. 1 set, 0 it has none (NaN), -1 raised */

@@ -1456,6 +1456,78 @@ static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t
     return 0;
 }
 
+/* ---- as_tuple(): DecimalTuple(sign, digits, exponent), a named tuple ----------------------
+ * It holds its Decimal (an object, no container) and makes its items when they are read. */
+static void dt_drop(eval_cx *cx, val *self) { eval_decref(cx, *(val **)self->u.obj.data); }
+
+static val *dt_items(eval_cx *cx, val *self)
+{
+    const dec *d = DEC_OF(*(val **)self->u.obj.data);
+    val *t = eval_seq_new(cx, V_TUPLE, 3), *digits = NULL, *x;
+    char *s = NULL;
+    size_t n = 0;
+    if (!t) return NULL;
+    /* an infinity's digits are (0,), a NaN's its payload's, () for none */
+    if (d->kind == DK_INF) n = 1;
+    else if (d->kind == DK_FIN || mpz_sgn(d->c)) n = mpz_sizeinbase(d->c, 10);
+    if (eval_walk(cx, n, 0, NULL) < 0 || !(digits = eval_seq_new(cx, V_TUPLE, n))) goto fail;
+    if (d->kind != DK_INF && n && !(s = mpz_get_str(NULL, 10, d->c))) goto fail;
+    for (size_t i = 0; s ? s[i] : i < n; i++)
+        if (!(x = eval_int_si(cx, s ? s[i] - '0' : 0)) || eval_seq_push(cx, digits, x) < 0) goto fail;
+    x = d->kind == DK_FIN ? eval_int_si(cx, (long)d->e)
+      : eval_str(cx, d->kind == DK_INF ? "F" : d->kind == DK_NAN ? "n" : "N", 1);
+    val *sign = eval_int_si(cx, d->neg);
+    if (eval_seq_push(cx, t, sign) < 0 || eval_seq_push(cx, t, digits) < 0) {
+        digits = NULL;
+        eval_decref(cx, x);
+        goto fail;
+    }
+    digits = NULL;
+    if (eval_seq_push(cx, t, x) < 0) goto fail;
+    free(s);
+    return t;
+fail:
+    free(s);
+    eval_decref(cx, digits);
+    eval_decref(cx, t);
+    if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    return NULL;
+}
+
+static const char *const dt_fields[] = { "sign", "digits", "exponent" };
+
+static int dt_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+{
+    CR_UNUSED(as_str);
+    val *t = dt_items(cx, self);
+    int rc = t ? eval_put(cx, b, "DecimalTuple(", 13) : -1;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        char head[16];
+        int n = snprintf(head, sizeof head, "%s%s=", i ? ", " : "", dt_fields[i]);
+        rc = eval_put(cx, b, head, (size_t)n) < 0 ? -1 : eval_repr(cx, b, t->u.seq.it[i], 0);
+    }
+    if (rc == 0) rc = eval_put(cx, b, ")", 1);
+    eval_decref(cx, t);
+    return rc;
+}
+
+static val *dt_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
+{
+    CR_UNUSED(at);
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, dt_fields[i]) != 0) continue;
+        val *t = dt_items(cx, self), *r = t ? t->u.seq.it[i] : NULL;
+        if (r) EV_INCREF(r);
+        eval_decref(cx, t);
+        return r;
+    }
+    return NULL;
+}
+
+static const eval_class dt_cls = {
+    .name = "DecimalTuple", .drop = dt_drop, .repr = dt_repr, .attr = dt_attr, .items = dt_items,
+};
+
 static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "exp", "rounding", "context" };
@@ -1506,6 +1578,11 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     case MT_DEC_IS_NAN: return eval_bool(cx, d->kind >= DK_NAN);
     case MT_DEC_IS_INFINITE: return eval_bool(cx, d->kind == DK_INF);
     case MT_DEC_IS_SIGNED: return eval_bool(cx, d->neg);
+    case MT_DEC_AS_TUPLE: {
+        val *t = eval_obj_new(cx, &dt_cls, sizeof(val *));
+        if (t) { *(val **)t->u.obj.data = self; EV_INCREF(self); }
+        return t;
+    }
     case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
     default: break;
     }

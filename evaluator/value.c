@@ -724,6 +724,12 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
     case V_OBJ:
         if (v->u.obj.cls->hash) return v->u.obj.cls->hash(cx, v, h);
+        if (v->u.obj.cls->items) {   /* a named tuple hashes as its tuple */
+            val *t = v->u.obj.cls->items(cx, v);
+            int rc = t ? eval_hash(cx, t, h) : -1;
+            eval_decref(cx, t);
+            return rc;
+        }
         eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
         return -1;
     case V_STR:
@@ -992,6 +998,20 @@ static int num_eq(eval_cx *cx, val *a, val *b)
     return mpq_equal(eval_decided(cx, a, 0), eval_decided(cx, b, 1)) != 0;
 }
 
+/* A named tuple (an object with items) equals any tuple of the same items. */
+static int items_eq(eval_cx *cx, val *a, val *b)
+{
+    val *t[2] = { a, b };
+    int r = -1;
+    for (int i = 0; i < 2; i++)
+        if (t[i]->kind == V_OBJ && t[i]->u.obj.cls->items) t[i] = t[i]->u.obj.cls->items(cx, t[i]);
+        else EV_INCREF(t[i]);
+    if (t[0] && t[1]) r = eval_eq(cx, t[0], t[1]);
+    eval_decref(cx, t[0]);
+    eval_decref(cx, t[1]);
+    return r;
+}
+
 static int eq_inner(eval_cx *cx, val *a, val *b)
 {
     size_t i;
@@ -999,7 +1019,9 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (a->kind == V_OBJ || b->kind == V_OBJ) {
         val *o = a->kind == V_OBJ && a->u.obj.cls->eq ? a : b;
-        return o->kind == V_OBJ && o->u.obj.cls->eq ? o->u.obj.cls->eq(cx, a, b) : 0;
+        if (o->kind == V_OBJ && o->u.obj.cls->eq) return o->u.obj.cls->eq(cx, a, b);
+        o = a->kind == V_OBJ && a->u.obj.cls->items ? a : b;
+        return o->kind == V_OBJ && o->u.obj.cls->items ? items_eq(cx, a, b) : 0;
     }
     if (a->kind != b->kind) return 0;
     switch (a->kind) {

@@ -2402,6 +2402,28 @@ static const struct {
       "2 True\n" },
 };
 
+/* Decimal.as_tuple(): a named tuple (sign, digits, exponent) with CPython's fields for
+ * infinities and NaNs; a named tuple equals and hashes as its tuple (LinearRegression too). */
+static void test_decimal_as_tuple(void)
+{
+    CHECK(run("from decimal import Decimal as D\n"
+              "for s in ['1.23','-0.00','123E5','Inf','-Infinity','NaN','NaN123','-sNaN7','0','1E+2']:\n"
+              "    print(repr(D(s).as_tuple()))\n"
+              "t = D('-1.50').as_tuple()\n"
+              "print(t.sign, t.digits, t.exponent, t[1], len(t), t == (1, (1, 5, 0), -2), tuple(t), str(t))\n"
+              "s, d, e = t\n"
+              "print(s, d, e, len({t, (1, (1, 5, 0), -2)}), list(t))\n"
+              "print(f'{t}', t == D('-1.50').as_tuple(), t != D('1.50').as_tuple(), {t: 1}[(1, (1, 5, 0), -2)])\n"
+              "import statistics\n"
+              "r = statistics.linear_regression([1, 2, 3], [2, 4, 6])\n"
+              "print(r == (2.0, 0.0), {r: \"lr\"}[(2.0, 0.0)], len({r, (2.0, 0.0)}))\n",
+              "DecimalTuple(sign=0, digits=(1, 2, 3), exponent=-2)\nDecimalTuple(sign=1, digits=(0,), exponent=-2)\nDecimalTuple(sign=0, digits=(1, 2, 3), exponent=5)\nDecimalTuple(sign=0, digits=(0,), exponent='F')\nDecimalTuple(sign=1, digits=(0,), exponent='F')\nDecimalTuple(sign=0, digits=(), exponent='n')\nDecimalTuple(sign=0, digits=(1, 2, 3), exponent='n')\nDecimalTuple(sign=1, digits=(7,), exponent='N')\nDecimalTuple(sign=0, digits=(0,), exponent=0)\nDecimalTuple(sign=0, digits=(1,), exponent=2)\n1 (1, 5, 0) -2 (1, 5, 0) 3 True (1, (1, 5, 0), -2) DecimalTuple(sign=1, digits=(1, 5, 0), exponent=-2)\n1 (1, 5, 0) -2 1 [1, (1, 5, 0), -2]\nDecimalTuple(sign=1, digits=(1, 5, 0), exponent=-2) True True 1\nTrue lr 1\n", NULL));
+    CHECK(raises("from decimal import Decimal as D\nprint(D(1).as_tuple(1))\n",
+                 "TypeError", "Decimal.as_tuple() takes no arguments (1 given)", 2, 0));
+    CHECK(raises("from decimal import Decimal as D\nprint(D(1).as_tuple().year)\n",
+                 "AttributeError", "'DecimalTuple' object has no attribute 'year'", 2, 0));
+}
+
 /* sum() adds into its accumulator's own value when nothing else holds it: a start value or
  * an item the program still holds is never changed, and results are those of `+`. */
 static void test_sum_steps(void)
@@ -2727,6 +2749,7 @@ int main(void)
     test_try();
     test_with();
     test_sum_steps();
+    test_decimal_as_tuple();
     test_decimal();
     test_decimal_errors();
     test_decimal_value();
