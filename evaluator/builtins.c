@@ -716,7 +716,7 @@ static val *b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
     int r;
     if (eval_iter_init(cx, &it, a->pos[0]) < 0) { eval_decref(cx, acc); return NULL; }
     while ((r = eval_iter_next(cx, &it, &x)) > 0) {
-        val *n = eval_binop(cx, IR_ADD, acc, x, at);
+        val *n = eval_sum_add(cx, acc, x, at);
         eval_decref(cx, x);
         eval_decref(cx, acc);
         if (!(acc = n)) { r = -1; break; }

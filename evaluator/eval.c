@@ -96,10 +96,26 @@ static int cancels(eval_cx *cx, int op, val *a, val *b, mpq_srcptr r)
            mpz_cmp(mpq_denref(p), mpq_denref(q)) == 0 && mpq_sgn(p) == -mpq_sgn(q);
 }
 
+/* Float literals and what they make have powers of two as denominators (0.5, 0.25): those
+ * take shifts where others take divisions (tens of cycles each). */
+#define POW2(d) (((d) & ((d) - 1)) == 0)
+static inline uint64_t udiv_exact(uint64_t n, uint64_t d)
+{
+    return POW2(d) ? n >> __builtin_ctzll(d) : n / d;
+}
+static inline int64_t sdiv_exact(int64_t n, uint64_t d)   /* d divides n */
+{
+    return POW2(d) ? n >> __builtin_ctzll(d) : n / (int64_t)d;
+}
+
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
     if (a < b) { uint64_t t = a; a = b; b = t; }
     if (b <= 1) return b ? 1 : a;   /* an integer's denominator: the common case */
+    if (POW2(b)) {
+        uint64_t low = a & -a;      /* a's largest power-of-two factor */
+        return low < b ? low : b;
+    }
     if (!(a %= b)) return b;        /* one division brings the larger to the smaller's size */
     int k = __builtin_ctzll(a | b);
     a >>= __builtin_ctzll(a);
@@ -112,7 +128,7 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 }
 
 /* q's numerator and denominator, when each fits 62 bits. */
-static int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
+static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
 {
     mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
     if (mpz_size(a) > 1 || mpz_size(b) > 1) return 0;
@@ -141,31 +157,42 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
         }
         uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
         uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
-        if (d1 > 1) { xn /= (int64_t)d1; yd /= d1; }   /* a division costs tens of cycles */
-        if (d2 > 1) { yn /= (int64_t)d2; xd /= d2; }
+        if (d1 > 1) { xn = sdiv_exact(xn, d1); yd = udiv_exact(yd, d1); }
+        if (d2 > 1) { yn = sdiv_exact(yn, d2); xd = udiv_exact(xd, d2); }
         n = (__int128)xn * yn;
         d = (unsigned __int128)xd * yd;
     } else {
         uint64_t g = gcd64(xd, yd), g2 = 1;
-        if (g > 1) { xd /= g; yd /= g; }
+        if (g > 1) { xd = udiv_exact(xd, g); yd = udiv_exact(yd, g); }
         n = (__int128)xn * (int64_t)yd + (__int128)yn * (int64_t)xd;
         if (n > INT64_MAX || n < -INT64_MAX) return 0;
         int64_t n64 = (int64_t)n;
         if (g > 1) {
-            g2 = gcd64(g, (uint64_t)(n64 < 0 ? -n64 : n64) % g);
-            n64 /= (int64_t)g2;
+            uint64_t an = (uint64_t)(n64 < 0 ? -n64 : n64);
+            g2 = gcd64(g, POW2(g) ? an & (g - 1) : an % g);
+            n64 = sdiv_exact(n64, g2);
         }
         n = n64;
-        d = n64 ? (unsigned __int128)xd * (g / g2) * yd : 1;
+        d = n64 ? (unsigned __int128)xd * udiv_exact(g, g2) * yd : 1;
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
     dn = (uint64_t)d;
-    mpz_set_si(mpq_numref(r), (long)n);
-    mpz_set_ui(mpq_denref(r), (unsigned long)dn);
+    mpq_set_si(r, (long)n, (unsigned long)dn);   /* canonical already */
     return 1;
 }
 
-static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
+/* The result's value: a new one, or `reuse` (a, whose only reference its caller drops). */
+static val *num_out(eval_cx *cx, vkind kind, val *reuse)
+{
+    if (!reuse) return eval_num(cx, kind);
+    reuse->kind = (uint8_t)kind;
+    reuse->flags = 0;
+    EV_INCREF(reuse);
+    return reuse;
+}
+
+static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reuse,
+                      const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
     int inexact = ((a->flags | b->flags) & VF_INEXACT) != 0;
@@ -185,7 +212,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
             uint64_t need = op == IR_MUL ? bp + bq - 1 : (bp > bq ? bp : bq) + 1;
             if (need > cx->nc.max_bits) return eval_int_limit(cx, at);
         }
-        if (!(r = eval_num(cx, V_INT))) return NULL;
+        if (!(r = num_out(cx, V_INT, reuse))) return NULL;
         mpz_ptr z = mpq_numref(r->u.q);
         if (op == IR_ADD) mpz_add(z, p, q);
         else if (op == IR_SUB) mpz_sub(z, p, q);
@@ -199,7 +226,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
             size_t ba = mpz_sizeinbase(mpq_numref(x), 2), bb = mpz_sizeinbase(mpq_numref(y), 2);
             if ((ba > bb ? ba : bb) + 1 > cx->nc.max_bits) return eval_int_limit(cx, at);
         }
-        if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
+        if (!(r = num_out(cx, fl ? V_FLOAT : V_INT, reuse))) return NULL;
         if (small_rat(op, r->u.q, x, y)) {
         } else if (op == IR_ADD) {
             mpq_add(r->u.q, x, y);
@@ -209,8 +236,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir
         if (inexact && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
-        uint64_t bits = bits_of(a) + bits_of(b);
-        if (!fl && bits > cx->nc.max_bits) return eval_int_limit(cx, at);
+        if (!fl && bits_of(a) + bits_of(b) > cx->nc.max_bits) return eval_int_limit(cx, at);
         if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
         if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
@@ -443,7 +469,7 @@ static val *nonfinite_binop(eval_cx *cx, int op, val *a, val *b, int inplace, co
 static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     if (eval_count(cx, 1, at) < 0) return NULL;
-    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, inplace, at);
+    if (IS_NUM(a) && IS_NUM(b)) return num_binop(cx, op, a, b, inplace, NULL, at);
     if ((a->kind == V_INF || b->kind == V_INF) && IS_REAL(a) && IS_REAL(b))
         return nonfinite_binop(cx, op, a, b, inplace, at);
     if (set_op(op, a, b)) return eval_set_binop(cx, op, a, b, inplace, at);
@@ -481,6 +507,18 @@ static val *binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_nod
         break;
     }
     return unsupported(cx, op, a, b, inplace, at);
+}
+
+/* sum()'s step, acc + x, where acc is the caller's reference, dropped after: when it is the
+ * only one and both are exact numbers, acc's storage takes the result (no allocation a step;
+ * small_rat and GMP read their operands before they write). */
+val *eval_sum_add(eval_cx *cx, val *acc, val *x, const ir_node *at)
+{
+    if (acc->rc != 1 || (acc->flags & VF_IMMORTAL) || (acc->kind != V_INT && acc->kind != V_FLOAT) ||
+        !IS_NUM(x) || ((acc->flags | x->flags) & VF_INEXACT))
+        return binop(cx, IR_ADD, acc, x, 0, at);
+    if (eval_count(cx, 1, at) < 0) return NULL;
+    return num_binop(cx, IR_ADD, acc, x, 0, acc, at);
 }
 
 val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at)
@@ -763,6 +801,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     eval_decref(cx, fr);
     if (r && sc->is_solution) {
         eval_decref(cx, cx->solution_value);
+    eval_decref(cx, cx->dec_cur);
         cx->solution_value = r;
         EV_INCREF(r);
     }
@@ -2351,6 +2390,39 @@ static xres exec_try(eval_cx *cx, const ir_node *n)
     return x;
 }
 
+/* `with` from item i of n on: the manager's exit runs however the rest ends (an exception,
+ * return, break, continue), after the items that follow it have exited, as nesting them
+ * would. */
+static xres exec_with(eval_cx *cx, const ir_node *n, uint32_t i)
+{
+    if (i + 1 >= n->n) return exec_block(cx, n->kid[n->n - 1]);
+    const ir_node *it = n->kid[i];
+    val *m = eval_expr(cx, it->kid[0]), *v;
+    if (!m) return X_ERROR;
+    const eval_class *c = m->kind == V_OBJ ? m->u.obj.cls : NULL;
+    if (!c || !c->enter) {
+        eval_raise(cx, CR_EPY_TYPE, it->kid[0], "'%s' object does not support the context "
+                   "manager protocol", eval_type_name(m));
+        eval_decref(cx, m);
+        return X_ERROR;
+    }
+    if (eval_count(cx, 1, it) < 0 || !(v = c->enter(cx, m, it))) {
+        eval_decref(cx, m);
+        return X_ERROR;
+    }
+    xres x = X_NORMAL;
+    if (it->kid[1]) {
+        int64_t last = cx->last_assigned;   /* the manager's value is not an answer */
+        if (assign(cx, it->kid[1], v) < 0) x = X_ERROR;
+        cx->last_assigned = last;
+    }
+    eval_decref(cx, v);
+    if (x == X_NORMAL) x = exec_with(cx, n, i + 1);
+    c->exit(cx, m);
+    eval_decref(cx, m);
+    return x;
+}
+
 static xres exec_stmt(eval_cx *cx, const ir_node *n);
 
 /* An error raised without a position (a key's hash in `d[k] = v`, deep in a walk) takes its
@@ -2520,6 +2592,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
     }
     case IR_RAISE: do_raise(cx, n); return X_ERROR;
     case IR_TRY: return exec_try(cx, n);
+    case IR_WITH: return exec_with(cx, n, 0);
     case IR_ASSERT: {
         if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
         int t = eval_truth(cx, v);
@@ -2708,6 +2781,7 @@ static void cx_free(eval_cx *cx)
     eval_decref(cx, cx->exc);
     eval_decref(cx, cx->last_expr);
     eval_decref(cx, cx->solution_value);
+    eval_decref(cx, cx->dec_cur);
     for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);
     for (i = 0; i < B_COUNT; i++) eval_decref(cx, cx->bvals[i]);
     if (cx->globals)

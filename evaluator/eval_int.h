@@ -185,6 +185,7 @@ typedef struct eval_cx {
     int64_t dec_prec;
     uint8_t dec_round;
     uint16_t dec_flags;
+    val *dec_cur;          /* the Context object these fields are, once one was asked for */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
@@ -231,11 +232,16 @@ struct eval_class {
      * (for B_ISINSTANCE: self is the class object, its second argument) */
     val *(*builtin)(eval_cx *cx, int bid, val *self, eval_args *a, const ir_node *at);
     /* a tuple-like object (a named tuple): its items as a new tuple, which iteration,
-     * unpacking, indexing and len() read */
+     * unpacking, indexing, len(), == (without an eq hook) and hash read */
     val *(*items)(eval_cx *cx, val *self);
     /* a number that is no int or float (a Decimal): its exact value, for the result's
      * fraction as the sandbox gives it. 1 set, 0 it has none (NaN), -1 raised */
     int (*rational)(eval_cx *cx, val *self, mpq_t out);
+    /* a context manager (`with`): enter gives what `as` binds (a new reference) or NULL
+     * raised; exit runs however the block ended, an exception still pending in cx->err, and
+     * suppresses none (no manager of the subset does) */
+    val *(*enter)(eval_cx *cx, val *self, const ir_node *at);
+    void (*exit)(eval_cx *cx, val *self);
 };
 val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz);   /* data zeroed */
 
@@ -399,6 +405,7 @@ int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument *
 int eval_gen_next(eval_cx *cx, val *g, val **out);       /* a generator's next, as eval_iter_next */
 val *eval_call(eval_cx *cx, val *f, eval_args *a, const ir_node *at);
 val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at);
+val *eval_sum_add(eval_cx *cx, val *acc, val *x, const ir_node *at);   /* sum()'s step */
 val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
 val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
 /* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */

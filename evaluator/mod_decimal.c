@@ -1456,6 +1456,78 @@ static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t
     return 0;
 }
 
+/* ---- as_tuple(): DecimalTuple(sign, digits, exponent), a named tuple ----------------------
+ * It holds its Decimal (an object, no container) and makes its items when they are read. */
+static void dt_drop(eval_cx *cx, val *self) { eval_decref(cx, *(val **)self->u.obj.data); }
+
+static val *dt_items(eval_cx *cx, val *self)
+{
+    const dec *d = DEC_OF(*(val **)self->u.obj.data);
+    val *t = eval_seq_new(cx, V_TUPLE, 3), *digits = NULL, *x;
+    char *s = NULL;
+    size_t n = 0;
+    if (!t) return NULL;
+    /* an infinity's digits are (0,), a NaN's its payload's, () for none */
+    if (d->kind == DK_INF) n = 1;
+    else if (d->kind == DK_FIN || mpz_sgn(d->c)) n = mpz_sizeinbase(d->c, 10);
+    if (eval_walk(cx, n, 0, NULL) < 0 || !(digits = eval_seq_new(cx, V_TUPLE, n))) goto fail;
+    if (d->kind != DK_INF && n && !(s = mpz_get_str(NULL, 10, d->c))) goto fail;
+    for (size_t i = 0; s ? s[i] : i < n; i++)
+        if (!(x = eval_int_si(cx, s ? s[i] - '0' : 0)) || eval_seq_push(cx, digits, x) < 0) goto fail;
+    x = d->kind == DK_FIN ? eval_int_si(cx, (long)d->e)
+      : eval_str(cx, d->kind == DK_INF ? "F" : d->kind == DK_NAN ? "n" : "N", 1);
+    val *sign = eval_int_si(cx, d->neg);
+    if (eval_seq_push(cx, t, sign) < 0 || eval_seq_push(cx, t, digits) < 0) {
+        digits = NULL;
+        eval_decref(cx, x);
+        goto fail;
+    }
+    digits = NULL;
+    if (eval_seq_push(cx, t, x) < 0) goto fail;
+    free(s);
+    return t;
+fail:
+    free(s);
+    eval_decref(cx, digits);
+    eval_decref(cx, t);
+    if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
+    return NULL;
+}
+
+static const char *const dt_fields[] = { "sign", "digits", "exponent" };
+
+static int dt_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+{
+    CR_UNUSED(as_str);
+    val *t = dt_items(cx, self);
+    int rc = t ? eval_put(cx, b, "DecimalTuple(", 13) : -1;
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        char head[16];
+        int n = snprintf(head, sizeof head, "%s%s=", i ? ", " : "", dt_fields[i]);
+        rc = eval_put(cx, b, head, (size_t)n) < 0 ? -1 : eval_repr(cx, b, t->u.seq.it[i], 0);
+    }
+    if (rc == 0) rc = eval_put(cx, b, ")", 1);
+    eval_decref(cx, t);
+    return rc;
+}
+
+static val *dt_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
+{
+    CR_UNUSED(at);
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, dt_fields[i]) != 0) continue;
+        val *t = dt_items(cx, self), *r = t ? t->u.seq.it[i] : NULL;
+        if (r) EV_INCREF(r);
+        eval_decref(cx, t);
+        return r;
+    }
+    return NULL;
+}
+
+static const eval_class dt_cls = {
+    .name = "DecimalTuple", .drop = dt_drop, .repr = dt_repr, .attr = dt_attr, .items = dt_items,
+};
+
 static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "exp", "rounding", "context" };
@@ -1506,6 +1578,11 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     case MT_DEC_IS_NAN: return eval_bool(cx, d->kind >= DK_NAN);
     case MT_DEC_IS_INFINITE: return eval_bool(cx, d->kind == DK_INF);
     case MT_DEC_IS_SIGNED: return eval_bool(cx, d->neg);
+    case MT_DEC_AS_TUPLE: {
+        val *t = eval_obj_new(cx, &dt_cls, sizeof(val *));
+        if (t) { *(val **)t->u.obj.data = self; EV_INCREF(self); }
+        return t;
+    }
     case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
     default: break;
     }
@@ -1668,56 +1745,103 @@ val *eval_dec_class(eval_cx *cx, const ir_node *at)
     return eval_obj_new(cx, &type_cls, 0);
 }
 
+/* A Context object: the current one is cx's dec_* fields (which every operation reads), the
+ * others keep theirs here; `with localcontext()` swaps them (ctx_switch). */
+typedef struct {
+    int64_t prec;          /* 0: 28, as cx->dec_prec */
+    uint16_t flags;
+    uint8_t round;
+} dctx;
+#define CTX_OF(v) ((dctx *)(v)->u.obj.data)
+
+static void ctx_get(eval_cx *cx, val *self, dctx *out)
+{
+    if (self == cx->dec_cur) *out = (dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round };
+    else *out = *CTX_OF(self);
+}
+
+static void ctx_put(eval_cx *cx, val *self, const dctx *c)
+{
+    if (self != cx->dec_cur) { *CTX_OF(self) = *c; return; }
+    cx->dec_prec = c->prec;
+    cx->dec_flags = c->flags;
+    cx->dec_round = c->round;
+}
+
+/* The current context as an object (borrowed), made the first time one is asked for. */
+static val *ctx_current(eval_cx *cx)
+{
+    if (!cx->dec_cur && (cx->dec_cur = eval_obj_new(cx, &ctx_cls, sizeof(dctx))))
+        ctx_put(cx, cx->dec_cur, &(dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round });
+    return cx->dec_cur;
+}
+
+/* setcontext(c): the current context's fields go home to its object, c's come in. */
+static void ctx_switch(eval_cx *cx, val *c)
+{
+    dctx now;
+    val *old = cx->dec_cur;
+    if (c == old) return;
+    ctx_get(cx, old, &now);
+    cx->dec_cur = c;
+    ctx_put(cx, old, &now);
+    EV_INCREF(c);
+    ctx_put(cx, c, CTX_OF(c));
+    eval_decref(cx, old);
+}
+
 static int ctx_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
-    CR_UNUSED(self);
     CR_UNUSED(as_str);
+    dctx c;
+    ctx_get(cx, self, &c);
     cr_code rc = cr_buf_printf(b, "Context(prec=%lld, rounding=%s, Emin=%d, Emax=%d, capitals=1, "
-                               "clamp=0, flags=[", (long long)DEC_PREC(cx),
-                               round_names[cx->dec_round], DEC_EMIN, DEC_EMAX);
+                               "clamp=0, flags=[", (long long)(c.prec ? c.prec : 28),
+                               round_names[c.round], DEC_EMIN, DEC_EMAX);
     const char *sep = "";
     for (int s = 0; s < SG_N && rc == CR_OK; s++)
-        if (cx->dec_flags & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, sig_names[s]); sep = ", "; }
+        if (c.flags & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, sig_names[s]); sep = ", "; }
     if (rc == CR_OK) rc = cr_buf_puts(b, "], traps=[InvalidOperation, DivisionByZero, Overflow])");
     return rc == CR_OK ? 0 : -1;
 }
 
 static val *ctx_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
 {
-    CR_UNUSED(self);
-    if (strcmp(name, "prec") == 0) return eval_int_si(cx, (long)DEC_PREC(cx));
-    if (strcmp(name, "rounding") == 0) {
-        const char *s = round_names[cx->dec_round];
-        return eval_str(cx, s, strlen(s));
-    }
+    dctx c;
+    ctx_get(cx, self, &c);
+    if (strcmp(name, "prec") == 0) return eval_int_si(cx, (long)(c.prec ? c.prec : 28));
+    if (strcmp(name, "rounding") == 0) return eval_str(cx, round_names[c.round], strlen(round_names[c.round]));
     return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
 }
 
 static int ctx_setattr(eval_cx *cx, val *self, const char *name, val *v, const ir_node *at)
 {
-    CR_UNUSED(self);
-    int rc = 0;
+    dctx c;
+    ctx_get(cx, self, &c);
     if (strcmp(name, "prec") == 0) {
         if (v->kind != V_INT && v->kind != V_BOOL) {
             eval_raise(cx, CR_EPY_TYPE, at, "an integer is required");
-            rc = -1;
-        } else if (mpz_sgn(mpq_numref(v->u.q)) <= 0 || !mpz_fits_slong_p(mpq_numref(v->u.q)) ||
-                   mpz_get_si(mpq_numref(v->u.q)) > DEC_MAX_PREC) {
-            eval_raise(cx, CR_EPY_VALUE, at, "valid range for prec is [1, MAX_PREC]");
-            rc = -1;
-        } else {
-            cx->dec_prec = mpz_get_si(mpq_numref(v->u.q));
+            return -1;
         }
+        if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
+            eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
+            return -1;
+        }
+        if (mpz_sgn(mpq_numref(v->u.q)) <= 0 || mpz_get_si(mpq_numref(v->u.q)) > DEC_MAX_PREC) {
+            eval_raise(cx, CR_EPY_VALUE, at, "valid range for prec is [1, MAX_PREC]");
+            return -1;
+        }
+        c.prec = mpz_get_si(mpq_numref(v->u.q));
     } else if (strcmp(name, "rounding") == 0) {
         int mode = -1;
-        if (v->kind == V_STR) rc = rounding_arg(cx, v, &mode, at);
-        if (mode < 0) rc = rounding_arg(cx, &cx->none, &mode, at);   /* raises: not a mode */
-        if (rc == 0) cx->dec_round = (uint8_t)mode;
+        if (rounding_arg(cx, v->kind == V_STR ? v : &cx->none, &mode, at) < 0) return -1;
+        c.round = (uint8_t)mode;
     } else {
         eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
-        rc = -1;
+        return -1;
     }
-    return rc;
+    ctx_put(cx, self, &c);
+    return 0;
 }
 
 static const eval_class ctx_cls = {
@@ -1727,7 +1851,84 @@ static const eval_class ctx_cls = {
 val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     if (eval_check_args(cx, a, 0, 0, NULL, "getcontext", at) < 0) return NULL;
-    return eval_obj_new(cx, &ctx_cls, 0);
+    val *c = ctx_current(cx);
+    if (c) EV_INCREF(c);
+    return c;
+}
+
+/* localcontext()'s manager: `local`, a copy made when it was called, is the current context
+ * inside the block; `saved` is the one to go back to. */
+typedef struct {
+    val *local, *saved;
+} dmgr;
+#define MGR_OF(v) ((dmgr *)(v)->u.obj.data)
+
+static void mgr_drop(eval_cx *cx, val *self)
+{
+    eval_decref(cx, MGR_OF(self)->local);
+    eval_decref(cx, MGR_OF(self)->saved);
+}
+
+static int mgr_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+{
+    CR_UNUSED(cx);
+    CR_UNUSED(as_str);
+    return cr_buf_printf(b, "<decimal.ContextManager object at %p>", (void *)self) == CR_OK ? 0 : -1;
+}
+
+static val *mgr_enter(eval_cx *cx, val *self, const ir_node *at)
+{
+    dmgr *m = MGR_OF(self);
+    val *cur = ctx_current(cx);
+    if (!cur) return eval_at(cx, at), NULL;
+    EV_INCREF(cur);
+    eval_decref(cx, m->saved);
+    m->saved = cur;
+    ctx_switch(cx, m->local);
+    EV_INCREF(m->local);
+    return m->local;
+}
+
+static void mgr_exit(eval_cx *cx, val *self)
+{
+    dmgr *m = MGR_OF(self);
+    if (!m->saved) return;
+    ctx_switch(cx, m->saved);
+    eval_decref(cx, m->saved);
+    m->saved = NULL;
+}
+
+static const eval_class mgr_cls = {
+    .name = "decimal.ContextManager", .drop = mgr_drop, .repr = mgr_repr, .enter = mgr_enter,
+    .exit = mgr_exit,
+};
+
+/* localcontext(ctx=None, prec=None, rounding=None, ...): the attributes past rounding are
+ * outside the subset (the whitelist's reason), so none reaches here. */
+val *eval_dec_localcontext(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    static const char *const kws[] = { "ctx", "prec", "rounding", "Emin", "Emax", "capitals",
+                                        "clamp", "flags", "traps" };
+    val *arg[9], *base, *local, *mgr = NULL;
+    if (method_args(cx, a, kws, 9, 0, arg, "localcontext", at) < 0) return NULL;
+    for (int i = 3; i < 9; i++)
+        if (arg[i] && arg[i]->kind != V_NONE)
+            return eval_raise(cx, CR_EINTERNAL, at, "localcontext(%s=) is outside the subset", kws[i]);
+    if (arg[0] && arg[0]->kind != V_NONE && !(arg[0]->kind == V_OBJ && arg[0]->u.obj.cls == &ctx_cls))
+        return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
+    base = arg[0] && arg[0]->kind != V_NONE ? arg[0] : ctx_current(cx);
+    if (!base || !(local = eval_obj_new(cx, &ctx_cls, sizeof(dctx)))) return NULL;
+    ctx_get(cx, base, CTX_OF(local));
+    for (int i = 1; i < 3; i++)
+        if (arg[i] && arg[i]->kind != V_NONE && ctx_setattr(cx, local, kws[i], arg[i], at) < 0)
+            goto out;
+    if ((mgr = eval_obj_new(cx, &mgr_cls, sizeof(dmgr)))) {
+        MGR_OF(mgr)->local = local;
+        return mgr;
+    }
+out:
+    eval_decref(cx, local);
+    return NULL;
 }
 
 static val *round_name(eval_cx *cx, int mode)

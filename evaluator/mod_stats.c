@@ -872,22 +872,8 @@ static val *lr_items(eval_cx *cx, val *self)
     return t;
 }
 
-/* A named tuple equals any tuple of the same items. */
-static int lr_eq(eval_cx *cx, val *a, val *b)
-{
-    val *t[2] = { a, b };
-    int r = -1;
-    for (int i = 0; i < 2; i++)
-        if (t[i]->kind == V_OBJ && t[i]->u.obj.cls->items) t[i] = t[i]->u.obj.cls->items(cx, t[i]);
-        else EV_INCREF(t[i]);
-    if (t[0] && t[1]) r = eval_eq(cx, t[0], t[1]);
-    eval_decref(cx, t[0]);
-    eval_decref(cx, t[1]);
-    return r;
-}
-
 static const eval_class lr_class = {
-    .name = "LinearRegression", .drop = drop2, .repr = lr_repr, .eq = lr_eq,
+    .name = "LinearRegression", .drop = drop2, .repr = lr_repr,
     .attr = lr_attr, .items = lr_items,
 };
 

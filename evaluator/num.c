@@ -636,11 +636,8 @@ cr_code num_pow(mpq_t out, int *exact, const mpq_t a, const mpq_t b, int float_r
     return CR_OK;
 }
 
-void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
+void num_bound_float_slow(mpq_t v, int *exact, const num_ctx *ctx)
 {
-    /* Limbs first: the common small value costs two loads. */
-    size_t limbs = mpz_size(mpq_numref(v)) + mpz_size(mpq_denref(v));
-    if ((uint64_t)limbs * GMP_NUMB_BITS <= ctx->float_bits) return;
     if (num_bits(mpq_numref(v)) + num_bits(mpq_denref(v)) <= ctx->float_bits) return;
     num_round_prec(v, v, num_work(ctx));
     *exact = 0;

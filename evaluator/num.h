@@ -77,7 +77,13 @@ cr_code num_floordiv_decided(mpq_t out, const mpq_t a, const mpq_t b, int want_m
 cr_code num_pow(mpq_t out, int *exact, const mpq_t a, const mpq_t b, int float_result,
                 const num_ctx *ctx);
 /* Bounds a float-tagged value (see float_bits). Cheap when nothing needs doing. */
-void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx);
+void num_bound_float_slow(mpq_t v, int *exact, const num_ctx *ctx);
+static inline void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
+{
+    /* limbs first, inline: the common small value costs two loads and no call */
+    size_t limbs = mpz_size(mpq_numref(v)) + mpz_size(mpq_denref(v));
+    if ((uint64_t)limbs * GMP_NUMB_BITS > ctx->float_bits) num_bound_float_slow(v, exact, ctx);
+}
 /* Python's round(x, ndigits) on the exact value: half-even (or ctx->rounding), ndigits may
  * be negative. */
 void num_round(mpq_t out, const mpq_t x, long ndigits, const num_ctx *ctx);

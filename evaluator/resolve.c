@@ -236,7 +236,7 @@ static int collect(eval_cx *cx, scope *sc, const ir_node *n)
     uint32_t i;
     if (!n) return 0;
     switch (n->kind) {
-    case IR_BLOCK: case IR_MODULE: case IR_TRY:
+    case IR_BLOCK: case IR_MODULE: case IR_TRY: case IR_WITH:
         for (i = 0; i < n->n; i++)
             if (collect(cx, sc, n->kid[i]) < 0) return -1;
         return 0;
@@ -245,6 +245,7 @@ static int collect(eval_cx *cx, scope *sc, const ir_node *n)
             if (collect_target(cx, sc, n->kid[i]) < 0) return -1;
         return 0;
     case IR_AUGASSIGN: return collect_target(cx, sc, n->kid[0]);
+    case IR_WITHITEM: return collect_target(cx, sc, n->kid[1]);
     case IR_DEL:
         for (i = 0; i < n->n; i++)
             if (collect_target(cx, sc, n->kid[i]) < 0) return -1;

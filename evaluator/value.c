@@ -241,7 +241,9 @@ static inline size_t heap_cost(size_t n)
     return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
 }
 
-static size_t num_cost(const val *v)
+/* num_cost() of a number whose parts take a limb each at most */
+#define NUM_COST_SMALL (heap_cost(sizeof(val)) + 2 * heap_cost(sizeof(mp_limb_t)))
+static inline size_t num_cost(const val *v)
 {
     size_t a = mpz_size(mpq_numref(v->u.q)), b = mpz_size(mpq_denref(v->u.q));
     return heap_cost(sizeof *v) + heap_cost((a ? a : 1) * sizeof(mp_limb_t)) +
@@ -360,11 +362,11 @@ val *eval_num(eval_cx *cx, vkind kind)
         v->kind = (uint8_t)kind;
         v->flags = 0;
         v->msz = 0;
-        if (eval_mem(cx, v, num_cost(v)) < 0) {
+        mpq_set_ui(v->u.q, 0, 1);
+        if (eval_mem(cx, v, NUM_COST_SMALL) < 0) {
             eval_val_free(cx, v);
             return NULL;
         }
-        mpq_set_ui(v->u.q, 0, 1);
         return v;
     }
     if (!(v = eval_new(cx, kind))) return NULL;
@@ -409,7 +411,7 @@ val *eval_num_done(eval_cx *cx, val *v)
 val *eval_int_si(eval_cx *cx, long n)
 {
     val *v = eval_num(cx, V_INT);
-    if (v) mpq_set_si(v->u.q, n, 1);
+    if (v) mpz_set_si(mpq_numref(v->u.q), n);   /* eval_num's denominator is 1 */
     return v;
 }
 
@@ -741,6 +743,12 @@ int eval_hash(eval_cx *cx, val *v, uint64_t *h)
     case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
     case V_OBJ:
         if (v->u.obj.cls->hash) return v->u.obj.cls->hash(cx, v, h);
+        if (v->u.obj.cls->items) {   /* a named tuple hashes as its tuple */
+            val *t = v->u.obj.cls->items(cx, v);
+            int rc = t ? eval_hash(cx, t, h) : -1;
+            eval_decref(cx, t);
+            return rc;
+        }
         eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
         return -1;
     case V_STR:
@@ -1008,6 +1016,20 @@ static int num_eq(eval_cx *cx, val *a, val *b)
     return mpq_equal(eval_decided(cx, a, 0), eval_decided(cx, b, 1)) != 0;
 }
 
+/* A named tuple (an object with items) equals any tuple of the same items. */
+static int items_eq(eval_cx *cx, val *a, val *b)
+{
+    val *t[2] = { a, b };
+    int r = -1;
+    for (int i = 0; i < 2; i++)
+        if (t[i]->kind == V_OBJ && t[i]->u.obj.cls->items) t[i] = t[i]->u.obj.cls->items(cx, t[i]);
+        else EV_INCREF(t[i]);
+    if (t[0] && t[1]) r = eval_eq(cx, t[0], t[1]);
+    eval_decref(cx, t[0]);
+    eval_decref(cx, t[1]);
+    return r;
+}
+
 static int eq_inner(eval_cx *cx, val *a, val *b)
 {
     size_t i;
@@ -1015,7 +1037,9 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
     if (IS_NUM(a) && IS_NUM(b)) return num_eq(cx, a, b);
     if (a->kind == V_OBJ || b->kind == V_OBJ) {
         val *o = a->kind == V_OBJ && a->u.obj.cls->eq ? a : b;
-        return o->kind == V_OBJ && o->u.obj.cls->eq ? o->u.obj.cls->eq(cx, a, b) : 0;
+        if (o->kind == V_OBJ && o->u.obj.cls->eq) return o->u.obj.cls->eq(cx, a, b);
+        o = a->kind == V_OBJ && a->u.obj.cls->items ? a : b;
+        return o->kind == V_OBJ && o->u.obj.cls->items ? items_eq(cx, a, b) : 0;
     }
     if (a->kind != b->kind) return 0;
     /* a string, or a container an inexact value made (str(x).split()), decides as a whole:

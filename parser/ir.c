@@ -56,6 +56,7 @@ static const char *const kind_names[IR_KIND_END] = {
     [IR_ASSERT] = "assert",       [IR_DEL] = "del",
     [IR_GLOBAL] = "global",       [IR_UNSUPPORTED] = "unsupported",
     [IR_TRY] = "try",             [IR_EXCEPT] = "except",
+    [IR_WITH] = "with",           [IR_WITHITEM] = "withitem",
     [IR_NUM] = "num",             [IR_STR] = "str",
     [IR_FSTRING] = "fstring",     [IR_FORMAT] = "format",
     [IR_NAME] = "name",           [IR_BOOL] = "bool",

@@ -44,6 +44,9 @@ typedef enum {
                     * BLOCK or NULL; kid[n-1]: finally BLOCK or NULL */
     IR_EXCEPT,     /* kid[0]: class expression or NULL (bare `except:`); kid[1]: NAME bound by
                     * `as` or NULL; kid[2]: BLOCK */
+    IR_WITH,       /* kid[0..n-2]: WITHITEM in order (`with a, b:` nests b in a); kid[n-1]:
+                    * BLOCK */
+    IR_WITHITEM,   /* kid[0]: context manager expression; kid[1]: `as` target or NULL */
     IR_UNSUPPORTED,/* a construct outside the subset; its reason is in the module's list.
                     * The evaluator never sees a module that contains one. text: what it
                     * is ("class_definition", "bytes", "async"); kid[]: the statements and

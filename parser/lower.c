@@ -39,7 +39,7 @@
     X(default_parameter) X(typed_parameter) X(typed_default_parameter) X(dotted_name) \
     X(aliased_import) X(wildcard_import) X(keyword_identifier) X(ellipsis) \
     X(try_statement) X(except_clause) X(except_group_clause) X(finally_clause) \
-    X(as_pattern) X(as_pattern_target)
+    X(as_pattern) X(as_pattern_target) X(with_statement) X(with_clause) X(with_item)
 
 enum {
     S_OTHER = 0,
@@ -107,7 +107,7 @@ typedef struct {
     X(assignment) X(augmented_assignment) X(if_statement) X(elif_clause) X(else_clause) \
     X(for_statement) X(while_statement) X(function_definition) X(import_statement) \
     X(import_from_statement) X(aliased_import) X(raise_statement) X(format_expression) \
-    X(except_clause) X(as_pattern)
+    X(except_clause) X(as_pattern) X(with_statement) X(with_item)
 
 static sym_info sym_table[2048];
 static uint32_t sym_count;
@@ -372,6 +372,7 @@ static int is_stmt_sym(int s)
     case S_import_statement: case S_import_from_statement: case S_raise_statement:
     case S_assert_statement: case S_delete_statement: case S_global_statement:
     case S_print_statement: case S_exec_statement: case S_try_statement:
+    case S_with_statement:
         return 1;
     default:
         return 0;
@@ -395,7 +396,8 @@ static cr_code scan_inside(lower_ctx *cx, cn ts)
             rc = lower_stmt(cx, k);
         } else if (s == S_OTHER || s == S_else_clause || s == S_elif_clause ||
                    s == S_except_clause || s == S_except_group_clause || s == S_finally_clause ||
-                   s == S_as_pattern || s == S_as_pattern_target ||
+                   s == S_as_pattern || s == S_as_pattern_target || s == S_with_clause ||
+                   s == S_with_item ||
                    s == S_argument_list || s == S_parameters || s == S_dotted_name ||
                    s == S_aliased_import || s == S_keyword_argument) {
             rc = scan_inside(cx, k);
@@ -1664,6 +1666,46 @@ static cr_code lower_try(lower_ctx *cx, cn ts)
     return push_ir(cx, n);
 }
 
+/* One item of a with clause: tree-sitter reads `m as t` as an as_pattern in its value. */
+static cr_code lower_with_item(lower_ctx *cx, cn ts, ir_node **out)
+{
+    ir_node *n = mk(cx, IR_WITHITEM, ts, 2);
+    cn value = field(cx, ts, F_value);
+    cr_code rc;
+    if (!n) return nomem(cx);
+    if (!value) value = named_child(cx, ts, 0);
+    if (sym(value) == S_as_pattern) {
+        if ((rc = lower_expr(cx, named_child(cx, value, 0), &n->kid[0])) != CR_OK) return rc;
+        cn target = field(cx, value, F_alias);
+        if ((rc = lower_target(cx, named_child(cx, target, 0), &n->kid[1])) != CR_OK) return rc;
+    } else if ((rc = lower_expr(cx, value, &n->kid[0])) != CR_OK) {
+        return rc;
+    }
+    *out = n;
+    return CR_OK;
+}
+
+/* WITH(items..., body); `async with` is outside the subset. */
+static cr_code lower_with(lower_ctx *cx, cn ts)
+{
+    size_t base, count, ibase = cx->nis;
+    cr_code rc = CR_OK;
+    ir_node *n;
+    for (cn k = first_child(ts); k && rc == CR_OK; k = next_sibling(cx->cst, k)) {
+        if (sym(k) != S_with_clause) continue;
+        if ((rc = kids(cx, k, 1, &base, &count)) != CR_OK) return rc;
+        for (size_t i = 0; i < count && rc == CR_OK; i++)
+            if (sym(cx->ks[base + i].node) == S_with_item &&
+                (rc = lower_with_item(cx, cx->ks[base + i].node, &n)) == CR_OK)
+                rc = push_ir(cx, n);
+        cx->nks = base;
+    }
+    if (rc == CR_OK && (rc = lower_block(cx, field(cx, ts, F_body), &n)) == CR_OK)
+        rc = push_ir(cx, n);
+    if (rc != CR_OK || (rc = pop_ir(cx, IR_WITH, ts, ibase, &n)) != CR_OK) return rc;
+    return push_ir(cx, n);
+}
+
 static cr_code lower_leaf(lower_ctx *cx, cn ts, ir_kind kind)
 {
     ir_node *n = mk(cx, kind, ts, 0);
@@ -1704,6 +1746,13 @@ static cr_code lower_stmt(lower_ctx *cx, cn ts)
         break;
     case S_raise_statement: rc = lower_raise(cx, ts); break;
     case S_try_statement: rc = lower_try(cx, ts); break;
+    case S_with_statement:
+        if (is_async(ts)) {
+            if ((rc = unsupported_as(cx, ts, "async", 1, &n)) == CR_OK) rc = push_ir(cx, n);
+        } else {
+            rc = lower_with(cx, ts);
+        }
+        break;
     case S_assert_statement: rc = lower_simple(cx, ts, IR_ASSERT, 2, lower_expr); break;
     case S_delete_statement: rc = lower_simple(cx, ts, IR_DEL, 0, lower_target); break;
     case S_global_statement: rc = lower_simple(cx, ts, IR_GLOBAL, 0, lower_expr); break;
@@ -1806,7 +1855,8 @@ static cr_code check_logical_line(lower_ctx *cx, cn ts)
 static int is_simple_stmt(int s)
 {
     return is_stmt_sym(s) && s != S_if_statement && s != S_for_statement &&
-           s != S_while_statement && s != S_function_definition && s != S_try_statement;
+           s != S_while_statement && s != S_function_definition && s != S_try_statement &&
+           s != S_with_statement;
 }
 
 static cr_code lower_body(lower_ctx *cx, cn ts, ir_kind kind, ir_node **out)

@@ -307,6 +307,9 @@ static void debug_binds(vd_ctx *v, const ir_node *n, int depth)
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         debug_target(v, n->kid[0], "assign to", depth);
         break;
+    case IR_WITHITEM:
+        debug_target(v, n->kid[1], "assign to", depth);
+        break;
     case IR_EXCEPT:   /* at the clause, as CPython */
         if (n->kid[1] && is_debug(n->kid[1]->text))
             report(v, ST_COMPILER, n->line, n->col, "cannot %s __debug__", "assign to");
@@ -428,6 +431,7 @@ static void check_starred(vd_ctx *v, const ir_node *n, uint32_t i)
     case IR_SUBSCRIPT: if (i >= 1) return; break;
     case IR_ASSIGN: if (i + 1 < n->n) return; break;
     case IR_FOR: case IR_COMPFOR: if (i == 0) return; break;
+    case IR_WITHITEM: if (i == 1) return; break;
     case IR_LISTCOMP: case IR_SETCOMP: case IR_GENEXP:
         if (i == 0) {
             report(v, ST_PARSER, k->line, k->col, "iterable unpacking cannot be used in comprehension%s", "");
@@ -448,6 +452,7 @@ static void check_targets(vd_ctx *v, const ir_node *n, int depth)
     switch (n->kind) {
     case IR_ASSIGN: for (i = 0; i + 1 < n->n; i++) check_target(v, n->kid[i], 0, depth); break;
     case IR_FOR: case IR_COMPFOR: check_target(v, n->kid[0], 0, depth); break;
+    case IR_WITHITEM: check_target(v, n->kid[1], 0, depth); break;
     case IR_DEL: for (i = 0; i < n->n; i++) check_target(v, n->kid[i], 1, depth); break;
     default: break;
     }
@@ -580,7 +585,7 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
         rc = scope_bind(v, s, n->kid[0], depth);
         from = 1;
         break;
-    case IR_EXCEPT:
+    case IR_EXCEPT: case IR_WITHITEM:
         if ((rc = scope_walk(v, s, n->kid[0], depth + 1)) == CR_OK)
             rc = scope_bind(v, s, n->kid[1], depth);
         from = 2;

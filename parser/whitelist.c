@@ -185,6 +185,24 @@ static const arg_shape *shape_of(int mod, const char *name)
     return NULL;
 }
 
+/* The context managers `with` may enter: calls of these functions, with at most `npos`
+ * positional arguments and keywords among `kws` (the evaluator's manager has only these
+ * attributes). Anything else a with statement enters is a reason. */
+static const struct {
+    int mod;
+    const char *name;
+    size_t npos;
+    const char *kws[4];
+} managers[] = { { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL } } };
+#define NMANAGERS (sizeof managers / sizeof managers[0])
+
+static int manager_of(int mod, const char *name)
+{
+    for (size_t i = 0; i < NMANAGERS; i++)
+        if (managers[i].mod == mod && strcmp(managers[i].name, name) == 0) return (int)i + 1;
+    return 0;
+}
+
 /* ---- the check -------------------------------------------------------------------------- */
 
 typedef struct {
@@ -267,7 +285,7 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
         int m = registry_module(n->text), sub;
         if (is_star_import(n)) w->star |= 1u << (is_star_import(n) - 1);
         rc = parser_nameset_add(&w->bound, n->aux);
-        if (rc == CR_OK && m >= 0 && shaped_module(m)) {
+        if (rc == CR_OK && m >= 0 && (shaped_module(m) || manager_of(m, n->kid[0]->text))) {
             if (w->nfrom == w->fromcap) {
                 size_t cap = w->fromcap ? 2 * w->fromcap : 8;
                 void *p = realloc(w->from, cap * sizeof *w->from);
@@ -306,6 +324,9 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
     }
     case IR_AUGASSIGN: case IR_FOR: case IR_COMPFOR:
         if (n->n) rc = bind_targets(w, n->kid[0]);
+        break;
+    case IR_WITHITEM:
+        rc = bind_targets(w, n->kid[1]);
         break;
     case IR_EXCEPT:
         if ((rc = bind_targets(w, n->kid[1])) == CR_OK && n->kid[1])
@@ -550,7 +571,8 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         const char *name = f->text, *orig;
         int fm;
         if ((rc = star_name(w, f, name)) != CR_OK) return rc;
-        if (from_import_of(w, name, &fm, &orig)) return check_shapes(w, call, fm, orig, depth);
+        if (from_import_of(w, name, &fm, &orig) && shaped_module(fm))
+            return check_shapes(w, call, fm, orig, depth);
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
                  (registry_attr(MOD_NONE, name, NULL) == REG_FUNC ||
                   parser_nameset_has(&w->bound, name) ||
@@ -574,6 +596,36 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         rc = format_reason(w, call, f->text);
     }
     return rc == CR_OK ? check(w, obj, depth + 1) : rc;
+}
+
+/* 1 + the managers[] index of the function a call calls, or 0: `m.name(...)` with m the
+ * module, or `name(...)` after `from m import name` or `from m import *`. */
+static int manager_call(wl_ctx *w, const ir_node *call)
+{
+    const ir_node *f = call && call->kind == IR_CALL && call->n ? call->kid[0] : NULL;
+    int m;
+    const char *orig;
+    if (!f || !f->text) return 0;
+    if (f->kind == IR_ATTR) return (m = module_of(w, f->n ? f->kid[0] : NULL)) >= 0 ? manager_of(m, f->text) : 0;
+    if (f->kind != IR_NAME) return 0;
+    if (from_import_of(w, f->text, &m, &orig)) return manager_of(m, orig);
+    for (size_t k = 0; k < NSTAR; k++)
+        if ((w->star >> k & 1) && (m = manager_of(star_mods[k].mod, f->text))) return m;
+    return 0;
+}
+
+/* A call of a manager's function: a reason when it passes what the manager lacks. */
+static cr_code manager_args(wl_ctx *w, const ir_node *call, int i)
+{
+    size_t npos = 0;
+    for (uint32_t k = 1; k < call->n; k++) {
+        const ir_node *a = call->kid[k];
+        int ok = a->kind != IR_STARRED && a->kind != IR_DSTARRED;
+        if (ok && a->kind == IR_KEYWORD) ok = in_list(managers[i - 1].kws, a->text);
+        else if (ok) ok = ++npos <= managers[i - 1].npos;
+        if (!ok) return add_reason2(w, call, "args:%s", managers[i - 1].mod, managers[i - 1].name);
+    }
+    return CR_OK;
 }
 
 /* An assignment, for or del target: names are written, not read. */
@@ -648,10 +700,21 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     case IR_EXCEPT:
         if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;
         break;
-    case IR_CALL:
+    case IR_CALL: {
+        int mi = manager_call(w, n);
         if (n->n && (rc = check_callee(w, n, depth)) != CR_OK) return rc;
+        if (mi && (rc = manager_args(w, n, mi)) != CR_OK) return rc;
         first = 1;
         break;
+    }
+    case IR_WITHITEM: {
+        const ir_node *e = n->kid[0], *f = e->kind == IR_CALL && e->n ? e->kid[0] : NULL;
+        if (!manager_call(w, e) &&
+            (rc = add_reason(w, e, "with:%s", f && f->text ? f->text : ir_kind_name(e->kind))) != CR_OK)
+            return rc;
+        if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;
+        return check(w, e, depth + 1);
+    }
     case IR_ASSIGN:
         for (uint32_t i = 0; i + 1 < n->n && rc == CR_OK; i++) rc = check_target(w, n->kid[i], depth);
         first = n->n ? n->n - 1 : 0;

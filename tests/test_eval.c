@@ -2415,6 +2415,159 @@ static const struct {
       "2 True\n" },
 };
 
+/* Decimal.as_tuple(): a named tuple (sign, digits, exponent) with CPython's fields for
+ * infinities and NaNs; a named tuple equals and hashes as its tuple (LinearRegression too). */
+static void test_decimal_as_tuple(void)
+{
+    CHECK(run("from decimal import Decimal as D\n"
+              "for s in ['1.23','-0.00','123E5','Inf','-Infinity','NaN','NaN123','-sNaN7','0','1E+2']:\n"
+              "    print(repr(D(s).as_tuple()))\n"
+              "t = D('-1.50').as_tuple()\n"
+              "print(t.sign, t.digits, t.exponent, t[1], len(t), t == (1, (1, 5, 0), -2), tuple(t), str(t))\n"
+              "s, d, e = t\n"
+              "print(s, d, e, len({t, (1, (1, 5, 0), -2)}), list(t))\n"
+              "print(f'{t}', t == D('-1.50').as_tuple(), t != D('1.50').as_tuple(), {t: 1}[(1, (1, 5, 0), -2)])\n"
+              "import statistics\n"
+              "r = statistics.linear_regression([1, 2, 3], [2, 4, 6])\n"
+              "print(r == (2.0, 0.0), {r: \"lr\"}[(2.0, 0.0)], len({r, (2.0, 0.0)}))\n",
+              "DecimalTuple(sign=0, digits=(1, 2, 3), exponent=-2)\nDecimalTuple(sign=1, digits=(0,), exponent=-2)\nDecimalTuple(sign=0, digits=(1, 2, 3), exponent=5)\nDecimalTuple(sign=0, digits=(0,), exponent='F')\nDecimalTuple(sign=1, digits=(0,), exponent='F')\nDecimalTuple(sign=0, digits=(), exponent='n')\nDecimalTuple(sign=0, digits=(1, 2, 3), exponent='n')\nDecimalTuple(sign=1, digits=(7,), exponent='N')\nDecimalTuple(sign=0, digits=(0,), exponent=0)\nDecimalTuple(sign=0, digits=(1,), exponent=2)\n1 (1, 5, 0) -2 (1, 5, 0) 3 True (1, (1, 5, 0), -2) DecimalTuple(sign=1, digits=(1, 5, 0), exponent=-2)\n1 (1, 5, 0) -2 1 [1, (1, 5, 0), -2]\nDecimalTuple(sign=1, digits=(1, 5, 0), exponent=-2) True True 1\nTrue lr 1\n", NULL));
+    CHECK(raises("from decimal import Decimal as D\nprint(D(1).as_tuple(1))\n",
+                 "TypeError", "Decimal.as_tuple() takes no arguments (1 given)", 2, 0));
+    CHECK(raises("from decimal import Decimal as D\nprint(D(1).as_tuple().year)\n",
+                 "AttributeError", "'DecimalTuple' object has no attribute 'year'", 2, 0));
+}
+
+/* sum() adds into its accumulator's own value when nothing else holds it: a start value or
+ * an item the program still holds is never changed, and results are those of `+`. */
+static void test_sum_steps(void)
+{
+    CHECK(run("a = 2.5\ns = sum([a, 1.5], a)\nprint(s, a)\nxs = [0.5] * 3\n"
+              "print(sum(xs), xs, sum(xs, 0.25), sum(xs, 0.25))\n"
+              "print(sum(i * 0.5 for i in range(10)), sum([1, 2, 3]), sum([1, 2.5, True]), sum([True, True]))\n"
+              "t = sum(i * 0.25 for i in range(-5, 6))\n"
+              "print(t, isinstance(t, float), sum(range(5), 10), sum([], 0.5))\n"
+              "import math\nprint(sum([math.sqrt(2), 1, 2]) > 4.41, sum(x / 3 for x in [1, 2, 3]))\n"
+              "b = 10 ** 30\nprint(sum([b, b, 1]), b, sum([2 ** 62, 2 ** 62, 2 ** 62]))\n",
+              "6.5 2.5\n1.5 [0.5, 0.5, 0.5] 1.75 1.75\n22.5 6 4.5 2\n0.0 True 20 0.5\nTrue 2.0\n"
+              "2000000000000000000000000000001 1000000000000000000000000000000 13835058055282163712\n",
+              NULL));
+    /* a float literal's denominator is a power of two: products and sums of them reduce by
+     * shifts, to the same canonical fractions */
+    CHECK(run("print(sum(i * 0.5 for i in range(-7, 8)), 3 * 0.75 - 0.25, 6 * 0.125, -6 * 0.375 + 0.25,"
+              " 0.5 * 0.5 + 0.75)\n",
+              "0.0 2.0 0.75 -2.0 1.0\n", NULL));
+}
+
+/* `with decimal.localcontext()`: the block runs in a copy of the context (made when
+ * localcontext() is called, with its prec and rounding), and the context that was current
+ * comes back however the block ends; each context is an object of its own, as CPython's. */
+static void test_with(void)
+{
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "with localcontext() as ctx:\n"
+              "    ctx.prec = 5\n"
+              "    print(D(1) / D(7), getcontext().prec, ctx is getcontext())\n"
+              "print(D(1) / D(7), getcontext().prec)\n",
+              "0.14286 5 True\n0.1428571428571428571428571429 28\n", NULL));
+    CHECK(run("import decimal\n"
+              "with decimal.localcontext(prec=3, rounding=decimal.ROUND_DOWN) as c:\n"
+              "    print(decimal.Decimal(2) / 3, c.rounding, c)\n"
+              "print(decimal.getcontext())\n",
+              "0.666 ROUND_DOWN Context(prec=3, rounding=ROUND_DOWN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\nContext(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "def f():\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 2\n"
+              "        return D(1) / 3\n"
+              "print(f(), D(1) / 3)\n"
+              "for i in range(4):\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = i + 1\n"
+              "        if i == 1:\n"
+              "            continue\n"
+              "        print(D(2) / 3)\n"
+              "        if i == 2:\n"
+              "            break\n"
+              "print(D(2) / 3, getcontext().prec)\n",
+              "0.33 0.3333333333333333333333333333\n0.7\n0.667\n0.6666666666666666666666666667 28\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "try:\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 3\n"
+              "        x = 1 / 0\n"
+              "except ZeroDivisionError as e:\n"
+              "    print('caught', e, getcontext().prec)\n"
+              "with localcontext() as c:\n"
+              "    c.prec = 4\n"
+              "    try:\n"
+              "        D(1) / 0\n"
+              "    except ZeroDivisionError:\n"
+              "        print('inner', getcontext().prec, D(1) / 3)\n"
+              "print(D(1) / 3)\n",
+              "caught division by zero 28\ninner 4 0.3333\n0.3333333333333333333333333333\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "g = getcontext()\n"
+              "with localcontext() as c:\n"
+              "    c.prec = 4\n"
+              "    g.prec = 7\n"
+              "    print(g.prec, c.prec, D(1) / 3)\n"
+              "print(c.prec, D(1) / 3, g is getcontext())\n"
+              "c.prec = 2\n"
+              "print(D(1) / 3, c)\n",
+              "7 4 0.3333\n4 0.3333333 True\n0.3333333 Context(prec=2, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext, ROUND_UP\n"
+              "g = getcontext()\n"
+              "g.prec = 6\n"
+              "with localcontext(g, 9) as a, localcontext(prec=2) as b:\n"
+              "    print(a.prec, b.prec, getcontext().prec, D(2) / 3)\n"
+              "with localcontext(None, None, ROUND_UP):\n"
+              "    print(D(2) / 3)\n"
+              "with localcontext(a) as a2:\n"
+              "    print(a2.prec, a2 is a)\n"
+              "print(getcontext().prec, D(2) / 3)\n",
+              "9 2 2 0.67\n0.666667\n9 False\n6 0.666667\n", NULL));
+    CHECK(run("from decimal import Decimal as D, localcontext, getcontext\n"
+              "with localcontext() as c:\n"
+              "    D(1) / 3\n"
+              "    print(c)\n"
+              "print(getcontext())\n",
+              "Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\nContext(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(run("import decimal\n"
+              "decimal.getcontext().prec = 4\n"
+              "print(decimal.Decimal(1) / 7)\n"
+              "decimal.getcontext().rounding = decimal.ROUND_UP\n"
+              "print(decimal.Decimal(1) / 7, decimal.getcontext())\n",
+              "0.1429\n0.1429 Context(prec=4, rounding=ROUND_UP, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n", NULL));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(5):\n"
+              "    pass\n",
+                 "TypeError", "optional argument must be a context", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec='x'):\n"
+              "    pass\n",
+                 "TypeError", "an integer is required", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec=0):\n"
+              "    pass\n",
+                 "ValueError", "valid range for prec is [1, MAX_PREC]", 2, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(prec=10**30):\n"
+              "    pass\n",
+                 "OverflowError", "Python int too large to convert to C ssize_t", 2, 0));
+    CHECK(raises("from decimal import localcontext, getcontext\n"
+              "try:\n"
+              "    with localcontext() as c:\n"
+              "        c.prec = 3\n"
+              "        raise ValueError('x')\n"
+              "finally:\n"
+              "    print(getcontext().prec)\n",
+                 "ValueError", "x", 5, 0));
+    CHECK(raises("from decimal import localcontext\n"
+              "with localcontext(None, 5, prec=4):\n"
+              "    pass\n",
+                 "TypeError", "argument for function given by name ('prec') and position (2)", 2, 0));
+}
+
 static void test_try(void)
 {
     for (size_t i = 0; i < sizeof try_prints / sizeof try_prints[0]; i++)
@@ -2607,6 +2760,9 @@ int main(void)
     test_math_star();
     test_nonfinite();
     test_try();
+    test_with();
+    test_sum_steps();
+    test_decimal_as_tuple();
     test_decimal();
     test_decimal_errors();
     test_decimal_value();

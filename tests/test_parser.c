@@ -244,6 +244,20 @@ static void test_statements(void)
     CHECK_STR(ir("def f():\n    try: return 1\n    except E as e: return e\n"),
               "(module (funcdef f (params) (block (try (block (return (num 1))) "
               "(except (name E) (name e) (block (return (name e)))) _ _))))");
+    /* with: items (manager, target or _) in order, then the block; parentheses around the
+     * items group them, around one `as` target only group it */
+    CHECK_STR(ir("with a() as b, c:\n    pass\nwith (d() as (e, f), g()):\n    x = 1\n"
+                 "with (h()) as (i):\n    pass\n"),
+              "(module (with (withitem (call (name a)) (name b)) (withitem (name c) _) (block (pass))) "
+              "(with (withitem (call (name d)) (tuple (name e) (name f))) (withitem (call (name g)) _) "
+              "(block (assign (name x) (num 1)))) "
+              "(with (withitem (call (name h)) (name i)) (block (pass))))");
+    CHECK_STR(ir("with (a, b) as c:\n    pass\n"),
+              "(module (with (withitem (tuple (name a) (name b)) (name c)) (block (pass))))");
+    CHECK_STR(ir("with a() as *b:\n    pass\n"), "E4 1:13 starred assignment target must be in a list or tuple");
+    CHECK_STR(ir("with a() as f():\n    pass\n"), "E4 1:13 cannot assign to function call");
+    CHECK_STR(ir("def f():\n    with a() as x:\n        pass\n    global x\n"),
+              "E4 4:5 name 'x' is assigned to before global declaration");
     CHECK_STR(ir("assert x, 'm'\nassert y\n"),
               "(module (assert (name x) (str \"m\")) (assert (name y) _))");
     CHECK_STR(ir("del a[0], b\n"), "(module (del (subscript (name a) (num 0)) (name b)))");
@@ -261,8 +275,24 @@ static void test_unsupported(void)
               "(module (unsupported class_definition (name A) (block (assign (name x) (num 1)))))");
     CHECK_STR(reasons("class A:\n    import pandas\n"),
               "node:class_definition 1:1 [class A:]; import:pandas 2:5 [import pandas]");
+    /* `with` enters only the managers the evaluator has (decimal's localcontext), with the
+     * arguments it takes; what is inside is looked at as anywhere */
     CHECK_STR(reasons("with open('f') as f:\n    pass\n"),
-              "node:with_statement 1:1 [with open('f') as f:]; call:open 1:6 [open('f')]");
+              "with:open 1:6 [open('f')]; call:open 1:6 [open('f')]");
+    CHECK_STR(reasons("import decimal as d\nfrom decimal import localcontext as lc\n"
+                      "with d.localcontext() as c, lc(prec=5) as c2:\n    c.prec = 3\n"
+                      "with d.localcontext(d.getcontext(), 4, d.ROUND_UP):\n    pass\n"), "");
+    CHECK_STR(reasons("from decimal import *\nwith localcontext(rounding=ROUND_UP):\n    pass\n"), "");
+    CHECK_STR(reasons("import decimal\nm = decimal.localcontext()\nwith m:\n    pass\n"
+                      "with decimal.getcontext():\n    pass\nwith localcontext():\n    pass\n"),
+              "with:name 3:6 [m]; with:getcontext 5:6 [decimal.getcontext()]; "
+              "with:localcontext 7:6 [localcontext()]");
+    CHECK_STR(reasons("import decimal\nwith decimal.localcontext(Emin=-9):\n    import os\n"
+                      "m = decimal.localcontext(None, 1, None, 3)\n"),
+              "args:decimal.localcontext 2:6 [decimal.localcontext(Emin=-9)]; import:os 3:5 [import os]; "
+              "args:decimal.localcontext 4:5 [decimal.localcontext(None, 1, None, 3)]");
+    CHECK_STR(reasons("async def f():\n    async with g():\n        pass\n"),
+              "node:async 1:1 [async def f():]; node:async 2:5 [async with g():]");
     CHECK_STR(reasons("try:\n    x = 1\nexcept Exception:\n    pass\n"), "");
     /* exception groups are not in the subset; what is inside is still looked at */
     CHECK_STR(reasons("try:\n    import os\nexcept* ValueError:\n    pass\n"),
@@ -317,12 +347,11 @@ static void test_whitelist(void)
                       "from math import nan, isnan\n"), "");
     CHECK_STR(reasons("def f():\n    from math import *\n"),
               "import:math.* 2:5 [from math import *]");
-    /* the same for decimal's star import: what the registry lacks (localcontext, most signal
-     * classes) is a reason where it is used, and only there */
+    /* the same for decimal's star import: what the registry lacks (most signal classes) is
+     * a reason where it is used, and only there */
     CHECK_STR(reasons("from decimal import *\nx = Decimal('1.5').quantize(Decimal('0.1'), ROUND_HALF_UP)\n"
                       "getcontext().prec = 5\n"), "");
     CHECK_STR(reasons("from decimal import *\nc = localcontext()\ne = Clamped\nf = InvalidOperation\n"),
-              "import:decimal.localcontext 2:5 [localcontext]; "
               "import:decimal.Clamped 3:5 [Clamped]");
     CHECK_STR(reasons("def f():\n    from decimal import *\n"),
               "import:decimal.* 2:5 [from decimal import *]");
