@@ -2,6 +2,7 @@
  * A thin front end over libcalcroute: argument parsing and output only. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,8 +40,17 @@ static const char usage[] =
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
     "                          table, precision, rounding, answer_vars, id), one result line\n"
     "                          out per input line, in order; a bad line gives an error line\n"
+    "  --pool N                keep N sandboxes (ns tier, 1..64) warm before requests arrive,\n"
+    "                          each used once; a request finding none ready starts cold\n"
+    "                          (--json's timings.sandbox_start says which). For --batch\n"
+    "  --preload MODULES       comma-separated modules the warm sandboxes import first\n"
+    "                          (e.g. numpy,pandas)\n"
+    "  --no-refill             do not replace warm sandboxes once used\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
+    "\n"
+    "SIGTERM during --batch: the request running ends, no more are read, the warm sandboxes\n"
+    "are removed, and calc-route dies by SIGTERM.\n"
     "\n"
     "Exit status: 0 ok, 1 the code raised an exception, 2 usage (also: --audit names a\n"
     "file that is not a ledger), 3 a limit was hit,\n"
@@ -279,6 +289,14 @@ static ssize_t read_line(FILE *in, char **buf, size_t *cap, int *too_long)
 /* One JSON result line for each input line, in order; a bad line yields an error object
  * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
  * 5 when the engine failed. */
+static volatile sig_atomic_t terminated;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    terminated = 1;
+}
+
 static int run_batch(cr_engine *engine, FILE *in)
 {
     char *line = NULL;
@@ -286,7 +304,7 @@ static int run_batch(cr_engine *engine, FILE *in)
     ssize_t n;
     int rc = EX_OK;
     int too_long;
-    while ((n = read_line(in, &line, &cap, &too_long)) >= 0) {
+    while (!terminated && (n = read_line(in, &line, &cap, &too_long)) >= 0 && !terminated) {
         while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
         cr_error e = {0};
         if (too_long) {
@@ -371,7 +389,8 @@ static int load_json_file(const char *path, const char *what, cr_request *req,
 int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
-           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH };
+           O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH, O_POOL,
+           O_PRELOAD, O_NO_REFILL };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -382,6 +401,8 @@ int main(int argc, char **argv)
         {"memory", required_argument, 0, O_MEMORY},   {"data", required_argument, 0, O_DATA},
         {"out", required_argument, 0, O_OUT},         {"audit", required_argument, 0, O_AUDIT},
         {"batch", no_argument, 0, O_BATCH},
+        {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
+        {"no-refill", no_argument, 0, O_NO_REFILL},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -459,6 +480,15 @@ int main(int argc, char **argv)
         }
         case O_AUDIT: cfg.audit_path = optarg; break;
         case O_BATCH: batch = 1; break;
+        case O_POOL: {
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 64)
+                rc = die_usage("--pool: want 1 to 64 warm sandboxes, got '%s'", optarg);
+            cfg.pool_size = (unsigned)n;
+            break;
+        }
+        case O_PRELOAD: cfg.pool_preload = optarg; break;
+        case O_NO_REFILL: cfg.pool_refill = 0; break;
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }
     }
@@ -475,10 +505,20 @@ int main(int argc, char **argv)
             rc = EX_USAGE;
             goto out;
         }
+        /* No SA_RESTART: the read waiting for the next line returns. The running request
+         * ends by its own limits; a second SIGTERM kills at once (SA_RESETHAND). */
+        struct sigaction sa = { .sa_handler = on_term, .sa_flags = SA_RESETHAND };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGTERM, &sa, NULL);
         cr_engine *engine = open_engine(&cfg, &rc);
         if (engine) rc = run_batch(engine, in);
         cr_engine_close(engine);
         if (in != stdin) fclose(in);
+        if (terminated) {
+            cr_request_free(req);
+            fflush(stdout);
+            raise(SIGTERM);
+        }
         goto out;
     }
     size_t len;
