@@ -51,6 +51,12 @@ static const char usage[] =
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
     "                          table, precision, rounding, answer_vars, seed, id), one result line\n"
     "                          out per input line, in order; a bad line gives an error line\n"
+    "  --pool N                keep N sandboxes (ns tier, 1..64) warm before requests arrive,\n"
+    "                          each used once; a request finding none ready starts cold\n"
+    "                          (--json's timings.sandbox_start says which). For --batch\n"
+    "  --preload MODULES       comma-separated modules the warm sandboxes import first\n"
+    "                          (e.g. numpy,pandas)\n"
+    "  --no-refill             do not replace warm sandboxes once used\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -475,7 +481,7 @@ int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
-           O_INTERPRETER, O_ALLOW_DIR, O_SEED };
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -489,6 +495,8 @@ int main(int argc, char **argv)
         {"interpreter", required_argument, 0, O_INTERPRETER},
         {"allow-dir", required_argument, 0, O_ALLOW_DIR},
         {"seed", required_argument, 0, O_SEED},
+        {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
+        {"no-refill", no_argument, 0, O_NO_REFILL},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -573,6 +581,15 @@ int main(int argc, char **argv)
         case O_INTERPRETER: cfg.interpreter = optarg; break;
         case O_ALLOW_DIR: cfg.allow_dir = optarg; break;
         case O_BATCH: batch = 1; break;
+        case O_POOL: {
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 64)
+                rc = die_usage("--pool: want 1 to 64 warm sandboxes, got '%s'", optarg);
+            cfg.pool_size = (unsigned)n;
+            break;
+        }
+        case O_PRELOAD: cfg.pool_preload = optarg; break;
+        case O_NO_REFILL: cfg.pool_refill = 0; break;
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }
     }

@@ -98,6 +98,13 @@ typedef struct {
     const char *allow_dir;     /* a host directory (canonical absolute path) the sandbox sees
                                   read-only at the same path, e.g. a virtual environment whose
                                   bin/python is the interpreter; NULL: none */
+    /* Warm pool (ns tier): sandboxes made before requests arrive, each taking one request
+     * and then destroyed. A request that finds none ready starts cold; the result's JSON
+     * timings say which ("sandbox_start"). Worth it for a long-lived engine (a server,
+     * --batch, the Python binding); 0 (the default) keeps none. */
+    unsigned pool_size;        /* sandboxes kept ready, 0..64 */
+    const char *pool_preload;  /* comma-separated modules they import first ("numpy,pandas") */
+    int pool_refill;           /* 1 (default): each one used or dead is replaced */
 } cr_config;
 
 CR_API void cr_config_default(cr_config *cfg);

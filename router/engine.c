@@ -24,6 +24,29 @@ void cr_config_default(cr_config *cfg)
     cfg->timeout_s = 10;
     cfg->memory_mib = 512;
     cfg->interpreter = "/usr/bin/python3";
+    cfg->pool_refill = 1;
+}
+
+/* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
+ * one: on a host where auto picks kvm, requests start cold there. */
+static cr_code open_pool(cr_engine *e, const char *preload, cr_error *err)
+{
+    sandbox_pool_config pc;
+    char why[256];
+    cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : e->cfg.tier;
+    if (e->cfg.tier == CR_TIER_KVM || e->cfg.tier == CR_TIER_NONE)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
+                            "tier has)", e->cfg.tier == CR_TIER_KVM ? "kvm" : "none");
+    if (t != CR_TIER_NS) return CR_OK;
+    memset(&pc, 0, sizeof pc);
+    pc.size = e->cfg.pool_size;
+    pc.preload = preload;
+    pc.refill = e->cfg.pool_refill;
+    pc.interpreter = e->interpreter;
+    pc.data_dir = e->data_dir;
+    pc.allow_dir = e->allow_dir;
+    router_sandbox_limits(e, &pc.limits);
+    return sandbox_pool_open(&pc, &e->pool, err);
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -87,12 +110,18 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_engine_close(e);
         return NULL;
     }
+    e->cfg.pool_preload = NULL;     /* borrowed: the pool keeps its own copy */
+    if (cfg->pool_size && open_pool(e, cfg->pool_preload, err) != CR_OK) {
+        cr_engine_close(e);
+        return NULL;
+    }
     return e;
 }
 
 void cr_engine_close(cr_engine *e)
 {
     if (!e) return;
+    sandbox_pool_close(e->pool);
     audit_close(e->audit);
     pthread_mutex_destroy(&e->audit_lock);
     if (e->intr[0] >= 0) close(e->intr[0]);

@@ -24,6 +24,7 @@ void cr_result_free(cr_result *res)
     free(res->dropped_json);
     json_decref(res->artifacts);
     free(res->tier_note);
+    free(res->start_note);
     free(res->limit_name);
     free(res->json);
     free(res);
@@ -210,6 +211,10 @@ json_t *router_result_to_json(const cr_result *res)
     if (res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) {
         cr_json_set(tm, "sandbox_wall_s", real_or_null(res->sandbox_wall_s), &failed);
         cr_json_set(tm, "sandbox_cpu_s", real_or_null(res->sandbox_cpu_s), &failed);
+        /* Warm: a pool's worker ran it, and the two figures above count from its handoff. */
+        cr_json_set(tm, "sandbox_start", json_string(res->sandbox_warm ? "warm" : "cold"), &failed);
+        if (res->start_note)
+            cr_json_set(tm, "sandbox_start_note", json_string(res->start_note), &failed);
         cr_json_set(tm, "peak_memory_bytes", json_integer((json_int_t)res->peak_memory), &failed);
     }
     cr_json_set(o, "timings", tm, &failed);

@@ -80,6 +80,14 @@ static char *dropped_json(const sandbox_outcome *oc)
     return s;
 }
 
+void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim)
+{
+    memset(lim, 0, sizeof *lim);
+    lim->wall_s = e->cfg.timeout_s;
+    lim->cpu_s = e->cfg.timeout_s;
+    lim->memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+}
+
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
                            cr_result *res, cr_error *err)
 {
@@ -95,9 +103,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.out_dir = e->out_dir;
     job.allow_dir = e->allow_dir;
     job.answer_vars = pol->answer_vars;
-    job.limits.wall_s = e->cfg.timeout_s;
-    job.limits.cpu_s = e->cfg.timeout_s;
-    job.limits.memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+    router_sandbox_limits(e, &job.limits);
     job.interrupt_fd = e->intr[0];
     char *globals = req->nbinds ? router_bindings_json(req) : NULL;
     job.globals_json = globals;
@@ -105,7 +111,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     res->seed = sandbox_job_seed(&job);
     res->has_seed = 1;
     cr_error serr = {0};
-    cr_code rc = sandbox_run(&job, &oc, &serr);
+    cr_code rc = sandbox_pool_run(e->pool, &job, &oc, &serr);
     free(globals);
     if (rc == CR_ENOMEM) {
         sandbox_outcome_free(&oc);
@@ -161,6 +167,8 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     if (!(res->dropped_json = dropped_json(&oc))) oom = 1;
+    res->sandbox_warm = oc.warm;
+    if (e->pool && oc.start_note[0] && !(res->start_note = strdup(oc.start_note))) oom = 1;
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;

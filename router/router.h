@@ -11,6 +11,7 @@
 #include "common/common.h"
 #include "parser/ir.h"
 #include "evaluator/evaluator.h"
+#include "sandbox/sandbox.h"
 
 struct cr_engine {
     cr_config cfg;          /* strings below are the engine's own copies */
@@ -21,6 +22,7 @@ struct cr_engine {
     char tier_note[256];    /* why auto chose the tier it did */
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
+    sandbox_pool *pool;     /* warm ns workers (cfg.pool_size), or NULL */
 };
 
 struct cr_request {
@@ -66,6 +68,8 @@ struct cr_result {
     char *tier_note;        /* the sandbox's note on its tier, or NULL */
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
     double sandbox_wall_s, sandbox_cpu_s;
+    int sandbox_warm;       /* a warm pool's worker ran it (wall and CPU from the handoff) */
+    char *start_note;       /* why a request to an engine with a pool started cold, or NULL */
     uint64_t peak_memory;
     int has_seed;           /* a sandbox ran: seed is what random and numpy.random drew from */
     uint32_t seed;
@@ -78,6 +82,8 @@ struct cr_result {
  * when res holds an outcome (even "the sandbox could not be set up": status CR_ESANDBOX). */
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
                            cr_result *res, cr_error *err);
+/* The limits every sandboxed run of the engine gets (and its warm pool is made with). */
+void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim);
 /* Appends res's record to the engine's ledger (when it has one) and sets res->audit_*. */
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
                       cr_error *err);

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "calcroute.h"
 #include "common/common.h"
@@ -176,6 +177,10 @@ typedef struct {
     char *dropped_names;
     size_t dropped_names_len;
 
+    int warm;                 /* 1: a pool's warm worker ran it (sandbox_pool_run): wall_s
+                                 and cpu_s count from the handoff of the job; 0: a cold
+                                 start */
+    char start_note[128];     /* why a job given to a warm pool started cold, or "" */
     double wall_s;            /* wall clock of the whole run, setup included (kvm tier: of
                                  the run inside the VM, as the limits count it; the VM's
                                  start and stop are in tier_note) */
@@ -197,6 +202,47 @@ void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zero
 int sandbox_tier_available(cr_tier tier, char *why, size_t why_len);
 /* The tier CR_TIER_AUTO resolves to on this host, with the reason in why. */
 cr_tier sandbox_tier_auto(char *why, size_t why_len);
+
+/* ---- warm pool (ns tier; sandbox/ns/pool.c) ------------------------------------------------
+ * Workers made before any job: each an ns sandbox (namespaces, tmpfs root, cgroup, seccomp)
+ * whose runner has started, imported the preload modules and forked the code's process, and
+ * waits for one job; it runs that job and is destroyed. What a worker is made with is its
+ * key: interpreter, data directory, and the limits it bakes in (memory, processes, /tmp and
+ * /out sizes and files, CPU seconds rounded up); the wall clock and output caps are the job's
+ * own. A job whose key matches no ready worker, or that finds none ready, starts cold
+ * (outcome.warm 0, start_note says why). A worker that dies before its job is replaced (with
+ * refill on); close kills the idle ones and waits until every process and cgroup of theirs
+ * is gone. */
+#define SANDBOX_POOL_MAX 64          /* workers in one pool */
+#define SANDBOX_PRELOAD_MAX 1024     /* bytes of the preload list */
+typedef struct sandbox_pool sandbox_pool;
+typedef struct {
+    unsigned size;            /* workers kept ready, 1..SANDBOX_POOL_MAX */
+    const char *preload;      /* comma-separated modules imported before any job ("numpy,
+                                 pandas"); NULL: none. One that fails to import is left to
+                                 the job that imports it */
+    int refill;               /* 1: a worker used or dead is replaced; 0: `size` workers in
+                                 all, then every job starts cold */
+    const char *interpreter;  /* the key (copied): NULL means SANDBOX_DEFAULT_INTERPRETER */
+    const char *data_dir;     /* NULL: none */
+    const char *allow_dir;    /* NULL: none */
+    sandbox_limits limits;    /* 0 fields: the defaults */
+} sandbox_pool_config;
+/* Starts the pool (workers start in the background). CR_EUSAGE for a bad configuration,
+ * CR_ESANDBOX when the ns tier cannot run here. The caller owns *pool: sandbox_pool_close(). */
+cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **pool, cr_error *err);
+/* sandbox_run() on a warm worker when one matches, else cold. pool NULL: sandbox_run().
+ * Thread-safe; the pool must outlive every call. */
+cr_code sandbox_pool_run(sandbox_pool *pool, const sandbox_job *job, sandbox_outcome *out,
+                         cr_error *err);
+/* Ends every idle worker and waits for them (and one still starting, for its start). No call
+ * of sandbox_pool_run() may be running. NULL is a no-op. */
+void sandbox_pool_close(sandbox_pool *pool);
+/* Ready workers now, and the host pid of up to max runners (pid 1 of each) in pids. */
+size_t sandbox_pool_ready(sandbox_pool *pool, pid_t *pids, size_t max);
+/* Waits up to `seconds` until n workers are ready: 1 when they are, 0 (timeout, or workers
+ * fail to start) otherwise. */
+int sandbox_pool_wait_ready(sandbox_pool *pool, size_t n, double seconds);
 
 /* ---- per-tier entry points (sandbox_run() dispatches to these) ---------------------------
  * Same contract as sandbox_run(); job->tier is ignored. */

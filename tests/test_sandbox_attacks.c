@@ -168,26 +168,51 @@ static const attack table[] = {
       "print(all(l.endswith(':/') for l in open('/proc/self/cgroup').read().split()))", "True\n" },
 };
 
+static void run_attack(const attack *a)
+{
+    char code[4096];
+    sandbox_outcome oc;
+    snprintf(code, sizeof code, "%s%s\n", PRELUDE, a->code);
+    if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) {
+        fprintf(stderr, "attack %s: sandbox failed\n", a->name);
+        CHECK(!"sandbox_run");
+        return;
+    }
+    if (strcmp(out_text(&oc), a->want) || oc.limit != SANDBOX_LIMIT_NONE)
+        fprintf(stderr, "attack %s%s: stdout [%s] limit %s stderr [%s]\n", a->name,
+                test_pool ? " (warm)" : "", out_text(&oc), sandbox_limit_name(oc.limit),
+                oc.stderr_buf.p ? oc.stderr_buf.p : "");
+    CHECK_STR(out_text(&oc), a->want);
+    CHECK_INT(oc.warm, test_pool != NULL);
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    CHECK_INT(oc.artifact_count, 0);
+    sandbox_outcome_free(&oc);
+}
+
 static void test_table(void)
 {
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        char code[4096];
-        sandbox_outcome oc;
-        snprintf(code, sizeof code, "%s%s\n", PRELUDE, table[i].code);
-        if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) {
-            fprintf(stderr, "attack %s: sandbox failed\n", table[i].name);
-            CHECK(!"sandbox_run");
-            continue;
-        }
-        if (strcmp(out_text(&oc), table[i].want) || oc.limit != SANDBOX_LIMIT_NONE)
-            fprintf(stderr, "attack %s: stdout [%s] limit %s stderr [%s]\n", table[i].name,
-                    out_text(&oc), sandbox_limit_name(oc.limit),
-                    oc.stderr_buf.p ? oc.stderr_buf.p : "");
-        CHECK_STR(out_text(&oc), table[i].want);
-        CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
-        CHECK_INT(oc.artifact_count, 0);
-        sandbox_outcome_free(&oc);
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) run_attack(&table[i]);
+}
+
+/* The table again on a warm pool's workers (ns tier only), each attack waiting for a ready
+ * worker so that none of them starts cold. */
+static void test_table_warm(void)
+{
+    sandbox_pool_config cfg = { .size = 2, .refill = 1 };
+    cr_error err = { 0 };
+    if (SANDBOX_TEST_TIER != CR_TIER_NS) return;
+    small_limits(&cfg.limits);
+    if (sandbox_pool_open(&cfg, &test_pool, &err) != CR_OK) {
+        fprintf(stderr, "sandbox_pool_open: %s\n", err.message);
+        CHECK(!"pool");
+        return;
     }
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (!sandbox_pool_wait_ready(test_pool, 1, SECS(60))) { CHECK(!"ready"); break; }
+        run_attack(&table[i]);
+    }
+    sandbox_pool_close(test_pool);
+    test_pool = NULL;
 }
 
 /* ---- attacks that need the host side ----------------------------------------------------- */
@@ -792,6 +817,7 @@ int main(void)
     procs_before = sandbox_processes();
 
     test_table();
+    test_table_warm();
     test_data_read_only();
     test_data_private();
     test_data_unix_socket();

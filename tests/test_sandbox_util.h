@@ -17,6 +17,9 @@
 #endif
 
 static char ns_why[256];
+/* When set, run_ns() goes through this warm pool (sandbox_pool_run()) instead of a cold
+ * start: the same suite then runs on warm workers. */
+static sandbox_pool *test_pool;
 
 /* Seconds in the suite's limits and timing checks are multiplied by CR_TEST_TIME_SCALE (1 when
  * unset): the nested test host runs the kvm tier's guest under software emulation, tens of
@@ -61,7 +64,7 @@ static cr_code run_ns(const char *code, const sandbox_limits *lim, const char *d
     job.globals_json = globals_json;
     if (lim) job.limits = *lim;
     else small_limits(&job.limits);
-    rc = sandbox_run(&job, oc, &err);
+    rc = test_pool ? sandbox_pool_run(test_pool, &job, oc, &err) : sandbox_run(&job, oc, &err);
     if (rc != CR_OK) fprintf(stderr, "sandbox_run: %s\n", err.message);
     return rc;
 }

@@ -102,7 +102,7 @@ typedef struct {
     int data_tree;             /* its detached clone (data_open()), or -1 */
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
-    char *argv[8];
+    char *argv[9];
     char *envp[16];
     const struct sock_fprog *filter;
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
@@ -720,12 +720,76 @@ static void kill_run(pid_t pid, const ns_cgroup *cg, sandbox_outcome *out, sandb
     kill_all(pid, cg);
 }
 
+#define WARM_START_S 120.0   /* a warm worker's set-up and imports, at most */
+
+/* A warm worker's wait for its job: the control socket's end (the child exec'd, or says
+ * which step failed), then the runner's "ready", then warm->ready(). Output of the warm-up
+ * is not the job's: it is dropped at the handoff. NULL when the worker ends without a job
+ * (err says why, or *fail holds the failed step). */
+static const sandbox_job *warm_wait(ns_warm *warm, pid_t pid, int pidfd, int ctl, int pv,
+                                    const int drop[2], int *out_dir_fd, struct ns_msg *fail,
+                                    cr_error *err)
+{
+    double until = now_s() + WARM_START_S;
+    int ctl_open = 1, ready = 0;
+    const sandbox_job *job;
+    while (ctl_open || !ready) {
+        struct pollfd pfd[3] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
+                                 { pidfd, POLLIN, 0 } };
+        int left = (int)((until - now_s()) * 1000);
+        if (left <= 0) { ns_fail(err, "warm worker start", ETIMEDOUT); return NULL; }
+        if (poll(pfd, 3, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (pfd[0].revents) {
+            struct ns_msg m;
+            if (!recv_ctl(ctl, &m, out_dir_fd)) ctl_open = 0;
+            else if (m.kind == MSG_SETUP_FAILED) { *fail = m; return NULL; }
+            continue;
+        }
+        if (pfd[1].revents) {
+            char c = 0;
+            if (read(pv, &c, 1) != 1 || c != 'R') {
+                cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm runner did not say it was ready");
+                return NULL;
+            }
+            ready = 1;
+        }
+        if (pfd[2].revents) {
+            cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker died while starting");
+            return NULL;
+        }
+    }
+    if (!(job = warm->ready(warm, pidfd, pid))) {
+        cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker ended before its job");
+        return NULL;
+    }
+    for (int i = 0; i < 2; i++) {
+        char chunk[4096];
+        struct pollfd p = { drop[i], POLLIN, 0 };
+        while (poll(&p, 1, 0) == 1 && read(drop[i], chunk, sizeof chunk) > 0) {}
+    }
+    return job;
+}
+
+static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
+                         sandbox_outcome *out, cr_error *err);
+
 cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
-    return ns_run(job, NULL, out, err);
+    return ns_run_at(job, NULL, NULL, out, err);
 }
 
 cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, cr_error *err)
+{
+    return ns_run_at(job, hand, NULL, out, err);
+}
+
+cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err)
+{
+    return ns_run_at(key, NULL, warm, out, err);
+}
+
+static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
+                         sandbox_outcome *out, cr_error *err)
 {
     sandbox_limits lim = job->limits;
     ns_plan plan;
@@ -735,10 +799,12 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     size_t enc_len;
     int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
     int out_dir_fd = -1, job_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0, reaped = 0;
+    int warm_fd = -1;          /* a warm worker's end of its job socket */
     char why[200], fdarg[2][8] = { "3", "4" };
     pid_t pid = -1;
     double t0 = now_s(), deadline, drain_until = 0;
     int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1;
+    int64_t cpu_base = 0;      /* a warm worker's CPU before its job */
     void *stack = NULL;
     struct ns_msg fail = { 0 };
     struct rusage ru;
@@ -786,7 +852,16 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         plan.data_dir = job->data_dir;
     }
     plan.data_tree = job->data_dir ? data_open(job->data_dir, out) : -1;
-    if (!hand || !hand->job) {
+    if (warm) {
+        /* The job comes later, through a socket (a closed reader fails a send(), where a
+         * pipe would raise SIGPIPE). */
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) { rc = ns_fail(err, "job socket", errno); goto out; }
+        job_fd = sv[1];
+        warm_fd = sv[0];
+        enc = NULL;
+        enc_len = 0;
+    } else if (!hand || !hand->job) {
         if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
         enc = jobbuf.p;
         enc_len = jobbuf.len;
@@ -794,14 +869,14 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         enc = hand->job;
         enc_len = hand->job_len;
     }
-    if ((job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
+    if (!warm && (job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
     for (size_t off = 0; off < enc_len;) {
         ssize_t n = write(job_fd, enc + off, enc_len - off);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) { rc = ns_fail(err, "write job", errno); goto out; }
         off += (size_t)n;
     }
-    if (lseek(job_fd, 0, SEEK_SET) < 0) { rc = ns_fail(err, "rewind job", errno); goto out; }
+    if (!warm && lseek(job_fd, 0, SEEK_SET) < 0) { rc = ns_fail(err, "rewind job", errno); goto out; }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
         pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pv, O_CLOEXEC) < 0) {
         rc = ns_fail(err, "pipes", errno);
@@ -832,6 +907,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     plan.argv[4] = (char *)sandbox_runner_source;
     plan.argv[5] = fdarg[0];
     plan.argv[6] = fdarg[1];
+    if (warm) plan.argv[7] = (char *)warm->preload;
     plan.envp[0] = "PATH=/usr/bin:/bin";
     plan.envp[1] = "HOME=/tmp";
     plan.envp[2] = "TMPDIR=/tmp";
@@ -861,6 +937,9 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         goto out;
     }
     close(ctl[1]); ctl[1] = -1;
+    /* Only the runner may hold the reading end of a warm job, so that its death fails the
+     * send. */
+    if (warm) { close(job_fd); job_fd = -1; }
     close(po[1]); po[1] = -1;
     close(pe[1]); pe[1] = -1;
     close(pv[1]); pv[1] = -1;
@@ -872,11 +951,41 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
     if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
 
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (warm) {
+        const int drop[2] = { po[0], pe[0] };
+        const sandbox_job *real;
+        if (pidfd < 0) { rc = ns_fail(err, "pidfd_open", errno); goto out; }
+        if (!(real = warm_wait(warm, pid, pidfd, ctl[0], pv[0], drop, &out_dir_fd, &fail, err))) {
+            if (fail.kind) setup_failed = 1;
+            else { rc = CR_ESANDBOX; goto out; }
+        } else {
+            /* From here on the run is the job's: its limits (the key's, but for those the
+             * parent alone enforces), its clocks from now. */
+            job = real;
+            lim = job->limits;
+            sandbox_limits_resolve(&lim);
+            cr_buf_init(&out->stdout_buf, lim.max_stdout);
+            cr_buf_init(&out->stderr_buf, lim.max_stderr);
+            out->warm = 1;
+            ctl_open = 0;
+            if (cg.has_cpu && (cpu_base = ns_cgroup_cpu_ns(&cg)) < 0) cpu_base = 0;
+            t0 = now_s();
+            if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
+            for (size_t off = 0; off < jobbuf.len;) {
+                ssize_t n = send(warm_fd, jobbuf.p + off, jobbuf.len - off, MSG_NOSIGNAL);
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;   /* the runner is gone: its end says how */
+                off += (size_t)n;
+            }
+            close(warm_fd);
+            warm_fd = -1;
+        }
+    }
     /* The clocks are checked on every turn, whatever the code did with its descriptors: the
      * loop ends when pid 1 is gone and the streams are read, never merely because the code
      * closed them, and pid 1's exit wakes it (pidfd; without one, a short poll). */
     deadline = t0 + lim.wall_s;
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
                      { pv[0], &report, 1 } };
     for (;;) {
@@ -889,7 +998,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         }
         if (!reaped && !killed && cg.has_cpu) {
             int64_t cpu = ns_cgroup_cpu_ns(&cg);
-            if (cpu >= 0 && (double)cpu / 1e9 >= lim.cpu_s) {
+            if (cpu >= 0 && (double)(cpu - cpu_base) / 1e9 >= lim.cpu_s) {
                 kill_run(pid, &cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
                 killed = 1;
             }
@@ -969,6 +1078,15 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
         goto out;
     }
 
+    /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside,
+     * before it could have said anything of the job; the caller runs the job elsewhere. */
+    if (out->warm && !killed && runner_status >= 0 && WIFSIGNALED(runner_status) &&
+        WTERMSIG(runner_status) == SIGKILL && !report.len && !out->stdout_buf.len &&
+        !out->stderr_buf.len && ns_cgroup_oom_kills(&cg) <= 0) {
+        warm->lost = 1;
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker was killed before its job");
+        goto out;
+    }
     if (runner_status >= 0 && WIFEXITED(runner_status)) {
         out->exited = 1;
         out->exit_code = WEXITSTATUS(runner_status);
@@ -980,7 +1098,7 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
     if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
     {
         int64_t cpu = ns_cgroup_cpu_ns(&cg), peak = ns_cgroup_peak_bytes(&cg);
-        out->cpu_s = cpu >= 0 ? (double)cpu / 1e9
+        out->cpu_s = cpu >= 0 ? (double)(cpu - cpu_base) / 1e9
                               : (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
                                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
         out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru.ru_maxrss * 1024;
@@ -1034,6 +1152,7 @@ out:
     }
     if (out_dir_fd >= 0) close(out_dir_fd);
     if (job_fd >= 0) close(job_fd);
+    if (warm_fd >= 0) close(warm_fd);
     if (data_fd >= 0) close(data_fd);
     if (plan.data_tree >= 0) close(plan.data_tree);
     cr_buf_free(&jobbuf);

@@ -62,4 +62,21 @@ typedef struct {
  * nothing is handed over (out_fd -1, report empty). */
 cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, cr_error *err);
 
+/* ---- a warm worker for the pool (ns.c, pool.c) ---------------------------------------------
+ * ns_run_warm() makes the sandbox of `key` (interpreter, data_dir, limits; its code is
+ * ignored) before any job exists: the runner starts in warm mode, imports `preload` and
+ * forks the code's process. Once the runner says it is ready, ready() is called on this
+ * thread (the one pid 1 dies with) with pid 1's pidfd; it blocks until a job is handed over
+ * and returns it, whose key must match, or returns NULL to end the worker (the run then
+ * fails with CR_ESANDBOX and nothing to free). From the handoff on, the run is the job's as
+ * sandbox_ns_run() would make it, but that its wall clock and CPU time count from the
+ * handoff and out->warm is 1. */
+typedef struct ns_warm {
+    const char *preload;          /* comma-separated module names; "" for none */
+    const sandbox_job *(*ready)(struct ns_warm *w, int pidfd, pid_t pid);
+    int lost;                     /* out: pid 1 was killed from outside with no sign of the
+                                     job (the run fails; the job may run elsewhere) */
+} ns_warm;
+cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err);
+
 #endif

@@ -20,6 +20,17 @@ Python with U+FFFD for each ill-formed sequence, as bytes.decode(errors="replace
 `stdout_replaced` and `stderr_replaced` say when that happened, `stdout_bytes` and
 `stderr_bytes` are the exact bytes, and each artifact's "name_bytes" its exact name.
 
+`run()` keeps one engine per set of engine options for the life of the process. An Engine
+is one you hold and close yourself, and the one that can keep sandboxes warm:
+
+    >>> with calcroute.Engine(tier="ns", pool=2, preload=["numpy", "pandas"]) as eng:
+    ...     eng.run("import pandas as pd\nans = int(pd.Series([1, 2]).sum())").value
+    Fraction(3, 1)
+
+(pool=N: N ns sandboxes made before requests arrive, the preload modules imported in each,
+each taking one request and then replaced; a request that finds none ready starts cold, and
+Result.timings["sandbox_start"] says which.)
+
 The library is found through $CALCROUTE_LIB, else the system's loader (libcalcroute.so.0).
 """
 import base64
@@ -32,7 +43,7 @@ import os
 import signal
 import threading
 
-__all__ = ["run", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected", "version"]
+__all__ = ["run", "Engine", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected", "version"]
 
 
 class _CrError(ctypes.Structure):
@@ -45,7 +56,9 @@ class _CrConfig(ctypes.Structure):
                 ("precision", ctypes.c_int), ("round_half_up", ctypes.c_int),
                 ("timeout_s", ctypes.c_double), ("memory_mib", ctypes.c_uint),
                 ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
-                ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p)]
+                ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p),
+                ("pool_size", ctypes.c_uint), ("pool_preload", ctypes.c_char_p),
+                ("pool_refill", ctypes.c_int)]
 
 
 def _load():
@@ -220,34 +233,12 @@ def _bytes_of(getter, res):
 
 
 def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None):
-    global _lib
     key = (tier, timeout, memory, audit, data, out, interpreter, allow_dir)
     with _lock:
-        if _lib is None:
-            _lib = _load()
         eng = _engines.get(key)
-        if eng:
-            return eng
-        cfg = _CrConfig()
-        _lib.cr_config_default(ctypes.byref(cfg))
-        if tier not in _TIERS:
-            raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
-        cfg.tier = _TIERS[tier]
-        if timeout is not None:
-            cfg.timeout_s = float(timeout)
-        if memory is not None:
-            cfg.memory_mib = int(memory)
-        keep = [os.fsencode(s) if s else None
-                for s in (audit, data, out, interpreter, allow_dir)]
-        cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
-        if interpreter:
-            cfg.interpreter = keep[3]
-        cfg.allow_dir = keep[4]
-        err = _CrError()
-        eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
         if not eng:
-            raise CalcrouteError(err.message.decode(errors="replace"))
-        _engines[key] = eng
+            eng = _engines[key] = _open(tier, timeout, memory, audit, data, out, interpreter,
+                                        allow_dir)
         return eng
 
 
@@ -269,6 +260,76 @@ def _run_interruptibly(eng, req, res, err):
         _lib.cr_engine_resume(eng)      # what a signal left there must not stop the next run
 
 
+def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None, pool=0,
+          preload=None, refill=True):
+    """A new engine (the caller closes it). Called with _lock held."""
+    global _lib
+    if _lib is None:
+        _lib = _load()
+    cfg = _CrConfig()
+    _lib.cr_config_default(ctypes.byref(cfg))
+    if tier not in _TIERS:
+        raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
+    cfg.tier = _TIERS[tier]
+    if timeout is not None:
+        cfg.timeout_s = float(timeout)
+    if memory is not None:
+        cfg.memory_mib = int(memory)
+    keep = [os.fsencode(s) if s else None for s in (audit, data, out, interpreter, allow_dir)]
+    cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
+    if interpreter:
+        cfg.interpreter = keep[3]
+    cfg.allow_dir = keep[4]
+    if not isinstance(pool, int) or isinstance(pool, bool) or pool < 0:
+        raise CalcrouteError(f"pool: want a number of sandboxes, got {pool!r}")
+    cfg.pool_size = pool
+    if preload is not None:
+        names = [preload] if isinstance(preload, str) else list(preload)
+        cfg.pool_preload = ",".join(names).encode()
+    cfg.pool_refill = 1 if refill else 0
+    err = _CrError()
+    eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
+    if not eng:
+        raise CalcrouteError(err.message.decode(errors="replace"))
+    return eng
+
+
+class Engine:
+    """An engine of your own: the engine options of run() fixed once, plus a warm pool
+    (pool, preload, refill: see the module's documentation). close() it, or use `with`; it
+    must not be closed while one of its runs is going on."""
+
+    def __init__(self, *, tier="auto", timeout=None, memory=None, audit=None, data=None,
+                 out=None, interpreter=None, allow_dir=None, pool=0, preload=None, refill=True):
+        with _lock:
+            self._eng = _open(tier, timeout, memory, audit, data, out, interpreter, allow_dir,
+                              pool, preload, refill)
+
+    def run(self, code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
+            answer_vars=None, seed=None, check=True):
+        """As calcroute.run(), on this engine."""
+        if not self._eng:
+            raise CalcrouteError("the engine is closed")
+        return _run(self._eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
+                    check)
+
+    def close(self):
+        """Ends the engine: its warm sandboxes are removed. Idempotent."""
+        eng, self._eng = self._eng, None
+        if eng:
+            _lib.cr_engine_close(eng)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_eng", None) and _lib is not None:
+            self.close()
+
+
 def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
         answer_vars=None, seed=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
         out=None, interpreter=None, allow_dir=None, check=True):
@@ -279,6 +340,10 @@ def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=No
     code and vars (the Result's `seed`). The Result's `dropped` counts and names the files the
     sandboxed code left outside /out, its working directory."""
     eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir)
+    return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, check)
+
+
+def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, check):
     if lang not in _LANGS:
         raise CalcrouteError(f"lang: want auto, python or dsl, got {lang!r}")
     req = _lib.cr_request_new()

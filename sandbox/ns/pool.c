@@ -1,0 +1,417 @@
+/* sandbox/ns/pool.c: the warm pool of the ns tier.
+ *
+ * A worker is an ns sandbox made before any code is known (ns_run_warm()): namespaces, fresh
+ * tmpfs root, cgroup, seccomp, the runner started, the preload modules imported and the code's
+ * process forked, blocked on its job. It takes one job and dies with it, so nothing of one
+ * request is ever seen by another. Each worker lives on a thread of its own, because pid 1
+ * dies with the thread that cloned it (PR_SET_PDEATHSIG) and supervises the run from there,
+ * the same code as a cold run; a manager thread, as long-lived as the pool, starts workers
+ * and reaps the threads of those that died before a job. A request takes a ready worker
+ * whose key (interpreter, data directory, every limit the sandbox bakes in) matches its job,
+ * and waits for that worker's thread to hand the outcome back; without one it starts cold.
+ *
+ * Lock order: the pool's mutex only; nothing blocks while holding it but condition waits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/ns/ns.h"
+
+#define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
+
+enum { W_STARTING, W_READY, W_TAKEN, W_ENDING, W_DEAD };
+
+typedef struct worker {
+    ns_warm warm;                 /* first: ns_run_warm() hands it back to worker_ready() */
+    struct sandbox_pool *pool;
+    pthread_t thread;
+    int state;
+    int wake[2];                  /* a byte on it: the job is set, or the pool closes */
+    int pidfd;                    /* pid 1's, while ready */
+    pid_t pid;
+    const sandbox_job *job;       /* set by the request that takes it */
+    int finished, lost;           /* the run is over; the worker was dead at the handoff */
+    cr_code rc;
+    cr_error err;
+    sandbox_outcome out;
+    pthread_cond_t done;
+    struct worker *next;
+} worker;
+
+struct sandbox_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;       /* a worker changed state, or the pool closes */
+    pthread_t manager;
+    sandbox_job key;              /* what every worker is made with (code unused) */
+    char *interpreter, *data_dir, *allow_dir, *preload;
+    unsigned size, parallel;      /* workers kept; workers started at once */
+    int refill, closing;
+    unsigned spawned, failures;
+    cr_error last_error;          /* why the last worker failed to start */
+    worker *workers;              /* all but those a request took */
+};
+
+static void pool_lock(sandbox_pool *p) { pthread_mutex_lock(&p->lock); }
+static void pool_unlock(sandbox_pool *p) { pthread_mutex_unlock(&p->lock); }
+
+static void wake(worker *w)
+{
+    while (write(w->wake[1], "w", 1) < 0 && errno == EINTR) {}
+}
+
+/* Called by ns_run_warm() on the worker's thread once the runner waits for its job. */
+static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
+{
+    worker *w = (worker *)nw;
+    sandbox_pool *p = w->pool;
+    const sandbox_job *job;
+    struct pollfd f[2] = { { pidfd, POLLIN, 0 }, { w->wake[0], POLLIN, 0 } };
+    pool_lock(p);
+    if (p->closing) {
+        w->state = W_ENDING;
+        pool_unlock(p);
+        return NULL;
+    }
+    w->pidfd = pidfd;
+    w->pid = pid;
+    w->state = W_READY;
+    p->failures = 0;
+    pthread_cond_broadcast(&p->changed);
+    pool_unlock(p);
+    while (poll(f, 2, -1) < 0 && errno == EINTR) {}
+    pool_lock(p);
+    job = w->job;
+    if (!job) w->state = W_ENDING;          /* died idle, or the pool closes */
+    else {
+        struct pollfd alive = { pidfd, POLLIN, 0 };
+        if (poll(&alive, 1, 0) != 0) { w->lost = 1; job = NULL; }
+    }
+    pool_unlock(p);
+    return job;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    sandbox_pool *p = w->pool;
+    sandbox_outcome out;
+    cr_error err = { 0 };
+    cr_code rc = ns_run_warm(&p->key, &w->warm, &out, &err);
+    pool_lock(p);
+    if (w->job) {
+        w->rc = rc;
+        w->err = err;
+        w->out = out;
+        w->finished = 1;
+        pthread_cond_signal(&w->done);
+    } else {
+        sandbox_outcome_free(&out);
+        if (w->state == W_STARTING && !p->closing) {
+            p->failures++;
+            p->last_error = err;
+        }
+        w->state = W_DEAD;
+        pthread_cond_broadcast(&p->changed);
+    }
+    pool_unlock(p);
+    return NULL;
+}
+
+static void worker_free(worker *w)
+{
+    close(w->wake[0]);
+    close(w->wake[1]);
+    pthread_cond_destroy(&w->done);
+    free(w);
+}
+
+/* A new worker on a thread of its own (signals blocked: the caller's handlers run on its own
+ * threads, never on ours). Called with the lock held. */
+static void spawn(sandbox_pool *p)
+{
+    worker *w = calloc(1, sizeof *w);
+    sigset_t all, old;
+    int e;
+    if (!w) { p->failures++; return; }
+    w->pool = p;
+    w->warm.preload = p->preload;
+    w->warm.ready = worker_ready;
+    w->state = W_STARTING;
+    w->pidfd = -1;
+    if (pipe2(w->wake, O_CLOEXEC) < 0) {
+        p->failures++;
+        free(w);
+        return;
+    }
+    pthread_cond_init(&w->done, NULL);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&w->thread, NULL, worker_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e) {
+        cr_error_sys(&p->last_error, CR_ESANDBOX, "warm pool: a worker thread", e);
+        p->failures++;
+        worker_free(w);
+        return;
+    }
+    p->spawned++;
+    w->next = p->workers;
+    p->workers = w;
+}
+
+/* Reaps the threads of workers that ended without a job; keeps `size` workers starting or
+ * ready (with refill off, only the first `size` are ever made). */
+static void *manager_main(void *arg)
+{
+    sandbox_pool *p = arg;
+    pool_lock(p);
+    for (;;) {
+        unsigned starting = 0, live = 0;
+        for (worker **pw = &p->workers; *pw;) {
+            worker *w = *pw;
+            if (w->state == W_DEAD) {
+                *pw = w->next;
+                pthread_join(w->thread, NULL);
+                worker_free(w);
+                continue;
+            }
+            starting += w->state == W_STARTING;
+            live++;
+            pw = &w->next;
+        }
+        if (p->closing) {
+            if (!p->workers) break;
+            pthread_cond_wait(&p->changed, &p->lock);
+            continue;
+        }
+        if ((p->refill || p->spawned < p->size) && live < p->size && starting < p->parallel &&
+            p->failures < FAILURES_MAX)
+            spawn(p);
+        else
+            pthread_cond_wait(&p->changed, &p->lock);
+    }
+    pool_unlock(p);
+    return NULL;
+}
+
+cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr_error *err)
+{
+    sandbox_pool *p;
+    char why[200];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    sigset_t all, old;
+    int e;
+    *out = NULL;
+    if (!cfg || cfg->size < 1 || cfg->size > SANDBOX_POOL_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: size %u: want 1 to %u",
+                            cfg ? cfg->size : 0, SANDBOX_POOL_MAX);
+    if (cfg->preload && strlen(cfg->preload) > SANDBOX_PRELOAD_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: preload list over %u bytes",
+                            SANDBOX_PRELOAD_MAX);
+    for (const char *c = cfg->preload ? cfg->preload : ""; *c; c++)
+        if (!(*c == ',' || *c == '.' || *c == '_' || (*c >= '0' && *c <= '9') ||
+              (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: preload '%s': want module "
+                                "names separated by commas", cfg->preload);
+    if (!sandbox_ns_available(why, sizeof why))
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "warm pool: ns: %s", why);
+    if (!(p = calloc(1, sizeof *p))) return cr_error_set(err, CR_ENOMEM, 0, 0, "warm pool");
+    sandbox_job_init(&p->key);
+    p->key.tier = CR_TIER_NS;
+    p->key.code = "";
+    p->key.limits = cfg->limits;
+    sandbox_limits_resolve(&p->key.limits);
+    p->interpreter = strdup(cfg->interpreter ? cfg->interpreter : SANDBOX_DEFAULT_INTERPRETER);
+    p->data_dir = cfg->data_dir ? strdup(cfg->data_dir) : NULL;
+    p->allow_dir = cfg->allow_dir ? strdup(cfg->allow_dir) : NULL;
+    p->preload = strdup(cfg->preload ? cfg->preload : "");
+    p->key.interpreter = p->interpreter;
+    p->key.data_dir = p->data_dir;
+    p->key.allow_dir = p->allow_dir;
+    p->size = cfg->size;
+    p->refill = cfg->refill;
+    /* Starting a worker is CPU-bound (python and its imports): one per core at most. */
+    p->parallel = cpus < 1 ? 1 : cpus < (long)p->size ? (unsigned)cpus : p->size;
+    pthread_mutex_init(&p->lock, NULL);
+    {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&p->changed, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (!p->interpreter || (cfg->data_dir && !p->data_dir) || (cfg->allow_dir && !p->allow_dir) ||
+        !p->preload) {
+        e = ENOMEM;
+    } else {
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        e = pthread_create(&p->manager, NULL, manager_main, p);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    if (e) {
+        free(p->interpreter);
+        free(p->data_dir);
+        free(p->allow_dir);
+        free(p->preload);
+        pthread_cond_destroy(&p->changed);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return cr_error_sys(err, e == ENOMEM ? CR_ENOMEM : CR_ESANDBOX, "warm pool", e);
+    }
+    *out = p;
+    return CR_OK;
+}
+
+void sandbox_pool_close(sandbox_pool *p)
+{
+    if (!p) return;
+    pool_lock(p);
+    p->closing = 1;
+    for (worker *w = p->workers; w; w = w->next) wake(w);
+    pthread_cond_broadcast(&p->changed);
+    pool_unlock(p);
+    /* The manager leaves once every worker's thread is joined: their sandboxes are gone,
+     * cgroups removed. */
+    pthread_join(p->manager, NULL);
+    free(p->interpreter);
+    free(p->data_dir);
+    free(p->allow_dir);
+    free(p->preload);
+    pthread_cond_destroy(&p->changed);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+/* What of the job differs from the pool's key, or NULL when a worker can take it. */
+static const char *key_mismatch(const sandbox_pool *p, const sandbox_job *job)
+{
+    sandbox_limits a = job->limits;
+    const sandbox_limits *b = &p->key.limits;
+    sandbox_limits_resolve(&a);
+    if (strcmp(job->interpreter ? job->interpreter : SANDBOX_DEFAULT_INTERPRETER, p->interpreter))
+        return "interpreter";
+    if (!job->data_dir != !p->data_dir || (job->data_dir && strcmp(job->data_dir, p->data_dir)))
+        return "data directory";
+    if (!job->allow_dir != !p->allow_dir || (job->allow_dir && strcmp(job->allow_dir, p->allow_dir)))
+        return "allowed directory";
+    if (a.memory_bytes != b->memory_bytes) return "memory limit";
+    if (a.max_procs != b->max_procs) return "process limit";
+    if (a.tmp_bytes != b->tmp_bytes) return "/tmp size";
+    if (a.artifact_bytes != b->artifact_bytes || a.max_artifacts != b->max_artifacts)
+        return "/out size";
+    /* RLIMIT_CPU, the backstop behind the parent's clock, is set in whole seconds. */
+    if (ceil(a.cpu_s) != ceil(b->cpu_s)) return "CPU limit";
+    return NULL;
+}
+
+static cr_code run_cold(const sandbox_job *job, sandbox_outcome *out, cr_error *err,
+                        const char *why, const char *what)
+{
+    cr_code rc = sandbox_run(job, out, err);
+    if (rc == CR_OK && why)
+        snprintf(out->start_note, sizeof out->start_note, "%s%s", why, what ? what : "");
+    return rc;
+}
+
+cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcome *out,
+                         cr_error *err)
+{
+    char why[256] = "";
+    const char *miss;
+    worker *w = NULL;
+    cr_tier tier;
+    cr_code rc;
+    if (!p || !job) return run_cold(job, out, err, NULL, NULL);
+    tier = job->tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : job->tier;
+    if (tier != CR_TIER_NS) return run_cold(job, out, err, "cold start: the warm pool is the ns tier's", NULL);
+    if ((miss = key_mismatch(p, job)))
+        return run_cold(job, out, err, "cold start: no warm worker has the job's ", miss);
+    if (!job->code && job->code_len) return run_cold(job, out, err, NULL, NULL);
+    if (job->out_dir) {
+        /* As the cold run checks it: before anything runs. */
+        int fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            memset(out, 0, sizeof *out);
+            return cr_error_sys(err, CR_EUSAGE, job->out_dir, errno);
+        }
+        close(fd);
+    }
+    pool_lock(p);
+    for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
+        struct pollfd alive = { x->pidfd, POLLIN, 0 };
+        if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
+        *px = x->next;
+        w = x;
+        break;
+    }
+    if (w) {
+        w->state = W_TAKEN;
+        w->job = job;
+        pthread_cond_broadcast(&p->changed);     /* the manager starts a replacement */
+    } else if (p->failures >= FAILURES_MAX) {
+        snprintf(why, sizeof why, "cold start: warm workers fail to start: %.180s",
+                 p->last_error.message);
+    }
+    pool_unlock(p);
+    if (!w) return run_cold(job, out, err, why[0] ? why : "cold start: no warm worker ready", NULL);
+    wake(w);
+    pool_lock(p);
+    while (!w->finished) pthread_cond_wait(&w->done, &p->lock);
+    pool_unlock(p);
+    pthread_join(w->thread, NULL);
+    if (w->lost || w->warm.lost) {
+        sandbox_outcome_free(&w->out);
+        worker_free(w);
+        return run_cold(job, out, err, "cold start: the warm worker died before its job", NULL);
+    }
+    rc = w->rc;
+    *out = w->out;
+    if (rc != CR_OK && err) *err = w->err;
+    if (rc == CR_OK && job->tier == CR_TIER_AUTO && !out->tier_note[0])
+        snprintf(out->tier_note, sizeof out->tier_note, "%s", why);
+    worker_free(w);
+    return rc;
+}
+
+size_t sandbox_pool_ready(sandbox_pool *p, pid_t *pids, size_t max)
+{
+    size_t n = 0;
+    if (!p) return 0;
+    pool_lock(p);
+    for (worker *w = p->workers; w; w = w->next)
+        if (w->state == W_READY) {
+            if (n < max && pids) pids[n] = w->pid;
+            n++;
+        }
+    pool_unlock(p);
+    return n;
+}
+
+int sandbox_pool_wait_ready(sandbox_pool *p, size_t n, double seconds)
+{
+    struct timespec until;
+    int ok = 0;
+    if (!p) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += (time_t)seconds;
+    until.tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
+    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
+    pool_lock(p);
+    for (;;) {
+        size_t ready = 0;
+        for (worker *w = p->workers; w; w = w->next) ready += w->state == W_READY;
+        if ((ok = ready >= n) || p->failures >= FAILURES_MAX) break;
+        if (pthread_cond_timedwait(&p->changed, &p->lock, &until) == ETIMEDOUT) break;
+    }
+    pool_unlock(p);
+    return ok;
+}

@@ -1,0 +1,352 @@
+/* tests/test_pool.c: the ns tier's warm pool (sandbox/ns/pool.c): a warm worker gives what a
+ * cold start gives, takes one job and is gone, is replaced when used or dead, and the pool
+ * leaves no process, cgroup or mount behind when it closes. The attack suite runs on warm
+ * workers too (tests/test_sandbox_attacks.c). */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "testlib.h"
+#include "test_sandbox_util.h"
+
+#define READY_S 60.0      /* a worker's start on a loaded machine, at most */
+
+static sandbox_pool *open_pool(unsigned size, const char *preload, int refill)
+{
+    sandbox_pool_config cfg = { .size = size, .preload = preload, .refill = refill };
+    sandbox_pool *p = NULL;
+    cr_error err = { 0 };
+    small_limits(&cfg.limits);
+    if (sandbox_pool_open(&cfg, &p, &err) != CR_OK) {
+        fprintf(stderr, "sandbox_pool_open: %s\n", err.message);
+        return NULL;
+    }
+    return p;
+}
+
+/* Runs code on the pool with the small limits. */
+static cr_code pool_run(sandbox_pool *p, const char *code, const char *globals,
+                        sandbox_outcome *oc)
+{
+    sandbox_job job;
+    cr_error err = { 0 };
+    cr_code rc;
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_NS;
+    job.code = code;
+    job.code_len = strlen(code);
+    job.globals_json = globals;
+    small_limits(&job.limits);
+    rc = sandbox_pool_run(p, &job, oc, &err);
+    if (rc != CR_OK) fprintf(stderr, "sandbox_pool_run: %s\n", err.message);
+    return rc;
+}
+
+static const char *text(const char *s) { return s ? s : "(none)"; }
+
+/* The same programs cold and warm: the same stdout, stderr, exit, value and exception. */
+static void test_warm_same_as_cold(void)
+{
+    static const struct { const char *code, *globals; } progs[] = {
+        { "print(1)\n", NULL },
+        { "x = 6 * 7\nprint('x', x)\n", NULL },
+        { "def solution():\n    return 2 ** 100\n", NULL },
+        { "rate * 100\n", "{\"rate\": 0.25}" },
+        { "import sys\nprint('err', file=sys.stderr)\nresult = 'done'\n", NULL },
+        { "1 / 0\n", NULL },
+        { "def f(:\n", NULL },
+        { "x = 1 is 1\nprint(x)\n", NULL },      /* a SyntaxWarning, shown once */
+        { "import sys\nsys.exit(3)\n", NULL },
+        { "import os\nos.kill(os.getpid(), 9)\n", NULL },
+        { "import numpy_financial as npf\nans = round(npf.npv(0.1, [-100, 60, 60]), 6)\n", NULL },
+        { "import os\nprint(os.getpid(), os.getppid(), os.getcwd(), sorted(os.listdir('/tmp')))\n", NULL },
+    };
+    sandbox_pool *p = open_pool(2, "", 1);
+    if (!p) { CHECK(!"pool"); return; }
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        sandbox_outcome cold, warm;
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        if (run_ns(progs[i].code, NULL, NULL, NULL, progs[i].globals, &cold) != CR_OK) {
+            CHECK(!"cold");
+            continue;
+        }
+        if (pool_run(p, progs[i].code, progs[i].globals, &warm) != CR_OK) {
+            CHECK(!"warm");
+            sandbox_outcome_free(&cold);
+            continue;
+        }
+        CHECK_INT(cold.warm, 0);
+        CHECK_INT(warm.warm, 1);
+        CHECK_STR(warm.start_note, "");
+        CHECK_STR(out_text(&warm), out_text(&cold));
+        CHECK_STR(text(warm.stderr_buf.p), text(cold.stderr_buf.p));
+        CHECK_INT(warm.exited, cold.exited);
+        CHECK_INT(warm.exit_code, cold.exit_code);
+        CHECK_INT(warm.term_signal, cold.term_signal);
+        CHECK_INT(warm.limit, cold.limit);
+        CHECK_INT(warm.has_value, cold.has_value);
+        CHECK_STR(text(warm.value_repr), text(cold.value_repr));
+        CHECK_STR(text(warm.value_source), text(cold.value_source));
+        CHECK_STR(text(warm.error_type), text(cold.error_type));
+        CHECK_INT(warm.error_line, cold.error_line);
+        sandbox_outcome_free(&cold);
+        sandbox_outcome_free(&warm);
+    }
+    sandbox_pool_close(p);
+}
+
+/* One job per worker: what a job left (a file in /tmp, a module global, a process) is not
+ * there for the next, which is pid 2 again under a fresh pid 1. */
+static void test_one_job_per_worker(void)
+{
+    sandbox_pool *p = open_pool(1, "json", 1);
+    sandbox_outcome oc;
+    if (!p) { CHECK(!"pool"); return; }
+    for (int round = 0; round < 3; round++) {
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        if (pool_run(p, "import os, sys, json, builtins, subprocess\n"
+                        "print(os.path.exists('/tmp/left'), hasattr(builtins, 'left'),\n"
+                        "      hasattr(json, 'left'), os.getpid(), sorted(d for d in os.listdir('/proc') if d.isdigit()))\n"
+                        "open('/tmp/left', 'w').write('x')\n"
+                        "builtins.left = json.left = 1\n"
+                        "subprocess.Popen(['/usr/bin/sleep', '30'])\n",
+                     NULL, &oc) != CR_OK) { CHECK(!"run"); continue; }
+        CHECK_INT(oc.warm, 1);
+        CHECK_STR(out_text(&oc), "False False False 2 ['1', '2']\n");
+        sandbox_outcome_free(&oc);
+    }
+    sandbox_pool_close(p);
+}
+
+/* The preload list is imported before the job; a module that does not exist is the job's
+ * own ImportError, as it would be cold. */
+static void test_preload(void)
+{
+    sandbox_pool *p = open_pool(1, "json,decimal,no_such_module_x", 1);
+    sandbox_outcome oc;
+    if (!p) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    if (pool_run(p, "import sys\nprint('json' in sys.modules, 'decimal' in sys.modules)\n"
+                    "import no_such_module_x\n", NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.warm, 1);
+        CHECK_STR(out_text(&oc), "True True\n");
+        CHECK_STR(text(oc.error_type), "ModuleNotFoundError");
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    sandbox_pool_close(p);
+}
+
+/* Refill on: every job of a sequence gets a warm worker. Off: the first only, then cold,
+ * saying why. */
+static void test_refill(void)
+{
+    sandbox_outcome oc;
+    sandbox_pool *p = open_pool(1, "", 1);
+    if (!p) { CHECK(!"pool"); return; }
+    for (int i = 0; i < 3; i++) {
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        if (pool_run(p, "print(7)\n", NULL, &oc) != CR_OK) { CHECK(!"run"); continue; }
+        CHECK_INT(oc.warm, 1);
+        CHECK_STR(out_text(&oc), "7\n");
+        sandbox_outcome_free(&oc);
+    }
+    sandbox_pool_close(p);
+
+    if (!(p = open_pool(1, "", 0))) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    for (int i = 0; i < 2; i++) {
+        if (pool_run(p, "print(8)\n", NULL, &oc) != CR_OK) { CHECK(!"run"); continue; }
+        CHECK_INT(oc.warm, i == 0);
+        CHECK_STR(oc.start_note, i == 0 ? "" : "cold start: no warm worker ready");
+        CHECK_STR(out_text(&oc), "8\n");
+        sandbox_outcome_free(&oc);
+    }
+    CHECK(!sandbox_pool_wait_ready(p, 1, 0.5));
+    CHECK_INT(sandbox_pool_ready(p, NULL, 0), 0);
+    sandbox_pool_close(p);
+}
+
+/* A worker killed before its job is replaced; a job that finds it dead runs all the same. */
+static void test_worker_killed(void)
+{
+    sandbox_pool *p = open_pool(1, "", 1);
+    sandbox_outcome oc;
+    pid_t pid = 0, again = 0;
+    if (!p) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    CHECK_INT(sandbox_pool_ready(p, &pid, 1), 1);
+    CHECK(pid > 0 && kill(pid, SIGKILL) == 0);
+    /* At once: the job either starts cold or finds the replacement. */
+    if (pool_run(p, "print(9)\n", NULL, &oc) == CR_OK) {
+        CHECK_STR(out_text(&oc), "9\n");
+        CHECK(oc.exited && oc.exit_code == 0);
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    CHECK_INT(sandbox_pool_ready(p, &again, 1), 1);
+    CHECK(again != pid);
+    if (pool_run(p, "print(10)\n", NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.warm, 1);
+        CHECK_STR(out_text(&oc), "10\n");
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    sandbox_pool_close(p);
+}
+
+/* A job whose limits or data directory are not the pool's starts cold and says which. */
+static void test_key_mismatch(void)
+{
+    sandbox_pool *p = open_pool(1, "", 1);
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error err = { 0 };
+    char *data = make_dir("pooldata");
+    if (!p || !data) { CHECK(!"setup"); sandbox_pool_close(p); free(data); return; }
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    sandbox_job_init(&job);
+    job.tier = CR_TIER_NS;
+    job.code = "print(11)\n";
+    job.code_len = strlen(job.code);
+    small_limits(&job.limits);
+    job.limits.memory_bytes *= 2;
+    if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+        CHECK_INT(oc.warm, 0);
+        CHECK_STR(oc.start_note, "cold start: no warm worker has the job's memory limit");
+        CHECK_STR(out_text(&oc), "11\n");
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    small_limits(&job.limits);
+    job.data_dir = data;
+    if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+        CHECK_INT(oc.warm, 0);
+        CHECK_STR(oc.start_note, "cold start: no warm worker has the job's data directory");
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    /* The wall clock is the job's own: a warm worker takes it. */
+    job.data_dir = NULL;
+    job.limits.wall_s = SECS(1);
+    job.code = "while True: pass\n";
+    job.code_len = strlen(job.code);
+    if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+        char want[64];
+        snprintf(want, sizeof want, "wall clock %.3f s", job.limits.wall_s);
+        CHECK_INT(oc.warm, 1);
+        CHECK_INT(oc.limit, SANDBOX_LIMIT_WALL);
+        CHECK_STR(oc.limit_detail, want);
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    /* A bad artifact directory is the caller's error before any worker is spent. */
+    job.limits.wall_s = 0;
+    small_limits(&job.limits);
+    job.out_dir = "/nonexistent-calcroute-out";
+    CHECK_INT(sandbox_pool_run(p, &job, &oc, &err), CR_EUSAGE);
+    CHECK_INT(sandbox_pool_ready(p, NULL, 0), 1);
+    sandbox_pool_close(p);
+    remove_tree(data);
+    free(data);
+}
+
+/* Requests from several threads at once share the pool; each gets its own answer. */
+#define THREADS 4
+#define JOBS 3
+static sandbox_pool *shared;
+static int thread_bad[THREADS];
+
+static void *thread_main(void *arg)
+{
+    int id = (int)(long)arg;
+    for (int j = 0; j < JOBS; j++) {
+        char code[64], want[32];
+        sandbox_outcome oc;
+        snprintf(code, sizeof code, "print(%d * 100 + %d)\n", id, j);
+        snprintf(want, sizeof want, "%d\n", id * 100 + j);
+        if (pool_run(shared, code, NULL, &oc) != CR_OK) { thread_bad[id]++; continue; }
+        if (strcmp(out_text(&oc), want)) thread_bad[id]++;
+        sandbox_outcome_free(&oc);
+    }
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[THREADS];
+    if (!(shared = open_pool(2, "", 1))) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(shared, 2, READY_S));
+    for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, thread_main, (void *)i);
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(t[i], NULL);
+        CHECK_INT(thread_bad[i], 0);
+    }
+    sandbox_pool_close(shared);
+}
+
+/* 1 when a directory calcroute-PID-* of ours exists in a cgroup hierarchy. */
+static int cgroup_left(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd,
+             "find /sys/fs/cgroup -maxdepth 6 -type d -name 'calcroute-%ld-*' 2>/dev/null | grep -q .",
+             (long)getpid());
+    return system(cmd) == 0;
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int n = 0, c;
+    if (!f) return -1;
+    while ((c = fgetc(f)) != EOF) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+/* Closing a full pool, and one whose workers are still starting, leaves nothing. */
+static void test_close_leaves_nothing(void)
+{
+    int mounts = count_lines("/proc/self/mountinfo");
+    sandbox_pool *p = open_pool(3, "json", 1);
+    if (!p) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(p, 3, READY_S));
+    sandbox_pool_close(p);
+    CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);
+    CHECK_INT(errno, ECHILD);
+    CHECK(!cgroup_left());
+    if ((p = open_pool(2, "json", 1))) sandbox_pool_close(p);   /* at once: still starting */
+    else CHECK(!"pool");
+    CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);
+    CHECK(!cgroup_left());
+    CHECK_INT(count_lines("/proc/self/mountinfo"), mounts);
+}
+
+static void test_bad_config(void)
+{
+    sandbox_pool_config cfg = { .size = 0 };
+    sandbox_pool *p = NULL;
+    cr_error err = { 0 };
+    CHECK_INT(sandbox_pool_open(&cfg, &p, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "warm pool: size 0: want 1 to 64");
+    cfg.size = 1;
+    cfg.preload = "numpy; import os";
+    CHECK_INT(sandbox_pool_open(&cfg, &p, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "warm pool: preload 'numpy; import os': want module names separated by commas");
+    CHECK(p == NULL);
+}
+
+int main(void)
+{
+    if (!sandbox_tier_available(CR_TIER_NS, ns_why, sizeof ns_why)) {
+        SKIP("ns tier unavailable on this host: %s", ns_why);
+        return TEST_SUMMARY();
+    }
+    test_bad_config();
+    test_warm_same_as_cold();
+    test_one_job_per_worker();
+    test_preload();
+    test_refill();
+    test_worker_killed();
+    test_key_mismatch();
+    test_threads();
+    test_close_leaves_nothing();
+    return TEST_SUMMARY();
+}
