@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs every test binary under $1/tests and every tests/test_*.sh, then prints the total as
-# "N passed, N failed, N skipped". Exit status 1 when any test failed or a binary crashed.
+# "N passed, N failed, N skipped". Exit status 1 when any test failed, crashed or ran past
+# TEST_TIMEOUT seconds (default 1800).
 B=${1:-build}
 pass=0 fail=0 skip=0 bad=0
 for t in "$B"/tests/test_* tests/test_*.sh; do
@@ -9,8 +10,11 @@ for t in "$B"/tests/test_* tests/test_*.sh; do
     [ -x "$t" ] || continue
     name=$(basename "$t")
     out=$(mktemp)
-    BUILD="$B" "$t" >"$out" 2>"$out.err"
+    # A test that hangs fails alone, named, instead of stopping the whole run.
+    BUILD="$B" timeout -k 10 "${TEST_TIMEOUT:-1800}" "$t" >"$out" 2>"$out.err"
     rc=$?
+    [ "$rc" = 124 ] || [ "$rc" = 137 ] &&
+        echo "$name: still running after ${TEST_TIMEOUT:-1800} s, stopped" >>"$out.err"
     line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -n 1)
     if [ -z "$line" ]; then
         echo "FAIL $name: exit $rc with no summary line"; bad=$((bad + 1))
