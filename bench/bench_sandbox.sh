@@ -1,5 +1,8 @@
 #!/bin/sh
-# Sandbox cold start: the ns tier beside bare python3 -I and bubblewrap, interleaved.
-#   sh bench/bench_sandbox.sh [BUILD_DIR] [ROUNDS]
+# Sandboxed code, request -> result: the engine's warm pool, a cold ns sandbox, bubblewrap and
+# bare python3 -I, interleaved; then calc-route --batch throughput with and without a pool,
+# and the idle memory of a warm worker.
+#   sh bench/bench_sandbox.sh [BUILD_DIR] [ROUNDS] [LIB_ROUNDS] [BATCH_WARM] [BATCH_COLD]
+# (defaults 200, 30, 40, 10: about two minutes on a quiet 2-core machine)
 B=${1:-build}
-"$B/bench/bench_sandbox" "${2:-20}"
+"$B/bench/bench_sandbox" "${2:-200}" "${3:-30}" "${4:-40}" "${5:-10}" "" "$B/calc-route"
