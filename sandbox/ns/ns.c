@@ -1143,7 +1143,12 @@ out:
     }
     if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
     if (pidfd >= 0) close(pidfd);
-    if (cg_made) ns_cgroup_destroy(&cg);
+    if (cg_made && warm) {
+        warm->cg = cg;
+        warm->cg_left = 1;
+    } else if (cg_made) {
+        ns_cgroup_destroy(&cg);
+    }
     for (int i = 0; i < 2; i++) {
         if (ctl[i] >= 0) close(ctl[i]);
         if (po[i] >= 0) close(po[i]);

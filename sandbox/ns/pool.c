@@ -6,9 +6,11 @@
  * request is ever seen by another. Each worker lives on a thread of its own, because pid 1
  * dies with the thread that cloned it (PR_SET_PDEATHSIG) and supervises the run from there,
  * the same code as a cold run; a manager thread, as long-lived as the pool, starts workers
- * and reaps the threads of those that died before a job. A request takes a ready worker
- * whose key (interpreter, data directory, every limit the sandbox bakes in) matches its job,
- * and waits for that worker's thread to hand the outcome back; without one it starts cold.
+ * and reaps their threads: those that died before a job, and those whose request has its
+ * outcome already (a used worker's thread removes its cgroup after the handoff, off the
+ * request's path). A request takes a ready worker whose key (interpreter, data directory,
+ * every limit the sandbox bakes in) matches its job, and waits for that worker's thread to
+ * hand the outcome back; without one it starts cold.
  *
  * Lock order: the pool's mutex only; nothing blocks while holding it but condition waits. */
 #include <errno.h>
@@ -27,7 +29,8 @@
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
 
-enum { W_STARTING, W_READY, W_TAKEN, W_ENDING, W_DEAD };
+/* W_RETIRING: its request has the outcome; its thread is still removing the cgroup. */
+enum { W_STARTING, W_READY, W_TAKEN, W_RETIRING, W_ENDING, W_DEAD };
 
 typedef struct worker {
     ns_warm warm;                 /* first: ns_run_warm() hands it back to worker_ready() */
@@ -118,9 +121,12 @@ static void *worker_main(void *arg)
             p->failures++;
             p->last_error = err;
         }
-        w->state = W_DEAD;
-        pthread_cond_broadcast(&p->changed);
     }
+    pool_unlock(p);
+    if (w->warm.cg_left) ns_cgroup_destroy(&w->warm.cg);
+    pool_lock(p);
+    w->state = W_DEAD;
+    pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
     return NULL;
 }
@@ -181,6 +187,10 @@ static void *manager_main(void *arg)
                 *pw = w->next;
                 pthread_join(w->thread, NULL);
                 worker_free(w);
+                continue;
+            }
+            if (w->state == W_RETIRING) {   /* no longer one of the `size` */
+                pw = &w->next;
                 continue;
             }
             starting += w->state == W_STARTING;
@@ -330,6 +340,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     worker *w = NULL;
     cr_tier tier;
     cr_code rc;
+    int lost;
     if (!p || !job) return run_cold(job, out, err, NULL, NULL);
     tier = job->tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : job->tier;
     if (tier != CR_TIER_NS) return run_cold(job, out, err, "cold start: the warm pool is the ns tier's", NULL);
@@ -366,19 +377,22 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     wake(w);
     pool_lock(p);
     while (!w->finished) pthread_cond_wait(&w->done, &p->lock);
-    pool_unlock(p);
-    pthread_join(w->thread, NULL);
-    if (w->lost || w->warm.lost) {
-        sandbox_outcome_free(&w->out);
-        worker_free(w);
-        return run_cold(job, out, err, "cold start: the warm worker died before its job", NULL);
-    }
+    lost = w->lost || w->warm.lost;
     rc = w->rc;
     *out = w->out;
     if (rc != CR_OK && err) *err = w->err;
+    /* Back on the list for the manager to join once its thread has removed the cgroup. */
+    if (w->state != W_DEAD) w->state = W_RETIRING;
+    w->next = p->workers;
+    p->workers = w;
+    pthread_cond_broadcast(&p->changed);
+    pool_unlock(p);
+    if (lost) {
+        sandbox_outcome_free(out);
+        return run_cold(job, out, err, "cold start: the warm worker died before its job", NULL);
+    }
     if (rc == CR_OK && job->tier == CR_TIER_AUTO && !out->tier_note[0])
         snprintf(out->tier_note, sizeof out->tier_note, "%s", why);
-    worker_free(w);
     return rc;
 }
 
