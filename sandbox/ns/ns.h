@@ -81,6 +81,11 @@ typedef struct ns_warm {
      * time no request should wait for. */
     ns_cgroup cg;
     int cg_left;
+    /* out: pid 1, not yet reaped (or 0): a run ends once the runner's report is whole and
+     * the streams are closed, before the kernel has torn its namespaces down; the caller
+     * kills it and the cgroup (ns_cgroup_kill()) and reaps it after the handoff, before
+     * removing the cgroup. */
+    pid_t pid_left;
 } ns_warm;
 cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err);
 
