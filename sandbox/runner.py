@@ -765,6 +765,34 @@ def leave(status, mod):
     posix._exit(status)
 
 
+def finish(rep_fd, records, status, warm):
+    """Writes the report, the exit status its last record, and exits with that status. The
+    host ends a warm run once the report and the output streams are closed, before this
+    process is gone (the teardown of its namespaces is not the run's), so they are closed
+    here, and the exit, which nobody waits for then, goes at idle priority: freeing this
+    process's memory (milliseconds of CPU with pandas loaded) should not slow the caller,
+    which gets the result meanwhile, on a machine with few cores."""
+    import posix
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    for fd in (1, 2):
+        try:
+            posix.close(fd)
+        except OSError:
+            pass
+    write_all(rep_fd, b"".join(records) + record("exit.status", str(status)))
+    posix.close(rep_fd)
+    if warm:
+        try:
+            posix.sched_setscheduler(0, posix.SCHED_IDLE, posix.sched_param(0))
+        except (AttributeError, OSError):
+            pass
+    posix._exit(status)
+
+
 def warm_child(data, res_fd):
     """Warm mode: the code's process gets the job's bytes from the runner, which compiled
     them already (and so showed any SyntaxWarning), and compiles them the same way."""
@@ -832,8 +860,7 @@ def main():
     try:
         compiled, info = compile_job(code, globals_json, mod)
     except BaseException as e:
-        write_all(rep_fd, b"".join(exception_records(e, text)))
-        return 1
+        finish(rep_fd, exception_records(e, text), 1, warm)
     # The candidates this program can have, with the names each must carry.
     allowed = {"var%d" % i: {name} for i, name in enumerate(answer_vars[:ANSWER_VARS_MAX])}
     if info.assigned:
@@ -875,11 +902,9 @@ def main():
     count, names = dropped_files()
     if count:
         report += [record("dropped.count", str(count)), record("dropped.names", b"\0".join(names))]
-    write_all(rep_fd, b"".join(report))
-    posix.close(rep_fd)
     # Nothing of ours is left to flush, and tearing the interpreter down would cost more
     # than the run it reported.
-    posix._exit(posix.WEXITSTATUS(st) if posix.WIFEXITED(st) else 0)
+    finish(rep_fd, report, posix.WEXITSTATUS(st) if posix.WIFEXITED(st) else 0, warm)
 
 
 if __name__ == "__main__":

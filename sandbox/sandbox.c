@@ -308,12 +308,47 @@ static int same_number(const char *a, size_t an, const char *b, size_t bn)
     return same;
 }
 
-enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_DCOUNT, R_DNAMES,
-       R_COUNT };
+enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_DCOUNT, R_STATUS,
+       R_DNAMES, R_COUNT };
 static const char *const report_keys[R_COUNT] = {
     "error.type", "error.message", "error.line", "error.col", "error.errno", "error.filename",
-    "exit.signal", "dropped.count", "dropped.names",
+    "exit.signal", "dropped.count", "exit.status", "dropped.names",
 };
+
+/* The record at buf[*i]: 1 with its key and value, the offset past it in *i; 0 at the end
+ * or when cut short there (*cut set); -1 when malformed (*why set). */
+static int report_record(const char *buf, size_t len, size_t *i, const char **key,
+                         size_t *klen, const char **val, size_t *vlen, int *cut,
+                         const char **why)
+{
+    const char *nl, *sp;
+    size_t j, n = 0;
+    if (*i >= len) return 0;
+    if (!(nl = memchr(buf + *i, '\n', len - *i))) { *cut = 1; return 0; }
+    sp = memchr(buf + *i, ' ', (size_t)(nl - (buf + *i)));
+    if (!sp || sp == buf + *i) { *why = "a malformed record"; return -1; }
+    for (j = 1; sp + j < nl && sp[j] >= '0' && sp[j] <= '9' && n <= REPORT_FIELD_MAX; j++)
+        n = n * 10 + (size_t)(sp[j] - '0');
+    if (sp + j != nl || j == 1 || n > REPORT_FIELD_MAX) { *why = "a malformed record"; return -1; }
+    if ((size_t)(nl + 1 - buf) + n + 1 > len) { *cut = 1; return 0; }
+    if (nl[1 + n] != '\n') { *why = "a record longer than its length"; return -1; }
+    *key = buf + *i;
+    *klen = (size_t)(sp - (buf + *i));
+    *val = nl + 1;
+    *vlen = n;
+    *i = (size_t)(nl + 1 - buf) + n + 1;
+    return 1;
+}
+
+int sandbox_report_status(const char *buf, size_t len)
+{
+    const char *key, *val, *why = NULL;
+    size_t i = 0, klen, vlen;
+    int cut = 0, status = -1;
+    while (report_record(buf, len, &i, &key, &klen, &val, &vlen, &cut, &why) == 1)
+        if (key_is(key, klen, "exit.status")) status = small_int(val, vlen);
+    return cut || why || status > 255 ? -1 : status;
+}
 
 /* The final-value rule's candidates: one group of records "<group>.<field>" each. */
 enum { G_SOLUTION, G_VAR0, G_EXPR = G_VAR0 + CR_ANSWER_VARS_MAX, G_ASSIGNED, G_COUNT };
@@ -410,34 +445,25 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
     /* Only the runner writes the report, once: a record it could not have written refuses the
      * whole report, while a record cut short at the end (the runner killed at a limit while
      * writing, the report's cap) ends it with what was whole. */
-    while (i < len && !why) {
-        const char *nl = memchr(buf + i, '\n', len - i), *sp, *val;
-        size_t klen, vlen = 0, j;
+    for (;;) {
+        const char *key, *val;
+        size_t klen, vlen;
         int k, gi, fi;
-        if (!nl) { cut = 1; break; }
-        sp = memchr(buf + i, ' ', (size_t)(nl - (buf + i)));
-        if (!sp || sp == buf + i) { why = "a malformed record"; break; }
-        klen = (size_t)(sp - (buf + i));
-        for (j = 1; sp + j < nl && sp[j] >= '0' && sp[j] <= '9' && vlen <= REPORT_FIELD_MAX; j++)
-            vlen = vlen * 10 + (size_t)(sp[j] - '0');
-        if (sp + j != nl || j == 1 || vlen > REPORT_FIELD_MAX) { why = "a malformed record"; break; }
-        val = nl + 1;
-        if ((size_t)(val - buf) + vlen + 1 > len) { cut = 1; break; }
-        if (val[vlen] != '\n') { why = "a record longer than its length"; break; }
-        for (k = 0; k < R_COUNT && !key_is(buf + i, klen, report_keys[k]); k++) {}
+        if (report_record(buf, len, &i, &key, &klen, &val, &vlen, &cut, &why) != 1) break;
+        for (k = 0; k < R_COUNT && !key_is(key, klen, report_keys[k]); k++) {}
         if (k < R_COUNT) {
             if (v[k]) why = "a repeated record";
             else { v[k] = val; n[k] = vlen; }
-        } else if (group_key(buf + i, klen, &gi, &fi) == 0) {
+        } else if (group_key(key, klen, &gi, &fi) == 0) {
             if (grp[gi].p[fi]) why = "a repeated record";
             else { grp[gi].p[fi] = val; grp[gi].n[fi] = vlen; values++; }
         } else {
             why = "an unknown record";
         }
-        i = (size_t)(val - buf) + vlen + 1;
+        if (why) break;
     }
     for (int k = R_ETYPE; k <= R_EFILE; k++) errors += v[k] != NULL;
-    for (int k = R_ELINE; k <= R_DCOUNT; k++)
+    for (int k = R_ELINE; k <= R_STATUS; k++)
         if (k != R_EFILE && (num[k] = v[k] ? small_int(v[k], n[k]) : 0) < 0 && !why)
             why = "a count that is not a number";
     if (!why && (v[R_DCOUNT] != NULL) != (v[R_DNAMES] != NULL) && !cut)
@@ -453,6 +479,7 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
     if (!why && errors && !v[R_ETYPE] && !cut) why = "an exception without its type";
     if (!why && v[R_SIGNAL] && (num[R_SIGNAL] < 1 || num[R_SIGNAL] >= 65))
         why = "a signal number out of range";
+    if (!why && v[R_STATUS] && num[R_STATUS] > 255) why = "an exit status out of range";
     if (why)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "sandbox: the runner's report was refused: "
                             "%s at byte %zu", why, i);
@@ -500,6 +527,11 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         out->dropped_names_len = n[R_DNAMES] + 1;
         if (!(out->dropped_names = dup_field(v[R_DNAMES], n[R_DNAMES])))
             return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
+    }
+    if (v[R_STATUS] && !out->term_signal) {
+        /* What the runner exits with: the run's status before pid 1 is reaped. */
+        out->exited = 1;
+        out->exit_code = num[R_STATUS];
     }
     if (v[R_SIGNAL]) {
         /* The code ran in a child of the runner: its death by a signal is the run's. */

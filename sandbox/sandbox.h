@@ -285,16 +285,22 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
  * expression statement's value), "assigned" (the last variable assigned, with ".name");
  * "error.type", "error.message", "error.line", "error.col", "error.errno",
  * "error.filename"; "dropped.count" and "dropped.names" (NUL-separated, at most
- * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; and "exit.signal" when the code's process died by that signal, which sets
- * exited, exit_code and term_signal. cr_final_choose() picks the value among the candidates,
- * as the evaluator does. CR_ESANDBOX, with nothing kept, for a report the runner could not
- * have written: a malformed, unknown or repeated record, a value and an exception at once, a
- * value without its repr, type, name or caller or with a record its group does not have, a
- * decimal that is not the number the repr shows (int, bool, float, Decimal and any type whose
- * repr is a number), a count that is not one. A report cut short at its end keeps what was
+ * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; "exit.signal" when the
+ * code's process died by that signal, which sets exited, exit_code and term_signal; and
+ * "exit.status", what the runner exits with, which sets exited and exit_code.
+ * cr_final_choose() picks the value among the candidates, as the evaluator does.
+ * CR_ESANDBOX, with nothing kept, for a report the runner could not have written: a
+ * malformed, unknown or repeated record, a value and an exception at once, a value without
+ * its repr, type, name or caller or with a record its group does not have, a decimal that is
+ * not the number the repr shows (int, bool, float, Decimal and any type whose repr is a
+ * number), a count that is not one. A report cut short at its end keeps what was
  * whole. Also maps MemoryError to SANDBOX_LIMIT_MEMORY and ENOSPC/EFBIG to DISK or ARTIFACTS
  * when out->limit is still NONE. */
 cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, cr_error *err);
+/* The status the runner's report ends with ("exit.status", written once the code's process
+ * is done and the runner has nothing left to do but exit), or -1 when the report has none,
+ * is cut short or is malformed. */
+int sandbox_report_status(const char *buf, size_t len);
 
 /* Collects the artifacts under the directory `dirfd` (the sandbox's /out, reached from the
  * host through a descriptor, never a path) into out->artifacts: regular files only, found

@@ -223,6 +223,9 @@ static void test_report_refused(void)
     check_refused("dropped.count 1\nx\ndropped.names 2\n/a\n", "a count that is not a number");
     check_refused("error.type 9\nNameError\nerror.line 2\n-1\n", "a count that is not a number");
     check_refused("exit.signal 2\n99\n", "a signal number out of range");
+    check_refused("exit.status 3\n256\n", "an exit status out of range");
+    check_refused("exit.status 1\n0\nexit.status 1\n0\n", "a repeated record");
+    check_refused("exit.status 2\n-1\n", "a count that is not a number");
     /* Decimals that are not what the repr shows: the fraction and "exact" come from them. */
     check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 2\n42\nvar0.name 3\nans\n",
                   "an int whose decimal is not its repr");
@@ -259,6 +262,30 @@ static void test_report_refused(void)
     CHECK_INT(oc.exited, 0);
     CHECK_INT(oc.term_signal, 24);
     sandbox_outcome_free(&oc);
+    /* The runner's exit status, its last record: the run's before pid 1 is reaped. */
+    memset(&oc, 0, sizeof oc);
+    CHECK_INT(PARSE("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 1\n7\nvar0.name 3\nans\n"
+                    "exit.status 1\n3\n"), CR_OK);
+    CHECK_INT(oc.exited, 1);
+    CHECK_INT(oc.exit_code, 3);
+    CHECK_STR(oc.value_repr, "7");
+    sandbox_outcome_free(&oc);
+    memset(&oc, 0, sizeof oc);
+    CHECK_INT(PARSE("exit.signal 1\n9\nexit.status 1\n0\n"), CR_OK);
+    CHECK_INT(oc.exited, 0);
+    CHECK_INT(oc.term_signal, 9);
+    sandbox_outcome_free(&oc);
+    /* sandbox_report_status(): the status only from a whole report. */
+    {
+        static const struct { const char *report; int status; } st[] = {
+            { "exit.status 1\n0\n", 0 }, { "var0.name 3\nans\nexit.status 3\n255\n", 255 },
+            { "exit.status 3\n256\n", -1 }, { "exit.status 1\n7", -1 },
+            { "error.message 12\nexit.status 1\n", -1 }, { "dropped.count 1\n2\n", -1 },
+            { "", -1 }, { "exit.status x\n1\n", -1 },
+        };
+        for (size_t i = 0; i < sizeof st / sizeof st[0]; i++)
+            CHECK_INT(sandbox_report_status(st[i].report, strlen(st[i].report)), st[i].status);
+    }
 }
 
 /* The runner's own check of what the code's process describes (runner.py checked_result),

@@ -803,7 +803,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     char why[200], fdarg[2][8] = { "3", "4" };
     pid_t pid = -1;
     double t0 = now_s(), deadline, drain_until = 0;
-    int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1;
+    int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1, early = 0;
     int64_t cpu_base = 0;      /* a warm worker's CPU before its job */
     void *stack = NULL;
     struct ns_msg fail = { 0 };
@@ -1050,6 +1050,15 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
                 killed = 1;
             }
         }
+        /* A warm run is over once the runner's report is whole (its exit status last) and
+         * every stream is closed: pid 1 has nothing left to do but exit, and the teardown of
+         * its namespaces, milliseconds with numpy loaded, need not hold the request. */
+        if (warm && out->warm && !reaped && !killed && !st[0].open && !st[1].open &&
+            !st[2].open && (early = sandbox_report_status(report.p, report.len) + 1) > 0) {
+            runner_status = (early - 1) << 8;    /* as wait4() would give it */
+            memset(&ru, 0, sizeof ru);
+            break;
+        }
         if (!reaped && wait4(pid, &runner_status, WNOHANG, &ru) == pid) {
             reaped = 1;
             pid = -1;
@@ -1057,7 +1066,14 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             if (!drain_until) drain_until = now_s() + DRAIN_S;
         }
     }
-    if (!reaped) {
+    if (early) {
+        /* The worker's thread kills what is left (pid 1 on its way out, and anything the
+         * code left running with its streams closed, which could still be writing to /out
+         * while it is collected: the code's own files, in its own sandbox) and reaps pid 1
+         * after the handoff: the kill alone took milliseconds. */
+        warm->pid_left = pid;
+        pid = -1;
+    } else if (!reaped) {
         /* Killed, and the drain ended first: SIGKILL from outside cannot be ignored. */
         kill_all(pid, &cg);
         while (wait4(pid, &runner_status, 0, &ru) < 0) {
@@ -1066,7 +1082,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         pid = -1;
     }
     /* The figures are final once no process of the run is left anywhere in its cgroup. */
-    if (cg_made && !ns_cgroup_wait_empty(&cg, 0)) {
+    if (cg_made && !early && !ns_cgroup_wait_empty(&cg, 0)) {
         ns_cgroup_kill(&cg);
         ns_cgroup_wait_empty(&cg, DRAIN_S);
     }
@@ -1143,7 +1159,12 @@ out:
     }
     if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
     if (pidfd >= 0) close(pidfd);
-    if (cg_made) ns_cgroup_destroy(&cg);
+    if (cg_made && warm) {
+        warm->cg = cg;
+        warm->cg_left = 1;
+    } else if (cg_made) {
+        ns_cgroup_destroy(&cg);
+    }
     for (int i = 0; i < 2; i++) {
         if (ctl[i] >= 0) close(ctl[i]);
         if (po[i] >= 0) close(po[i]);

@@ -76,6 +76,16 @@ typedef struct ns_warm {
     const sandbox_job *(*ready)(struct ns_warm *w, int pidfd, pid_t pid);
     int lost;                     /* out: pid 1 was killed from outside with no sign of the
                                      job (the run fails; the job may run elsewhere) */
+    /* out: the run's cgroup, left for the caller to remove (ns_cgroup_destroy()) once it has
+     * handed the outcome over: the kernel can take milliseconds to let an emptied cgroup go,
+     * time no request should wait for. */
+    ns_cgroup cg;
+    int cg_left;
+    /* out: pid 1, not yet reaped (or 0): a run ends once the runner's report is whole and
+     * the streams are closed, before the kernel has torn its namespaces down; the caller
+     * kills it and the cgroup (ns_cgroup_kill()) and reaps it after the handoff, before
+     * removing the cgroup. */
+    pid_t pid_left;
 } ns_warm;
 cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err);
 

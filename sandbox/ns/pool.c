@@ -6,9 +6,12 @@
  * request is ever seen by another. Each worker lives on a thread of its own, because pid 1
  * dies with the thread that cloned it (PR_SET_PDEATHSIG) and supervises the run from there,
  * the same code as a cold run; a manager thread, as long-lived as the pool, starts workers
- * and reaps the threads of those that died before a job. A request takes a ready worker
- * whose key (interpreter, data directory, every limit the sandbox bakes in) matches its job,
- * and waits for that worker's thread to hand the outcome back; without one it starts cold.
+ * and reaps their threads: those that died before a job, and those whose request has its
+ * outcome already (a used worker's thread kills and reaps pid 1 and removes the cgroup
+ * after the handoff, off the request's path, and its replacement starts after that). A
+ * request takes a ready worker whose key (interpreter, data directory, every limit the
+ * sandbox bakes in) matches its job, and waits for that worker's thread to hand the outcome
+ * back; without one it starts cold.
  *
  * Lock order: the pool's mutex only; nothing blocks while holding it but condition waits. */
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +31,8 @@
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
 
-enum { W_STARTING, W_READY, W_TAKEN, W_ENDING, W_DEAD };
+/* W_RETIRING: its request has the outcome; its thread is still removing the cgroup. */
+enum { W_STARTING, W_READY, W_TAKEN, W_RETIRING, W_ENDING, W_DEAD };
 
 typedef struct worker {
     ns_warm warm;                 /* first: ns_run_warm() hands it back to worker_ready() */
@@ -39,6 +44,7 @@ typedef struct worker {
     pid_t pid;
     const sandbox_job *job;       /* set by the request that takes it */
     int finished, lost;           /* the run is over; the worker was dead at the handoff */
+    int handed;                   /* the request has the outcome */
     cr_code rc;
     cr_error err;
     sandbox_outcome out;
@@ -55,6 +61,7 @@ struct sandbox_pool {
     unsigned size, parallel;      /* workers kept; workers started at once */
     int refill, closing;
     unsigned spawned, failures;
+    unsigned busy;                /* workers running a request: still counted as kept */
     cr_error last_error;          /* why the last worker failed to start */
     worker *workers;              /* all but those a request took */
 };
@@ -111,16 +118,28 @@ static void *worker_main(void *arg)
         w->err = err;
         w->out = out;
         w->finished = 1;
-        pthread_cond_signal(&w->done);
+        pthread_cond_broadcast(&w->done);
+        /* The teardown waits until the request has its outcome: on a small machine it
+         * would take the CPU the request needs to wake up. */
+        while (!w->handed) pthread_cond_wait(&w->done, &p->lock);
     } else {
         sandbox_outcome_free(&out);
         if (w->state == W_STARTING && !p->closing) {
             p->failures++;
             p->last_error = err;
         }
-        w->state = W_DEAD;
-        pthread_cond_broadcast(&p->changed);
     }
+    pool_unlock(p);
+    if (w->warm.pid_left > 0) {
+        kill(w->warm.pid_left, SIGKILL);
+        if (w->warm.cg_left) ns_cgroup_kill(&w->warm.cg);
+        while (waitpid(w->warm.pid_left, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (w->warm.cg_left) ns_cgroup_destroy(&w->warm.cg);
+    pool_lock(p);
+    if (w->job) p->busy--;       /* now the manager starts its replacement */
+    w->state = W_DEAD;
+    pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
     return NULL;
 }
@@ -183,6 +202,10 @@ static void *manager_main(void *arg)
                 worker_free(w);
                 continue;
             }
+            if (w->state == W_RETIRING) {   /* no longer one of the `size` */
+                pw = &w->next;
+                continue;
+            }
             starting += w->state == W_STARTING;
             live++;
             pw = &w->next;
@@ -192,7 +215,8 @@ static void *manager_main(void *arg)
             pthread_cond_wait(&p->changed, &p->lock);
             continue;
         }
-        if ((p->refill || p->spawned < p->size) && live < p->size && starting < p->parallel &&
+        if ((p->refill || p->spawned < p->size) && live + p->busy < p->size &&
+            starting < p->parallel &&
             p->failures < FAILURES_MAX)
             spawn(p);
         else
@@ -330,6 +354,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     worker *w = NULL;
     cr_tier tier;
     cr_code rc;
+    int lost;
     if (!p || !job) return run_cold(job, out, err, NULL, NULL);
     tier = job->tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : job->tier;
     if (tier != CR_TIER_NS) return run_cold(job, out, err, "cold start: the warm pool is the ns tier's", NULL);
@@ -354,9 +379,11 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
         break;
     }
     if (w) {
+        /* Its replacement starts once the run and its teardown are over: on a small machine
+         * a worker starting (python and its imports) would slow the run it replaces. */
         w->state = W_TAKEN;
         w->job = job;
-        pthread_cond_broadcast(&p->changed);     /* the manager starts a replacement */
+        p->busy++;
     } else if (p->failures >= FAILURES_MAX) {
         snprintf(why, sizeof why, "cold start: warm workers fail to start: %.180s",
                  p->last_error.message);
@@ -366,19 +393,24 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     wake(w);
     pool_lock(p);
     while (!w->finished) pthread_cond_wait(&w->done, &p->lock);
-    pool_unlock(p);
-    pthread_join(w->thread, NULL);
-    if (w->lost || w->warm.lost) {
-        sandbox_outcome_free(&w->out);
-        worker_free(w);
-        return run_cold(job, out, err, "cold start: the warm worker died before its job", NULL);
-    }
+    lost = w->lost || w->warm.lost;
     rc = w->rc;
     *out = w->out;
     if (rc != CR_OK && err) *err = w->err;
+    /* Back on the list for the manager to join once its thread has removed the cgroup. */
+    if (w->state != W_DEAD) w->state = W_RETIRING;
+    w->next = p->workers;
+    p->workers = w;
+    w->handed = 1;
+    pthread_cond_broadcast(&w->done);
+    pthread_cond_broadcast(&p->changed);
+    pool_unlock(p);
+    if (lost) {
+        sandbox_outcome_free(out);
+        return run_cold(job, out, err, "cold start: the warm worker died before its job", NULL);
+    }
     if (rc == CR_OK && job->tier == CR_TIER_AUTO && !out->tier_note[0])
         snprintf(out->tier_note, sizeof out->tier_note, "%s", why);
-    worker_free(w);
     return rc;
 }
 
