@@ -61,6 +61,9 @@ static void test_warm_same_as_cold(void)
         { "import os\nos.kill(os.getpid(), 9)\n", NULL },
         { "import numpy_financial as npf\nans = round(npf.npv(0.1, [-100, 60, 60]), 6)\n", NULL },
         { "import os\nprint(os.getpid(), os.getppid(), os.getcwd(), sorted(os.listdir('/tmp')))\n", NULL },
+        /* Nothing of the warm child's rehearsal shows. */
+        { "import sys, builtins\nprint(sorted(globals()), 'math' in sys.modules,\n"
+          "      sorted(k for k in vars(builtins) if k.startswith('__calcroute')))\nrows = 1\n", NULL },
     };
     sandbox_pool *p = open_pool(2, "", 1);
     if (!p) { CHECK(!"pool"); return; }
