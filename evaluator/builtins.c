@@ -21,12 +21,6 @@ static const unsigned mt_kinds[MT_COUNT_END] = {
 #include "evaluator/registry.def"
 };
 
-/* FUNC rows' implementations by id; BUILTIN rows (0) are eval_builtin_call's own dispatch. */
-static const eval_fn func_impl[B_COUNT] = {
-#define FUNC(mod, name, id, impl) [id] = impl,
-#include "evaluator/registry.def"
-};
-
 typedef val *(*value_get)(eval_cx *cx, const ir_node *at);
 static const value_get value_impl[] = {
 #define VALUE(mod, name, get) get,
@@ -112,9 +106,8 @@ static int argc_check(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const cha
     return -1;
 }
 
-/* Rejects keywords outside `allowed` (a NULL-terminated list). */
-static int kw_check(eval_cx *cx, eval_args *a, const char *const *allowed, const char *name,
-                    const ir_node *at)
+int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *allowed, const char *name,
+                  const ir_node *at)
 {
     for (size_t i = 0; i < a->nkw; i++) {
         int ok = 0;
@@ -127,6 +120,8 @@ static int kw_check(eval_cx *cx, eval_args *a, const char *const *allowed, const
     }
     return 0;
 }
+
+#define kw_check eval_check_kw
 
 val *eval_kwarg(eval_args *a, const char *name)
 {
@@ -429,10 +424,10 @@ static val *b_float(eval_cx *cx, val *x, const ir_node *at)
     return eval_num_finish(cx, r, 0);
 }
 
-static val *b_int(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_int(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "base", NULL };
-    if (check(cx, a, 0, 2, kws, "int", at) < 0) return NULL;
+    if (kw_check(cx, a, kws, "int", at) < 0) return NULL;
     if (a->npos == 0) return eval_int_si(cx, 0);
     val *x = a->pos[0], *bv = a->npos > 1 ? a->pos[1] : kwarg(a, "base");
     if (bv && x->kind != V_STR)
@@ -642,10 +637,10 @@ fail:
     return NULL;
 }
 
-static val *b_range(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_range(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     int64_t v[3] = { 0, 0, 1 };
-    if (check(cx, a, 1, 3, NULL, "range", at) < 0) return NULL;
+    if (kw_check(cx, a, NULL, "range", at) < 0) return NULL;
     for (size_t i = 0; i < a->npos; i++)
         if (eval_int_of(cx, a->pos[i], &v[a->npos == 1 ? 1 : i]) < 0) return NULL;
     if (v[2] == 0) return eval_raise(cx, CR_EPY_VALUE, at, "range() arg 3 must not be zero");
@@ -664,10 +659,10 @@ __attribute__((noinline)) static void round_into(eval_cx *cx, val *r, val *x, lo
     num_round(r->u.q, eval_decided(cx, x, 0), n, &cx->nc);
 }
 
-static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_round(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "ndigits", NULL };
-    if (check(cx, a, 1, 2, kws, "round", at) < 0) return NULL;
+    if (kw_check(cx, a, kws, "round", at) < 0) return NULL;
     val *x = a->pos[0], *nd = a->npos > 1 ? a->pos[1] : kwarg(a, "ndigits");
     if (nd && nd->kind == V_NONE) nd = NULL;
     int64_t n = 0;
@@ -700,10 +695,10 @@ static val *b_round(eval_cx *cx, eval_args *a, const ir_node *at)
     return eval_num_finish(cx, r, (x->flags & VF_INEXACT) != 0);
 }
 
-static val *b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "start", NULL };
-    if (check(cx, a, 1, 2, kws, "sum", at) < 0) return NULL;
+    if (kw_check(cx, a, kws, "sum", at) < 0) return NULL;
     val *start = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
     if (start && start->kind == V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at,
@@ -828,10 +823,10 @@ static val *b_reversed(eval_cx *cx, val *x, const ir_node *at)
     return eval_lazy_of(cx, IT_REVERSED, NULL, &x, 1, 0, at);
 }
 
-static val *b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "start", NULL };
-    if (check(cx, a, 1, 2, kws, "enumerate", at) < 0) return NULL;
+    if (kw_check(cx, a, kws, "enumerate", at) < 0) return NULL;
     val *st = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
     int64_t start = 0;
     if (st && eval_int_of(cx, st, &start) < 0) return NULL;
@@ -854,10 +849,10 @@ static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
     return eval_pair(cx, q, m);
 }
 
-static val *b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
+val *eval_b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "key", "reverse", NULL };
-    if (check(cx, a, 1, 1, kws, "sorted", at) < 0) return NULL;
+    if (kw_check(cx, a, kws, "sorted", at) < 0) return NULL;
     val *l = items_of(cx, a->pos[0], at), *rev = kwarg(a, "reverse");
     if (!l) return NULL;
     if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0) {
@@ -912,7 +907,7 @@ static int int_arg(eval_cx *cx, val *x, const ir_node *at)
 static val *math_comb_perm(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
-    if (check(cx, a, id == M_PERM ? 1 : 2, 2, NULL, name, at) < 0) return NULL;
+    if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
     val *n = a->pos[0], *k = a->npos > 1 ? a->pos[1] : NULL;
     if (int_arg(cx, n, at) < 0 || (k && int_arg(cx, k, at) < 0)) return NULL;
     if (mpq_sgn(n->u.q) < 0)
@@ -997,7 +992,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     unary_fn fn = unary_of(id);
     if (id == M_ISNAN || id == M_ISINF || id == M_ISFINITE) {
         double d;
-        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         x = a->pos[0];
         if (x->kind != V_INF && need_real(cx, x, at) < 0) return NULL;
         if (eval_to_double(cx, x, &d, at) < 0) return NULL;
@@ -1011,7 +1006,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]))
         return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);   /* float pow's rules */
     if (fn) {
-        if (check(cx, a, 1, 1, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
             return NULL;
         x = a->pos[0];
         if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
@@ -1023,7 +1018,9 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->npos == 2 && !a->nkw && IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]) &&
             (a->pos[0]->kind == V_INF || a->pos[1]->kind == V_INF))
             return log_base_nonfinite(cx, a->pos[0], a->pos[1], at);
-        if (check(cx, a, 1, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+        if (a->npos < 1 || a->npos > 2)   /* CPython's words of its own (the row: AR_OWN) */
+            return eval_raise(cx, CR_EPY_TYPE, at, "math.log requires 1 to 2 arguments");
+        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
             (a->npos > 1 && need_real(cx, a->pos[1], at) < 0))
             return NULL;
         x = a->pos[0];
@@ -1033,7 +1030,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->npos > 1 && (a->pos[1]->flags & VF_INEXACT)) exact = 0;
         return math_result(cx, rc, r, exact, x, at);
     case M_POW:
-        if (check(cx, a, 2, 2, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
             need_real(cx, a->pos[1], at) < 0)
             return NULL;
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
@@ -1042,13 +1039,13 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if ((a->pos[0]->flags | a->pos[1]->flags) & VF_INEXACT) exact = 0;
         return math_result(cx, rc, r, exact, NULL, at);
     case M_FABS:
-        if (check(cx, a, 1, 1, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
             return NULL;
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
         mpq_abs(r->u.q, a->pos[0]->u.q);
         return math_result(cx, CR_OK, r, 1, a->pos[0], at);
     case M_FLOOR: case M_CEIL: case M_TRUNC:
-        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         if (a->pos[0]->kind == V_INF) return inf_error(cx, a->pos[0], at);
         if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
         x = a->pos[0];
@@ -1059,17 +1056,13 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         mpz_set_ui(mpq_denref(r->u.q), 1);
         return math_result(cx, CR_OK, r, 1, x, at);
     case M_FACTORIAL:
-        if (check(cx, a, 1, 1, NULL, name, at) < 0 || int_arg(cx, a->pos[0], at) < 0) return NULL;
+        if (kw_check(cx, a, NULL, name, at) < 0 || int_arg(cx, a->pos[0], at) < 0) return NULL;
         return math_comb_perm(cx, M_PERM, a, at);
     case M_COMB: case M_PERM:
         return math_comb_perm(cx, id, a, at);
     case M_ISCLOSE: {
         static const char *const kws[] = { "rel_tol", "abs_tol", NULL };
-        if (a->npos < 2)
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "isclose() missing required argument '%s' (pos %zu)",
-                              a->npos ? "b" : "a", a->npos + 1);
-        if (check(cx, a, 2, 2, kws, name, at) < 0) return NULL;
+        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
         val *p = a->pos[0], *q = a->pos[1], *rt = kwarg(a, "rel_tol"), *at_ = kwarg(a, "abs_tol");
         if (p->kind == V_INF || q->kind == V_INF)
             return eval_bool(cx, p->kind == V_INF && q->kind == V_INF && p->sub == q->sub &&
@@ -1094,7 +1087,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return eval_bool(cx, close);
     }
     case M_FSUM: {
-        if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
+        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         val *l = items_of(cx, a->pos[0], at);
         if (!l) return NULL;
         /* a float sum through `+`: exact while small, bounded (NUM_FLOAT_BITS) and charged
@@ -1129,7 +1122,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     }
     case M_PROD: {
         static const char *const kws[] = { "start", NULL };
-        if (check(cx, a, 1, 1, kws, name, at) < 0) return NULL;
+        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
         val *acc = kwarg(a, "start");
         if (acc) EV_INCREF(acc);
         else if (!(acc = eval_int_si(cx, 1))) return NULL;
@@ -1164,16 +1157,10 @@ val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfi
 
 val *eval_b_repr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    return check(cx, a, 1, 1, NULL, "repr", at) < 0 ? NULL : eval_to_str(cx, a->pos[0], 1);
+    return kw_check(cx, a, NULL, "repr", at) < 0 ? NULL : eval_to_str(cx, a->pos[0], 1);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------- */
-
-static val *one_arg(eval_cx *cx, eval_args *a, const char *name, const ir_node *at)
-{
-    if (check(cx, a, 1, 1, NULL, name, at) < 0) return NULL;
-    return a->pos[0];
-}
 
 /* math's functions take an object that has a float (a Decimal) as CPython's do, through
  * float() of it (the object's builtin hook); other arguments pass as they are. */
@@ -1201,134 +1188,319 @@ out:
     return r;
 }
 
-val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+static val *b_seq(eval_cx *cx, eval_args *a, vkind kind, const ir_node *at)
 {
-    const char *name = eval_builtin_name(id);
-    val *x, *r;
-    if (func_impl[id]) return func_impl[id](cx, a, at);
-    if (id >= M_SQRT && id <= M_ISFINITE) return math_call_objs(cx, id, a, at);
-    if (IS_EXC_CLASS(id)) return b_exception(cx, id, a, at);
-    if (a->npos && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
-        const eval_class *c = a->pos[0]->u.obj.cls;
-        val *r = c->builtin(cx, id, a->pos[0], a, at);
-        if (r || cx->err.code != CR_OK) return r;
+    if (!a->npos) return eval_seq_new(cx, kind, 0);
+    if (kind == V_TUPLE && a->pos[0]->kind == V_TUPLE) {
+        EV_INCREF(a->pos[0]);
+        return a->pos[0];
     }
-    switch (id) {
-    case B_ABS: return (x = one_arg(cx, a, name, at)) ? b_abs(cx, x, at) : NULL;
-    case B_ALL: case B_ANY:
-        return (x = one_arg(cx, a, name, at)) ? b_all_any(cx, x, id == B_ANY, at) : NULL;
-    case B_BOOL:
-        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        return eval_bool(cx, a->npos && eval_truth(cx, a->pos[0]));
-    case B_DICT:
-        if (argc_check(cx, a, 0, 1, name, at) < 0 || !(r = eval_dict_new(cx, V_DICT)))
-            return NULL;
-        if (dict_update(cx, r, a->npos ? a->pos[0] : NULL, a, at) < 0) {
+    val *r = eval_list_of(cx, a->pos[0], kind);
+    if (!r && cx->err.line == 0) { cx->err.line = at->line; cx->err.col = at->col; }
+    return r;
+}
+
+#define IMPL(name) val *name(eval_cx *cx, eval_args *a, const ir_node *at)
+
+IMPL(eval_b_abs)
+{
+    return kw_check(cx, a, NULL, "abs", at) < 0 ? NULL : b_abs(cx, a->pos[0], at);
+}
+IMPL(eval_b_all)
+{
+    return kw_check(cx, a, NULL, "all", at) < 0 ? NULL : b_all_any(cx, a->pos[0], 0, at);
+}
+IMPL(eval_b_any)
+{
+    return kw_check(cx, a, NULL, "any", at) < 0 ? NULL : b_all_any(cx, a->pos[0], 1, at);
+}
+IMPL(eval_b_bool)
+{
+    if (kw_check(cx, a, NULL, "bool", at) < 0) return NULL;
+    return eval_bool(cx, a->npos && eval_truth(cx, a->pos[0]));
+}
+
+IMPL(eval_b_dict)
+{
+    val *r = eval_dict_new(cx, V_DICT);
+    if (r && dict_update(cx, r, a->npos ? a->pos[0] : NULL, a, at) < 0) {
+        eval_decref(cx, r);
+        return NULL;
+    }
+    return r;
+}
+
+IMPL(eval_b_divmod)
+{
+    if (kw_check(cx, a, NULL, "divmod", at) < 0) return NULL;
+    return b_divmod(cx, a->pos[0], a->pos[1], at);
+}
+
+IMPL(eval_b_filter)
+{
+    if (kw_check(cx, a, NULL, "filter", at) < 0) return NULL;
+    return eval_lazy_of(cx, IT_FILTER, a->pos[0], a->pos + 1, 1, 0, at);
+}
+
+IMPL(eval_b_float)
+{
+    if (kw_check(cx, a, NULL, "float", at) < 0) return NULL;
+    if (!a->npos) return eval_num(cx, V_FLOAT);
+    return b_float(cx, a->pos[0], at);
+}
+
+IMPL(eval_b_format)
+{
+    if (kw_check(cx, a, NULL, "format", at) < 0) return NULL;
+    val *spec = a->npos > 1 ? a->pos[1] : NULL;
+    if (spec && spec->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
+                          eval_type_name(spec));
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (eval_format(cx, &b, a->pos[0], spec ? spec->u.str.s : "", spec ? spec->u.str.len : 0,
+                    at) < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    int inexact = eval_inexact(cx, a->pos[0]);
+    if (inexact < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    val *r = eval_str_buf(cx, &b);
+    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
+    return r;
+}
+
+IMPL(eval_b_isinstance)
+{
+    if (kw_check(cx, a, NULL, "isinstance", at) < 0) return NULL;
+    return b_isinstance(cx, a->pos[0], a->pos[1], at);
+}
+
+IMPL(eval_b_len)
+{
+    size_t n;
+    if (kw_check(cx, a, NULL, "len", at) < 0 || eval_len(cx, a->pos[0], &n) < 0) return NULL;
+    return eval_int_si(cx, (long)n);
+}
+
+IMPL(eval_b_list)
+{
+    if (kw_check(cx, a, NULL, "list", at) < 0) return NULL;
+    return b_seq(cx, a, V_LIST, at);
+}
+
+IMPL(eval_b_tuple)
+{
+    if (kw_check(cx, a, NULL, "tuple", at) < 0) return NULL;
+    return b_seq(cx, a, V_TUPLE, at);
+}
+
+IMPL(eval_b_set)
+{
+    val *r;
+    if (kw_check(cx, a, NULL, "set", at) < 0 || !(r = eval_dict_new(cx, V_SET))) return NULL;
+    if (!a->npos) return r;
+    val *l = items_of(cx, a->pos[0], at);
+    if (!l) { eval_decref(cx, r); return NULL; }
+    for (size_t i = 0; i < l->u.seq.len; i++) {
+        EV_INCREF(l->u.seq.it[i]);
+        if (eval_dict_set(cx, r, l->u.seq.it[i], NULL) < 0) {
+            eval_decref(cx, l);
             eval_decref(cx, r);
             return NULL;
         }
-        return r;
-    case B_DIVMOD:
-        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
-        return b_divmod(cx, a->pos[0], a->pos[1], at);
-    case B_ENUMERATE: return b_enumerate(cx, a, at);
-    case B_FILTER:
-        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
-        return eval_lazy_of(cx, IT_FILTER, a->pos[0], a->pos + 1, 1, 0, at);
-    case B_FLOAT:
-        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        if (!a->npos) return eval_num(cx, V_FLOAT);
-        return b_float(cx, a->pos[0], at);
-    case B_FORMAT: {
-        if (check(cx, a, 1, 2, NULL, name, at) < 0) return NULL;
-        val *spec = a->npos > 1 ? a->pos[1] : NULL;
-        if (spec && spec->kind != V_STR)
-            return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
-                              eval_type_name(spec));
-        cr_buf b;
-        cr_buf_init(&b, cx->lim->max_str_len);
-        if (eval_format(cx, &b, a->pos[0], spec ? spec->u.str.s : "", spec ? spec->u.str.len : 0,
-                        at) < 0) {
-            cr_buf_free(&b);
-            return NULL;
-        }
-        int inexact = eval_inexact(cx, a->pos[0]);
-        if (inexact < 0) {
-            cr_buf_free(&b);
-            return NULL;
-        }
-        r = eval_str_buf(cx, &b);
-        if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
-        return r;
     }
-    case B_INT: return b_int(cx, a, at);
-    case B_ISINSTANCE:
-        if (check(cx, a, 2, 2, NULL, name, at) < 0) return NULL;
-        return b_isinstance(cx, a->pos[0], a->pos[1], at);
-    case B_LEN: {
-        size_t n;
-        if (!(x = one_arg(cx, a, name, at))) return NULL;
-        if (eval_len(cx, x, &n) < 0) return NULL;
-        return eval_int_si(cx, (long)n);
+    eval_decref(cx, l);
+    return r;
+}
+
+IMPL(eval_b_map)
+{
+    if (a->npos < 2)
+        return eval_raise(cx, CR_EPY_TYPE, at, "map() must have at least two arguments.");
+    if (kw_check(cx, a, NULL, "map", at) < 0) return NULL;
+    return eval_lazy_of(cx, IT_MAP, a->pos[0], a->pos + 1, a->npos - 1, 0, at);
+}
+
+IMPL(eval_b_zip)
+{
+    static const char *const kws[] = { "strict", NULL };
+    if (kw_check(cx, a, kws, "zip", at) < 0) return NULL;
+    return eval_lazy_of(cx, IT_ZIP, NULL, a->pos, a->npos, 0, at);
+}
+
+IMPL(eval_b_max) { return b_minmax(cx, a, 1, at); }
+IMPL(eval_b_min) { return b_minmax(cx, a, 0, at); }
+
+IMPL(eval_b_pow)
+{
+    static const char *const kws[] = { "base", "exp", "mod", NULL };
+    if (kw_check(cx, a, kws, "pow", at) < 0) return NULL;
+    if (a->npos == 3 && a->pos[2]->kind != V_NONE)
+        return b_pow3(cx, a->pos[0], a->pos[1], a->pos[2], at);
+    return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);
+}
+
+IMPL(eval_b_print) { return eval_print(cx, a, at) < 0 ? NULL : eval_none(cx); }
+
+IMPL(eval_b_reversed)
+{
+    if (kw_check(cx, a, NULL, "reversed", at) < 0) return NULL;
+    return b_reversed(cx, a->pos[0], at);
+}
+
+IMPL(eval_b_str)
+{
+    if (kw_check(cx, a, NULL, "str", at) < 0) return NULL;
+    if (!a->npos) return eval_str(cx, "", 0);
+    return eval_to_str(cx, a->pos[0], 0);
+}
+
+/* math's functions: math_call_objs on the row's id */
+#define MATH(name, id) IMPL(eval_m_##name) { return math_call_objs(cx, id, a, at); }
+MATH(sqrt, M_SQRT) MATH(exp, M_EXP) MATH(log, M_LOG) MATH(log10, M_LOG10) MATH(log2, M_LOG2)
+MATH(pow, M_POW) MATH(fabs, M_FABS) MATH(floor, M_FLOOR) MATH(ceil, M_CEIL)
+MATH(trunc, M_TRUNC) MATH(erf, M_ERF) MATH(erfc, M_ERFC) MATH(factorial, M_FACTORIAL)
+MATH(comb, M_COMB) MATH(perm, M_PERM) MATH(isclose, M_ISCLOSE) MATH(fsum, M_FSUM)
+MATH(prod, M_PROD) MATH(sin, M_SIN) MATH(cos, M_COS) MATH(tan, M_TAN) MATH(atan, M_ATAN)
+MATH(isnan, M_ISNAN) MATH(isinf, M_ISINF) MATH(isfinite, M_ISFINITE)
+#undef MATH
+
+/* the exception classes: an instance of the row's class */
+#define EXC(mod, name, id) IMPL(eval_exc_##id) { return b_exception(cx, id, a, at); }
+#include "evaluator/registry.def"
+#undef IMPL
+
+/* ---- calls ----------------------------------------------------------------------------- */
+
+/* CPython's TypeError for a call of row `id` with a count outside the row's lo..hi, or
+ * NULL without raising when CPython takes the call after all (an AR_DEF row's required
+ * parameters all given, some by keyword). The name and parameters are sig's ("name(p, q,
+ * /, r, *, s)"), or the row's own name. */
+static val *arity_error(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    int lo, hi, style;
+    const char *sig, *params[12];
+    registry_func_arity(id, &lo, &hi, &style, &sig);
+    char name[48];
+    size_t np = 0, nposonly = 0, npos = 0, n = a->npos;
+    int mod = registry_func_module(id);
+    const char *p = strchr(sig, '(');
+    if (p) {
+        snprintf(name, sizeof name, "%.*s", (int)(p - sig), sig);
+    } else if (mod != MOD_NONE && (style == AR_O || style == AR_NOARGS)) {
+        snprintf(name, sizeof name, "%s.%s", registry_module_name(mod), registry_func_name(id));
+    } else {
+        snprintf(name, sizeof name, "%s", registry_func_name(id));
     }
-    case B_LIST: case B_TUPLE: case B_SET:
-        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        if (id == B_SET) {
-            if (!(r = eval_dict_new(cx, V_SET))) return NULL;
-            if (!a->npos) return r;
-            val *l = items_of(cx, a->pos[0], at);
-            if (!l) { eval_decref(cx, r); return NULL; }
-            for (size_t i = 0; i < l->u.seq.len; i++) {
-                EV_INCREF(l->u.seq.it[i]);
-                if (eval_dict_set(cx, r, l->u.seq.it[i], NULL) < 0) {
-                    eval_decref(cx, l);
-                    eval_decref(cx, r);
-                    return NULL;
-                }
+    /* sig's parameters: params[0..np), positional-only up to "/", positional up to "*" */
+    char pbuf[128], *save = NULL;
+    snprintf(pbuf, sizeof pbuf, "%s", p ? p + 1 : ")");
+    npos = SIZE_MAX;
+    for (char *t = strtok_r(pbuf, ", )", &save); t && np < 12; t = strtok_r(NULL, ", )", &save)) {
+        if (strcmp(t, "/") == 0) nposonly = np;
+        else if (strcmp(t, "*") == 0) npos = np;
+        else params[np++] = t;
+    }
+    if (npos == SIZE_MAX) npos = np;
+    switch (style) {
+    case AR_O:
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes exactly one argument (%zu given)",
+                          name, n);
+    case AR_NOARGS:
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", name, n);
+    case AR_CLINIC: case AR_VECTOR: {
+        size_t total = n + a->nkw, minpo = nposonly < (size_t)lo ? nposonly : (size_t)lo;
+        if (total > np)
+            return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes at most %zu %sargument%s (%zu given)",
+                              name, np, n == 0 ? "keyword " : "", np == 1 ? "" : "s", total);
+        if (n < minpo)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "%s() takes %s %zu positional argument%s (%zu given)", name,
+                              minpo < npos ? "at least" : "exactly", minpo, minpo == 1 ? "" : "s",
+                              n);
+        if (n > npos)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "%s() takes %s %zu positional argument%s (%zu given)", name,
+                              (size_t)lo < npos ? "at most" : "exactly", npos,
+                              npos == 1 ? "" : "s", n);
+        if (n < (size_t)lo && style == AR_VECTOR)
+            return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing required argument '%s'", name,
+                              params[n]);
+        if (n < (size_t)lo)
+            return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing required argument '%s' (pos %zu)",
+                              name, params[n], n + 1);
+        break;   /* a count CPython takes but the subset does not */
+    }
+    case AR_DEF: case AR_UFUNC:
+        if (n < (size_t)lo && style == AR_DEF) {
+            /* the required parameters no keyword gives; a keyword that names no parameter
+             * comes first in CPython, and it and one that names a positional-only parameter
+             * are the impl's binding to refuse */
+            const char *miss[12];
+            size_t nmiss = 0;
+            for (size_t k = 0; k < a->nkw; k++) {
+                size_t i = 0;
+                while (i < np && strcmp(params[i], a->kwname[k]) != 0) i++;
+                if (i == np) return NULL;
             }
-            eval_decref(cx, l);
-            return r;
+            for (size_t i = n; i < (size_t)lo && i < np; i++)
+                if (!eval_kwarg(a, params[i])) miss[nmiss++] = params[i];
+            if (!nmiss) return NULL;
+            char list[160] = "";
+            size_t len = 0;
+            for (size_t i = 0; i < nmiss && len < sizeof list; i++)
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
+                                        i == 0 ? "" : i + 1 < nmiss ? ", "
+                                                    : nmiss > 2 ? ", and " : " and ", miss[i]);
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "%s() missing %zu required positional argument%s: %s", name, nmiss,
+                              nmiss == 1 ? "" : "s", list);
         }
-        if (!a->npos) return eval_seq_new(cx, id == B_LIST ? V_LIST : V_TUPLE, 0);
-        if (id == B_TUPLE && a->pos[0]->kind == V_TUPLE) {
-            EV_INCREF(a->pos[0]);
-            return a->pos[0];
-        }
-        r = eval_list_of(cx, a->pos[0], id == B_LIST ? V_LIST : V_TUPLE);
-        if (!r && cx->err.line == 0) { cx->err.line = at->line; cx->err.col = at->col; }
-        return r;
-    case B_MAP:
-        if (a->npos < 2)
-            return eval_raise(cx, CR_EPY_TYPE, at, "map() must have at least two arguments.");
-        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
-        return eval_lazy_of(cx, IT_MAP, a->pos[0], a->pos + 1, a->npos - 1, 0, at);
-    case B_ZIP: {
-        static const char *const kws[] = { "strict", NULL };
-        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
-        return eval_lazy_of(cx, IT_ZIP, NULL, a->pos, a->npos, 0, at);
-    }
-    case B_MAX: case B_MIN: return b_minmax(cx, a, id == B_MAX, at);
-    case B_POW: {
-        static const char *const kws[] = { "base", "exp", "mod", NULL };
-        if (check(cx, a, 2, 3, kws, name, at) < 0) return NULL;
-        if (a->npos == 3 && a->pos[2]->kind != V_NONE)
-            return b_pow3(cx, a->pos[0], a->pos[1], a->pos[2], at);
-        return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);
-    }
-    case B_PRINT:
-        return eval_print(cx, a, at) < 0 ? NULL : eval_none(cx);
-    case B_RANGE: return b_range(cx, a, at);
-    case B_REVERSED: return (x = one_arg(cx, a, name, at)) ? b_reversed(cx, x, at) : NULL;
-    case B_ROUND: return b_round(cx, a, at);
-    case B_SORTED: return b_sorted(cx, a, at);
-    case B_STR:
-        if (check(cx, a, 0, 1, NULL, name, at) < 0) return NULL;
-        if (!a->npos) return eval_str(cx, "", 0);
-        return eval_to_str(cx, a->pos[0], 0);
-    case B_SUM: return b_sum(cx, a, at);
+        if (npos == (size_t)lo)
+            return eval_raise(cx, CR_EPY_TYPE, at,
+                              "%s() takes %zu positional argument%s but %zu %s given", name, npos,
+                              npos == 1 ? "" : "s", n, n == 1 ? "was" : "were");
+        return eval_raise(cx, CR_EPY_TYPE, at,   /* a ufunc says "1 were given" */
+                          "%s() takes from %d to %zu positional arguments but %zu %s given", name,
+                          lo, npos, n, n == 1 && style == AR_DEF ? "was" : "were");
     default:
-        return eval_raise(cx, CR_EINTERNAL, at, "builtin %s is not implemented", name);
+        break;
     }
+    if (lo == hi)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected %d argument%s, got %zu", name, lo,
+                          lo == 1 ? "" : "s", n);
+    if (n < (size_t)lo)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least %d argument%s, got %zu",
+                          name, lo, lo == 1 ? "" : "s", n);
+    return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at most %d argument%s, got %zu", name, hi,
+                      hi == 1 ? "" : "s", n);
+}
+
+/* Each row's implementation and count, by id: the one way a call reaches a function. */
+static const struct {
+    eval_fn impl;
+    unsigned char lo, hi, style;
+} funcs[B_COUNT] = {
+#define FUNC(mod, name, id, impl, lo, hi, style, sig) [id] = { impl, lo, hi, style },
+#include "evaluator/registry.def"
+};
+
+val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    size_t n = a->npos;
+    if ((n < funcs[id].lo || (n > funcs[id].hi && funcs[id].hi != AR_MANY)) &&
+        funcs[id].style != AR_OWN && (arity_error(cx, id, a, at) || cx->err.code != CR_OK))
+        return NULL;
+    /* a builtin's first argument that is an object may answer for itself (abs of a Decimal) */
+    if (id < B_EXCEPTION && n && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
+        val *r = a->pos[0]->u.obj.cls->builtin(cx, id, a->pos[0], a, at);
+        if (r || cx->err.code != CR_OK) return r;
+    }
+    return funcs[id].impl(cx, a, at);
 }
 
 /* ---- formatting ------------------------------------------------------------------------ */

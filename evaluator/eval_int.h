@@ -202,7 +202,8 @@ typedef struct {
     size_t nkw;
 } eval_args;
 
-/* A function of registry.def: checks its own arguments. */
+/* A function of registry.def. eval_builtin_call has checked the count of positional
+ * arguments against its row; it checks the rest (types, keywords). */
 typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
 
 /* A class of objects (V_OBJ) that a module brings: dates, decimals, distributions. An object
@@ -433,6 +434,9 @@ const char *eval_method_name(int id);
 int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *const *kws,
                     const char *name, const ir_node *at);
 val *eval_kwarg(eval_args *a, const char *name);
+/* Keywords among kws only (the count is the registry row's to check): 0, -1 raised. */
+int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *kws, const char *name,
+                  const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
@@ -442,7 +446,8 @@ int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
 
 /* The implementations registry.def's FUNC and VALUE rows name (a name in two rows is
  * declared twice, which C allows): builtins.c, mod_*.c. */
-#define FUNC(mod, name, id, impl) val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
+#define FUNC(mod, name, id, impl, lo, hi, style, sig) \
+    val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
 #define VALUE(mod, name, get) val *get(eval_cx *cx, const ir_node *at);
 #include "evaluator/registry.def"
 

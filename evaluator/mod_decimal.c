@@ -1212,7 +1212,7 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
         return to_int(cx, d, RD_DOWN, at);
     case B_ROUND: {
         static const char *const kws[] = { "ndigits", NULL };
-        if (eval_check_args(cx, a, 1, 2, kws, "round", at) < 0) return NULL;
+        if (eval_check_kw(cx, a, kws, "round", at) < 0) return NULL;
         val *n = a->npos > 1 ? a->pos[1] : eval_kwarg(a, "ndigits");
         if (!n || n->kind == V_NONE) {
             eval_decides(cx, self);
@@ -1850,7 +1850,7 @@ static const eval_class ctx_cls = {
 
 val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    if (eval_check_args(cx, a, 0, 0, NULL, "getcontext", at) < 0) return NULL;
+    if (eval_check_kw(cx, a, NULL, "getcontext", at) < 0) return NULL;
     val *c = ctx_current(cx);
     if (c) EV_INCREF(c);
     return c;

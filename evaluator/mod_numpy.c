@@ -153,34 +153,20 @@ static int need_num(eval_cx *cx, val *v, const char *fname, const ir_node *at)
     return -1;
 }
 
-/* Positional-or-keyword parameters `names` (a NULL-terminated list, the first `req` required)
- * into out[]; absent optional ones are NULL. */
-static int npf_args(eval_cx *cx, eval_args *a, const char *const *names, size_t req, val **out,
+/* Positional-or-keyword parameters `names` (a NULL-terminated list) into out[]; absent ones
+ * are NULL. The registry row has checked the count and that the required ones are given. */
+static int npf_args(eval_cx *cx, eval_args *a, const char *const *names, val **out,
                     const char *fname, const ir_node *at)
 {
-    size_t n = 0;
-    while (names[n]) n++;
-    if (eval_check_args(cx, a, 0, n, names, fname, at) < 0) return -1;
-    size_t nmiss = 0;
-    const char *miss[8];
-    for (size_t i = 0; i < n; i++) {
+    if (eval_check_kw(cx, a, names, fname, at) < 0) return -1;
+    for (size_t i = 0; names[i]; i++) {
         val *k = eval_kwarg(a, names[i]);
         if (k && i < a->npos)
             return eval_raise(cx, CR_EPY_TYPE, at, "%s() got multiple values for argument '%s'",
                               fname, names[i]), -1;
         out[i] = i < a->npos ? a->pos[i] : k;
-        if (!out[i] && i < req && nmiss < 8) miss[nmiss++] = names[i];
     }
-    if (!nmiss) return 0;
-    /* CPython's wording: 'a', 'a' and 'b', 'a', 'b', and 'c' */
-    char list[160] = "";
-    size_t len = 0;
-    for (size_t i = 0; i < nmiss && len < sizeof list; i++)
-        len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
-                                i == 0 ? "" : i + 1 < nmiss ? ", " : nmiss > 2 ? ", and " : " and ",
-                                miss[i]);
-    return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing %zu required positional argument%s: %s",
-                      fname, nmiss, nmiss > 1 ? "s" : "", list), -1;
+    return 0;
 }
 
 /* `when`: numpy_financial's table, or the error its fallback (iterating `when`) raises. */
@@ -261,13 +247,13 @@ static val *annuity_call(eval_cx *cx, annuity f, eval_args *a, const ir_node *at
     static const char *const p_pv[] = { "rate", "nper", "pmt", "fv", "when", NULL };
     static const char *const p_nper[] = { "rate", "pmt", "pv", "fv", "when", NULL };
     static const char *const p_ipmt[] = { "rate", "per", "nper", "pv", "fv", "when", NULL };
-    static const struct { const char *name; const char *const *p; size_t req; } t[] = {
-        [F_FV] = { "fv", p_fv, 4 }, [F_PMT] = { "pmt", p_pmt, 3 }, [F_PV] = { "pv", p_pv, 3 },
-        [F_NPER] = { "nper", p_nper, 3 }, [F_IPMT] = { "ipmt", p_ipmt, 4 },
-        [F_PPMT] = { "ppmt", p_ipmt, 4 },
+    static const struct { const char *name; const char *const *p; } t[] = {
+        [F_FV] = { "fv", p_fv }, [F_PMT] = { "pmt", p_pmt }, [F_PV] = { "pv", p_pv },
+        [F_NPER] = { "nper", p_nper }, [F_IPMT] = { "ipmt", p_ipmt },
+        [F_PPMT] = { "ppmt", p_ipmt },
     };
     val *x[6] = { 0 };
-    if (npf_args(cx, a, t[f].p, t[f].req, x, t[f].name, at) < 0) return NULL;
+    if (npf_args(cx, a, t[f].p, x, t[f].name, at) < 0) return NULL;
     size_t nnum = f >= F_IPMT ? 5 : 4;
     int when = when_of(cx, x[nnum], at);
     if (when < 0 || eval_count(cx, 16, at) < 0) return NULL;
@@ -349,7 +335,7 @@ val *eval_npf_npv(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const p[] = { "rate", "values", NULL };
     val *x[2];
-    if (npf_args(cx, a, p, 2, x, "npv", at) < 0 || need_num(cx, x[0], "npv", at) < 0) return NULL;
+    if (npf_args(cx, a, p, x, "npv", at) < 0 || need_num(cx, x[0], "npv", at) < 0) return NULL;
     val *l = flows_of(cx, x[1], "npv", at), *r;
     if (!l) return NULL;
     r = npv_of(cx, x[0], l, 0, at);
@@ -361,7 +347,7 @@ val *eval_npf_mirr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const p[] = { "values", "finance_rate", "reinvest_rate", NULL };
     val *x[3];
-    if (npf_args(cx, a, p, 3, x, "mirr", at) < 0 || need_num(cx, x[1], "mirr", at) < 0 ||
+    if (npf_args(cx, a, p, x, "mirr", at) < 0 || need_num(cx, x[1], "mirr", at) < 0 ||
         need_num(cx, x[2], "mirr", at) < 0)
         return NULL;
     val *l = flows_of(cx, x[0], "mirr", at);
@@ -587,7 +573,7 @@ val *eval_npf_irr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const p_[] = { "values", NULL };
     val *x[1];
-    if (npf_args(cx, a, p_, 1, x, "irr", at) < 0) return NULL;
+    if (npf_args(cx, a, p_, x, "irr", at) < 0) return NULL;
     val *l = flows_of(cx, x[0], "irr", at), *res = NULL;
     if (!l) return NULL;
     size_t n = l->u.seq.len, lo = 0, hi = n;
@@ -810,7 +796,7 @@ val *eval_npf_rate(eval_cx *cx, eval_args *a, const ir_node *at)
     static const char *const p_[] = { "nper", "pmt", "pv", "fv", "when", "guess", "tol",
                                       "maxiter", NULL };
     val *x[8] = { 0 };
-    if (npf_args(cx, a, p_, 4, x, "rate", at) < 0) return NULL;
+    if (npf_args(cx, a, p_, x, "rate", at) < 0) return NULL;
     int when = when_of(cx, x[4], at);
     if (when < 0) return NULL;
     for (int i = 0; i < 8; i++)
@@ -881,7 +867,7 @@ static val *float_shown(eval_cx *cx, double d, int inexact)
 
 static val *np_arg1(eval_cx *cx, eval_args *a, const char *name, const ir_node *at)
 {
-    if (eval_check_args(cx, a, 1, 1, NULL, name, at) < 0 || need_num(cx, a->pos[0], name, at) < 0)
+    if (eval_check_kw(cx, a, NULL, name, at) < 0 || need_num(cx, a->pos[0], name, at) < 0)
         return NULL;
     return a->pos[0];
 }
@@ -946,7 +932,7 @@ val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const p_[] = { "a", "decimals", NULL };
     val *x[2] = { 0 };
-    if (npf_args(cx, a, p_, 1, x, "round", at) < 0 || need_num(cx, x[0], "round", at) < 0)
+    if (npf_args(cx, a, p_, x, "round", at) < 0 || need_num(cx, x[0], "round", at) < 0)
         return NULL;
     long d = 0;
     if (x[1]) {
@@ -976,7 +962,7 @@ val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at)
 
 val *eval_np_power(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    if (eval_check_args(cx, a, 2, 2, NULL, "power", at) < 0 || need_num(cx, a->pos[0], "power", at) < 0 ||
+    if (eval_check_kw(cx, a, NULL, "power", at) < 0 || need_num(cx, a->pos[0], "power", at) < 0 ||
         need_num(cx, a->pos[1], "power", at) < 0)
         return NULL;
     val *x = a->pos[0], *y = a->pos[1];
@@ -1001,7 +987,7 @@ static val *np_reduce(eval_cx *cx, reduction f, eval_args *a, const ir_node *at)
     static const char *const names[] = { "sum", "prod", "mean", "max", "min", "var", "std", "median" };
     static const char *const kw_ddof[] = { "ddof", NULL };
     const char *name = names[f];
-    if (eval_check_args(cx, a, 1, 1, f == R_VAR || f == R_STD ? kw_ddof : NULL, name, at) < 0) return NULL;
+    if (eval_check_kw(cx, a, f == R_VAR || f == R_STD ? kw_ddof : NULL, name, at) < 0) return NULL;
     val *src = a->pos[0], *l;
     if (src->kind == V_LIST || src->kind == V_TUPLE) {
         if (!(l = flows_of(cx, src, name, at))) return NULL;

@@ -11,15 +11,16 @@ static const char *const mod_names[MOD_COUNT] = {
 
 typedef struct {
     unsigned short mod, kind, id;
-    const char *name;
+    unsigned char lo, hi, style;
+    const char *name, *sig;
 } row;
 
 /* Functions first, in id order (rows[id] is function id's row), then the other values. */
 static const row rows[] = {
-#define FUNC(mod, name, id, impl) { mod, REG_FUNC, id, name },
-#define BUILTIN(mod, name, id) { mod, REG_FUNC, id, name },
+#define FUNC(mod, name, id, impl, lo, hi, style, sig) \
+    { mod, REG_FUNC, id, lo, hi, style, name, sig },
 #include "evaluator/registry.def"
-#define VALUE(mod, name, get) { mod, REG_VALUE, 0, name },
+#define VALUE(mod, name, get) { mod, REG_VALUE, 0, 0, 0, 0, name, NULL },
 #include "evaluator/registry.def"
 };
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -55,6 +56,15 @@ const char *registry_module_name(int mod)
 const char *registry_func_name(int id)
 {
     return id >= 0 && id < B_COUNT ? rows[id].name : "?";
+}
+
+void registry_func_arity(int id, int *lo, int *hi, int *style, const char **sig)
+{
+    const row *r = &rows[id >= 0 && id < B_COUNT ? id : 0];
+    *lo = r->lo;
+    *hi = r->hi;
+    *style = r->style;
+    *sig = r->sig;
 }
 
 int registry_func_module(int id)
