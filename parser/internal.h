@@ -25,9 +25,12 @@ void parser_scratch_free(parser_scratch *sc);
 /* Lowers a tree-sitter-python CST that has no ERROR or MISSING node into m (m->root and the
  * `node:` reasons). CR_ESYNTAX for what tree-sitter accepts but CPython does not (Python 2
  * print, `<>`, `0777`); CR_ELIMIT past lim->max_depth; CR_ENOMEM. `src` is borrowed; `sc`
- * is used and may grow (its buffers stay sc's). */
+ * is used and may grow (its buffers stay sc's). *split is UINT32_MAX, or, when the error is
+ * a simple statement tree-sitter read on across a line break outside brackets (where
+ * CPython's tokenizer ends the statement), the offset of that line's last token's end: the
+ * caller may parse again with a ';' there, as CPython reads it. */
 cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *lim,
-                     parser_scratch *sc, ir_module *m, cr_error *err);
+                     parser_scratch *sc, ir_module *m, cr_error *err, uint32_t *split);
 
 /* Appends the value of string literal text s[0..n) to b: CPython's escapes unless `raw`,
  * `{{` and `}}` as single braces when `fmt`, and \r\n or \r read as \n. *bad is set for

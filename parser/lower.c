@@ -231,6 +231,7 @@ typedef struct {
     ir_node **is;           /* scratch stack of lowered nodes */
     size_t nis, capis;
     cr_buf sbuf;            /* string literal being decoded */
+    uint32_t *split;        /* out: see parser_lower() */
 } lower_ctx;
 
 static cr_code lower_expr(lower_ctx *cx, cn ts, ir_node **out);
@@ -1838,8 +1839,10 @@ static cr_code check_logical_line(lower_ctx *cx, cn ts)
         if (!leaf) { n++; continue; }
         if (s != S_comment) {
             if (prev && sym(prev) != S_line_continuation && depth == 0 && n->srow > prev->erow &&
-                !escaped_breaks(cx, prev->end, n->start))
+                !escaped_breaks(cx, prev->end, n->start)) {
+                *cx->split = prev->end;
                 return syntax(cx, n, "invalid syntax (a line break ends the statement)");
+            }
             if (!is_named(n) && n->end == n->start + 1) {
                 char c = cx->src[n->start];
                 if (c == '(' || c == '[' || c == '{') depth++;
@@ -1976,11 +1979,13 @@ void parser_scratch_free(parser_scratch *sc)
 }
 
 cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *lim,
-                     parser_scratch *sc, ir_module *m, cr_error *err)
+                     parser_scratch *sc, ir_module *m, cr_error *err, uint32_t *split)
 {
     pthread_once(&tables_once, tables_init);
     lower_ctx cx = { .src = src, .len = len, .m = m, .lim = lim, .err = err, .sc = sc,
-                     .ks = sc->ks, .capks = sc->ks_cap, .is = sc->is, .capis = sc->is_cap };
+                     .ks = sc->ks, .capks = sc->ks_cap, .is = sc->is, .capis = sc->is_cap,
+                     .split = split };
+    *split = UINT32_MAX;
     uint32_t count = 0;
     cr_buf_init(&cx.sbuf, lim->max_str_len);
     cr_code rc = build_cst(&cx, root, &count);

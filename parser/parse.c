@@ -536,6 +536,8 @@ static cr_code cookie_only(const parser_cookie *ck, const cr_limits *lim, ir_mod
     return CR_OK;
 }
 
+#define SPLITS_MAX 16   /* statements tree-sitter read on across a line break, parsed again */
+
 static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, int fast,
                             ir_module **out, cr_error *err)
 {
@@ -546,7 +548,9 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     int owned = 0, nomem, cookie;
     cr_error indent;
     parser_cookie ck;
-    char *copy;
+    char *copy, *split_src = NULL;
+    const char *ts_src;
+    size_t ts_len;
 
     *out = NULL;
     if (!src && len) return cr_error_set(err, CR_EUSAGE, 0, 0, "no source");
@@ -562,6 +566,8 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         goto out;
     }
     if ((rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
+    ts_src = src;
+    ts_len = len;
 
     if (!(st = thread_state_get(&owned))) {
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
@@ -581,18 +587,52 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
         goto out;
     }
-    if (!(tree = ts_parser_parse_string(st->ts, NULL, src, (uint32_t)len))) {
-        ts_parser_reset(st->ts);
-        rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");
-        goto out;
+    /* tree-sitter reads a simple statement on across a line break outside brackets
+     * (`x = a, b` NEWLINE `[c] = d` as one subscript); CPython's tokenizer ends it there. The
+     * lowering says where, and the source is parsed again with a ';' at that point, which
+     * reads as CPython does and moves no line or column: the IR is the same. When that
+     * fails too, the program really is wrong there, and the first error stands. */
+    for (int tries = 0;; tries++) {
+        cr_error again = { 0 };
+        uint32_t split;
+        char *joined;
+        if (!(tree = ts_parser_parse_string(st->ts, NULL, ts_src, (uint32_t)ts_len))) {
+            ts_parser_reset(st->ts);
+            rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter returned no tree");
+            goto out;
+        }
+        TSNode root = ts_tree_root_node(tree);
+        if (ts_node_has_error(root)) {
+            rc = tries ? CR_ESYNTAX : syntax_error(src, len, root, err);
+            goto out;
+        }
+        if (!(m = ir_module_new(lim->max_memory))) {
+            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
+            goto out;
+        }
+        rc = parser_lower(ts_src, ts_len, root, lim, &st->sc, m, tries ? &again : err, &split);
+        if (rc == CR_ESYNTAX && split != UINT32_MAX && tries < SPLITS_MAX) {
+            if (!(joined = malloc(ts_len + 2))) {
+                rc = cr_error_set(err, CR_ENOMEM, 0, 0, "source copy");
+                goto out;
+            }
+            memcpy(joined, ts_src, split);
+            joined[split] = ';';
+            memcpy(joined + split + 1, ts_src + split, ts_len - split);
+            joined[++ts_len] = '\0';
+            free(split_src);
+            ts_src = split_src = joined;
+            ts_tree_delete(tree);
+            tree = NULL;
+            ir_module_free(m);
+            m = NULL;
+            continue;
+        }
+        if (rc != CR_OK && tries && rc != CR_ESYNTAX) *err = again;
+        if (rc != CR_OK) goto out;
+        if (tries) memset(err, 0, sizeof *err);
+        break;
     }
-    TSNode root = ts_tree_root_node(tree);
-    if (ts_node_has_error(root)) { rc = syntax_error(src, len, root, err); goto out; }
-    if (!(m = ir_module_new(lim->max_memory))) {
-        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "IR module");
-        goto out;
-    }
-    if ((rc = parser_lower(src, len, root, lim, &st->sc, m, err)) != CR_OK) goto out;
     if ((rc = finish(m, src, len, &ck, err)) != CR_OK) goto out;
     *out = m;
     m = NULL;
@@ -607,6 +647,7 @@ out:
     if (tree) ts_tree_delete(tree);
     if (owned) state_free(st);
     free(copy);
+    free(split_src);
     return rc;
 }
 

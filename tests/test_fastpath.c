@@ -88,6 +88,8 @@ static const char *const accepted[] = {
     "x = 1\n",
     "x = 1",
     "\n\n# lead\n  \nx = 1\n\n\n",
+    /* tree-sitter reads the tuple on into a subscript of the next line; CPython does not */
+    "x = m, 2\n[c, d] = e\n", "if x:\n    y = m, 2  # c\n    [c, d] = e\n",
     "def solution():\n    a = 1  # t\n    return a  # last\n\nprint(solution())\n",
     "def f(a, b=2):\n    # c0\n    x = 1  # t\n    if x:\n        y = 2\n        # deep\n"
     "    # mid\n  # low\n    return (x, y)\n\n# end\nprint(f(1))\n",

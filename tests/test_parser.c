@@ -442,6 +442,15 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("def f():\n    a = 1\n   b = 2\n"), "E4 3:4 unindent does not match any outer indentation level");
     CHECK_STR(ir("x = 1\n    y = 2\n"), "E4 2:5 unexpected indent");
     CHECK_STR(ir("x = a *\n    b\n"), "E4 2:5 invalid syntax (a line break ends the statement)");
+    /* tree-sitter reads these on into a subscript or a call of the next line; CPython ends
+     * the statement at the line break, and so do we. */
+    CHECK_STR(ir("x = m, 2\n[c, d] = e\n"),
+              "(module (assign (name x) (tuple (name m) (num 2))) (assign (list (name c) (name d)) (name e)))");
+    CHECK_STR(ir("m, 2\n[c, d] = e\n"),
+              "(module (expr (tuple (name m) (num 2))) (assign (list (name c) (name d)) (name e)))");
+    CHECK_STR(ir("x = 1, 2  # t\n(y) = 3\nz = 4\n"),
+              "(module (assign (name x) (tuple (num 1) (num 2))) (assign (name y) (num 3)) (assign (name z) (num 4)))");
+    CHECK_STR(ir("x = a *\n[b]\n"), "E4 2:1 invalid syntax (a line break ends the statement)");
     /* except clauses as CPython's grammar and compiler take them */
     CHECK_STR(ir("raise E, V\n"), "E4 1:8 invalid syntax");
     CHECK_STR(ir("x = 1\nraise  E , V, T\n"), "E4 2:10 invalid syntax");
