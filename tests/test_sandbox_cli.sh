@@ -260,6 +260,18 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     rc=$?
     if [ "$(field "d['route']")" = "'ns'" ]; then
         expect data-private-user 0 "d['value']['repr']" "'42'"
+        # Every run of a caller who is not root, not only its first: the sandbox's set-up
+        # shares the caller's memory until exec, and must leave it as it found it.
+        printf '%s\n' '{"id": 1, "code": "import os\nans = 1"}' '{"id": 2, "code": "import os\nans = 2"}' \
+            '{"id": 3, "code": "import os\nans = 3"}' >"$tmp/home/user.jsonl"
+        chown 65534:65534 "$tmp/home/user.jsonl"
+        got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$R" --batch --tier ns \
+            "$tmp/home/user.jsonl" 2>"$tmp/err" | "$PY" -c '
+import json, sys
+print(" ".join("%s:%s:%s" % (d["id"], d["status"], (d["value"] or {}).get("repr")) for d in map(json.loads, sys.stdin)))')
+        if [ "$got" = "1:ok:1 2:ok:2 3:ok:3" ]; then pass=$((pass + 1)); else
+            fail=$((fail + 1)); echo "FAIL batch-user: [$got]" >&2; cat "$tmp/err" >&2
+        fi
     else
         skip=$((skip + 1)); echo "SKIP data-private-user: no ns tier as uid 65534: $(cat "$tmp/err")" >&2
     fi

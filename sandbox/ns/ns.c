@@ -411,8 +411,11 @@ static int ns_child(void *arg)
     /* Our copies of the parent's ends would keep the control socket open on both sides, so a
      * dead parent would go unnoticed below. */
     for (int i = 0; i < 4; i++) close(p->parent_fds[i]);
-    /* Until exec we run on the caller's memory: not readable through /proc/1. */
-    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
+    /* Not PR_SET_DUMPABLE here, though we run on the caller's memory until exec: nothing
+     * else runs in the sandbox before exec (the runner makes itself undumpable first thing),
+     * while an undumpable memory makes our /proc files root's, so that a caller who is not
+     * root could not write our uid/gid maps, and, the memory being the caller's, no later
+     * run of that caller could either. */
     /* The parent writes our uid/gid maps and moves us into the cgroup, then says go. */
     if (recv(ctl, &go, 1, 0) != 1) child_fail(ctl, STEP_SYNC);
     /* The maps name who we are inside; until we switch, our ids are the host's and unmapped.
