@@ -2,7 +2,6 @@
  * host's python3 runs the job. Where a Linux guest cannot run (this tier's build machines run
  * a PVM /dev/kvm), the tier must say why at once and `auto` must choose ns; the nested test
  * host (tests/kvm-host/, CR_EXPECT_KVM_LINUX=1) runs the guest for real. */
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -178,41 +177,6 @@ static void test_wall_limit_and_output_cap(void)
     sandbox_outcome_free(&oc);
 }
 
-static void *interrupt_later(void *arg)
-{
-    struct timespec ts = { 2, 0 };
-    nanosleep(&ts, NULL);
-    if (write(*(int *)arg, "i", 1) != 1) perror("write");
-    return NULL;
-}
-
-/* The caller's interrupt descriptor ends a running VM at once: nothing of the run kept. */
-static void test_interrupt(void)
-{
-    if (!available) { SKIP("%s", why); return; }
-    sandbox_job job;
-    sandbox_outcome oc;
-    cr_error e = {0};
-    pthread_t th;
-    int p[2];
-    double t0 = now();
-    if (pipe(p) < 0) { CHECK(!"pipe"); return; }
-    kvm_job(&job, "print('started', flush=True)\nwhile True:\n    pass\n", 60);
-    job.interrupt_fd = p[0];
-    if (pthread_create(&th, NULL, interrupt_later, &p[1]) != 0) { CHECK(!"thread"); return; }
-    CHECK_INT(sandbox_run(&job, &oc, &e), CR_OK);
-    pthread_join(th, NULL);
-    CHECK(now() - t0 < 20);
-    CHECK_INT(oc.interrupted, 1);
-    CHECK_INT(oc.tier, CR_TIER_KVM);
-    CHECK_INT(oc.exited, 0);
-    CHECK_INT(oc.term_signal, SIGKILL);
-    CHECK(oc.wall_s >= 1.5 && oc.wall_s < 20);
-    sandbox_outcome_free(&oc);
-    close(p[0]);
-    close(p[1]);
-}
-
 /* A guest kernel that panics (here: no init to run) ends the run with a clean error that
  * quotes its last words; panic=-1 and reboot=k make it a reset the VMM sees at once. */
 static void test_guest_panic(void)
@@ -359,7 +323,6 @@ int main(void)
     test_exception_and_stderr();
     test_seccomp_in_guest();
     test_wall_limit_and_output_cap();
-    test_interrupt();
     test_guest_panic();
     test_artifacts();
     test_data_dir();

@@ -196,9 +196,8 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
     _exit(bad ? 3 : 0);
 }
 
-/* Reads exactly n bytes before the deadline, unless intr (-1: none) becomes readable first;
- * 0, or -1 with errno (ETIMEDOUT, EPIPE at EOF, ECANCELED for intr). */
-static int read_full(int fd, void *p, size_t n, const struct timespec *deadline, int intr)
+/* Reads exactly n bytes before the deadline; 0, or -1 with errno (ETIMEDOUT, EPIPE at EOF). */
+static int read_full(int fd, void *p, size_t n, const struct timespec *deadline)
 {
     for (size_t done = 0; done < n;) {
         struct timespec now;
@@ -206,11 +205,10 @@ static int read_full(int fd, void *p, size_t n, const struct timespec *deadline,
         double left = (double)(deadline->tv_sec - now.tv_sec) +
                       (deadline->tv_nsec - now.tv_nsec) / 1e9;
         if (left <= 0) return errno = ETIMEDOUT, -1;
-        struct pollfd pfd[2] = { { .fd = fd, .events = POLLIN }, { .fd = intr, .events = POLLIN } };
-        int r = poll(pfd, 2, (int)(left * 1000) + 1);
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int r = poll(&pfd, 1, (int)(left * 1000) + 1);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return -1;
-        if (pfd[1].revents) return errno = ECANCELED, -1;
         if (r == 0) continue;
         ssize_t got = read(fd, (char *)p + done, n - done);
         if (got < 0 && errno == EINTR) continue;
@@ -222,11 +220,9 @@ static int read_full(int fd, void *p, size_t n, const struct timespec *deadline,
 }
 
 /* Runs the plan in a jailed child; fills *w and the buffers of *r (the caller frees them
- * with vmm_page_result_free()) and the console tail. The child is gone on return. intr
- * readable (the caller's interrupt; -1: none) kills it: CR_OK with *interrupted set and
- * nothing filled. */
+ * with vmm_page_result_free()) and the console tail. The child is gone on return. */
 static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, char *console,
-                         int intr, int *interrupted, cr_error *err)
+                         cr_error *err)
 {
     int pfd[2], status = 0, hung = 0;
     cr_code rc = CR_OK;
@@ -256,15 +252,7 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     /* The child's own clock ends the VM; this one only catches a VMM that hangs. */
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += (time_t)p->cfg.wall_s + 10;
-    if (read_full(pfd[0], w, sizeof *w, &deadline, intr) < 0) {
-        if (errno == ECANCELED) {
-            /* The VM dies with its process; nothing of the run is kept. */
-            *interrupted = 1;
-            kill(pid, SIGKILL);
-            close(pfd[0]);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-            return CR_OK;
-        }
+    if (read_full(pfd[0], w, sizeof *w, &deadline) < 0) {
         hung = errno == ETIMEDOUT;
         rc = cr_error_sys(err, CR_ESANDBOX, "kvm: the VMM process sent no result", errno);
         goto out;
@@ -296,7 +284,7 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
             rc = cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: result of %zu bytes", parts[i].n);
             goto out;
         }
-        if (read_full(pfd[0], *parts[i].p, parts[i].n, &deadline, -1) < 0) {
+        if (read_full(pfd[0], *parts[i].p, parts[i].n, &deadline) < 0) {
             hung = errno == ETIMEDOUT;
             rc = cr_error_sys(err, CR_ESANDBOX, "kvm: reading the VMM's result", errno);
             goto out;
@@ -304,7 +292,7 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
         (*parts[i].p)[parts[i].n] = '\0';
         *parts[i].len = parts[i].n;
     }
-    if (read_full(pfd[0], console, w->console_len, &deadline, -1) < 0) {
+    if (read_full(pfd[0], console, w->console_len, &deadline) < 0) {
         hung = errno == ETIMEDOUT;
         rc = cr_error_sys(err, CR_ESANDBOX, "kvm: reading the VMM's console", errno);
         goto out;
@@ -353,7 +341,6 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     vmm_page_result r;
     struct wire w;
     cr_code rc;
-    int interrupted = 0;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
     memset(out, 0, sizeof *out);
@@ -421,16 +408,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     plan.cmdline = cmdline;
     plan.console = show && !strcmp(show, "1");
 
-    if ((rc = run_child(&plan, &w, &r, console, job->interrupt_fd, &interrupted, err)) != CR_OK)
-        goto out;
-    if (interrupted) {
-        out->tier = CR_TIER_KVM;
-        out->interrupted = 1;
-        out->exited = 0;
-        out->term_signal = SIGKILL;
-        out->wall_s = out->cpu_s = elapsed(&t0);
-        goto out;
-    }
+    if ((rc = run_child(&plan, &w, &r, console, err)) != CR_OK) goto out;
     if (w.rc != CR_OK) {
         rc = cr_error_set(err, w.rc, 0, 0, "%s", w.err.message);
         goto out;
