@@ -275,6 +275,17 @@ static void test_zygote(void)
             sandbox_outcome_free(&oc);
         } else CHECK(!"run");
         if (mode == 0) {
+            /* Nothing of the zygote's memory is shared with a worker but copy-on-write (a
+             * shared writable mapping would be a channel between workers). */
+            job.code = "print([l for l in open('/proc/self/maps') if l.split()[1][1:4:2] == 'ws'])\n";
+            job.code_len = strlen(job.code);
+            if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+                CHECK_INT(oc.warm, 1);
+                CHECK_STR(out_text(&oc), "[]\n");
+                sandbox_outcome_free(&oc);
+            } else CHECK(!"run");
+            job.code = "print(open('/data/rates.csv').read().strip())\n";
+            job.code_len = strlen(job.code);
             /* The zygote killed: its workers go with it, a job runs all the same, and the
              * pool forks from a new one. */
             CHECK(kill(zygote, SIGKILL) == 0);
