@@ -812,6 +812,9 @@ def rehearse():
     except BaseException:
         pass
     mod.__dict__.clear()
+    # The pool's warm-up again, here: the pages a like job will write are copied now.
+    if WARMUP[0]:
+        warm_up(WARMUP[0])
 
 
 def warm_child(data, res_fd):
@@ -846,15 +849,18 @@ RLIMITS = {"cpu": 0, "fsize": 1, "data": 2, "core": 4, "nproc": 6, "nofile": 7, 
 
 
 ZYGOTE_BASE = set()     # the modules before the zygote imported its own, which the code's are not
+WARMUP = [None]         # the pool's warm-up program, once the zygote has it
 
 
 class SetupError(Exception):
     pass
 
 
-def zygote_spec(chan):
-    """The host's first message: the worker's mount options, its rlimits, its filter."""
-    data = chan.recv(1 << 20)
+def zygote_spec(chan_fd):
+    """The host's first message: the worker's mount options, its rlimits, its filter, the
+    pool's warm-up program."""
+    import posix
+    data = posix.read(chan_fd, 1 << 20)     # one message: the channel is a seqpacket socket
     spec = {"rlimit": []}
     for key, val in read_records(data):
         if key == "rlimit":
@@ -865,16 +871,50 @@ def zygote_spec(chan):
     return spec
 
 
+def warm_up(code):
+    """The pool's warm-up program, run once in the zygote after the imports (what it
+    initialises, every worker inherits), in a module of its own, its output discarded and
+    its errors ignored: it is the operator's, not a job."""
+    import posix
+    import builtins
+    mod = type(sys)("__main__")
+    mod.__dict__["__builtins__"] = builtins
+    null = posix.open("/dev/null", posix.O_WRONLY)
+    saved = [posix.dup(1), posix.dup(2)]
+    posix.dup2(null, 1)
+    posix.dup2(null, 2)
+    try:
+        exec(compile(code, "<warmup>", "exec", dont_inherit=True), mod.__dict__)
+    except BaseException:
+        pass
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    for fd, to in ((saved[0], 1), (saved[1], 2), (null, None)):
+        if to is not None:
+            posix.dup2(fd, to)
+        posix.close(fd)
+    mod.__dict__.clear()
+
+
 def zygote(chan_fd, rep_fd):
     """Serves the host's requests for workers until it closes the channel. Returns only in a
     worker's runner, ready to go on as a warm runner does."""
-    ZYGOTE_BASE.update(sys.modules)
     import posix
     import _signal
+    spec = zygote_spec(chan_fd)
+    WARMUP[0] = spec.get("warmup")
+    if WARMUP[0]:
+        warm_up(WARMUP[0])
+    # What we import for ourselves from here on is taken out of the workers' sys.modules.
+    ZYGOTE_BASE.update(sys.modules)
     import ctypes
+    import fcntl
     import socket
+    import _struct
     chan = socket.socket(fileno=chan_fd)
-    spec = zygote_spec(chan)
     libc = ctypes.CDLL(None, use_errno=True)
     # Workers are reaped by the kernel: the zygote waits for nobody.
     _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)

@@ -218,6 +218,7 @@ cr_tier sandbox_tier_auto(char *why, size_t why_len);
  * afresh) each worker starts python itself. */
 #define SANDBOX_POOL_MAX 64          /* workers in one pool */
 #define SANDBOX_PRELOAD_MAX 1024     /* bytes of the preload list */
+#define SANDBOX_WARMUP_MAX 65536     /* bytes of the warm-up program */
 typedef struct sandbox_pool sandbox_pool;
 typedef struct {
     unsigned size;            /* workers kept ready, 1..SANDBOX_POOL_MAX */
@@ -230,6 +231,9 @@ typedef struct {
     const char *data_dir;     /* NULL: none */
     const char *allow_dir;    /* NULL: none */
     sandbox_limits limits;    /* 0 fields: the defaults */
+    const char *warmup;       /* Python the zygote runs once after the preload imports (what
+                                 it initialises, every worker starts with); output
+                                 discarded, errors ignored. NULL: none. Copied */
     int no_zygote;            /* 1: every worker starts python itself (for comparison) */
 } sandbox_pool_config;
 /* Starts the pool (workers start in the background). CR_EUSAGE for a bad configuration,

@@ -865,8 +865,10 @@ static pid_t zygote_fork(int chan, int ctl, int *const fds[5], cr_error *err)
 }
 
 /* The zygote's first message: what its workers make of themselves that a cold run's child
- * makes before exec (the tier's filter, rlimits, /tmp and /out), in job records. */
-static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, cr_buf *b, cr_error *err)
+ * makes before exec (the tier's filter, rlimits, /tmp and /out), and the pool's warm-up
+ * program, in job records. */
+static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, const char *warmup,
+                           cr_buf *b, cr_error *err)
 {
     static const struct { const char *name; size_t off; } rl[] = {
         { "cpu", offsetof(ns_plan, rl_cpu) }, { "nproc", offsetof(ns_plan, rl_nproc) },
@@ -889,6 +891,7 @@ static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, cr_b
     if (rc == CR_OK)
         rc = sandbox_record_put(b, "filter", (const char *)tier->filter,
                                 tier->len * sizeof(struct sock_filter));
+    if (rc == CR_OK && warmup) rc = sandbox_record_put(b, "warmup", warmup, strlen(warmup));
     return rc == CR_OK ? CR_OK : cr_error_set(err, rc, 0, 0, "ns: the zygote's set-up: %s",
                                               cr_strerror(rc));
 }
@@ -1079,7 +1082,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
          * forking them: its CPU time is not a run's, and its process count would be all of
          * theirs (the kernel counts a user's processes in every user namespace up the
          * chain), so it keeps the caller's limits there. */
-        if ((rc = zygote_spec(&plan, tier_filter, &jobbuf, err)) != CR_OK) goto out;
+        if ((rc = zygote_spec(&plan, tier_filter, warm->warmup, &jobbuf, err)) != CR_OK) goto out;
         if (getrlimit(RLIMIT_CPU, &plan.rl_cpu) < 0 || getrlimit(RLIMIT_NPROC, &plan.rl_nproc) < 0) {
             rc = ns_fail(err, "getrlimit", errno);
             goto out;

@@ -78,6 +78,7 @@ typedef struct ns_warm {
      * workers, each into namespaces of its own, on request over `chan`, which is set while
      * ready() runs (ready() must return NULL). */
     int zygote;
+    const char *warmup;           /* in, for the zygote: the pool's warm-up program, or NULL */
     /* in, for a worker: a zygote's channel to fork it from (the run closes it), or -1 to
      * start python afresh; out, for a zygote: its channel. */
     int chan;

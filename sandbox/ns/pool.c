@@ -70,7 +70,7 @@ struct sandbox_pool {
     pthread_cond_t changed;       /* a worker changed state, or the pool closes */
     pthread_t manager;
     sandbox_job key;              /* what every worker is made with (code unused) */
-    char *interpreter, *data_dir, *allow_dir, *preload;
+    char *interpreter, *data_dir, *allow_dir, *preload, *warmup;
     unsigned size, parallel;      /* workers kept; workers started at once */
     int refill, closing;
     unsigned spawned, failures;
@@ -251,6 +251,7 @@ static void spawn(sandbox_pool *p, int zygote)
     w->warm.preload = p->preload;
     w->warm.ready = zygote ? zygote_ready : worker_ready;
     w->warm.zygote = zygote;
+    w->warm.warmup = p->warmup;
     /* The worker's own copy of the zygote's channel: the zygote's thread closes its own
      * when the zygote dies. */
     w->warm.chan = !zygote && p->zchan >= 0 ? fcntl(p->zchan, F_DUPFD_CLOEXEC, 0) : -1;
@@ -352,6 +353,9 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
               (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
             return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: preload '%s': want module "
                                 "names separated by commas", cfg->preload);
+    if (cfg->warmup && strlen(cfg->warmup) > SANDBOX_WARMUP_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: warm-up program over %u bytes",
+                            SANDBOX_WARMUP_MAX);
     if (!sandbox_ns_available(why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "warm pool: ns: %s", why);
     if (!(p = calloc(1, sizeof *p))) return cr_error_set(err, CR_ENOMEM, 0, 0, "warm pool");
@@ -364,6 +368,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
     p->data_dir = cfg->data_dir ? strdup(cfg->data_dir) : NULL;
     p->allow_dir = cfg->allow_dir ? strdup(cfg->allow_dir) : NULL;
     p->preload = strdup(cfg->preload ? cfg->preload : "");
+    p->warmup = cfg->warmup ? strdup(cfg->warmup) : NULL;
     p->key.interpreter = p->interpreter;
     p->key.data_dir = p->data_dir;
     p->key.allow_dir = p->allow_dir;
@@ -385,7 +390,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         pthread_condattr_destroy(&ca);
     }
     if (!p->interpreter || (cfg->data_dir && !p->data_dir) || (cfg->allow_dir && !p->allow_dir) ||
-        !p->preload) {
+        !p->preload || (cfg->warmup && !p->warmup)) {
         e = ENOMEM;
     } else {
         sigfillset(&all);
@@ -398,6 +403,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         free(p->data_dir);
         free(p->allow_dir);
         free(p->preload);
+        free(p->warmup);
         pthread_cond_destroy(&p->changed);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -422,6 +428,7 @@ void sandbox_pool_close(sandbox_pool *p)
     free(p->data_dir);
     free(p->allow_dir);
     free(p->preload);
+    free(p->warmup);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
     free(p);
