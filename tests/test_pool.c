@@ -306,6 +306,44 @@ static void test_zygote(void)
     rmdir(venv);
 }
 
+/* The warm-up program runs where the workers are forked from: what it sets up, every worker
+ * has; its output reaches no job; one that raises changes nothing; one too long is refused. */
+static void test_warmup(void)
+{
+    sandbox_pool_config cfg = { .size = 1, .preload = "json", .refill = 1,
+                                .warmup = "import json, sys\nprint('warm-up noise')\n"
+                                          "sys.stderr.write('more noise')\n"
+                                          "json.calcroute_warmed = 42\n" };
+    sandbox_pool *p = NULL;
+    cr_error err = { 0 };
+    sandbox_outcome oc;
+    char *big;
+    small_limits(&cfg.limits);
+    for (int round = 0; round < 2; round++) {
+        if (sandbox_pool_open(&cfg, &p, &err) != CR_OK) { CHECK(!"pool"); return; }
+        for (int job = 0; job < 2; job++) {
+            CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+            if (pool_run(p, "import json\nprint(getattr(json, 'calcroute_warmed', None))\n",
+                         NULL, &oc) == CR_OK) {
+                CHECK_INT(oc.warm, 1);
+                CHECK_STR(out_text(&oc), round == 0 ? "42\n" : "None\n");
+                CHECK_STR(text(oc.stderr_buf.p), "(none)");
+                CHECK_INT(oc.exit_code, 0);
+                sandbox_outcome_free(&oc);
+            } else CHECK(!"run");
+        }
+        sandbox_pool_close(p);
+        cfg.warmup = "import json\nraise ValueError('warm-up')\n";
+    }
+    if (!(big = malloc(SANDBOX_WARMUP_MAX + 2))) { CHECK(!"malloc"); return; }
+    memset(big, '#', SANDBOX_WARMUP_MAX + 1);
+    big[SANDBOX_WARMUP_MAX + 1] = 0;
+    cfg.warmup = big;
+    CHECK_INT(sandbox_pool_open(&cfg, &p, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "warm pool: warm-up program over 65536 bytes");
+    free(big);
+}
+
 /* A job whose limits or data directory are not the pool's starts cold and says which. */
 static void test_key_mismatch(void)
 {
@@ -485,6 +523,7 @@ int main(void)
     test_key_mismatch();
     test_threads();
     test_zygote();
+    test_warmup();
     test_close_leaves_nothing();
     return TEST_SUMMARY();
 }
