@@ -12,7 +12,7 @@
  * figures, met or not.
  *
  *     build/bench/bench_sandbox [ROUNDS] [LIB_ROUNDS] [BATCH_WARM] [BATCH_COLD] [BWRAP] [CALC_ROUTE]
- *     (defaults: 200 rounds of print(1), 30 of each library program, 40 and 10 batch
+ *     (defaults: 200 rounds of print(1), 30 of each library program, 100 and 10 batch
  *     requests, /usr/bin/bwrap (also when given as ""), calc-route in the directory above
  *     the bench's)
  *
@@ -422,7 +422,7 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 200;
     int lib_rounds = argc > 2 ? atoi(argv[2]) : 30;
-    int batch_warm = argc > 3 ? atoi(argv[3]) : 40;
+    int batch_warm = argc > 3 ? atoi(argv[3]) : 100;
     int batch_cold = argc > 4 ? atoi(argv[4]) : 10;
     const char *bwrap = argc > 5 && argv[5][0] ? argv[5] : "/usr/bin/bwrap";
     char calc_route[4096], why[256];
@@ -436,7 +436,7 @@ int main(int argc, char **argv)
 
     if (rounds < 1 || rounds > MAX_SAMPLES) rounds = 200;
     if (lib_rounds < 1 || lib_rounds > MAX_SAMPLES) lib_rounds = 30;
-    if (batch_warm < 1) batch_warm = 40;
+    if (batch_warm < 1) batch_warm = 100;
     if (batch_cold < 1) batch_cold = 10;
     if (cores < 1) cores = 1;
     if (argc > 6) snprintf(calc_route, sizeof calc_route, "%s", argv[6]);

@@ -763,11 +763,15 @@ static const sandbox_job *warm_wait(ns_warm *warm, int forked, pid_t pid, int pi
     /* A forked worker keeps its end to say how its runner ended; its set-up is over once
      * /out has come and its runner has said hello. */
     while ((forked ? *out_dir_fd < 0 || *runner_pidfd < 0 : ctl_open) || !ready) {
-        struct pollfd pfd[3] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
-                                 { pidfd, POLLIN, 0 } };
+        struct pollfd pfd[4] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
+                                 { pidfd, POLLIN, 0 }, { warm->cancel_fd, POLLIN, 0 } };
         int left = (int)((until - now_s()) * 1000);
         if (left <= 0) { ns_fail(err, "warm worker start", ETIMEDOUT); return NULL; }
-        if (poll(pfd, 3, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (poll(pfd, 4, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (pfd[3].revents) {
+            cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm pool closed while the worker started");
+            return NULL;
+        }
         if (pfd[0].revents) {
             struct ns_msg m;
             pid_t sender = 0;

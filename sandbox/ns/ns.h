@@ -79,6 +79,7 @@ typedef struct ns_warm {
      * ready() runs (ready() must return NULL). */
     int zygote;
     const char *warmup;           /* in, for the zygote: the pool's warm-up program, or NULL */
+    int cancel_fd;                /* in: readable when the pool closes: a start ends at once */
     /* in, for a worker: a zygote's channel to fork it from (the run closes it), or -1 to
      * start python afresh; out, for a zygote: its channel. */
     int chan;

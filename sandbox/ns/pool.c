@@ -57,6 +57,7 @@ typedef struct worker {
     int finished, lost;           /* the run is over; the worker was dead at the handoff */
     int forked;                   /* made by the zygote */
     int busy;                     /* counted in the pool's busy */
+    int woken;                    /* the zygote: told to end */
     int handed;                   /* the request has the outcome */
     cr_code rc;
     cr_error err;
@@ -252,6 +253,7 @@ static void spawn(sandbox_pool *p, int zygote)
     w->warm.ready = zygote ? zygote_ready : worker_ready;
     w->warm.zygote = zygote;
     w->warm.warmup = p->warmup;
+    w->warm.cancel_fd = -1;
     /* The worker's own copy of the zygote's channel: the zygote's thread closes its own
      * when the zygote dies. */
     w->warm.chan = !zygote && p->zchan >= 0 ? fcntl(p->zchan, F_DUPFD_CLOEXEC, 0) : -1;
@@ -264,6 +266,7 @@ static void spawn(sandbox_pool *p, int zygote)
         free(w);
         return;
     }
+    w->warm.cancel_fd = w->wake[0];
     pthread_cond_init(&w->done, NULL);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -299,7 +302,12 @@ static void *manager_main(void *arg)
             worker_free(p->zygote);
             p->zygote = NULL;
         }
-        if (p->zygote && (p->closing || !use_zygote) && p->zygote->state == W_READY) wake(p->zygote);
+        /* Once: the pool closes (a zygote still starting ends too), or gives it up. */
+        if (p->zygote && !p->zygote->woken && p->zygote->state != W_DEAD &&
+            (p->closing || (!use_zygote && p->zygote->state == W_READY))) {
+            p->zygote->woken = 1;
+            wake(p->zygote);
+        }
         for (worker **pw = &p->workers; *pw;) {
             worker *w = *pw;
             if (w->state == W_DEAD) {
