@@ -3,6 +3,7 @@
 # bare python3 -I, interleaved; then calc-route --batch throughput with and without a pool,
 # and the idle memory of a warm worker.
 #   sh bench/bench_sandbox.sh [BUILD_DIR] [ROUNDS] [LIB_ROUNDS] [BATCH_WARM] [BATCH_COLD]
-# (defaults 200, 30, 40, 10: about two minutes on a quiet 2-core machine)
+# (defaults 200, 30, 100, 10: the batches run N and 2N requests each; about two and a half
+# minutes on a quiet 2-core machine)
 B=${1:-build}
-"$B/bench/bench_sandbox" "${2:-200}" "${3:-30}" "${4:-40}" "${5:-10}" "" "$B/calc-route"
+"$B/bench/bench_sandbox" "${2:-200}" "${3:-30}" "${4:-100}" "${5:-10}" "" "$B/calc-route"

@@ -57,6 +57,9 @@ static const char usage[] =
     "  --preload MODULES       comma-separated modules the warm sandboxes import first\n"
     "                          (e.g. numpy,pandas)\n"
     "  --no-refill             do not replace warm sandboxes once used\n"
+    "  --warmup FILE           Python the warm sandboxes' zygote runs once after the imports\n"
+    "                          (e.g. a small groupby): what it initialises, every one starts\n"
+    "                          with; its output is discarded, its errors ignored\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -481,7 +484,7 @@ int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
-           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL };
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -496,7 +499,7 @@ int main(int argc, char **argv)
         {"allow-dir", required_argument, 0, O_ALLOW_DIR},
         {"seed", required_argument, 0, O_SEED},
         {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
-        {"no-refill", no_argument, 0, O_NO_REFILL},
+        {"no-refill", no_argument, 0, O_NO_REFILL},   {"warmup", required_argument, 0, O_WARMUP},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -508,6 +511,7 @@ int main(int argc, char **argv)
         return EX_INTERNAL;
     }
     int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
+    char *warmup = NULL;
     cr_error e = {0};
     while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end;
@@ -590,6 +594,21 @@ int main(int argc, char **argv)
         }
         case O_PRELOAD: cfg.pool_preload = optarg; break;
         case O_NO_REFILL: cfg.pool_refill = 0; break;
+        case O_WARMUP: {
+            size_t len;
+            char *text = read_all(optarg, &len), *z = text ? realloc(text, len + 1) : NULL;
+            if (!z) {
+                fprintf(stderr, "calc-route: --warmup %s: %s\n", optarg, strerror(errno));
+                free(text);
+                rc = EX_USAGE;
+                break;
+            }
+            z[len] = 0;
+            free(warmup);
+            cfg.pool_warmup = warmup = z;
+            if (memchr(z, 0, len)) rc = die_usage("--warmup %s: a NUL byte in the program", optarg);
+            break;
+        }
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }
     }
@@ -658,5 +677,6 @@ int main(int argc, char **argv)
     cr_engine_close(engine);
 out:
     cr_request_free(req);
+    free(warmup);
     return got_signal ? EX_SIGNAL + got_signal : rc;
 }

@@ -105,6 +105,10 @@ typedef struct {
     unsigned pool_size;        /* sandboxes kept ready, 0..64 */
     const char *pool_preload;  /* comma-separated modules they import first ("numpy,pandas") */
     int pool_refill;           /* 1 (default): each one used or dead is replaced */
+    const char *pool_warmup;   /* Python run once where the sandboxes are forked from, after
+                                  the imports (e.g. a small DataFrame groupby): what it
+                                  initialises, each one starts with. Output discarded, errors
+                                  ignored; at most 64 KiB. NULL (the default): none */
 } cr_config;
 
 CR_API void cr_config_default(cr_config *cfg);

@@ -29,7 +29,7 @@ void cr_config_default(cr_config *cfg)
 
 /* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
  * one: on a host where auto picks kvm, requests start cold there. */
-static cr_code open_pool(cr_engine *e, const char *preload, cr_error *err)
+static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, cr_error *err)
 {
     sandbox_pool_config pc;
     char why[256];
@@ -41,6 +41,7 @@ static cr_code open_pool(cr_engine *e, const char *preload, cr_error *err)
     memset(&pc, 0, sizeof pc);
     pc.size = e->cfg.pool_size;
     pc.preload = preload;
+    pc.warmup = warmup;
     pc.refill = e->cfg.pool_refill;
     pc.interpreter = e->interpreter;
     pc.data_dir = e->data_dir;
@@ -110,8 +111,8 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_engine_close(e);
         return NULL;
     }
-    e->cfg.pool_preload = NULL;     /* borrowed: the pool keeps its own copy */
-    if (cfg->pool_size && open_pool(e, cfg->pool_preload, err) != CR_OK) {
+    e->cfg.pool_preload = e->cfg.pool_warmup = NULL;   /* borrowed: the pool keeps its own copy */
+    if (cfg->pool_size && open_pool(e, cfg->pool_preload, cfg->pool_warmup, err) != CR_OK) {
         cr_engine_close(e);
         return NULL;
     }

@@ -812,6 +812,9 @@ def rehearse():
     except BaseException:
         pass
     mod.__dict__.clear()
+    # The pool's warm-up again, here: the pages a like job will write are copied now.
+    if WARMUP[0]:
+        warm_up(WARMUP[0])
 
 
 def warm_child(data, res_fd):
@@ -826,6 +829,253 @@ def warm_child(data, res_fd):
                       res_fd)
 
 
+# The zygote of a warm pool (sandbox/ns/pool.c): a warm runner that never takes a job. It
+# imports the preload list once and then forks one worker per message of the host; each worker
+# leaves the zygote's namespaces for fresh ones of its own (user, mount with new /tmp and /out,
+# pid, net, ipc, uts, cgroup) and becomes a warm runner there, so its imports are the
+# zygote's pages, shared copy-on-write, instead of a start of its own.
+CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID = 0x10000000, 0x00020000, 0x20000000
+CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
+CLONE_NEWCGROUP = 0x02000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+# struct ns_msg of sandbox/ns/ns.c: kind, step, errno, status.
+MSG_SETUP_FAILED, MSG_OUT_DIR, MSG_HELLO, MSG_EXIT = 1, 3, 4, 5
+# Set-up steps, named on the host (enum ns_step).
+STEP_SYNC, STEP_TMP, STEP_OUT, STEP_PROC, STEP_HOSTNAME, STEP_LOOPBACK = 1, 10, 11, 13, 16, 17
+STEP_SEND_OUT, STEP_CAPS, STEP_NNP, STEP_SECCOMP, STEP_FDS, STEP_RLIMIT = 18, 19, 20, 21, 22, 23
+STEP_FORKED = 26
+RLIMITS = {"cpu": 0, "fsize": 1, "data": 2, "core": 4, "nproc": 6, "nofile": 7, "memlock": 8,
+           "msgqueue": 12, "sigpending": 11}
+
+
+ZYGOTE_BASE = set()     # the modules before the zygote imported its own, which the code's are not
+WARMUP = [None]         # the pool's warm-up program, once the zygote has it
+
+
+class SetupError(Exception):
+    pass
+
+
+def zygote_spec(chan_fd):
+    """The host's first message: the worker's mount options, its rlimits, its filter, the
+    pool's warm-up program."""
+    import posix
+    data = posix.read(chan_fd, 1 << 20)     # one message: the channel is a seqpacket socket
+    spec = {"rlimit": []}
+    for key, val in read_records(data):
+        if key == "rlimit":
+            name, cur, top = val.decode("ascii").split()
+            spec["rlimit"].append((RLIMITS[name], int(cur), int(top)))
+        else:
+            spec[key] = val
+    return spec
+
+
+def warm_up(code):
+    """The pool's warm-up program, run once in the zygote after the imports (what it
+    initialises, every worker inherits), in a module of its own, its output discarded and
+    its errors ignored: it is the operator's, not a job."""
+    import posix
+    import builtins
+    mod = type(sys)("__main__")
+    mod.__dict__["__builtins__"] = builtins
+    null = posix.open("/dev/null", posix.O_WRONLY)
+    saved = [posix.dup(1), posix.dup(2)]
+    posix.dup2(null, 1)
+    posix.dup2(null, 2)
+    try:
+        exec(compile(code, "<warmup>", "exec", dont_inherit=True), mod.__dict__)
+    except BaseException:
+        pass
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:
+        pass
+    for fd, to in ((saved[0], 1), (saved[1], 2), (null, None)):
+        if to is not None:
+            posix.dup2(fd, to)
+        posix.close(fd)
+    mod.__dict__.clear()
+
+
+def zygote(chan_fd, rep_fd):
+    """Serves the host's requests for workers until it closes the channel. Returns only in a
+    worker's runner, ready to go on as a warm runner does."""
+    import posix
+    import _signal
+    spec = zygote_spec(chan_fd)
+    WARMUP[0] = spec.get("warmup")
+    if WARMUP[0]:
+        warm_up(WARMUP[0])
+    # What we import for ourselves from here on is taken out of the workers' sys.modules.
+    ZYGOTE_BASE.update(sys.modules)
+    import ctypes
+    import fcntl
+    import socket
+    import _struct
+    chan = socket.socket(fileno=chan_fd)
+    libc = ctypes.CDLL(None, use_errno=True)
+    # Workers are reaped by the kernel: the zygote waits for nobody.
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
+    import gc
+    gc.collect()
+    gc.freeze()     # the workers' collectors leave our objects, and their pages, alone
+    write_all(rep_fd, b"R")
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(chan, 16, 5)
+        except InterruptedError:
+            continue
+        if not msg:
+            posix._exit(0)
+        if len(fds) == 5 and posix.fork() == 0:
+            chan.detach()
+            posix.close(chan_fd)
+            posix.close(rep_fd)
+            return forked_worker(fds, spec, libc)
+        for fd in fds:
+            posix.close(fd)
+
+
+def ns_msg(kind, step=0, err=0, status=0):
+    import _struct
+    return _struct.pack("iiii", kind, step, err, status)
+
+
+def check(rc, step):
+    import ctypes
+    if rc != 0:
+        raise SetupError(step, ctypes.get_errno())
+
+
+def setup_failed(ctl, e, step):
+    """Tells the host which step failed, and why."""
+    import posix
+    if isinstance(e, SetupError):
+        step, err = e.args
+    else:
+        err = getattr(e, "errno", None) or 5    # EIO: not a system call's failure
+    try:
+        ctl.send(ns_msg(MSG_SETUP_FAILED, step, err))
+    except OSError:
+        pass
+    posix._exit(127)
+
+
+def forked_worker(fds, spec, libc):
+    """A worker the zygote forked: tells the host its pid, waits while the host moves it into
+    its cgroup, enters namespaces of its own and forks their pid 1, the worker's runner, which
+    returns from here. This process stays behind, outside the runner's pid namespace, to tell
+    the host how the runner ended."""
+    import posix
+    import _signal
+    import socket
+    ctl_fd, out_w, err_w, job_fd, rep_fd = fds
+    ctl = socket.socket(fileno=ctl_fd)
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    null = posix.open("/dev/null", posix.O_RDWR)
+    for fd in (0, 1, 2):
+        posix.dup2(null, fd)
+    step = STEP_SYNC
+    try:
+        ctl.send(ns_msg(MSG_HELLO))     # the host reads our pid off the message
+        if ctl.recv(1) != b"g":
+            posix._exit(127)
+        # Our /proc files stay ours only while we are dumpable: the zygote is not.
+        step = STEP_FORKED
+        check(libc.prctl(4, 1, 0, 0, 0), STEP_FORKED)
+        check(libc.unshare(CLONE_NEWUSER), STEP_FORKED)
+        for name, text in (("uid_map", b"0 0 1\n"), ("setgroups", b"deny"), ("gid_map", b"0 0 1\n")):
+            fd = posix.open("/proc/self/" + name, posix.O_WRONLY)
+            posix.write(fd, text)
+            posix.close(fd)
+        check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+                           CLONE_NEWUTS | CLONE_NEWCGROUP), STEP_FORKED)
+        fl = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", fl, spec["tmp"]), STEP_TMP)
+        check(libc.mount(b"tmpfs", b"/out", b"tmpfs", fl, spec["out"]), STEP_OUT)
+        step = STEP_HOSTNAME
+        socket.sethostname("calcroute")
+        step = STEP_LOOPBACK
+        import fcntl
+        import _struct
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        ifr = bytearray(fcntl.ioctl(s, 0x8913, _struct.pack("16sh22x", b"lo", 0)))    # SIOCGIFFLAGS
+        flags = _struct.unpack_from("h", ifr, 16)[0] | 0x1 | 0x40    # IFF_UP, IFF_RUNNING
+        fcntl.ioctl(s, 0x8914, _struct.pack("16sh22x", b"lo", flags))                  # SIOCSIFFLAGS
+        s.close()
+        step = STEP_SEND_OUT
+        out = posix.open("/out", posix.O_RDONLY | posix.O_DIRECTORY)
+        socket.send_fds(ctl, [ns_msg(MSG_OUT_DIR)], [out])
+        posix.close(out)
+    except BaseException as e:
+        setup_failed(ctl, e, step)
+    pid = posix.fork()
+    if pid == 0:
+        try:
+            return worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc)
+        except BaseException as e:
+            setup_failed(ctl, e, STEP_FDS)
+    for fd in (out_w, err_w, job_fd, rep_fd):
+        posix.close(fd)
+    while True:
+        try:
+            st = posix.waitpid(pid, 0)[1]
+            break
+        except InterruptedError:
+            continue
+    try:
+        ctl.send(ns_msg(MSG_EXIT, status=st))
+    except OSError:
+        pass
+    posix._exit(0)
+
+
+def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
+    """pid 1 of the worker's namespaces: its /proc, the privileges of a cold run's runner (no
+    capability, the tier's filter over the zygote's, its rlimits), its descriptors."""
+    import ctypes
+    import posix
+    # Dies with the process the host watches (and may kill) as the worker: its parent, as a
+    # cold run's pid 1 dies with the host's thread.
+    check(libc.prctl(1, 9, 0, 0, 0), STEP_FDS)            # PR_SET_PDEATHSIG, SIGKILL
+    check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
+          STEP_PROC)
+    posix.setsid()
+    for cap in range(64):
+        if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:   # PR_CAPBSET_DROP
+            check(-1, STEP_CAPS)
+    check(libc.prctl(47, 4, 0, 0, 0), STEP_CAPS)          # PR_CAP_AMBIENT_CLEAR_ALL
+    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)          # _LINUX_CAPABILITY_VERSION_3
+    caps = (ctypes.c_uint32 * 6)()
+    check(libc.syscall(126, hdr, caps), STEP_CAPS)        # SYS_capset
+    check(libc.prctl(38, 1, 0, 0, 0), STEP_NNP)           # PR_SET_NO_NEW_PRIVS
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+    flt = spec["filter"]
+    prog = Fprog(len(flt) // 8, flt)
+    check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), STEP_SECCOMP)     # SECCOMP_MODE_FILTER
+    class Rlimit(ctypes.Structure):
+        _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
+    for res, cur, top in spec["rlimit"]:
+        check(libc.setrlimit(res, ctypes.byref(Rlimit(cur, top))), STEP_RLIMIT)
+    import fcntl
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (null, out_w, err_w, job_fd, rep_fd)]
+    for i, fd in enumerate(high):
+        posix.dup2(fd, i)
+    ctl.send(ns_msg(MSG_HELLO))     # the host watches us, the worker's init, by this pid
+    ctl.detach()
+    posix.closerange(5, 1 << 16)
+    posix.chdir("/out")
+    # What the zygote imported for itself is not the code's: an import finds it as a cold
+    # run would.
+    for name in set(sys.modules) - ZYGOTE_BASE:
+        del sys.modules[name]
+    return 3, 4
+
+
 def main():
     import posix
     if sys.path[:1] == [""]:    # an interpreter older than PYTHONSAFEPATH: not the cwd
@@ -835,17 +1085,22 @@ def main():
     job_fd, rep_fd = int(sys.argv[1]), int(sys.argv[2])
     # A third argument is the warm mode of a pool's worker (sandbox/ns/pool.c): the runner
     # imports those modules and forks the code's process before its job exists, so that the
-    # job, when the host writes it into JOB_FD (a socket), finds both done.
+    # job, when the host writes it into JOB_FD (a socket), finds both done. A fourth,
+    # "zygote", makes it the pool's zygote, which forks such runners (zygote()).
     warm = len(sys.argv) > 3
-    posix.set_inheritable(rep_fd, False)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
     if warm:
         preload(sys.argv[3])
         import warnings     # for warm_child(), before the job's clock starts
         # The first compile to a syntax tree makes the interpreter's AST types: 5 ms, paid
         # here once for the runner and the child it forks.
         compile_job(b"def solution():\n    return 1\nx = 1\nx\n", None, type(sys)("warmup"))
-    if hasattr(sys, "set_int_max_str_digits"):
-        sys.set_int_max_str_digits(0)
+        if sys.argv[4:5] == ["zygote"]:
+            sys.argv = [""]
+            set_dumpable(0)
+            job_fd, rep_fd = zygote(job_fd, rep_fd)
+    posix.set_inheritable(rep_fd, False)
     sys.argv = [""]
     # The child's description goes to a file, not a pipe: a pipe would need reading while the
     # child runs, and a process the code leaves behind could hold it open after the child.

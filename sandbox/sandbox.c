@@ -184,7 +184,7 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 
 /* ---- records: "<key> <length>\n<bytes>\n" --------------------------------------------- */
 
-static cr_code put_record(cr_buf *b, const char *key, const char *val, size_t len)
+cr_code sandbox_record_put(cr_buf *b, const char *key, const char *val, size_t len)
 {
     cr_code rc;
     if ((rc = cr_buf_printf(b, "%s %zu\n", key, len)) != CR_OK) return rc;
@@ -215,17 +215,17 @@ cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err)
 {
     cr_code rc;
     char seed[16];
-    if ((rc = put_record(buf, "code", job->code ? job->code : "", job->code_len)) != CR_OK)
+    if ((rc = sandbox_record_put(buf, "code", job->code ? job->code : "", job->code_len)) != CR_OK)
         goto fail;
     for (size_t i = 0; job->answer_vars && i < CR_ANSWER_VARS_MAX && job->answer_vars[i]; i++)
-        if ((rc = put_record(buf, "var", job->answer_vars[i], strlen(job->answer_vars[i])))
+        if ((rc = sandbox_record_put(buf, "var", job->answer_vars[i], strlen(job->answer_vars[i])))
             != CR_OK)
             goto fail;
     if (job->globals_json &&
-        (rc = put_record(buf, "globals", job->globals_json, strlen(job->globals_json))) != CR_OK)
+        (rc = sandbox_record_put(buf, "globals", job->globals_json, strlen(job->globals_json))) != CR_OK)
         goto fail;
     snprintf(seed, sizeof seed, "%lu", (unsigned long)sandbox_job_seed(job));
-    if ((rc = put_record(buf, "seed", seed, strlen(seed))) != CR_OK) goto fail;
+    if ((rc = sandbox_record_put(buf, "seed", seed, strlen(seed))) != CR_OK) goto fail;
     static const char npf[] = "numpy_financial";
     if (job->code && memmem(job->code, job->code_len, npf, sizeof npf - 1) &&
         ((rc = cr_buf_printf(buf, "module %zu\n%s\n", sizeof npf + sandbox_npf_source_len, npf)) != CR_OK ||

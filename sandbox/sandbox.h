@@ -212,9 +212,13 @@ cr_tier sandbox_tier_auto(char *why, size_t why_len);
  * own. A job whose key matches no ready worker, or that finds none ready, starts cold
  * (outcome.warm 0, start_note says why). A worker that dies before its job is replaced (with
  * refill on); close kills the idle ones and waits until every process and cgroup of theirs
- * is gone. */
+ * is gone. Workers are forked by the pool's zygote, a warm runner that imported the preload
+ * list once, each into namespaces of its own; where the zygote cannot run (it failed to
+ * start three times, or the allowed directory lies under /tmp or /out, which workers mount
+ * afresh) each worker starts python itself. */
 #define SANDBOX_POOL_MAX 64          /* workers in one pool */
 #define SANDBOX_PRELOAD_MAX 1024     /* bytes of the preload list */
+#define SANDBOX_WARMUP_MAX 65536     /* bytes of the warm-up program */
 typedef struct sandbox_pool sandbox_pool;
 typedef struct {
     unsigned size;            /* workers kept ready, 1..SANDBOX_POOL_MAX */
@@ -227,6 +231,10 @@ typedef struct {
     const char *data_dir;     /* NULL: none */
     const char *allow_dir;    /* NULL: none */
     sandbox_limits limits;    /* 0 fields: the defaults */
+    const char *warmup;       /* Python the zygote runs once after the preload imports (what
+                                 it initialises, every worker starts with); output
+                                 discarded, errors ignored. NULL: none. Copied */
+    int no_zygote;            /* 1: every worker starts python itself (for comparison) */
 } sandbox_pool_config;
 /* Starts the pool (workers start in the background). CR_EUSAGE for a bad configuration,
  * CR_ESANDBOX when the ns tier cannot run here. The caller owns *pool: sandbox_pool_close(). */
@@ -277,6 +285,8 @@ extern const size_t sandbox_npf_source_len;
 /* Encodes what the runner needs (code, answer vars, globals, seed) into *buf (records of the form
  * "<key> <length>\n<bytes>\n"). The buffer is the caller's (cr_buf_free). */
 cr_code sandbox_job_encode(const sandbox_job *job, cr_buf *buf, cr_error *err);
+/* Appends one record "<key> <length>\n<bytes>\n" to *b. */
+cr_code sandbox_record_put(cr_buf *b, const char *key, const char *val, size_t len);
 /* Parses the runner's report (same record format) into the value and error fields of *out,
  * which it owns afterwards. Keys: the final-value rule's candidates, each a group
  * "<group>.repr", ".type", ".decimal" (optional): "solution" (solution()'s value, with

@@ -61,6 +61,21 @@ static void test_warm_same_as_cold(void)
         { "import os\nos.kill(os.getpid(), 9)\n", NULL },
         { "import numpy_financial as npf\nans = round(npf.npv(0.1, [-100, 60, 60]), 6)\n", NULL },
         { "import os\nprint(os.getpid(), os.getppid(), os.getcwd(), sorted(os.listdir('/tmp')))\n", NULL },
+        /* The sandbox a worker forked by the zygote makes for itself is the cold one: the
+         * same privileges, ids, limits, devices and mounts (the user namespace's map is
+         * shown relative to its parent's, which differs, and its filter is the tier's on
+         * top of the zygote's). */
+        { "import os, resource, socket\n"
+          "def status(*keys):\n"
+          "    st = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
+          "    return [st[k] for k in keys]\n"
+          "print(status('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'NSpid'))\n"
+          "print(socket.gethostname(), os.getuid(), os.getgid(), os.getgroups(), os.getsid(0), os.getpgid(0))\n"
+          "print(sorted(os.listdir('/dev')), sorted({l.split()[1] for l in open('/proc/self/mounts')}))\n"
+          "print([resource.getrlimit(getattr(resource, 'RLIMIT_' + n)) for n in\n"
+          "       ('CPU', 'NPROC', 'FSIZE', 'DATA', 'NOFILE', 'CORE', 'MSGQUEUE', 'SIGPENDING', 'MEMLOCK')])\n"
+          "print(sorted(os.listdir('/proc/self/fd')), sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
+          "print([l.split()[3] for l in open('/proc/net/dev').read().splitlines()[2:]])\n", NULL },
         /* Nothing of the warm child's rehearsal shows. */
         { "import sys, builtins\nprint(sorted(globals()), 'math' in sys.modules,\n"
           "      sorted(k for k in vars(builtins) if k.startswith('__calcroute')))\nrows = 1\n", NULL },
@@ -195,6 +210,138 @@ static void test_worker_killed(void)
         sandbox_outcome_free(&oc);
     } else CHECK(!"run");
     sandbox_pool_close(p);
+}
+
+static int cgroup_left(void);
+
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], line[256];
+    pid_t ppid = -1;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    if (!(f = fopen(path, "r"))) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "PPid: %d", &ppid) == 1) break;
+    fclose(f);
+    return ppid;
+}
+
+/* Workers are forked by the zygote, our child (its pid namespace's init, so a ready worker
+ * is its child): one that dies takes its workers with it, and the pool starts another; with
+ * no_zygote, or an allowed directory under /tmp, each worker is our child. Every one of them
+ * reads /data and answers. */
+static void test_zygote(void)
+{
+    sandbox_pool_config cfg = { .size = 2, .preload = "json", .refill = 1 };
+    sandbox_pool *p = NULL;
+    cr_error err = { 0 };
+    sandbox_outcome oc;
+    pid_t pids[2] = { 0, 0 }, zygote = -1;
+    char *data = make_dir("zygote"), path[512], venv[] = "/tmp/cr-sbx-venv-XXXXXX";
+    FILE *f;
+    if (!data || !mkdtemp(venv)) { CHECK(!"mkdtemp"); free(data); return; }
+    snprintf(path, sizeof path, "%s/rates.csv", data);
+    if ((f = fopen(path, "w"))) { fputs("0.05\n", f); fclose(f); }
+    small_limits(&cfg.limits);
+    cfg.data_dir = data;
+    for (int mode = 0; mode < 3; mode++) {
+        sandbox_job job;
+        cfg.no_zygote = mode == 1;
+        cfg.allow_dir = mode == 2 ? venv : NULL;
+        if (sandbox_pool_open(&cfg, &p, &err) != CR_OK) { CHECK(!"pool"); continue; }
+        CHECK(sandbox_pool_wait_ready(p, 2, READY_S));
+        CHECK_INT(sandbox_pool_ready(p, pids, 2), 2);
+        if (mode == 0) {
+            /* A worker's runner, its child (outside the runner's namespace, to say how it
+             * ended), the zygote's child. */
+            zygote = parent_of(parent_of(pids[0]));
+            CHECK_INT(parent_of(parent_of(pids[1])), zygote);
+            CHECK_INT(parent_of(zygote), getpid());
+        } else {
+            CHECK_INT(parent_of(pids[0]), getpid());
+            CHECK_INT(parent_of(pids[1]), getpid());
+        }
+        sandbox_job_init(&job);
+        job.tier = CR_TIER_NS;
+        job.code = "print(open('/data/rates.csv').read().strip())\n";
+        job.code_len = strlen(job.code);
+        job.data_dir = data;
+        job.allow_dir = cfg.allow_dir;
+        small_limits(&job.limits);
+        if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+            CHECK_INT(oc.warm, 1);
+            CHECK_STR(out_text(&oc), "0.05\n");
+            sandbox_outcome_free(&oc);
+        } else CHECK(!"run");
+        if (mode == 0) {
+            /* Nothing of the zygote's memory is shared with a worker but copy-on-write (a
+             * shared writable mapping would be a channel between workers). */
+            job.code = "print([l for l in open('/proc/self/maps') if l.split()[1][1:4:2] == 'ws'])\n";
+            job.code_len = strlen(job.code);
+            if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+                CHECK_INT(oc.warm, 1);
+                CHECK_STR(out_text(&oc), "[]\n");
+                sandbox_outcome_free(&oc);
+            } else CHECK(!"run");
+            job.code = "print(open('/data/rates.csv').read().strip())\n";
+            job.code_len = strlen(job.code);
+            /* The zygote killed: its workers go with it, a job runs all the same, and the
+             * pool forks from a new one. */
+            CHECK(kill(zygote, SIGKILL) == 0);
+            if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
+                CHECK_STR(out_text(&oc), "0.05\n");
+                sandbox_outcome_free(&oc);
+            } else CHECK(!"run");
+            CHECK(sandbox_pool_wait_ready(p, 2, READY_S));
+            CHECK_INT(sandbox_pool_ready(p, pids, 2), 2);
+            CHECK(parent_of(parent_of(pids[0])) != zygote);
+            CHECK_INT(parent_of(parent_of(parent_of(pids[0]))), getpid());
+        }
+        sandbox_pool_close(p);
+        CHECK(!cgroup_left());
+    }
+    remove_tree(data);
+    free(data);
+    rmdir(venv);
+}
+
+/* The warm-up program runs where the workers are forked from: what it sets up, every worker
+ * has; its output reaches no job; one that raises changes nothing; one too long is refused. */
+static void test_warmup(void)
+{
+    sandbox_pool_config cfg = { .size = 1, .preload = "json", .refill = 1,
+                                .warmup = "import json, sys\nprint('warm-up noise')\n"
+                                          "sys.stderr.write('more noise')\n"
+                                          "json.calcroute_warmed = 42\n" };
+    sandbox_pool *p = NULL;
+    cr_error err = { 0 };
+    sandbox_outcome oc;
+    char *big;
+    small_limits(&cfg.limits);
+    for (int round = 0; round < 2; round++) {
+        if (sandbox_pool_open(&cfg, &p, &err) != CR_OK) { CHECK(!"pool"); return; }
+        for (int job = 0; job < 2; job++) {
+            CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+            if (pool_run(p, "import json\nprint(getattr(json, 'calcroute_warmed', None))\n",
+                         NULL, &oc) == CR_OK) {
+                CHECK_INT(oc.warm, 1);
+                CHECK_STR(out_text(&oc), round == 0 ? "42\n" : "None\n");
+                CHECK_STR(text(oc.stderr_buf.p), "(none)");
+                CHECK_INT(oc.exit_code, 0);
+                sandbox_outcome_free(&oc);
+            } else CHECK(!"run");
+        }
+        sandbox_pool_close(p);
+        cfg.warmup = "import json\nraise ValueError('warm-up')\n";
+    }
+    if (!(big = malloc(SANDBOX_WARMUP_MAX + 2))) { CHECK(!"malloc"); return; }
+    memset(big, '#', SANDBOX_WARMUP_MAX + 1);
+    big[SANDBOX_WARMUP_MAX + 1] = 0;
+    cfg.warmup = big;
+    CHECK_INT(sandbox_pool_open(&cfg, &p, &err), CR_EUSAGE);
+    CHECK_STR(err.message, "warm pool: warm-up program over 65536 bytes");
+    free(big);
 }
 
 /* A job whose limits or data directory are not the pool's starts cold and says which. */
@@ -375,6 +522,8 @@ int main(void)
     test_worker_killed();
     test_key_mismatch();
     test_threads();
+    test_zygote();
+    test_warmup();
     test_close_leaves_nothing();
     return TEST_SUMMARY();
 }

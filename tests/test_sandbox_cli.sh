@@ -525,5 +525,23 @@ stop_within 30
 exec 9>&-
 expect interrupt-batch-idle 130 "d['id'], d['status'], d['value']['repr']" "(3, 'ok', '3')"
 
+# --pool with --warmup: the program runs where the warm sandboxes are forked from (what it
+# sets, each has; its output reaches none); a file that cannot be read is a usage error.
+printf 'import json\nprint("noise")\njson.warmed = 7\n' >"$tmp/warmup.py"
+# (The line comes late, so that a warm sandbox is usually ready; a cold start has no warm-up.)
+got=$( (sleep 2; printf '%s\n' '{"id": 1, "code": "import json\nprint(getattr(json, \"warmed\", 0))"}') |
+      "$R" --batch --tier ns --pool 1 --preload json --warmup "$tmp/warmup.py" 2>"$tmp/err" |
+      "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["stdout"].strip(), d["status"], d["timings"]["sandbox_start"])')
+if [ "$got" = "7 ok warm" ] || [ "$got" = "0 ok cold" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL warmup-batch: [$got]" >&2; cat "$tmp/err" >&2
+fi
+printf 'print(1)\n' | "$R" --tier ns --pool 1 --warmup "$tmp/none.py" >"$tmp/warm.out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "calc-route: --warmup $tmp/none.py: No such file or directory" ]; then
+    pass=$((pass + 1))
+else
+    fail=$((fail + 1)); echo "FAIL warmup-missing: exit $rc" >&2; cat "$tmp/err" >&2
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

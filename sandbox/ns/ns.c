@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,9 @@ enum ns_step {
     STEP_NONE, STEP_SYNC, STEP_CGROUP_NS, STEP_PRIVATE, STEP_ROOT, STEP_MKDIR, STEP_USR,
     STEP_LIBDIRS, STEP_ETC, STEP_DATA, STEP_TMP, STEP_OUT, STEP_DEV, STEP_PROC, STEP_PIVOT,
     STEP_RO_ROOT, STEP_HOSTNAME, STEP_LOOPBACK, STEP_SEND_OUT, STEP_CAPS, STEP_NNP,
-    STEP_SECCOMP, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_ALLOW, STEP_COUNT
+    STEP_SECCOMP, STEP_FDS, STEP_RLIMIT, STEP_EXEC, STEP_ALLOW,
+    STEP_FORKED,       /* 26: runner.py's STEP_FORKED */
+    STEP_COUNT
 };
 static const char *const step_names[STEP_COUNT] = {
     [STEP_NONE] = "?", [STEP_SYNC] = "wait for the parent", [STEP_CGROUP_NS] = "unshare cgroup",
@@ -81,9 +84,12 @@ static const char *const step_names[STEP_COUNT] = {
     [STEP_SECCOMP] = "load seccomp filter",
     [STEP_FDS] = "set up descriptors", [STEP_RLIMIT] = "setrlimit", [STEP_EXEC] = "exec python",
     [STEP_ALLOW] = "bind the allowed directory",
+    [STEP_FORKED] = "set up a worker forked by the zygote",
 };
 
-enum { MSG_SETUP_FAILED = 1, MSG_OUT_DIR = 3 };
+/* Control messages; runner.py's zygote sends them too (MSG_*): HELLO, a forked worker's
+ * first, whose credentials name its pid; EXIT, its runner's wait status. */
+enum { MSG_SETUP_FAILED = 1, MSG_OUT_DIR = 3, MSG_HELLO = 4, MSG_EXIT = 5 };
 struct ns_msg { int kind, step, err, status; };
 
 /* Host directories that may be symlinks into /usr (merged /usr) or real directories. */
@@ -102,7 +108,7 @@ typedef struct {
     int data_tree;             /* its detached clone (data_open()), or -1 */
     char tmp_opts[96], out_opts[96];
     const char *interpreter;
-    char *argv[9];
+    char *argv[10];
     char *envp[16];
     const struct sock_fprog *filter;
     struct rlimit rl_cpu, rl_nproc, rl_fsize, rl_data, rl_nofile, rl_core;
@@ -110,6 +116,7 @@ typedef struct {
     char lib_link[N_LIB_DIRS][64];   /* readlink() of each host lib dir; "" when a dir */
     int lib_kind[N_LIB_DIRS];        /* 0 absent, 1 symlink, 2 directory */
     int has_mplrc, has_fonts;        /* the host has /etc/matplotlibrc, /etc/fonts */
+    int zygote;                      /* the warm pool's zygote: see drop_privileges() */
 } ns_plan;
 
 /* ---- the children -------------------------------------------------------------------------- */
@@ -341,15 +348,20 @@ static void send_out_dir(int ctl)
 }
 
 /* Capabilities: the bounding set first (so exec as uid 0 regains nothing), then ambient,
- * then the sets themselves. */
+ * then the sets themselves. The zygote keeps CAP_SETFCAP in its own user namespace: a user
+ * namespace may map its parent's root (uid 0 here) only if its creator had it there
+ * (verify_root_map()), and each worker creates one (its runner drops everything). */
 static void drop_privileges(const ns_plan *p)
 {
     struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
     struct __user_cap_data_struct data[2];
     for (int cap = 0; cap < 64; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) child_fail(p->ctl, STEP_CAPS);
+        if ((!p->zygote || cap != CAP_SETFCAP) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+            errno != EINVAL)
+            child_fail(p->ctl, STEP_CAPS);
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0) child_fail(p->ctl, STEP_CAPS);
     memset(data, 0, sizeof data);
+    if (p->zygote) data[0].effective = data[0].permitted = 1u << CAP_SETFCAP;
     if (syscall(SYS_capset, &hdr, data) < 0) child_fail(p->ctl, STEP_CAPS);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) child_fail(p->ctl, STEP_NNP);
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->filter, 0, 0) < 0)
@@ -655,7 +667,7 @@ int sandbox_ns_available(char *why, size_t why_len)
             int st = 0;
             pid_t pid;
             void *stack = NULL;
-            if (!ns_seccomp_program(probe_why, sizeof probe_why)) {
+            if (!ns_seccomp_program(0, probe_why, sizeof probe_why)) {
                 atomic_store(&probe_state, 2);
             } else if ((pid = clone_vm(probe_child, NULL, NS_FLAGS, &stack)) < 0) {
                 snprintf(probe_why, sizeof probe_why,
@@ -683,11 +695,16 @@ typedef struct {
     int open;
 } stream;
 
-/* Receives one control message; returns 0 on EOF, 1 otherwise. */
-static int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd)
+/* Receives one control message; returns 0 on EOF, 1 otherwise. A descriptor it carries goes
+ * to *passed_fd (the first only); with SO_PASSCRED on, *sender is the sender's pid as we
+ * see it. */
+static int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd, pid_t *sender)
 {
     struct iovec iov = { m, sizeof *m };
-    union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+    union {
+        char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+        struct cmsghdr align;
+    } u;
     struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
                          .msg_controllen = sizeof u.buf };
     ssize_t n;
@@ -700,27 +717,33 @@ static int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd)
             memcpy(&fd, CMSG_DATA(c), sizeof fd);
             if (*passed_fd < 0) *passed_fd = fd;
             else close(fd);
+        } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS && sender) {
+            struct ucred cred;
+            memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            *sender = cred.pid;
         }
     if (n != sizeof *m) m->kind = 0;
     return 1;
 }
 
 /* Ends the run: pid 1, whose death takes its namespace with it, and the cgroup, should
- * anything of the run live outside that namespace. */
-static void kill_all(pid_t pid, const ns_cgroup *cg)
+ * anything of the run live outside that namespace. By its pidfd when there is one: a worker
+ * the zygote forked is not our child, and its pid could be another process's once the
+ * zygote has reaped it. */
+static void kill_all(pid_t pid, int pidfd, const ns_cgroup *cg)
 {
-    kill(pid, SIGKILL);
+    if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0) kill(pid, SIGKILL);
     ns_cgroup_kill(cg);
 }
 
-static void kill_run(pid_t pid, const ns_cgroup *cg, sandbox_outcome *out, sandbox_limit why,
-                     const char *fmt, double figure)
+static void kill_run(pid_t pid, int pidfd, const ns_cgroup *cg, sandbox_outcome *out,
+                     sandbox_limit why, const char *fmt, double figure)
 {
     if (out->limit == SANDBOX_LIMIT_NONE) {
         out->limit = why;
         snprintf(out->limit_detail, sizeof out->limit_detail, fmt, figure);
     }
-    kill_all(pid, cg);
+    kill_all(pid, pidfd, cg);
 }
 
 #define WARM_START_S 120.0   /* a warm worker's set-up and imports, at most */
@@ -729,23 +752,47 @@ static void kill_run(pid_t pid, const ns_cgroup *cg, sandbox_outcome *out, sandb
  * which step failed), then the runner's "ready", then warm->ready(). Output of the warm-up
  * is not the job's: it is dropped at the handoff. NULL when the worker ends without a job
  * (err says why, or *fail holds the failed step). */
-static const sandbox_job *warm_wait(ns_warm *warm, pid_t pid, int pidfd, int ctl, int pv,
-                                    const int drop[2], int *out_dir_fd, struct ns_msg *fail,
-                                    cr_error *err)
+static const sandbox_job *warm_wait(ns_warm *warm, int forked, pid_t pid, int pidfd, int ctl,
+                                    int pv, const int drop[2], int *out_dir_fd,
+                                    int *runner_pidfd, struct ns_msg *fail, cr_error *err)
 {
     double until = now_s() + WARM_START_S;
     int ctl_open = 1, ready = 0;
+    pid_t runner = pid;
     const sandbox_job *job;
-    while (ctl_open || !ready) {
-        struct pollfd pfd[3] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
-                                 { pidfd, POLLIN, 0 } };
+    /* A forked worker keeps its end to say how its runner ended; its set-up is over once
+     * /out has come and its runner has said hello. */
+    while ((forked ? *out_dir_fd < 0 || *runner_pidfd < 0 : ctl_open) || !ready) {
+        struct pollfd pfd[4] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
+                                 { pidfd, POLLIN, 0 }, { warm->cancel_fd, POLLIN, 0 } };
         int left = (int)((until - now_s()) * 1000);
         if (left <= 0) { ns_fail(err, "warm worker start", ETIMEDOUT); return NULL; }
-        if (poll(pfd, 3, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (poll(pfd, 4, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (pfd[3].revents) {
+            cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm pool closed while the worker started");
+            return NULL;
+        }
         if (pfd[0].revents) {
             struct ns_msg m;
-            if (!recv_ctl(ctl, &m, out_dir_fd)) ctl_open = 0;
-            else if (m.kind == MSG_SETUP_FAILED) { *fail = m; return NULL; }
+            pid_t sender = 0;
+            if (!recv_ctl(ctl, &m, out_dir_fd, &sender)) {
+                ctl_open = 0;
+                if (forked) {
+                    cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the forked worker died while starting");
+                    return NULL;
+                }
+            } else if (m.kind == MSG_SETUP_FAILED) {
+                *fail = m;
+                return NULL;
+            } else if (m.kind == MSG_HELLO && forked && *runner_pidfd < 0 && sender > 0) {
+                /* The worker's runner: its pid namespace's init, which a kill from outside
+                 * must take for the worker to be gone at once. */
+                if ((*runner_pidfd = (int)syscall(SYS_pidfd_open, sender, 0)) < 0) {
+                    ns_fail(err, "pidfd_open", errno);
+                    return NULL;
+                }
+                runner = sender;
+            }
             continue;
         }
         if (pfd[1].revents) {
@@ -761,7 +808,7 @@ static const sandbox_job *warm_wait(ns_warm *warm, pid_t pid, int pidfd, int ctl
             return NULL;
         }
     }
-    if (!(job = warm->ready(warm, pidfd, pid))) {
+    if (!(job = warm->ready(warm, forked ? *runner_pidfd : pidfd, runner))) {
         cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker ended before its job");
         return NULL;
     }
@@ -771,6 +818,92 @@ static const sandbox_job *warm_wait(ns_warm *warm, pid_t pid, int pidfd, int ctl
         while (poll(&p, 1, 0) == 1 && read(drop[i], chunk, sizeof chunk) > 0) {}
     }
     return job;
+}
+
+
+/* Asks the zygote for a worker: the worker's ends of the run's channels go over (control,
+ * stdout, stderr, job, report; ours are closed then, so that a zygote that dies with the
+ * request unread hangs the control socket up), and its first message, whose credentials the
+ * kernel fills in, names its pid as we see it. -1 with err set when there is none. */
+static pid_t zygote_fork(int chan, int ctl, int *const fds[5], cr_error *err)
+{
+    char req = 'F';
+    struct iovec iov = { &req, 1 };
+    union { char buf[CMSG_SPACE(5 * sizeof(int))]; struct cmsghdr align; } u;
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                         .msg_controllen = sizeof u.buf };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    struct ns_msg m = { 0 };
+    struct pollfd pf = { ctl, POLLIN, 0 };
+    pid_t pid = -1;
+    int on = 1, n, passed = -1;
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(5 * sizeof(int));
+    for (int i = 0; i < 5; i++) memcpy(CMSG_DATA(c) + i * sizeof(int), fds[i], sizeof(int));
+    if (setsockopt(ctl, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) < 0) {
+        ns_fail(err, "SO_PASSCRED", errno);
+        return -1;
+    }
+    n = (int)sendmsg(chan, &mh, MSG_NOSIGNAL);
+    for (int i = 0; i < 5; i++) {
+        close(*fds[i]);
+        *fds[i] = -1;
+    }
+    if (n < 0) {
+        ns_fail(err, "ask the zygote for a worker", errno);
+        return -1;
+    }
+    while ((n = poll(&pf, 1, (int)(WARM_START_S * 1000))) < 0 && errno == EINTR) {}
+    if (n <= 0) {
+        ns_fail(err, "the zygote's worker", n == 0 ? ETIMEDOUT : errno);
+        return -1;
+    }
+    if (!recv_ctl(ctl, &m, &passed, &pid)) pid = -1;
+    if (passed >= 0) close(passed);
+    if (m.kind != MSG_HELLO || pid <= 0) {
+        cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the zygote's worker did not say hello");
+        return -1;
+    }
+    return pid;
+}
+
+/* The zygote's first message: what its workers make of themselves that a cold run's child
+ * makes before exec (the tier's filter, rlimits, /tmp and /out), and the pool's warm-up
+ * program, in job records. */
+static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, const char *warmup,
+                           cr_buf *b, cr_error *err)
+{
+    static const struct { const char *name; size_t off; } rl[] = {
+        { "cpu", offsetof(ns_plan, rl_cpu) }, { "nproc", offsetof(ns_plan, rl_nproc) },
+        { "fsize", offsetof(ns_plan, rl_fsize) }, { "data", offsetof(ns_plan, rl_data) },
+        { "nofile", offsetof(ns_plan, rl_nofile) }, { "core", offsetof(ns_plan, rl_core) },
+        { "msgqueue", offsetof(ns_plan, rl_msgqueue) },
+        { "sigpending", offsetof(ns_plan, rl_sigpending) },
+        { "memlock", offsetof(ns_plan, rl_memlock) },
+    };
+    cr_code rc = CR_OK;
+    char line[80];
+    for (size_t i = 0; i < sizeof rl / sizeof rl[0] && rc == CR_OK; i++) {
+        const struct rlimit *r = (const struct rlimit *)((const char *)p + rl[i].off);
+        int n = snprintf(line, sizeof line, "%s %llu %llu", rl[i].name,
+                         (unsigned long long)r->rlim_cur, (unsigned long long)r->rlim_max);
+        rc = sandbox_record_put(b, "rlimit", line, (size_t)n);
+    }
+    if (rc == CR_OK) rc = sandbox_record_put(b, "tmp", p->tmp_opts, strlen(p->tmp_opts));
+    if (rc == CR_OK) rc = sandbox_record_put(b, "out", p->out_opts, strlen(p->out_opts));
+    if (rc == CR_OK)
+        rc = sandbox_record_put(b, "filter", (const char *)tier->filter,
+                                tier->len * sizeof(struct sock_filter));
+    if (rc == CR_OK && warmup) rc = sandbox_record_put(b, "warmup", warmup, strlen(warmup));
+    return rc == CR_OK ? CR_OK : cr_error_set(err, rc, 0, 0, "ns: the zygote's set-up: %s",
+                                              cr_strerror(rc));
+}
+
+static int gone(int pidfd)
+{
+    struct pollfd pf = { pidfd, POLLIN, 0 };
+    return poll(&pf, 1, 0) > 0;
 }
 
 static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
@@ -803,10 +936,14 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
     int out_dir_fd = -1, job_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0, reaped = 0;
     int warm_fd = -1;          /* a warm worker's end of its job socket */
+    int runner_pidfd = -1;     /* a forked worker's runner's (pidfd is the worker's) */
     char why[200], fdarg[2][8] = { "3", "4" };
     pid_t pid = -1;
     double t0 = now_s(), deadline, drain_until = 0;
     int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1, early = 0;
+    /* A worker the zygote forks (not our child: its runner's status comes as MSG_EXIT). */
+    int forked = warm && !warm->zygote && warm->chan >= 0, exit_known = 0;
+    const struct sock_fprog *tier_filter = NULL;
     int64_t cpu_base = 0;      /* a warm worker's CPU before its job */
     void *stack = NULL;
     struct ns_msg fail = { 0 };
@@ -837,7 +974,11 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
         goto out;
     }
-    plan.filter = ns_seccomp_program(why, sizeof why);
+    if (!(tier_filter = ns_seccomp_program(0, why, sizeof why)) ||
+        !(plan.filter = ns_seccomp_program(warm && warm->zygote, why, sizeof why))) {
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
+        goto out;
+    }
     if (job->out_dir) {
         /* Checked now, so a bad directory fails before anything runs. */
         if ((out_dir_fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
@@ -854,12 +995,17 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         }
         plan.data_dir = job->data_dir;
     }
-    plan.data_tree = job->data_dir ? data_open(job->data_dir, out) : -1;
+    plan.data_tree = job->data_dir && !forked ? data_open(job->data_dir, out) : -1;
     if (warm) {
         /* The job comes later, through a socket (a closed reader fails a send(), where a
-         * pipe would raise SIGPIPE). */
+         * pipe would raise SIGPIPE); the zygote's requests are messages, each with its
+         * descriptors. */
         int sv[2];
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) { rc = ns_fail(err, "job socket", errno); goto out; }
+        if (socketpair(AF_UNIX, (warm->zygote ? SOCK_SEQPACKET : SOCK_STREAM) | SOCK_CLOEXEC,
+                       0, sv) < 0) {
+            rc = ns_fail(err, "job socket", errno);
+            goto out;
+        }
         job_fd = sv[1];
         warm_fd = sv[0];
         enc = NULL;
@@ -911,6 +1057,10 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     plan.argv[5] = fdarg[0];
     plan.argv[6] = fdarg[1];
     if (warm) plan.argv[7] = (char *)warm->preload;
+    if (warm && warm->zygote) {
+        plan.argv[8] = "zygote";
+        plan.zygote = 1;
+    }
     plan.envp[0] = "PATH=/usr/bin:/bin";
     plan.envp[1] = "HOME=/tmp";
     plan.envp[2] = "TMPDIR=/tmp";
@@ -931,22 +1081,49 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     plan.has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;
     plan.has_fonts = access("/etc/fonts/fonts.conf", R_OK) == 0;
 
+    if (warm && warm->zygote) {
+        /* Its workers' limits are the key's; the zygote itself lives as long as the pool,
+         * forking them: its CPU time is not a run's, and its process count would be all of
+         * theirs (the kernel counts a user's processes in every user namespace up the
+         * chain), so it keeps the caller's limits there. */
+        if ((rc = zygote_spec(&plan, tier_filter, warm->warmup, &jobbuf, err)) != CR_OK) goto out;
+        if (getrlimit(RLIMIT_CPU, &plan.rl_cpu) < 0 || getrlimit(RLIMIT_NPROC, &plan.rl_nproc) < 0) {
+            rc = ns_fail(err, "getrlimit", errno);
+            goto out;
+        }
+    }
+
     ns_cgroup_create(&cg, &lim);
     cg_made = 1;
     if (cg.note[0]) note_add(out, "%s", cg.note);
 
-    if ((pid = clone_vm(ns_child, &plan, NS_FLAGS, &stack)) < 0) {
+    if (forked) {
+        int *const fds[5] = { &ctl[1], &po[1], &pe[1], &job_fd, &pv[1] };
+        pid = zygote_fork(warm->chan, ctl[0], fds, err);
+        close(warm->chan);
+        warm->chan = -1;
+        if (pid < 0) {
+            rc = CR_ESANDBOX;
+            goto out;
+        }
+        if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
+            rc = ns_fail(err, "pidfd_open", errno);
+            goto out;
+        }
+    } else if ((pid = clone_vm(ns_child, &plan, NS_FLAGS, &stack)) < 0) {
         rc = ns_fail(err, "clone", errno);
         goto out;
     }
-    close(ctl[1]); ctl[1] = -1;
-    /* Only the runner may hold the reading end of a warm job, so that its death fails the
-     * send. */
-    if (warm) { close(job_fd); job_fd = -1; }
-    close(po[1]); po[1] = -1;
-    close(pe[1]); pe[1] = -1;
-    close(pv[1]); pv[1] = -1;
-    if (write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
+    if (!forked) {   /* zygote_fork() closed them */
+        close(ctl[1]); ctl[1] = -1;
+        /* Only the runner may hold the reading end of a warm job, so that its death fails
+         * the send. */
+        if (warm) { close(job_fd); job_fd = -1; }
+        close(po[1]); po[1] = -1;
+        close(pe[1]); pe[1] = -1;
+        close(pv[1]); pv[1] = -1;
+    }
+    if (!forked && write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
     if (plan.data_tree >= 0 && data_idmap(plan.data_tree, pid, out) < 0) {
         rc = ns_fail(err, "prepare /data", errno);
         goto out;
@@ -954,13 +1131,23 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
     if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
 
-    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (warm && warm->zygote) {
+        for (size_t off = 0; off < jobbuf.len;) {   /* one message */
+            ssize_t n = send(warm_fd, jobbuf.p + off, jobbuf.len - off, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) { rc = ns_fail(err, "the zygote's set-up", errno); goto out; }
+            off += (size_t)n;
+        }
+        warm->chan = warm_fd;
+    }
     if (warm) {
         const int drop[2] = { po[0], pe[0] };
         const sandbox_job *real;
         if (pidfd < 0) { rc = ns_fail(err, "pidfd_open", errno); goto out; }
-        if (!(real = warm_wait(warm, pid, pidfd, ctl[0], pv[0], drop, &out_dir_fd, &fail, err))) {
-            if (fail.kind) setup_failed = 1;
+        if (!(real = warm_wait(warm, forked, pid, pidfd, ctl[0], pv[0], drop, &out_dir_fd,
+                                &runner_pidfd, &fail, err))) {
+            if (fail.kind) setup_failed = warm->setup_failed = 1;
             else { rc = CR_ESANDBOX; goto out; }
         } else {
             /* From here on the run is the job's: its limits (the key's, but for those the
@@ -971,7 +1158,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             cr_buf_init(&out->stdout_buf, lim.max_stdout);
             cr_buf_init(&out->stderr_buf, lim.max_stderr);
             out->warm = 1;
-            ctl_open = 0;
+            ctl_open = forked;
             if (cg.has_cpu && (cpu_base = ns_cgroup_cpu_ns(&cg)) < 0) cpu_base = 0;
             t0 = now_s();
             if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
@@ -996,13 +1183,13 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         int nfd = 0, map[6], timeout_ms;
         double now = now_s();
         if (!reaped && !killed && now >= deadline) {
-            kill_run(pid, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
+            kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
             killed = 1;
         }
         if (!reaped && !killed && cg.has_cpu) {
             int64_t cpu = ns_cgroup_cpu_ns(&cg);
             if (cpu >= 0 && (double)(cpu - cpu_base) / 1e9 >= lim.cpu_s) {
-                kill_run(pid, &cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
+                kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
                 killed = 1;
             }
         }
@@ -1030,15 +1217,16 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             if (map[k] == 5) {
                 if (!killed) {
                     out->interrupted = 1;
-                    kill_all(pid, &cg);
+                    kill_all(pid, pidfd, &cg);
                     killed = 1;
                 }
                 continue;
             }
             if (map[k] == 3) {
                 struct ns_msg m;
-                if (!recv_ctl(ctl[0], &m, &out_dir_fd)) { ctl_open = 0; continue; }
+                if (!recv_ctl(ctl[0], &m, &out_dir_fd, NULL)) { ctl_open = 0; continue; }
                 if (m.kind == MSG_SETUP_FAILED && !setup_failed) { setup_failed = 1; fail = m; }
+                if (m.kind == MSG_EXIT && forked) { runner_status = m.status; exit_known = 1; }
                 continue;
             }
             char chunk[65536];
@@ -1048,7 +1236,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             if (n <= 0) { s->open = 0; continue; }
             if (cr_buf_put(s->buf, chunk, (size_t)n) == CR_ELIMIT && s->buf == &out->stdout_buf &&
                 !killed) {
-                kill_run(pid, &cg, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
+                kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
                          (double)lim.max_stdout);
                 killed = 1;
             }
@@ -1062,28 +1250,32 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             memset(&ru, 0, sizeof ru);
             break;
         }
-        if (!reaped && wait4(pid, &runner_status, WNOHANG, &ru) == pid) {
+        if (!reaped && (forked ? gone(pidfd) : wait4(pid, &runner_status, WNOHANG, &ru) == pid)) {
             reaped = 1;
             pid = -1;
             /* Its namespace died with it; what is left to read is already in the pipes. */
             if (!drain_until) drain_until = now_s() + DRAIN_S;
         }
     }
+    if (forked) memset(&ru, 0, sizeof ru);
     if (early) {
         /* The worker's thread kills what is left (pid 1 on its way out, and anything the
          * code left running with its streams closed, which could still be writing to /out
          * while it is collected: the code's own files, in its own sandbox) and reaps pid 1
-         * after the handoff: the kill alone took milliseconds. */
-        warm->pid_left = pid;
+         * after the handoff: the kill alone took milliseconds. A forked worker is the
+         * zygote's to reap; its cgroup's kill is enough. */
+        warm->pid_left = forked ? 0 : pid;
         pid = -1;
     } else if (!reaped) {
         /* Killed, and the drain ended first: SIGKILL from outside cannot be ignored. */
-        kill_all(pid, &cg);
-        while (wait4(pid, &runner_status, 0, &ru) < 0) {
+        kill_all(pid, pidfd, &cg);
+        while (!forked && wait4(pid, &runner_status, 0, &ru) < 0) {
             if (errno != EINTR) { memset(&ru, 0, sizeof ru); runner_status = -1; break; }
         }
         pid = -1;
     }
+    /* A forked worker that did not say how its runner ended was killed with it. */
+    if (forked && !early && !exit_known) runner_status = SIGKILL;
     /* The figures are final once no process of the run is left anywhere in its cgroup. */
     if (cg_made && !early && !ns_cgroup_wait_empty(&cg, 0)) {
         ns_cgroup_kill(&cg);
@@ -1156,12 +1348,21 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     }
 
 out:
-    if (pid > 0) {
+    if (pid > 0 && forked) {
+        kill_all(pid, pidfd, &cg);
+        ns_cgroup_wait_empty(&cg, DRAIN_S);
+    } else if (pid > 0) {
         kill(pid, SIGKILL);
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
     }
+    if (forked && warm->chan >= 0) {
+        close(warm->chan);
+        warm->chan = -1;
+    }
+    if (warm && warm->zygote) warm->chan = -1;   /* warm_fd, closed below */
     if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
     if (pidfd >= 0) close(pidfd);
+    if (runner_pidfd >= 0) close(runner_pidfd);
     if (cg_made && warm) {
         warm->cg = cg;
         warm->cg_left = 1;

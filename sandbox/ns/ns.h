@@ -42,9 +42,10 @@ void ns_cgroup_destroy(ns_cgroup *cg);
 
 /* ---- seccomp (seccomp.c) -------------------------------------------------------------------
  * The filter as a BPF program, built once per process with libseccomp and then only loaded
- * (prctl) in the child, where allocating is not safe. NULL with `why` filled on failure.
- * Owned by the module: never freed. */
-const struct sock_fprog *ns_seccomp_program(char *why, size_t why_len);
+ * (prctl) in the child, where allocating is not safe; zygote 1: the warm pool's zygote's,
+ * which also allows unshare() and mount(). NULL with `why` filled on failure. Owned by the
+ * module: never freed. */
+const struct sock_fprog *ns_seccomp_program(int zygote, char *why, size_t why_len);
 
 /* ---- a run for the kvm tier's guest (ns.c) -------------------------------------------------
  * The guest init runs the ns tier inside its VM, so that the code meets the same sandbox on
@@ -73,9 +74,19 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
  * handoff and out->warm is 1. */
 typedef struct ns_warm {
     const char *preload;          /* comma-separated module names; "" for none */
+    /* in: 1 makes the pool's zygote instead: a warm runner that takes no job but forks
+     * workers, each into namespaces of its own, on request over `chan`, which is set while
+     * ready() runs (ready() must return NULL). */
+    int zygote;
+    const char *warmup;           /* in, for the zygote: the pool's warm-up program, or NULL */
+    int cancel_fd;                /* in: readable when the pool closes: a start ends at once */
+    /* in, for a worker: a zygote's channel to fork it from (the run closes it), or -1 to
+     * start python afresh; out, for a zygote: its channel. */
+    int chan;
     const sandbox_job *(*ready)(struct ns_warm *w, int pidfd, pid_t pid);
     int lost;                     /* out: pid 1 was killed from outside with no sign of the
                                      job (the run fails; the job may run elsewhere) */
+    int setup_failed;             /* out: a step of the sandbox's set-up failed */
     /* out: the run's cgroup, left for the caller to remove (ns_cgroup_destroy()) once it has
      * handed the outcome over: the kernel can take milliseconds to let an emptied cgroup go,
      * time no request should wait for. */

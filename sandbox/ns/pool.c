@@ -13,6 +13,16 @@
  * sandbox bakes in) matches its job, and waits for that worker's thread to hand the outcome
  * back; without one it starts cold.
  *
+ * Workers are forked by the pool's zygote (ns_warm.zygote), a warm runner of its own, started
+ * first, that imported the preload list once and forks a worker on each request; the worker
+ * enters namespaces of its own (user, mount with its own /tmp and /out, pid, net, ipc, uts,
+ * cgroup) and the cgroup the worker's thread moved it into, loads the tier's filter and
+ * becomes a warm runner there, its imports the zygote's pages, shared copy-on-write. Starting
+ * one is then milliseconds of CPU where starting python and importing pandas was a third of
+ * a second, which is what bounded the pool's sustained throughput. Where the zygote cannot
+ * serve (it or its workers failed FAILURES_MAX times, or the allowed directory lies under
+ * /tmp or /out, which each worker mounts afresh), workers start python themselves.
+ *
  * Lock order: the pool's mutex only; nothing blocks while holding it but condition waits. */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +40,7 @@
 #include "sandbox/ns/ns.h"
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
+#define FORKED_WAIT_S 0.5  /* how long a request waits for a worker the zygote is forking */
 
 /* W_RETIRING: its request has the outcome; its thread is still removing the cgroup. */
 enum { W_STARTING, W_READY, W_TAKEN, W_RETIRING, W_ENDING, W_DEAD };
@@ -44,6 +55,9 @@ typedef struct worker {
     pid_t pid;
     const sandbox_job *job;       /* set by the request that takes it */
     int finished, lost;           /* the run is over; the worker was dead at the handoff */
+    int forked;                   /* made by the zygote */
+    int busy;                     /* counted in the pool's busy */
+    int woken;                    /* the zygote: told to end */
     int handed;                   /* the request has the outcome */
     cr_code rc;
     cr_error err;
@@ -57,14 +71,29 @@ struct sandbox_pool {
     pthread_cond_t changed;       /* a worker changed state, or the pool closes */
     pthread_t manager;
     sandbox_job key;              /* what every worker is made with (code unused) */
-    char *interpreter, *data_dir, *allow_dir, *preload;
+    char *interpreter, *data_dir, *allow_dir, *preload, *warmup;
     unsigned size, parallel;      /* workers kept; workers started at once */
     int refill, closing;
     unsigned spawned, failures;
     unsigned busy;                /* workers running a request: still counted as kept */
     cr_error last_error;          /* why the last worker failed to start */
     worker *workers;              /* all but those a request took */
+    int use_zygote;               /* the configuration allows it */
+    unsigned zfailures;           /* the zygote's, and its workers' */
+    worker *zygote;               /* its thread, while it has one */
+    int zchan;                    /* its channel while it is ready, else -1 */
 };
+
+/* `seconds` from now on the clock of the pool's condition. */
+static struct timespec deadline(double seconds)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += (time_t)seconds;
+    t.tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
+    if (t.tv_nsec >= 1000000000L) { t.tv_sec++; t.tv_nsec -= 1000000000L; }
+    return t;
+}
 
 static void pool_lock(sandbox_pool *p) { pthread_mutex_lock(&p->lock); }
 static void pool_unlock(sandbox_pool *p) { pthread_mutex_unlock(&p->lock); }
@@ -105,6 +134,61 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     return job;
 }
 
+/* Called by ns_run_warm() on the zygote's thread once it serves: it does until it dies or
+ * the pool closes or gives it up. */
+static const sandbox_job *zygote_ready(ns_warm *nw, int pidfd, pid_t pid)
+{
+    worker *z = (worker *)nw;
+    sandbox_pool *p = z->pool;
+    struct pollfd f[2] = { { pidfd, POLLIN, 0 }, { z->wake[0], POLLIN, 0 } };
+    pool_lock(p);
+    if (!p->closing) {
+        z->pidfd = pidfd;
+        z->pid = pid;
+        z->state = W_READY;
+        p->zchan = nw->chan;
+        pthread_cond_broadcast(&p->changed);
+        pool_unlock(p);
+        while (poll(f, 2, -1) < 0 && errno == EINTR) {}
+        pool_lock(p);
+    }
+    /* Before the run closes the channel: no worker thread may take a copy after that. */
+    p->zchan = -1;
+    z->state = W_ENDING;
+    pool_unlock(p);
+    return NULL;
+}
+
+/* The last step of a worker's or the zygote's thread: the manager may join it. */
+static void *thread_end(worker *w)
+{
+    sandbox_pool *p = w->pool;
+    pool_lock(p);
+    if (w->busy) p->busy--;      /* now the manager starts its replacement */
+    w->state = W_DEAD;
+    pthread_cond_broadcast(&p->changed);
+    pool_unlock(p);
+    return NULL;
+}
+
+static void *zygote_main(void *arg)
+{
+    worker *z = arg;
+    sandbox_pool *p = z->pool;
+    sandbox_outcome out;
+    cr_error err = { 0 };
+    ns_run_warm(&p->key, &z->warm, &out, &err);
+    pool_lock(p);
+    if (!p->closing) {
+        /* Dead while starting or serving: its workers died with it. */
+        p->zfailures++;
+        if (z->state == W_STARTING) p->last_error = err;
+    }
+    pool_unlock(p);
+    if (z->warm.cg_left) ns_cgroup_destroy(&z->warm.cg);
+    return thread_end(z);
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -125,7 +209,11 @@ static void *worker_main(void *arg)
     } else {
         sandbox_outcome_free(&out);
         if (w->state == W_STARTING && !p->closing) {
-            p->failures++;
+            /* A forked worker's set-up failing says the zygote's way does not work here:
+             * after a few the pool starts python for each worker instead. One that died
+             * with its zygote says nothing of the kind. */
+            if (!w->forked) p->failures++;
+            else if (w->warm.setup_failed) p->zfailures++;
             p->last_error = err;
         }
     }
@@ -134,14 +222,13 @@ static void *worker_main(void *arg)
         kill(w->warm.pid_left, SIGKILL);
         if (w->warm.cg_left) ns_cgroup_kill(&w->warm.cg);
         while (waitpid(w->warm.pid_left, NULL, 0) < 0 && errno == EINTR) {}
+    } else if (w->forked && w->warm.cg_left) {
+        /* Not our child: the zygote reaps it; its cgroup says when all of it is gone. */
+        ns_cgroup_kill(&w->warm.cg);
+        ns_cgroup_wait_empty(&w->warm.cg, 3.0);
     }
     if (w->warm.cg_left) ns_cgroup_destroy(&w->warm.cg);
-    pool_lock(p);
-    if (w->job) p->busy--;       /* now the manager starts its replacement */
-    w->state = W_DEAD;
-    pthread_cond_broadcast(&p->changed);
-    pool_unlock(p);
-    return NULL;
+    return thread_end(w);
 }
 
 static void worker_free(worker *w)
@@ -152,33 +239,48 @@ static void worker_free(worker *w)
     free(w);
 }
 
-/* A new worker on a thread of its own (signals blocked: the caller's handlers run on its own
- * threads, never on ours). Called with the lock held. */
-static void spawn(sandbox_pool *p)
+/* A new worker, or with zygote set the zygote, on a thread of its own (signals blocked: the
+ * caller's handlers run on its own threads, never on ours). Called with the lock held. */
+static void spawn(sandbox_pool *p, int zygote)
 {
     worker *w = calloc(1, sizeof *w);
     sigset_t all, old;
+    unsigned *failures = zygote ? &p->zfailures : &p->failures;
     int e;
-    if (!w) { p->failures++; return; }
+    if (!w) { (*failures)++; return; }
     w->pool = p;
     w->warm.preload = p->preload;
-    w->warm.ready = worker_ready;
+    w->warm.ready = zygote ? zygote_ready : worker_ready;
+    w->warm.zygote = zygote;
+    w->warm.warmup = p->warmup;
+    w->warm.cancel_fd = -1;
+    /* The worker's own copy of the zygote's channel: the zygote's thread closes its own
+     * when the zygote dies. */
+    w->warm.chan = !zygote && p->zchan >= 0 ? fcntl(p->zchan, F_DUPFD_CLOEXEC, 0) : -1;
+    w->forked = w->warm.chan >= 0;
     w->state = W_STARTING;
     w->pidfd = -1;
     if (pipe2(w->wake, O_CLOEXEC) < 0) {
-        p->failures++;
+        (*failures)++;
+        if (w->forked) close(w->warm.chan);
         free(w);
         return;
     }
+    w->warm.cancel_fd = w->wake[0];
     pthread_cond_init(&w->done, NULL);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    e = pthread_create(&w->thread, NULL, worker_main, w);
+    e = pthread_create(&w->thread, NULL, zygote ? zygote_main : worker_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e) {
         cr_error_sys(&p->last_error, CR_ESANDBOX, "warm pool: a worker thread", e);
-        p->failures++;
+        (*failures)++;
+        if (w->forked) close(w->warm.chan);
         worker_free(w);
+        return;
+    }
+    if (zygote) {
+        p->zygote = w;
         return;
     }
     p->spawned++;
@@ -194,6 +296,18 @@ static void *manager_main(void *arg)
     pool_lock(p);
     for (;;) {
         unsigned starting = 0, live = 0;
+        int use_zygote = p->use_zygote && p->zfailures < FAILURES_MAX;
+        if (p->zygote && p->zygote->state == W_DEAD) {
+            pthread_join(p->zygote->thread, NULL);
+            worker_free(p->zygote);
+            p->zygote = NULL;
+        }
+        /* Once: the pool closes (a zygote still starting ends too), or gives it up. */
+        if (p->zygote && !p->zygote->woken && p->zygote->state != W_DEAD &&
+            (p->closing || (!use_zygote && p->zygote->state == W_READY))) {
+            p->zygote->woken = 1;
+            wake(p->zygote);
+        }
         for (worker **pw = &p->workers; *pw;) {
             worker *w = *pw;
             if (w->state == W_DEAD) {
@@ -211,14 +325,16 @@ static void *manager_main(void *arg)
             pw = &w->next;
         }
         if (p->closing) {
-            if (!p->workers) break;
+            if (!p->workers && !p->zygote) break;
             pthread_cond_wait(&p->changed, &p->lock);
             continue;
         }
-        if ((p->refill || p->spawned < p->size) && live + p->busy < p->size &&
-            starting < p->parallel &&
-            p->failures < FAILURES_MAX)
-            spawn(p);
+        int wanted = (p->refill || p->spawned < p->size) && live + p->busy < p->size &&
+                     starting < p->parallel && p->failures < FAILURES_MAX;
+        if (wanted && use_zygote && !p->zygote)
+            spawn(p, 1);
+        else if (wanted && (!use_zygote || p->zchan >= 0))
+            spawn(p, 0);
         else
             pthread_cond_wait(&p->changed, &p->lock);
     }
@@ -245,6 +361,9 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
               (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
             return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: preload '%s': want module "
                                 "names separated by commas", cfg->preload);
+    if (cfg->warmup && strlen(cfg->warmup) > SANDBOX_WARMUP_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: warm-up program over %u bytes",
+                            SANDBOX_WARMUP_MAX);
     if (!sandbox_ns_available(why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "warm pool: ns: %s", why);
     if (!(p = calloc(1, sizeof *p))) return cr_error_set(err, CR_ENOMEM, 0, 0, "warm pool");
@@ -257,11 +376,17 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
     p->data_dir = cfg->data_dir ? strdup(cfg->data_dir) : NULL;
     p->allow_dir = cfg->allow_dir ? strdup(cfg->allow_dir) : NULL;
     p->preload = strdup(cfg->preload ? cfg->preload : "");
+    p->warmup = cfg->warmup ? strdup(cfg->warmup) : NULL;
     p->key.interpreter = p->interpreter;
     p->key.data_dir = p->data_dir;
     p->key.allow_dir = p->allow_dir;
     p->size = cfg->size;
     p->refill = cfg->refill;
+    p->zchan = -1;
+    /* Each worker mounts /tmp and /out afresh: an allowed directory there would vanish. */
+    p->use_zygote = !cfg->no_zygote &&
+                    !(cfg->allow_dir && (strncmp(cfg->allow_dir, "/tmp/", 5) == 0 ||
+                                         strncmp(cfg->allow_dir, "/out/", 5) == 0));
     /* Starting a worker is CPU-bound (python and its imports): one per core at most. */
     p->parallel = cpus < 1 ? 1 : cpus < (long)p->size ? (unsigned)cpus : p->size;
     pthread_mutex_init(&p->lock, NULL);
@@ -273,7 +398,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         pthread_condattr_destroy(&ca);
     }
     if (!p->interpreter || (cfg->data_dir && !p->data_dir) || (cfg->allow_dir && !p->allow_dir) ||
-        !p->preload) {
+        !p->preload || (cfg->warmup && !p->warmup)) {
         e = ENOMEM;
     } else {
         sigfillset(&all);
@@ -286,6 +411,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         free(p->data_dir);
         free(p->allow_dir);
         free(p->preload);
+        free(p->warmup);
         pthread_cond_destroy(&p->changed);
         pthread_mutex_destroy(&p->lock);
         free(p);
@@ -310,6 +436,7 @@ void sandbox_pool_close(sandbox_pool *p)
     free(p->data_dir);
     free(p->allow_dir);
     free(p->preload);
+    free(p->warmup);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
     free(p);
@@ -351,6 +478,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
 {
     char why[256] = "";
     const char *miss;
+    struct timespec until;
     worker *w = NULL;
     cr_tier tier;
     cr_code rc;
@@ -370,20 +498,30 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
         }
         close(fd);
     }
+    until = deadline(FORKED_WAIT_S);
     pool_lock(p);
-    for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
-        struct pollfd alive = { x->pidfd, POLLIN, 0 };
-        if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
-        *px = x->next;
-        w = x;
-        break;
+    for (int late = 0;;) {
+        for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
+            struct pollfd alive = { x->pidfd, POLLIN, 0 };
+            if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
+            *px = x->next;
+            w = x;
+            break;
+        }
+        /* While the zygote serves, a worker is milliseconds away, where a cold start is
+         * python's whole start and imports: the request waits for one (a while). */
+        if (w || late || p->zchan < 0 || p->closing || (!p->refill && p->spawned >= p->size))
+            break;
+        late = pthread_cond_timedwait(&p->changed, &p->lock, &until) == ETIMEDOUT;
     }
     if (w) {
-        /* Its replacement starts once the run and its teardown are over: on a small machine
-         * a worker starting (python and its imports) would slow the run it replaces. */
+        /* Its replacement starts once the run (and, for a worker that started python
+         * itself, its teardown) is over: on a small machine a worker starting would slow the
+         * run it replaces. */
         w->state = W_TAKEN;
         w->job = job;
         p->busy++;
+        w->busy = 1;
     } else if (p->failures >= FAILURES_MAX) {
         snprintf(why, sizeof why, "cold start: warm workers fail to start: %.180s",
                  p->last_error.message);
@@ -402,6 +540,12 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     w->next = p->workers;
     p->workers = w;
     w->handed = 1;
+    /* A forked worker's replacement costs a fork, not a start of python: it need not wait
+     * for the teardown. */
+    if (w->forked) {
+        p->busy--;
+        w->busy = 0;
+    }
     pthread_cond_broadcast(&w->done);
     pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
@@ -430,13 +574,9 @@ size_t sandbox_pool_ready(sandbox_pool *p, pid_t *pids, size_t max)
 
 int sandbox_pool_wait_ready(sandbox_pool *p, size_t n, double seconds)
 {
-    struct timespec until;
+    struct timespec until = deadline(seconds);
     int ok = 0;
     if (!p) return 0;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += (time_t)seconds;
-    until.tv_nsec += (long)((seconds - floor(seconds)) * 1e9);
-    if (until.tv_nsec >= 1000000000L) { until.tv_sec++; until.tv_nsec -= 1000000000L; }
     pool_lock(p);
     for (;;) {
         size_t ready = 0;

@@ -26,10 +26,18 @@
 
 #include "sandbox/ns/ns.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static struct sock_fprog program;
-static int built;
-static char build_error[200];
+/* The tier's filter, and the warm pool's zygote's: the same but that it may unshare and mount,
+ * which its workers do to leave its namespaces for their own before they load the tier's
+ * filter over it (filters stack; the stricter answer wins). Only our runner ever runs under
+ * the zygote's alone. */
+typedef struct {
+    pthread_once_t once;
+    struct sock_fprog program;
+    int built;
+    char error[200];
+} filter;
+static filter filters[2] = { { .once = PTHREAD_ONCE_INIT }, { .once = PTHREAD_ONCE_INIT } };
+static const char *const zygote_allowed[] = { "mount", "unshare" };
 
 static const char *const denied[] = {
     /* debugging and other processes' memory */
@@ -59,7 +67,14 @@ static int deny(scmp_filter_ctx ctx, int nr, unsigned n, const struct scmp_arg_c
     return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, n, args);
 }
 
-static void build(void)
+static int allowed(const char *name, int zygote)
+{
+    for (size_t i = 0; zygote && i < sizeof zygote_allowed / sizeof zygote_allowed[0]; i++)
+        if (strcmp(name, zygote_allowed[i]) == 0) return 1;
+    return 0;
+}
+
+static void build(filter *f, int zygote)
 {
     scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
     int rc = 0, fd = -1;
@@ -70,7 +85,8 @@ static void build(void)
     step = "deny list";
     for (size_t i = 0; i < sizeof denied / sizeof denied[0] && rc == 0; i++) {
         int nr = seccomp_syscall_resolve_name(denied[i]);
-        if (nr == __NR_SCMP_ERROR) continue;  /* not a call on this architecture */
+        /* Not a call on this architecture, or one the zygote needs. */
+        if (nr == __NR_SCMP_ERROR || allowed(denied[i], zygote)) continue;
         if (nr == seccomp_syscall_resolve_name("clone3"))
             /* clone3 passes its flags in memory the filter cannot read; ENOSYS makes glibc
              * fall back to clone(), whose flags it can. */
@@ -138,23 +154,27 @@ static void build(void)
     if ((fd = memfd_create("calcroute-seccomp", MFD_CLOEXEC)) < 0) goto fail;
     if ((rc = seccomp_export_bpf(ctx, fd)) != 0) { errno = -rc; goto fail; }
     if ((size = lseek(fd, 0, SEEK_END)) <= 0 || size % sizeof(struct sock_filter)) goto fail;
-    program.filter = malloc((size_t)size);
-    if (!program.filter || pread(fd, program.filter, (size_t)size, 0) != size) goto fail;
-    program.len = (unsigned short)(size / sizeof(struct sock_filter));
+    f->program.filter = malloc((size_t)size);
+    if (!f->program.filter || pread(fd, f->program.filter, (size_t)size, 0) != size) goto fail;
+    f->program.len = (unsigned short)(size / sizeof(struct sock_filter));
     close(fd);
     seccomp_release(ctx);
-    built = 1;
+    f->built = 1;
     return;
 fail:
-    snprintf(build_error, sizeof build_error, "seccomp filter: %s: %s", step, strerror(errno));
+    snprintf(f->error, sizeof f->error, "seccomp filter: %s: %s", step, strerror(errno));
     if (fd >= 0) close(fd);
     if (ctx) seccomp_release(ctx);
 }
 
-const struct sock_fprog *ns_seccomp_program(char *why, size_t why_len)
+static void build_tier(void) { build(&filters[0], 0); }
+static void build_zygote(void) { build(&filters[1], 1); }
+
+const struct sock_fprog *ns_seccomp_program(int zygote, char *why, size_t why_len)
 {
-    pthread_once(&once, build);
-    if (built) return &program;
-    snprintf(why, why_len, "%s", build_error);
+    filter *f = &filters[zygote != 0];
+    pthread_once(&f->once, zygote ? build_zygote : build_tier);
+    if (f->built) return &f->program;
+    snprintf(why, why_len, "%s", f->error);
     return NULL;
 }

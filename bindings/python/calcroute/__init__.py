@@ -29,7 +29,8 @@ is one you hold and close yourself, and the one that can keep sandboxes warm:
 
 (pool=N: N ns sandboxes made before requests arrive, the preload modules imported in each,
 each taking one request and then replaced; a request that finds none ready starts cold, and
-Result.timings["sandbox_start"] says which.)
+Result.timings["sandbox_start"] says which. warmup="...": Python run once where they are
+forked from, after the imports, so that what it initialises each one starts with.)
 
 The library is found through $CALCROUTE_LIB, else the system's loader (libcalcroute.so.0).
 """
@@ -58,7 +59,7 @@ class _CrConfig(ctypes.Structure):
                 ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
                 ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p),
                 ("pool_size", ctypes.c_uint), ("pool_preload", ctypes.c_char_p),
-                ("pool_refill", ctypes.c_int)]
+                ("pool_refill", ctypes.c_int), ("pool_warmup", ctypes.c_char_p)]
 
 
 def _load():
@@ -261,7 +262,7 @@ def _run_interruptibly(eng, req, res, err):
 
 
 def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None, pool=0,
-          preload=None, refill=True):
+          preload=None, refill=True, warmup=None):
     """A new engine (the caller closes it). Called with _lock held."""
     global _lib
     if _lib is None:
@@ -287,6 +288,10 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
         names = [preload] if isinstance(preload, str) else list(preload)
         cfg.pool_preload = ",".join(names).encode()
     cfg.pool_refill = 1 if refill else 0
+    if warmup is not None:
+        if not isinstance(warmup, str) or "\0" in warmup:
+            raise CalcrouteError("warmup: want Python source text without NUL bytes")
+        cfg.pool_warmup = warmup.encode()
     err = _CrError()
     eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
     if not eng:
@@ -296,14 +301,15 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
 
 class Engine:
     """An engine of your own: the engine options of run() fixed once, plus a warm pool
-    (pool, preload, refill: see the module's documentation). close() it, or use `with`; it
-    must not be closed while one of its runs is going on."""
+    (pool, preload, refill, warmup: see the module's documentation). close() it, or use
+    `with`; it must not be closed while one of its runs is going on."""
 
     def __init__(self, *, tier="auto", timeout=None, memory=None, audit=None, data=None,
-                 out=None, interpreter=None, allow_dir=None, pool=0, preload=None, refill=True):
+                 out=None, interpreter=None, allow_dir=None, pool=0, preload=None, refill=True,
+                 warmup=None):
         with _lock:
             self._eng = _open(tier, timeout, memory, audit, data, out, interpreter, allow_dir,
-                              pool, preload, refill)
+                              pool, preload, refill, warmup)
 
     def run(self, code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
             answer_vars=None, seed=None, check=True):
