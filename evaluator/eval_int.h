@@ -383,7 +383,8 @@ struct eval_lazy {
     uint8_t ended;         /* gives nothing more: a generator that ended or raised */
     uint32_t n;            /* its[]: the sources (ZIP MAP), the for-clauses (GENERATOR), 1 */
     uint32_t k;            /* GENERATOR: for-clauses open, its[0..k-1] */
-    int64_t count;         /* ENUMERATE: the next index; REVERSED: the next position + 1 */
+    int64_t count;         /* ENUMERATE: the next index; REVERSED: the next position + 1;
+                            * ZIP: strict=True */
     val *f;                /* MAP FILTER: the function (FILTER: maybe None); GENERATOR: frame */
     const ir_node *node;   /* GENERATOR: the expression */
     eval_iter its[];
@@ -437,6 +438,14 @@ val *eval_kwarg(eval_args *a, const char *name);
 /* Keywords among kws only (the count is the registry row's to check): 0, -1 raised. */
 int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *kws, const char *name,
                   const ir_node *at);
+/* Row id's parameters as its call gave them, which eval_builtin_call has bound against the
+ * row's sig: out[i] (one per parameter) the argument of parameter i or NULL. */
+void eval_bound(int id, eval_args *a, val **out);
+/* A Python function's binding of a's arguments to sig's parameters (out[i]: parameter i's
+ * argument or NULL), with CPython's TypeErrors: lo parameters required, self 1 for a method
+ * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
+int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
+                  val **out, const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,

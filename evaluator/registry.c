@@ -67,6 +67,50 @@ void registry_func_arity(int id, int *lo, int *hi, int *style, const char **sig)
     *sig = r->sig;
 }
 
+void registry_func_sig(int id, reg_sig *s)
+{
+    const row *r = &rows[id >= 0 && id < B_COUNT ? id : 0];
+    memset(s, 0, sizeof *s);
+    const char *open = strchr(r->sig, '(');
+    size_t len = open ? (size_t)(open - r->sig) : strlen(r->name);
+    if (len >= sizeof s->buf) len = sizeof s->buf - 1;
+    memcpy(s->buf, open ? r->sig : r->name, len);
+    s->name = s->buf;
+    int npos = -1;
+    if (open) {
+        char *q = s->buf + len + 1, *end = s->buf + sizeof s->buf;
+        for (const char *t = open + 1; *t && *t != ')' && q < end - 1;) {
+            while (*t == ' ' || *t == ',') t++;
+            size_t n = strcspn(t, ",)");
+            if (n == 0) break;
+            if (n == 1 && *t == '/') {
+                s->nposonly = s->np;
+            } else if (t[0] == '*' && t[1] == '*') {
+                s->varkw = 1;
+            } else if (t[0] == '*') {
+                s->varargs = n > 1;
+                npos = s->np;
+            } else if (s->np < REG_MAXP && (size_t)(end - q) > n) {
+                size_t k = strcspn(t, ":,)");
+                memcpy(q, t, k);
+                q[k] = 0;
+                s->shape[s->np] = k < n ? t[k + 1] : 0;
+                s->p[s->np++] = q;
+                q += k + 1;
+            }
+            t += n;
+        }
+    }
+    s->npos = (unsigned char)(npos >= 0 ? npos : s->np);
+}
+
+int registry_module_shaped(int mod)
+{
+    for (int i = 0; i < B_COUNT; i++)
+        if (rows[i].mod == mod && strchr(rows[i].sig, ':')) return 1;
+    return 0;
+}
+
 int registry_func_module(int id)
 {
     return id >= 0 && id < B_COUNT ? rows[id].mod : -1;
