@@ -150,15 +150,20 @@ static int shape_of(int mod, const char *name, reg_sig *s)
     return 1;
 }
 
-/* The context managers `with` may enter: calls of these functions, with at most `npos`
- * positional arguments and keywords among `kws` (the evaluator's manager has only these
- * attributes). Anything else a with statement enters is a reason. */
+/* Functions and classes the evaluator has only in part: a call is in the subset with at most
+ * `npos` positional arguments and keywords among `kws` (a decimal context has only prec and
+ * rounding). `with` may enter the calls of those marked `manager`; anything else a with
+ * statement enters is a reason. */
 static const struct {
     int mod;
     const char *name;
     size_t npos;
     const char *kws[4];
-} managers[] = { { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL } } };
+    int manager;
+} managers[] = {
+    { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL }, 1 },
+    { MOD_DECIMAL, "Context", 2, { "prec", "rounding", NULL }, 0 },
+};
 #define NMANAGERS (sizeof managers / sizeof managers[0])
 
 static int manager_of(int mod, const char *name)
@@ -674,7 +679,8 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     }
     case IR_WITHITEM: {
         const ir_node *e = n->kid[0], *f = e->kind == IR_CALL && e->n ? e->kid[0] : NULL;
-        if (!manager_call(w, e) &&
+        int mi = manager_call(w, e);
+        if (!(mi && managers[mi - 1].manager) &&
             (rc = add_reason(w, e, "with:%s", f && f->text ? f->text : ir_kind_name(e->kind))) != CR_OK)
             return rc;
         if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;

@@ -57,6 +57,7 @@ SAMPLES = {
     "statistics.correlation": ["[1, 2, 3]", "[2, 4, 6]"],
     "statistics.linear_regression": ["[1, 2, 3]", "[2, 4, 6]", {"proportional": "True"}],
     "decimal.getcontext": [], "decimal.localcontext": ["None"],
+    "decimal.setcontext": ["decimal.Context(prec=5)"],
     "numpy.round": ["2.5", "0"], "numpy.around": ["2.5", "0"], "numpy.power": ["2", "3"],
     "numpy.var": ["[1, 3]", {"ddof": "1"}], "numpy.std": ["[1, 3]"],
     "numpy.exp": ["0"], "numpy.log": ["1"], "numpy.log10": ["100"], "numpy.sqrt": ["4"],
