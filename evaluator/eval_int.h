@@ -307,6 +307,7 @@ int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 o
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
+val *eval_num_any(eval_cx *cx, vkind kind);       /* mpq of any value: the caller sets it all */
 val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
 /* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
  * when `inexact` or the bounding rounded; then eval_num_done. */
