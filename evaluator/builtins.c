@@ -2723,6 +2723,12 @@ val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     if (!eval_method_valid(self, id) || self->kind == V_OBJ)
         return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object has no attribute '%s'",
                           eval_type_name(self), eval_method_name(id));
+    /* the built-in types' methods are C functions: those without keyword parameters refuse
+     * any keyword before they count their arguments, in the qualified name */
+    if (a->nkw && id != MT_SORT && id != MT_SPLIT && id != MT_FORMAT &&
+        !(id == MT_UPDATE && self->kind == V_DICT))
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s.%s() takes no keyword arguments",
+                          eval_type_name(self), eval_method_name(id));
     switch (self->kind) {
     case V_LIST: return list_method(cx, self, id, a, at);
     case V_TUPLE: return seq_index_count(cx, self, id, a, at);

@@ -302,6 +302,18 @@ int main(void)
           "arguments: 'y'" },
         { "import statistics as st\nst.mean(dat=[1])\n",
           "TypeError: mean() got an unexpected keyword argument 'dat'" },
+        /* the built-in types' methods without keyword parameters */
+        { "'abc'.replace('a', 'b', count=1)\n",
+          "TypeError: str.replace() takes no keyword arguments" },
+        { "[3, 1].index(1, start=0)\n", "TypeError: list.index() takes no keyword arguments" },
+        { "{'a': 1}.get(key='a')\n", "TypeError: dict.get() takes no keyword arguments" },
+        { "{1}.update(x=1)\n", "TypeError: set.update() takes no keyword arguments" },
+        { "(1, 2).count(value=1)\n", "TypeError: tuple.count() takes no keyword arguments" },
+        { "'a'.upper(x=1)\n", "TypeError: str.upper() takes no keyword arguments" },
+        { "{}.pop(1, 2, 3, k=1)\n", "TypeError: dict.pop() takes no keyword arguments" },
+        { "'a b'.split(maxsplit=1)\n", "['a', 'b']" },
+        { "x = {}\nx.update(a=1)\nx\n", "{'a': 1}" },
+        { "sorted([1, 3, 2], reverse=True)\n", "[3, 2, 1]" },
     };
     for (size_t i = 0; i < sizeof kw / sizeof kw[0]; i++) {
         int in = 0;
