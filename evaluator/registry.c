@@ -2,6 +2,7 @@
  * up. Names only: the implementations are the evaluator's (builtins.c). */
 #include "evaluator/registry.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static const char *const mod_names[MOD_COUNT] = {
@@ -104,11 +105,21 @@ void registry_func_sig(int id, reg_sig *s)
     s->npos = (unsigned char)(npos >= 0 ? npos : s->np);
 }
 
-int registry_module_shaped(int mod)
+/* Which modules' rows carry shape letters: read from the sigs once (the parser asks at
+ * every call of a module's function). */
+static unsigned char shaped[MOD_COUNT];
+static pthread_once_t shaped_once = PTHREAD_ONCE_INIT;
+
+static void shaped_init(void)
 {
     for (int i = 0; i < B_COUNT; i++)
-        if (rows[i].mod == mod && strchr(rows[i].sig, ':')) return 1;
-    return 0;
+        if (strchr(rows[i].sig, ':')) shaped[rows[i].mod] = 1;
+}
+
+int registry_module_shaped(int mod)
+{
+    pthread_once(&shaped_once, shaped_init);
+    return mod >= 0 && mod < MOD_COUNT && shaped[mod];
 }
 
 int registry_func_module(int id)
