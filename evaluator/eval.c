@@ -177,7 +177,7 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
     dn = (uint64_t)d;
-    mpq_set_si(r, (long)n, (unsigned long)dn);   /* canonical already */
+    eval_q_set_small(r, (int64_t)n, dn);   /* canonical already */
     return 1;
 }
 

@@ -308,6 +308,24 @@ val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
 val *eval_num_any(eval_cx *cx, vkind kind);       /* mpq of any value: the caller sets it all */
+
+/* q = n / d, canonical already (d > 0; d == 1 when n == 0), into the limbs q has: what
+ * mpq_set_si does, without its calls, on the hot path of machine-word arithmetic
+ * (_mp_alloc, _mp_size, _mp_d: gmp.h's public fields). */
+static inline void eval_q_set_small(mpq_ptr q, int64_t n, uint64_t d)
+{
+#if GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0
+    mpz_ptr a = mpq_numref(q), b = mpq_denref(q);
+    if (a->_mp_alloc >= 1 && b->_mp_alloc >= 1) {
+        a->_mp_d[0] = n < 0 ? -(uint64_t)n : (uint64_t)n;
+        a->_mp_size = n < 0 ? -1 : n != 0;
+        b->_mp_d[0] = d;
+        b->_mp_size = 1;
+        return;
+    }
+#endif
+    mpq_set_si(q, (long)n, (unsigned long)d);
+}
 val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
 /* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
  * when `inexact` or the bounding rounded; then eval_num_done. */

@@ -417,7 +417,7 @@ val *eval_num_done(eval_cx *cx, val *v)
 val *eval_int_si(eval_cx *cx, long n)
 {
     val *v = eval_num_any(cx, V_INT);
-    if (v) mpq_set_si(v->u.q, n, 1);
+    if (v) eval_q_set_small(v->u.q, n, 1);
     return v;
 }
 
