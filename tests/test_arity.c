@@ -253,9 +253,14 @@ static void check_kwargs(void)
         if (run_src(src, &in, got, sizeof got) < 0) {
             fprintf(stderr, "%s: did not run\n", t[2]);
             t_fail++;
-        } else if (!in) {   /* the sandbox runs it: CPython's answer */
+        } else if (!in && (shaped(t[1]) || strstr(t[2], "localcontext("))) {
+            /* out of numpy's shapes, or past what localcontext has (the whitelist's managers
+             * table): the sandbox runs it, and answers as CPython */
             t_skip++;
             printf("unchecked %s: the whitelist keeps it out (CPython: %s)\n", t[2], t[3]);
+        } else if (!in) {
+            fprintf(stderr, "%s: not in-process\n", t[2]);
+            t_fail++;
         } else if (strcmp(strstr(got, " at 0x") ? "<object>" : got, t[3]) == 0) {
             t_pass++;
         } else {
