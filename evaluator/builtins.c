@@ -3,6 +3,7 @@
 #include "evaluator/eval_int.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,10 +427,11 @@ static val *b_float(eval_cx *cx, val *x, const ir_node *at)
 
 val *eval_b_int(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const kws[] = { "base", NULL };
-    if (kw_check(cx, a, kws, "int", at) < 0) return NULL;
-    if (a->npos == 0) return eval_int_si(cx, 0);
-    val *x = a->pos[0], *bv = a->npos > 1 ? a->pos[1] : kwarg(a, "base");
+    val *bv = a->npos > 1 ? a->pos[1] : kwarg(a, "base");
+    if (a->npos == 0)
+        return bv ? eval_raise(cx, CR_EPY_TYPE, at, "int() missing string argument")
+                  : eval_int_si(cx, 0);
+    val *x = a->pos[0];
     if (bv && x->kind != V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at, "int() can't convert non-string with explicit base");
     if (x->kind == V_INF) return inf_error(cx, x, at);
@@ -542,11 +544,7 @@ static val *b_isinstance(eval_cx *cx, val *x, val *t, const ir_node *at)
 
 static val *b_minmax(eval_cx *cx, eval_args *a, int is_max, const ir_node *at)
 {
-    static const char *const kws[] = { "key", "default", NULL };
     const char *name = is_max ? "max" : "min";
-    if (kw_check(cx, a, kws, name, at) < 0) return NULL;
-    if (a->npos == 0)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least 1 argument, got 0", name);
     val *key = kwarg(a, "key"), *dflt = kwarg(a, "default"), *best = NULL, *bestk = NULL;
     if (key && key->kind == V_NONE) key = NULL;
     if (a->npos > 1 && dflt)
@@ -640,7 +638,6 @@ fail:
 val *eval_b_range(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     int64_t v[3] = { 0, 0, 1 };
-    if (kw_check(cx, a, NULL, "range", at) < 0) return NULL;
     for (size_t i = 0; i < a->npos; i++)
         if (eval_int_of(cx, a->pos[i], &v[a->npos == 1 ? 1 : i]) < 0) return NULL;
     if (v[2] == 0) return eval_raise(cx, CR_EPY_VALUE, at, "range() arg 3 must not be zero");
@@ -661,8 +658,6 @@ __attribute__((noinline)) static void round_into(eval_cx *cx, val *r, val *x, lo
 
 val *eval_b_round(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const kws[] = { "ndigits", NULL };
-    if (kw_check(cx, a, kws, "round", at) < 0) return NULL;
     val *x = a->pos[0], *nd = a->npos > 1 ? a->pos[1] : kwarg(a, "ndigits");
     if (nd && nd->kind == V_NONE) nd = NULL;
     int64_t n = 0;
@@ -697,8 +692,6 @@ val *eval_b_round(eval_cx *cx, eval_args *a, const ir_node *at)
 
 val *eval_b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const kws[] = { "start", NULL };
-    if (kw_check(cx, a, kws, "sum", at) < 0) return NULL;
     val *start = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
     if (start && start->kind == V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at,
@@ -759,9 +752,8 @@ int eval_exc_is(int id, int cls)
     return 0;
 }
 
-static val *b_exception(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+static val *b_exception(eval_cx *cx, int id, eval_args *a)
 {
-    if (kw_check(cx, a, NULL, eval_builtin_name(id), at) < 0) return NULL;
     val *e = eval_new(cx, V_EXC);
     if (!e) return NULL;
     e->sub = (uint16_t)id;
@@ -825,8 +817,6 @@ static val *b_reversed(eval_cx *cx, val *x, const ir_node *at)
 
 val *eval_b_enumerate(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const kws[] = { "start", NULL };
-    if (kw_check(cx, a, kws, "enumerate", at) < 0) return NULL;
     val *st = a->npos > 1 ? a->pos[1] : kwarg(a, "start");
     int64_t start = 0;
     if (st && eval_int_of(cx, st, &start) < 0) return NULL;
@@ -851,8 +841,6 @@ static val *b_divmod(eval_cx *cx, val *x, val *y, const ir_node *at)
 
 val *eval_b_sorted(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const kws[] = { "key", "reverse", NULL };
-    if (kw_check(cx, a, kws, "sorted", at) < 0) return NULL;
     val *l = items_of(cx, a->pos[0], at), *rev = kwarg(a, "reverse");
     if (!l) return NULL;
     if (sort_list(cx, l, kwarg(a, "key"), rev && eval_truth(cx, rev), at) < 0) {
@@ -906,8 +894,6 @@ static int int_arg(eval_cx *cx, val *x, const ir_node *at)
 
 static val *math_comb_perm(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
-    const char *name = eval_builtin_name(id);
-    if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
     val *n = a->pos[0], *k = a->npos > 1 ? a->pos[1] : NULL;
     if (int_arg(cx, n, at) < 0 || (k && int_arg(cx, k, at) < 0)) return NULL;
     if (mpq_sgn(n->u.q) < 0)
@@ -992,7 +978,6 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     unary_fn fn = unary_of(id);
     if (id == M_ISNAN || id == M_ISINF || id == M_ISFINITE) {
         double d;
-        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         x = a->pos[0];
         if (x->kind != V_INF && need_real(cx, x, at) < 0) return NULL;
         if (eval_to_double(cx, x, &d, at) < 0) return NULL;
@@ -1006,7 +991,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         IS_REAL(a->pos[0]) && IS_REAL(a->pos[1]))
         return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);   /* float pow's rules */
     if (fn) {
-        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+        if (need_real(cx, a->pos[0], at) < 0)
             return NULL;
         x = a->pos[0];
         if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
@@ -1020,7 +1005,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
             return log_base_nonfinite(cx, a->pos[0], a->pos[1], at);
         if (a->npos < 1 || a->npos > 2)   /* CPython's words of its own (the row: AR_OWN) */
             return eval_raise(cx, CR_EPY_TYPE, at, "math.log requires 1 to 2 arguments");
-        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+        if (need_real(cx, a->pos[0], at) < 0 ||
             (a->npos > 1 && need_real(cx, a->pos[1], at) < 0))
             return NULL;
         x = a->pos[0];
@@ -1030,7 +1015,7 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (a->npos > 1 && (a->pos[1]->flags & VF_INEXACT)) exact = 0;
         return math_result(cx, rc, r, exact, x, at);
     case M_POW:
-        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0 ||
+        if (need_real(cx, a->pos[0], at) < 0 ||
             need_real(cx, a->pos[1], at) < 0)
             return NULL;
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
@@ -1039,13 +1024,12 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if ((a->pos[0]->flags | a->pos[1]->flags) & VF_INEXACT) exact = 0;
         return math_result(cx, rc, r, exact, NULL, at);
     case M_FABS:
-        if (kw_check(cx, a, NULL, name, at) < 0 || need_real(cx, a->pos[0], at) < 0)
+        if (need_real(cx, a->pos[0], at) < 0)
             return NULL;
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
         mpq_abs(r->u.q, a->pos[0]->u.q);
         return math_result(cx, CR_OK, r, 1, a->pos[0], at);
     case M_FLOOR: case M_CEIL: case M_TRUNC:
-        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         if (a->pos[0]->kind == V_INF) return inf_error(cx, a->pos[0], at);
         if (need_real(cx, a->pos[0], at) < 0 || !(r = eval_num(cx, V_INT))) return NULL;
         x = a->pos[0];
@@ -1056,13 +1040,11 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         mpz_set_ui(mpq_denref(r->u.q), 1);
         return math_result(cx, CR_OK, r, 1, x, at);
     case M_FACTORIAL:
-        if (kw_check(cx, a, NULL, name, at) < 0 || int_arg(cx, a->pos[0], at) < 0) return NULL;
+        if (int_arg(cx, a->pos[0], at) < 0) return NULL;
         return math_comb_perm(cx, M_PERM, a, at);
     case M_COMB: case M_PERM:
         return math_comb_perm(cx, id, a, at);
     case M_ISCLOSE: {
-        static const char *const kws[] = { "rel_tol", "abs_tol", NULL };
-        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
         val *p = a->pos[0], *q = a->pos[1], *rt = kwarg(a, "rel_tol"), *at_ = kwarg(a, "abs_tol");
         if (p->kind == V_INF || q->kind == V_INF)
             return eval_bool(cx, p->kind == V_INF && q->kind == V_INF && p->sub == q->sub &&
@@ -1087,7 +1069,6 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return eval_bool(cx, close);
     }
     case M_FSUM: {
-        if (kw_check(cx, a, NULL, name, at) < 0) return NULL;
         val *l = items_of(cx, a->pos[0], at);
         if (!l) return NULL;
         /* a float sum through `+`: exact while small, bounded (NUM_FLOAT_BITS) and charged
@@ -1121,8 +1102,6 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         return r;
     }
     case M_PROD: {
-        static const char *const kws[] = { "start", NULL };
-        if (kw_check(cx, a, kws, name, at) < 0) return NULL;
         val *acc = kwarg(a, "start");
         if (acc) EV_INCREF(acc);
         else if (!(acc = eval_int_si(cx, 1))) return NULL;
@@ -1157,7 +1136,8 @@ val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfi
 
 val *eval_b_repr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    return kw_check(cx, a, NULL, "repr", at) < 0 ? NULL : eval_to_str(cx, a->pos[0], 1);
+    (void)at;
+    return eval_to_str(cx, a->pos[0], 1);
 }
 
 /* ---- dispatch -------------------------------------------------------------------------- */
@@ -1204,19 +1184,19 @@ static val *b_seq(eval_cx *cx, eval_args *a, vkind kind, const ir_node *at)
 
 IMPL(eval_b_abs)
 {
-    return kw_check(cx, a, NULL, "abs", at) < 0 ? NULL : b_abs(cx, a->pos[0], at);
+    return b_abs(cx, a->pos[0], at);
 }
 IMPL(eval_b_all)
 {
-    return kw_check(cx, a, NULL, "all", at) < 0 ? NULL : b_all_any(cx, a->pos[0], 0, at);
+    return b_all_any(cx, a->pos[0], 0, at);
 }
 IMPL(eval_b_any)
 {
-    return kw_check(cx, a, NULL, "any", at) < 0 ? NULL : b_all_any(cx, a->pos[0], 1, at);
+    return b_all_any(cx, a->pos[0], 1, at);
 }
 IMPL(eval_b_bool)
 {
-    if (kw_check(cx, a, NULL, "bool", at) < 0) return NULL;
+    (void)at;
     return eval_bool(cx, a->npos && eval_truth(cx, a->pos[0]));
 }
 
@@ -1232,26 +1212,22 @@ IMPL(eval_b_dict)
 
 IMPL(eval_b_divmod)
 {
-    if (kw_check(cx, a, NULL, "divmod", at) < 0) return NULL;
     return b_divmod(cx, a->pos[0], a->pos[1], at);
 }
 
 IMPL(eval_b_filter)
 {
-    if (kw_check(cx, a, NULL, "filter", at) < 0) return NULL;
     return eval_lazy_of(cx, IT_FILTER, a->pos[0], a->pos + 1, 1, 0, at);
 }
 
 IMPL(eval_b_float)
 {
-    if (kw_check(cx, a, NULL, "float", at) < 0) return NULL;
     if (!a->npos) return eval_num(cx, V_FLOAT);
     return b_float(cx, a->pos[0], at);
 }
 
 IMPL(eval_b_format)
 {
-    if (kw_check(cx, a, NULL, "format", at) < 0) return NULL;
     val *spec = a->npos > 1 ? a->pos[1] : NULL;
     if (spec && spec->kind != V_STR)
         return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
@@ -1275,33 +1251,31 @@ IMPL(eval_b_format)
 
 IMPL(eval_b_isinstance)
 {
-    if (kw_check(cx, a, NULL, "isinstance", at) < 0) return NULL;
     return b_isinstance(cx, a->pos[0], a->pos[1], at);
 }
 
 IMPL(eval_b_len)
 {
     size_t n;
-    if (kw_check(cx, a, NULL, "len", at) < 0 || eval_len(cx, a->pos[0], &n) < 0) return NULL;
+    (void)at;
+    if (eval_len(cx, a->pos[0], &n) < 0) return NULL;
     return eval_int_si(cx, (long)n);
 }
 
 IMPL(eval_b_list)
 {
-    if (kw_check(cx, a, NULL, "list", at) < 0) return NULL;
     return b_seq(cx, a, V_LIST, at);
 }
 
 IMPL(eval_b_tuple)
 {
-    if (kw_check(cx, a, NULL, "tuple", at) < 0) return NULL;
     return b_seq(cx, a, V_TUPLE, at);
 }
 
 IMPL(eval_b_set)
 {
     val *r;
-    if (kw_check(cx, a, NULL, "set", at) < 0 || !(r = eval_dict_new(cx, V_SET))) return NULL;
+    if (!(r = eval_dict_new(cx, V_SET))) return NULL;
     if (!a->npos) return r;
     val *l = items_of(cx, a->pos[0], at);
     if (!l) { eval_decref(cx, r); return NULL; }
@@ -1321,15 +1295,14 @@ IMPL(eval_b_map)
 {
     if (a->npos < 2)
         return eval_raise(cx, CR_EPY_TYPE, at, "map() must have at least two arguments.");
-    if (kw_check(cx, a, NULL, "map", at) < 0) return NULL;
     return eval_lazy_of(cx, IT_MAP, a->pos[0], a->pos + 1, a->npos - 1, 0, at);
 }
 
 IMPL(eval_b_zip)
 {
-    static const char *const kws[] = { "strict", NULL };
-    if (kw_check(cx, a, kws, "zip", at) < 0) return NULL;
-    return eval_lazy_of(cx, IT_ZIP, NULL, a->pos, a->npos, 0, at);
+    val *strict = kwarg(a, "strict");
+    int st = strict ? eval_truth(cx, strict) : 0;
+    return st < 0 ? NULL : eval_lazy_of(cx, IT_ZIP, NULL, a->pos, a->npos, st, at);
 }
 
 IMPL(eval_b_max) { return b_minmax(cx, a, 1, at); }
@@ -1337,8 +1310,6 @@ IMPL(eval_b_min) { return b_minmax(cx, a, 0, at); }
 
 IMPL(eval_b_pow)
 {
-    static const char *const kws[] = { "base", "exp", "mod", NULL };
-    if (kw_check(cx, a, kws, "pow", at) < 0) return NULL;
     if (a->npos == 3 && a->pos[2]->kind != V_NONE)
         return b_pow3(cx, a->pos[0], a->pos[1], a->pos[2], at);
     return eval_binop(cx, IR_POW, a->pos[0], a->pos[1], at);
@@ -1348,14 +1319,27 @@ IMPL(eval_b_print) { return eval_print(cx, a, at) < 0 ? NULL : eval_none(cx); }
 
 IMPL(eval_b_reversed)
 {
-    if (kw_check(cx, a, NULL, "reversed", at) < 0) return NULL;
     return b_reversed(cx, a->pos[0], at);
 }
 
 IMPL(eval_b_str)
 {
-    if (kw_check(cx, a, NULL, "str", at) < 0) return NULL;
+    /* an encoding or errors decodes bytes, which the subset has none of */
+    static const char *const opt[] = { "encoding", "errors" };
+    int decode = 0;
+    for (size_t i = 0; i < 2; i++) {
+        val *o = a->npos > i + 1 ? a->pos[i + 1] : kwarg(a, opt[i]);
+        if (o && o->kind != V_STR)
+            return eval_raise(cx, CR_EPY_TYPE, at, "str() argument '%s' must be str, not %s",
+                              opt[i], eval_type_name(o));
+        decode |= o != NULL;
+    }
     if (!a->npos) return eval_str(cx, "", 0);
+    if (decode && a->pos[0]->kind == V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "decoding str is not supported");
+    if (decode)
+        return eval_raise(cx, CR_EPY_TYPE, at, "decoding to str: need a bytes-like object, %s found",
+                          eval_type_name(a->pos[0]));
     return eval_to_str(cx, a->pos[0], 0);
 }
 
@@ -1370,113 +1354,229 @@ MATH(isnan, M_ISNAN) MATH(isinf, M_ISINF) MATH(isfinite, M_ISFINITE)
 #undef MATH
 
 /* the exception classes: an instance of the row's class */
-#define EXC(mod, name, id) IMPL(eval_exc_##id) { return b_exception(cx, id, a, at); }
+#define EXC(mod, name, id, sig) IMPL(eval_exc_##id) { (void)at; return b_exception(cx, id, a); }
 #include "evaluator/registry.def"
 #undef IMPL
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-/* CPython's TypeError for a call of row `id` with a count outside the row's lo..hi, or
- * NULL without raising when CPython takes the call after all (an AR_DEF row's required
- * parameters all given, some by keyword). The name and parameters are sig's ("name(p, q,
- * /, r, *, s)"), or the row's own name. */
-static val *arity_error(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+/* A call's arguments bound to a row's parameters (its sig, registry.h's reg_sig), with the
+ * TypeError CPython raises when they do not fit, in the words of the row's family (its
+ * ar_style). out[i]: parameter i's argument or NULL. 0, or -1 raised. */
+
+static size_t param_of(const reg_sig *s, const char *name, size_t from)
+{
+    for (size_t i = from; i < s->np; i++)
+        if (strcmp(s->p[i], name) == 0) return i;
+    return SIZE_MAX;
+}
+
+static int type_error(eval_cx *cx, const ir_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int type_error(eval_cx *cx, const ir_node *at, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    eval_raise(cx, CR_EPY_TYPE, at, "%s", msg);
+    return -1;
+}
+
+static void positional(const reg_sig *s, eval_args *a, val **out)
+{
+    for (size_t i = 0; i < s->np; i++) out[i] = i < a->npos && i < s->npos ? a->pos[i] : NULL;
+}
+
+/* A Python function's binding (CPython's initialize_locals): the keywords first, then the
+ * count of positional arguments, then the required ones missing. self: 1 for a method (its
+ * messages count self). A numpy ufunc (AR_UFUNC, ufunc != 0) checks the count first, in
+ * words of its own, and takes no parameter before "/" by keyword. */
+int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
+                  val **out, const ir_node *at)
+{
+    const char *fn = s->name;
+    size_t n = a->npos, kwonly = 0;
+    positional(s, a, out);
+    if (ufunc && (n < lo || n > s->npos))
+        return type_error(cx, at, "%s() takes from %zu to %u positional arguments but %zu were given",
+                          fn, lo, s->npos, n);
+    for (size_t k = 0; k < a->nkw; k++) {
+        size_t i = param_of(s, a->kwname[k], s->nposonly);
+        if (i == SIZE_MAX && s->varkw) continue;
+        if (i == SIZE_MAX && !ufunc && param_of(s, a->kwname[k], 0) < s->nposonly) {
+            char names[96] = "";   /* CPython names every positional-only one passed so */
+            for (size_t j = 0, len = 0; j < a->nkw && len < sizeof names; j++)
+                if (param_of(s, a->kwname[j], 0) < s->nposonly)
+                    len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                            len ? ", " : "", a->kwname[j]);
+            return type_error(cx, at, "%s() got some positional-only arguments passed as keyword "
+                              "arguments: '%s'", fn, names);
+        }
+        if (i == SIZE_MAX)
+            return type_error(cx, at, "%s() got an unexpected keyword argument '%s'", fn,
+                              a->kwname[k]);
+        if (out[i])
+            return type_error(cx, at, "%s() got multiple values for argument '%s'", fn, s->p[i]);
+        out[i] = a->kw[k];
+        kwonly += i >= s->npos;
+    }
+    if (n > s->npos && !s->varargs) {
+        size_t given = n + self;
+        char more[96] = "";
+        if (kwonly)
+            snprintf(more, sizeof more, " positional argument%s (and %zu keyword-only argument%s)",
+                     given == 1 ? "" : "s", kwonly, kwonly == 1 ? "" : "s");
+        const char *verb = given == 1 && !kwonly ? "was" : "were";
+        if (lo == s->npos)
+            return type_error(cx, at, "%s() takes %zu positional argument%s but %zu%s %s given", fn,
+                              lo + self, lo + self == 1 ? "" : "s", given, more, verb);
+        return type_error(cx, at, "%s() takes from %zu to %zu positional arguments but %zu%s %s given",
+                          fn, lo + self, s->npos + self, given, more, verb);
+    }
+    const char *miss[REG_MAXP];
+    size_t nmiss = 0;
+    for (size_t i = 0; i < lo && i < s->np; i++)
+        if (!out[i]) miss[nmiss++] = s->p[i];
+    if (!nmiss) return 0;
+    char list[160] = "";
+    for (size_t i = 0, len = 0; i < nmiss && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
+                                i == 0 ? "" : i + 1 < nmiss ? ", " : nmiss > 2 ? ", and " : " and ",
+                                miss[i]);
+    return type_error(cx, at, "%s() missing %zu required positional argument%s: %s", fn, nmiss,
+                      nmiss == 1 ? "" : "s", list);
+}
+
+/* Argument Clinic's _PyArg_UnpackKeywords (AR_CLINIC). An AR_CHECK row with keyword
+ * parameters (sorted, max, print, zip) has had its positional arguments counted apart, as
+ * CPython does; its keywords are parsed so with its positional-only parameters left out
+ * (skip). AR_VECTOR (enumerate's vectorcall): the arguments fill the first parameters, each
+ * keyword one that no positional argument has filled, and a missing one is named without
+ * its position. */
+static int bind_clinic(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, int style,
+                       val **out, const ir_node *at)
+{
+    const char *fn = s->name;
+    size_t n = a->npos, skip = style == AR_CHECK ? s->nposonly : 0;
+    size_t on = n < s->npos ? n : s->npos;   /* positional arguments on named parameters */
+    size_t nargs = style != AR_CHECK ? n : on > skip ? on - skip : 0;
+    size_t maxargs = s->np - skip, total = nargs + a->nkw;
+    positional(s, a, out);
+    if (total > maxargs && !s->varkw && style == AR_VECTOR && n < lo)
+        return type_error(cx, at, "%s() missing required argument '%s'", fn, s->p[n]);
+    if (total > maxargs && !s->varkw)
+        return type_error(cx, at, "%s() takes at most %zu %sargument%s (%zu given)", fn, maxargs,
+                          nargs || style == AR_VECTOR ? "" : "keyword ", maxargs == 1 ? "" : "s",
+                          total);
+    if (style == AR_CLINIC) {
+        size_t minpo = s->nposonly < lo ? s->nposonly : lo;
+        if (n > s->npos)
+            return type_error(cx, at, "%s() takes %s %u positional argument%s (%zu given)", fn,
+                              lo < s->npos ? "at most" : "exactly", s->npos,
+                              s->npos == 1 ? "" : "s", n);
+        if (n < minpo)
+            return type_error(cx, at, "%s() takes %s %zu positional argument%s (%zu given)", fn,
+                              minpo < s->npos ? "at least" : "exactly", minpo,
+                              minpo == 1 ? "" : "s", n);
+    }
+    size_t matched = 0;
+    if (style == AR_VECTOR) {
+        for (size_t k = 0; k < a->nkw; k++) {
+            size_t i = param_of(s, a->kwname[k], n);
+            if (i >= total || out[i])
+                return type_error(cx, at, "'%s' is an invalid keyword argument for %s()",
+                                  a->kwname[k], fn);
+            out[i] = a->kw[k];
+        }
+        for (size_t i = 0; i < lo; i++)
+            if (!out[i]) return type_error(cx, at, "%s() missing required argument '%s'", fn, s->p[i]);
+        return 0;
+    }
+    for (size_t i = on > s->nposonly ? on : s->nposonly; i < s->np; i++) {
+        val *v = eval_kwarg(a, s->p[i]);
+        if (v) {
+            out[i] = v;
+            matched++;
+        } else if (i < lo && i < s->npos) {
+            return type_error(cx, at, "%s() missing required argument '%s' (pos %zu)", fn, s->p[i],
+                              i + 1);
+        }
+    }
+    if (matched == a->nkw || s->varkw) return 0;
+    for (size_t i = s->nposonly; i < on; i++)
+        if (eval_kwarg(a, s->p[i]))
+            return type_error(cx, at, "argument for %s() given by name ('%s') and position (%zu)",
+                              fn, s->p[i], i + 1);
+    for (size_t k = 0; k < a->nkw; k++)
+        if (param_of(s, a->kwname[k], s->nposonly) == SIZE_MAX)
+            return type_error(cx, at, "'%s' is an invalid keyword argument for %s()",
+                              a->kwname[k], fn);
+    return 0;
+}
+
+void eval_bound(int id, eval_args *a, val **out)
+{
+    reg_sig s;
+    registry_func_sig(id, &s);
+    for (size_t i = 0; i < s.np; i++)
+        out[i] = i < a->npos && i < s.npos ? a->pos[i] : eval_kwarg(a, s.p[i]);
+}
+
+/* Row id's parameters bound to a's arguments: into *s and out[]. */
+static int bind_row(eval_cx *cx, int id, eval_args *a, reg_sig *s, val **out, const ir_node *at)
 {
     int lo, hi, style;
-    const char *sig, *params[12];
+    const char *sig;
     registry_func_arity(id, &lo, &hi, &style, &sig);
-    char name[48];
-    size_t np = 0, nposonly = 0, npos = 0, n = a->npos;
+    registry_func_sig(id, s);
+    size_t n = a->npos;
+    const char *row = registry_func_name(id);
+    /* a module's function as vectorcall names it ("math.sqrt"); METH_VARARGS (AR_OWN here)
+     * and a class, by its own name */
+    char qual[64];
     int mod = registry_func_module(id);
-    const char *p = strchr(sig, '(');
-    if (p) {
-        snprintf(name, sizeof name, "%.*s", (int)(p - sig), sig);
-    } else if (mod != MOD_NONE && (style == AR_O || style == AR_NOARGS)) {
-        snprintf(name, sizeof name, "%s.%s", registry_module_name(mod), registry_func_name(id));
-    } else {
-        snprintf(name, sizeof name, "%s", registry_func_name(id));
-    }
-    /* sig's parameters: params[0..np), positional-only up to "/", positional up to "*" */
-    char pbuf[128], *save = NULL;
-    snprintf(pbuf, sizeof pbuf, "%s", p ? p + 1 : ")");
-    npos = SIZE_MAX;
-    for (char *t = strtok_r(pbuf, ", )", &save); t && np < 12; t = strtok_r(NULL, ", )", &save)) {
-        if (strcmp(t, "/") == 0) nposonly = np;
-        else if (strcmp(t, "*") == 0) npos = np;
-        else params[np++] = t;
-    }
-    if (npos == SIZE_MAX) npos = np;
+    if (mod != MOD_NONE && style != AR_OWN && !IS_EXC_CLASS(id))
+        snprintf(qual, sizeof qual, "%s.%s", registry_module_name(mod), row);
+    else
+        snprintf(qual, sizeof qual, "%s", row);
+    memset(out, 0, REG_MAXP * sizeof *out);
+    if (a->nkw && !s->varkw && s->nposonly == s->np && style != AR_DEF && style != AR_UFUNC)
+        return type_error(cx, at, "%s() takes no keyword arguments", qual);
+    int rc = 0;
     switch (style) {
+    case AR_OWN:
+        return 0;
     case AR_O:
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes exactly one argument (%zu given)",
-                          name, n);
+        if (n != 1) return type_error(cx, at, "%s() takes exactly one argument (%zu given)", qual, n);
+        break;
     case AR_NOARGS:
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", name, n);
-    case AR_CLINIC: case AR_VECTOR: {
-        size_t total = n + a->nkw, minpo = nposonly < (size_t)lo ? nposonly : (size_t)lo;
-        if (total > np)
-            return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes at most %zu %sargument%s (%zu given)",
-                              name, np, n == 0 ? "keyword " : "", np == 1 ? "" : "s", total);
-        if (n < minpo)
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "%s() takes %s %zu positional argument%s (%zu given)", name,
-                              minpo < npos ? "at least" : "exactly", minpo, minpo == 1 ? "" : "s",
-                              n);
-        if (n > npos)
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "%s() takes %s %zu positional argument%s (%zu given)", name,
-                              (size_t)lo < npos ? "at most" : "exactly", npos,
-                              npos == 1 ? "" : "s", n);
-        if (n < (size_t)lo && style == AR_VECTOR)
-            return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing required argument '%s'", name,
-                              params[n]);
-        if (n < (size_t)lo)
-            return eval_raise(cx, CR_EPY_TYPE, at, "%s() missing required argument '%s' (pos %zu)",
-                              name, params[n], n + 1);
-        break;   /* a count CPython takes but the subset does not */
-    }
-    case AR_DEF: case AR_UFUNC:
-        if (n < (size_t)lo && style == AR_DEF) {
-            /* the required parameters no keyword gives; a keyword that names no parameter
-             * comes first in CPython, and it and one that names a positional-only parameter
-             * are the impl's binding to refuse */
-            const char *miss[12];
-            size_t nmiss = 0;
-            for (size_t k = 0; k < a->nkw; k++) {
-                size_t i = 0;
-                while (i < np && strcmp(params[i], a->kwname[k]) != 0) i++;
-                if (i == np) return NULL;
-            }
-            for (size_t i = n; i < (size_t)lo && i < np; i++)
-                if (!eval_kwarg(a, params[i])) miss[nmiss++] = params[i];
-            if (!nmiss) return NULL;
-            char list[160] = "";
-            size_t len = 0;
-            for (size_t i = 0; i < nmiss && len < sizeof list; i++)
-                len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'",
-                                        i == 0 ? "" : i + 1 < nmiss ? ", "
-                                                    : nmiss > 2 ? ", and " : " and ", miss[i]);
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "%s() missing %zu required positional argument%s: %s", name, nmiss,
-                              nmiss == 1 ? "" : "s", list);
+        if (n) return type_error(cx, at, "%s() takes no arguments (%zu given)", qual, n);
+        break;
+    case AR_CHECK:   /* _PyArg_CheckPositional, in the row's name */
+        if (n < (size_t)lo || (n > (size_t)hi && hi != AR_MANY)) {
+            if (lo == hi)
+                return type_error(cx, at, "%s expected %d argument%s, got %zu", row, lo,
+                                  lo == 1 ? "" : "s", n);
+            if (n < (size_t)lo)
+                return type_error(cx, at, "%s expected at least %d argument%s, got %zu", row, lo,
+                                  lo == 1 ? "" : "s", n);
+            return type_error(cx, at, "%s expected at most %d argument%s, got %zu", row, hi,
+                              hi == 1 ? "" : "s", n);
         }
-        if (npos == (size_t)lo)
-            return eval_raise(cx, CR_EPY_TYPE, at,
-                              "%s() takes %zu positional argument%s but %zu %s given", name, npos,
-                              npos == 1 ? "" : "s", n, n == 1 ? "was" : "were");
-        return eval_raise(cx, CR_EPY_TYPE, at,   /* a ufunc says "1 were given" */
-                          "%s() takes from %d to %zu positional arguments but %zu %s given", name,
-                          lo, npos, n, n == 1 && style == AR_DEF ? "was" : "were");
-    default:
+        if (a->nkw) rc = bind_clinic(cx, a, s, (size_t)lo, style, out, at);
+        break;
+    case AR_CLINIC: case AR_VECTOR:
+        rc = bind_clinic(cx, a, s, (size_t)lo, style, out, at);
+        break;
+    default:   /* AR_DEF, AR_UFUNC */
+        rc = eval_bind_def(cx, a, s, (size_t)lo, 0, style == AR_UFUNC, out, at);
         break;
     }
-    if (lo == hi)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected %d argument%s, got %zu", name, lo,
-                          lo == 1 ? "" : "s", n);
-    if (n < (size_t)lo)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at least %d argument%s, got %zu",
-                          name, lo, lo == 1 ? "" : "s", n);
-    return eval_raise(cx, CR_EPY_TYPE, at, "%s expected at most %d argument%s, got %zu", name, hi,
+    if (rc < 0 || hi == AR_MANY || n <= (size_t)hi) return rc;
+    /* a count CPython takes but the subset does not (the whitelist keeps numpy's out) */
+    return type_error(cx, at, "%s expected at most %d argument%s, got %zu", row, hi,
                       hi == 1 ? "" : "s", n);
 }
 
@@ -1489,18 +1589,40 @@ static const struct {
 #include "evaluator/registry.def"
 };
 
-val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+static val *call_impl(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
-    size_t n = a->npos;
-    if ((n < funcs[id].lo || (n > funcs[id].hi && funcs[id].hi != AR_MANY)) &&
-        funcs[id].style != AR_OWN && (arity_error(cx, id, a, at) || cx->err.code != CR_OK))
-        return NULL;
     /* a builtin's first argument that is an object may answer for itself (abs of a Decimal) */
-    if (id < B_EXCEPTION && n && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
+    if (id < B_EXCEPTION && a->npos && a->pos[0]->kind == V_OBJ && a->pos[0]->u.obj.cls->builtin) {
         val *r = a->pos[0]->u.obj.cls->builtin(cx, id, a->pos[0], a, at);
         if (r || cx->err.code != CR_OK) return r;
     }
     return funcs[id].impl(cx, a, at);
+}
+
+val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
+{
+    size_t n = a->npos;
+    if (!a->nkw && n >= funcs[id].lo && (n <= funcs[id].hi || funcs[id].hi == AR_MANY))
+        return call_impl(cx, id, a, at);
+    reg_sig s;
+    val *out[REG_MAXP];
+    if (bind_row(cx, id, a, &s, out, at) < 0) return NULL;
+    if (!a->nkw || s.varargs || s.varkw || funcs[id].style == AR_OWN || n > REG_MAXP)
+        return call_impl(cx, id, a, at);
+    /* the impls read parameter i as pos[i], or by keyword when an earlier optional one is
+     * absent: the keywords that continue the positional arguments become positional */
+    val *pos[REG_MAXP], *kw[REG_MAXP];
+    const char *kwname[REG_MAXP];
+    size_t k = 0, nk = 0;
+    for (; k < n && k < REG_MAXP; k++) pos[k] = a->pos[k];
+    for (; k < s.npos && out[k]; k++) pos[k] = out[k];
+    for (size_t j = 0; j < a->nkw && nk < REG_MAXP; j++)
+        if (param_of(&s, a->kwname[j], 0) >= k) {
+            kwname[nk] = a->kwname[j];
+            kw[nk++] = a->kw[j];
+        }
+    eval_args b = { pos, k, kwname, kw, nk };
+    return call_impl(cx, id, &b, at);
 }
 
 /* ---- formatting ------------------------------------------------------------------------ */
@@ -2600,6 +2722,12 @@ val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     /* an object's class answers for itself: what it leaves is no method of its */
     if (!eval_method_valid(self, id) || self->kind == V_OBJ)
         return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'%s' object has no attribute '%s'",
+                          eval_type_name(self), eval_method_name(id));
+    /* the built-in types' methods are C functions: those without keyword parameters refuse
+     * any keyword before they count their arguments, in the qualified name */
+    if (a->nkw && id != MT_SORT && id != MT_SPLIT && id != MT_FORMAT &&
+        !(id == MT_UPDATE && self->kind == V_DICT))
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s.%s() takes no keyword arguments",
                           eval_type_name(self), eval_method_name(id));
     switch (self->kind) {
     case V_LIST: return list_method(cx, self, id, a, at);

@@ -177,7 +177,7 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
     dn = (uint64_t)d;
-    mpq_set_si(r, (long)n, (unsigned long)dn);   /* canonical already */
+    eval_q_set_small(r, (int64_t)n, dn);   /* canonical already */
     return 1;
 }
 
@@ -226,7 +226,9 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
             size_t ba = mpz_sizeinbase(mpq_numref(x), 2), bb = mpz_sizeinbase(mpq_numref(y), 2);
             if ((ba > bb ? ba : bb) + 1 > cx->nc.max_bits) return eval_int_limit(cx, at);
         }
-        if (!(r = num_out(cx, fl ? V_FLOAT : V_INT, reuse))) return NULL;
+        /* each way below writes the whole result: a new value need not be zeroed first */
+        r = reuse ? num_out(cx, fl ? V_FLOAT : V_INT, reuse) : eval_num_any(cx, fl ? V_FLOAT : V_INT);
+        if (!r) return NULL;
         if (small_rat(op, r->u.q, x, y)) {
         } else if (op == IR_ADD) {
             mpq_add(r->u.q, x, y);
@@ -237,7 +239,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
         return eval_num_finish(cx, r, inexact);
     case IR_MUL: {
         if (!fl && bits_of(a) + bits_of(b) > cx->nc.max_bits) return eval_int_limit(cx, at);
-        if (!(r = eval_num(cx, fl ? V_FLOAT : V_INT))) return NULL;
+        if (!(r = eval_num_any(cx, fl ? V_FLOAT : V_INT))) return NULL;
         if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
     }

@@ -307,6 +307,25 @@ int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 o
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
+val *eval_num_any(eval_cx *cx, vkind kind);       /* mpq of any value: the caller sets it all */
+
+/* q = n / d, canonical already (d > 0; d == 1 when n == 0), into the limbs q has: what
+ * mpq_set_si does, without its calls, on the hot path of machine-word arithmetic
+ * (_mp_alloc, _mp_size, _mp_d: gmp.h's public fields). */
+static inline void eval_q_set_small(mpq_ptr q, int64_t n, uint64_t d)
+{
+#if GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0
+    mpz_ptr a = mpq_numref(q), b = mpq_denref(q);
+    if (a->_mp_alloc >= 1 && b->_mp_alloc >= 1) {
+        a->_mp_d[0] = n < 0 ? -(uint64_t)n : (uint64_t)n;
+        a->_mp_size = n < 0 ? -1 : n != 0;
+        b->_mp_d[0] = d;
+        b->_mp_size = 1;
+        return;
+    }
+#endif
+    mpq_set_si(q, (long)n, (unsigned long)d);
+}
 val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
 /* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
  * when `inexact` or the bounding rounded; then eval_num_done. */
@@ -383,7 +402,8 @@ struct eval_lazy {
     uint8_t ended;         /* gives nothing more: a generator that ended or raised */
     uint32_t n;            /* its[]: the sources (ZIP MAP), the for-clauses (GENERATOR), 1 */
     uint32_t k;            /* GENERATOR: for-clauses open, its[0..k-1] */
-    int64_t count;         /* ENUMERATE: the next index; REVERSED: the next position + 1 */
+    int64_t count;         /* ENUMERATE: the next index; REVERSED: the next position + 1;
+                            * ZIP: strict=True */
     val *f;                /* MAP FILTER: the function (FILTER: maybe None); GENERATOR: frame */
     const ir_node *node;   /* GENERATOR: the expression */
     eval_iter its[];
@@ -437,6 +457,14 @@ val *eval_kwarg(eval_args *a, const char *name);
 /* Keywords among kws only (the count is the registry row's to check): 0, -1 raised. */
 int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *kws, const char *name,
                   const ir_node *at);
+/* Row id's parameters as its call gave them, which eval_builtin_call has bound against the
+ * row's sig: out[i] (one per parameter) the argument of parameter i or NULL. */
+void eval_bound(int id, eval_args *a, val **out);
+/* A Python function's binding of a's arguments to sig's parameters (out[i]: parameter i's
+ * argument or NULL), with CPython's TypeErrors: lo parameters required, self 1 for a method
+ * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
+int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
+                  val **out, const ir_node *at);
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,

@@ -7,6 +7,7 @@
  * running further up the C stack (a map whose function consumes the same map), so it is held
  * until its consumer is freed, and its own state says it has ended. */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "evaluator/eval_int.h"
@@ -119,6 +120,29 @@ val *eval_pair(eval_cx *cx, val *a, val *b)
     return t;
 }
 
+/* zip(strict=True) when source i has ended: the others must end with it, or CPython's
+ * ValueError names the first that does not. 0, -1 raised. */
+static int zip_strict_end(eval_cx *cx, eval_lazy *lz, uint32_t i)
+{
+    const char *what = "shorter";
+    uint32_t j = i;
+    if (i == 0) {
+        for (j = 1; j < lz->n; j++) {
+            val *x;
+            int rc = src_next(cx, &lz->its[j], &x);
+            if (rc < 0) return rc;
+            if (rc > 0) { eval_decref(cx, x); break; }
+        }
+        if (j == lz->n) return 0;
+        what = "longer";
+    }
+    char others[32] = "1";
+    if (j > 1) snprintf(others, sizeof others, "1-%u", j);
+    eval_raise(cx, CR_EPY_VALUE, NULL, "zip() argument %u is %s than argument%s %s", j + 1, what,
+               j > 1 ? "s" : "", others);
+    return -1;
+}
+
 static int lazy_step(eval_cx *cx, val *v, eval_lazy *lz, val **out)
 {
     val *x, *t;
@@ -130,7 +154,7 @@ static int lazy_step(eval_cx *cx, val *v, eval_lazy *lz, val **out)
         for (uint32_t i = 0; i < lz->n; i++) {
             if ((rc = src_next(cx, &lz->its[i], &x)) <= 0) {
                 eval_decref(cx, t);
-                return rc;
+                return rc == 0 && v->sub == IT_ZIP && lz->count ? zip_strict_end(cx, lz, i) : rc;
             }
             t->u.seq.it[t->u.seq.len++] = x;
         }

@@ -1850,10 +1850,76 @@ static const eval_class ctx_cls = {
 
 val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    if (eval_check_kw(cx, a, NULL, "getcontext", at) < 0) return NULL;
+    CR_UNUSED(a);
     val *c = ctx_current(cx);
     if (c) EV_INCREF(c);
+    else eval_at(cx, at);
     return c;
+}
+
+/* setcontext(c): c itself becomes the current context (a later change to c changes it), as
+ * CPython's does for any context but its templates, which the subset does not have. */
+val *eval_dec_setcontext(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    val *c = a->pos[0];
+    if (c->kind != V_OBJ || c->u.obj.cls != &ctx_cls)
+        return eval_raise(cx, CR_EPY_TYPE, at, "argument must be a context");
+    if (!ctx_current(cx)) return eval_at(cx, at), NULL;
+    ctx_switch(cx, c);
+    return eval_none(cx);
+}
+
+/* The context's settings past prec and rounding, which the subset does not have: the
+ * whitelist keeps a call that gives them out (parser/whitelist.c's `partial`), so none is
+ * given here but None. */
+static const char *const ctx_kws[] = { "prec", "rounding", "Emin", "Emax", "capitals", "clamp",
+                                       "flags", "traps" };
+
+/* A new context from prec, rounding and the defaults (CPython's DefaultContext: 28,
+ * ROUND_HALF_EVEN, no flags), or from base's settings. NULL raised. */
+static val *ctx_new(eval_cx *cx, val *base, val *const *set, const ir_node *at)
+{
+    val *c = eval_obj_new(cx, &ctx_cls, sizeof(dctx));
+    if (!c) return eval_at(cx, at), NULL;
+    if (base) ctx_get(cx, base, CTX_OF(c));
+    for (int i = 0; i < 2; i++)
+        if (set[i] && set[i]->kind != V_NONE && ctx_setattr(cx, c, ctx_kws[i], set[i], at) < 0) {
+            eval_decref(cx, c);
+            return NULL;
+        }
+    for (int i = 2; i < 8; i++)
+        if (set[i] && set[i]->kind != V_NONE) {
+            eval_decref(cx, c);
+            return eval_raise(cx, CR_EINTERNAL, at, "Context(%s=) is outside the subset", ctx_kws[i]);
+        }
+    return c;
+}
+
+static int ctx_type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+{
+    CR_UNUSED(cx);
+    CR_UNUSED(self);
+    CR_UNUSED(as_str);
+    return cr_buf_puts(b, "<class 'decimal.Context'>") == CR_OK ? 0 : -1;
+}
+
+static val *ctx_type_call(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
+{
+    CR_UNUSED(self);
+    val *arg[8];
+    if (method_args(cx, a, ctx_kws, 8, 0, arg, "Context", at) < 0) return NULL;
+    return ctx_new(cx, NULL, arg, at);
+}
+
+static const eval_class ctx_type_cls = {
+    .name = "type", .repr = ctx_type_repr, .eq = type_eq, .hash = type_hash,
+    .call = ctx_type_call,
+};
+
+val *eval_dec_context_class(eval_cx *cx, const ir_node *at)
+{
+    CR_UNUSED(at);
+    return eval_obj_new(cx, &ctx_type_cls, 0);
 }
 
 /* localcontext()'s manager: `local`, a copy made when it was called, is the current context
@@ -1903,32 +1969,21 @@ static const eval_class mgr_cls = {
     .exit = mgr_exit,
 };
 
-/* localcontext(ctx=None, prec=None, rounding=None, ...): the attributes past rounding are
- * outside the subset (the whitelist's reason), so none reaches here. */
+/* localcontext(ctx=None, prec=None, rounding=None, ...): a copy of ctx (or of the current
+ * context) with the settings given. */
 val *eval_dec_localcontext(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "ctx", "prec", "rounding", "Emin", "Emax", "capitals",
                                         "clamp", "flags", "traps" };
-    val *arg[9], *base, *local, *mgr = NULL;
+    val *arg[9], *base, *local, *mgr;
     if (method_args(cx, a, kws, 9, 0, arg, "localcontext", at) < 0) return NULL;
-    for (int i = 3; i < 9; i++)
-        if (arg[i] && arg[i]->kind != V_NONE)
-            return eval_raise(cx, CR_EINTERNAL, at, "localcontext(%s=) is outside the subset", kws[i]);
     if (arg[0] && arg[0]->kind != V_NONE && !(arg[0]->kind == V_OBJ && arg[0]->u.obj.cls == &ctx_cls))
         return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
     base = arg[0] && arg[0]->kind != V_NONE ? arg[0] : ctx_current(cx);
-    if (!base || !(local = eval_obj_new(cx, &ctx_cls, sizeof(dctx)))) return NULL;
-    ctx_get(cx, base, CTX_OF(local));
-    for (int i = 1; i < 3; i++)
-        if (arg[i] && arg[i]->kind != V_NONE && ctx_setattr(cx, local, kws[i], arg[i], at) < 0)
-            goto out;
-    if ((mgr = eval_obj_new(cx, &mgr_cls, sizeof(dmgr)))) {
-        MGR_OF(mgr)->local = local;
-        return mgr;
-    }
-out:
-    eval_decref(cx, local);
-    return NULL;
+    if (!base || !(local = ctx_new(cx, base, arg + 1, at))) return NULL;
+    if ((mgr = eval_obj_new(cx, &mgr_cls, sizeof(dmgr)))) MGR_OF(mgr)->local = local;
+    else eval_decref(cx, local);
+    return mgr;
 }
 
 static val *round_name(eval_cx *cx, int mode)

@@ -153,22 +153,6 @@ static int need_num(eval_cx *cx, val *v, const char *fname, const ir_node *at)
     return -1;
 }
 
-/* Positional-or-keyword parameters `names` (a NULL-terminated list) into out[]; absent ones
- * are NULL. The registry row has checked the count and that the required ones are given. */
-static int npf_args(eval_cx *cx, eval_args *a, const char *const *names, val **out,
-                    const char *fname, const ir_node *at)
-{
-    if (eval_check_kw(cx, a, names, fname, at) < 0) return -1;
-    for (size_t i = 0; names[i]; i++) {
-        val *k = eval_kwarg(a, names[i]);
-        if (k && i < a->npos)
-            return eval_raise(cx, CR_EPY_TYPE, at, "%s() got multiple values for argument '%s'",
-                              fname, names[i]), -1;
-        out[i] = i < a->npos ? a->pos[i] : k;
-    }
-    return 0;
-}
-
 /* `when`: numpy_financial's table, or the error its fallback (iterating `when`) raises. */
 static int when_of(eval_cx *cx, val *w, const ir_node *at)
 {
@@ -242,25 +226,18 @@ typedef enum { F_FV, F_PMT, F_PV, F_NPER, F_IPMT, F_PPMT } annuity;
 
 static val *annuity_call(eval_cx *cx, annuity f, eval_args *a, const ir_node *at)
 {
-    static const char *const p_fv[] = { "rate", "nper", "pmt", "pv", "when", NULL };
-    static const char *const p_pmt[] = { "rate", "nper", "pv", "fv", "when", NULL };
-    static const char *const p_pv[] = { "rate", "nper", "pmt", "fv", "when", NULL };
-    static const char *const p_nper[] = { "rate", "pmt", "pv", "fv", "when", NULL };
-    static const char *const p_ipmt[] = { "rate", "per", "nper", "pv", "fv", "when", NULL };
-    static const struct { const char *name; const char *const *p; } t[] = {
-        [F_FV] = { "fv", p_fv }, [F_PMT] = { "pmt", p_pmt }, [F_PV] = { "pv", p_pv },
-        [F_NPER] = { "nper", p_nper }, [F_IPMT] = { "ipmt", p_ipmt },
-        [F_PPMT] = { "ppmt", p_ipmt },
-    };
-    val *x[6] = { 0 };
-    if (npf_args(cx, a, t[f].p, x, t[f].name, at) < 0) return NULL;
+    static const int ids[] = { [F_FV] = NPF_FV, [F_PMT] = NPF_PMT, [F_PV] = NPF_PV,
+                               [F_NPER] = NPF_NPER, [F_IPMT] = NPF_IPMT, [F_PPMT] = NPF_PPMT };
+    const char *name = registry_func_name(ids[f]);
+    val *x[REG_MAXP];
+    eval_bound(ids[f], a, x);
     size_t nnum = f >= F_IPMT ? 5 : 4;
     int when = when_of(cx, x[nnum], at);
     if (when < 0 || eval_count(cx, 16, at) < 0) return NULL;
     calc c = { .cx = cx, .at = at };
     for (size_t i = 0; i < nnum; i++) {
         if (!x[i]) x[i] = k_int(&c, 0);   /* fv's default */
-        else if (need_num(cx, x[i], t[f].name, at) < 0) return calc_done(&c), NULL;
+        else if (need_num(cx, x[i], name, at) < 0) return calc_done(&c), NULL;
     }
     val *r = NULL, *z;
     switch (f) {
@@ -333,9 +310,9 @@ static val *absv(calc *c, val *x) { return c->fail || !x ? (c->fail = 1, NULL) :
 
 val *eval_npf_npv(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const p[] = { "rate", "values", NULL };
-    val *x[2];
-    if (npf_args(cx, a, p, x, "npv", at) < 0 || need_num(cx, x[0], "npv", at) < 0) return NULL;
+    val *x[REG_MAXP];
+    eval_bound(NPF_NPV, a, x);
+    if (need_num(cx, x[0], "npv", at) < 0) return NULL;
     val *l = flows_of(cx, x[1], "npv", at), *r;
     if (!l) return NULL;
     r = npv_of(cx, x[0], l, 0, at);
@@ -345,9 +322,9 @@ val *eval_npf_npv(eval_cx *cx, eval_args *a, const ir_node *at)
 
 val *eval_npf_mirr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const p[] = { "values", "finance_rate", "reinvest_rate", NULL };
-    val *x[3];
-    if (npf_args(cx, a, p, x, "mirr", at) < 0 || need_num(cx, x[1], "mirr", at) < 0 ||
+    val *x[REG_MAXP];
+    eval_bound(NPF_MIRR, a, x);
+    if (need_num(cx, x[1], "mirr", at) < 0 ||
         need_num(cx, x[2], "mirr", at) < 0)
         return NULL;
     val *l = flows_of(cx, x[0], "mirr", at);
@@ -571,9 +548,8 @@ static long side_changes(eval_cx *cx, const poly *p, int upper, const ir_node *a
  * complex pair almost always, and then numpy does not find it either. */
 val *eval_npf_irr(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const p_[] = { "values", NULL };
-    val *x[1];
-    if (npf_args(cx, a, p_, x, "irr", at) < 0) return NULL;
+    val *x[REG_MAXP];
+    eval_bound(NPF_IRR, a, x);
     val *l = flows_of(cx, x[0], "irr", at), *res = NULL;
     if (!l) return NULL;
     size_t n = l->u.seq.len, lo = 0, hi = n;
@@ -793,10 +769,8 @@ static double to_double(const val *v)
 
 val *eval_npf_rate(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const p_[] = { "nper", "pmt", "pv", "fv", "when", "guess", "tol",
-                                      "maxiter", NULL };
-    val *x[8] = { 0 };
-    if (npf_args(cx, a, p_, x, "rate", at) < 0) return NULL;
+    val *x[REG_MAXP];
+    eval_bound(NPF_RATE, a, x);
     int when = when_of(cx, x[4], at);
     if (when < 0) return NULL;
     for (int i = 0; i < 8; i++)
@@ -867,9 +841,7 @@ static val *float_shown(eval_cx *cx, double d, int inexact)
 
 static val *np_arg1(eval_cx *cx, eval_args *a, const char *name, const ir_node *at)
 {
-    if (eval_check_kw(cx, a, NULL, name, at) < 0 || need_num(cx, a->pos[0], name, at) < 0)
-        return NULL;
-    return a->pos[0];
+    return need_num(cx, a->pos[0], name, at) < 0 ? NULL : a->pos[0];
 }
 
 typedef cr_code (*np_fn)(mpq_t, int *, const mpq_t, const num_ctx *);
@@ -930,9 +902,9 @@ val *eval_np_ceil(eval_cx *cx, eval_args *a, const ir_node *at) { return np_floo
  * exactly, half to even, for a negative d. */
 val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const p_[] = { "a", "decimals", NULL };
-    val *x[2] = { 0 };
-    if (npf_args(cx, a, p_, x, "round", at) < 0 || need_num(cx, x[0], "round", at) < 0)
+    val *x[REG_MAXP];
+    eval_bound(NP_ROUND, a, x);
+    if (need_num(cx, x[0], "round", at) < 0)
         return NULL;
     long d = 0;
     if (x[1]) {
@@ -962,7 +934,7 @@ val *eval_np_round(eval_cx *cx, eval_args *a, const ir_node *at)
 
 val *eval_np_power(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    if (eval_check_kw(cx, a, NULL, "power", at) < 0 || need_num(cx, a->pos[0], "power", at) < 0 ||
+    if (need_num(cx, a->pos[0], "power", at) < 0 ||
         need_num(cx, a->pos[1], "power", at) < 0)
         return NULL;
     val *x = a->pos[0], *y = a->pos[1];
@@ -985,9 +957,7 @@ static int by_value(eval_cx *cx, val *x, val *y)   /* x < y; nan never reaches h
 static val *np_reduce(eval_cx *cx, reduction f, eval_args *a, const ir_node *at)
 {
     static const char *const names[] = { "sum", "prod", "mean", "max", "min", "var", "std", "median" };
-    static const char *const kw_ddof[] = { "ddof", NULL };
     const char *name = names[f];
-    if (eval_check_kw(cx, a, f == R_VAR || f == R_STD ? kw_ddof : NULL, name, at) < 0) return NULL;
     val *src = a->pos[0], *l;
     if (src->kind == V_LIST || src->kind == V_TUPLE) {
         if (!(l = flows_of(cx, src, name, at))) return NULL;

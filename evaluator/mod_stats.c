@@ -13,76 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- arguments, as CPython binds a def's ----------------------------------------------- */
+/* ---- a method's arguments, as CPython binds a def's --------------------------------------- */
 
 enum { B_POSONLY = 1, B_SELF = 2 };   /* bind()'s flags; B_SELF: a method, self counted */
 
 /* params[0..npos) positional (positional-only with B_POSONLY), the rest keyword-only; the
- * first nreq are required. out[i] (one per param): the argument or NULL. 0, -1 raised. */
+ * first nreq are required. out[i] (one per param): the argument or NULL. 0, -1 raised. (A
+ * module's function has had its arguments bound by its registry row.) */
 static int bind(eval_cx *cx, eval_args *a, const char *fn, const char *const *params,
                 size_t npos, size_t nreq, int flags, val **out, const ir_node *at)
 {
-    size_t np = 0, self = flags & B_SELF ? 1 : 0;
-    while (params[np]) np++;
-    if (a->npos > npos) {
-        size_t got = a->npos + self;
-        if (npos == nreq)
-            eval_raise(cx, CR_EPY_TYPE, at, "%s() takes %zu positional argument%s but %zu %s given",
-                       fn, npos + self, npos + self == 1 ? "" : "s", got, got == 1 ? "was" : "were");
-        else
-            eval_raise(cx, CR_EPY_TYPE, at,
-                       "%s() takes from %zu to %zu positional arguments but %zu %s given", fn,
-                       nreq + self, npos + self, got, got == 1 ? "was" : "were");
-        return -1;
-    }
-    for (size_t i = 0; i < np; i++) out[i] = i < a->npos ? a->pos[i] : NULL;
-    if (flags & B_POSONLY) {   /* CPython names every positional-only one passed by keyword */
-        char names[96] = "";
-        for (size_t k = 0; k < a->nkw; k++)
-            for (size_t i = 0; i < npos; i++)
-                if (strcmp(params[i], a->kwname[k]) == 0) {
-                    size_t l = strlen(names);
-                    snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", params[i]);
-                }
-        if (names[0]) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s() got some positional-only arguments passed as "
-                       "keyword arguments: '%s'", fn, names);
-            return -1;
-        }
-    }
-    for (size_t k = 0; k < a->nkw; k++) {
-        size_t i = flags & B_POSONLY ? npos : 0;
-        while (i < np && strcmp(params[i], a->kwname[k]) != 0) i++;
-        if (i == np) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s() got an unexpected keyword argument '%s'", fn,
-                       a->kwname[k]);
-            return -1;
-        }
-        if (out[i]) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s() got multiple values for argument '%s'", fn,
-                       params[i]);
-            return -1;
-        }
-        out[i] = a->kw[k];
-    }
-    size_t miss = 0;
-    for (size_t i = 0; i < nreq; i++) miss += !out[i];
-    if (miss) {
-        char names[96] = "";
-        size_t seen = 0;
-        for (size_t i = 0; i < nreq; i++) {
-            if (out[i]) continue;
-            seen++;
-            size_t l = strlen(names);
-            snprintf(names + l, sizeof names - l, "%s'%s'",
-                     seen == 1 ? "" : seen == miss ? (miss > 2 ? ", and " : " and ") : ", ",
-                     params[i]);
-        }
-        eval_raise(cx, CR_EPY_TYPE, at, "%s() missing %zu required positional argument%s: %s",
-                   fn, miss, miss == 1 ? "" : "s", names);
-        return -1;
-    }
-    return 0;
+    reg_sig s = { .name = fn };
+    while (params[s.np] && s.np < REG_MAXP) { s.p[s.np] = params[s.np]; s.np++; }
+    s.npos = (unsigned char)npos;
+    s.nposonly = flags & B_POSONLY ? s.npos : 0;
+    return eval_bind_def(cx, a, &s, nreq, flags & B_SELF ? 1 : 0, 0, out, at);
 }
 
 /* StatisticsError: a ValueError (as CPython's subclass is caught) that names itself. */
@@ -174,13 +119,10 @@ static val *acc_value(eval_cx *cx, const acc *c, mpq_srcptr q)
 
 /* ---- mean, fmean, geometric_mean, harmonic_mean ---------------------------------------- */
 
-static const char *const P_DATA[] = { "data", NULL };
-
 val *eval_st_mean(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    val *arg, *l, *r = NULL;
-    if (bind(cx, a, "mean", P_DATA, 1, 1, 0, &arg, at) < 0 || !(l = items(cx, arg, at)))
-        return NULL;
+    val *l, *r = NULL;
+    if (!(l = items(cx, a->pos[0], at))) return NULL;
     acc c;
     acc_init(&c);
     size_t n = l->u.seq.len, i;
@@ -211,10 +153,9 @@ static val *int_val(eval_cx *cx, size_t n) { return eval_int_si(cx, (long)n); }
 
 val *eval_st_fmean(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const params[] = { "data", "weights", NULL };
-    val *arg[2], *l, *w = NULL, *num = NULL, *r = NULL;
-    if (bind(cx, a, "fmean", params, 2, 1, 0, arg, at) < 0 || !(l = items(cx, arg[0], at)))
-        return NULL;
+    val *arg[REG_MAXP], *l, *w = NULL, *num = NULL, *r = NULL;
+    eval_bound(ST_FMEAN, a, arg);
+    if (!(l = items(cx, arg[0], at))) return NULL;
     size_t n = l->u.seq.len;
     if (!arg[1] || arg[1]->kind == V_NONE) {
         val *t = fsum(cx, l, at);
@@ -276,9 +217,8 @@ val *eval_st_geometric_mean(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const msg =
         "geometric mean requires a non-empty dataset containing positive numbers";
-    val *arg, *l, *r = NULL;
-    if (bind(cx, a, "geometric_mean", P_DATA, 1, 1, 0, &arg, at) < 0 || !(l = items(cx, arg, at)))
-        return NULL;
+    val *l, *r = NULL;
+    if (!(l = items(cx, a->pos[0], at))) return NULL;
     size_t n = l->u.seq.len, i, m = 0, bytes = 0;
     int inexact = 0, nan = 0, inf = 0;
     for (i = 0; i < n; i++) {   /* CPython's order: log() of each item in turn */
@@ -356,11 +296,10 @@ static int fail_neg(eval_cx *cx, val *x, const char *msg, const ir_node *at)
 
 val *eval_st_harmonic_mean(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const params[] = { "data", "weights", NULL };
     static const char *const neg = "harmonic mean does not support negative values";
-    val *arg[2], *l, *w = NULL, *r = NULL;
-    if (bind(cx, a, "harmonic_mean", params, 2, 1, 0, arg, at) < 0 || !(l = items(cx, arg[0], at)))
-        return NULL;
+    val *arg[REG_MAXP], *l, *w = NULL, *r = NULL;
+    eval_bound(ST_HARMONIC_MEAN, a, arg);
+    if (!(l = items(cx, arg[0], at))) return NULL;
     int noweights = !arg[1] || arg[1]->kind == V_NONE;
     size_t n = l->u.seq.len, i;
     acc sw, tot;
@@ -439,10 +378,10 @@ static val *sorted(eval_cx *cx, val *v, const ir_node *at)
 }
 
 /* which: 0 median, -1 median_low, 1 median_high */
-static val *median(eval_cx *cx, eval_args *a, const char *fn, int which, const ir_node *at)
+static val *median(eval_cx *cx, eval_args *a, int which, const ir_node *at)
 {
-    val *arg, *l, *r = NULL;
-    if (bind(cx, a, fn, P_DATA, 1, 1, 0, &arg, at) < 0 || !(l = sorted(cx, arg, at))) return NULL;
+    val *l, *r = NULL;
+    if (!(l = sorted(cx, a->pos[0], at))) return NULL;
     size_t n = l->u.seq.len;
     if (!n) {
         st_error(cx, at, "no median for empty data");
@@ -462,25 +401,25 @@ static val *median(eval_cx *cx, eval_args *a, const char *fn, int which, const i
 
 val *eval_st_median(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    return median(cx, a, "median", 0, at);
+    return median(cx, a, 0, at);
 }
 
 val *eval_st_median_low(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    return median(cx, a, "median_low", -1, at);
+    return median(cx, a, -1, at);
 }
 
 val *eval_st_median_high(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    return median(cx, a, "median_high", 1, at);
+    return median(cx, a, 1, at);
 }
 
 /* The counts of data's values in first-seen order (a dict, as collections.Counter), and the
  * largest count. */
-static val *counts(eval_cx *cx, eval_args *a, const char *fn, long *max, const ir_node *at)
+static val *counts(eval_cx *cx, eval_args *a, long *max, const ir_node *at)
 {
-    val *arg, *l, *d;
-    if (bind(cx, a, fn, P_DATA, 1, 1, 0, &arg, at) < 0 || !(l = items(cx, arg, at))) return NULL;
+    val *l, *d;
+    if (!(l = items(cx, a->pos[0], at))) return NULL;
     if (!(d = eval_dict_new(cx, V_DICT))) { eval_decref(cx, l); return NULL; }
     *max = 0;
     for (size_t i = 0; i < l->u.seq.len; i++) {
@@ -504,7 +443,7 @@ fail:
 val *eval_st_mode(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     long max;
-    val *d = counts(cx, a, "mode", &max, at), *r = NULL;
+    val *d = counts(cx, a, &max, at), *r = NULL;
     if (!d) return NULL;
     for (size_t i = 0; i < d->u.d.used && !r; i++) {
         dict_ent *e = &d->u.d.ent[i];
@@ -520,7 +459,7 @@ val *eval_st_mode(eval_cx *cx, eval_args *a, const ir_node *at)
 val *eval_st_multimode(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     long max;
-    val *d = counts(cx, a, "multimode", &max, at), *r;
+    val *d = counts(cx, a, &max, at), *r;
     if (!d) return NULL;
     if ((r = eval_seq_new(cx, V_LIST, 0)))
         for (size_t i = 0; i < d->u.d.used; i++) {
@@ -551,9 +490,8 @@ static val *interpolate(eval_cx *cx, val *lo, val *hi, long n, long delta, const
 
 val *eval_st_quantiles(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const params[] = { "data", "n", "method", NULL };
-    val *arg[3], *l = NULL, *r = NULL, *ms = NULL;
-    if (bind(cx, a, "quantiles", params, 1, 1, 0, arg, at) < 0) return NULL;
+    val *arg[REG_MAXP], *l = NULL, *r = NULL, *ms = NULL;
+    eval_bound(ST_QUANTILES, a, arg);
     val *nv = arg[1], *mv = arg[2];
     long n = 4;
     if (nv) {
@@ -653,15 +591,14 @@ static int sum_sq(eval_cx *cx, val *l, val *c, acc *ss, const ir_node *at)
 /* which: 0 variance, 1 pvariance, 2 stdev, 3 pstdev */
 static val *spread(eval_cx *cx, eval_args *a, int which, const ir_node *at)
 {
-    static const char *const names[] = { "variance", "pvariance", "stdev", "pstdev" };
-    static const char *const pn[2][3] = { { "data", "xbar", NULL }, { "data", "mu", NULL } };
+    static const int ids[] = { ST_VARIANCE, ST_PVARIANCE, ST_STDEV, ST_PSTDEV };
     static const char *const msgs[] = {
         "variance requires at least two data points", "pvariance requires at least one data point",
         "stdev requires at least two data points", "pstdev requires at least one data point" };
     int pop = which & 1;
-    val *arg[2], *l, *r = NULL;
-    if (bind(cx, a, names[which], pn[pop], 2, 1, 0, arg, at) < 0 || !(l = items(cx, arg[0], at)))
-        return NULL;
+    val *arg[REG_MAXP], *l, *r = NULL;
+    eval_bound(ids[which], a, arg);
+    if (!(l = items(cx, arg[0], at))) return NULL;
     size_t n = l->u.seq.len;
     acc ss;
     acc_init(&ss);
@@ -732,15 +669,12 @@ static val *fsum_products(eval_cx *cx, val *u, val *ubar, val *v, val *vbar, siz
     return r;
 }
 
-static int pair_init(eval_cx *cx, eval_args *a, const char *fn, const char *what,
-                     const char *const *params, int want_yy, int proportional, pair_sums *p,
-                     val **extra, const ir_node *at)
+static int pair_init(eval_cx *cx, eval_args *a, const char *what, int want_yy,
+                     int proportional, pair_sums *p, const ir_node *at)
 {
-    val *arg[3] = { NULL, NULL, NULL };
+    val *arg[2] = { a->pos[0], a->pos[1] };
     char msg[128];
     memset(p, 0, sizeof *p);
-    if (bind(cx, a, fn, params, 2, 2, B_POSONLY, arg, at) < 0) return -1;
-    if (extra) *extra = arg[2];
     size_t ny;
     if (eval_len(cx, arg[0], &p->n) < 0 || eval_len(cx, arg[1], &ny) < 0) return eval_at(cx, at);
     if (ny != p->n) {
@@ -765,13 +699,11 @@ static int pair_init(eval_cx *cx, eval_args *a, const char *fn, const char *what
     return 0;
 }
 
-static const char *const P_XY[] = { "x", "y", NULL };
-
 val *eval_st_covariance(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     pair_sums p;
     val *r = NULL;
-    if (pair_init(cx, a, "covariance", "covariance", P_XY, 0, 0, &p, NULL, at) == 0)
+    if (pair_init(cx, a, "covariance", 0, 0, &p, at) == 0)
         r = binop_steal(cx, IR_DIV, (EV_INCREF(p.s[0]), p.s[0]), int_val(cx, p.n - 1), at);
     pair_free(cx, &p);
     return r;
@@ -782,7 +714,7 @@ val *eval_st_correlation(eval_cx *cx, eval_args *a, const ir_node *at)
     static const char *const constant = "at least one of the inputs is constant";
     pair_sums p;
     val *r = NULL;
-    if (pair_init(cx, a, "correlation", "correlation", P_XY, 1, 0, &p, NULL, at) < 0) goto out;
+    if (pair_init(cx, a, "correlation", 1, 0, &p, at) < 0) goto out;
     val *sxy = p.s[0], *sxx = p.s[1], *syy = p.s[2];
     if (IS_NUM(sxy) && IS_NUM(sxx) && IS_NUM(syy)) {
         /* sxy / sqrt(sxx * syy) as one rounding: sign(sxy) * sqrt(sxy^2 / (sxx * syy)) */
@@ -879,17 +811,12 @@ static const eval_class lr_class = {
 
 val *eval_st_linear_regression(eval_cx *cx, eval_args *a, const ir_node *at)
 {
-    static const char *const params[] = { "x", "y", "proportional", NULL };
     pair_sums p;
-    val *r = NULL, *prop = NULL, *slope = NULL, *icpt = NULL;
+    val *r = NULL, *slope = NULL, *icpt = NULL, *prop = eval_kwarg(a, "proportional");
     int pr = 0;
     /* proportional is read before the sums (it decides them) */
-    for (size_t i = 0; i < a->nkw; i++)
-        if (strcmp(a->kwname[i], "proportional") == 0 && (pr = eval_truth(cx, a->kw[i])) < 0)
-            return NULL;
-    if (pair_init(cx, a, "linear_regression", "linear regression", params, 0, pr, &p, &prop,
-                  at) < 0)
-        goto out;
+    if (prop && (pr = eval_truth(cx, prop)) < 0) return NULL;
+    if (pair_init(cx, a, "linear regression", 0, pr, &p, at) < 0) goto out;
     val *sxx = p.s[1];
     if ((IS_NUM(sxx) && !mpq_sgn(sxx->u.q))) {
         st_error(cx, at, "x is constant");

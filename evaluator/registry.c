@@ -2,6 +2,7 @@
  * up. Names only: the implementations are the evaluator's (builtins.c). */
 #include "evaluator/registry.h"
 
+#include <pthread.h>
 #include <string.h>
 
 static const char *const mod_names[MOD_COUNT] = {
@@ -65,6 +66,60 @@ void registry_func_arity(int id, int *lo, int *hi, int *style, const char **sig)
     *hi = r->hi;
     *style = r->style;
     *sig = r->sig;
+}
+
+void registry_func_sig(int id, reg_sig *s)
+{
+    const row *r = &rows[id >= 0 && id < B_COUNT ? id : 0];
+    memset(s, 0, sizeof *s);
+    const char *open = strchr(r->sig, '(');
+    size_t len = open ? (size_t)(open - r->sig) : strlen(r->name);
+    if (len >= sizeof s->buf) len = sizeof s->buf - 1;
+    memcpy(s->buf, open ? r->sig : r->name, len);
+    s->name = s->buf;
+    int npos = -1;
+    if (open) {
+        char *q = s->buf + len + 1, *end = s->buf + sizeof s->buf;
+        for (const char *t = open + 1; *t && *t != ')' && q < end - 1;) {
+            while (*t == ' ' || *t == ',') t++;
+            size_t n = strcspn(t, ",)");
+            if (n == 0) break;
+            if (n == 1 && *t == '/') {
+                s->nposonly = s->np;
+            } else if (t[0] == '*' && t[1] == '*') {
+                s->varkw = 1;
+            } else if (t[0] == '*') {
+                s->varargs = n > 1;
+                npos = s->np;
+            } else if (s->np < REG_MAXP && (size_t)(end - q) > n) {
+                size_t k = strcspn(t, ":,)");
+                memcpy(q, t, k);
+                q[k] = 0;
+                s->shape[s->np] = k < n ? t[k + 1] : 0;
+                s->p[s->np++] = q;
+                q += k + 1;
+            }
+            t += n;
+        }
+    }
+    s->npos = (unsigned char)(npos >= 0 ? npos : s->np);
+}
+
+/* Which modules' rows carry shape letters: read from the sigs once (the parser asks at
+ * every call of a module's function). */
+static unsigned char shaped[MOD_COUNT];
+static pthread_once_t shaped_once = PTHREAD_ONCE_INIT;
+
+static void shaped_init(void)
+{
+    for (int i = 0; i < B_COUNT; i++)
+        if (strchr(rows[i].sig, ':')) shaped[rows[i].mod] = 1;
+}
+
+int registry_module_shaped(int mod)
+{
+    pthread_once(&shaped_once, shaped_init);
+    return mod >= 0 && mod < MOD_COUNT && shaped[mod];
 }
 
 int registry_func_module(int id)

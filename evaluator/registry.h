@@ -22,30 +22,53 @@ enum {
     MT_COUNT_END
 };
 
-/* How CPython words a wrong argument count: each family of its functions has its own. A
- * FUNC row's lo..hi and sig fill the words in: `name` below is sig's name (the row's own
- * when sig is ""), and "mod." before it in AR_O and AR_NOARGS rows of a module. */
+/* How CPython binds a call's arguments and words its TypeError: each family of its functions
+ * has its own. A FUNC row's lo..hi and sig fill the words in: `name` below is sig's name. A
+ * row whose sig has no parameter a keyword may name refuses any keyword first, as CPython
+ * does: "q() takes no keyword arguments", q the row's name, "mod.name" for a module's
+ * function (vectorcall's name for it) except AR_OWN rows and exception classes. */
 typedef enum {
-    AR_O,        /* METH_O: "name() takes exactly one argument (N given)" */
-    AR_NOARGS,   /* METH_NOARGS: "name() takes no arguments (N given)" */
-    AR_CHECK,    /* _PyArg_CheckPositional: "name expected [at least |at most ]K argument[s],
-                  * got N" */
-    AR_CLINIC,   /* Argument Clinic's _PyArg_UnpackKeywords over sig's parameters (a "/"
-                  * ends the positional-only ones, a "*" begins the keyword-only ones):
-                  * "name() takes at most K arguments (N given)", "name() takes exactly K
-                  * positional arguments (N given)", "name() missing required argument 'p'
-                  * (pos K)"; a required one given by keyword counts as missing (the
-                  * impls read them by position) */
-    AR_VECTOR,   /* enumerate's own vectorcall: as AR_CLINIC, without " (pos K)" */
-    AR_DEF,      /* a def: "name() takes [from J to ]K positional argument[s] but N were
-                  * given" (K: sig's positional parameters), "name() missing N required
-                  * positional argument[s]: 'p'[, 'q'[,] and 'r']"; too few only without
-                  * keywords (one may give a parameter), the rest is the impl's binding */
+    AR_O,        /* METH_O: "q() takes exactly one argument (N given)" */
+    AR_NOARGS,   /* METH_NOARGS: "q() takes no arguments (N given)" */
+    AR_CHECK,    /* _PyArg_CheckPositional over the positional arguments: "row expected [at
+                  * least |at most ]K argument[s], got N" (row: the row's own name); then
+                  * keywords as AR_CLINIC over the parameters after "/" (sorted's are
+                  * list.sort's: its sig is named "sort") */
+    AR_CLINIC,   /* Argument Clinic's _PyArg_UnpackKeywords: "name() takes at most K
+                  * [keyword ]arguments (N given)", "name() takes exactly K positional
+                  * arguments (N given)", "name() missing required argument 'p' (pos K)",
+                  * "argument for name() given by name ('p') and position (K)", "'k' is an
+                  * invalid keyword argument for name()" */
+    AR_VECTOR,   /* enumerate's own vectorcall: the arguments fill the first parameters, each
+                  * keyword one that no positional argument filled; words as AR_CLINIC's,
+                  * without " (pos K)" */
+    AR_DEF,      /* a def: the keywords first ("name() got an unexpected keyword argument
+                  * 'k'", "... multiple values for argument 'p'", "... some positional-only
+                  * arguments passed as keyword arguments: 'p, q'"), then "name() takes [from
+                  * J to ]K positional argument[s] but N were given" (K: sig's positional
+                  * parameters), then "name() missing N required positional argument[s]:
+                  * 'p'[, 'q'[,] and 'r']" */
     AR_UFUNC,    /* a numpy ufunc: "name() takes from J to K positional arguments but N were
-                  * given" for too few as well */
-    AR_OWN,      /* words of the function's own (map, math.log): impl checks the count */
+                  * given" first, for too few as well; keywords as AR_DEF's */
+    AR_OWN,      /* words of the function's own (map, math.log, print, localcontext): impl
+                  * checks the count and the keywords */
 } ar_style;
 #define AR_MANY 255   /* hi: no limit */
+
+/* A FUNC row's sig, parsed: "name(p, q, /, r, *, s)" as CPython's inspect.signature has it,
+ * without defaults. A "/" ends the positional-only parameters, a "*" (or "*args") begins
+ * the keyword-only ones, "**kwargs" takes any other keyword. A parameter may carry a shape
+ * letter for the whitelist ("rate:S", parser/whitelist.c): in a module that has them, only
+ * parameters with a letter are in the subset. */
+#define REG_MAXP 12
+typedef struct {
+    const char *name;            /* the name CPython's messages print ("" sig: the row's) */
+    const char *p[REG_MAXP];     /* parameter names, in order */
+    char shape[REG_MAXP];        /* their shape letters, 0: none */
+    unsigned char np, nposonly, npos, varargs, varkw;   /* [0,nposonly) positional-only,
+                                  * [0,npos) positional, [npos,np) keyword-only */
+    char buf[200];
+} reg_sig;
 
 /* A row of registry.def, as both sides read it. */
 typedef enum { REG_FUNC, REG_VALUE, REG_MODULE } reg_kind;
@@ -60,6 +83,10 @@ const char *registry_func_name(int id);
 /* A function row's arity: positional arguments lo..hi, the message style and sig. */
 void registry_func_arity(int id, int *lo, int *hi, int *style, const char **sig);
 int registry_func_module(int id);
+/* Function id's sig, parsed into *s (which the names point into). */
+void registry_func_sig(int id, reg_sig *s);
+/* Whether module mod's functions carry shape letters (the whitelist checks their arguments). */
+int registry_module_shaped(int mod);
 const char *registry_method_name(int id);
 /* The first row at or after i of module mod (its name in *name), or -1: a walk over a
  * module's names is `for (i = registry_next(m, 0, &n); i >= 0; i = registry_next(m, i + 1, &n))`. */

@@ -355,6 +355,13 @@ val *eval_new_frame(eval_cx *cx, size_t nslots)
 val *eval_num(eval_cx *cx, vkind kind)
 {
     val *v = cx->num_free;
+    if (v) mpq_set_ui(v->u.q, 0, 1);
+    return eval_num_any(cx, kind);
+}
+
+val *eval_num_any(eval_cx *cx, vkind kind)
+{
+    val *v = cx->num_free;
     if (v) {
         cx->num_free = v->gnext;
         cx->nnum_free--;
@@ -362,7 +369,6 @@ val *eval_num(eval_cx *cx, vkind kind)
         v->kind = (uint8_t)kind;
         v->flags = 0;
         v->msz = 0;
-        mpq_set_ui(v->u.q, 0, 1);
         if (eval_mem(cx, v, NUM_COST_SMALL) < 0) {
             eval_val_free(cx, v);
             return NULL;
@@ -410,8 +416,8 @@ val *eval_num_done(eval_cx *cx, val *v)
 
 val *eval_int_si(eval_cx *cx, long n)
 {
-    val *v = eval_num(cx, V_INT);
-    if (v) mpz_set_si(mpq_numref(v->u.q), n);   /* eval_num's denominator is 1 */
+    val *v = eval_num_any(cx, V_INT);
+    if (v) eval_q_set_small(v->u.q, n, 1);
     return v;
 }
 

@@ -128,9 +128,10 @@ static int readable_dunder(const char *name)
 
 /* Module functions that are in the subset only for some arguments: numpy's on scalars and list
  * literals (an array, or a name that may hold one, needs numpy itself), numpy_financial's on
- * scalars. One letter a positional argument, and one before each keyword's name:
+ * scalars. Their registry rows give each parameter that is in the subset a letter (registry.h's
+ * reg_sig), and an argument passed to it, by position or keyword, must have its shape:
  *   S a scalar: a number literal, a name, + - * / // % ** and unary - + of scalars, a call
- *     of float/int/abs/round/len, of a math function or of a function of this table, or a
+ *     of float/int/abs/round/len, of a math function or of a function of these modules, or a
  *     constant of math or numpy. A name must hold a number when the call runs (a list there
  *     is a TypeError that numpy would not raise: the rule trusts names, not calls or items),
  *     so a name that some assignment binds to a list, tuple, set, dict or comprehension is
@@ -139,61 +140,30 @@ static int readable_dunder(const char *name)
  *     hold a list of lists or an array: numpy's reductions flatten them)
  *   F cash flows: a list or tuple literal of scalars, or a name
  *   W numpy_financial's `when`: a string literal or a scalar
- * A function of a module that has rows here but is not in it itself is a reason. */
-typedef struct {
-    int mod;
-    const char *name, *pos;
-    const char *kw[9];
-} arg_shape;
-
-static const arg_shape arg_shapes[] = {
-    { MOD_NUMPY, "exp", "S", { 0 } }, { MOD_NUMPY, "log", "S", { 0 } },
-    { MOD_NUMPY, "log10", "S", { 0 } }, { MOD_NUMPY, "sqrt", "S", { 0 } },
-    { MOD_NUMPY, "abs", "S", { 0 } }, { MOD_NUMPY, "absolute", "S", { 0 } },
-    { MOD_NUMPY, "round", "SS", { "Sdecimals" } }, { MOD_NUMPY, "around", "SS", { "Sdecimals" } },
-    { MOD_NUMPY, "power", "SS", { 0 } }, { MOD_NUMPY, "floor", "S", { 0 } },
-    { MOD_NUMPY, "ceil", "S", { 0 } }, { MOD_NUMPY, "sum", "L", { 0 } },
-    { MOD_NUMPY, "prod", "L", { 0 } }, { MOD_NUMPY, "mean", "L", { 0 } },
-    { MOD_NUMPY, "max", "L", { 0 } }, { MOD_NUMPY, "min", "L", { 0 } },
-    { MOD_NUMPY, "var", "L", { "Sddof" } }, { MOD_NUMPY, "std", "L", { "Sddof" } },
-    { MOD_NUMPY, "median", "L", { 0 } },
-    { MOD_NPF, "fv", "SSSSW", { "Srate", "Snper", "Spmt", "Spv", "Wwhen" } },
-    { MOD_NPF, "pmt", "SSSSW", { "Srate", "Snper", "Spv", "Sfv", "Wwhen" } },
-    { MOD_NPF, "pv", "SSSSW", { "Srate", "Snper", "Spmt", "Sfv", "Wwhen" } },
-    { MOD_NPF, "nper", "SSSSW", { "Srate", "Spmt", "Spv", "Sfv", "Wwhen" } },
-    { MOD_NPF, "ipmt", "SSSSSW", { "Srate", "Sper", "Snper", "Spv", "Sfv", "Wwhen" } },
-    { MOD_NPF, "ppmt", "SSSSSW", { "Srate", "Sper", "Snper", "Spv", "Sfv", "Wwhen" } },
-    { MOD_NPF, "npv", "SF", { "Srate", "Fvalues" } },
-    { MOD_NPF, "irr", "F", { "Fvalues" } },
-    { MOD_NPF, "mirr", "FSS", { "Fvalues", "Sfinance_rate", "Sreinvest_rate" } },
-    { MOD_NPF, "rate", "SSSSWSSS",
-      { "Snper", "Spmt", "Spv", "Sfv", "Wwhen", "Sguess", "Stol", "Smaxiter" } },
-};
-#define NSHAPES (sizeof arg_shapes / sizeof arg_shapes[0])
-
-static int shaped_module(int mod)
+ * A parameter without a letter, and a function of such a module that has no row, is a
+ * reason. */
+static int shape_of(int mod, const char *name, reg_sig *s)
 {
-    for (size_t i = 0; i < NSHAPES; i++)
-        if (arg_shapes[i].mod == mod) return 1;
-    return 0;
+    int id;
+    if (!registry_module_shaped(mod) || registry_attr(mod, name, &id) != REG_FUNC) return 0;
+    if (s) registry_func_sig(id, s);
+    return 1;
 }
 
-static const arg_shape *shape_of(int mod, const char *name)
-{
-    for (size_t i = 0; i < NSHAPES; i++)
-        if (arg_shapes[i].mod == mod && strcmp(arg_shapes[i].name, name) == 0) return &arg_shapes[i];
-    return NULL;
-}
-
-/* The context managers `with` may enter: calls of these functions, with at most `npos`
- * positional arguments and keywords among `kws` (the evaluator's manager has only these
- * attributes). Anything else a with statement enters is a reason. */
+/* Functions and classes the evaluator has only in part: a call is in the subset with at most
+ * `npos` positional arguments and keywords among `kws` (a decimal context has only prec and
+ * rounding). `with` may enter the calls of those marked `manager`; anything else a with
+ * statement enters is a reason. */
 static const struct {
     int mod;
     const char *name;
     size_t npos;
     const char *kws[4];
-} managers[] = { { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL } } };
+    int manager;
+} managers[] = {
+    { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL }, 1 },
+    { MOD_DECIMAL, "Context", 2, { "prec", "rounding", NULL }, 0 },
+};
 #define NMANAGERS (sizeof managers / sizeof managers[0])
 
 static int manager_of(int mod, const char *name)
@@ -285,7 +255,7 @@ static cr_code collect(wl_ctx *w, const ir_node *n, int depth)
         int m = registry_module(n->text), sub;
         if (is_star_import(n)) w->star |= 1u << (is_star_import(n) - 1);
         rc = parser_nameset_add(&w->bound, n->aux);
-        if (rc == CR_OK && m >= 0 && (shaped_module(m) || manager_of(m, n->kid[0]->text))) {
+        if (rc == CR_OK && m >= 0 && (registry_module_shaped(m) || manager_of(m, n->kid[0]->text))) {
             if (w->nfrom == w->fromcap) {
                 size_t cap = w->fromcap ? 2 * w->fromcap : 8;
                 void *p = realloc(w->from, cap * sizeof *w->from);
@@ -355,7 +325,7 @@ static int module_of(wl_ctx *w, const ir_node *e)
 }
 
 /* The (module, name) a name bound by `from m import name as alias` stands for, if m has
- * arg_shapes rows. Scopes are ignored, as everywhere here. */
+ * shaped functions (or is a context manager). Scopes are ignored, as everywhere here. */
 static int from_import_of(wl_ctx *w, const char *alias, int *mod, const char **name)
 {
     for (size_t i = 0; i < w->nfrom; i++)
@@ -371,7 +341,7 @@ static int from_import(wl_ctx *w, const char *alias)
 {
     int m;
     const char *name;
-    return from_import_of(w, alias, &m, &name) && shape_of(m, name);
+    return from_import_of(w, alias, &m, &name) && shape_of(m, name, NULL);
 }
 
 static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mod,
@@ -384,7 +354,7 @@ static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mo
 
 static cr_code check(wl_ctx *w, const ir_node *n, int depth);
 
-/* The S letter of arg_shapes (depth bounds the walk as check() does). */
+/* The S shape (depth bounds the walk as check() does). */
 static int is_scalar(wl_ctx *w, const ir_node *e, int depth)
 {
     static const char *const numeric_builtins[] = { "float", "int", "abs", "round", "len", NULL };
@@ -410,7 +380,7 @@ static int is_scalar(wl_ctx *w, const ir_node *e, int depth)
             return (in_list(numeric_builtins, f->text) && !parser_nameset_has(&w->bound, f->text)) ||
                    from_import(w, f->text);
         int m = f->kind == IR_ATTR ? module_of(w, f->kid[0]) : -1;
-        return m == MOD_MATH || (m >= 0 && shape_of(m, f->text));
+        return m == MOD_MATH || (m >= 0 && shape_of(m, f->text, NULL));
     }
     default:
         return 0;
@@ -436,22 +406,22 @@ static int shape_ok(wl_ctx *w, char letter, const ir_node *e, int depth)
     }
 }
 
-/* A call of a function of a module with arg_shapes rows: a reason unless its arguments have
+/* A call of a function of a module with shaped rows: a reason unless its arguments have
  * the shapes of its row. */
 static cr_code check_shapes(wl_ctx *w, const ir_node *call, int mod, const char *name, int depth)
 {
-    const arg_shape *sh = shape_of(mod, name);
-    int ok = sh != NULL;
+    reg_sig s;
+    int ok = shape_of(mod, name, &s);
     size_t npos = 0;
     for (uint32_t i = 1; ok && i < call->n; i++) {
         const ir_node *arg = call->kid[i];
         if (arg->kind == IR_KEYWORD) {
-            const char *const *k = sh->kw;
-            while (*k && strcmp(*k + 1, arg->text) != 0) k++;
-            ok = *k && shape_ok(w, **k, arg->kid[0], depth);
+            size_t k = s.nposonly;
+            while (k < s.np && strcmp(s.p[k], arg->text) != 0) k++;
+            ok = k < s.np && shape_ok(w, s.shape[k], arg->kid[0], depth);
         } else {
-            ok = arg->kind != IR_STARRED && arg->kind != IR_DSTARRED && npos < strlen(sh->pos) &&
-                 shape_ok(w, sh->pos[npos], arg, depth);
+            ok = arg->kind != IR_STARRED && arg->kind != IR_DSTARRED && npos < s.npos &&
+                 shape_ok(w, s.shape[npos], arg, depth);
             npos++;
         }
     }
@@ -571,7 +541,7 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         const char *name = f->text, *orig;
         int fm;
         if ((rc = star_name(w, f, name)) != CR_OK) return rc;
-        if (from_import_of(w, name, &fm, &orig) && shaped_module(fm))
+        if (from_import_of(w, name, &fm, &orig) && registry_module_shaped(fm))
             return check_shapes(w, call, fm, orig, depth);
         int ok = !in_list(forbidden_names, name) && !dunder(name) &&
                  (registry_attr(MOD_NONE, name, NULL) == REG_FUNC ||
@@ -585,7 +555,7 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
     if (m >= 0) {
         /* a function, or a value that is a class (`datetime.date(...)`) */
         if ((k = registry_attr(m, f->text, NULL)) == REG_FUNC || k == REG_VALUE)
-            return shaped_module(m) ? check_shapes(w, call, m, f->text, depth) : CR_OK;
+            return registry_module_shaped(m) ? check_shapes(w, call, m, f->text, depth) : CR_OK;
         if (rebound(w, obj) && registry_method(f->text) >= 0) return format_reason(w, call, f->text);
         return add_reason2(w, call, "call:%s", m, f->text);
     } else if (registry_method(f->text) < 0) {
@@ -709,7 +679,8 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
     }
     case IR_WITHITEM: {
         const ir_node *e = n->kid[0], *f = e->kind == IR_CALL && e->n ? e->kid[0] : NULL;
-        if (!manager_call(w, e) &&
+        int mi = manager_call(w, e);
+        if (!(mi && managers[mi - 1].manager) &&
             (rc = add_reason(w, e, "with:%s", f && f->text ? f->text : ir_kind_name(e->kind))) != CR_OK)
             return rc;
         if ((rc = check_target(w, n->kid[1], depth)) != CR_OK) return rc;

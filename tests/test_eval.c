@@ -2458,6 +2458,66 @@ static void test_sum_steps(void)
               "0.0 2.0 0.75 -2.0 1.0\n", NULL));
 }
 
+/* decimal's contexts as CPython's: Context(prec, rounding) from the defaults, setcontext
+ * making a context current (itself: a later change to it is the current context's),
+ * getcontext()'s settings assigned, localcontext(ctx, prec=) copying ctx. Expectations:
+ * /usr/bin/python3's output for the same programs. A Context given what the subset lacks
+ * (Emin=, an unknown keyword) goes to the sandbox. */
+static void test_decimal_context(void)
+{
+    CHECK(run(
+              "import decimal\n"
+              "from decimal import Decimal as D, Context, setcontext, getcontext, ROUND_HALF_UP, ROUND_DOWN\n"
+              "setcontext(Context(prec=6, rounding=ROUND_HALF_UP))\n"
+              "print(D(2) / 3, D('2.5').quantize(D('1')), getcontext().prec, getcontext().rounding)\n"
+              "c = Context(prec=3)\n"
+              "setcontext(c)\n"
+              "c.prec = 4\n"
+              "print(D(1) / 7, getcontext() is c, c)\n"
+              "getcontext().rounding = ROUND_DOWN\n"
+              "print(D(2) / 3, c.rounding)\n"
+              "setcontext(Context())\n"
+              "print(D(1) / 7, getcontext())\n",
+              "0.666667 3 6 ROUND_HALF_UP\n"
+              "0.1429 True Context(prec=4, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "0.6666 ROUND_DOWN\n"
+              "0.1428571428571428571428571429 Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n",
+              NULL));
+    CHECK(run(
+              "import decimal\n"
+              "decimal.getcontext().rounding = decimal.ROUND_HALF_UP\n"
+              "decimal.getcontext().prec = 10\n"
+              "print(decimal.Decimal('2.675').quantize(decimal.Decimal('0.01')), decimal.Decimal(1) / 3)\n"
+              "with decimal.localcontext(prec=3) as c:\n"
+              "    print(decimal.Decimal(2) / 3, c.rounding, c.prec)\n"
+              "with decimal.localcontext(decimal.Context(prec=2, rounding=decimal.ROUND_FLOOR)) as c:\n"
+              "    print(decimal.Decimal(-2) / 3, c)\n"
+              "print(decimal.Decimal(2) / 3, decimal.getcontext().prec)\n"
+              "ctx = decimal.Context(5, decimal.ROUND_CEILING)\n"
+              "print(ctx.prec, ctx.rounding, decimal.Context(prec=None, rounding=None))\n"
+              "try:\n"
+              "    decimal.setcontext(5)\n"
+              "except TypeError as e:\n"
+              "    print('TypeError', e)\n"
+              "try:\n"
+              "    decimal.Context(prec=0)\n"
+              "except ValueError as e:\n"
+              "    print('ValueError', e)\n"
+              "try:\n"
+              "    decimal.Context(1, prec=2)\n"
+              "except TypeError as e:\n"
+              "    print('TypeError', e)\n",
+              "2.68 0.3333333333\n"
+              "0.667 ROUND_HALF_UP 3\n"
+              "-0.67 Context(prec=2, rounding=ROUND_FLOOR, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "0.6666666667 10\n"
+              "5 ROUND_CEILING Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "TypeError argument must be a context\n"
+              "ValueError valid range for prec is [1, MAX_PREC]\n"
+              "TypeError argument for function given by name ('prec') and position (1)\n",
+              NULL));
+}
+
 /* `with decimal.localcontext()`: the block runs in a copy of the context (made when
  * localcontext() is called, with its prec and rounding), and the context that was current
  * comes back however the block ends; each context is an object of its own, as CPython's. */
@@ -2761,6 +2821,7 @@ int main(void)
     test_nonfinite();
     test_try();
     test_with();
+    test_decimal_context();
     test_sum_steps();
     test_decimal_as_tuple();
     test_decimal();

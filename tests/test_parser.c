@@ -291,6 +291,16 @@ static void test_unsupported(void)
                       "m = decimal.localcontext(None, 1, None, 3)\n"),
               "args:decimal.localcontext 2:6 [decimal.localcontext(Emin=-9)]; import:os 3:5 [import os]; "
               "args:decimal.localcontext 4:5 [decimal.localcontext(None, 1, None, 3)]");
+    /* decimal.Context with what the evaluator's contexts have (prec, rounding); it is no
+     * manager */
+    CHECK_STR(reasons("import decimal\nfrom decimal import Context\n"
+                      "decimal.setcontext(decimal.Context(prec=5, rounding=decimal.ROUND_UP))\n"
+                      "c = Context(4, 'ROUND_DOWN')\n"), "");
+    CHECK_STR(reasons("import decimal\nc = decimal.Context(Emin=-9)\nd = decimal.Context(1, 2, 3)\n"
+                      "with decimal.Context():\n    pass\n"),
+              "args:decimal.Context 2:5 [decimal.Context(Emin=-9)]; "
+              "args:decimal.Context 3:5 [decimal.Context(1, 2, 3)]; "
+              "with:Context 4:6 [decimal.Context()]");
     CHECK_STR(reasons("async def f():\n    async with g():\n        pass\n"),
               "node:async 1:1 [async def f():]; node:async 2:5 [async with g():]");
     CHECK_STR(reasons("try:\n    x = 1\nexcept Exception:\n    pass\n"), "");

@@ -11,7 +11,7 @@ import re
 import sys
 
 ROW = re.compile(r'^(?:FUNC\((\w+), "(\w+)", \w+, \w+, (\d+), (\w+), \w+,\s*"[^"]*"\)'
-                 r'|EXC\((\w+), "(\w+)", \w+\))', re.M)
+                 r'|EXC\((\w+), "(\w+)", \w+, "[^"]*"\))', re.M)
 MODS = {}
 for m in re.finditer(r'^MODULE\((\w+), "([\w.]+)"\)', open("evaluator/registry.def").read(), re.M):
     MODS[m.group(1)] = m.group(2)
