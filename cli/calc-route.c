@@ -36,6 +36,8 @@ static const char usage[] =
     "  --explain               print the routing decision and its reasons; run nothing\n"
     "  --precision N           significant digits of inexact results (default 34)\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
+    "  --strip-fences          the input is a model's reply: run the code of its ```python\n"
+    "                          fences (every such block, in order); without one, all of it\n"
     "  --seed N                seeds random and numpy.random in the sandbox (0..4294967295;\n"
     "                          default derived from the code and variables)\n"
     "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
@@ -49,8 +51,9 @@ static const char usage[] =
     "                          canonical path), e.g. the virtual environment\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
-    "                          table, precision, rounding, answer_vars, seed, id), one result line\n"
-    "                          out per input line, in order; a bad line gives an error line\n"
+    "                          table, precision, rounding, answer_vars, seed, strip_fences, id),\n"
+    "                          one result line out per input line, in order; a bad line gives\n"
+    "                          an error line\n"
     "  --pool N                keep N sandboxes (ns tier, 1..64) warm before requests arrive,\n"
     "                          each used once; a request finding none ready starts cold\n"
     "                          (--json's timings.sandbox_start says which). For --batch\n"
@@ -133,13 +136,15 @@ static char *read_all(const char *path, size_t *len)
             buf = b;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0) {
             if (ferror(f)) {
+                int why = errno ? errno : EIO;   /* a directory: EISDIR */
                 free(buf);
                 buf = NULL;
-                errno = EIO;
+                errno = why;
             }
             break;
         }
@@ -481,7 +486,7 @@ int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
-           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL };
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_STRIP_FENCES };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -497,6 +502,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, O_SEED},
         {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
         {"no-refill", no_argument, 0, O_NO_REFILL},
+        {"strip-fences", no_argument, 0, O_STRIP_FENCES},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -543,6 +549,7 @@ int main(int argc, char **argv)
             if (cr_request_set_option(req, "seed", optarg, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);
             break;
+        case O_STRIP_FENCES: cr_request_set_option(req, "strip_fences", "1", &e); break;
         case O_ROUNDING:
             if (cr_request_set_option(req, "rounding", optarg, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);

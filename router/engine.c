@@ -202,6 +202,10 @@ static cr_code take_eval(cr_result *res, eval_result *ev)
     res->value_type = ev->value_type;
     res->value_fraction = ev->value_fraction;
     res->value_from = ev->value_from;
+    res->value_native = ev->value_native;
+    res->value_native_why = ev->value_native_why;
+    ev->value_native = NULL;
+    ev->value_native_why = NULL;
     ev->value_repr = ev->value_type = ev->value_fraction = ev->value_from = NULL;
     res->ops = ev->ops;
     return CR_OK;

@@ -30,6 +30,44 @@ static char *decimal_to_fraction(const char *dec, const cr_policy *pol)
     return text;
 }
 
+/* The native form (DESIGN.md) of what the runner reported: its checked numbers, None; other
+ * values come as their repr only, and value_native_why says so. */
+static int sandbox_native(cr_result *res)
+{
+    const char *t = res->value_type, *r = res->value_repr, *f = res->value_fraction;
+    json_t *j = NULL;
+    if (strcmp(t, "NoneType") == 0 && strcmp(r, "None") == 0) {
+        j = json_null();
+    } else if (strcmp(t, "bool") == 0) {
+        j = json_boolean(strcmp(r, "True") == 0);
+    } else if (f && (strcmp(t, "int") == 0 || strncmp(t, "int", 3) == 0 || strncmp(t, "uint", 4) == 0 ||
+                     strcmp(t, "longlong") == 0 || strcmp(t, "ulonglong") == 0)) {
+        j = json_pack("{ss}", "int", f);
+    } else if (strcmp(t, "float") == 0 || strncmp(t, "float", 5) == 0 || strcmp(t, "longdouble") == 0) {
+        int special = !f && (!strcmp(r, "inf") || !strcmp(r, "-inf") || !strcmp(r, "nan"));
+        if (f || special) j = json_pack("{ss}", "float", f ? f : r);
+    } else if (strcmp(t, "Decimal") == 0 && strncmp(r, "Decimal('", 9) == 0) {
+        j = json_pack("{ss#}", "Decimal", r + 9, (int)strlen(r + 9) - 2);
+    } else if (strcmp(t, "Fraction") == 0 && strncmp(r, "Fraction(", 9) == 0) {
+        /* the runner checked "Fraction(n, d)", lowest terms: n/d */
+        size_t n = strlen(r + 9);
+        char *q = malloc(n), *comma = strchr(r, ',');
+        if (q && comma && n >= 4) {
+            snprintf(q, n, "%.*s/%s", (int)(comma - r - 9), r + 9, comma + 2);
+            q[strlen(q) - 1] = '\0';                     /* the closing parenthesis */
+            j = json_pack("{ss}", "Fraction", q);
+        }
+        free(q);
+    }
+    if (j) {
+        res->value_native = j;
+        return 0;
+    }
+    char why[320];
+    snprintf(why, sizeof why, "the sandbox reports a %.200s by its repr only", t);
+    return !(res->value_native_why = strdup(why));
+}
+
 static char *dup_buf(const cr_buf *b, size_t *len)
 {
     *len = b->len;
@@ -164,6 +202,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         res->value_exact = res->value_type && (strcmp(res->value_type, "int") == 0 ||
                                                strcmp(res->value_type, "bool") == 0);
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
+        if (res->value_type && res->value_repr && sandbox_native(res)) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     if (!(res->dropped_json = dropped_json(&oc))) oom = 1;

@@ -141,10 +141,32 @@ Try 'calc-route --help'." 'print(u)' --var "u=a$(printf '\377')b"
 check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
+check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
+
+# --strip-fences: a model's reply runs its ```python (py, untagged) blocks in order.
+reply='The growth:
+
+```python
+x = (5829 - 5735) / 5735
+```
+
+As a shell line:
+```sh
+ans = 1
+```
+```py
+ans = round(x * 100, 2)
+```
+That is 1.64%.'
+check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
+check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'The' (line 1, col 1)" "$reply" --tier none
+check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
+json_field strip-fences-batch '{"code": "x:\n```python\nans = 6 * 7\n```\n", "strip_fences": true}' \
+    'd["value"]["repr"]' '"42"' --batch
 check dsl-bad-row 4 '' "calc-route: rejected: table_sum: no table row named 'revenue' (2 rows; names match exactly, else ignoring case and spaces) (line 1, col 11)" 'table_sum(revenue, none)' --table "$tmp/table.json"
 
 json_field json-route 'ans = 1/3' 'd["route"]' '"inprocess"'
-json_field json-value '(5829 - 5735) / 5735' 'd["value"]' '{"repr": "0.01639058413251961639058413251961639", "type": "float", "fraction": "94/5735", "exact": true, "from": "last expression"}'
+json_field json-value '(5829 - 5735) / 5735' 'd["value"]' '{"repr": "0.01639058413251961639058413251961639", "type": "float", "fraction": "94/5735", "exact": true, "from": "last expression", "native": {"float": "94/5735"}, "native_why": null}'
 json_field json-error 'x = [1, 2]
 y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
 json_field json-status-raised '1/0' 'd["status"]' '"raised"'
