@@ -230,14 +230,16 @@ static void print_reasons(const cr_result *res, FILE *f)
     }
 }
 
-/* "calc-route: WHAT: MESSAGE[ (line L, col C)]" on stderr, the two texts shown as such. */
+/* "calc-route: WHAT: MESSAGE[ (line L[, col C])]" on stderr, the two texts shown as such. A
+ * sandboxed run's exception has a line but no column (0: none, columns count from 1). */
 static void print_error(const char *what, const char *message, int line, int col)
 {
     fputs("calc-route: ", stderr);
     put_text(stderr, what);
     fputs(": ", stderr);
     put_text(stderr, message);
-    if (line) fprintf(stderr, " (line %d, col %d)", line, col);
+    if (line && col) fprintf(stderr, " (line %d, col %d)", line, col);
+    else if (line) fprintf(stderr, " (line %d)", line);
     fputc('\n', stderr);
 }
 

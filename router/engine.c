@@ -315,6 +315,14 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     if (res->lang == CR_LANG_AUTO)
         res->lang = req->code && dsl_looks_like(req->code, req->code_len) ? CR_LANG_DSL
                                                                          : CR_LANG_PYTHON;
+    if (res->lang == CR_LANG_PYTHON && req->table) {
+        /* only the DSL's table_* operations read a table: Python code would run without it */
+        res->route = CR_ROUTE_REJECTED;
+        res->status = cr_error_set(&res->error, CR_EREJECTED, 0, 0,
+                                   "a table is read by DSL programs only (table_sum, ...), and "
+                                   "this code is Python: pass the cells as variables");
+        goto done;
+    }
     if ((rc = front_end(req, &pol, res, &m, err)) != CR_OK) goto fail;
     res->parse_us = now_us() - t0;
     if (!m) {                              /* syntax error or limit: nothing can run it */

@@ -96,6 +96,8 @@ check vars-json 0 '= 1.234567890123456789012345678931e+29' '' 'ans = a + b[1] + 
 check dsl 0 '= 0.01639058413251961639058413251961639' '' 'subtract(5829, 5735), divide(#0, 5735)'
 printf '[["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]' >"$tmp/table.json"
 check dsl-table 0 '= 5782.0' '' 'table_average(net sales, none)' --table "$tmp/table.json"
+check table-with-python 4 '' 'calc-route: rejected: a table is read by DSL programs only (table_sum, ...), and this code is Python: pass the cells as variables' \
+    'ans = 1' --table "$tmp/table.json"
 check dsl-greater 0 "= 'yes'" '' 'greater(5829, 5735)' --lang dsl
 
 # Text mode: nothing the program prints passes for the answer line or a note of calc-route's
@@ -142,6 +144,11 @@ check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
 check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
+# An audit ledger that cannot be opened: SQLite's text and the reason.
+check audit-no-directory 5 '' 'calc-route: audit: open /nonexistent/dir/l.db: unable to open database file (/nonexistent/dir: No such file or directory)' \
+    'ans = 1' --audit /nonexistent/dir/l.db
+check audit-directory 5 '' "calc-route: audit: open $tmp: unable to open database file (Is a directory)" \
+    'ans = 1' --audit "$tmp"
 
 # --strip-fences: a model's reply runs its ```python (py, untagged) blocks in order.
 reply='The growth:

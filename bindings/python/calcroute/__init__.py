@@ -152,16 +152,23 @@ class CalcrouteError(Exception):
         self.result = result
 
 
+def _where(e: dict) -> str:
+    """" (line L, col C)", " (line L)" without a column (a sandboxed exception), or ""."""
+    if not e.get("line"):
+        return ""
+    return f" (line {e['line']}, col {e['col']})" if e.get("col") else f" (line {e['line']})"
+
+
 class CodeError(CalcrouteError):
     """The code raised a Python exception: `type` (its class name), `message`, `line` and
-    `col` (1-based) where it was raised; `result` the Result."""
+    `col` (1-based) where it was raised; `col` is None for a sandboxed run, whose report has
+    the line only; `result` the Result."""
 
     def __init__(self, result: "Result"):
         e = result.error
         self.type, self.message = e["type"], e["message"]
-        self.line, self.col = e["line"], e["col"]
-        super().__init__(f"{self.type}: {self.message} (line {self.line}, col {self.col})",
-                         result)
+        self.line, self.col = e["line"], e["col"] or None
+        super().__init__(f"{self.type}: {self.message}{_where(e)}", result)
 
 
 class LibraryNotFound(CalcrouteError, OSError):
@@ -698,8 +705,7 @@ def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, s
             raise LimitError(result.limit["message"], result)
         if result.status in ("rejected", "syntax_error"):
             e = result.error or {}
-            raise Rejected(f"{e.get('message', 'rejected')} (line {e.get('line')}, "
-                           f"col {e.get('col')})", result)
+            raise Rejected(f"{e.get('message', 'rejected')}{_where(e)}", result)
         if result.status != "ok":
             raise CalcrouteError((result.error or {}).get("message", result.status), result)
     return result
