@@ -108,7 +108,10 @@ typedef struct {
 } cr_config;
 
 CR_API void cr_config_default(cr_config *cfg);
-/* NULL on failure, with err filled. The caller owns the engine: cr_engine_close(). */
+/* NULL on failure, with err filled. The caller owns the engine: cr_engine_close().
+ * Thread safety: one engine may be shared by any number of threads, cr_run() on it from all
+ * of them at once (the audit ledger's appends are serialized); a request or a result is used
+ * by one thread at a time; cr_engine_close() once no run is under way. */
 CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
 CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
 /* Ends the engine's runs at once: each run under way, and each one started until
@@ -141,7 +144,8 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
                                         cr_error *err);
 /* A whole request as one JSON object, the line format of `calc-route --batch`:
  * {"code": "...", "lang": "auto|python|dsl", "vars": {...}, "table": [[...]],
- *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "seed": 7, "id": any}
+ *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "seed": 7,
+ *  "strip_fences": true, "id": any}
  * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
  * keep their exact decimal text. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
@@ -151,7 +155,10 @@ CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len
  * names tried in order for the final value; default "ans,result,answer"), "seed" (0 to
  * 4294967295: what a sandboxed run seeds random and numpy.random with; default derived from
  * the code and variables, so the same request draws the same numbers; the JSON's "seed" and
- * the audit record's policy give the seed used). */
+ * the audit record's policy give the seed used), "strip_fences" ("1": the code, set before or
+ * after, is a model's reply: the code of its Markdown fenced blocks tagged python, py,
+ * python3 or nothing runs, in order, and text without one runs whole; "0": code set from
+ * then on is taken whole). */
 CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
                                      cr_error *err);
 /* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */

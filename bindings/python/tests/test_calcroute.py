@@ -234,6 +234,11 @@ class TestNative(unittest.TestCase):
         self.assertEqual((r.value, r.exact), (Fraction("0.30000000000000004"), False))
         r = calcroute.run("import os\nans = [1]", tier="ns")
         self.assertEqual(r.native_why, "the sandbox reports a list by its repr only")
+        text = "caf\xe9\n\t'\"\\\x00\u2028\U0001F600\x7f"
+        r = calcroute.run("import os\nans = " + ascii(text), tier="ns")
+        self.assertEqual((r.value, r.repr), (text, repr(text)))
+        r = calcroute.run("import os\nans = '\\ud800'", tier="ns")
+        self.assertEqual(r.native_why, "the sandbox's str repr is no UTF-8 text (a lone surrogate?)")
 
 
 class TestFences(unittest.TestCase):
