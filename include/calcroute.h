@@ -89,8 +89,9 @@ typedef struct {
     cr_tier tier;              /* where code outside the subset goes; CR_TIER_NONE rejects */
     int precision;             /* significant digits of inexact results (default 34) */
     int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
-    double timeout_s;          /* sandbox wall clock, in-process CPU time (default 10) */
-    unsigned memory_mib;       /* sandbox memory (default 512) */
+    double timeout_s;          /* sandbox wall clock, in-process CPU time: above 0,
+                                  at most 86400 (default 10) */
+    unsigned memory_mib;       /* sandbox memory: 16 to 1048576 (default 512) */
     const char *interpreter;   /* sandbox python (default /usr/bin/python3): under /usr or
                                   allow_dir, an executable file, checked by cr_engine_open() */
     const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */

@@ -58,6 +58,18 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_config_default(&def);
         cfg = &def;
     }
+    /* The limits calc-route accepts, with its words: a caller's 0 or -1 is refused, not
+     * replaced by a default behind its back. */
+    if (!(cfg->timeout_s > 0 && cfg->timeout_s <= 86400)) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "timeout: want seconds above 0 (at most 86400), got %g",
+                     cfg->timeout_s);
+        return NULL;
+    }
+    if (cfg->memory_mib < 16 || cfg->memory_mib > 1u << 20) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "memory: want MiB from 16 to 1048576, got %u",
+                     cfg->memory_mib);
+        return NULL;
+    }
     if (cfg->precision < 1 || cfg->precision > 1000) {
         cr_error_set(err, CR_EUSAGE, 0, 0, "precision %d: want 1 to 1000", cfg->precision);
         return NULL;
@@ -81,7 +93,7 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
-    if (cfg->timeout_s > 0) e->policy.limits.max_cpu_s = cfg->timeout_s;
+    e->policy.limits.max_cpu_s = cfg->timeout_s;
     e->policy.limits.interrupt_fd = &e->intr[0];
     pthread_mutex_init(&e->audit_lock, NULL);
     if (pipe2(e->intr, O_CLOEXEC | O_NONBLOCK) < 0) {

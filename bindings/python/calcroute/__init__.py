@@ -441,9 +441,13 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
         raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
     cfg.tier = _TIERS[tier]
     if timeout is not None:
-        cfg.timeout_s = float(timeout)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise CalcrouteError(f"timeout: want seconds above 0 (at most 86400), got {timeout!r}")
+        cfg.timeout_s = float(timeout)     # the engine checks the range
     if memory is not None:
-        cfg.memory_mib = int(memory)
+        if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory < 2 ** 32:
+            raise CalcrouteError(f"memory: want MiB from 16 to 1048576, got {memory!r}")
+        cfg.memory_mib = memory
     keep = [os.fsencode(s) if s else None for s in (audit, data, out, interpreter, allow_dir)]
     cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
     if interpreter:
@@ -480,8 +484,8 @@ _RUN_PARAMS = """
         seed: 0..4294967295, what random and numpy.random start from in a sandbox; by
             default one derived from the code and vars (Result.seed).
         strip_fences: take the code inside Markdown fences (```python ... ```) of a model's
-            reply: every block tagged python, py or nothing, in order; text without such a
-            block runs as it is.
+            reply: every block tagged python, py, python3 or nothing, in order; text without
+            such a block runs as it is.
         check: True (the default) raises for a run that did not end "ok"; False returns the
             Result whatever happened.
 
@@ -496,11 +500,11 @@ _RUN_PARAMS = """
         KeyboardInterrupt: Ctrl-C during a run on the main thread (the run is ended at once).
 """
 
-_ENGINE_PARAMS = """
-        tier: where code outside the in-process subset runs: "auto" (the default: kvm where
+_ENGINE_PARAMS = """        tier: where code outside the in-process subset runs: "auto" (the default: kvm where
             it works, else ns), "ns", "kvm", or "none" (reject it).
-        timeout: wall-clock seconds a run may take (default 10).
-        memory: MiB a sandboxed run may use (default 512).
+        timeout: seconds a run may take (a sandbox's wall clock, in-process CPU time):
+            above 0, at most 86400 (default 10).
+        memory: MiB a sandboxed run may use: 16 to 1048576 (default 512).
         audit: path of a SQLite audit ledger every request is appended to.
         data: a directory the sandbox sees read-only at /data.
         out: a directory where files the sandboxed code writes to /out are copied.
@@ -625,7 +629,8 @@ Engine.__doc__ = """An engine of your own: its options fixed once, an explicit l
     any number of asyncio tasks; they share the engine (and its warm pool). close() waits
     for the runs under way to end.
 
-    Parameters:""" + _ENGINE_PARAMS + """        pool: ns sandboxes made before requests arrive (0..64), each taking one request
+    Parameters:
+""" + _ENGINE_PARAMS + """        pool: ns sandboxes made before requests arrive (0..64), each taking one request
             and then replaced (refill=True); a request that finds none ready starts cold
             (Result.timings["sandbox_start"]).
         preload: modules each warm sandbox imports first ("numpy" or ["numpy", "pandas"]).
