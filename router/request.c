@@ -392,10 +392,33 @@ static json_t *load_json(const char *json, size_t len, const char *what, cr_erro
 
 static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_error *err);
 
+/* json with each number written as 0 and spaces, the same length: jansson refuses an integer
+ * past 64 bits and a real past a double's range, while the numbers' values are taken from the
+ * text anyway (next_number()); only their place and kind matter to it. NULL on ENOMEM. */
+static char *numbers_blanked(const char *json, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, json, len);
+    copy[len] = '\0';
+    num_scan sc = {json, len, 0};
+    const char *tok;
+    size_t toklen;
+    while (next_number(&sc, &tok, &toklen)) {
+        char *p = copy + (tok - json);
+        p[0] = '0';
+        memset(p + 1, ' ', toklen - 1);
+    }
+    return copy;
+}
+
 cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len, cr_error *err)
 {
     if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: NULL");
-    json_t *root = load_json(json, len, "variables", err);
+    char *blanked = numbers_blanked(json, len);
+    if (!blanked) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    json_t *root = load_json(blanked, len, "variables", err);
+    free(blanked);
     if (!root) return CR_EUSAGE;
     cr_code rc = CR_OK;
     if (!json_is_object(root)) {

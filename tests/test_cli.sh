@@ -93,6 +93,9 @@ check var-exact 0 '= 0.3' '' 'ans = rate * 3' --var rate=0.1
 check var-string 0 "= 'million'" '' 'ans = unit' --var unit=million
 printf '{"a": 0.1, "b": [1, 2.50], "big": 123456789012345678901234567890.5}' >"$tmp/vars.json"
 check vars-json 0 '= 1.234567890123456789012345678931e+29' '' 'ans = a + b[1] + big' --vars "$tmp/vars.json"
+# Integers past 64 bits and reals past a double's range keep their exact text.
+printf '{"x": 123456789012345678901234567890, "y": [1e400, -5e-4]}' >"$tmp/bigvars.json"
+check vars-json-big 0 '= (123456789012345678901234567891, [1e+400, -0.0005])' '' 'ans = (x + 1, y)' --vars "$tmp/bigvars.json"
 check dsl 0 '= 0.01639058413251961639058413251961639' '' 'subtract(5829, 5735), divide(#0, 5735)'
 printf '[["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]' >"$tmp/table.json"
 check dsl-table 0 '= 5782.0' '' 'table_average(net sales, none)' --table "$tmp/table.json"

@@ -199,7 +199,7 @@ def _num_text(v):
     if isinstance(v, bool) or v is None:
         return json.dumps(v)
     if isinstance(v, int):
-        return str(v)
+        return _int_text(v)
     if isinstance(v, float):
         return repr(v)          # the shortest text of the double: 0.1 stays 1/10
     if isinstance(v, decimal.Decimal):
@@ -240,6 +240,19 @@ def _int(text: str) -> int:
     k = len(digits) // 2
     v = _int(digits[:-k]) * 10 ** k + _int(digits[-k:])
     return -v if neg else v
+
+
+def _int_text(v: int) -> str:
+    """str(v) at any size, where str() refuses more than 4300 digits."""
+    if -10 ** _MAX_DIGITS < v < 10 ** _MAX_DIGITS:
+        return str(v)
+    if v < 0:
+        return "-" + _int_text(-v)
+    k = _MAX_DIGITS
+    while 10 ** (2 * k) <= v:
+        k *= 2
+    hi, lo = divmod(v, 10 ** k)
+    return _int_text(hi) + _int_text(lo).rjust(k, "0")
 
 
 def _fraction(text: str) -> fractions.Fraction:

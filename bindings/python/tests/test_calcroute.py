@@ -38,6 +38,14 @@ class TestRun(unittest.TestCase):
                                               "y": 1})
         self.assertEqual(r.value, Fraction("1.12345678901234567890123"))
 
+    def test_vars_big_numbers(self):
+        # past 64 bits, and past CPython's 4300-digit str() limit
+        r = calcroute.run("ans = x + 1", vars={"x": 2 ** 70})
+        self.assertEqual(r.value, 2 ** 70 + 1)
+        r = calcroute.run("ans = x % 1000003", vars={"x": 7 ** 9000})
+        self.assertEqual(r.value, pow(7, 9000, 1000003))
+        self.assertEqual(calcroute._int_text(-(10 ** 9000) - 5), "-1" + "0" * 8999 + "5")
+
     def test_vars_containers(self):
         r = calcroute.run("ans = sum(xs) + d['a']", vars={"xs": [1, 2.5], "d": {"a": 10}})
         self.assertEqual(r.repr, "13.5")
