@@ -28,7 +28,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 CLI := $(patsubst cli/%.c,$(B)/%,$(wildcard cli/calc-*.c))
 VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=libcalcroute.map)
 
-VERSION := $(shell sed -n 's/^\#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h)
+VERSION := $(shell sed -n 's/^\#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/calcroute.h | paste -sd.)
 
 .PHONY: all test check-asan check-tsan bench fuzz install clean
 # The benchmarks build with everything, so that an interface change cannot leave them behind.

@@ -19,7 +19,14 @@ extern "C" {
 
 #define CR_API __attribute__((visibility("default")))
 
-#define CR_VERSION_STRING "0.1.0"
+/* The version of this header; cr_version() gives the library's, which may be newer. */
+#define CR_VERSION_MAJOR 0
+#define CR_VERSION_MINOR 1
+#define CR_VERSION_PATCH 0
+#define CR_VERSION_STR_(x) #x
+#define CR_VERSION_STR(x) CR_VERSION_STR_(x)
+#define CR_VERSION_STRING CR_VERSION_STR(CR_VERSION_MAJOR) "." CR_VERSION_STR(CR_VERSION_MINOR) \
+    "." CR_VERSION_STR(CR_VERSION_PATCH)
 
 /* Status codes. Codes below CR_EPY_BASE are failures of calcroute or of the request; codes
  * from CR_EPY_BASE on are Python exceptions raised by the user's code (a *result*, not a
@@ -108,6 +115,9 @@ typedef struct {
     int pool_refill;           /* 1 (default): each one used or dead is replaced */
 } cr_config;
 
+/* "MAJOR.MINOR.PATCH" of the library loaded (CR_VERSION_STRING when it was built). */
+CR_API const char *cr_version(void);
+
 CR_API void cr_config_default(cr_config *cfg);
 /* NULL on failure, with err filled. The caller owns the engine: cr_engine_close().
  * Thread safety: one engine may be shared by any number of threads, cr_run() on it from all
@@ -145,7 +155,8 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
                                         cr_error *err);
 /* A whole request as one JSON object, the line format of `calc-route --batch`:
  * {"code": "...", "lang": "auto|python|dsl", "vars": {...}, "table": [[...]],
- *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "seed": 7,
+ *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result" (or a list of
+ *  names: ["ans", "result"]), "seed": 7,
  *  "strip_fences": true, "id": any}
  * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
  * keep their exact decimal text. */

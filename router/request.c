@@ -515,6 +515,24 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         } else if ((strcmp(key, "rounding") == 0 || strcmp(key, "answer_vars") == 0) &&
                    json_is_string(v)) {
             rc = cr_request_set_option(req, key, json_string_value(v), err);
+        } else if (strcmp(key, "answer_vars") == 0 && json_is_array(v)) {
+            /* a list of names: the option's comma-separated text (which checks the names) */
+            char names[sizeof req->answer_names];
+            size_t used = 0, i;
+            json_t *name;
+            names[0] = '\0';
+            json_array_foreach(v, i, name) {
+                const char *t = json_string_value(name);
+                size_t len = t ? strlen(t) : 0;
+                if (!t || strchr(t, ',') || used + len + 2 > sizeof names) {
+                    rc = cr_error_set(err, CR_EUSAGE, 0, 0,
+                                      "answer_vars: want up to 3 names, as a list of strings");
+                    break;
+                }
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         i ? "," : "", t);
+            }
+            if (rc == CR_OK) rc = cr_request_set_option(req, key, names, err);
         } else if (strcmp(key, "strip_fences") == 0 && json_is_boolean(v)) {
             rc = cr_request_set_option(req, key, json_is_true(v) ? "1" : "0", err);
         } else if (strcmp(key, "id") == 0) {

@@ -171,6 +171,10 @@ That is 1.64%.'
 check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
 check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'The' (line 1, col 1)" "$reply" --tier none
 check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
+json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["total", "ans"]}' \
+    'd["value"]["from"]' '"total"' --batch
+json_field answer-vars-list-bad '{"code": "ans = 1", "answer_vars": ["a", 2]}' \
+    'd["error"]["message"]' '"answer_vars: want up to 3 names, as a list of strings"' --batch
 json_field strip-fences-batch '{"code": "x:\n```python\nans = 6 * 7\n```\n", "strip_fences": true}' \
     'd["value"]["repr"]' '"42"' --batch
 check dsl-bad-row 4 '' "calc-route: rejected: table_sum: no table row named 'revenue' (2 rows; names match exactly, else ignoring case and spaces) (line 1, col 11)" 'table_sum(revenue, none)' --table "$tmp/table.json"

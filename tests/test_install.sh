@@ -55,6 +55,13 @@ cc -std=c11 -Wall -Wextra -Werror examples/embed.c $(pkg-config --cflags --libs 
    -Wl,-rpath,"$(pkg-config --variable=libdir calcroute)" -o "$stage/embed2" 2>"$stage/cc2.err"
 ok "$?" 0 "compile examples/embed.c against $stage/opt"
 ok "$("$stage/embed2")" "inprocess = 1.64 (41/25)" "examples/embed.c output from $stage/opt"
+# The header's version and the library's agree with the one make installed.
+printf '#include <calcroute.h>\n#include <stdio.h>\nint main(void) { printf("%%s %%s %%d\\n", CR_VERSION_STRING, cr_version(), CR_VERSION_MAJOR * 10000 + CR_VERSION_MINOR * 100 + CR_VERSION_PATCH); return 0; }\n' >"$stage/v.c"
+cc -std=c11 -Wall -Wextra -Werror "$stage/v.c" $(pkg-config --cflags --libs calcroute) \
+   -Wl,-rpath,"$stage/opt/lib" -o "$stage/v" 2>"$stage/cc3.err"
+ok "$?" 0 "compile a cr_version() caller"
+v=$(pkg-config --modversion calcroute)
+ok "$("$stage/v")" "$v $v $(echo "$v" | awk -F. '{print $1 * 10000 + $2 * 100 + $3}')" "CR_VERSION_* and cr_version()"
 optsite=$($PY bindings/python/sitedir.py "$stage/opt")
 out=$(cd "$stage" && env -u CALCROUTE_LIB PYTHONPATH="$optsite" $PY -c 'import calcroute; print(calcroute.run("ans = 2 ** 100").repr, calcroute._lib._name)')
 ok "$out" "1267650600228229401496703205376 $optsite/calcroute/libcalcroute.so.0" "python module from $stage/opt"

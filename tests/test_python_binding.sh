@@ -31,7 +31,9 @@ site=$(run -c 'import sysconfig; print(sysconfig.get_path("platlib"))')
 out=$(run -c 'import calcroute; r = calcroute.run("ans = (5829 - 5735) / 5735"); print(calcroute.__file__, calcroute._lib._name, r.value)')
 ok "$out" "$site/calcroute/__init__.py $site/calcroute/libcalcroute.so.0 94/5735" "import from the venv, its own library"
 out=$(run -c 'import calcroute, typing; print(calcroute.__version__, typing.get_type_hints(calcroute.run)["return"].__name__)')
-ok "$out" "$(sed -n 's/^#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h) Result" "version and type hints"
+hv=$(sed -n 's/^#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/calcroute.h | paste -sd.)
+ok "$out" "$hv Result" "version and type hints"
+ok "$(run -c 'import calcroute; print(calcroute.library_version())')" "$hv" "the library's cr_version()"
 [ -f "$site/calcroute/py.typed" ]; ok "$?" 0 "py.typed installed"
 
 if run -c 'import pytest' 2>/dev/null; then

@@ -59,7 +59,7 @@ import threading
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = ["run", "Engine", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected",
-           "LibraryNotFound", "NotNative", "version", "__version__"]
+           "LibraryNotFound", "NotNative", "library_version", "version", "__version__"]
 
 
 class _CrError(ctypes.Structure):
@@ -127,6 +127,7 @@ def _load():
         "cr_result_stdout": (P, [P, ctypes.POINTER(S)]),
         "cr_result_stderr": (P, [P, ctypes.POINTER(S)]),
         "cr_strerror": (C, [I]),
+        "cr_version": (C, []),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -141,6 +142,19 @@ _LANGS = {"auto": 0, "python": 1, "dsl": 2}
 _TIERS = {"auto": 0, "ns": 1, "kvm": 2, "none": 3}
 __version__ = "0.1.0"
 version = __version__
+
+
+def library_version() -> str:
+    """The loaded libcalcroute's version ("MAJOR.MINOR.PATCH"; __version__ is this module's).
+
+    Raises:
+        LibraryNotFound: the library could not be loaded.
+    """
+    global _lib
+    with _lock:
+        if _lib is None:
+            _lib = _load()
+    return _lib.cr_version().decode()
 
 
 class CalcrouteError(Exception):
