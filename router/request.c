@@ -484,6 +484,11 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
         goto out;
     }
+    /* before "code", wherever it stands: it says how the code is read */
+    json_t *fences = json_object_get(root, "strip_fences");
+    if (fences && json_is_boolean(fences) &&
+        (rc = cr_request_set_option(req, "strip_fences", json_is_true(fences) ? "1" : "0", err)))
+        goto out;
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v) {
@@ -534,7 +539,7 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
             }
             if (rc == CR_OK) rc = cr_request_set_option(req, key, names, err);
         } else if (strcmp(key, "strip_fences") == 0 && json_is_boolean(v)) {
-            rc = cr_request_set_option(req, key, json_is_true(v) ? "1" : "0", err);
+            /* set above */
         } else if (strcmp(key, "id") == 0) {
             /* The caller's id: echoed by the batch front end, not part of the request. */
         } else {

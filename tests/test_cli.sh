@@ -175,6 +175,28 @@ json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["t
     'd["value"]["from"]' '"total"' --batch
 json_field answer-vars-list-bad '{"code": "ans = 1", "answer_vars": ["a", 2]}' \
     'd["error"]["message"]' '"answer_vars: want up to 3 names, as a list of strings"' --batch
+# --batch applies the command line's request options to every line; a line's key wins.
+printf '{"id": 1, "code": "ans = x * 2"}\n{"id": 2, "code": "ans = x * 2", "vars": {"x": 5}}\n{"id": 3, "code": "ans = 1/3", "precision": 5}\n{"id": 4, "code": "t:\\n```python\\nans = x\\n```"}\n{"id": 5, "code": "```python\\nans = 1\\n```", "strip_fences": false}\n' >"$tmp/opts.jsonl"
+printf '{"id": 6, "code": "table_sum(net sales, none)"}\n' >>"$tmp/opts.jsonl"
+outcomes() {
+    /usr/bin/python3 -c 'import json, sys
+for l in sys.stdin:
+    d = json.loads(l); print(d["id"], d["status"], d["value"] and d["value"]["repr"])'
+}
+got=$(head -n 5 "$tmp/opts.jsonl" | "$R" --batch --var x=21 --precision 10 --strip-fences | outcomes
+      tail -n 1 "$tmp/opts.jsonl" | "$R" --batch --table "$tmp/table.json" | outcomes)
+want='1 ok 42
+2 ok 10
+3 ok 0.33333
+4 ok 21
+5 syntax_error None
+6 ok 11564.0'
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-options:\n%s\nwant\n%s\n' "$got" "$want" >&2; fi
+got=$(head -n 3 "$tmp/opts.jsonl" | "$R" --batch --explain --var x=1 --tier none |
+      /usr/bin/python3 -c 'import json, sys; print([(json.loads(l)["explained"], json.loads(l)["value"]) for l in sys.stdin])')
+if [ "$got" = "[(True, None), (True, None), (True, None)]" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-explain: %s\n' "$got" >&2; fi
 json_field strip-fences-batch '{"code": "x:\n```python\nans = 6 * 7\n```\n", "strip_fences": true}' \
     'd["value"]["repr"]' '"42"' --batch
 check dsl-bad-row 4 '' "calc-route: rejected: table_sum: no table row named 'revenue' (2 rows; names match exactly, else ignoring case and spaces) (line 1, col 11)" 'table_sum(revenue, none)' --table "$tmp/table.json"
