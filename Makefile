@@ -28,7 +28,7 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(B)/tests/%)
 CLI := $(patsubst cli/%.c,$(B)/%,$(wildcard cli/calc-*.c))
 VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=libcalcroute.map)
 
-VERSION := $(shell sed -n 's/^\#define CR_VERSION_STRING "\(.*\)"/\1/p' include/calcroute.h)
+VERSION := $(shell sed -n 's/^\#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/calcroute.h | paste -sd.)
 
 .PHONY: all test check-asan check-tsan bench fuzz install clean
 # The benchmarks build with everything, so that an interface change cannot leave them behind.
@@ -78,21 +78,33 @@ check-tsan:
 bench: all $(BENCH_BIN)
 	@bench/run.sh $(B)
 
-$(B)/calcroute.pc: calcroute.pc.in include/calcroute.h
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# Where the Python package goes: the directory of $(PREFIX) that $(PYTHON) searches
+# (bindings/python/sitedir.py). Computed only when installing.
+PYTHON ?= python3
+PYTHONDIR = $(shell $(PYTHON) bindings/python/sitedir.py '$(PREFIX)')
+LIBDIR = $(PREFIX)/lib
 
-install: all $(B)/calcroute.pc
+# calcroute.pc is written at install time, so that it carries the prefix installed to. The
+# package's libcalcroute.so.0 is a relative link to the installed library (valid under
+# DESTDIR and at the final place); the loader's cache is refreshed when installing for real,
+# as root, to a directory it searches.
+install: all
 	install -Dm755 -t '$(DESTDIR)$(PREFIX)/bin' $(CLI)
-	install -Dm644 $(B)/libcalcroute.a '$(DESTDIR)$(PREFIX)/lib/libcalcroute.a'
-	install -Dm755 $(B)/libcalcroute.so '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so.$(VERSION)'
-	ln -sf libcalcroute.so.$(VERSION) '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so.0'
-	ln -sf libcalcroute.so.0 '$(DESTDIR)$(PREFIX)/lib/libcalcroute.so'
+	install -Dm644 $(B)/libcalcroute.a '$(DESTDIR)$(LIBDIR)/libcalcroute.a'
+	install -Dm755 $(B)/libcalcroute.so '$(DESTDIR)$(LIBDIR)/libcalcroute.so.$(VERSION)'
+	ln -sf libcalcroute.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libcalcroute.so.0'
+	ln -sf libcalcroute.so.0 '$(DESTDIR)$(LIBDIR)/libcalcroute.so'
 	install -Dm644 include/calcroute.h '$(DESTDIR)$(PREFIX)/include/calcroute.h'
-	install -Dm644 $(B)/calcroute.pc '$(DESTDIR)$(PREFIX)/lib/pkgconfig/calcroute.pc'
-	install -Dm644 bindings/python/calcroute/__init__.py \
-	    '$(DESTDIR)$(PREFIX)/lib/python3/dist-packages/calcroute/__init__.py'
+	mkdir -p '$(DESTDIR)$(LIBDIR)/pkgconfig'
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' calcroute.pc.in \
+	    > '$(DESTDIR)$(LIBDIR)/pkgconfig/calcroute.pc'
+	install -Dm644 -t '$(DESTDIR)$(PYTHONDIR)/calcroute' bindings/python/calcroute/__init__.py \
+	    bindings/python/calcroute/py.typed
+	ln -sf "$$(realpath -m --relative-to='$(DESTDIR)$(PYTHONDIR)/calcroute' \
+	    '$(DESTDIR)$(LIBDIR)')/libcalcroute.so.0" '$(DESTDIR)$(PYTHONDIR)/calcroute/libcalcroute.so.0'
 	for m in docs/*.1 docs/*.3; do [ -f "$$m" ] || continue; \
 	    install -Dm644 "$$m" "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
+	case '$(DESTDIR):$(PREFIX)' in :/usr|:/usr/local) [ "$$(id -u)" != 0 ] || ldconfig ;; esac
 
 clean:
 	rm -rf build

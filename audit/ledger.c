@@ -3,8 +3,14 @@
 #include "audit/audit_int.h"
 
 #include <sodium.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The record's columns in the order of AUDIT_FIELDS (out is stdout, err_out is stderr); the
  * SELECT and the INSERT below bind and read them in that order. */
@@ -59,6 +65,29 @@ int64_t audit_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Why SQLite could not open the ledger: its own text ("unable to open database file") does not
+ * say, and its errno is that of its last attempt (a read-only retry), so the open is tried
+ * here: " (reason)", or "" when it works. */
+static void open_failure(const char *path, int readonly, int create, char *why, size_t n)
+{
+    why[0] = '\0';
+    int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return;
+    }
+    if (errno != ENOENT || !create) {
+        snprintf(why, n, " (%s)", strerror(errno));
+        return;
+    }
+    /* missing: the directory that would hold it must exist and take a new file */
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK | X_OK) != 0) snprintf(why, n, " (%s: %s)", dir, strerror(errno));
+}
+
 cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
 {
     cr_code rc;
@@ -72,8 +101,10 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
                               : SQLITE_OPEN_READWRITE | ((flags & AUDIT_OPEN_CREATE)
                                                          ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path, &db->sql, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = cr_error_set(err, CR_EAUDIT, 0, 0, "audit: open %s: %s", path,
-                          db->sql ? sqlite3_errmsg(db->sql) : "out of memory");
+        char why[PATH_MAX + 64];
+        open_failure(path, db->readonly, (flags & AUDIT_OPEN_CREATE) != 0, why, sizeof why);
+        rc = cr_error_set(err, CR_EAUDIT, 0, 0, "audit: open %s: %s%s", path,
+                          db->sql ? sqlite3_errmsg(db->sql) : "out of memory", why);
         goto fail;
     }
     /* Other processes append too: wait for their write lock instead of failing at once. */

@@ -36,6 +36,8 @@ static const char usage[] =
     "  --explain               print the routing decision and its reasons; run nothing\n"
     "  --precision N           significant digits of inexact results (default 34)\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
+    "  --strip-fences          the input is a model's reply: run the code of its ```python\n"
+    "                          fences (every such block, in order); without one, all of it\n"
     "  --seed N                seeds random and numpy.random in the sandbox (0..4294967295;\n"
     "                          default derived from the code and variables)\n"
     "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
@@ -49,8 +51,10 @@ static const char usage[] =
     "                          canonical path), e.g. the virtual environment\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
-    "                          table, precision, rounding, answer_vars, seed, id), one result line\n"
-    "                          out per input line, in order; a bad line gives an error line\n"
+    "                          table, precision, rounding, answer_vars, seed, strip_fences, id),\n"
+    "                          one result line out per input line, in order; a bad line gives\n"
+    "                          an error line. The request options above apply to every line;\n"
+    "                          a line's own key wins\n"
     "  --pool N                keep N sandboxes (ns tier, 1..64) warm before requests arrive,\n"
     "                          each used once; a request finding none ready starts cold\n"
     "                          (--json's timings.sandbox_start says which). For --batch\n"
@@ -136,13 +140,15 @@ static char *read_all(const char *path, size_t *len)
             buf = b;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + n, 1, cap - n, f);
         n += got;
         if (got == 0) {
             if (ferror(f)) {
+                int why = errno ? errno : EIO;   /* a directory: EISDIR */
                 free(buf);
                 buf = NULL;
-                errno = EIO;
+                errno = why;
             }
             break;
         }
@@ -228,14 +234,16 @@ static void print_reasons(const cr_result *res, FILE *f)
     }
 }
 
-/* "calc-route: WHAT: MESSAGE[ (line L, col C)]" on stderr, the two texts shown as such. */
+/* "calc-route: WHAT: MESSAGE[ (line L[, col C])]" on stderr, the two texts shown as such. A
+ * sandboxed run's exception has a line but no column (0: none, columns count from 1). */
 static void print_error(const char *what, const char *message, int line, int col)
 {
     fputs("calc-route: ", stderr);
     put_text(stderr, what);
     fputs(": ", stderr);
     put_text(stderr, message);
-    if (line) fprintf(stderr, " (line %d, col %d)", line, col);
+    if (line && col) fprintf(stderr, " (line %d, col %d)", line, col);
+    else if (line) fprintf(stderr, " (line %d)", line);
     fputc('\n', stderr);
 }
 
@@ -383,6 +391,20 @@ static ssize_t read_line(reader *in, char **buf, size_t *cap, int *too_long)
 /* One JSON result line for each input line, in order; a bad line yields an error object
  * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
  * 5 when the engine failed. */
+/* The command line's request options, in their order, which --batch applies to every line
+ * before the line's own keys (a key of the line wins, as a later --var does). */
+typedef struct {
+    int opt;
+    const char *arg;    /* optarg; for --var, "NAME\0VALUE" */
+    char *text;         /* --vars, --table: the file's text, read once */
+    size_t len;
+} line_opt;
+
+static line_opt *line_opts;
+static size_t nline_opts;
+
+static cr_code apply_line_opts(cr_request *req, cr_error *e);
+
 static int run_batch(cr_engine *engine, FILE *f)
 {
     reader *in = malloc(sizeof *in);
@@ -410,8 +432,8 @@ static int run_batch(cr_engine *engine, FILE *f)
         json_t *id = json_is_object(probe) ? json_object_get(probe, "id") : NULL;
         char *id_text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         cr_result *res = NULL;
-        cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE
-                                                  : cr_request_set_json(req, line, (size_t)n, &e);
+        cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
+        if (set == CR_OK) set = cr_request_set_json(req, line, (size_t)n, &e);
         if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
             const char *js = cr_result_json(res);
             if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
@@ -461,8 +483,10 @@ static cr_engine *open_engine(const cr_config *cfg, int *rc)
     return engine;
 }
 
+/* Reads and applies --vars or --table; the text is kept in *keep for --batch's lines. */
 static int load_json_file(const char *path, const char *what, cr_request *req,
-                          cr_code (*set)(cr_request *, const char *, size_t, cr_error *))
+                          cr_code (*set)(cr_request *, const char *, size_t, cr_error *),
+                          line_opt *keep)
 {
     size_t len;
     char *text = read_all(path, &len);
@@ -472,7 +496,8 @@ static int load_json_file(const char *path, const char *what, cr_request *req,
     }
     cr_error e = {0};
     cr_code rc = set(req, text, len, &e);
-    free(text);
+    keep->text = text;
+    keep->len = len;
     if (rc != CR_OK) {
         fprintf(stderr, "calc-route: %s %s:%d:%d: %s\n", what, path, e.line, e.col, e.message);
         return rc == CR_ENOMEM ? EX_INTERNAL : EX_USAGE;
@@ -480,11 +505,38 @@ static int load_json_file(const char *path, const char *what, cr_request *req,
     return EX_OK;
 }
 
+static line_opt *record(int opt, const char *arg, const char *value)
+{
+    line_opt *o = &line_opts[nline_opts++];    /* at most one a command-line word */
+    o->opt = opt;
+    o->arg = arg;
+    o->text = (char *)value;
+    return o;
+}
+
+static cr_code apply_line_opts(cr_request *req, cr_error *e)
+{
+    cr_code rc = CR_OK;
+    for (size_t i = 0; i < nline_opts && rc == CR_OK; i++) {
+        const line_opt *o = &line_opts[i];
+        switch (o->opt) {
+        case 'L': rc = cr_request_set_lang(req, (cr_lang)(o->arg[0] - '0')); break;
+        case 'V': rc = cr_request_set_var(req, o->arg, o->arg + strlen(o->arg) + 1, e); break;
+        case 'J': rc = cr_request_set_vars_json(req, o->text, o->len, e); break;
+        case 'T': rc = cr_request_set_table_json(req, o->text, o->len, e); break;
+        case 'E': rc = cr_request_set_explain(req, 1); break;
+        default: rc = cr_request_set_option(req, o->arg, o->text, e); break;
+        }
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
-           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP };
+           O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
+           O_STRIP_FENCES };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -500,6 +552,7 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, O_SEED},
         {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
         {"no-refill", no_argument, 0, O_NO_REFILL},   {"warmup", required_argument, 0, O_WARMUP},
+        {"strip-fences", no_argument, 0, O_STRIP_FENCES},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
@@ -513,6 +566,11 @@ int main(int argc, char **argv)
     int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
     char *warmup = NULL;
     cr_error e = {0};
+    if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        cr_request_free(req);
+        return EX_INTERNAL;
+    }
     while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         char *end;
         switch (c) {
@@ -523,6 +581,8 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "python") == 0) cr_request_set_lang(req, CR_LANG_PYTHON);
             else if (strcmp(optarg, "dsl") == 0) cr_request_set_lang(req, CR_LANG_DSL);
             else rc = die_usage("--lang: want auto, python or dsl, got '%s'", optarg);
+            record('L', strcmp(optarg, "python") == 0 ? "1" : strcmp(optarg, "dsl") == 0 ? "2" : "0",
+                   NULL);
             break;
         case O_VAR: {
             char *eq = strchr(optarg, '=');
@@ -533,24 +593,31 @@ int main(int argc, char **argv)
             *eq = '\0';
             if (cr_request_set_var(req, optarg, eq + 1, &e) != CR_OK)
                 rc = die_usage("%s", e.message);
+            record('V', optarg, NULL);
             break;
         }
-        case O_VARS: rc = load_json_file(optarg, "--vars", req, cr_request_set_vars_json); break;
-        case O_TABLE: rc = load_json_file(optarg, "--table", req, cr_request_set_table_json); break;
+        case O_VARS:
+            rc = load_json_file(optarg, "--vars", req, cr_request_set_vars_json,
+                                record('J', NULL, NULL));
+            break;
+        case O_TABLE:
+            rc = load_json_file(optarg, "--table", req, cr_request_set_table_json,
+                                record('T', NULL, NULL));
+            break;
         case O_JSON: json = 1; break;
-        case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); break;
+        case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); record('E', NULL, NULL); break;
         case O_PRECISION:
-            if (cr_request_set_option(req, "precision", optarg, &e) != CR_OK)
-                rc = die_usage("--%s", e.message);
-            break;
         case O_SEED:
-            if (cr_request_set_option(req, "seed", optarg, &e) != CR_OK)
-                rc = die_usage("--%s", e.message);
-            break;
         case O_ROUNDING:
-            if (cr_request_set_option(req, "rounding", optarg, &e) != CR_OK)
+        case O_STRIP_FENCES: {
+            const char *key = c == O_PRECISION ? "precision" : c == O_SEED ? "seed"
+                            : c == O_ROUNDING ? "rounding" : "strip_fences";
+            const char *value = c == O_STRIP_FENCES ? "1" : optarg;
+            if (cr_request_set_option(req, key, value, &e) != CR_OK)
                 rc = die_usage("--%s", e.message);
+            record('O', key, value);
             break;
+        }
         case O_TIER:
             if (strcmp(optarg, "auto") == 0) cfg.tier = CR_TIER_AUTO;
             else if (strcmp(optarg, "ns") == 0) cfg.tier = CR_TIER_NS;
@@ -677,6 +744,9 @@ int main(int argc, char **argv)
     cr_engine_close(engine);
 out:
     cr_request_free(req);
+    for (size_t i = 0; i < nline_opts; i++)
+        if (line_opts[i].opt == 'J' || line_opts[i].opt == 'T') free(line_opts[i].text);
+    free(line_opts);
     free(warmup);
     return got_signal ? EX_SIGNAL + got_signal : rc;
 }

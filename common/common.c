@@ -34,6 +34,8 @@ static const char *const code_names[] = {
     [CR_EPY_EXCEPTION] = "Exception",
 };
 
+const char *cr_version(void) { return CR_VERSION_STRING; }
+
 const char *cr_strerror(cr_code code)
 {
     if ((unsigned)code < sizeof code_names / sizeof code_names[0] && code_names[code])

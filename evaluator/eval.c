@@ -1,5 +1,6 @@
 /* evaluator/eval.c: statements, expressions, calls and the run itself (eval_run), with
  * DESIGN.md's final-value rule. */
+#include "common/json.h"
 #include "evaluator/eval_int.h"
 #include "parser/parser.h"
 
@@ -2633,6 +2634,110 @@ static char *dupstr(const char *s)
     return p;
 }
 
+/* The final value as tagged JSON, from which a caller rebuilds it exactly without parsing a
+ * repr (DESIGN.md, "The value's native form"). A part with no such form, a structure deeper
+ * than NATIVE_DEPTH (a container holding itself is one) or larger than NATIVE_NODES (shared
+ * parts count each time they are met) leaves the whole value without one: *why says so. */
+enum { NATIVE_DEPTH = 200, NATIVE_NODES = 1000000 };
+
+typedef struct {
+    eval_cx *cx;
+    cr_buf b;
+    size_t nodes;
+    char why[160];
+    int failed;            /* out of memory, or the evaluator raised (a limit) */
+} native_cx;
+
+static json_t *tagged(const char *tag, json_t *v)
+{
+    json_t *o = json_object();
+    if (o && v && json_object_set_new(o, tag, v) == 0) return o;
+    if (!o) json_decref(v);
+    json_decref(o);
+    return NULL;
+}
+
+static json_t *native_of(native_cx *n, val *v, int depth)
+{
+    if (n->why[0] || n->failed) return NULL;
+    if (depth > NATIVE_DEPTH || ++n->nodes > NATIVE_NODES) {
+        snprintf(n->why, sizeof n->why, depth > NATIVE_DEPTH
+                 ? "nested more than %d deep, or holding itself" : "more than %d parts",
+                 depth > NATIVE_DEPTH ? NATIVE_DEPTH : NATIVE_NODES);
+        return NULL;
+    }
+    json_t *r = NULL;
+    const char *tag = NULL;
+    switch (v->kind) {
+    case V_NONE: r = json_null(); break;
+    case V_BOOL: r = json_boolean(mpq_sgn(v->u.q) != 0); break;
+    case V_INT: case V_FLOAT:
+        /* an inexact float is the value it prints, as the top-level fraction is */
+        cr_buf_reset(&n->b);
+        if (num_fraction_text(&n->b, v->kind == V_INT ? v->u.q : eval_shown(n->cx, v, 0)) != CR_OK)
+            break;
+        r = tagged(v->kind == V_INT ? "int" : "float", json_stringn(n->b.p, n->b.len));
+        break;
+    case V_INF:
+        r = tagged("float", json_string(v->sub == INF_NAN ? "nan" : v->sub == INF_POS ? "inf" : "-inf"));
+        break;
+    case V_STR: r = tagged("str", cr_json_text(v->u.str.s, v->u.str.len, NULL)); break;
+    case V_LIST: tag = "list"; /* fall through */
+    case V_TUPLE: {
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < v->u.seq.len; i++)
+            if (json_array_append_new(a, native_of(n, v->u.seq.it[i], depth + 1))) {
+                json_decref(a);
+                return NULL;
+            }
+        r = tagged(tag ? tag : "tuple", a);
+        break;
+    }
+    case V_DICT: case V_SET: {
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < v->u.d.used; i++) {
+            dict_ent *e = &v->u.d.ent[i];
+            if (!e->key) continue;
+            json_t *k = native_of(n, e->key, depth + 1), *item = k;
+            if (k && v->kind == V_DICT) item = json_pack("[oo]", k, native_of(n, e->value, depth + 1));
+            if (json_array_append_new(a, item)) {
+                json_decref(a);
+                return NULL;
+            }
+        }
+        r = tagged(v->kind == V_DICT ? "dict" : "set", a);
+        break;
+    }
+    case V_OBJ:
+        if (strcmp(v->u.obj.cls->name, "decimal.Decimal") == 0) {
+            cr_buf_reset(&n->b);
+            if (eval_repr(n->cx, &n->b, v, 1) < 0) break;
+            r = tagged("Decimal", json_stringn(n->b.p, n->b.len));
+            break;
+        }
+        /* fall through */
+    default:
+        snprintf(n->why, sizeof n->why, "a %s has no native form", eval_type_name(v));
+        return NULL;
+    }
+    if (!r && !n->why[0]) n->failed = 1;
+    return r;
+}
+
+static cr_code fill_native(eval_cx *cx, val *v, eval_result *res)
+{
+    native_cx n = {.cx = cx};
+    cr_buf_init(&n.b, cx->lim->max_str_len);
+    json_t *j = native_of(&n, v, 0);
+    cr_buf_free(&n.b);
+    if (j) {
+        res->value_native = j;
+        return CR_OK;
+    }
+    if (n.failed || !n.why[0]) return cx->err.code != CR_OK ? cx->err.code : CR_ENOMEM;
+    return (res->value_native_why = dupstr(n.why)) ? CR_OK : CR_ENOMEM;
+}
+
 static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *res)
 {
     cr_buf b;
@@ -2673,6 +2778,8 @@ static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *re
         if (rc > 0) res->value_fraction = cr_buf_take(&b, NULL);
     }
     cr_buf_free(&b);
+    cr_code rc = fill_native(cx, v, res);
+    if (rc != CR_OK) return rc;
     int inexact = eval_inexact(cx, v);
     if (inexact < 0) return cx->err.code;
     res->exact = !cx->inexact_decided && !inexact;
@@ -2860,5 +2967,7 @@ void eval_result_free(eval_result *res)
     free(res->value_repr);
     free(res->value_str);
     free(res->value_fraction);
+    free(res->value_native_why);
+    json_decref(res->value_native);
     memset(res, 0, sizeof *res);
 }

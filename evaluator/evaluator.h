@@ -30,6 +30,8 @@ typedef struct {
     char *value_str;       /* str() of the value */
     int value_numeric;     /* int, float or bool: value_fraction is set */
     char *value_fraction;  /* exact value as "p/q" or "p" (numeric values only, else NULL) */
+    struct json_t *value_native;  /* the value as tagged JSON (eval.c, native_of()), or NULL */
+    char *value_native_why;       /* NULL, or why the value has no native form */
     int exact;             /* 0 when a rounded (inexact) operation fed the final value */
     uint64_t ops;          /* evaluation steps taken */
 } eval_result;

@@ -19,7 +19,14 @@ extern "C" {
 
 #define CR_API __attribute__((visibility("default")))
 
-#define CR_VERSION_STRING "0.1.0"
+/* The version of this header; cr_version() gives the library's, which may be newer. */
+#define CR_VERSION_MAJOR 0
+#define CR_VERSION_MINOR 1
+#define CR_VERSION_PATCH 0
+#define CR_VERSION_STR_(x) #x
+#define CR_VERSION_STR(x) CR_VERSION_STR_(x)
+#define CR_VERSION_STRING CR_VERSION_STR(CR_VERSION_MAJOR) "." CR_VERSION_STR(CR_VERSION_MINOR) \
+    "." CR_VERSION_STR(CR_VERSION_PATCH)
 
 /* Status codes. Codes below CR_EPY_BASE are failures of calcroute or of the request; codes
  * from CR_EPY_BASE on are Python exceptions raised by the user's code (a *result*, not a
@@ -89,8 +96,9 @@ typedef struct {
     cr_tier tier;              /* where code outside the subset goes; CR_TIER_NONE rejects */
     int precision;             /* significant digits of inexact results (default 34) */
     int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
-    double timeout_s;          /* sandbox wall clock, in-process CPU time (default 10) */
-    unsigned memory_mib;       /* sandbox memory (default 512) */
+    double timeout_s;          /* sandbox wall clock, in-process CPU time: above 0,
+                                  at most 86400 (default 10) */
+    unsigned memory_mib;       /* sandbox memory: 16 to 1048576 (default 512) */
     const char *interpreter;   /* sandbox python (default /usr/bin/python3): under /usr or
                                   allow_dir, an executable file, checked by cr_engine_open() */
     const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */
@@ -111,8 +119,14 @@ typedef struct {
                                   ignored; at most 64 KiB. NULL (the default): none */
 } cr_config;
 
+/* "MAJOR.MINOR.PATCH" of the library loaded (CR_VERSION_STRING when it was built). */
+CR_API const char *cr_version(void);
+
 CR_API void cr_config_default(cr_config *cfg);
-/* NULL on failure, with err filled. The caller owns the engine: cr_engine_close(). */
+/* NULL on failure, with err filled. The caller owns the engine: cr_engine_close().
+ * Thread safety: one engine may be shared by any number of threads, cr_run() on it from all
+ * of them at once (the audit ledger's appends are serialized); a request or a result is used
+ * by one thread at a time; cr_engine_close() once no run is under way. */
 CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
 CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
 /* Ends the engine's runs at once: each run under way, and each one started until
@@ -145,7 +159,9 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
                                         cr_error *err);
 /* A whole request as one JSON object, the line format of `calc-route --batch`:
  * {"code": "...", "lang": "auto|python|dsl", "vars": {...}, "table": [[...]],
- *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result", "seed": 7, "id": any}
+ *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result" (or a list of
+ *  names: ["ans", "result"]), "seed": 7,
+ *  "strip_fences": true, "id": any}
  * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
  * keep their exact decimal text. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
@@ -155,7 +171,10 @@ CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len
  * names tried in order for the final value; default "ans,result,answer"), "seed" (0 to
  * 4294967295: what a sandboxed run seeds random and numpy.random with; default derived from
  * the code and variables, so the same request draws the same numbers; the JSON's "seed" and
- * the audit record's policy give the seed used). */
+ * the audit record's policy give the seed used), "strip_fences" ("1": the code, set before or
+ * after, is a model's reply: the code of its Markdown fenced blocks tagged python, py,
+ * python3 or nothing runs, in order, and text without one runs whole; "0": code set from
+ * then on is taken whole). */
 CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const char *value,
                                      cr_error *err);
 /* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */

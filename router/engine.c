@@ -59,6 +59,18 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_config_default(&def);
         cfg = &def;
     }
+    /* The limits calc-route accepts, with its words: a caller's 0 or -1 is refused, not
+     * replaced by a default behind its back. */
+    if (!(cfg->timeout_s > 0 && cfg->timeout_s <= 86400)) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "timeout: want seconds above 0 (at most 86400), got %g",
+                     cfg->timeout_s);
+        return NULL;
+    }
+    if (cfg->memory_mib < 16 || cfg->memory_mib > 1u << 20) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "memory: want MiB from 16 to 1048576, got %u",
+                     cfg->memory_mib);
+        return NULL;
+    }
     if (cfg->precision < 1 || cfg->precision > 1000) {
         cr_error_set(err, CR_EUSAGE, 0, 0, "precision %d: want 1 to 1000", cfg->precision);
         return NULL;
@@ -82,7 +94,7 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
-    if (cfg->timeout_s > 0) e->policy.limits.max_cpu_s = cfg->timeout_s;
+    e->policy.limits.max_cpu_s = cfg->timeout_s;
     e->policy.limits.interrupt_fd = &e->intr[0];
     pthread_mutex_init(&e->audit_lock, NULL);
     if (pipe2(e->intr, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -203,6 +215,10 @@ static cr_code take_eval(cr_result *res, eval_result *ev)
     res->value_type = ev->value_type;
     res->value_fraction = ev->value_fraction;
     res->value_from = ev->value_from;
+    res->value_native = ev->value_native;
+    res->value_native_why = ev->value_native_why;
+    ev->value_native = NULL;
+    ev->value_native_why = NULL;
     ev->value_repr = ev->value_type = ev->value_fraction = ev->value_from = NULL;
     res->ops = ev->ops;
     return CR_OK;
@@ -312,6 +328,14 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     if (res->lang == CR_LANG_AUTO)
         res->lang = req->code && dsl_looks_like(req->code, req->code_len) ? CR_LANG_DSL
                                                                          : CR_LANG_PYTHON;
+    if (res->lang == CR_LANG_PYTHON && req->table) {
+        /* only the DSL's table_* operations read a table: Python code would run without it */
+        res->route = CR_ROUTE_REJECTED;
+        res->status = cr_error_set(&res->error, CR_EREJECTED, 0, 0,
+                                   "a table is read by DSL programs only (table_sum, ...), and "
+                                   "this code is Python: pass the cells as variables");
+        goto done;
+    }
     if ((rc = front_end(req, &pol, res, &m, err)) != CR_OK) goto fail;
     res->parse_us = now_us() - t0;
     if (!m) {                              /* syntax error or limit: nothing can run it */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "router/router.h"
@@ -33,6 +34,69 @@ void cr_request_free(cr_request *req)
     free(req);
 }
 
+/* A fence line (CommonMark): up to 3 spaces, then 3 or more ` or ~; *n its length, *indent
+ * the spaces, *info its info string's first word. 0 when the line is no fence. */
+static int fence_at(const char *p, const char *end, int *ch, size_t *n, size_t *indent,
+                    const char **info, size_t *info_len)
+{
+    const char *s = p;
+    while (s < end && *s == ' ' && s - p < 3) s++;
+    if (s == end || (*s != '`' && *s != '~')) return 0;
+    const char *f = s;
+    while (f < end && *f == *s) f++;
+    if (f - s < 3) return 0;
+    *ch = *s;
+    *n = (size_t)(f - s);
+    *indent = (size_t)(s - p);
+    while (f < end && (*f == ' ' || *f == '\t')) f++;
+    *info = f;
+    while (f < end && *f != ' ' && *f != '\t' && *f != '\r' && *f != '\n') {
+        if (*s == '`' && *f == '`') return 0;   /* a backtick fence's info has none */
+        f++;
+    }
+    *info_len = (size_t)(f - *info);
+    return 1;
+}
+
+/* Keeps the code of a model's reply: every fenced block tagged python, py, python3 or not at
+ * all, in order, each line as it is (less the opening fence's indentation); the other blocks
+ * and the prose around them go. A block left open runs to the end (a reply cut short). Text
+ * without such a block is left as it is. In place: the code is never longer than the reply. */
+static void strip_fences(char *code, size_t *len)
+{
+    char *end = code + *len, *out = code;
+    int state = 0, fch = 0, found = 0;   /* state: 0 prose, 1 a code block, 2 another block */
+    size_t flen = 0, findent = 0;
+    for (char *line = code; line < end;) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        char *next = nl ? nl + 1 : end;
+        int ch;
+        size_t n = 0, indent = 0, ilen = 0;
+        const char *info = NULL;
+        int fence = fence_at(line, next, &ch, &n, &indent, &info, &ilen);
+        if (state == 0 && fence) {
+            static const char *const tags[] = {"", "python", "py", "python3"};
+            state = 2;
+            for (size_t i = 0; i < sizeof tags / sizeof *tags; i++)
+                if (ilen == strlen(tags[i]) && strncasecmp(info, tags[i], ilen) == 0) state = 1;
+            found |= state == 1;
+            fch = ch;
+            flen = n;
+            findent = indent;
+        } else if (state && fence && ch == fch && n >= flen && ilen == 0) {
+            state = 0;
+        } else if (state == 1) {
+            for (size_t k = 0; k < findent && line < next && *line == ' '; k++) line++;
+            memmove(out, line, (size_t)(next - line));
+            out += next - line;
+        }
+        line = next;
+    }
+    if (!found) return;
+    *out = '\0';
+    *len = (size_t)(out - code);
+}
+
 cr_code cr_request_set_code(cr_request *req, const char *code, size_t len)
 {
     if (!req || (!code && len)) return CR_EUSAGE;
@@ -43,6 +107,7 @@ cr_code cr_request_set_code(cr_request *req, const char *code, size_t len)
     free(req->code);
     req->code = copy;
     req->code_len = len;
+    if (req->strip_fences) strip_fences(req->code, &req->code_len);
     return CR_OK;
 }
 
@@ -113,6 +178,14 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
                                 "seed: want a whole number from 0 to %u, got '%s'",
                                 SANDBOX_SEED_MAX, value);
         req->seed = (int64_t)v;
+        return CR_OK;
+    }
+    if (strcmp(key, "strip_fences") == 0) {
+        if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
+            return cr_error_set(err, CR_EUSAGE, 0, 0, "strip_fences: want 1 or 0, got '%s'",
+                                value);
+        req->strip_fences = value[0] == '1';
+        if (req->strip_fences && req->code) strip_fences(req->code, &req->code_len);
         return CR_OK;
     }
     return cr_error_set(err, CR_EUSAGE, 0, 0, "unknown option '%s'", key);
@@ -319,10 +392,33 @@ static json_t *load_json(const char *json, size_t len, const char *what, cr_erro
 
 static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_error *err);
 
+/* json with each number written as 0 and spaces, the same length: jansson refuses an integer
+ * past 64 bits and a real past a double's range, while the numbers' values are taken from the
+ * text anyway (next_number()); only their place and kind matter to it. NULL on ENOMEM. */
+static char *numbers_blanked(const char *json, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, json, len);
+    copy[len] = '\0';
+    num_scan sc = {json, len, 0};
+    const char *tok;
+    size_t toklen;
+    while (next_number(&sc, &tok, &toklen)) {
+        char *p = copy + (tok - json);
+        p[0] = '0';
+        memset(p + 1, ' ', toklen - 1);
+    }
+    return copy;
+}
+
 cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_t len, cr_error *err)
 {
     if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: NULL");
-    json_t *root = load_json(json, len, "variables", err);
+    char *blanked = numbers_blanked(json, len);
+    if (!blanked) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
+    json_t *root = load_json(blanked, len, "variables", err);
+    free(blanked);
     if (!root) return CR_EUSAGE;
     cr_code rc = CR_OK;
     if (!json_is_object(root)) {
@@ -388,6 +484,11 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
         goto out;
     }
+    /* before "code", wherever it stands: it says how the code is read */
+    json_t *fences = json_object_get(root, "strip_fences");
+    if (fences && json_is_boolean(fences) &&
+        (rc = cr_request_set_option(req, "strip_fences", json_is_true(fences) ? "1" : "0", err)))
+        goto out;
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v) {
@@ -419,6 +520,26 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         } else if ((strcmp(key, "rounding") == 0 || strcmp(key, "answer_vars") == 0) &&
                    json_is_string(v)) {
             rc = cr_request_set_option(req, key, json_string_value(v), err);
+        } else if (strcmp(key, "answer_vars") == 0 && json_is_array(v)) {
+            /* a list of names: the option's comma-separated text (which checks the names) */
+            char names[sizeof req->answer_names];
+            size_t used = 0, i;
+            json_t *name;
+            names[0] = '\0';
+            json_array_foreach(v, i, name) {
+                const char *t = json_string_value(name);
+                size_t len = t ? strlen(t) : 0;
+                if (!t || strchr(t, ',') || used + len + 2 > sizeof names) {
+                    rc = cr_error_set(err, CR_EUSAGE, 0, 0,
+                                      "answer_vars: want up to 3 names, as a list of strings");
+                    break;
+                }
+                used += (size_t)snprintf(names + used, sizeof names - used, "%s%s",
+                                         i ? "," : "", t);
+            }
+            if (rc == CR_OK) rc = cr_request_set_option(req, key, names, err);
+        } else if (strcmp(key, "strip_fences") == 0 && json_is_boolean(v)) {
+            /* set above */
         } else if (strcmp(key, "id") == 0) {
             /* The caller's id: echoed by the batch front end, not part of the request. */
         } else {

@@ -15,6 +15,8 @@ void cr_result_free(cr_result *res)
     free(res->value_type);
     free(res->value_fraction);
     free(res->value_from);
+    json_decref(res->value_native);
+    free(res->value_native_why);
     for (size_t i = 0; i < res->nreasons; i++) {
         free(res->reasons[i].code);
         free(res->reasons[i].snippet);
@@ -184,6 +186,9 @@ json_t *router_result_to_json(const cr_result *res)
         cr_json_set(v, "fraction", cr_json_str(res->value_fraction), &failed);
         cr_json_set(v, "exact", json_boolean(res->value_exact), &failed);
         cr_json_set(v, "from", cr_json_str(res->value_from), &failed);
+        cr_json_set(v, "native", res->value_native ? json_incref(res->value_native) : json_null(),
+                    &failed);
+        cr_json_set(v, "native_why", cr_json_str(res->value_native_why), &failed);
     }
     cr_json_set(o, "value", v, &failed);
     cr_json_set(o, "stdout", cr_json_text(res->out, res->out ? res->out_len : 0, &out_rep),

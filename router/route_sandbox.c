@@ -30,6 +30,108 @@ static char *decimal_to_fraction(const char *dec, const cr_policy *pol)
     return text;
 }
 
+/* The str a CPython str repr denotes: its quote, characters as themselves and the escapes
+ * str.__repr__ writes (\\ \' \" \n \r \t \xhh \uhhhh \Uhhhhhhhh); NULL for any other text, or
+ * a lone surrogate, which no UTF-8 text holds. */
+static json_t *tagged_str(const char *p, size_t len)
+{
+    json_t *v = json_stringn(p, len);     /* NULL when p is not UTF-8 */
+    json_t *o = v ? json_object() : NULL;
+    if (o && json_object_set_new(o, "str", v) == 0) return o;
+    if (!o) json_decref(v);
+    json_decref(o);
+    return NULL;
+}
+
+static json_t *str_of_repr(const char *r)
+{
+    size_t n = strlen(r);
+    if (n < 2 || (r[0] != '\'' && r[0] != '"') || r[n - 1] != r[0]) return NULL;
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    int ok = 1;
+    for (size_t i = 1; ok && i < n - 1; i++) {
+        char c = r[i], e;
+        if (c == r[0]) { ok = 0; break; }
+        if (c != '\\') { ok = cr_buf_put(&b, &c, 1) == CR_OK; continue; }
+        if (++i >= n - 1) { ok = 0; break; }
+        int digits = 0;
+        switch (r[i]) {
+        case '\\': case '\'': case '"': e = r[i]; break;
+        case 'n': e = '\n'; break;
+        case 'r': e = '\r'; break;
+        case 't': e = '\t'; break;
+        case 'x': digits = 2; break;
+        case 'u': digits = 4; break;
+        case 'U': digits = 8; break;
+        default: ok = 0; continue;
+        }
+        if (!digits) { ok = cr_buf_put(&b, &e, 1) == CR_OK; continue; }
+        unsigned long cp = 0;
+        for (int k = 0; k < digits && ok; k++) {
+            char h = r[++i];
+            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : -1;
+            if (v < 0 || i >= n - 1) ok = 0;    /* repr writes lower-case hex */
+            cp = cp * 16 + (unsigned long)(v < 0 ? 0 : v);
+        }
+        if (!ok || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) { ok = 0; break; }
+        char u[4];
+        size_t len = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+        if (len == 1) u[0] = (char)cp;
+        else {
+            for (size_t k = len - 1; k > 0; k--, cp >>= 6) u[k] = (char)(0x80 | (cp & 0x3F));
+            u[0] = (char)((len == 2 ? 0xC0 : len == 3 ? 0xE0 : 0xF0) | cp);
+        }
+        ok = cr_buf_put(&b, u, len) == CR_OK;
+    }
+    json_t *j = ok ? tagged_str(b.p ? b.p : "", b.len) : NULL;
+    cr_buf_free(&b);
+    return j;
+}
+
+/* The native form (DESIGN.md) of what the runner reported: its checked numbers, None, a str
+ * from its repr; other values come as their repr only, and value_native_why says so. */
+static int sandbox_native(cr_result *res)
+{
+    const char *t = res->value_type, *r = res->value_repr, *f = res->value_fraction;
+    json_t *j = NULL;
+    if (strcmp(t, "NoneType") == 0 && strcmp(r, "None") == 0) {
+        j = json_null();
+    } else if (strcmp(t, "bool") == 0) {
+        j = json_boolean(strcmp(r, "True") == 0);
+    } else if (f && (strcmp(t, "int") == 0 || strncmp(t, "int", 3) == 0 || strncmp(t, "uint", 4) == 0 ||
+                     strcmp(t, "longlong") == 0 || strcmp(t, "ulonglong") == 0)) {
+        j = json_pack("{ss}", "int", f);
+    } else if (strcmp(t, "float") == 0 || strncmp(t, "float", 5) == 0 || strcmp(t, "longdouble") == 0) {
+        int special = !f && (!strcmp(r, "inf") || !strcmp(r, "-inf") || !strcmp(r, "nan"));
+        if (f || special) j = json_pack("{ss}", "float", f ? f : r);
+    } else if (strcmp(t, "str") == 0 && (j = str_of_repr(r))) {
+        /* a str: its text rebuilt from the repr, exactly */
+    } else if (strcmp(t, "Decimal") == 0 && strncmp(r, "Decimal('", 9) == 0) {
+        j = json_pack("{ss#}", "Decimal", r + 9, (int)strlen(r + 9) - 2);
+    } else if (strcmp(t, "Fraction") == 0 && strncmp(r, "Fraction(", 9) == 0) {
+        /* the runner checked "Fraction(n, d)", lowest terms: n/d */
+        size_t n = strlen(r + 9);
+        char *q = malloc(n), *comma = strchr(r, ',');
+        if (q && comma && n >= 4) {
+            snprintf(q, n, "%.*s/%s", (int)(comma - r - 9), r + 9, comma + 2);
+            q[strlen(q) - 1] = '\0';                     /* the closing parenthesis */
+            j = json_pack("{ss}", "Fraction", q);
+        }
+        free(q);
+    }
+    if (j) {
+        res->value_native = j;
+        return 0;
+    }
+    char why[320];
+    if (strcmp(t, "str") == 0)
+        snprintf(why, sizeof why, "the sandbox's str repr is no UTF-8 text (a lone surrogate?)");
+    else
+        snprintf(why, sizeof why, "the sandbox reports a %.200s by its repr only", t);
+    return !(res->value_native_why = strdup(why));
+}
+
 static char *dup_buf(const cr_buf *b, size_t *len)
 {
     *len = b->len;
@@ -164,6 +266,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         res->value_exact = res->value_type && (strcmp(res->value_type, "int") == 0 ||
                                                strcmp(res->value_type, "bool") == 0);
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
+        if (res->value_type && res->value_repr && sandbox_native(res)) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     if (!(res->dropped_json = dropped_json(&oc))) oom = 1;

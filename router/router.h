@@ -38,6 +38,7 @@ struct cr_request {
     int explain;            /* decide only, run nothing */
     char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
     int64_t seed;           /* "seed" option, or -1: derived from the request */
+    int strip_fences;       /* "strip_fences" option: code is the reply's fenced code */
 };
 
 typedef struct {
@@ -56,6 +57,8 @@ struct cr_result {
     int out_truncated;
     char *value_repr, *value_type, *value_fraction, *value_from;
     int has_value, value_exact;
+    json_t *value_native;   /* the value as tagged JSON (DESIGN.md), or NULL: value_native_why */
+    char *value_native_why;
     router_reason *reasons;
     size_t nreasons;
     int explained;          /* --explain: decided, not run */

@@ -93,9 +93,14 @@ check var-exact 0 '= 0.3' '' 'ans = rate * 3' --var rate=0.1
 check var-string 0 "= 'million'" '' 'ans = unit' --var unit=million
 printf '{"a": 0.1, "b": [1, 2.50], "big": 123456789012345678901234567890.5}' >"$tmp/vars.json"
 check vars-json 0 '= 1.234567890123456789012345678931e+29' '' 'ans = a + b[1] + big' --vars "$tmp/vars.json"
+# Integers past 64 bits and reals past a double's range keep their exact text.
+printf '{"x": 123456789012345678901234567890, "y": [1e400, -5e-4]}' >"$tmp/bigvars.json"
+check vars-json-big 0 '= (123456789012345678901234567891, [1e+400, -0.0005])' '' 'ans = (x + 1, y)' --vars "$tmp/bigvars.json"
 check dsl 0 '= 0.01639058413251961639058413251961639' '' 'subtract(5829, 5735), divide(#0, 5735)'
 printf '[["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]' >"$tmp/table.json"
 check dsl-table 0 '= 5782.0' '' 'table_average(net sales, none)' --table "$tmp/table.json"
+check table-with-python 4 '' 'calc-route: rejected: a table is read by DSL programs only (table_sum, ...), and this code is Python: pass the cells as variables' \
+    'ans = 1' --table "$tmp/table.json"
 check dsl-greater 0 "= 'yes'" '' 'greater(5829, 5735)' --lang dsl
 
 # Text mode: nothing the program prints passes for the answer line or a note of calc-route's
@@ -141,10 +146,63 @@ Try 'calc-route --help'." 'print(u)' --var "u=a$(printf '\377')b"
 check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
+check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
+# An audit ledger that cannot be opened: SQLite's text and the reason.
+check audit-no-directory 5 '' 'calc-route: audit: open /nonexistent/dir/l.db: unable to open database file (/nonexistent/dir: No such file or directory)' \
+    'ans = 1' --audit /nonexistent/dir/l.db
+check audit-directory 5 '' "calc-route: audit: open $tmp: unable to open database file (Is a directory)" \
+    'ans = 1' --audit "$tmp"
+
+# --strip-fences: a model's reply runs its ```python (py, untagged) blocks in order.
+reply='The growth:
+
+```python
+x = (5829 - 5735) / 5735
+```
+
+As a shell line:
+```sh
+ans = 1
+```
+```py
+ans = round(x * 100, 2)
+```
+That is 1.64%.'
+check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
+check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'The' (line 1, col 1)" "$reply" --tier none
+check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
+json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["total", "ans"]}' \
+    'd["value"]["from"]' '"total"' --batch
+json_field answer-vars-list-bad '{"code": "ans = 1", "answer_vars": ["a", 2]}' \
+    'd["error"]["message"]' '"answer_vars: want up to 3 names, as a list of strings"' --batch
+# --batch applies the command line's request options to every line; a line's key wins.
+printf '{"id": 1, "code": "ans = x * 2"}\n{"id": 2, "code": "ans = x * 2", "vars": {"x": 5}}\n{"id": 3, "code": "ans = 1/3", "precision": 5}\n{"id": 4, "code": "t:\\n```python\\nans = x\\n```"}\n{"id": 5, "code": "```python\\nans = 1\\n```", "strip_fences": false}\n' >"$tmp/opts.jsonl"
+printf '{"id": 6, "code": "table_sum(net sales, none)"}\n' >>"$tmp/opts.jsonl"
+outcomes() {
+    /usr/bin/python3 -c 'import json, sys
+for l in sys.stdin:
+    d = json.loads(l); print(d["id"], d["status"], d["value"] and d["value"]["repr"])'
+}
+got=$(head -n 5 "$tmp/opts.jsonl" | "$R" --batch --var x=21 --precision 10 --strip-fences | outcomes
+      tail -n 1 "$tmp/opts.jsonl" | "$R" --batch --table "$tmp/table.json" | outcomes)
+want='1 ok 42
+2 ok 10
+3 ok 0.33333
+4 ok 21
+5 syntax_error None
+6 ok 11564.0'
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-options:\n%s\nwant\n%s\n' "$got" "$want" >&2; fi
+got=$(head -n 3 "$tmp/opts.jsonl" | "$R" --batch --explain --var x=1 --tier none |
+      /usr/bin/python3 -c 'import json, sys; print([(json.loads(l)["explained"], json.loads(l)["value"]) for l in sys.stdin])')
+if [ "$got" = "[(True, None), (True, None), (True, None)]" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-explain: %s\n' "$got" >&2; fi
+json_field strip-fences-batch '{"code": "x:\n```python\nans = 6 * 7\n```\n", "strip_fences": true}' \
+    'd["value"]["repr"]' '"42"' --batch
 check dsl-bad-row 4 '' "calc-route: rejected: table_sum: no table row named 'revenue' (2 rows; names match exactly, else ignoring case and spaces) (line 1, col 11)" 'table_sum(revenue, none)' --table "$tmp/table.json"
 
 json_field json-route 'ans = 1/3' 'd["route"]' '"inprocess"'
-json_field json-value '(5829 - 5735) / 5735' 'd["value"]' '{"repr": "0.01639058413251961639058413251961639", "type": "float", "fraction": "94/5735", "exact": true, "from": "last expression"}'
+json_field json-value '(5829 - 5735) / 5735' 'd["value"]' '{"repr": "0.01639058413251961639058413251961639", "type": "float", "fraction": "94/5735", "exact": true, "from": "last expression", "native": {"float": "94/5735"}, "native_why": null}'
 json_field json-error 'x = [1, 2]
 y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
 json_field json-status-raised '1/0' 'd["status"]' '"raised"'

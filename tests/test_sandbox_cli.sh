@@ -542,6 +542,13 @@ if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "calc-route: --warmup $tmp/none.py: 
 else
     fail=$((fail + 1)); echo "FAIL warmup-missing: exit $rc" >&2; cat "$tmp/err" >&2
 fi
+# A sandboxed exception has a line and no column (CPython's report gives none): the message
+# says the line only, where an in-process one says "(line 3, col 5)".
+printf 'import os\nx = 1\ny = x / 0\n' | "$R" --tier ns >/dev/null 2>"$tmp/err"
+rc=$?
+got=$(tail -n 1 "$tmp/err")
+if [ "$rc" = 1 ] && [ "$got" = "calc-route: ZeroDivisionError: division by zero (line 3)" ]; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sandboxed-error-line: exit $rc [$got]" >&2; fi
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

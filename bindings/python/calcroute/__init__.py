@@ -2,10 +2,17 @@
 
     >>> import calcroute
     >>> r = calcroute.run("(5829 - 5735) / 5735")
-    >>> r.route, r.fraction, r.exact
+    >>> r.route, r.value, r.exact
     ('inprocess', Fraction(94, 5735), True)
     >>> calcroute.run("x * 1.1", vars={"x": 0.1}).value
     Fraction(11, 100)
+    >>> calcroute.run("ans = [2 ** 100, 'ok', 0.1 + 0.2, None]").value
+    [1267650600228229401496703205376, 'ok', Fraction(3, 10), None]
+
+Result.value is the value as a Python object: int, bool, str, None, and lists, tuples,
+dicts and sets of those as themselves; a float of the code is a fractions.Fraction (exact),
+a decimal.Decimal a Decimal. Result.repr keeps the text. A value with no such form (a
+range, a date, a list a sandbox reported) makes .value raise NotNative, which says why.
 
 `run()` returns a Result when the code ran to the end; it raises CodeError when the code
 raised (with the Python exception's type, message, line and column), LimitError when a limit
@@ -32,8 +39,13 @@ each taking one request and then replaced; a request that finds none ready start
 Result.timings["sandbox_start"] says which. warmup="...": Python run once where they are
 forked from, after the imports, so that what it initialises each one starts with.)
 
-The library is found through $CALCROUTE_LIB, else the system's loader (libcalcroute.so.0).
+The library is $CALCROUTE_LIB when set, else the libcalcroute.so.0 installed next to this
+module (by `pip install .` or `make install`), else the system loader's (libcalcroute.so.0);
+LibraryNotFound says what to install or set when none loads.
 """
+from __future__ import annotations
+
+import asyncio
 import base64
 import ctypes
 import ctypes.util
@@ -42,9 +54,13 @@ import fractions
 import json
 import os
 import signal
+import re
+import sys
 import threading
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-__all__ = ["run", "Engine", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected", "version"]
+__all__ = ["run", "Engine", "Result", "CalcrouteError", "CodeError", "LimitError", "Rejected",
+           "LibraryNotFound", "NotNative", "library_version", "version", "__version__"]
 
 
 class _CrError(ctypes.Structure):
@@ -62,10 +78,34 @@ class _CrConfig(ctypes.Structure):
                 ("pool_refill", ctypes.c_int), ("pool_warmup", ctypes.c_char_p)]
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _find_library():
+    """The library's CDLL: $CALCROUTE_LIB, else the libcalcroute.so.0 next to this module
+    (pip's copy, or make install's link to the installed one), else the system loader's."""
+    tried = []
+    env = os.environ.get("CALCROUTE_LIB")
+    for path, what in ((env, "$CALCROUTE_LIB"),
+                       (os.path.join(_HERE, "libcalcroute.so.0"), "next to the module"),
+                       ("libcalcroute.so.0", "the system loader")):
+        if not path or (what == "next to the module" and not os.path.lexists(path)):
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append(f"{what}: {e}")
+            if what == "$CALCROUTE_LIB":
+                break       # what the caller named, or nothing
+    raise LibraryNotFound(
+        "libcalcroute.so.0 cannot be loaded (" + "; ".join(tried) + "). Install calcroute "
+        "(`pip install .` or `make install` in its source tree; the library needs Debian's "
+        "libtree-sitter0, libsqlite3-0, libseccomp2, libsodium23, libjansson4, libmpfr6, "
+        "libgmp10 and libunistring2), or set CALCROUTE_LIB to the library's path.")
+
+
 def _load():
-    path = os.environ.get("CALCROUTE_LIB") or ctypes.util.find_library("calcroute") \
-        or "libcalcroute.so.0"
-    lib = ctypes.CDLL(path)
+    lib = _find_library()
     P, I, S, E = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(_CrError)
     C = ctypes.c_char_p
     sigs = {
@@ -88,6 +128,7 @@ def _load():
         "cr_result_stdout": (P, [P, ctypes.POINTER(S)]),
         "cr_result_stderr": (P, [P, ctypes.POINTER(S)]),
         "cr_strerror": (C, [I]),
+        "cr_version": (C, []),
     }
     for name, (res, args) in sigs.items():
         fn = getattr(lib, name)
@@ -100,36 +141,71 @@ _lock = threading.Lock()
 _engines = {}
 _LANGS = {"auto": 0, "python": 1, "dsl": 2}
 _TIERS = {"auto": 0, "ns": 1, "kvm": 2, "none": 3}
-version = "0.1.0"
+__version__ = "0.1.0"
+version = __version__
+
+
+def library_version() -> str:
+    """The loaded libcalcroute's version ("MAJOR.MINOR.PATCH"; __version__ is this module's).
+
+    Raises:
+        LibraryNotFound: the library could not be loaded.
+    """
+    global _lib
+    with _lock:
+        if _lib is None:
+            _lib = _load()
+    return _lib.cr_version().decode()
 
 
 class CalcrouteError(Exception):
-    """calcroute could not answer (bad arguments, engine failure)."""
+    """calcroute could not answer: a bad argument, an engine failure, a run that ended
+    otherwise than the subclasses say. `result` is the Result when there is one, else None."""
 
-    def __init__(self, message, result=None):
+    def __init__(self, message: str, result: Optional["Result"] = None):
         super().__init__(message)
         self.result = result
 
 
-class CodeError(CalcrouteError):
-    """The code raised a Python exception: .type, .message, .line, .col."""
+def _where(e: dict) -> str:
+    """" (line L, col C)", " (line L)" without a column (a sandboxed exception), or ""."""
+    if not e.get("line"):
+        return ""
+    return f" (line {e['line']}, col {e['col']})" if e.get("col") else f" (line {e['line']})"
 
-    def __init__(self, result):
+
+class CodeError(CalcrouteError):
+    """The code raised a Python exception: `type` (its class name), `message`, `line` and
+    `col` (1-based) where it was raised; `col` is None for a sandboxed run, whose report has
+    the line only; `result` the Result."""
+
+    def __init__(self, result: "Result"):
         e = result.error
         self.type, self.message = e["type"], e["message"]
-        self.line, self.col = e["line"], e["col"]
-        super().__init__(f"{self.type}: {self.message} (line {self.line}, col {self.col})",
-                         result)
+        self.line, self.col = e["line"], e["col"] or None
+        super().__init__(f"{self.type}: {self.message}{_where(e)}", result)
+
+
+class LibraryNotFound(CalcrouteError, OSError):
+    """libcalcroute.so.0 could not be loaded; the message says where it looked, why each
+    place failed (a missing file, a missing dependency) and what to install or set."""
+
+
+class NotNative(CalcrouteError, ValueError):
+    """Result.value asked of a value that cannot be rebuilt exactly as a Python object; the
+    message says why (Result.native_why), and Result.repr still has its text."""
 
 
 class LimitError(CalcrouteError):
-    """A resource limit ended the run."""
+    """A resource limit ended the run (time, memory, output, a number's size...): the
+    message names it; `result.limit` has its name, message, line and col."""
 
 
 class Rejected(CalcrouteError):
-    """The code could not run: .reasons lists (code, line, col, snippet)."""
+    """The code could not run (a syntax error, or code outside the in-process subset with
+    sandboxes off): `reasons` lists (code, line, col, snippet) tuples."""
 
-    def __init__(self, message, result):
+    def __init__(self, message: str, result: "Result"):
         super().__init__(message, result)
         self.reasons = result.reasons
 
@@ -138,7 +214,7 @@ def _num_text(v):
     if isinstance(v, bool) or v is None:
         return json.dumps(v)
     if isinstance(v, int):
-        return str(v)
+        return _int_text(v)
     if isinstance(v, float):
         return repr(v)          # the shortest text of the double: 0.1 stays 1/10
     if isinstance(v, decimal.Decimal):
@@ -167,63 +243,183 @@ def _to_json(v, depth=0):
         raise CalcrouteError(f"cannot pass a {type(v).__name__} as a variable") from None
 
 
-class Result:
-    """What came of one run. `value` is a fractions.Fraction for numbers (exact), the string,
-    list or other value as its repr otherwise; `decimal` is a decimal.Decimal rendering."""
+_MAX_DIGITS = 4000     # below CPython's int/str conversion limit (4300 digits)
 
-    def __init__(self, data, stdout_bytes=None, stderr_bytes=None):
+
+def _int(text: str) -> int:
+    """int(text) at any length, where int() refuses more than 4300 digits."""
+    if len(text) <= _MAX_DIGITS:
+        return int(text)
+    neg = text.startswith("-")
+    digits = text[1:] if neg else text
+    k = len(digits) // 2
+    v = _int(digits[:-k]) * 10 ** k + _int(digits[-k:])
+    return -v if neg else v
+
+
+def _int_text(v: int) -> str:
+    """str(v) at any size, where str() refuses more than 4300 digits."""
+    if -10 ** _MAX_DIGITS < v < 10 ** _MAX_DIGITS:
+        return str(v)
+    if v < 0:
+        return "-" + _int_text(-v)
+    k = _MAX_DIGITS
+    while 10 ** (2 * k) <= v:
+        k *= 2
+    hi, lo = divmod(v, 10 ** k)
+    return _int_text(hi) + _int_text(lo).rjust(k, "0")
+
+
+def _fraction(text: str) -> fractions.Fraction:
+    num, _, den = text.partition("/")
+    return fractions.Fraction(_int(num), _int(den) if den else 1)
+
+
+def _native(tree: Any) -> Any:
+    """The Python object of the library's tagged JSON (DESIGN.md, "The value's native
+    form"): null, true and false are themselves, every other part {"tag": contents}."""
+    if tree is None or isinstance(tree, bool):
+        return tree
+    (tag, x), = tree.items()
+    if tag == "int":
+        return _int(x)
+    if tag == "float":
+        return float(x) if x in ("inf", "-inf", "nan") else _fraction(x)
+    if tag == "Fraction":
+        return _fraction(x)
+    if tag == "Decimal":
+        return decimal.Decimal(x)
+    if tag == "str":
+        return x
+    if tag == "list":
+        return [_native(i) for i in x]
+    if tag == "tuple":
+        return tuple(_native(i) for i in x)
+    if tag == "set":
+        return {_native(i) for i in x}
+    if tag == "dict":
+        return {_native(k): _native(v) for k, v in x}
+    raise NotNative(f"a part tagged {tag!r} this binding does not know")
+
+
+_EXACT = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+class Result:
+    """What came of one run.
+
+    Attributes:
+        value: the final value as a Python object (int, bool, str, None, list, tuple, dict,
+            set; a float of the code as a fractions.Fraction, exact; a decimal.Decimal as
+            itself); raises NotNative, saying why, for a value with no such form, and is
+            None when the run left no value (see `type`).
+        native_why: None, or why `value` cannot be given.
+        repr: the value's repr() text as the code would print it; None without a value.
+        type: the value's Python type name ("int", "float", "list", ...); None without one.
+        fraction: the exact value of a number as a Fraction (ints and bools too), else None.
+        decimal: the number as a decimal.Decimal, exact when its decimal expansion ends (at
+            any size), else rounded in the current decimal context; None for a non-number.
+        float: the number as a float (rounded), a convenience; None for a non-number.
+        exact: False when a rounded operation (math.sqrt, a CPython float in a sandbox) fed
+            the value.
+        route: "inprocess", "ns", "kvm" or "rejected".
+        status: "ok", "raised", "limit", "syntax_error", "rejected", "sandbox_error",
+            "interrupted" or "error".
+        reasons: (code, line, col, snippet) tuples: why the code could not run in-process.
+        stdout, stderr: the run's output as text (U+FFFD for bytes that are not UTF-8);
+            stdout_bytes, stderr_bytes: the exact bytes; stdout_replaced, stderr_replaced:
+            whether a replacement happened; stdout_truncated: the output cap was reached.
+        error: {"type", "message", "line", "col"} when the run did not end "ok", else None.
+        limit: {"name", "message", "line", "col"} when a limit ended it, else None.
+        artifacts: files the sandboxed code left in /out: dicts with "name", "name_bytes",
+            "size", "sha256".
+        dropped: {"count", "names"} of files written outside /out, or None.
+        timings: microseconds of parse, evaluation and total; sandbox wall and CPU seconds.
+        audit: {"seq", "hash"} of the ledger record, or None (audit_seq, audit_hash).
+        seed: the seed a sandboxed run used, or None.
+        data: the library's whole JSON result as a dict.
+    """
+
+    def __init__(self, data: dict, stdout_bytes: Optional[bytes] = None,
+                 stderr_bytes: Optional[bytes] = None):
         self.data = data
         try:
-            self.route = data["route"]
-            self.status = data["status"]
+            self.route: str = data["route"]
+            self.status: str = data["status"]
             self.reasons = [(r["code"], r["line"], r["col"], r["snippet"])
                             for r in data["reasons"]]
-            self.stdout = data["stdout"]
-            self.stdout_truncated = data["stdout_truncated"]
-            self.stdout_replaced = data["stdout_replaced"]
-            self.stderr = data["stderr"]
-            self.stderr_replaced = data["stderr_replaced"]
-            self.error = data["error"]
-            self.limit = data["limit"]
-            self.artifacts = data["artifacts"]
+            self.stdout: str = data["stdout"]
+            self.stdout_truncated: bool = data["stdout_truncated"]
+            self.stdout_replaced: bool = data["stdout_replaced"]
+            self.stderr: str = data["stderr"]
+            self.stderr_replaced: bool = data["stderr_replaced"]
+            self.error: Optional[dict] = data["error"]
+            self.limit: Optional[dict] = data["limit"]
+            self.artifacts: list = data["artifacts"]
             for a in self.artifacts:
                 raw = a["name_base64"]
                 a["name_bytes"] = base64.b64decode(raw) if raw is not None else a["name"].encode()
-            self.timings = data["timings"]
-            self.audit = data["audit"]
-            self.seed = data["seed"]
-            self.dropped = data["dropped"]
+            self.timings: dict = data["timings"]
+            self.audit: Optional[dict] = data["audit"]
+            self.seed: Optional[int] = data["seed"]
+            self.dropped: Optional[dict] = data["dropped"]
             v = data["value"]
-            self.repr = v["repr"] if v else None
-            self.type = v["type"] if v else None
-            self.exact = bool(v and v["exact"])
-            self.fraction = fractions.Fraction(v["fraction"]) if v and v["fraction"] else None
+            self.repr: Optional[str] = v["repr"] if v else None
+            self.type: Optional[str] = v["type"] if v else None
+            self.exact: bool = bool(v and v["exact"])
+            self.fraction: Optional[fractions.Fraction] = \
+                _fraction(v["fraction"]) if v and v["fraction"] else None
+            self.native_why: Optional[str] = v["native_why"] if v else None
+            self._native = _native(v["native"]) if v and not self.native_why else None
         except (KeyError, TypeError) as e:
             # The library promises every member; a result without one is its bug, said so.
             raise CalcrouteError(f"result JSON without the member {e}: "
                                  f"{json.dumps(data)[:200]}") from None
-        self.value = self.fraction if self.fraction is not None else self.repr
         self.stdout_bytes = stdout_bytes if stdout_bytes is not None else self.stdout.encode()
         self.stderr_bytes = stderr_bytes if stderr_bytes is not None else self.stderr.encode()
 
     @property
-    def decimal(self):
-        """The value as a Decimal: exact when it terminates, else the engine's rendering."""
-        if self.fraction is None:
-            return None
-        if self.type == "float":
-            return decimal.Decimal(self.repr)
-        return decimal.Decimal(self.fraction.numerator) / decimal.Decimal(self.fraction.denominator)
+    def value(self) -> Any:
+        """The value as a Python object (see the class's documentation)."""
+        if self.native_why:
+            raise NotNative(f"Result.value: {self.native_why}; Result.repr has its text: "
+                            f"{self.repr[:80]}", self)
+        return self._native
 
     @property
-    def audit_seq(self):
+    def decimal(self) -> Optional[decimal.Decimal]:
+        """The number as a Decimal: exact when its expansion ends, at any size; else the
+        quotient in the current decimal context."""
+        f = self.fraction
+        if f is None:
+            return None
+        q, twos, fives = f.denominator, 0, 0
+        while q % 2 == 0:
+            q, twos = q // 2, twos + 1
+        while q % 5 == 0:
+            q, fives = q // 5, fives + 1
+        if q != 1:
+            return decimal.Decimal(f.numerator) / decimal.Decimal(f.denominator)
+        k = max(twos, fives)
+        scaled = f.numerator * (10 ** k // f.denominator)
+        return decimal.Decimal(scaled).scaleb(-k, _EXACT)
+
+    @property
+    def float(self) -> Optional[float]:
+        """The number as a float, correctly rounded (OverflowError past a float's range)."""
+        return float(self.fraction) if self.fraction is not None else None
+
+    @property
+    def audit_seq(self) -> Optional[int]:
+        """The ledger record's sequence number, or None without an audit ledger."""
         return self.audit["seq"] if self.audit else None
 
     @property
-    def audit_hash(self):
+    def audit_hash(self) -> Optional[str]:
+        """The ledger record's hash (64 hex digits), or None without an audit ledger."""
         return self.audit["hash"] if self.audit else None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<calcroute.Result {self.route} {self.status} {self.repr}>"
 
 
@@ -273,9 +469,13 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
         raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
     cfg.tier = _TIERS[tier]
     if timeout is not None:
-        cfg.timeout_s = float(timeout)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise CalcrouteError(f"timeout: want seconds above 0 (at most 86400), got {timeout!r}")
+        cfg.timeout_s = float(timeout)     # the engine checks the range
     if memory is not None:
-        cfg.memory_mib = int(memory)
+        if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory < 2 ** 32:
+            raise CalcrouteError(f"memory: want MiB from 16 to 1048576, got {memory!r}")
+        cfg.memory_mib = memory
     keep = [os.fsencode(s) if s else None for s in (audit, data, out, interpreter, allow_dir)]
     cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
     if interpreter:
@@ -299,36 +499,154 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
     return eng
 
 
-class Engine:
-    """An engine of your own: the engine options of run() fixed once, plus a warm pool
-    (pool, preload, refill, warmup: see the module's documentation). close() it, or use
-    `with`; it must not be closed while one of its runs is going on."""
+Vars = Mapping[str, Any]
+Table = Sequence[Sequence[Any]]
 
-    def __init__(self, *, tier="auto", timeout=None, memory=None, audit=None, data=None,
-                 out=None, interpreter=None, allow_dir=None, pool=0, preload=None, refill=True,
-                 warmup=None):
+_RUN_PARAMS = """
+        code: the program (str, or UTF-8 bytes): Python, or a FinQA DSL program.
+        vars: variables bound before the code runs: a mapping of names to ints, floats
+            (their shortest text: 0.1 is exactly 1/10), decimal.Decimal, str, bool, None,
+            and lists/tuples/dicts of those.
+        table: a FinQA table (rows of cells) for the DSL's table_* operations.
+        lang: "auto" (the default), "python" or "dsl".
+        precision: significant digits of inexact results (1..1000).
+        rounding: "half-even" (the default) or "half-up".
+        answer_vars: the variable names tried in order for the final value (up to 3, a
+            list or a comma-separated str; default "ans,result,answer").
+        seed: 0..4294967295, what random and numpy.random start from in a sandbox; by
+            default one derived from the code and vars (Result.seed).
+        strip_fences: take the code inside Markdown fences (```python ... ```) of a model's
+            reply: every block tagged python, py, python3 or nothing, in order; text without
+            such a block runs as it is.
+        check: True (the default) raises for a run that did not end "ok"; False returns the
+            Result whatever happened.
+
+    Returns: a Result.
+
+    Raises:
+        CodeError: the code raised a Python exception (check=True).
+        LimitError: a limit ended the run (check=True).
+        Rejected: a syntax error, or code outside the subset with sandboxes off (check=True).
+        CalcrouteError: a bad argument, or any other failure.
+        LibraryNotFound: libcalcroute.so.0 could not be loaded (says what to install or set).
+        KeyboardInterrupt: Ctrl-C during a run on the main thread (the run is ended at once).
+"""
+
+_ENGINE_PARAMS = """        tier: where code outside the in-process subset runs: "auto" (the default: kvm where
+            it works, else ns), "ns", "kvm", or "none" (reject it).
+        timeout: seconds a run may take (a sandbox's wall clock, in-process CPU time):
+            above 0, at most 86400 (default 10).
+        memory: MiB a sandboxed run may use: 16 to 1048576 (default 512).
+        audit: path of a SQLite audit ledger every request is appended to.
+        data: a directory the sandbox sees read-only at /data.
+        out: a directory where files the sandboxed code writes to /out are copied.
+        interpreter: the sandbox's python (default /usr/bin/python3), under /usr or
+            allow_dir.
+        allow_dir: a directory the sandbox sees read-only at the same path (a virtual
+            environment).
+"""
+
+
+class Engine:
+    def __init__(self, *, tier: str = "auto", timeout: Optional[float] = None,
+                 memory: Optional[int] = None, audit: Optional[str] = None,
+                 data: Optional[str] = None, out: Optional[str] = None,
+                 interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
+                 pool: int = 0, preload: Union[str, Iterable[str], None] = None,
+                 refill: bool = True, warmup: Optional[str] = None):
+        self._eng = None
+        self._cv = threading.Condition()
+        self._running = 0          # runs under way
+        self._cancelling = False   # an arun() cancelled: its run is being interrupted
         with _lock:
             self._eng = _open(tier, timeout, memory, audit, data, out, interpreter, allow_dir,
                               pool, preload, refill, warmup)
 
-    def run(self, code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
-            answer_vars=None, seed=None, check=True):
-        """As calcroute.run(), on this engine."""
-        if not self._eng:
-            raise CalcrouteError("the engine is closed")
-        return _run(self._eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
-                    check)
+    def _enter(self):
+        with self._cv:
+            while self._cancelling:
+                self._cv.wait()
+            if not self._eng:
+                raise CalcrouteError("the engine is closed")
+            self._running += 1
+            return self._eng
 
-    def close(self):
-        """Ends the engine: its warm sandboxes are removed. Idempotent."""
-        eng, self._eng = self._eng, None
+    def _leave(self):
+        with self._cv:
+            self._running -= 1
+            if self._running == 0:
+                if self._cancelling:
+                    _lib.cr_engine_resume(self._eng)
+                    self._cancelling = False
+                self._cv.notify_all()
+
+    def run(self, code: Union[str, bytes], vars: Optional[Vars] = None,
+            table: Optional[Table] = None, lang: str = "auto", *,
+            precision: Optional[int] = None, rounding: Optional[str] = None,
+            answer_vars: Union[str, Sequence[str], None] = None, seed: Optional[int] = None,
+            strip_fences: bool = False, check: bool = True) -> Result:
+        eng = self._enter()
+        try:
+            return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
+                        strip_fences, check)
+        finally:
+            self._leave()
+
+    run.__doc__ = "Runs `code` on this engine; safe from many threads at once.\n\n" \
+        "    Parameters:" + _RUN_PARAMS
+
+    async def arun(self, code: Union[str, bytes], vars: Optional[Vars] = None,
+                   table: Optional[Table] = None, lang: str = "auto", *,
+                   precision: Optional[int] = None, rounding: Optional[str] = None,
+                   answer_vars: Union[str, Sequence[str], None] = None,
+                   seed: Optional[int] = None, strip_fences: bool = False,
+                   check: bool = True) -> Result:
+        mine = threading.Event()      # set while this call's run is under way
+
+        def work():
+            eng = self._enter()
+            mine.set()
+            try:
+                return _run(eng, code, vars, table, lang, precision, rounding, answer_vars,
+                            seed, strip_fences, check)
+            finally:
+                with self._cv:
+                    mine.clear()
+                self._leave()
+
+        fut = asyncio.get_running_loop().run_in_executor(None, work)
+        try:
+            return await asyncio.shield(fut)
+        except asyncio.CancelledError:
+            fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+            with self._cv:
+                # The C engine's interrupt ends all of its runs: used only when this one is
+                # its only run under way; runs arriving meanwhile wait until it has ended.
+                if mine.is_set() and self._running == 1:
+                    self._cancelling = True
+                    _lib.cr_engine_interrupt(self._eng)
+            raise
+
+    arun.__doc__ = "As run(), awaited: the run goes on a worker thread (the loop's default " \
+        "executor),\n    so the loop keeps running. Cancelling the task ends the run at once " \
+        "when it is the\n    engine's only run under way (the C engine's interrupt ends all of " \
+        "its runs); else\n    the run goes on to its end in the background, its result " \
+        "dropped.\n\n    Parameters:" + _RUN_PARAMS
+
+    def close(self) -> None:
+        """Ends the engine once its runs under way have ended: its warm sandboxes are
+        removed. Idempotent; a run after it raises CalcrouteError."""
+        with self._cv:
+            eng, self._eng = self._eng, None
+            while self._running:
+                self._cv.wait()
         if eng:
             _lib.cr_engine_close(eng)
 
-    def __enter__(self):
+    def __enter__(self) -> "Engine":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def __del__(self):
@@ -336,20 +654,51 @@ class Engine:
             self.close()
 
 
-def run(code, vars=None, table=None, lang="auto", *, precision=None, rounding=None,
-        answer_vars=None, seed=None, tier="auto", timeout=None, memory=None, audit=None, data=None,
-        out=None, interpreter=None, allow_dir=None, check=True):
-    """Runs `code` and returns a Result (see the module's documentation). `interpreter` is
-    the sandbox's python (default /usr/bin/python3), under /usr or `allow_dir`: a directory
-    the sandbox sees read-only at the same path, such as a virtual environment. `seed` (0 to
-    4294967295) seeds random and numpy.random in the sandbox; by default one derived from the
-    code and vars (the Result's `seed`). The Result's `dropped` counts and names the files the
-    sandboxed code left outside /out, its working directory."""
+Engine.__doc__ = """An engine of your own: its options fixed once, an explicit lifetime (close(), or
+    `with`), and the one that can keep sandboxes warm.
+
+    Thread safety: run() may be called from any number of threads at once, and arun() from
+    any number of asyncio tasks; they share the engine (and its warm pool). close() waits
+    for the runs under way to end.
+
+    Parameters:
+""" + _ENGINE_PARAMS + """        pool: ns sandboxes made before requests arrive (0..64), each taking one request
+            and then replaced (refill=True); a request that finds none ready starts cold
+            (Result.timings["sandbox_start"]).
+        preload: modules each warm sandbox imports first ("numpy" or ["numpy", "pandas"]).
+        refill: False: a used warm sandbox is not replaced.
+        warmup: Python run once where the warm sandboxes are forked from, after the
+            imports (e.g. a small DataFrame groupby): what it initialises, each one starts
+            with. Its output is discarded, its errors ignored; at most 64 KiB.
+
+    Raises:
+        CalcrouteError: a bad option (the message names it).
+        LibraryNotFound: libcalcroute.so.0 could not be loaded.
+    """
+
+
+def run(code: Union[str, bytes], vars: Optional[Vars] = None, table: Optional[Table] = None,
+        lang: str = "auto", *, precision: Optional[int] = None, rounding: Optional[str] = None,
+        answer_vars: Union[str, Sequence[str], None] = None, seed: Optional[int] = None,
+        tier: str = "auto", timeout: Optional[float] = None, memory: Optional[int] = None,
+        audit: Optional[str] = None, data: Optional[str] = None, out: Optional[str] = None,
+        interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
+        strip_fences: bool = False, check: bool = True) -> Result:
     eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir)
-    return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, check)
+    return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
+                strip_fences, check)
 
 
-def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, check):
+run.__doc__ = """Runs `code` once and returns a Result. For one-off use: it keeps one engine
+    per set of engine options for the life of the process (an Engine is one you hold and
+    close). Thread-safe.
+
+    Parameters:""" + _RUN_PARAMS.split("\n    Returns:")[0].rstrip() + "\n" + \
+    _ENGINE_PARAMS + "\n    Returns:" + _RUN_PARAMS.split("\n    Returns:")[1]
+
+
+def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, strip_fences,
+         check):
     if lang not in _LANGS:
         raise CalcrouteError(f"lang: want auto, python or dsl, got {lang!r}")
     req = _lib.cr_request_new()
@@ -362,7 +711,8 @@ def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, c
         _lib.cr_request_set_code(req, src, len(src))
         _lib.cr_request_set_lang(req, _LANGS[lang])
         for key, val in (("precision", precision), ("rounding", rounding),
-                         ("answer_vars", answer_vars), ("seed", seed)):
+                         ("answer_vars", answer_vars), ("seed", seed),
+                         ("strip_fences", "1" if strip_fences else None)):
             if val is None:
                 continue
             if isinstance(val, (list, tuple)):
@@ -395,8 +745,7 @@ def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, c
             raise LimitError(result.limit["message"], result)
         if result.status in ("rejected", "syntax_error"):
             e = result.error or {}
-            raise Rejected(f"{e.get('message', 'rejected')} (line {e.get('line')}, "
-                           f"col {e.get('col')})", result)
+            raise Rejected(f"{e.get('message', 'rejected')}{_where(e)}", result)
         if result.status != "ok":
             raise CalcrouteError((result.error or {}).get("message", result.status), result)
     return result

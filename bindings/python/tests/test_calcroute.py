@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 import tempfile
+import asyncio
+import pydoc
 import threading
 import time
 import unittest
@@ -35,6 +37,14 @@ class TestRun(unittest.TestCase):
         r = calcroute.run("ans = x + y", vars={"x": decimal.Decimal("0.12345678901234567890123"),
                                               "y": 1})
         self.assertEqual(r.value, Fraction("1.12345678901234567890123"))
+
+    def test_vars_big_numbers(self):
+        # past 64 bits, and past CPython's 4300-digit str() limit
+        r = calcroute.run("ans = x + 1", vars={"x": 2 ** 70})
+        self.assertEqual(r.value, 2 ** 70 + 1)
+        r = calcroute.run("ans = x % 1000003", vars={"x": 7 ** 9000})
+        self.assertEqual(r.value, pow(7, 9000, 1000003))
+        self.assertEqual(calcroute._int_text(-(10 ** 9000) - 5), "-1" + "0" * 8999 + "5")
 
     def test_vars_containers(self):
         r = calcroute.run("ans = sum(xs) + d['a']", vars={"xs": [1, 2.5], "d": {"a": 10}})
@@ -121,6 +131,14 @@ class TestRun(unittest.TestCase):
         self.assertEqual(e.message, "division by zero")
         self.assertEqual((e.line, e.col), (2, 5))
 
+    def test_sandboxed_code_error_has_line_only(self):
+        r = self._ns("import os\nx = 1\ny = x / 0\n")
+        with self.assertRaises(calcroute.CodeError) as cm:
+            calcroute.run("import os\nx = 1\ny = x / 0\n", tier="ns")
+        e = cm.exception
+        self.assertEqual((e.line, e.col, str(e)), (3, None, "ZeroDivisionError: division by zero (line 3)"))
+        self.assertEqual((r.error["line"], r.error["col"]), (3, 0))
+
     def test_check_false_returns_result(self):
         r = calcroute.run("1/0", check=False)
         self.assertEqual(r.status, "raised")
@@ -151,6 +169,17 @@ class TestRun(unittest.TestCase):
         self.assertEqual(r.repr, "1.414213562")
         self.assertFalse(r.exact)
 
+    def test_limits_refused_as_the_cli_refuses_them(self):
+        for kw, msg in ((dict(timeout=-1), "timeout: want seconds above 0 (at most 86400), got -1"),
+                        (dict(timeout=0), "timeout: want seconds above 0 (at most 86400), got 0"),
+                        (dict(timeout=float("nan")),
+                         "timeout: want seconds above 0 (at most 86400), got nan"),
+                        (dict(memory=0), "memory: want MiB from 16 to 1048576, got 0"),
+                        (dict(memory=1.5), "memory: want MiB from 16 to 1048576, got 1.5")):
+            with self.assertRaises(calcroute.CalcrouteError) as cm:
+                calcroute.Engine(**kw)
+            self.assertEqual(str(cm.exception), msg)
+
     def test_bad_option(self):
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.run("1", rounding="up")
@@ -174,6 +203,195 @@ class TestRun(unittest.TestCase):
         for t in ts:
             t.join()
         self.assertEqual(sorted(out), [Fraction(i, 4) for i in range(16)])
+
+
+class TestNative(unittest.TestCase):
+    def test_values(self):
+        r = calcroute.run("ans = [2 ** 100, True, None, 'caf\u00e9', 0.1 + 0.2, (1,), {'k': {3}}]")
+        self.assertEqual(r.value, [2 ** 100, True, None, "caf\u00e9", Fraction(3, 10), (1,),
+                                   {"k": {3}}])
+        self.assertEqual([type(x) for x in r.value[:5]], [int, bool, type(None), str, Fraction])
+        self.assertEqual(r.repr, "[1267650600228229401496703205376, True, None, 'caf\u00e9', 0.3, "
+                                 "(1,), {'k': {3}}]")
+        self.assertIsNone(r.native_why)
+
+    def test_scalars(self):
+        self.assertIs(calcroute.run("ans = 3 > 2").value, True)
+        self.assertEqual(type(calcroute.run("ans = 7 * 6").value), int)
+        self.assertEqual(calcroute.run("ans = 'a' + 'b'").value, "ab")
+        self.assertEqual(calcroute.run("import decimal\nans = decimal.Decimal('1.10')").value,
+                         decimal.Decimal("1.10"))
+        self.assertEqual(str(calcroute.run("ans = float('-inf')").value), "-inf")
+
+    def test_decimal_exact_at_any_size(self):
+        r = calcroute.run("ans = 2 ** 100")
+        self.assertEqual(r.decimal, decimal.Decimal("1267650600228229401496703205376"))
+        self.assertEqual(r.float, 1.2676506002282294e+30)
+        r = calcroute.run("ans = 2 ** 100 / 2 ** 20 + 0.000001")
+        self.assertEqual(str(r.decimal), "1208925819614629174706176.000001")
+        self.assertEqual(calcroute.run("ans = 7 ** 4000").value, 7 ** 4000)
+        # a fraction's terms past CPython's 4300-digit int() limit
+        self.assertEqual(calcroute._fraction("-1" + "0" * 5000 + "/3"), Fraction(-10 ** 5000, 3))
+        self.assertEqual(calcroute.run("ans = 1 / 3").decimal, decimal.Decimal(1) / 3)
+
+    def test_not_native(self):
+        r = calcroute.run("ans = range(3)")
+        self.assertEqual((r.repr, r.native_why), ("range(0, 3)", "a range has no native form"))
+        with self.assertRaises(calcroute.NotNative) as cm:
+            r.value
+        self.assertEqual(str(cm.exception), "Result.value: a range has no native form; "
+                                            "Result.repr has its text: range(0, 3)")
+        r = calcroute.run("x = [1]\nx.append(x)\nans = x")
+        self.assertEqual(r.native_why, "nested more than 200 deep, or holding itself")
+
+    def test_sandboxed(self):
+        r = calcroute.run("import os\nans = 2 ** 70", tier="ns", check=False)
+        if r.route != "ns" or r.status != "ok":
+            self.skipTest(f"the ns tier does not run here: {r.error}")
+        self.assertEqual(r.value, 2 ** 70)
+        r = calcroute.run("import os\nans = 0.1 + 0.2", tier="ns")
+        self.assertEqual((r.value, r.exact), (Fraction("0.30000000000000004"), False))
+        r = calcroute.run("import os\nans = [1]", tier="ns")
+        self.assertEqual(r.native_why, "the sandbox reports a list by its repr only")
+        text = "caf\xe9\n\t'\"\\\x00\u2028\U0001F600\x7f"
+        r = calcroute.run("import os\nans = " + ascii(text), tier="ns")
+        self.assertEqual((r.value, r.repr), (text, repr(text)))
+        r = calcroute.run("import os\nans = '\\ud800'", tier="ns")
+        self.assertEqual(r.native_why, "the sandbox's str repr is no UTF-8 text (a lone surrogate?)")
+
+
+class TestFences(unittest.TestCase):
+    REPLY = ("Sure. First the inputs:\n\n```python\nx = 0.1 + 0.2\n```\n\nA shell aside:\n"
+             "```bash\nans = 99\n```\nThen:\n```py\nans = x * 10\n```\nThat is 3.\n")
+
+    def test_strip(self):
+        self.assertEqual(calcroute.run(self.REPLY, strip_fences=True).value, 3)
+        with self.assertRaises(calcroute.Rejected):
+            calcroute.run(self.REPLY)
+        # no fence: the text runs as it is; a reply cut short inside its block still runs
+        self.assertEqual(calcroute.run("ans = 2", strip_fences=True).value, 2)
+        self.assertEqual(calcroute.run("Here:\n~~~~\nans = 5\n", strip_fences=True).value, 5)
+
+    def test_error_lines_count_in_the_code(self):
+        with self.assertRaises(calcroute.CodeError) as cm:
+            calcroute.run("Text\n```python\nx = 1\ny = x / 0\n```\n", strip_fences=True)
+        self.assertEqual((cm.exception.line, cm.exception.col), (2, 5))
+
+
+class TestPackage(unittest.TestCase):
+    def test_help_documents_every_parameter(self):
+        import inspect
+        for fn in (calcroute.run, calcroute.Engine.run, calcroute.Engine.arun, calcroute.Engine):
+            doc = pydoc.plain(pydoc.render_doc(fn))
+            target = fn.__init__ if isinstance(fn, type) else fn
+            for name in inspect.signature(target).parameters:
+                if name != "self":
+                    self.assertRegex(doc, rf"(?m)^[ |]+{name}: \S", f"{fn.__qualname__}: {name}")
+        doc = pydoc.plain(pydoc.render_doc(calcroute.Result))
+        for name in ("value", "native_why", "repr", "fraction", "decimal", "float", "exact",
+                     "route", "status", "reasons", "error", "limit", "timings", "audit"):
+            self.assertRegex(doc, rf"(?m)^[ |]+{name}[:,]", name)
+        for exc in (calcroute.CalcrouteError, calcroute.CodeError, calcroute.LimitError,
+                    calcroute.Rejected, calcroute.NotNative, calcroute.LibraryNotFound):
+            self.assertGreater(len(exc.__doc__), 40, exc.__name__)
+
+    def test_readme_examples(self):
+        import doctest
+        readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                              "README.md")
+        got = doctest.testfile(readme, module_relative=False, optionflags=doctest.ELLIPSIS,
+                               verbose=False)
+        self.assertEqual(got.failed, 0)
+        self.assertGreater(got.attempted, 10)
+
+    def test_missing_library(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path),
+                   CALCROUTE_LIB="/nonexistent/libcalcroute.so.0")
+        out = subprocess.run([sys.executable, "-c", "import calcroute\ntry:\n"
+                              "    calcroute.run('1')\nexcept calcroute.LibraryNotFound as e:\n"
+                              "    print(isinstance(e, OSError), e)"],
+                             env=env, capture_output=True, text=True).stdout
+        self.assertEqual(out, "True libcalcroute.so.0 cannot be loaded ($CALCROUTE_LIB: "
+                              "/nonexistent/libcalcroute.so.0: cannot open shared object file: "
+                              "No such file or directory). Install calcroute (`pip install .` or "
+                              "`make install` in its source tree; the library needs Debian's "
+                              "libtree-sitter0, libsqlite3-0, libseccomp2, libsodium23, "
+                              "libjansson4, libmpfr6, libgmp10 and libunistring2), or set "
+                              "CALCROUTE_LIB to the library's path.\n")
+
+
+class TestEngine(unittest.TestCase):
+    def test_eight_threads_share_one_engine(self):
+        out, errors = {}, []
+        with calcroute.Engine(tier="none") as eng:
+            def work(i):
+                try:
+                    for k in range(20):
+                        out[i, k] = eng.run(f"ans = x / {k + 1}", vars={"x": i}).value
+                except Exception as e:      # noqa: BLE001 - reported below
+                    errors.append(e)
+            ts = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+            for t in ts:
+                t.start()
+            for t in ts:
+                t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(out, {(i, k): Fraction(i, k + 1) for i in range(8) for k in range(20)})
+        with self.assertRaises(calcroute.CalcrouteError):
+            eng.run("1")
+
+    def test_warm_pool_warmup(self):
+        probe = calcroute.run("import os\nans = 1", tier="ns", check=False)
+        if probe.route != "ns" or probe.status != "ok":
+            self.skipTest(f"the ns tier does not run here: {probe.error}")
+        code = "import json\nans = getattr(json, 'warmed', 0)"
+        with calcroute.Engine(tier="ns", pool=1, preload=["json"],
+                              warmup="import json\nprint('noise')\njson.warmed = 5") as eng:
+            for _ in range(50):         # until the zygote and its first worker are ready
+                r = eng.run(code)
+                if r.timings["sandbox_start"] == "warm":
+                    break
+                time.sleep(0.1)
+            self.assertEqual((r.timings["sandbox_start"], r.value, r.stdout), ("warm", 5, ""))
+        with self.assertRaises(calcroute.CalcrouteError):
+            calcroute.Engine(tier="ns", pool=1, warmup="x = '\0'")
+
+    def test_asyncio(self):
+        async def main(eng):
+            ticks = 0
+
+            async def ticker():
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+            t = asyncio.create_task(ticker())
+            # a slow run does not block the loop; many runs go at once
+            slow = eng.arun("x = 0\nfor i in range(3000000):\n    x += i\nans = x")
+            many = [eng.arun(f"ans = {i} / 8") for i in range(16)]
+            got = await asyncio.gather(slow, *many)
+            t.cancel()
+            return got, ticks
+        with calcroute.Engine(tier="none") as eng:
+            got, ticks = asyncio.run(main(eng))
+        self.assertEqual([r.value for r in got],
+                         [sum(range(3000000))] + [Fraction(i, 8) for i in range(16)])
+        self.assertGreater(ticks, 3)
+
+    def test_arun_cancelled_ends_the_run(self):
+        async def main(eng):
+            task = asyncio.create_task(eng.arun("x = 0\nwhile True:\n    x += 1"))
+            await asyncio.sleep(0.3)
+            t0 = time.monotonic()
+            task.cancel()
+            with self.assertRaises(asyncio.CancelledError):
+                await task
+            r = await eng.arun("ans = 6 * 7")     # the engine runs again
+            return r.value, time.monotonic() - t0
+        with calcroute.Engine(tier="none", timeout=60) as eng:
+            value, took = asyncio.run(main(eng))
+        self.assertEqual(value, 42)
+        self.assertLess(took, 5)
 
 
 # A child python that runs code through calcroute.run() and says how it ended; then a run on
