@@ -1,7 +1,8 @@
 # calcroute sandbox runner: runs one piece of code as __main__ and reports the candidates of
 # its final value (the host chooses among them with the evaluator's rule) or its exception on
 # a separate file descriptor, so that nothing the code prints can be mistaken for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
-#     python3 -s -S -c <this file> JOB_FD REPORT_FD [PRELOAD]
+#     python3 -s -S -c SANDBOX_RUNNER_BOOTSTRAP JOB_FD REPORT_FD [PRELOAD [zygote]]
+# where the bootstrap (sandbox/sandbox.h) executes this file's text, read from a descriptor;
 # in an environment the tier sets whole (PYTHONSAFEPATH, PYTHONHASHSEED=0: see sandbox/ns/ns.c);
 # PRELOAD: warm mode, see main().
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).

@@ -550,5 +550,14 @@ got=$(tail -n 1 "$tmp/err")
 if [ "$rc" = 1 ] && [ "$got" = "calc-route: ZeroDivisionError: division by zero (line 3)" ]; then
     pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sandboxed-error-line: exit $rc [$got]" >&2; fi
 
+# What ps shows of a sandboxed process (/proc/PID/cmdline, its pid 1's the same): a short
+# bootstrap, not the runner's text.
+got=$(printf 'import os\nprint(open("/proc/self/cmdline", "rb").read().split(b"\\0"),\n      open("/proc/1/cmdline", "rb").read() == open("/proc/self/cmdline", "rb").read())\n' |
+      "$R" --tier ns 2>"$tmp/err")
+want="[b'/usr/bin/python3', b'-s', b'-S', b'-c', b'import posix;r=posix.pread(5,posix.fstat(5).st_size,0);posix.close(5);exec(r)', b'3', b'4', b''] True"
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL cmdline: [$got]" >&2; cat "$tmp/err" >&2
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]
