@@ -165,7 +165,7 @@ typedef struct {
     char *error_type;         /* "ZeroDivisionError", "SyntaxError", ... */
     char *error_message;      /* str(exception) */
     int error_line;           /* line in the code, 0 when unknown */
-    int error_col;            /* SyntaxError's 1-based column, else 0 */
+    int error_col;            /* 1-based column (CPython's byte offset + 1), 0 when unknown */
 
     sandbox_artifact *artifacts;
     size_t artifact_count;

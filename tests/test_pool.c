@@ -108,6 +108,7 @@ static void test_warm_same_as_cold(void)
         CHECK_STR(text(warm.value_source), text(cold.value_source));
         CHECK_STR(text(warm.error_type), text(cold.error_type));
         CHECK_INT(warm.error_line, cold.error_line);
+        CHECK_INT(warm.error_col, cold.error_col);
         sandbox_outcome_free(&cold);
         sandbox_outcome_free(&warm);
     }
