@@ -234,8 +234,8 @@ static void print_reasons(const cr_result *res, FILE *f)
     }
 }
 
-/* "calc-route: WHAT: MESSAGE[ (line L[, col C])]" on stderr, the two texts shown as such. A
- * sandboxed run's exception has a line but no column (0: none, columns count from 1). */
+/* "calc-route: WHAT: MESSAGE[ (line L[, col C])]" on stderr, the two texts shown as such
+ * (0: unknown, columns count from 1). */
 static void print_error(const char *what, const char *message, int line, int col)
 {
     fputs("calc-route: ", stderr);

@@ -1,7 +1,8 @@
 # calcroute sandbox runner: runs one piece of code as __main__ and reports the candidates of
 # its final value (the host chooses among them with the evaluator's rule) or its exception on
 # a separate file descriptor, so that nothing the code prints can be mistaken for the answer. Embedded in libcalcroute (sandbox/runner_embed.c) and run as
-#     python3 -s -S -c <this file> JOB_FD REPORT_FD [PRELOAD]
+#     python3 -s -S -c SANDBOX_RUNNER_BOOTSTRAP JOB_FD REPORT_FD [PRELOAD [zygote]]
+# where the bootstrap (sandbox/sandbox.h) executes this file's text, read from a descriptor;
 # in an environment the tier sets whole (PYTHONSAFEPATH, PYTHONHASHSEED=0: see sandbox/ns/ns.c);
 # PRELOAD: warm mode, see main().
 # Both the job and the report are records "<key> <length>\n<bytes>\n" (sandbox/sandbox.h).
@@ -365,16 +366,29 @@ def print_exception(e, text):
     traceback.print_exception(type(e), e, tb)
 
 
-def error_line(e):
+def error_position(e):
+    """(line, col) where e arose in the code, 0 for what is unknown: a SyntaxError of the
+    code's text where the compiler put it, else the innermost frame of the code at the
+    instruction that raised, col 1-based as the in-process evaluator counts (CPython's
+    col_offset, in bytes, + 1)."""
     if isinstance(e, SyntaxError) and e.filename == FILENAME:
-        return e.lineno or 0
-    line = 0
+        return e.lineno or 0, e.offset or 0
+    inner = None
     tb = e.__traceback__
     while tb is not None:
         if tb.tb_frame.f_code.co_filename == FILENAME:
-            line = tb.tb_lineno
+            inner = tb
         tb = tb.tb_next
-    return line
+    if inner is None:
+        return 0, 0
+    col = None
+    if inner.tb_lasti >= 0:
+        import itertools
+        # One entry per 2-byte code unit: (line, end line, col, end col), None when unknown.
+        pos = next(itertools.islice(inner.tb_frame.f_code.co_positions(),
+                                    inner.tb_lasti // 2, None), None)
+        col = pos[2] if pos else None
+    return inner.tb_lineno or 0, col + 1 if col is not None else 0
 
 
 def venv_config():
@@ -629,11 +643,12 @@ def run_code(compiled, info, mod, answer_vars, text):
 
 
 def exception_records(e, text):
+    line, col = error_position(e)
     recs = [record("error.type", type(e).__name__),
             record("error.message", e.msg if isinstance(e, SyntaxError) else str(e)),
-            record("error.line", str(error_line(e)))]
-    if isinstance(e, SyntaxError) and e.offset:
-        recs.append(record("error.col", str(e.offset)))
+            record("error.line", str(line))]
+    if col:
+        recs.append(record("error.col", str(col)))
     if isinstance(e, OSError):
         if e.errno is not None:
             recs.append(record("error.errno", str(e.errno)))

@@ -165,7 +165,7 @@ typedef struct {
     char *error_type;         /* "ZeroDivisionError", "SyntaxError", ... */
     char *error_message;      /* str(exception) */
     int error_line;           /* line in the code, 0 when unknown */
-    int error_col;            /* SyntaxError's 1-based column, else 0 */
+    int error_col;            /* 1-based column (CPython's byte offset + 1), 0 when unknown */
 
     sandbox_artifact *artifacts;
     size_t artifact_count;
@@ -262,8 +262,12 @@ int sandbox_kvm_available(char *why, size_t why_len);
 /* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
  * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:
  *
- *     python3 -s -S -c <sandbox_runner_source> JOB_FD REPORT_FD
+ *     python3 -s -S -c SANDBOX_RUNNER_BOOTSTRAP JOB_FD REPORT_FD
  *
+ * with the runner's source in descriptor SANDBOX_RUNNER_FD (a memfd: no file on the host, no
+ * install path), which the bootstrap reads, closes and executes as __main__ before anything
+ * else runs, so that what ps shows of a sandboxed process is one short line and sys.argv is
+ * what the runner reads (argv[1] JOB_FD, ...).
  * (-S: the runner puts the package directories on sys.path itself, without running the
  * host's .pth files or sitecustomize.)
  * JOB_FD is readable and holds the job description made by sandbox_job_encode(); REPORT_FD
@@ -275,6 +279,10 @@ int sandbox_kvm_available(char *why, size_t why_len);
  * SystemExit's code when the code called sys.exit(). */
 extern const char sandbox_runner_source[];
 extern const size_t sandbox_runner_source_len;
+/* The descriptor the runner's source comes in; the bootstrap's text names it too. */
+#define SANDBOX_RUNNER_FD 5
+#define SANDBOX_RUNNER_BOOTSTRAP \
+    "import posix;r=posix.pread(5,posix.fstat(5).st_size,0);posix.close(5);exec(r)"
 /* Our pure-Python numpy_financial (sandbox/numpy_financial.py): the job carries it as a
  * "module" record ("numpy_financial\n" and the source) when the code names it, and the runner
  * serves it to an import that finds no installed numpy_financial, so the sandbox computes

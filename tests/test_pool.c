@@ -108,6 +108,7 @@ static void test_warm_same_as_cold(void)
         CHECK_STR(text(warm.value_source), text(cold.value_source));
         CHECK_STR(text(warm.error_type), text(cold.error_type));
         CHECK_INT(warm.error_line, cold.error_line);
+        CHECK_INT(warm.error_col, cold.error_col);
         sandbox_outcome_free(&cold);
         sandbox_outcome_free(&warm);
     }
@@ -227,6 +228,23 @@ static pid_t parent_of(pid_t pid)
     return ppid;
 }
 
+/* /proc/PID/cmdline, each NUL shown as '|' (no argument has one). */
+static const char *cmdline_of(pid_t pid, char *buf, size_t size)
+{
+    char path[64];
+    size_t n = 0;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+    if ((f = fopen(path, "r"))) {
+        n = fread(buf, 1, size - 1, f);
+        fclose(f);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!buf[i]) buf[i] = '|';
+    buf[n] = 0;
+    return buf;
+}
+
 /* Workers are forked by the zygote, our child (its pid namespace's init, so a ready worker
  * is its child): one that dies takes its workers with it, and the pool starts another; with
  * no_zygote, or an allowed directory under /tmp, each worker is our child. Every one of them
@@ -238,7 +256,7 @@ static void test_zygote(void)
     cr_error err = { 0 };
     sandbox_outcome oc;
     pid_t pids[2] = { 0, 0 }, zygote = -1;
-    char *data = make_dir("zygote"), path[512], venv[] = "/tmp/cr-sbx-venv-XXXXXX";
+    char *data = make_dir("zygote"), path[512], venv[] = "/tmp/cr-sbx-venv-XXXXXX", cmd[512];
     FILE *f;
     if (!data || !mkdtemp(venv)) { CHECK(!"mkdtemp"); free(data); return; }
     snprintf(path, sizeof path, "%s/rates.csv", data);
@@ -252,6 +270,13 @@ static void test_zygote(void)
         if (sandbox_pool_open(&cfg, &p, &err) != CR_OK) { CHECK(!"pool"); continue; }
         CHECK(sandbox_pool_wait_ready(p, 2, READY_S));
         CHECK_INT(sandbox_pool_ready(p, pids, 2), 2);
+        /* What ps shows of a worker: the bootstrap, the descriptors, the preload list, and
+         * "zygote" for one forked by the zygote (it is the zygote's line). */
+        CHECK_STR(cmdline_of(pids[0], cmd, sizeof cmd),
+                  mode == 0 ? "/usr/bin/python3|-s|-S|-c|import posix;r=posix.pread(5,posix.fstat(5)"
+                              ".st_size,0);posix.close(5);exec(r)|3|4|json|zygote|"
+                            : "/usr/bin/python3|-s|-S|-c|import posix;r=posix.pread(5,posix.fstat(5)"
+                              ".st_size,0);posix.close(5);exec(r)|3|4|json|");
         if (mode == 0) {
             /* A worker's runner, its child (outside the runner's namespace, to say how it
              * ended), the zygote's child. */

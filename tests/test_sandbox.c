@@ -570,6 +570,7 @@ static void test_exceptions(void)
         CHECK_STR(oc.error_type, "ZeroDivisionError");
         CHECK_STR(oc.error_message, "division by zero");
         CHECK_INT(oc.error_line, 3);
+        CHECK_INT(oc.error_col, 5);     /* CPython's col_offset of `x / 0`, + 1 */
         CHECK_INT(oc.exited, 1);
         CHECK_INT(oc.exit_code, 1);
         CHECK_INT(oc.has_value, 0);
@@ -591,6 +592,14 @@ static void test_exceptions(void)
     if (run_ns("def solution():\n    return [][1]\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
         CHECK_STR(oc.error_type, "IndexError");
         CHECK_INT(oc.error_line, 2);
+        CHECK_INT(oc.error_col, 12);    /* the innermost frame of the code: solution()'s */
+    } else CHECK(!"run");
+    sandbox_outcome_free(&oc);
+
+    /* Columns count bytes, as CPython's col_offset and the evaluator do: "\xc3\xa9" is two. */
+    if (run_ns("y = ('\xc3\xa9', 1 / 0)\n", NULL, NULL, NULL, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.error_line, 1);
+        CHECK_INT(oc.error_col, 12);
     } else CHECK(!"run");
     sandbox_outcome_free(&oc);
 

@@ -542,13 +542,51 @@ if [ "$rc" = 2 ] && [ "$(cat "$tmp/err")" = "calc-route: --warmup $tmp/none.py: 
 else
     fail=$((fail + 1)); echo "FAIL warmup-missing: exit $rc" >&2; cat "$tmp/err" >&2
 fi
-# A sandboxed exception has a line and no column (CPython's report gives none): the message
-# says the line only, where an in-process one says "(line 3, col 5)".
+# A sandboxed exception has CPython's line and column, which are the in-process evaluator's
+# for the same program: "import os" sends it to the sandbox, "import math" keeps it in-process.
 printf 'import os\nx = 1\ny = x / 0\n' | "$R" --tier ns >/dev/null 2>"$tmp/err"
 rc=$?
 got=$(tail -n 1 "$tmp/err")
-if [ "$rc" = 1 ] && [ "$got" = "calc-route: ZeroDivisionError: division by zero (line 3)" ]; then
-    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sandboxed-error-line: exit $rc [$got]" >&2; fi
+if [ "$rc" = 1 ] && [ "$got" = "calc-route: ZeroDivisionError: division by zero (line 3, col 5)" ]; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL sandboxed-error-position: exit $rc [$got]" >&2; fi
+pos_want="ns ZeroDivisionError 3 12
+inprocess ZeroDivisionError 3 12
+ns IndexError 4 9
+inprocess IndexError 4 9
+ns ZeroDivisionError 2 12
+inprocess ZeroDivisionError 2 12
+ns KeyError 3 1
+inprocess KeyError 3 1
+ns ValueError 7 5
+inprocess ValueError 7 5
+ns ZeroDivisionError 4 6
+inprocess ZeroDivisionError 4 6
+ns ZeroDivisionError 3 12
+inprocess ZeroDivisionError 3 12"
+pos_got=$(for body in 'def f(x):\n    return 1 / x\nf(0)\n' \
+        'rows = [1, 2]\nfor r in rows:\n    y = [r][r]\n' \
+        'y = ("\303\251", 1 / 0)\n' \
+        'd = {}\nd["k"]\n' \
+        'def g():\n    raise KeyError("q")\ntry:\n    g()\nexcept KeyError as e:\n    raise ValueError("w") from e\n' \
+        'y = 2\nx = (1 +\n     y / 0)\n' \
+        'def solution():\n    return 1 / 0\n'; do
+    for m in os math; do
+        printf "import $m\n$body" | "$R" --json --tier ns 2>/dev/null |
+            "$PY" -c 'import json, sys; d = json.load(sys.stdin); e = d["error"]; print(d["route"], e["type"], e["line"], e["col"])'
+    done
+done)
+if [ "$pos_got" = "$pos_want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL sandboxed-error-positions:\n%s\nwant:\n%s\n' "$pos_got" "$pos_want" >&2
+fi
+
+# What ps shows of a sandboxed process (/proc/PID/cmdline, its pid 1's the same): a short
+# bootstrap, not the runner's text.
+got=$(printf 'import os\nprint(open("/proc/self/cmdline", "rb").read().split(b"\\0"),\n      open("/proc/1/cmdline", "rb").read() == open("/proc/self/cmdline", "rb").read())\n' |
+      "$R" --tier ns 2>"$tmp/err")
+want="[b'/usr/bin/python3', b'-s', b'-S', b'-c', b'import posix;r=posix.pread(5,posix.fstat(5).st_size,0);posix.close(5);exec(r)', b'3', b'4', b''] True"
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL cmdline: [$got]" >&2; cat "$tmp/err" >&2
+fi
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -102,6 +102,7 @@ typedef struct {
     int parent_fds[4];         /* the parent's ends, which the child closes at once */
     int out_w, err_w, val_w;   /* write ends of stdout, stderr, report */
     int job_fd;                /* memfd with the encoded job */
+    int runner_fd;             /* memfd with the runner's source */
     const char *data_dir;      /* the caller's data directory, or NULL */
     const char *allow_dir;     /* the caller's allowed directory outside /usr, or NULL */
     char allow_dst[PATH_MAX + sizeof NEWROOT];   /* where it goes: NEWROOT + allow_dir */
@@ -386,24 +387,26 @@ static void reset_signals(int ctl)
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) child_fail(ctl, STEP_FDS);
 }
 
-/* The descriptors python gets: 0 /dev/null, 1 stdout, 2 stderr, 3 job, 4 report; the control
- * socket stays at 5 until exec closes it, to report a failed exec. */
+/* The descriptors python gets: 0 /dev/null, 1 stdout, 2 stderr, 3 job, 4 report, 5 the
+ * runner's source (SANDBOX_RUNNER_FD, which the bootstrap closes); the control socket stays
+ * at 6 until exec closes it, to report a failed exec. */
 static int runner_fds(const ns_plan *p)
 {
-    int ctl, in, out, errw, job, val;
-    /* Out of the way first, so that dup2() onto 0..5 cannot clobber a source. */
+    int ctl, in, out, errw, job, val, src;
+    /* Out of the way first, so that dup2() onto 0..6 cannot clobber a source. */
     if ((ctl = fcntl(p->ctl, F_DUPFD_CLOEXEC, HIGH_FD)) < 0 ||
         (out = fcntl(p->out_w, F_DUPFD, HIGH_FD)) < 0 ||
         (errw = fcntl(p->err_w, F_DUPFD, HIGH_FD)) < 0 ||
         (job = fcntl(p->job_fd, F_DUPFD, HIGH_FD)) < 0 ||
         (val = fcntl(p->val_w, F_DUPFD, HIGH_FD)) < 0 ||
+        (src = fcntl(p->runner_fd, F_DUPFD, HIGH_FD)) < 0 ||
         (in = open("/dev/null", O_RDONLY)) < 0)
         child_fail(p->ctl, STEP_FDS);
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errw, 2) < 0 || dup2(job, 3) < 0 ||
-        dup2(val, 4) < 0 || dup3(ctl, 5, O_CLOEXEC) < 0)
+        dup2(val, 4) < 0 || dup2(src, SANDBOX_RUNNER_FD) < 0 || dup3(ctl, 6, O_CLOEXEC) < 0)
         child_fail(ctl, STEP_FDS);
-    if (syscall(SYS_close_range, 6, ~0u, 0) < 0) child_fail(5, STEP_FDS);
-    return 5;
+    if (syscall(SYS_close_range, 7, ~0u, 0) < 0) child_fail(6, STEP_FDS);
+    return 6;
 }
 
 /* The child of clone(): pid 1 of the new pid namespace. It runs on the caller's memory
@@ -900,6 +903,26 @@ static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, cons
                                               cr_strerror(rc));
 }
 
+/* A new memfd holding len bytes of p, at offset 0; -1 with errno. */
+static int memfd_of(const char *name, const char *p, size_t len)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC), e;
+    if (fd < 0) return -1;
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, p + off, len - off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) errno = EIO;
+        if (n <= 0) goto fail;
+        off += (size_t)n;
+    }
+    if (lseek(fd, 0, SEEK_SET) == 0) return fd;
+fail:
+    e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
 static int gone(int pidfd)
 {
     struct pollfd pf = { pidfd, POLLIN, 0 };
@@ -934,7 +957,8 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     const char *enc;
     size_t enc_len;
     int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
-    int out_dir_fd = -1, job_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0, reaped = 0;
+    int out_dir_fd = -1, job_fd = -1, runner_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0;
+    int reaped = 0;
     int warm_fd = -1;          /* a warm worker's end of its job socket */
     int runner_pidfd = -1;     /* a forked worker's runner's (pidfd is the worker's) */
     char why[200], fdarg[2][8] = { "3", "4" };
@@ -1018,14 +1042,18 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         enc = hand->job;
         enc_len = hand->job_len;
     }
-    if (!warm && (job_fd = memfd_create("calcroute-job", MFD_CLOEXEC)) < 0) { rc = ns_fail(err, "memfd", errno); goto out; }
-    for (size_t off = 0; off < enc_len;) {
-        ssize_t n = write(job_fd, enc + off, enc_len - off);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) { rc = ns_fail(err, "write job", errno); goto out; }
-        off += (size_t)n;
+    if (!warm && (job_fd = memfd_of("calcroute-job", enc, enc_len)) < 0) {
+        rc = ns_fail(err, "write job", errno);
+        goto out;
     }
-    if (!warm && lseek(job_fd, 0, SEEK_SET) < 0) { rc = ns_fail(err, "rewind job", errno); goto out; }
+    /* The runner comes as a descriptor, not as `-c`'s text: ps then shows a short line. One
+     * per run, which costs microseconds: a descriptor kept for the process could be closed
+     * or replaced under the library by a caller that closes what it did not open. */
+    if (!forked && (runner_fd = memfd_of("calcroute-runner", sandbox_runner_source,
+                                         sandbox_runner_source_len)) < 0) {
+        rc = ns_fail(err, "write the runner", errno);
+        goto out;
+    }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
         pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pv, O_CLOEXEC) < 0) {
         rc = ns_fail(err, "pipes", errno);
@@ -1040,6 +1068,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     plan.err_w = pe[1];
     plan.val_w = pv[1];
     plan.job_fd = job_fd;
+    plan.runner_fd = runner_fd;
     snprintf(plan.tmp_opts, sizeof plan.tmp_opts, "size=%llu,nr_inodes=%u,mode=1777",
              (unsigned long long)lim.tmp_bytes, 4096u);
     /* Inodes bound the number of files (directories included) the code can leave in /out. */
@@ -1053,7 +1082,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     plan.argv[1] = "-s";
     plan.argv[2] = "-S";
     plan.argv[3] = "-c";
-    plan.argv[4] = (char *)sandbox_runner_source;
+    plan.argv[4] = SANDBOX_RUNNER_BOOTSTRAP;
     plan.argv[5] = fdarg[0];
     plan.argv[6] = fdarg[1];
     if (warm) plan.argv[7] = (char *)warm->preload;
@@ -1119,6 +1148,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
         /* Only the runner may hold the reading end of a warm job, so that its death fails
          * the send. */
         if (warm) { close(job_fd); job_fd = -1; }
+        close(runner_fd); runner_fd = -1;
         close(po[1]); po[1] = -1;
         close(pe[1]); pe[1] = -1;
         close(pv[1]); pv[1] = -1;
@@ -1377,6 +1407,7 @@ out:
     }
     if (out_dir_fd >= 0) close(out_dir_fd);
     if (job_fd >= 0) close(job_fd);
+    if (runner_fd >= 0) close(runner_fd);
     if (warm_fd >= 0) close(warm_fd);
     if (data_fd >= 0) close(data_fd);
     if (plan.data_tree >= 0) close(plan.data_tree);

@@ -168,7 +168,7 @@ class CalcrouteError(Exception):
 
 
 def _where(e: dict) -> str:
-    """" (line L, col C)", " (line L)" without a column (a sandboxed exception), or ""."""
+    """" (line L, col C)", " (line L)" when the column is unknown, or ""."""
     if not e.get("line"):
         return ""
     return f" (line {e['line']}, col {e['col']})" if e.get("col") else f" (line {e['line']})"
@@ -176,8 +176,8 @@ def _where(e: dict) -> str:
 
 class CodeError(CalcrouteError):
     """The code raised a Python exception: `type` (its class name), `message`, `line` and
-    `col` (1-based) where it was raised; `col` is None for a sandboxed run, whose report has
-    the line only; `result` the Result."""
+    `col` (1-based; None when unknown) where it was raised, in a sandbox as in-process;
+    `result` the Result."""
 
     def __init__(self, result: "Result"):
         e = result.error

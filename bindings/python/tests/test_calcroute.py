@@ -131,13 +131,18 @@ class TestRun(unittest.TestCase):
         self.assertEqual(e.message, "division by zero")
         self.assertEqual((e.line, e.col), (2, 5))
 
-    def test_sandboxed_code_error_has_line_only(self):
+    def test_sandboxed_code_error_has_position(self):
+        # CPython's line and column, which the in-process run of the same lines gives too.
         r = self._ns("import os\nx = 1\ny = x / 0\n")
         with self.assertRaises(calcroute.CodeError) as cm:
             calcroute.run("import os\nx = 1\ny = x / 0\n", tier="ns")
         e = cm.exception
-        self.assertEqual((e.line, e.col, str(e)), (3, None, "ZeroDivisionError: division by zero (line 3)"))
-        self.assertEqual((r.error["line"], r.error["col"]), (3, 0))
+        self.assertEqual((e.line, e.col, str(e)),
+                         (3, 5, "ZeroDivisionError: division by zero (line 3, col 5)"))
+        self.assertEqual((r.error["line"], r.error["col"]), (3, 5))
+        with self.assertRaises(calcroute.CodeError) as cm:
+            calcroute.run("import math\nx = 1\ny = x / 0\n")
+        self.assertEqual(str(cm.exception), str(e))
 
     def test_check_false_returns_result(self):
         r = calcroute.run("1/0", check=False)
