@@ -923,6 +923,14 @@ def zygote(chan_fd, rep_fd):
     WARMUP[0] = spec.get("warmup")
     if WARMUP[0]:
         warm_up(WARMUP[0])
+    # A fork copies the calling thread alone: beside another (a preloaded module's, the
+    # warm-up's), a worker could inherit a lock that nobody will ever release. The pool then
+    # starts python for each worker instead.
+    threads = len(posix.listdir("/proc/self/task"))
+    if threads > 1:
+        sys.stderr.write("calcroute runner: the zygote runs %d threads after its imports and "
+                         "warm-up: it cannot fork workers\n" % threads)
+        posix._exit(2)
     # What we import for ourselves from here on is taken out of the workers' sys.modules.
     ZYGOTE_BASE.update(sys.modules)
     import ctypes

@@ -360,6 +360,22 @@ static void test_warmup(void)
         sandbox_pool_close(p);
         cfg.warmup = "import json\nraise ValueError('warm-up')\n";
     }
+    /* A warm-up that leaves a thread running: the zygote cannot fork, and the pool's workers
+     * start python themselves (our children), warm all the same. */
+    cfg.warmup = "import threading, time\n"
+                 "threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n";
+    if (sandbox_pool_open(&cfg, &p, &err) == CR_OK) {
+        pid_t pid = 0;
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        CHECK_INT(sandbox_pool_ready(p, &pid, 1), 1);
+        CHECK_INT(parent_of(pid), getpid());
+        if (pool_run(p, "print(3)\n", NULL, &oc) == CR_OK) {
+            CHECK_INT(oc.warm, 1);
+            CHECK_STR(out_text(&oc), "3\n");
+            sandbox_outcome_free(&oc);
+        } else CHECK(!"run");
+        sandbox_pool_close(p);
+    } else CHECK(!"pool");
     if (!(big = malloc(SANDBOX_WARMUP_MAX + 2))) { CHECK(!"malloc"); return; }
     memset(big, '#', SANDBOX_WARMUP_MAX + 1);
     big[SANDBOX_WARMUP_MAX + 1] = 0;
