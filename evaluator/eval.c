@@ -2204,6 +2204,29 @@ static val *exc_new(eval_cx *cx, int id, val *arg)
 }
 
 /* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
+/* Where CPython 3.11 places a failed assert: its compiler leaves the location of the last
+ * comparison that its conditional-jump pass reached (through `not`, `and`/`or` and the three
+ * parts of `x if c else y`, in source order) on the raise, and the statement's otherwise. */
+static const ir_node *assert_compare(const ir_node *n, const ir_node *last)
+{
+    if (!n) return last;
+    switch (n->kind) {
+    case IR_COMPARE: return n;
+    case IR_UNARY: return n->op == IR_NOT ? assert_compare(n->kid[0], last) : last;
+    case IR_BOOLOP:
+    case IR_IFEXP:
+        for (uint32_t i = 0; i < n->n; i++) last = assert_compare(n->kid[i], last);
+        return last;
+    default: return last;
+    }
+}
+
+static const ir_node *assert_site(const ir_node *stmt)
+{
+    const ir_node *c = assert_compare(stmt->kid[0], NULL);
+    return c ? c : stmt;
+}
+
 static int raise_obj(eval_cx *cx, val *e, const ir_node *at)
 {
     val *msg = eval_to_str(cx, e, 0);
@@ -2603,7 +2626,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
         if (t) return X_NORMAL;
         val *m = NULL, *e;
         if (n->n > 1 && n->kid[1] && !(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
-        if ((e = exc_new(cx, B_ASSERTIONERROR, m))) raise_obj(cx, e, n);
+        if ((e = exc_new(cx, B_ASSERTIONERROR, m))) raise_obj(cx, e, assert_site(n));
         eval_decref(cx, m);
         return X_ERROR;
     }
