@@ -96,7 +96,7 @@ cr_code cr_audit_show(cr_audit *a, uint64_t seq, char **json, size_t *len, cr_er
     if (rc == CR_EIO) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record %llu as JSON",
                                           (unsigned long long)seq);
     if (rc != CR_OK) return rc;
-    if (!cx.json) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no record with seq %llu",
+    if (!cx.json) return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: no record with seq %llu",
                                       (unsigned long long)seq);
     *json = cx.json;
     if (len) *len = cx.len;
@@ -116,6 +116,93 @@ cr_code cr_audit_checkpoint(cr_audit *a, const char *key_path, uint64_t *seq,
     if (rc == CR_OK) rc = audit_checkpoint(a->db, sk, seq, head, err);
     sodium_memzero(sk, sizeof sk);
     if (rc == CR_OK && hash_hex) audit_hex(head, hash_hex);
+    return rc;
+}
+
+static cr_code text_out(cr_code rc, cr_buf *b, char **out)
+{
+    *out = rc == CR_OK ? cr_buf_take(b, NULL) : NULL;
+    cr_buf_free(b);
+    return rc;
+}
+
+cr_code cr_audit_note(cr_audit *a, const char *key_path, const char *origin, uint64_t size,
+                      char **note, cr_error *err)
+{
+    uint8_t sk[crypto_sign_SECRETKEYBYTES], pk[crypto_sign_PUBLICKEYBYTES], root[AUDIT_HASH_LEN];
+    char dflt[64];
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    *note = NULL;
+    cr_code rc = audit_key_read(key_path, sk, sizeof sk, err);
+    if (rc == CR_OK && !origin) {
+        crypto_sign_ed25519_sk_to_pk(pk, sk);
+        audit_default_origin(pk, dflt, sizeof dflt);
+        origin = dflt;
+    }
+    if (rc == CR_OK) rc = audit_tree_head(a->db, &size, root, err);
+    if (rc == CR_OK) rc = audit_note_sign(origin, size, root, sk, &b, err);
+    sodium_memzero(sk, sizeof sk);
+    return text_out(rc, &b, note);
+}
+
+cr_code cr_audit_prove(cr_audit *a, uint64_t seq, uint64_t size, char **proof, cr_error *err)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    return text_out(audit_prove_inclusion(a->db, seq, size, &b, err), &b, proof);
+}
+
+cr_code cr_audit_prove_consistency(cr_audit *a, uint64_t old_size, uint64_t new_size,
+                                   char **proof, cr_error *err)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    return text_out(audit_prove_consistency(a->db, old_size, new_size, &b, err), &b, proof);
+}
+
+/* A checkpoint file, checked against pk. */
+static cr_code note_file(const char *path, const uint8_t pk[32], audit_tree *t, cr_error *err)
+{
+    char *text;
+    size_t len;
+    cr_code rc = audit_file_read(path, AUDIT_NOTE_MAX, &text, &len, err);
+    if (rc != CR_OK) return rc;
+    rc = audit_note_open(text, len, pk, t, err);
+    free(text);
+    if (rc != CR_OK && err) {
+        char msg[sizeof err->message];
+        snprintf(msg, sizeof msg, "%s", err->message);
+        cr_error_set(err, rc, 0, 0, "%s: %s", path, msg);
+    }
+    return rc;
+}
+
+cr_code cr_audit_verify_proof(const char *proof_path, const char *note_path,
+                              const char *old_note_path, const char *pubkey_path,
+                              cr_audit_proof_report *rep, cr_error *err)
+{
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+    audit_tree t, old;
+    audit_proof_result r;
+    char *proof = NULL;
+    size_t len;
+    memset(rep, 0, sizeof *rep);
+    if (sodium_init() < 0) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: libsodium init");
+    cr_code rc = audit_key_read(pubkey_path, pk, sizeof pk, err);
+    if (rc == CR_OK) rc = note_file(note_path, pk, &t, err);
+    if (rc == CR_OK && old_note_path) rc = note_file(old_note_path, pk, &old, err);
+    if (rc == CR_OK) rc = audit_file_read(proof_path, AUDIT_PROOF_MAX, &proof, &len, err);
+    if (rc == CR_OK) {
+        rc = audit_proof_check(proof, len, &t, old_note_path ? &old : NULL, &r, err);
+        rep->consistency = r.kind == AUDIT_PROOF_CONSISTENCY;
+        rep->seq = r.seq;
+        rep->size = r.size;
+        rep->old_size = r.old_size;
+        snprintf(rep->origin, sizeof rep->origin, "%s", t.origin);
+        if (r.kind == AUDIT_PROOF_INCLUSION) audit_hex(r.leaf, rep->leaf_hash);
+    }
+    free(proof);
     return rc;
 }
 

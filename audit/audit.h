@@ -155,6 +155,71 @@ cr_code audit_keygen(const char *key_path, cr_error *err);
 /* Reads an n-byte key written by audit_keygen(). */
 cr_code audit_key_read(const char *path, uint8_t *key, size_t n, cr_error *err);
 
+/* ---- the transparency-log view (audit/merkle.c) ----------------------------------------
+ * The records are the leaves of an RFC 6962 Merkle tree: leaf i is record seq i + 1, its data
+ * the record's canonical encoding. Checkpoints are C2SP tlog-checkpoint signed notes (origin,
+ * tree size, base64 root; Ed25519 signature line with the signed-note key ID); proofs are
+ * text: a header line, sizes, (inclusion) the record's encoding in base64, then one base64
+ * hash per line. */
+
+typedef struct {
+    char origin[256], key_name[256];
+    uint64_t size;
+    uint8_t root[AUDIT_HASH_LEN];
+} audit_tree;
+
+enum { AUDIT_PROOF_INCLUSION = 1, AUDIT_PROOF_CONSISTENCY = 2 };
+typedef struct {
+    int kind;                       /* AUDIT_PROOF_* */
+    uint64_t seq, size, old_size;   /* seq: the proven record (inclusion) */
+    uint8_t leaf[AUDIT_HASH_LEN];   /* its leaf hash (inclusion) */
+} audit_proof_result;
+
+void audit_leaf_hash(const void *data, size_t len, uint8_t out[AUDIT_HASH_LEN]);
+/* MTH of n leaf hashes; PATH(index) and PROOF(m) of RFC 6962 into out (at most 64 hashes),
+ * their length returned. */
+void audit_tree_root(const uint8_t (*leaves)[AUDIT_HASH_LEN], uint64_t n,
+                     uint8_t out[AUDIT_HASH_LEN]);
+size_t audit_inclusion_path(const uint8_t (*leaves)[AUDIT_HASH_LEN], uint64_t n,
+                            uint64_t index, uint8_t (*out)[AUDIT_HASH_LEN]);
+size_t audit_consistency_path(const uint8_t (*leaves)[AUDIT_HASH_LEN], uint64_t n, uint64_t m,
+                              uint8_t (*out)[AUDIT_HASH_LEN]);
+/* RFC 9162's checks (2.1.3.2, 2.1.4.2): 1 when the proof holds. */
+int audit_inclusion_check(uint64_t index, uint64_t size, const uint8_t leaf[AUDIT_HASH_LEN],
+                          const uint8_t (*path)[AUDIT_HASH_LEN], size_t np,
+                          const uint8_t root[AUDIT_HASH_LEN]);
+int audit_consistency_check(uint64_t first, uint64_t second,
+                            const uint8_t first_root[AUDIT_HASH_LEN],
+                            const uint8_t second_root[AUDIT_HASH_LEN],
+                            const uint8_t (*path)[AUDIT_HASH_LEN], size_t np);
+
+/* The root of records 1..*size (*size 0: all of them, and *size is set). */
+cr_code audit_tree_head(audit_db *db, uint64_t *size, uint8_t root[AUDIT_HASH_LEN],
+                        cr_error *err);
+/* "calcroute.audit/" and 16 hex digits of SHA-256(pk): the origin when none is given. */
+void audit_default_origin(const uint8_t pk[32], char *out, size_t n);
+/* The signed note of (origin, size, root), appended to out; the key name is the origin. */
+cr_code audit_note_sign(const char *origin, uint64_t size, const uint8_t root[AUDIT_HASH_LEN],
+                        const uint8_t sk[64], cr_buf *out, cr_error *err);
+/* Parses a note and checks the signature by pk (the first line whose name and key ID are
+ * pk's decides). CR_ELEDGER naming what is wrong. */
+cr_code audit_note_open(const char *note, size_t len, const uint8_t pk[32], audit_tree *t,
+                        cr_error *err);
+/* Proofs of record seq in the tree of `size` records (0: all), and of the tree of old_size
+ * records being a prefix of the one of new_size (0: all), appended to out as text. */
+cr_code audit_prove_inclusion(audit_db *db, uint64_t seq, uint64_t size, cr_buf *out,
+                              cr_error *err);
+cr_code audit_prove_consistency(audit_db *db, uint64_t old_size, uint64_t new_size, cr_buf *out,
+                                cr_error *err);
+/* Checks a proof's text against the verified checkpoint t (and for a consistency proof the
+ * verified old one). CR_OK when it holds; CR_ELEDGER naming why not. */
+cr_code audit_proof_check(const char *proof, size_t len, const audit_tree *t,
+                          const audit_tree *old, audit_proof_result *res, cr_error *err);
+/* The whole of a regular file of at most max bytes (NUL-ended; the caller frees). */
+cr_code audit_file_read(const char *path, size_t max, char **out, size_t *len, cr_error *err);
+#define AUDIT_NOTE_MAX (64u << 10)
+#define AUDIT_PROOF_MAX (512u << 20)   /* an inclusion proof carries its record in base64 */
+
 /* Hex of a hash into a 65-byte buffer. */
 void audit_hex(const uint8_t hash[AUDIT_HASH_LEN], char hex[2 * AUDIT_HASH_LEN + 1]);
 

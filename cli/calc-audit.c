@@ -26,13 +26,24 @@ static const char usage_text[] =
     "  export DB [--from N] [--to N]\n"
     "                              records as JSON lines\n"
     "  head DB                     the last seq and its hash, for anchoring elsewhere\n"
-    "  checkpoint DB --key FILE    sign the head with the Ed25519 key in FILE, store it in DB\n"
+    "  checkpoint DB --key FILE [--origin NAME]\n"
+    "                              sign the head with the Ed25519 key in FILE and store it in\n"
+    "                              DB; print the Merkle tree's checkpoint as a signed note\n"
+    "                              (C2SP tlog-checkpoint; NAME: its origin and key name)\n"
+    "  prove DB SEQ [--size N]     an inclusion proof of record SEQ in the tree of N records\n"
+    "                              (default: all), with the record\n"
+    "  prove DB --consistency OLD NEW\n"
+    "                              a proof that the tree of OLD records is a prefix of NEW's\n"
+    "  verify-proof PROOF --checkpoint NOTE --pubkey FILE [--old-checkpoint NOTE]\n"
+    "                              check a proof offline against a signed checkpoint (and, for\n"
+    "                              a consistency proof, the older one)\n"
     "  keygen FILE                 write a key pair: FILE (secret) and FILE.pub\n"
     "  --help, --version\n"
     "\n"
-    "exit status: 0 ok; 1 verification or replay failed, or DB is not a ledger (its schema,\n"
-    "a row's types or size, or the work a query takes is not a ledger's); 2 usage; 5 the\n"
-    "ledger or a key could not be read or written (internal failure)\n";
+    "exit status: 0 ok; 1 verification, a proof or replay failed, a record or tree size the\n"
+    "ledger does not hold, or DB is not a ledger (its schema, a row's types or size, or the\n"
+    "work a query takes is not a ledger's); 2 usage; 5 the ledger, a key or a file could not\n"
+    "be read or written (internal failure)\n";
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -61,9 +72,9 @@ static int parse_seq(const char *s, uint64_t *out)
 }
 
 typedef struct {
-    const char *pubkey, *key;
-    uint64_t from, to;
-    int rerun_sandbox;
+    const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint;
+    uint64_t from, to, size;
+    int rerun_sandbox, consistency;
 } options;
 
 /* Options after the command; positional arguments are left in argv[optind..]. */
@@ -72,7 +83,10 @@ static int parse_options(int argc, char **argv, options *o)
     static const struct option longs[] = {
         { "pubkey", required_argument, NULL, 'p' }, { "key", required_argument, NULL, 'k' },
         { "from", required_argument, NULL, 'f' },   { "to", required_argument, NULL, 't' },
-        { "rerun-sandbox", no_argument, NULL, 'r' }, { NULL, 0, NULL, 0 },
+        { "rerun-sandbox", no_argument, NULL, 'r' }, { "origin", required_argument, NULL, 'o' },
+        { "size", required_argument, NULL, 's' },   { "consistency", no_argument, NULL, 'c' },
+        { "checkpoint", required_argument, NULL, 'C' },
+        { "old-checkpoint", required_argument, NULL, 'O' }, { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
@@ -81,10 +95,16 @@ static int parse_options(int argc, char **argv, options *o)
         case 'p': o->pubkey = optarg; break;
         case 'k': o->key = optarg; break;
         case 'r': o->rerun_sandbox = 1; break;
+        case 'o': o->origin = optarg; break;
+        case 'c': o->consistency = 1; break;
+        case 'C': o->checkpoint = optarg; break;
+        case 'O': o->old_checkpoint = optarg; break;
         case 'f':
         case 't':
-            if (!parse_seq(optarg, c == 'f' ? &o->from : &o->to))
-                return usage("--%s wants a record number", c == 'f' ? "from" : "to");
+        case 's':
+            if (!parse_seq(optarg, c == 'f' ? &o->from : c == 't' ? &o->to : &o->size))
+                return usage("--%s wants a record number",
+                             c == 'f' ? "from" : c == 't' ? "to" : "size");
             break;
         default:
             return usage("unknown option %s", argv[optind - 1]);
@@ -168,6 +188,61 @@ static int print_line(const char *json, size_t len, void *arg)
     return fwrite(json, 1, len, stdout) != len || putchar('\n') == EOF;
 }
 
+/* The chain's checkpoint is stored; the tree's, at the same seq, is printed as a note (so
+ * `calc-audit checkpoint DB --key K > head.note` keeps it). */
+static int cmd_checkpoint(cr_audit *a, const options *o)
+{
+    uint64_t seq;
+    char hex[65], *note = NULL;
+    cr_error err = {0};
+    if (cr_audit_checkpoint(a, o->key, &seq, hex, &err) != CR_OK ||
+        cr_audit_note(a, o->key, o->origin, seq, &note, &err) != CR_OK)
+        return fail(&err);
+    fputs(note, stdout);
+    fprintf(stderr, "checkpoint: seq %" PRIu64 " %s\n", seq, hex);
+    free(note);
+    return EXIT_OK;
+}
+
+static int cmd_prove(cr_audit *a, char **pos, const options *o)
+{
+    uint64_t x, y = 0;
+    char *proof = NULL;
+    cr_error err = {0};
+    if (!parse_seq(pos[1], &x) || (o->consistency && !parse_seq(pos[2], &y)))
+        return usage("prove: not a record number: %s", !parse_seq(pos[1], &x) ? pos[1] : pos[2]);
+    if (o->consistency && o->size) return usage("%s", "prove: --size is for inclusion proofs");
+    cr_code rc = o->consistency ? cr_audit_prove_consistency(a, x, y, &proof, &err)
+                                : cr_audit_prove(a, x, o->size, &proof, &err);
+    if (rc != CR_OK) return fail(&err);
+    fputs(proof, stdout);
+    free(proof);
+    return EXIT_OK;
+}
+
+static int cmd_verify_proof(char **pos, int npos, const options *o)
+{
+    cr_audit_proof_report rep;
+    cr_error err = {0};
+    if (npos != 1) return usage("%s", "verify-proof wants one PROOF file");
+    if (!o->checkpoint || !o->pubkey)
+        return usage("%s", "verify-proof wants --checkpoint NOTE and --pubkey FILE");
+    cr_code rc = cr_audit_verify_proof(pos[0], o->checkpoint, o->old_checkpoint, o->pubkey,
+                                       &rep, &err);
+    if (rc == CR_ELEDGER) {
+        printf("FAIL: %s\n", err.message);
+        return EXIT_FAILED;
+    }
+    if (rc != CR_OK) return fail(&err);
+    if (rep.consistency)
+        printf("ok: the tree of %" PRIu64 " records extends the tree of %" PRIu64
+               " records (%s)\n", rep.size, rep.old_size, rep.origin);
+    else
+        printf("ok: record seq %" PRIu64 " (leaf hash %s) is in the tree of %" PRIu64
+               " records (%s)\n", rep.seq, rep.leaf_hash, rep.size, rep.origin);
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -193,13 +268,14 @@ int main(int argc, char **argv)
         printf("wrote %s (secret) and %s.pub\n", pos[0], pos[0]);
         return EXIT_OK;
     }
+    if (!strcmp(cmd, "verify-proof")) return cmd_verify_proof(pos, npos, &o);
     static const char *const cmds[] = { "verify", "replay", "show", "export", "head",
-                                        "checkpoint", NULL };
+                                        "checkpoint", "prove", NULL };
     int known = 0;
     for (int i = 0; cmds[i]; i++) known |= !strcmp(cmd, cmds[i]);
     if (!known) return usage("unknown command %s", cmd);
-    if (npos != (!strcmp(cmd, "show") ? 2 : 1))
-        return usage("%s: wrong number of arguments", cmd);
+    int want = !strcmp(cmd, "show") ? 2 : !strcmp(cmd, "prove") ? 2 + o.consistency : 1;
+    if (npos != want) return usage("%s: wrong number of arguments", cmd);
     if (!strcmp(cmd, "checkpoint") && !o.key) return usage("%s", "checkpoint wants --key FILE");
 
     cr_audit *a = cr_audit_open(pos[0], !strcmp(cmd, "checkpoint"), &err);
@@ -221,9 +297,10 @@ int main(int argc, char **argv)
     } else if (!strcmp(cmd, "head")) {
         if (cr_audit_head(a, &seq, hex, &err) != CR_OK) rc = fail(&err);
         else printf("%" PRIu64 " %s\n", seq, hex);
+    } else if (!strcmp(cmd, "prove")) {
+        rc = cmd_prove(a, pos, &o);
     } else {
-        if (cr_audit_checkpoint(a, o.key, &seq, hex, &err) != CR_OK) rc = fail(&err);
-        else printf("checkpoint: seq %" PRIu64 " %s\n", seq, hex);
+        rc = cmd_checkpoint(a, &o);
     }
     cr_audit_close(a);
     if (fflush(stdout) != 0 && rc == EXIT_OK) rc = EXIT_INTERNAL;

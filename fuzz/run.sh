@@ -26,7 +26,7 @@ for t in "$@"; do
         fuzz_dsl) opts="-dict=fuzz/dsl.dict -max_len=4096" ;;
         fuzz_request) opts="-dict=fuzz/request.dict -max_len=8192 -detect_leaks=0" ;;
         fuzz_audit) opts="-max_len=1024" ;;
-        fuzz_doorbell) opts="-max_len=2048" ;;
+        fuzz_doorbell|fuzz_tlog) opts="-max_len=2048" ;;
         *) opts="-max_len=64" ;;
     esac
     # -timeout: one input running 10 s is a hang; -rss_limit_mb: a blow-up; the new inputs

@@ -193,6 +193,11 @@ def main():
     seeds["fuzz_doorbell"] = [b"", b"\x01", b"\x00" * 8 + b"\x10", b"\x00" * 44 + b"\x02",
                               b"\x00" * 56 + b"\xff\xff", b"\x00" * 60 + b"\x00\x10"]
 
+    # fuzz_tlog: a selector byte (proof kind, which text is mutated) and an XOR mask over a
+    # genuine note or proof (fuzz/fuzz_tlog.c): each selector with the empty mask verifies.
+    seeds["fuzz_tlog"] = [bytes([sel]) for sel in range(6)] + [
+        bytes([sel]) + b"\x00" * at + b"\x01" for sel in range(6) for at in (0, 17, 40, 60)]
+
     if os.path.isdir(a.out):
         shutil.rmtree(a.out)
     for target, items in seeds.items():

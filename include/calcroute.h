@@ -263,7 +263,7 @@ CR_API cr_code cr_audit_verify(cr_audit *a, const char *pubkey_path, cr_audit_re
                                cr_error *err);
 
 /* Record `seq` as one JSON object. On CR_OK *json is the caller's (malloc'd, NUL-terminated):
- * free() it. CR_EUSAGE when there is no such record. */
+ * free() it. CR_ELEDGER when there is no such record. */
 CR_API cr_code cr_audit_show(cr_audit *a, uint64_t seq, char **json, size_t *len,
                              cr_error *err);
 /* Calls `each` with every record from..to (0: no bound) as one JSON object, in seq order.
@@ -279,6 +279,41 @@ CR_API cr_code cr_audit_keygen(const char *key_path, cr_error *err);
  * checkpoint in the ledger. *seq and hash_hex receive what was signed. */
 CR_API cr_code cr_audit_checkpoint(cr_audit *a, const char *key_path, uint64_t *seq,
                                    char hash_hex[65], cr_error *err);
+
+/* The transparency-log view: the records are the leaves of an RFC 6962 Merkle tree (leaf
+ * i is record seq i + 1, its data the record's canonical encoding). Every output is
+ * NUL-ended text the caller frees with free().
+ *
+ * cr_audit_note(): the tree of records 1..size (0: all) as a C2SP tlog-checkpoint note
+ * (origin line, tree size, base64 root hash, blank line, Ed25519 signature line whose key
+ * name is the origin), signed with the secret key in key_path. origin NULL:
+ * "calcroute.audit/" and 16 hex digits of the SHA-256 of the public key. */
+CR_API cr_code cr_audit_note(cr_audit *a, const char *key_path, const char *origin,
+                             uint64_t size, char **note, cr_error *err);
+/* An inclusion proof of record seq in the tree of `size` records (0: all), carrying the
+ * record itself, and a consistency proof that the tree of old_size records is a prefix of
+ * the one of new_size (0: all). CR_ELEDGER for a seq or size the ledger does not have. */
+CR_API cr_code cr_audit_prove(cr_audit *a, uint64_t seq, uint64_t size, char **proof,
+                              cr_error *err);
+CR_API cr_code cr_audit_prove_consistency(cr_audit *a, uint64_t old_size, uint64_t new_size,
+                                          char **proof, cr_error *err);
+
+/* What cr_audit_verify_proof() checked. */
+typedef struct {
+    int consistency;          /* 0: an inclusion proof of record seq; 1: a consistency one */
+    uint64_t seq, size, old_size;
+    char origin[256];         /* the checkpoint's */
+    char leaf_hash[65];       /* inclusion: the record's leaf hash */
+} cr_audit_proof_report;
+/* Checks a proof file offline, without the ledger: the checkpoint note at note_path must be
+ * signed by the public key at pubkey_path (cr_audit_keygen()'s ".pub" file), and the proof
+ * must lead to its root; a consistency proof also needs the older checkpoint (old_note_path,
+ * same key). CR_OK when everything holds; CR_ELEDGER naming the first thing that does not
+ * (a bad signature, a malformed note or proof, a record not in the tree, a tree that does
+ * not extend the old one); CR_EIO or CR_EUSAGE when a file cannot be read. Thread-safe. */
+CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_path,
+                                     const char *old_note_path, const char *pubkey_path,
+                                     cr_audit_proof_report *rep, cr_error *err);
 
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match

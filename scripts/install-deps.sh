@@ -15,4 +15,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \
     python3-setuptools python3-wheel python3-pip python3-pytest \
-    qemu-system-x86 busybox-static cpio >/dev/null
+    qemu-system-x86 busybox-static cpio openssl >/dev/null

@@ -746,7 +746,7 @@ static void test_json(void)
                                "\"error\":null,"));
     CHECK(json && strstr(json, ",\"status_name\":\"ok\",\"prev_hash\":\"0000000000"));
     free(json);
-    CHECK_INT(cr_audit_show(a, 2, &json, &len, &err), CR_EUSAGE);
+    CHECK_INT(cr_audit_show(a, 2, &json, &len, &err), CR_ELEDGER);
     CHECK_STR(err.message, "audit: no record with seq 2");
     char hex[65];
     uint64_t seq = 0;
