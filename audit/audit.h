@@ -2,7 +2,8 @@
  *
  * The router fills an audit_record and calls audit_append(); the call returns only after the
  * record committed durably (WAL, synchronous=FULL, BEGIN IMMEDIATE, busy timeout), so a result
- * handed to a caller always has its record on disk. Appends from several processes serialize.
+ * handed to a caller always has its record on disk. Concurrent appends of one handle share a
+ * commit; appends from several processes serialize.
  *
  * Chain: hash(n) = SHA-256(AUDIT_TAG_RECORD || hash(n-1) || audit_encode(record n)), with
  * hash(0) = 32 zero bytes. The encoding (audit_encode) is length-prefixed fields in the fixed
@@ -109,9 +110,13 @@ enum {
 cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err);
 void audit_close(audit_db *db);                        /* NULL is a no-op */
 
-/* Appends one record in its own transaction; returns after the commit is durable. On CR_OK,
- * *seq (when non-NULL) and hash (when non-NULL) receive the new record's seq and hash. On
- * failure nothing was appended. `rec` is only borrowed. */
+/* Appends one record; returns after the commit that holds it is durable. Thread-safe: the
+ * appends of many threads on one handle share commits (group commit: whichever thread finds
+ * no commit under way writes every queued record, up to AUDIT_GROUP_MAX, in one transaction,
+ * one fsync, while the others wait for it). On CR_OK, *seq (when non-NULL) and hash (when
+ * non-NULL) receive the new record's seq and hash. On failure nothing of this record was
+ * appended. `rec` is only borrowed. The handle's other functions are for one thread at a
+ * time. */
 cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
                      uint8_t hash[AUDIT_HASH_LEN], cr_error *err);
 /* Appends n records in one transaction (all or none); *first_seq receives the first seq and

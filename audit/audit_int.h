@@ -3,6 +3,7 @@
 #ifndef CR_AUDIT_INT_H
 #define CR_AUDIT_INT_H
 
+#include <pthread.h>
 #include <sqlite3.h>
 
 #include "audit/audit.h"
@@ -27,11 +28,32 @@
     S(timings)
 #define AUDIT_NFIELDS 21
 
+/* An append waiting for a commit it shares with others (group commit, audit/ledger.c). The
+ * record and the waiter live on the appending thread's stack until done is set. */
+typedef struct audit_waiter audit_waiter;
+struct audit_waiter {
+    const audit_record *rec;
+    uint64_t seq;
+    uint8_t hash[AUDIT_HASH_LEN];
+    cr_code rc;
+    cr_error err;
+    int done;
+    audit_waiter *next;
+};
+#define AUDIT_GROUP_MAX 256   /* records in one shared commit at most */
+
 struct audit_db {
     sqlite3 *sql;
     int readonly;
     uint64_t work;                       /* progress callbacks left in this operation */
     sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
+    /* Appends from many threads: they queue, and whichever finds no commit under way takes
+     * the whole queue into one transaction (one fsync) while the others wait for it. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    audit_waiter *queue, **tail;
+    int committing;
+    uint64_t commits;   /* appending transactions committed (records per commit: the bench) */
 };
 
 /* The error of the last SQLite call; CR_ELEDGER when the file caused it (too big, too much

@@ -96,6 +96,9 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
     if (sodium_init() < 0) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: libsodium init");
     audit_db *db = calloc(1, sizeof *db);
     if (!db) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: ledger handle");
+    pthread_mutex_init(&db->mu, NULL);
+    pthread_cond_init(&db->cv, NULL);
+    db->tail = &db->queue;
     db->readonly = (flags & AUDIT_OPEN_READONLY) != 0;
     int oflags = db->readonly ? SQLITE_OPEN_READONLY
                               : SQLITE_OPEN_READWRITE | ((flags & AUDIT_OPEN_CREATE)
@@ -123,6 +126,8 @@ void audit_close(audit_db *db)
     sqlite3_finalize(db->st_head);
     sqlite3_finalize(db->st_insert);
     sqlite3_close(db->sql);
+    pthread_cond_destroy(&db->cv);
+    pthread_mutex_destroy(&db->mu);
     free(db);
 }
 
@@ -259,6 +264,24 @@ static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
     return CR_OK;
 }
 
+/* Waits until no commit is under way on this handle and marks one as under way; the caller
+ * then owns the connection until commit_end(). */
+static void commit_begin(audit_db *db)
+{
+    pthread_mutex_lock(&db->mu);
+    while (db->committing) pthread_cond_wait(&db->cv, &db->mu);
+    db->committing = 1;
+    pthread_mutex_unlock(&db->mu);
+}
+
+static void commit_end(audit_db *db)
+{
+    pthread_mutex_lock(&db->mu);
+    db->committing = 0;
+    pthread_cond_broadcast(&db->cv);
+    pthread_mutex_unlock(&db->mu);
+}
+
 cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
                            uint64_t *first_seq, uint8_t last_hash[AUDIT_HASH_LEN],
                            cr_error *err)
@@ -270,6 +293,7 @@ cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
     if (!db || (!recs && n)) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no ledger");
     if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
     cr_buf_init(&enc, 0);
+    commit_begin(db);
     audit_budget(db);
     /* BEGIN IMMEDIATE, not BEGIN: take the write lock before reading the head hash, or two
      * writers could both chain onto the same prev_hash. */
@@ -279,20 +303,108 @@ cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
     for (size_t k = 0; k < n; k++)
         if ((rc = insert_one(db, &recs[k], seq + 1 + k, prev, &enc, err)) != CR_OK) goto rollback;
     if ((rc = audit_exec(db, "COMMIT", err)) != CR_OK) goto rollback;
+    db->commits++;
     if (last_hash) memcpy(last_hash, prev, AUDIT_HASH_LEN);
     goto out;
 rollback:
     sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
 out:
+    commit_end(db);
     cr_buf_free(&enc);
     return rc;
+}
+
+static void group_fail(audit_waiter *w, cr_code rc, const cr_error *err)
+{
+    for (; w; w = w->next)
+        if (w->rc == CR_OK) {
+            w->rc = rc;
+            if (err) w->err = *err;
+        }
+}
+
+/* One transaction for every waiter of the group, in queue order. A record that cannot be
+ * stored (too large) fails alone: its statement is undone and the chain goes on without it;
+ * a failure of the transaction itself (the write lock, the disk, the commit) fails them all,
+ * and nothing of the group is stored. */
+static void commit_group(audit_db *db, audit_waiter *group)
+{
+    uint64_t seq;
+    uint8_t prev[AUDIT_HASH_LEN];
+    cr_buf enc;
+    cr_error err = {0};
+    cr_code rc;
+    cr_buf_init(&enc, 0);
+    audit_budget(db);
+    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", &err)) != CR_OK) {
+        group_fail(group, rc, &err);
+        goto out;
+    }
+    if ((rc = audit_head_locked(db, &seq, prev, &err)) != CR_OK) goto rollback;
+    for (audit_waiter *w = group; w; w = w->next) {
+        w->rc = insert_one(db, w->rec, seq + 1, prev, &enc, &w->err);
+        if (w->rc == CR_OK) {
+            w->seq = ++seq;
+            memcpy(w->hash, prev, AUDIT_HASH_LEN);
+        } else if (sqlite3_get_autocommit(db->sql)) {   /* SQLite ended the transaction */
+            rc = w->rc;
+            err = w->err;
+            goto rollback;
+        }
+    }
+    if ((rc = audit_exec(db, "COMMIT", &err)) == CR_OK) {
+        db->commits++;
+        goto out;
+    }
+rollback:
+    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+    for (audit_waiter *w = group; w; w = w->next) w->rc = CR_OK;
+    group_fail(group, rc, &err);
+out:
+    cr_buf_free(&enc);
 }
 
 cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
                      uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
 {
     if (!rec) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no record");
-    return audit_append_batch(db, rec, 1, seq, hash, err);
+    if (!db) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: no ledger");
+    if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
+    audit_waiter w = { .rec = rec };
+    pthread_mutex_lock(&db->mu);
+    *db->tail = &w;
+    db->tail = &w.next;
+    while (!w.done) {
+        if (db->committing) {
+            pthread_cond_wait(&db->cv, &db->mu);
+            continue;
+        }
+        /* No commit under way: this thread commits the queue (up to AUDIT_GROUP_MAX), its own
+         * record among them unless the queue was longer. */
+        audit_waiter *group = db->queue, **cut = &db->queue;
+        for (int k = 0; *cut && k < AUDIT_GROUP_MAX; k++) cut = &(*cut)->next;
+        db->queue = *cut;
+        *cut = NULL;
+        if (!db->queue) db->tail = &db->queue;
+        db->committing = 1;
+        pthread_mutex_unlock(&db->mu);
+        commit_group(db, group);
+        pthread_mutex_lock(&db->mu);
+        for (audit_waiter *x = group, *next; x; x = next) {
+            next = x->next;   /* x may be gone once done is seen */
+            x->done = 1;
+        }
+        db->committing = 0;
+        pthread_cond_broadcast(&db->cv);
+    }
+    pthread_mutex_unlock(&db->mu);
+    if (w.rc != CR_OK) {
+        if (err) *err = w.err;
+        return w.rc;
+    }
+    if (seq) *seq = w.seq;
+    if (hash) memcpy(hash, w.hash, AUDIT_HASH_LEN);
+    return CR_OK;
 }
 
 cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)

@@ -2,11 +2,14 @@
  *
  *   bench_audit DIR [DURABLE [BATCHED [VERIFY]]]
  *
- * Durable appends (one transaction per record, synchronous=FULL), batched appends (1000 per
- * transaction), and verify over VERIFY records (default 1,000,000); the peer writes the same
+ * Durable appends (one transaction per record, synchronous=FULL), the same from 16 threads
+ * at once (4 x DURABLE records: the ledger's group commit against plain SQLite's connections
+ * taking turns) and as whole audited answers (16 threads' cr_run on one engine), batched
+ * appends (1000 per transaction), and verify over VERIFY records (default 1,000,000); the peer writes the same
  * rows with the same pragmas into a plain table with no hashing and no triggers, and its
  * "verify" reads every row and column without hashing. Files go under DIR and are removed.
  * Figures only: nothing here passes or fails on time. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -63,6 +66,7 @@ static int plain_open(plain *p, const char *path)
 {
     memset(p, 0, sizeof *p);
     if (sqlite3_open(path, &p->db) != SQLITE_OK) return 0;
+    sqlite3_busy_timeout(p->db, 60000);   /* connections of concurrent threads take turns */
     return sqlite3_exec(p->db,
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
         "CREATE TABLE IF NOT EXISTS records(seq INTEGER PRIMARY KEY, request_id TEXT,"
@@ -181,6 +185,102 @@ static double ledger_verify(const char *path, long *rows)
     return rc == CR_OK && rep.ok ? (double)rep.records / dt : -1;
 }
 
+/* ---- concurrent requests ---------------------------------------------------------------- */
+
+#define CONCURRENT 16
+
+typedef struct {
+    const char *path;
+    audit_db *db;           /* the ledger's side: one handle shared by every thread */
+    cr_engine *engine;      /* the engine's side */
+    long n;
+    int t, failed;
+} worker;
+
+static void *ledger_worker(void *p)
+{
+    worker *w = p;
+    char id[40];
+    audit_record r;
+    cr_error err = {0};
+    for (long i = 0; i < w->n; i++) {
+        sample(&r, id, sizeof id, w->t * w->n + i);
+        if (audit_append(w->db, &r, NULL, NULL, &err) != CR_OK) w->failed = 1;
+    }
+    return NULL;
+}
+
+/* The peer without group commit: each thread its own connection, one insert per
+ * transaction, SQLite's write lock serializing them. */
+static void *plain_worker(void *p)
+{
+    worker *w = p;
+    plain pl;
+    char id[40];
+    audit_record r;
+    if (!plain_open(&pl, w->path)) {
+        w->failed = 1;
+        return NULL;
+    }
+    for (long i = 0; i < w->n && !w->failed; i++) {
+        sample(&r, id, sizeof id, w->t * w->n + i);
+        if (sqlite3_exec(pl.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
+            !plain_insert(&pl, &r) || sqlite3_exec(pl.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            w->failed = 1;
+    }
+    sqlite3_finalize(pl.ins);
+    sqlite3_close(pl.db);
+    return NULL;
+}
+
+/* A whole audited answer: an in-process request through a shared engine. */
+static void *engine_worker(void *p)
+{
+    worker *w = p;
+    static const char code[] = "revenue_2019 = 5829\nrevenue_2018 = 5735\n"
+                               "ans = (revenue_2019 - revenue_2018) / revenue_2018\n";
+    cr_request *req = cr_request_new();
+    cr_error err = {0};
+    if (!req || cr_request_set_code(req, code, sizeof code - 1) != CR_OK) w->failed = 1;
+    for (long i = 0; i < w->n && !w->failed; i++) {
+        cr_result *res = NULL;
+        if (cr_run(w->engine, req, &res, &err) != CR_OK || cr_result_audit_seq(res) == 0)
+            w->failed = 1;
+        cr_result_free(res);
+    }
+    cr_request_free(req);
+    return NULL;
+}
+
+static double concurrent(void *(*fn)(void *), worker *proto, long n)
+{
+    pthread_t th[CONCURRENT];
+    worker w[CONCURRENT];
+    double t0 = now_s();
+    for (int t = 0; t < CONCURRENT; t++) {
+        w[t] = *proto;
+        w[t].t = t;
+        w[t].n = n / CONCURRENT;
+        if (pthread_create(&th[t], NULL, fn, &w[t]) != 0) return -1;
+    }
+    int failed = 0;
+    for (int t = 0; t < CONCURRENT; t++) {
+        pthread_join(th[t], NULL);
+        failed |= w[t].failed;
+    }
+    return failed ? -1 : (double)(n / CONCURRENT * CONCURRENT) / (now_s() - t0);
+}
+
+static void unlink_db(const char *p)
+{
+    char side[560];
+    unlink(p);
+    snprintf(side, sizeof side, "%s-wal", p);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", p);
+    unlink(side);
+}
+
 static void row(const char *what, double ours, double peer)
 {
     printf("%-48s %14.0f/s %14.0f/s %8.2fx\n", what, ours, peer, peer > 0 ? ours / peer : 0);
@@ -211,6 +311,38 @@ int main(int argc, char **argv)
     double a = ledger_run(ours, durable, 1), b = plain_run(peer, durable, 1);
     row(line, a, b);
 
+    /* 16 requests at once: the ledger's appends share commits; the peer's cannot */
+    long nconc = durable * 4;
+    audit_db *db = NULL;
+    cr_error err = {0};
+    unlink_db(ours);
+    unlink_db(peer);
+    worker proto = { .path = peer };
+    if (audit_open(ours, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 1;
+    proto.db = db;
+    a = concurrent(ledger_worker, &proto, nconc);
+    uint64_t commits = db->commits;
+    audit_close(db);
+    plain first;   /* the file and table made before the threads open it */
+    if (!plain_open(&first, peer)) return 1;
+    sqlite3_finalize(first.ins);
+    sqlite3_close(first.db);
+    b = concurrent(plain_worker, &proto, nconc);
+    snprintf(line, sizeof line, "durable appends, %d concurrent (%ld)", CONCURRENT, nconc);
+    row(line, a, b);
+    printf("    %.1f records per commit\n", commits ? (double)nconc / (double)commits : 0);
+
+    cr_config cfg;
+    cr_config_default(&cfg);
+    unlink_db(ours);
+    cfg.audit_path = ours;
+    proto.engine = cr_engine_open(&cfg, &err);
+    if (!proto.engine) return 1;
+    a = concurrent(engine_worker, &proto, nconc);
+    cr_engine_close(proto.engine);
+    snprintf(line, sizeof line, "audited answers, %d concurrent cr_run (%ld)", CONCURRENT, nconc);
+    row(line, a, b);
+
     snprintf(line, sizeof line, "batched appends, %d per transaction (%ld)", BATCH, batched);
     a = ledger_run(ours, batched, BATCH);
     b = plain_run(peer, batched, BATCH);
@@ -225,14 +357,7 @@ int main(int argc, char **argv)
     row(line, a, b);
     if (rows_a != verify || rows_b != verify) fprintf(stderr, "bench_audit: row counts differ\n");
 
-    for (int i = 0; i < 2; i++) {
-        const char *p = i ? peer : ours;
-        char side[560];
-        unlink(p);
-        snprintf(side, sizeof side, "%s-wal", p);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", p);
-        unlink(side);
-    }
+    unlink_db(ours);
+    unlink_db(peer);
     return a > 0 && b > 0 ? 0 : 1;
 }

@@ -96,7 +96,6 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
     e->policy.limits.max_cpu_s = cfg->timeout_s;
     e->policy.limits.interrupt_fd = &e->intr[0];
-    pthread_mutex_init(&e->audit_lock, NULL);
     if (pipe2(e->intr, O_CLOEXEC | O_NONBLOCK) < 0) {
         e->intr[0] = e->intr[1] = -1;
         cr_error_sys(err, CR_EINTERNAL, "engine: interrupt pipe", errno);
@@ -136,7 +135,6 @@ void cr_engine_close(cr_engine *e)
     if (!e) return;
     sandbox_pool_close(e->pool);
     audit_close(e->audit);
-    pthread_mutex_destroy(&e->audit_lock);
     if (e->intr[0] >= 0) close(e->intr[0]);
     if (e->intr[1] >= 0) close(e->intr[1]);
     free(e->audit_path);

@@ -91,9 +91,7 @@ cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol,
     AUDIT_SET(&rec, artifacts, res->artifacts_json ? res->artifacts_json : "[]");
     AUDIT_SET(&rec, timings, timings);
     uint8_t hash[AUDIT_HASH_LEN];
-    pthread_mutex_lock(&e->audit_lock);
-    rc = audit_append(e->audit, &rec, &res->audit_seq, hash, err);
-    pthread_mutex_unlock(&e->audit_lock);
+    rc = audit_append(e->audit, &rec, &res->audit_seq, hash, err);   /* shares commits */
     if (rc == CR_OK) audit_hex(hash, res->audit_hash);
 out:
     json_decref(rj);

@@ -5,7 +5,6 @@
 #define CR_ROUTER_H
 
 #include <jansson.h>
-#include <pthread.h>
 
 #include "calcroute.h"
 #include "common/common.h"
@@ -18,7 +17,6 @@ struct cr_engine {
     char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir;
     cr_policy policy;
     struct audit_db *audit; /* when cfg.audit_path is set */
-    pthread_mutex_t audit_lock; /* one SQLite connection: one transaction at a time */
     char tier_note[256];    /* why auto chose the tier it did */
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
