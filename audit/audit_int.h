@@ -56,6 +56,13 @@ struct audit_db {
     uint64_t commits;   /* appending transactions committed (records per commit: the bench) */
 };
 
+/* SHA-256 of the concatenated parts (audit/hash.c): the ledger's one hash function. */
+typedef struct {
+    const void *p;
+    size_t len;
+} audit_span;
+void audit_sha256(const audit_span *parts, size_t n, uint8_t out[AUDIT_HASH_LEN]);
+
 /* The error of the last SQLite call; CR_ELEDGER when the file caused it (too big, too much
  * work, not a database), CR_EAUDIT otherwise. */
 cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step);

@@ -177,13 +177,10 @@ cr_code audit_encode(const audit_record *r, uint64_t seq, cr_buf *out)
 void audit_chain_hash(const uint8_t prev[AUDIT_HASH_LEN], const void *enc, size_t len,
                       uint8_t out[AUDIT_HASH_LEN])
 {
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    crypto_hash_sha256_update(&st, (const unsigned char *)AUDIT_TAG_RECORD,
-                              sizeof AUDIT_TAG_RECORD - 1);
-    crypto_hash_sha256_update(&st, prev, AUDIT_HASH_LEN);
-    crypto_hash_sha256_update(&st, enc, len);
-    crypto_hash_sha256_final(&st, out);
+    const audit_span parts[] = {
+        { AUDIT_TAG_RECORD, sizeof AUDIT_TAG_RECORD - 1 }, { prev, AUDIT_HASH_LEN }, { enc, len },
+    };
+    audit_sha256(parts, 3, out);
 }
 
 void audit_hex(const uint8_t hash[AUDIT_HASH_LEN], char hex[2 * AUDIT_HASH_LEN + 1])

@@ -30,11 +30,8 @@ typedef uint8_t hash_t[H];
 void audit_leaf_hash(const void *data, size_t len, uint8_t out[H])
 {
     static const unsigned char zero = 0x00;
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    crypto_hash_sha256_update(&st, &zero, 1);
-    crypto_hash_sha256_update(&st, data, len);
-    crypto_hash_sha256_final(&st, out);
+    const audit_span parts[] = { { &zero, 1 }, { data, len } };
+    audit_sha256(parts, 2, out);
 }
 
 static void node_hash(const uint8_t l[H], const uint8_t r[H], uint8_t out[H])
@@ -43,7 +40,8 @@ static void node_hash(const uint8_t l[H], const uint8_t r[H], uint8_t out[H])
     buf[0] = 0x01;
     memcpy(buf + 1, l, H);
     memcpy(buf + 1 + H, r, H);
-    crypto_hash_sha256(out, buf, sizeof buf);
+    const audit_span part = { buf, sizeof buf };
+    audit_sha256(&part, 1, out);
 }
 
 /* The largest power of two below n (n >= 2): where RFC 6962 splits a tree. */
@@ -56,7 +54,7 @@ static uint64_t split(uint64_t n)
 static void mth(const hash_t *lv, uint64_t n, uint8_t out[H])
 {
     if (n == 0) {
-        crypto_hash_sha256(out, NULL, 0);
+        audit_sha256(NULL, 0, out);
         return;
     }
     if (n == 1) {
@@ -325,12 +323,8 @@ static void key_id(const char *name, size_t len, const uint8_t pk[32], uint8_t i
 {
     static const unsigned char sep[2] = { '\n', ED25519_TYPE };
     uint8_t h[H];
-    crypto_hash_sha256_state st;
-    crypto_hash_sha256_init(&st);
-    crypto_hash_sha256_update(&st, (const unsigned char *)name, len);
-    crypto_hash_sha256_update(&st, sep, sizeof sep);
-    crypto_hash_sha256_update(&st, pk, 32);
-    crypto_hash_sha256_final(&st, h);
+    const audit_span parts[] = { { name, len }, { sep, sizeof sep }, { pk, 32 } };
+    audit_sha256(parts, 3, h);
     memcpy(id, h, 4);
 }
 
@@ -338,7 +332,8 @@ void audit_default_origin(const uint8_t pk[32], char *out, size_t n)
 {
     uint8_t h[H];
     char hex[17];
-    crypto_hash_sha256(h, pk, 32);
+    const audit_span part = { pk, 32 };
+    audit_sha256(&part, 1, h);
     sodium_bin2hex(hex, sizeof hex, h, 8);
     snprintf(out, n, "calcroute.audit/%s", hex);
 }
