@@ -1,6 +1,6 @@
 /* sandbox/kvm/kvm_tier.c: the kvm tier behind sandbox.h: is this host able to run it, and a
  * run. The guest kernel and initramfs are files the build makes (sandbox/kvm/fetch-kernel.sh,
- * sandbox/guest/); CR_KVM_KERNEL and CR_KVM_INITRD name other copies. */
+ * sandbox/guest/), found in the kvm directory (paths.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,15 +17,6 @@
 #include "sandbox/kvm/vmm.h"
 #include "sandbox/sandbox.h"
 
-#define DEFAULT_KERNEL "build/kvm/kernel/vmlinuz"
-#define DEFAULT_INITRD "build/kvm/guest/initrd.cpio"
-
-static const char *guest_file(const char *env, const char *dflt)
-{
-    const char *p = getenv(env);
-    return p && *p ? p : dflt;
-}
-
 /* The host probe opens /dev/kvm and reads /proc: once per process is enough. */
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_ok;
@@ -36,11 +27,9 @@ static void probe(void)
     probe_ok = kvm_can_boot_linux(probe_why, sizeof probe_why);
 }
 
-int sandbox_kvm_available(char *why, size_t why_len)
+/* The host first: where no Linux guest can run, installing one would not help. */
+static int available(const char *kvm_dir, kvm_paths *paths, char *why, size_t why_len)
 {
-    const char *kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
-    const char *initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
-
     if (pthread_once(&probe_once, probe) != 0) {
         snprintf(why, why_len, "kvm: host probe failed; try --tier ns");
         return 0;
@@ -49,17 +38,13 @@ int sandbox_kvm_available(char *why, size_t why_len)
         snprintf(why, why_len, "%s", probe_why);
         return 0;
     }
-    if (access(kernel, R_OK) != 0) {
-        snprintf(why, why_len, "no guest kernel at %s (sandbox/kvm/fetch-kernel.sh makes it); "
-                 "try --tier ns", kernel);
-        return 0;
-    }
-    if (access(initrd, R_OK) != 0) {
-        snprintf(why, why_len, "no guest initramfs at %s; try --tier ns", initrd);
-        return 0;
-    }
-    if (why_len) why[0] = '\0';
-    return 1;
+    return kvm_dir_resolve(kvm_dir, paths, why, why_len);
+}
+
+int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len)
+{
+    kvm_paths paths;
+    return available(kvm_dir, &paths, why, why_len);
 }
 
 /* What the guest needs beside the job's own memory: the kernel, the unpacked initramfs and
@@ -334,6 +319,7 @@ static const char *one_line(char *s)
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
     char why[256], cmdline[1024], console[CONSOLE_TAIL + 1];
+    kvm_paths paths;
     struct timespec t0;
     sandbox_limits lim;
     cr_buf enc, data;
@@ -355,7 +341,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: the guest has its own python; another "
                             "interpreter or an allowed directory needs the ns tier");
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
-    if (!sandbox_kvm_available(why, sizeof why))
+    if (!available(job->kvm_dir, &paths, why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
     lim = job->limits;
     sandbox_limits_resolve(&lim);
@@ -403,8 +389,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     plan.job_len = enc.len;
     plan.data = data.len ? data.p : NULL;
     plan.data_len = data.len;
-    plan.kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
-    plan.initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
+    plan.kernel = paths.kernel;
+    plan.initrd = paths.initrd;
     plan.cmdline = cmdline;
     plan.console = show && !strcmp(show, "1");
 

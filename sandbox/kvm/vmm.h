@@ -20,6 +20,7 @@
 #ifndef CR_KVM_VMM_H
 #define CR_KVM_VMM_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -196,6 +197,33 @@ cr_code kvm_artifacts_unpack(const uint8_t *p, size_t n, int root, uint64_t drop
  * gone on return. */
 cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
                            const sandbox_limits *lim, sandbox_outcome *out, cr_error *err);
+
+/* ---- the kvm directory (paths.c) -----------------------------------------------------------
+ * One directory holds what the tier boots: KVM_KERNEL_FILE and KVM_INITRD_FILE (made by
+ * `make kvm-kernel kvm-guest`, installed by `make install-kvm`). Where it is, first found:
+ * the caller's kvm_dir (cr_config.kvm_dir, --kvm-dir, Python's kvm_dir=), $CALCROUTE_KVM_DIR,
+ * the installed one (KVM_DIR_INSTALLED under the prefix the running library or calc-route
+ * was installed to) when it holds both files, else KVM_DIR_BUILD of the current directory
+ * (running from a checkout's top, which `make kvm-kernel kvm-guest` fills). */
+#define KVM_KERNEL_FILE "vmlinuz"
+#define KVM_INITRD_FILE "initrd.cpio"
+#define KVM_DIR_ENV "CALCROUTE_KVM_DIR"
+#define KVM_DIR_INSTALLED "lib/calcroute/kvm"
+#define KVM_DIR_BUILD "build/kvm"
+
+typedef struct {
+    char dir[PATH_MAX];
+    char kernel[PATH_MAX + 16], initrd[PATH_MAX + 16];   /* dir/KVM_KERNEL_FILE, ... */
+    const char *from;     /* static: "kvm_dir", "$CALCROUTE_KVM_DIR", "installed", "build tree" */
+} kvm_paths;
+
+/* 1 when both files are readable in the directory chosen, p filled; else 0 with p naming
+ * where it looked and why saying which file is missing where, and how to get it. */
+int kvm_dir_resolve(const char *kvm_dir, kvm_paths *p, char *why, size_t why_len);
+/* The same with the environment's value, the installed directory and the build tree's given
+ * (each NULL: none): tests point them at fake trees. */
+int kvm_dir_resolve_in(const char *kvm_dir, const char *env, const char *installed,
+                       const char *build, kvm_paths *p, char *why, size_t why_len);
 
 /* ---- host detection --------------------------------------------------------------------- */
 
