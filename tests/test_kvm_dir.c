@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/kvm/vmm.h"
@@ -154,6 +155,78 @@ static void test_available_message(void)
     CHECK_STR(why, want);
 }
 
+static int read_text(const char *d, const char *file, char *buf, size_t len)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof p, "%s/%s", d, file);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 0) return -1;
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+/* The VMM's cgroup on this host: its limits written, joined by a child, gone once removed. */
+static void test_vmm_cgroup(void)
+{
+    vmm_config c;
+    ns_cgroup cg;
+    char buf[256], want[64];
+    vmm_config_default(&c);
+    c.mem_bytes = 64ull << 20;
+    c.shared_bytes = 1u << 20;
+    CHECK_INT(vmm_cgroup_memory(&c), (64ull + 2 + 64) << 20);
+    vmm_cgroup_create(&cg, &c);
+    if (!cg.has_mem || !cg.has_pids) {
+        /* What bounds the VMM instead, in the words of vmm_cgroup_create(). */
+        const char *w = !cg.has_mem && !cg.has_pids
+            ? "VMM without a cgroup: its memory bounded by the VM's size only, its tasks by "
+              "its seccomp filter"
+            : !cg.has_mem ? "VMM without a memory cgroup: its memory bounded by the VM's size only"
+                          : "VMM without a pids cgroup: its tasks by its seccomp filter";
+        CHECK_STR(cg.note, w);
+        ns_cgroup_destroy(&cg);
+        SKIP("%s", cg.note);
+        return;
+    }
+    CHECK_STR(cg.note, "");
+    snprintf(want, sizeof want, "%llu", (unsigned long long)vmm_cgroup_memory(&c));
+    CHECK_INT(read_text(cg.mem, cg.version == 1 ? "memory.limit_in_bytes" : "memory.max", buf,
+                        sizeof buf), 0);
+    CHECK_STR(buf, want);
+    CHECK_INT(read_text(cg.version == 1 ? cg.pids : cg.mem, "pids.max", buf, sizeof buf), 0);
+    CHECK_STR(buf, "1");
+
+    /* A child joins as the VMM does; a fork there is refused (pids.max 1). */
+    pid_t pid = fork();
+    if (pid == 0) {
+        cr_error e = {0};
+        if (vmm_cgroup_join(&cg, &e) != CR_OK) _exit(1);
+        pid_t g = fork();
+        if (g == 0) _exit(0);
+        _exit(g < 0 && errno == EAGAIN ? 0 : 2);
+    }
+    int status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char note[300];
+    vmm_cgroup_note(&cg, &c, note, sizeof note);
+    CHECK(strncmp(note, "VMM memory peak ", 16) == 0 && strstr(note, " MiB (cgroup max 130 MiB)"));
+    char mem[PATH_MAX];
+    snprintf(mem, sizeof mem, "%s", cg.mem);
+    ns_cgroup_destroy(&cg);
+    CHECK(access(mem, F_OK) < 0 && errno == ENOENT);
+
+    /* A join into a cgroup that is gone says which step failed. */
+    snprintf(cg.mem, sizeof cg.mem, "%s", mem);
+    cr_error e = {0};
+    CHECK_INT(vmm_cgroup_join(&cg, &e), CR_ESANDBOX);
+    CHECK_STR(e.message, "kvm: jail: join cgroup: No such file or directory");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "--resolve")) {
@@ -168,6 +241,7 @@ int main(int argc, char **argv)
     test_precedence_on_fake_trees();
     test_resolve_env_and_build_tree();
     test_available_message();
+    test_vmm_cgroup();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", root);
     CHECK_INT(system(cmd), 0);

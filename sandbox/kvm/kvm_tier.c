@@ -109,7 +109,7 @@ struct wire {
     cr_error err;
     vmm_page_result res;          /* its scalars; the buffers follow, res's pointers mean nothing */
     uint32_t console_len;
-    char note[128];
+    char note[256];               /* the jail's; the parent puts the cgroup's first */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -133,8 +133,8 @@ typedef struct {
     int console;                  /* copy the guest console to stderr */
 } vmm_plan;
 
-/* The child's whole life: set up, jail, run, report. Never returns. */
-static _Noreturn void vmm_child(const vmm_plan *p, int fd)
+/* The child's whole life: join its cgroup, set up, jail, run, report. Never returns. */
+static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
 {
     struct wire w;
     vmm *vm = NULL;
@@ -146,7 +146,8 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
 
     memset(&w, 0, sizeof w);
     memset(&r, 0, sizeof r);
-    if ((rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
+    if ((rc = vmm_cgroup_join(cg, &w.err)) == CR_OK &&
+        (rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
         (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK &&
         (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline,
                              &w.err)) == CR_OK &&
@@ -212,15 +213,19 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     int pfd[2], status = 0, hung = 0;
     cr_code rc = CR_OK;
     struct timespec deadline;
+    ns_cgroup cg;
+    char cg_note[sizeof cg.note + 80];
 
     memset(r, 0, sizeof *r);
     console[0] = '\0';
     if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
+    vmm_cgroup_create(&cg, &p->cfg);
     pid_t pid = fork();
     if (pid < 0) {
         rc = cr_error_sys(err, CR_ESANDBOX, "kvm: fork", errno);
         close(pfd[0]);
         close(pfd[1]);
+        ns_cgroup_destroy(&cg);
         return rc;
     }
     if (pid == 0) {
@@ -231,7 +236,7 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
             close_range(4, ~0u, 0) < 0)
             _exit(VMM_JAIL_TRAPPED + 1);
         prctl(PR_SET_PDEATHSIG, SIGKILL);      /* best effort: the VM dies with its caller */
-        vmm_child(p, 3);
+        vmm_child(p, &cg, 3);
     }
     close(pfd[1]);
     /* The child's own clock ends the VM; this one only catches a VMM that hangs. */
@@ -297,6 +302,14 @@ out:
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED)
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process made a system call "
                           "outside its seccomp filter (named on stderr)");
+    vmm_cgroup_note(&cg, &p->cfg, cg_note, sizeof cg_note);
+    ns_cgroup_destroy(&cg);
+    if (rc == CR_OK && cg_note[0]) {
+        char jail[sizeof w->note];
+        memcpy(jail, w->note, sizeof jail);
+        if (snprintf(w->note, sizeof w->note, "%s%s%s", cg_note, jail[0] ? "; " : "", jail) < 0)
+            w->note[0] = '\0';
+    }
     if (rc != CR_OK) vmm_page_result_free(r);
     return rc;
 }

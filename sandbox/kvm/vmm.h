@@ -27,6 +27,7 @@
 
 #include "common/common.h"
 #include "sandbox/kvm/proto.h"
+#include "sandbox/ns/ns.h"
 #include "sandbox/sandbox.h"
 
 #define VMM_KICK_SIGNAL (SIGRTMIN + 4)
@@ -102,6 +103,27 @@ cr_code vmm_kick_init(cr_error *err);
  * a process that only runs a VM already set up. */
 #define VMM_JAIL_TRAPPED 125
 cr_code vmm_jail(char *note, size_t note_len, cr_error *err);
+
+/* The VMM process's cgroup (jail.c; the ns tier's code, sandbox/ns/cgroup.c): made by the
+ * caller before it forks the VMM, joined by the VMM first thing, so that all it allocates
+ * and the guest's RAM are charged to it, removed with ns_cgroup_destroy() once the VMM is
+ * reaped. memory.max is vmm_cgroup_memory(): the guest's RAM, the region twice (the guest's
+ * and the copy of the result the VMM sends), and VMM_CGROUP_OVERHEAD for the process itself
+ * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel and
+ * initramfs it reads, which is reclaimable) and the kernel's accounted memory for the VM
+ * (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
+ * nothing. Where the host has no cgroup (or controller) to give, the run goes on and cg->note
+ * says what bounds the VMM instead, as the ns tier's runs do. */
+#define VMM_CGROUP_OVERHEAD (64ull << 20)
+#define VMM_CGROUP_TASKS 1
+uint64_t vmm_cgroup_memory(const vmm_config *cfg);
+void vmm_cgroup_create(ns_cgroup *cg, const vmm_config *cfg);
+/* Moves the calling process into cg (a no-op for what was not made). CR_ESANDBOX naming the
+ * step ("kvm: jail: join cgroup: ..."). */
+cr_code vmm_cgroup_join(const ns_cgroup *cg, cr_error *err);
+/* For the tier note once the VMM is reaped: its memory's high-water mark against the
+ * cgroup's limit where the cgroup keeps one, else cg->note ("" when all was made). */
+void vmm_cgroup_note(const ns_cgroup *cg, const vmm_config *cfg, char *note, size_t len);
 
 /* Serial output so far, its last max_serial bytes or more (NUL-ended, "" when none).
  * Borrowed: valid until the next vmm_run() or vmm_close(). *truncated (when non-NULL) says

@@ -73,6 +73,9 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=512m tmp /tmp
+# A cgroup2 hierarchy with memory and pids for the children of its root, as a host's: the
+# VMM's cgroup is made and limited there.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo "+memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || echo "KVMHOST: no cgroup2"
 for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
 [ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
 # Everything inside is emulated instruction by instruction: give the guest boot its time, and
