@@ -7,6 +7,7 @@
  *                                (tests/test_install.sh runs a copy from a staged prefix) */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,22 @@ static void test_vmm_cgroup(void)
     int status = -1;
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    /* Memory past memory.max ends the process that joined, and the cgroup counts the kill
+     * (what run_child() names). */
+    pid = fork();
+    if (pid == 0) {
+        cr_error e = {0};
+        size_t n = (size_t)vmm_cgroup_memory(&c) + (32u << 20);
+        if (vmm_cgroup_join(&cg, &e) != CR_OK) _exit(1);
+        char *p = malloc(n);
+        for (size_t i = 0; p && i < n; i += 4096) p[i] = 1;
+        _exit(2);
+    }
+    status = -1;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    CHECK_INT(ns_cgroup_oom_kills(&cg), 1);
     char note[300];
     vmm_cgroup_note(&cg, &c, note, sizeof note);
     CHECK(strncmp(note, "VMM memory peak ", 16) == 0 && strstr(note, " MiB (cgroup max 130 MiB)"));

@@ -293,7 +293,11 @@ out:
     if (rc != CR_OK) kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     /* A child that died says why in its exit status, not in its (absent) message. */
-    if (!hung && WIFSIGNALED(status))
+    if (!hung && WIFSIGNALED(status) && ns_cgroup_oom_kills(&cg) > 0)
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed at its "
+                          "cgroup's memory limit (%llu MiB)",
+                          (unsigned long long)(vmm_cgroup_memory(&p->cfg) >> 20));
+    else if (!hung && WIFSIGNALED(status))
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed by signal "
                           "%d", WTERMSIG(status));
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED + 1)
