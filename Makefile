@@ -1,4 +1,4 @@
-# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, clean.
+# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, install-kvm, clean.
 PREFIX ?= /usr/local
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -105,6 +105,9 @@ install: all
 	for m in docs/*.1 docs/*.3; do [ -f "$$m" ] || continue; \
 	    install -Dm644 "$$m" "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
 	case '$(DESTDIR):$(PREFIX)' in :/usr|:/usr/local) [ "$$(id -u)" != 0 ] || ldconfig ;; esac
+	@if [ -f $(KVM_DIR)/vmlinuz ] && [ -f $(KVM_DIR)/initrd.cpio ]; then \
+	    echo "$(KVM_INSTALL)"; $(KVM_INSTALL); \
+	else echo "install: no kvm guest in $(KVM_DIR) (make install-kvm builds and installs it)"; fi
 
 clean:
 	rm -rf build

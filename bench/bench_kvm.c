@@ -6,8 +6,8 @@
  *                                       the same work `qemu-system-x86_64 -M microvm` does in
  *                                       bench/bench_kvm.sh. Prints wall seconds and the
  *                                       kernel's own timestamp of the panic.
- *   bench_kvm run [N]                   N runs of print(1) through the kvm tier (CR_KVM_KERNEL,
- *                                       CR_KVM_INITRD): cold start to result.
+ *   bench_kvm run [N]                   N runs of print(1) through the kvm tier (its kvm
+ *                                       directory, $CALCROUTE_KVM_DIR): cold start to result.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,13 +4,13 @@
 # /dev/kvm), it runs inside the nested test host (tests/kvm-host/run.sh), where every
 # instruction is emulated: there only the ratio between the two means anything. The wall
 # time after the panic is the reset: microvm has no i8042, so Linux tries longer to reset it.
-# Usage: bench/bench_kvm.sh [BUILD]   (needs build/kvm/kernel and build/kvm/guest: make
-# kvm-kernel kvm-guest)
+# Usage: bench/bench_kvm.sh [BUILD]   (needs the kvm directory, $CALCROUTE_KVM_DIR or
+# build/kvm: make kvm-kernel kvm-guest)
 set -eu
 B=${1:-${BUILD:-build}}
 N=${BENCH_KVM_RUNS:-3}
-kernel=${CR_KVM_KERNEL:-build/kvm/kernel/vmlinuz}
-initrd=${CR_KVM_INITRD:-build/kvm/guest/initrd.cpio}
+kernel=${CALCROUTE_KVM_DIR:-build/kvm}/vmlinuz
+initrd=${CALCROUTE_KVM_DIR:-build/kvm}/initrd.cpio
 
 if [ "${BENCH_KVM_INSIDE:-0}" != 1 ]; then
     if [ ! -c /dev/kvm ] || [ -d /sys/module/kvm_pvm ]; then

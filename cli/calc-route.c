@@ -49,6 +49,9 @@ static const char usage[] =
     "                          --allow-dir, e.g. a virtual environment's bin/python\n"
     "  --allow-dir DIR         a directory the sandbox sees read-only at the same path (its\n"
     "                          canonical path), e.g. the virtual environment\n"
+    "  --kvm-dir DIR           the kvm tier's kernel and initramfs (vmlinuz, initrd.cpio);\n"
+    "                          default $CALCROUTE_KVM_DIR, else the installed ones (make\n"
+    "                          install-kvm), else build/kvm of a checkout\n"
     "  --audit DB              append a record of the request to this audit ledger\n"
     "  --batch                 JSON lines in (one request object a line: code, lang, vars,\n"
     "                          table, precision, rounding, answer_vars, seed, strip_fences, id),\n"
@@ -536,7 +539,7 @@ int main(int argc, char **argv)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES };
+           O_STRIP_FENCES, O_KVM_DIR };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -549,6 +552,7 @@ int main(int argc, char **argv)
         {"batch", no_argument, 0, O_BATCH},
         {"interpreter", required_argument, 0, O_INTERPRETER},
         {"allow-dir", required_argument, 0, O_ALLOW_DIR},
+        {"kvm-dir", required_argument, 0, O_KVM_DIR},
         {"seed", required_argument, 0, O_SEED},
         {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
         {"no-refill", no_argument, 0, O_NO_REFILL},   {"warmup", required_argument, 0, O_WARMUP},
@@ -651,6 +655,7 @@ int main(int argc, char **argv)
         /* Checked by the engine when it opens (exit 2 with its reason). */
         case O_INTERPRETER: cfg.interpreter = optarg; break;
         case O_ALLOW_DIR: cfg.allow_dir = optarg; break;
+        case O_KVM_DIR: cfg.kvm_dir = optarg; break;
         case O_BATCH: batch = 1; break;
         case O_POOL: {
             unsigned long n = strtoul(optarg, &end, 10);

@@ -117,6 +117,10 @@ typedef struct {
                                   the imports (e.g. a small DataFrame groupby): what it
                                   initialises, each one starts with. Output discarded, errors
                                   ignored; at most 64 KiB. NULL (the default): none */
+    const char *kvm_dir;       /* the kvm tier's directory (vmlinuz, initrd.cpio), which must
+                                  exist; NULL (the default): $CALCROUTE_KVM_DIR, else
+                                  PREFIX/lib/calcroute/kvm of the installed library (make
+                                  install-kvm), else build/kvm from a checkout's top */
 } cr_config;
 
 /* "MAJOR.MINOR.PATCH" of the library loaded (CR_VERSION_STRING when it was built). */

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,7 +34,8 @@ static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, 
 {
     sandbox_pool_config pc;
     char why[256];
-    cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : e->cfg.tier;
+    cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
+                                            : e->cfg.tier;
     if (e->cfg.tier == CR_TIER_KVM || e->cfg.tier == CR_TIER_NONE)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
                             "tier has)", e->cfg.tier == CR_TIER_KVM ? "kvm" : "none");
@@ -51,6 +53,12 @@ static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, 
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
 
 cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
 {
@@ -86,11 +94,13 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     e->data_dir = dup_or_null(cfg->data_dir);
     e->out_dir = dup_or_null(cfg->out_dir);
     e->allow_dir = dup_or_null(cfg->allow_dir);
+    e->kvm_dir = dup_or_null(cfg->kvm_dir);
     e->cfg.audit_path = e->audit_path;
     e->cfg.interpreter = e->interpreter;
     e->cfg.data_dir = e->data_dir;
     e->cfg.out_dir = e->out_dir;
     e->cfg.allow_dir = e->allow_dir;
+    e->cfg.kvm_dir = e->kvm_dir;
     cr_policy_default(&e->policy);
     e->policy.precision = cfg->precision;
     e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
@@ -104,7 +114,7 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     }
     if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
         (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir) ||
-        (cfg->allow_dir && !e->allow_dir)) {
+        (cfg->allow_dir && !e->allow_dir) || (cfg->kvm_dir && !e->kvm_dir)) {
         cr_engine_close(e);
         cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
         return NULL;
@@ -115,6 +125,11 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
     if (((cfg->interpreter && strcmp(cfg->interpreter, SANDBOX_DEFAULT_INTERPRETER)) ||
          cfg->allow_dir) &&
         sandbox_interpreter_check(e->interpreter, e->allow_dir, err) != CR_OK) {
+        cr_engine_close(e);
+        return NULL;
+    }
+    if (e->kvm_dir && !is_dir(e->kvm_dir)) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "kvm_dir: '%s' is not a directory", e->kvm_dir);
         cr_engine_close(e);
         return NULL;
     }
@@ -142,6 +157,7 @@ void cr_engine_close(cr_engine *e)
     free(e->data_dir);
     free(e->out_dir);
     free(e->allow_dir);
+    free(e->kvm_dir);
     free(e);
 }
 
@@ -357,7 +373,7 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         }
         if (req->explain) {
             char why[256];
-            cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why)
+            cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
                                                     : e->cfg.tier;
             res->route = t == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
             res->explained = 1;

@@ -204,6 +204,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     job.data_dir = e->data_dir;
     job.out_dir = e->out_dir;
     job.allow_dir = e->allow_dir;
+    job.kvm_dir = e->kvm_dir;
     job.answer_vars = pol->answer_vars;
     router_sandbox_limits(e, &job.limits);
     job.interrupt_fd = e->intr[0];

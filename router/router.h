@@ -14,7 +14,7 @@
 
 struct cr_engine {
     cr_config cfg;          /* strings below are the engine's own copies */
-    char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir;
+    char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir, *kvm_dir;
     cr_policy policy;
     struct audit_db *audit; /* when cfg.audit_path is set */
     char tier_note[256];    /* why auto chose the tier it did */

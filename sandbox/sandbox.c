@@ -122,10 +122,10 @@ int sandbox_tier_available(cr_tier tier, char *why, size_t why_len)
     why[0] = 0;
     switch (tier) {
     case CR_TIER_NS: return sandbox_ns_available(why, why_len);
-    case CR_TIER_KVM: return sandbox_kvm_available(why, why_len);
+    case CR_TIER_KVM: return sandbox_kvm_available(NULL, why, why_len);
     case CR_TIER_AUTO: {
         char kwhy[256];
-        if (sandbox_kvm_available(kwhy, sizeof kwhy)) return 1;
+        if (sandbox_kvm_available(NULL, kwhy, sizeof kwhy)) return 1;
         if (sandbox_ns_available(why, why_len)) { why[0] = 0; return 1; }
         return 0;
     }
@@ -135,12 +135,12 @@ int sandbox_tier_available(cr_tier tier, char *why, size_t why_len)
     }
 }
 
-cr_tier sandbox_tier_auto(char *why, size_t why_len)
+cr_tier sandbox_tier_auto(const char *kvm_dir, char *why, size_t why_len)
 {
-    char kwhy[200] = "";
+    char kwhy[256] = "";
     char tmp[256];
     if (!why || !why_len) { why = tmp; why_len = sizeof tmp; }
-    if (sandbox_kvm_available(kwhy, sizeof kwhy)) {
+    if (sandbox_kvm_available(kvm_dir, kwhy, sizeof kwhy)) {
         snprintf(why, why_len, "kvm: /dev/kvm runs a guest");
         return CR_TIER_KVM;
     }
@@ -169,7 +169,7 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
         tier = CR_TIER_NS;
         snprintf(why, sizeof why, "ns: the configured interpreter runs in the ns tier only");
     } else if (tier == CR_TIER_AUTO) {
-        tier = sandbox_tier_auto(why, sizeof why);
+        tier = sandbox_tier_auto(job->kvm_dir, why, sizeof why);
     }
     switch (tier) {
     case CR_TIER_NS: rc = sandbox_ns_run(job, out, err); break;

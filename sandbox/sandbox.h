@@ -99,6 +99,8 @@ typedef struct {
     sandbox_limits limits;
     int interrupt_fd;         /* a descriptor whose becoming readable ends the run at once
                                  (outcome.interrupted; the engine's eventfd); -1: none */
+    const char *kvm_dir;      /* the kvm tier's kernel and initramfs; NULL: found as
+                                 sandbox/kvm/vmm.h's kvm_dir_resolve() says */
 } sandbox_job;
 
 #define SANDBOX_SEED_MAX 4294967295u   /* numpy's legacy seed is 32 bits */
@@ -198,10 +200,12 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zeroes it */
 
 /* 1 when the tier can run on this host; else 0 with the reason in why ("" on success).
- * CR_TIER_AUTO: 1 when either can. Cheap enough to call per request (probes are cached). */
+ * CR_TIER_AUTO: 1 when either can. Cheap enough to call per request (probes are cached).
+ * The kvm tier's files are looked for where kvm_dir_resolve(NULL) finds them. */
 int sandbox_tier_available(cr_tier tier, char *why, size_t why_len);
-/* The tier CR_TIER_AUTO resolves to on this host, with the reason in why. */
-cr_tier sandbox_tier_auto(char *why, size_t why_len);
+/* The tier CR_TIER_AUTO resolves to on this host with the guest of kvm_dir (NULL: the
+ * default places), with the reason in why. */
+cr_tier sandbox_tier_auto(const char *kvm_dir, char *why, size_t why_len);
 
 /* ---- warm pool (ns tier; sandbox/ns/pool.c) ------------------------------------------------
  * Workers made before any job: each an ns sandbox (namespaces, tmpfs root, cgroup, seccomp)
@@ -257,7 +261,8 @@ int sandbox_pool_wait_ready(sandbox_pool *pool, size_t n, double seconds);
 cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 int sandbox_ns_available(char *why, size_t why_len);
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
-int sandbox_kvm_available(char *why, size_t why_len);
+/* kvm_dir as in sandbox_job (NULL: the default places). */
+int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len);
 
 /* ---- the in-sandbox runner (shared by both tiers) -----------------------------------------
  * A Python 3 script (sandbox/runner.py, embedded at build time). Invocation:

@@ -147,6 +147,31 @@ check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
 check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
+# --kvm-dir: checked when the engine opens; the kvm tier looks there once the host can run a
+# guest at all (else what the host lacks comes first: installing a guest would not help).
+check usage-kvm-dir 2 '' "calc-route: kvm_dir: '/nonexistent-kvm' is not a directory" 'ans = 1' \
+    --kvm-dir /nonexistent-kvm
+mkdir "$tmp/kvm"
+if [ -d /sys/module/kvm_pvm ]; then
+    kvm_why='/dev/kvm is kvm_pvm, a software hypervisor that cannot run a Linux guest'
+elif [ ! -e /dev/kvm ] && grep -qw -e vmx -e svm /proc/cpuinfo; then
+    kvm_why='no /dev/kvm on this host (the CPU has vmx/svm: load kvm_intel or kvm_amd)'
+elif [ ! -e /dev/kvm ]; then
+    kvm_why='no /dev/kvm on this host (the CPU has no vmx/svm: a VM without nested virtualization)'
+else
+    kvm_why="no vmlinuz and initrd.cpio in $tmp/kvm (the kvm directory configured): make install-kvm installs them, --kvm-dir names another directory"
+fi
+if [ -e /dev/kvm ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
+    echo "SKIP kvm-dir-empty: /dev/kvm is not ours to open" >&2
+else
+    check kvm-dir-empty 5 '' "calc-route: sandbox failure: kvm: $kvm_why; try --tier ns" \
+        'import os' --tier kvm --kvm-dir "$tmp/kvm"
+fi
+check kvm-dir-auto 0 'route: ns
+why: 1 construct outside the in-process subset:
+  import:os at 1:1: import os' '' 'import os' --explain --kvm-dir "$tmp/kvm"
+check kvm-dir-inprocess 0 '= 2' '' 'ans = 1 + 1' --tier kvm --kvm-dir "$tmp/kvm"
+
 # An audit ledger that cannot be opened: SQLite's text and the reason.
 check audit-no-directory 5 '' 'calc-route: audit: open /nonexistent/dir/l.db: unable to open database file (/nonexistent/dir: No such file or directory)' \
     'ans = 1' --audit /nonexistent/dir/l.db

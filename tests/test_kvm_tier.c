@@ -65,7 +65,7 @@ static void test_unavailable_fails_fast(void)
     CHECK(strstr(e.message, "try --tier ns") != NULL);
     CHECK(strncmp(e.message, "kvm: ", 5) == 0);
     char awhy[256];
-    CHECK_INT(sandbox_tier_auto(awhy, sizeof awhy), CR_TIER_NS);
+    CHECK_INT(sandbox_tier_auto(NULL, awhy, sizeof awhy), CR_TIER_NS);
     CHECK(strncmp(awhy, "ns: kvm unavailable (", 21) == 0);
     CHECK(strstr(awhy, why) != NULL);
 }
@@ -316,7 +316,7 @@ static void test_data_dir(void)
 
 int main(void)
 {
-    available = sandbox_kvm_available(why, sizeof why);
+    available = sandbox_kvm_available(NULL, why, sizeof why);
     test_expectation();
     test_unavailable_fails_fast();
     test_print_and_value();

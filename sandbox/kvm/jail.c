@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/vmm.h"
+#include "sandbox/ns/ns.h"
 
 /* What the run loop, the result copy and stdio need, and nothing that opens, executes,
  * connects or changes identity. ioctl is allowed for KVM_RUN only. */
@@ -114,4 +115,46 @@ cr_code vmm_jail(char *note, size_t note_len, cr_error *err)
 out:
     seccomp_release(ctx);
     return rc;
+}
+
+/* ---- the VMM's cgroup ------------------------------------------------------------------
+ * The ns tier's (sandbox/ns/cgroup.c), with limits of the VMM's own. */
+
+uint64_t vmm_cgroup_memory(const vmm_config *cfg)
+{
+    /* The region twice: the guest's and the VMM's copy of the result it sends back. */
+    return cfg->mem_bytes + 2 * (uint64_t)cfg->shared_bytes + VMM_CGROUP_OVERHEAD;
+}
+
+void vmm_cgroup_create(ns_cgroup *cg, const vmm_config *cfg)
+{
+    sandbox_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.memory_bytes = vmm_cgroup_memory(cfg);
+    lim.max_procs = VMM_CGROUP_TASKS;
+    ns_cgroup_create(cg, &lim);
+    /* The ns tier's notes name its rlimits, which the VMM has not: what bounds it instead. */
+    if (!cg->has_mem || !cg->has_pids)
+        snprintf(cg->note, sizeof cg->note, "VMM without %s: %s%s%s",
+                 !cg->has_mem && !cg->has_pids ? "a cgroup"
+                 : !cg->has_mem ? "a memory cgroup" : "a pids cgroup",
+                 cg->has_mem ? "" : "its memory bounded by the VM's size only",
+                 !cg->has_mem && !cg->has_pids ? ", " : "",
+                 cg->has_pids ? "" : "its tasks by its seccomp filter");
+}
+
+cr_code vmm_cgroup_join(const ns_cgroup *cg, cr_error *err)
+{
+    int r = ns_cgroup_attach(cg, getpid());
+    return r < 0 ? jail_fail(err, "join cgroup", -r) : CR_OK;
+}
+
+void vmm_cgroup_note(const ns_cgroup *cg, const vmm_config *cfg, char *note, size_t len)
+{
+    char peak_s[80] = "";
+    int64_t peak = ns_cgroup_peak_bytes(cg);
+    if (peak >= 0)
+        snprintf(peak_s, sizeof peak_s, "VMM memory peak %.1f MiB (cgroup max %llu MiB)",
+                 (double)peak / (1 << 20), (unsigned long long)(vmm_cgroup_memory(cfg) >> 20));
+    snprintf(note, len, "%s%s%s", cg->note, cg->note[0] && peak_s[0] ? "; " : "", peak_s);
 }

@@ -1,6 +1,6 @@
 /* sandbox/kvm/kvm_tier.c: the kvm tier behind sandbox.h: is this host able to run it, and a
  * run. The guest kernel and initramfs are files the build makes (sandbox/kvm/fetch-kernel.sh,
- * sandbox/guest/); CR_KVM_KERNEL and CR_KVM_INITRD name other copies. */
+ * sandbox/guest/), found in the kvm directory (paths.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -17,15 +17,6 @@
 #include "sandbox/kvm/vmm.h"
 #include "sandbox/sandbox.h"
 
-#define DEFAULT_KERNEL "build/kvm/kernel/vmlinuz"
-#define DEFAULT_INITRD "build/kvm/guest/initrd.cpio"
-
-static const char *guest_file(const char *env, const char *dflt)
-{
-    const char *p = getenv(env);
-    return p && *p ? p : dflt;
-}
-
 /* The host probe opens /dev/kvm and reads /proc: once per process is enough. */
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 static int probe_ok;
@@ -36,11 +27,9 @@ static void probe(void)
     probe_ok = kvm_can_boot_linux(probe_why, sizeof probe_why);
 }
 
-int sandbox_kvm_available(char *why, size_t why_len)
+/* The host first: where no Linux guest can run, installing one would not help. */
+static int available(const char *kvm_dir, kvm_paths *paths, char *why, size_t why_len)
 {
-    const char *kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
-    const char *initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
-
     if (pthread_once(&probe_once, probe) != 0) {
         snprintf(why, why_len, "kvm: host probe failed; try --tier ns");
         return 0;
@@ -49,17 +38,13 @@ int sandbox_kvm_available(char *why, size_t why_len)
         snprintf(why, why_len, "%s", probe_why);
         return 0;
     }
-    if (access(kernel, R_OK) != 0) {
-        snprintf(why, why_len, "no guest kernel at %s (sandbox/kvm/fetch-kernel.sh makes it); "
-                 "try --tier ns", kernel);
-        return 0;
-    }
-    if (access(initrd, R_OK) != 0) {
-        snprintf(why, why_len, "no guest initramfs at %s; try --tier ns", initrd);
-        return 0;
-    }
-    if (why_len) why[0] = '\0';
-    return 1;
+    return kvm_dir_resolve(kvm_dir, paths, why, why_len);
+}
+
+int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len)
+{
+    kvm_paths paths;
+    return available(kvm_dir, &paths, why, why_len);
 }
 
 /* What the guest needs beside the job's own memory: the kernel, the unpacked initramfs and
@@ -124,7 +109,7 @@ struct wire {
     cr_error err;
     vmm_page_result res;          /* its scalars; the buffers follow, res's pointers mean nothing */
     uint32_t console_len;
-    char note[128];
+    char note[256];               /* the jail's; the parent puts the cgroup's first */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -148,8 +133,8 @@ typedef struct {
     int console;                  /* copy the guest console to stderr */
 } vmm_plan;
 
-/* The child's whole life: set up, jail, run, report. Never returns. */
-static _Noreturn void vmm_child(const vmm_plan *p, int fd)
+/* The child's whole life: join its cgroup, set up, jail, run, report. Never returns. */
+static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
 {
     struct wire w;
     vmm *vm = NULL;
@@ -161,7 +146,8 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
 
     memset(&w, 0, sizeof w);
     memset(&r, 0, sizeof r);
-    if ((rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
+    if ((rc = vmm_cgroup_join(cg, &w.err)) == CR_OK &&
+        (rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
         (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK &&
         (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline,
                              &w.err)) == CR_OK &&
@@ -227,15 +213,19 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     int pfd[2], status = 0, hung = 0;
     cr_code rc = CR_OK;
     struct timespec deadline;
+    ns_cgroup cg;
+    char cg_note[sizeof cg.note + 80];
 
     memset(r, 0, sizeof *r);
     console[0] = '\0';
     if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
+    vmm_cgroup_create(&cg, &p->cfg);
     pid_t pid = fork();
     if (pid < 0) {
         rc = cr_error_sys(err, CR_ESANDBOX, "kvm: fork", errno);
         close(pfd[0]);
         close(pfd[1]);
+        ns_cgroup_destroy(&cg);
         return rc;
     }
     if (pid == 0) {
@@ -246,7 +236,7 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
             close_range(4, ~0u, 0) < 0)
             _exit(VMM_JAIL_TRAPPED + 1);
         prctl(PR_SET_PDEATHSIG, SIGKILL);      /* best effort: the VM dies with its caller */
-        vmm_child(p, 3);
+        vmm_child(p, &cg, 3);
     }
     close(pfd[1]);
     /* The child's own clock ends the VM; this one only catches a VMM that hangs. */
@@ -303,7 +293,11 @@ out:
     if (rc != CR_OK) kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     /* A child that died says why in its exit status, not in its (absent) message. */
-    if (!hung && WIFSIGNALED(status))
+    if (!hung && WIFSIGNALED(status) && ns_cgroup_oom_kills(&cg) > 0)
+        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed at its "
+                          "cgroup's memory limit (%llu MiB)",
+                          (unsigned long long)(vmm_cgroup_memory(&p->cfg) >> 20));
+    else if (!hung && WIFSIGNALED(status))
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process was killed by signal "
                           "%d", WTERMSIG(status));
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED + 1)
@@ -312,6 +306,14 @@ out:
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED)
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process made a system call "
                           "outside its seccomp filter (named on stderr)");
+    vmm_cgroup_note(&cg, &p->cfg, cg_note, sizeof cg_note);
+    ns_cgroup_destroy(&cg);
+    if (rc == CR_OK && cg_note[0]) {
+        char jail[sizeof w->note];
+        memcpy(jail, w->note, sizeof jail);
+        if (snprintf(w->note, sizeof w->note, "%s%s%s", cg_note, jail[0] ? "; " : "", jail) < 0)
+            w->note[0] = '\0';
+    }
     if (rc != CR_OK) vmm_page_result_free(r);
     return rc;
 }
@@ -334,6 +336,7 @@ static const char *one_line(char *s)
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
     char why[256], cmdline[1024], console[CONSOLE_TAIL + 1];
+    kvm_paths paths;
     struct timespec t0;
     sandbox_limits lim;
     cr_buf enc, data;
@@ -355,7 +358,7 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: the guest has its own python; another "
                             "interpreter or an allowed directory needs the ns tier");
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
-    if (!sandbox_kvm_available(why, sizeof why))
+    if (!available(job->kvm_dir, &paths, why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
     lim = job->limits;
     sandbox_limits_resolve(&lim);
@@ -403,8 +406,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     plan.job_len = enc.len;
     plan.data = data.len ? data.p : NULL;
     plan.data_len = data.len;
-    plan.kernel = guest_file("CR_KVM_KERNEL", DEFAULT_KERNEL);
-    plan.initrd = guest_file("CR_KVM_INITRD", DEFAULT_INITRD);
+    plan.kernel = paths.kernel;
+    plan.initrd = paths.initrd;
     plan.cmdline = cmdline;
     plan.console = show && !strcmp(show, "1");
 

@@ -1,13 +1,26 @@
-# sandbox/kvm/module.mk: the guest kernel (unpacked, never installed) and the nested test host.
+# sandbox/kvm/module.mk: the guest kernel (unpacked into the build tree, never onto this host),
+# its initramfs, their installation, and the nested test host.
 # The kernel sits outside $(B) so the ASan build shares it.
 KVM_KERNEL_DIR ?= build/kvm/kernel
 KVM_GUEST_DIR ?= build/kvm/guest
-.PHONY: kvm-kernel kvm-guest check-kvm check-kvm-asan
+# The build tree's kvm directory (sandbox/kvm/vmm.h: KVM_DIR_BUILD), which the tier uses when
+# run from the checkout's top: links to the two files the targets below make.
+KVM_DIR ?= build/kvm
+# Where an installed calc-route or library finds them (vmm.h: KVM_DIR_INSTALLED).
+KVM_INSTALL = install -Dm644 -t '$(DESTDIR)$(LIBDIR)/calcroute/kvm' $(KVM_DIR)/vmlinuz \
+    $(KVM_DIR)/initrd.cpio
+.PHONY: kvm-kernel kvm-guest install-kvm check-kvm check-kvm-asan
 kvm-kernel:
 	sandbox/kvm/fetch-kernel.sh $(KVM_KERNEL_DIR)
+	@mkdir -p $(KVM_DIR) && ln -sfr $(KVM_KERNEL_DIR)/vmlinuz $(KVM_DIR)/vmlinuz
 # The guest initramfs: our static init with the ns tier in it, this host's python3 and its
 # standard library.
 kvm-guest: $(KVM_GUEST_DIR)/initrd.cpio
+	@mkdir -p $(KVM_DIR) && ln -sfr $(KVM_GUEST_DIR)/initrd.cpio $(KVM_DIR)/initrd.cpio
+# `make install` installs the guest when it was built (it takes minutes: not part of `all`);
+# this builds it first.
+install-kvm: kvm-kernel kvm-guest
+	$(KVM_INSTALL)
 $(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/runner.py \
     sandbox/numpy_financial.py \
     $(wildcard sandbox/*.[ch] sandbox/ns/*.[ch] sandbox/kvm/*.[ch] common/*.[ch])

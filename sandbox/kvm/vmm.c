@@ -889,9 +889,17 @@ int vmm_host_check(const char *root, char *why, size_t n)
     const char *lack;
     int fd, virt, ok = 0;
 
+    /* No KVM at all says so first, with what the CPU offers: whether loading a module or
+     * only another machine would help. */
+    if (!path_exists(root, "/dev/kvm")) {
+        virt = cpu_has_virt(root);
+        snprintf(msg, sizeof msg, "no /dev/kvm on this host%s", virt > 0
+                 ? " (the CPU has vmx/svm: load kvm_intel or kvm_amd)"
+                 : virt == 0 ? " (the CPU has no vmx/svm: a VM without nested virtualization)"
+                 : "");
     /* PVM runs guests in a software emulator that dies on a real kernel's first cmpxchg16b
      * or xrstor: tiny guests run, Linux does not. */
-    if (path_exists(root, "/sys/module/kvm_pvm")) {
+    } else if (path_exists(root, "/sys/module/kvm_pvm")) {
         snprintf(msg, sizeof msg, "/dev/kvm is kvm_pvm, a software hypervisor that cannot run "
                  "a Linux guest");
     } else if ((virt = cpu_has_virt(root)) <= 0) {

@@ -20,12 +20,14 @@
 #ifndef CR_KVM_VMM_H
 #define CR_KVM_VMM_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/common.h"
 #include "sandbox/kvm/proto.h"
+#include "sandbox/ns/ns.h"
 #include "sandbox/sandbox.h"
 
 #define VMM_KICK_SIGNAL (SIGRTMIN + 4)
@@ -101,6 +103,27 @@ cr_code vmm_kick_init(cr_error *err);
  * a process that only runs a VM already set up. */
 #define VMM_JAIL_TRAPPED 125
 cr_code vmm_jail(char *note, size_t note_len, cr_error *err);
+
+/* The VMM process's cgroup (jail.c; the ns tier's code, sandbox/ns/cgroup.c): made by the
+ * caller before it forks the VMM, joined by the VMM first thing, so that all it allocates
+ * and the guest's RAM are charged to it, removed with ns_cgroup_destroy() once the VMM is
+ * reaped. memory.max is vmm_cgroup_memory(): the guest's RAM, the region twice (the guest's
+ * and the copy of the result the VMM sends), and VMM_CGROUP_OVERHEAD for the process itself
+ * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel and
+ * initramfs it reads, which is reclaimable) and the kernel's accounted memory for the VM
+ * (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
+ * nothing. Where the host has no cgroup (or controller) to give, the run goes on and cg->note
+ * says what bounds the VMM instead, as the ns tier's runs do. */
+#define VMM_CGROUP_OVERHEAD (64ull << 20)
+#define VMM_CGROUP_TASKS 1
+uint64_t vmm_cgroup_memory(const vmm_config *cfg);
+void vmm_cgroup_create(ns_cgroup *cg, const vmm_config *cfg);
+/* Moves the calling process into cg (a no-op for what was not made). CR_ESANDBOX naming the
+ * step ("kvm: jail: join cgroup: ..."). */
+cr_code vmm_cgroup_join(const ns_cgroup *cg, cr_error *err);
+/* For the tier note once the VMM is reaped: its memory's high-water mark against the
+ * cgroup's limit where the cgroup keeps one, else cg->note ("" when all was made). */
+void vmm_cgroup_note(const ns_cgroup *cg, const vmm_config *cfg, char *note, size_t len);
 
 /* Serial output so far, its last max_serial bytes or more (NUL-ended, "" when none).
  * Borrowed: valid until the next vmm_run() or vmm_close(). *truncated (when non-NULL) says
@@ -196,6 +219,33 @@ cr_code kvm_artifacts_unpack(const uint8_t *p, size_t n, int root, uint64_t drop
  * gone on return. */
 cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
                            const sandbox_limits *lim, sandbox_outcome *out, cr_error *err);
+
+/* ---- the kvm directory (paths.c) -----------------------------------------------------------
+ * One directory holds what the tier boots: KVM_KERNEL_FILE and KVM_INITRD_FILE (made by
+ * `make kvm-kernel kvm-guest`, installed by `make install-kvm`). Where it is, first found:
+ * the caller's kvm_dir (cr_config.kvm_dir, --kvm-dir, Python's kvm_dir=), $CALCROUTE_KVM_DIR,
+ * the installed one (KVM_DIR_INSTALLED under the prefix the running library or calc-route
+ * was installed to) when it holds both files, else KVM_DIR_BUILD of the current directory
+ * (running from a checkout's top, which `make kvm-kernel kvm-guest` fills). */
+#define KVM_KERNEL_FILE "vmlinuz"
+#define KVM_INITRD_FILE "initrd.cpio"
+#define KVM_DIR_ENV "CALCROUTE_KVM_DIR"
+#define KVM_DIR_INSTALLED "lib/calcroute/kvm"
+#define KVM_DIR_BUILD "build/kvm"
+
+typedef struct {
+    char dir[PATH_MAX];
+    char kernel[PATH_MAX + 16], initrd[PATH_MAX + 16];   /* dir/KVM_KERNEL_FILE, ... */
+    const char *from;     /* static: "kvm_dir", "$CALCROUTE_KVM_DIR", "installed", "build tree" */
+} kvm_paths;
+
+/* 1 when both files are readable in the directory chosen, p filled; else 0 with p naming
+ * where it looked and why saying which file is missing where, and how to get it. */
+int kvm_dir_resolve(const char *kvm_dir, kvm_paths *p, char *why, size_t why_len);
+/* The same with the environment's value, the installed directory and the build tree's given
+ * (each NULL: none): tests point them at fake trees. */
+int kvm_dir_resolve_in(const char *kvm_dir, const char *env, const char *installed,
+                       const char *build, kvm_paths *p, char *why, size_t why_len);
 
 /* ---- host detection --------------------------------------------------------------------- */
 

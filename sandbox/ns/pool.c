@@ -484,7 +484,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     cr_code rc;
     int lost;
     if (!p || !job) return run_cold(job, out, err, NULL, NULL);
-    tier = job->tier == CR_TIER_AUTO ? sandbox_tier_auto(why, sizeof why) : job->tier;
+    tier = job->tier == CR_TIER_AUTO ? sandbox_tier_auto(job->kvm_dir, why, sizeof why) : job->tier;
     if (tier != CR_TIER_NS) return run_cold(job, out, err, "cold start: the warm pool is the ns tier's", NULL);
     if ((miss = key_mismatch(p, job)))
         return run_cold(job, out, err, "cold start: no warm worker has the job's ", miss);

@@ -73,12 +73,15 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=512m tmp /tmp
+# A cgroup2 hierarchy with memory and pids for the children of its root, as a host's: the
+# VMM's cgroup is made and limited there.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo "+memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || echo "KVMHOST: no cgroup2"
 for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
 [ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
 # Everything inside is emulated instruction by instruction: give the guest boot its time, and
 # the sandbox suites' limits and timing checks ten times theirs (the guest's python runs
 # tens of times slower than on hardware; tests/test_sandbox_util.h).
-export CR_KVM_BOOT_S=240 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CR_KVM_KERNEL=/guest/vmlinuz CR_KVM_INITRD=/guest/initrd.cpio ${KVMHOST_ENV:-}
+export CR_KVM_BOOT_S=240 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CALCROUTE_KVM_DIR=/guest ${KVMHOST_ENV:-}
 # A heartbeat on the second serial port: the host sees the nested host's clock go on.
 ( while :; do sleep 10; echo tick >/dev/ttyS1; done ) &
 cd /work

@@ -75,7 +75,8 @@ class _CrConfig(ctypes.Structure):
                 ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
                 ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p),
                 ("pool_size", ctypes.c_uint), ("pool_preload", ctypes.c_char_p),
-                ("pool_refill", ctypes.c_int), ("pool_warmup", ctypes.c_char_p)]
+                ("pool_refill", ctypes.c_int), ("pool_warmup", ctypes.c_char_p),
+                ("kvm_dir", ctypes.c_char_p)]
 
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -429,13 +430,14 @@ def _bytes_of(getter, res):
     return ctypes.string_at(p, n.value) if p and n.value else b""
 
 
-def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None):
-    key = (tier, timeout, memory, audit, data, out, interpreter, allow_dir)
+def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None,
+            kvm_dir=None):
+    key = (tier, timeout, memory, audit, data, out, interpreter, allow_dir, kvm_dir)
     with _lock:
         eng = _engines.get(key)
         if not eng:
             eng = _engines[key] = _open(tier, timeout, memory, audit, data, out, interpreter,
-                                        allow_dir)
+                                        allow_dir, kvm_dir=kvm_dir)
         return eng
 
 
@@ -458,7 +460,7 @@ def _run_interruptibly(eng, req, res, err):
 
 
 def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None, pool=0,
-          preload=None, refill=True, warmup=None):
+          preload=None, refill=True, warmup=None, kvm_dir=None):
     """A new engine (the caller closes it). Called with _lock held."""
     global _lib
     if _lib is None:
@@ -476,11 +478,12 @@ def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=N
         if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory < 2 ** 32:
             raise CalcrouteError(f"memory: want MiB from 16 to 1048576, got {memory!r}")
         cfg.memory_mib = memory
-    keep = [os.fsencode(s) if s else None for s in (audit, data, out, interpreter, allow_dir)]
+    keep = [os.fsencode(s) if s else None
+            for s in (audit, data, out, interpreter, allow_dir, kvm_dir)]
     cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
     if interpreter:
         cfg.interpreter = keep[3]
-    cfg.allow_dir = keep[4]
+    cfg.allow_dir, cfg.kvm_dir = keep[4:]
     if not isinstance(pool, int) or isinstance(pool, bool) or pool < 0:
         raise CalcrouteError(f"pool: want a number of sandboxes, got {pool!r}")
     cfg.pool_size = pool
@@ -544,6 +547,9 @@ _ENGINE_PARAMS = """        tier: where code outside the in-process subset runs:
             allow_dir.
         allow_dir: a directory the sandbox sees read-only at the same path (a virtual
             environment).
+        kvm_dir: the directory of the kvm tier's kernel and initramfs (vmlinuz,
+            initrd.cpio); by default $CALCROUTE_KVM_DIR, else those `make install-kvm`
+            installed beside the library, else build/kvm of a checkout.
 """
 
 
@@ -553,14 +559,15 @@ class Engine:
                  data: Optional[str] = None, out: Optional[str] = None,
                  interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
                  pool: int = 0, preload: Union[str, Iterable[str], None] = None,
-                 refill: bool = True, warmup: Optional[str] = None):
+                 refill: bool = True, warmup: Optional[str] = None,
+                 kvm_dir: Optional[str] = None):
         self._eng = None
         self._cv = threading.Condition()
         self._running = 0          # runs under way
         self._cancelling = False   # an arun() cancelled: its run is being interrupted
         with _lock:
             self._eng = _open(tier, timeout, memory, audit, data, out, interpreter, allow_dir,
-                              pool, preload, refill, warmup)
+                              pool, preload, refill, warmup, kvm_dir)
 
     def _enter(self):
         with self._cv:
@@ -683,8 +690,9 @@ def run(code: Union[str, bytes], vars: Optional[Vars] = None, table: Optional[Ta
         tier: str = "auto", timeout: Optional[float] = None, memory: Optional[int] = None,
         audit: Optional[str] = None, data: Optional[str] = None, out: Optional[str] = None,
         interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
-        strip_fences: bool = False, check: bool = True) -> Result:
-    eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir)
+        kvm_dir: Optional[str] = None, strip_fences: bool = False,
+        check: bool = True) -> Result:
+    eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir, kvm_dir)
     return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
                 strip_fences, check)
 

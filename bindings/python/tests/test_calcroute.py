@@ -189,6 +189,31 @@ class TestRun(unittest.TestCase):
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.run("1", rounding="up")
 
+    def test_kvm_dir(self):
+        # The engine checks the directory when it opens (the field reached it), and a run in
+        # it looks there: what the host lacks first, else the files.
+        msg = "kvm_dir: '/nonexistent-kvm' is not a directory"
+        with self.assertRaises(calcroute.CalcrouteError) as cm:
+            calcroute.Engine(kvm_dir="/nonexistent-kvm")
+        self.assertEqual(str(cm.exception), msg)
+        with self.assertRaises(calcroute.CalcrouteError) as cm:
+            calcroute.run("import os", tier="kvm", kvm_dir="/nonexistent-kvm")
+        self.assertEqual(str(cm.exception), msg)
+        with tempfile.TemporaryDirectory() as d:
+            r = calcroute.run("import os", tier="kvm", kvm_dir=d, check=False)
+            self.assertEqual((r.route, r.status), ("kvm", "sandbox_error"))
+            got = r.error["message"]
+            if os.path.isdir("/sys/module/kvm_pvm"):
+                self.assertEqual(got, "kvm: /dev/kvm is kvm_pvm, a software hypervisor that "
+                                 "cannot run a Linux guest; try --tier ns")
+            elif not os.path.exists("/dev/kvm"):
+                self.assertRegex(got, r"^kvm: no /dev/kvm on this host.*; try --tier ns$")
+            else:
+                self.assertEqual(got, f"kvm: no vmlinuz and initrd.cpio in {d} (the kvm "
+                                 "directory configured): make install-kvm installs them, "
+                                 "--kvm-dir names another directory; try --tier ns")
+            self.assertEqual(calcroute.run("ans = 1 + 1", kvm_dir=d).value, 2)
+
     def test_audit(self):
         with tempfile.TemporaryDirectory() as d:
             db = os.path.join(d, "ledger.db")
