@@ -25,6 +25,9 @@
 #define AUDIT_HASH_LEN 32
 #define AUDIT_FORMAT_VERSION 1      /* of the canonical encoding; stored in every row */
 #define AUDIT_SCHEMA_VERSION 1      /* of the SQLite schema; stored in table schema_version */
+/* SQLite's application_id of a ledger ("CRLG"): a file tagged by another program is refused
+ * before its schema is read. Ledgers made before the tag carry 0 and are known by schema. */
+#define AUDIT_APPLICATION_ID 0x43524C47
 /* Domain tags keep a record hash from ever being confused with a checkpoint message. */
 #define AUDIT_TAG_RECORD "calcroute/audit/record/v1"
 #define AUDIT_TAG_CHECKPOINT "calcroute/audit/checkpoint/v1"

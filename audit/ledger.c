@@ -88,6 +88,50 @@ static void open_failure(const char *path, int readonly, int create, char *why, 
     if (access(dir, W_OK | X_OK) != 0) snprintf(why, n, " (%s: %s)", dir, strerror(errno));
 }
 
+/* A writer appends to the head: one that does not verify (its hash, its link to the record
+ * before) is refused, so no new record is chained onto a tampered one. */
+static cr_code check_head(audit_db *db, cr_error *err)
+{
+    uint64_t head;
+    uint8_t h[AUDIT_HASH_LEN], prev[AUDIT_HASH_LEN] = {0};
+    cr_code rc = audit_head(db, &head, h, err);
+    if (rc != CR_OK || head == 0) return rc;
+    audit_iter *it = NULL;
+    audit_entry e;
+    cr_buf enc;
+    cr_buf_init(&enc, 0);
+    int s = 0, ok = 0;
+    uint64_t want = head > 1 ? head - 1 : head;
+    if ((rc = audit_iter_open(db, want, head, &it, err)) != CR_OK) return rc;
+    while ((s = audit_iter_next(it, &e, err)) == 1) {
+        if (e.seq != want) break;
+        if (e.seq < head) {
+            if (e.hash_len == AUDIT_HASH_LEN) memcpy(prev, e.hash, AUDIT_HASH_LEN);
+            want = head;
+            continue;
+        }
+        uint8_t got[AUDIT_HASH_LEN];
+        if (audit_encode(&e.rec, e.seq, &enc) != CR_OK) {
+            s = -1;
+            rc = cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record encoding");
+            break;
+        }
+        audit_chain_hash(prev, enc.p, enc.len, got);
+        ok = !e.bad[0] && e.hash_len == AUDIT_HASH_LEN && e.prev_hash_len == AUDIT_HASH_LEN &&
+             memcmp(e.prev_hash, prev, AUDIT_HASH_LEN) == 0 &&
+             memcmp(e.hash, got, AUDIT_HASH_LEN) == 0;
+        break;
+    }
+    audit_iter_close(it);
+    cr_buf_free(&enc);
+    if (s < 0) return err ? err->code : CR_EAUDIT;
+    if (!ok)
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: the ledger's last record (seq %llu) "
+                            "does not verify: nothing is appended to it (calc-audit verify "
+                            "names what is wrong)", (unsigned long long)head);
+    return CR_OK;
+}
+
 cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
 {
     cr_code rc;
@@ -113,6 +157,7 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
     /* Other processes append too: wait for their write lock instead of failing at once. */
     sqlite3_busy_timeout(db->sql, AUDIT_BUSY_MS);
     if ((rc = audit_schema_open(db, flags, err)) != CR_OK) goto fail;
+    if (!db->readonly && (rc = check_head(db, err)) != CR_OK) goto fail;
     *out = db;
     return CR_OK;
 fail:
@@ -205,7 +250,7 @@ cr_code audit_head_locked(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_L
         const void *h = sqlite3_column_blob(db->st_head, 1);
         if (q < 1 || sqlite3_column_bytes(db->st_head, 1) != AUDIT_HASH_LEN || !h) {
             sqlite3_reset(db->st_head);
-            return cr_error_set(err, CR_EAUDIT, 0, 0,
+            return cr_error_set(err, CR_ELEDGER, 0, 0,
                                 "audit: head record %lld is malformed; run calc-audit verify",
                                 (long long)q);
         }

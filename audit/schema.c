@@ -329,6 +329,8 @@ static cr_code create_schema(audit_db *db, cr_error *err)
     if (empty) {
         if ((rc = audit_exec(db, schema_sql, err)) != CR_OK) goto fail;
         char ins[128];
+        snprintf(ins, sizeof ins, "PRAGMA application_id = %d", AUDIT_APPLICATION_ID);
+        if ((rc = audit_exec(db, ins, err)) != CR_OK) goto fail;
         snprintf(ins, sizeof ins, "INSERT INTO schema_version VALUES(%d, %lld)",
                  AUDIT_SCHEMA_VERSION, (long long)audit_now_us());
         if ((rc = audit_exec(db, ins, err)) != CR_OK) goto fail;
@@ -339,6 +341,23 @@ fail:
     return rc;
 }
 
+/* Another program's SQLite file says so in its header: refused before anything else. */
+static cr_code check_application_id(audit_db *db, cr_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db->sql, "PRAGMA application_id", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return audit_sqlite_fail(db, err, "read schema");   /* the header is the first read */
+    }
+    uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (id != 0 && id != AUDIT_APPLICATION_ID)
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: not a ledger: its SQLite "
+                            "application_id is 0x%08x, another program's", (unsigned)id);
+    return CR_OK;
+}
+
 cr_code audit_schema_open(audit_db *db, int flags, cr_error *err)
 {
     cr_code rc;
@@ -347,8 +366,10 @@ cr_code audit_schema_open(audit_db *db, int flags, cr_error *err)
         /* FULL so a commit that returned is on disk even if the machine loses power right
          * after; set before the schema may be created. */
         if ((rc = audit_exec(db, "PRAGMA synchronous=FULL", err)) != CR_OK) return rc;
-        if ((flags & AUDIT_OPEN_CREATE) && (rc = create_schema(db, err)) != CR_OK) return rc;
     }
+    if ((rc = check_application_id(db, err)) != CR_OK) return rc;
+    if (!db->readonly && (flags & AUDIT_OPEN_CREATE) && (rc = create_schema(db, err)) != CR_OK)
+        return rc;
     if ((rc = check_schema(db, err)) != CR_OK) return rc;
     /* WAL so readers never block the appender; only once the file is known to be a ledger,
      * so a database that is not one is never converted. */

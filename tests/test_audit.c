@@ -465,6 +465,21 @@ static void test_hostile_schema(void)
     sqlite3_close(s);
     CHECK_INT(audit_open(path_in("empty.db"), AUDIT_OPEN_READONLY, &db, &err), CR_ELEDGER);
     CHECK_STR(err.message, "audit: not a ledger: the database is empty");
+    /* another program's file says so in its header, even with a ledger's schema */
+    const char *tagged = attacked("tagged.db", "template.db", "PRAGMA application_id = 42");
+    for (int flags = AUDIT_OPEN_READONLY; flags >= 0; flags -= AUDIT_OPEN_READONLY) {
+        CHECK_INT(audit_open(tagged, flags, &db, &err), CR_ELEDGER);
+        CHECK_STR(err.message, "audit: not a ledger: its SQLite application_id is 0x0000002a,"
+                               " another program's");
+    }
+    CHECK_INT(audit_open(path_in("fresh.db"), AUDIT_OPEN_CREATE, &db, &err), CR_OK);
+    audit_close(db);
+    CHECK_INT(sqlite3_open(path_in("fresh.db"), &s), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_prepare_v2(s, "PRAGMA application_id", -1, &st, NULL) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == AUDIT_APPLICATION_ID);
+    sqlite3_finalize(st);
+    sqlite3_close(s);
     CHECK_INT(sqlite3_open(path_in("utf16.db"), &s), SQLITE_OK);
     CHECK(exec_ok(s, "PRAGMA encoding = 'UTF-16le'; CREATE TABLE x(a); DROP TABLE x"));
     sqlite3_close(s);
@@ -842,6 +857,43 @@ static void test_group_commit(void)
     audit_close(db);
 }
 
+/* A writer refuses a ledger whose last record does not verify (a reader still opens it, so
+ * verify can say what is wrong); the record before it may be anything. */
+static void test_head_checked_on_write(void)
+{
+    static const char *const edits[] = {
+        "UPDATE records SET stdout = 'forged' WHERE seq = 4",
+        "UPDATE records SET prev_hash = zeroblob(32) WHERE seq = 4",
+        "UPDATE records SET hash = zeroblob(32) WHERE seq = 4",
+    };
+    char name[32];
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        snprintf(name, sizeof name, "head%zu.db", i);
+        const char *p = attacked(name, "template.db", edits[i]);
+        audit_db *db = NULL;
+        cr_error err = {0};
+        CHECK_INT(audit_open(p, 0, &db, &err), CR_ELEDGER);
+        CHECK_STR(err.message, "audit: the ledger's last record (seq 4) does not verify: nothing"
+                               " is appended to it (calc-audit verify names what is wrong)");
+        CHECK_INT(audit_open(p, AUDIT_OPEN_READONLY, &db, &err), CR_OK);
+        audit_close(db);
+    }
+    /* a head whose hash is not even a hash */
+    audit_db *bad = NULL;
+    cr_error e2 = {0};
+    CHECK_INT(audit_open(attacked("head9.db", "template.db",
+                                  "UPDATE records SET hash = x'00' WHERE seq = 4"), 0, &bad, &e2),
+              CR_ELEDGER);
+    CHECK_STR(e2.message, "audit: head record 4 is malformed; run calc-audit verify");
+    /* an edit behind the head is verify's to find, not the writer's */
+    const char *p = attacked("behind.db", "template.db",
+                             "UPDATE records SET stdout = 'forged' WHERE seq = 2");
+    audit_db *db = NULL;
+    cr_error err = {0};
+    CHECK_INT(audit_open(p, 0, &db, &err), CR_OK);
+    audit_close(db);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/cr-test-audit-XXXXXX",
@@ -858,6 +910,7 @@ int main(void)
     make_template();
     test_tamper_every_field();
     test_hostile_schema();
+    test_head_checked_on_write();
     test_row_classes();
     test_oversized_row();
     test_work_budget();
