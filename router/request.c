@@ -130,21 +130,15 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
                               cr_error *err)
 {
     if (!req || !key || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "option: NULL");
-    if (strcmp(key, "precision") == 0) {
-        char *end;
-        long p = strtol(value, &end, 10);
-        if (*value == '\0' || *end || p < 1 || p > 1000)
-            return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                "precision: want a whole number from 1 to 1000, got '%s'", value);
-        req->precision = (int)p;
-        return CR_OK;
-    }
-    if (strcmp(key, "rounding") == 0) {
-        if (strcmp(value, "half-even") == 0) req->rounding = CR_ROUND_HALF_EVEN;
-        else if (strcmp(value, "half-up") == 0) req->rounding = CR_ROUND_HALF_UP;
-        else return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                 "rounding: want half-even or half-up, got '%s'", value);
-        return CR_OK;
+    /* The engine's options of the same names, read the same way: a request overrides
+     * them. */
+    if (strcmp(key, "precision") == 0 || strcmp(key, "rounding") == 0) {
+        router_config_value v;
+        int prec = key[0] == 'p';
+        cr_code rc = router_config_parse(prec ? CFG_PRECISION : CFG_ROUNDING, value, &v, err);
+        if (rc == CR_OK && prec) req->precision = (int)v.u;
+        else if (rc == CR_OK) req->rounding = (int)v.u;
+        return rc;
     }
     if (strcmp(key, "answer_vars") == 0) {
         /* Up to three comma-separated names, tried in order for the final value. */
@@ -170,15 +164,12 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
         return CR_OK;
     }
     if (strcmp(key, "seed") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(value, &end, 10);
-        if (*value < '0' || *value > '9' || *end || errno || v > SANDBOX_SEED_MAX)
-            return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                "seed: want a whole number from 0 to %u, got '%s'",
-                                SANDBOX_SEED_MAX, value);
-        req->seed = (int64_t)v;
-        return CR_OK;
+        uint64_t v;
+        char want[48];
+        snprintf(want, sizeof want, "a whole number from 0 to %u", SANDBOX_SEED_MAX);
+        cr_code rc = router_parse_uint(key, value, 0, SANDBOX_SEED_MAX, want, &v, err);
+        if (rc == CR_OK) req->seed = (int64_t)v;
+        return rc;
     }
     if (strcmp(key, "strip_fences") == 0) {
         if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)

@@ -185,9 +185,9 @@ static char *dropped_json(const sandbox_outcome *oc)
 void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim)
 {
     memset(lim, 0, sizeof *lim);
-    lim->wall_s = e->cfg.timeout_s;
-    lim->cpu_s = e->cfg.timeout_s;
-    lim->memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+    lim->wall_s = e->timeout_s;
+    lim->cpu_s = e->timeout_s;
+    lim->memory_bytes = (uint64_t)e->memory_mib << 20;
 }
 
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
@@ -197,7 +197,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     sandbox_outcome oc;
     memset(&oc, 0, sizeof oc);
     sandbox_job_init(&job);
-    job.tier = e->cfg.tier;
+    job.tier = e->tier;
     job.code = req->code ? req->code : "";
     job.code_len = req->code_len;
     job.interpreter = e->interpreter;
@@ -222,7 +222,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     if (rc != CR_OK) {
         /* The tier could not be set up (a host without user namespaces, say): a result that
          * says so, with the step that failed, rather than an engine failure. */
-        res->route = e->cfg.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+        res->route = e->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
         res->status = cr_error_set(&res->error, CR_ESANDBOX, 0, 0, "%s", serr.message);
         sandbox_outcome_free(&oc);
         return CR_OK;

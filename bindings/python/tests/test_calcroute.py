@@ -175,12 +175,12 @@ class TestRun(unittest.TestCase):
         self.assertFalse(r.exact)
 
     def test_limits_refused_as_the_cli_refuses_them(self):
-        for kw, msg in ((dict(timeout=-1), "timeout: want seconds above 0 (at most 86400), got -1"),
-                        (dict(timeout=0), "timeout: want seconds above 0 (at most 86400), got 0"),
+        for kw, msg in ((dict(timeout=-1), "timeout: want seconds above 0 (at most 86400), got '-1'"),
+                        (dict(timeout=0), "timeout: want seconds above 0 (at most 86400), got '0'"),
                         (dict(timeout=float("nan")),
-                         "timeout: want seconds above 0 (at most 86400), got nan"),
-                        (dict(memory=0), "memory: want MiB from 16 to 1048576, got 0"),
-                        (dict(memory=1.5), "memory: want MiB from 16 to 1048576, got 1.5")):
+                         "timeout: want seconds above 0 (at most 86400), got 'nan'"),
+                        (dict(memory=0), "memory: want MiB from 16 to 1048576, got '0'"),
+                        (dict(memory=1.5), "memory: want MiB from 16 to 1048576, got '1.5'")):
             with self.assertRaises(calcroute.CalcrouteError) as cm:
                 calcroute.Engine(**kw)
             self.assertEqual(str(cm.exception), msg)
