@@ -10,6 +10,8 @@ trap 'rm -rf "$tmp"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
 LIBS=$(pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson)
 LIBS="$LIBS -lmpfr -lgmp -lunistring -lm -lpthread"
+# A sanitized build's objects need their runtime (make check-asan, check-tsan).
+case "$B" in *asan*) LIBS="-fsanitize=address,undefined $LIBS" ;; *tsan*) LIBS="-fsanitize=thread $LIBS" ;; esac
 
 # Every defined global of the archive is a function of the header; what it needs from other
 # libraries (libc, tree-sitter, SQLite, ...) stays undefined, as it must.
