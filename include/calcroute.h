@@ -193,8 +193,15 @@ CR_API void cr_request_free(cr_request *req);        /* NULL is a no-op */
 /* The setters copy what they are given; the caller keeps its own buffers. */
 CR_API cr_code cr_request_set_code(cr_request *req, const char *code, size_t len);
 CR_API cr_code cr_request_set_lang(cr_request *req, cr_lang lang);
-/* One variable from text as on the command line: a number ("0.1" is exactly 1/10), or else
- * a string. */
+/* Variables. Every way in (the three below; the Python binding goes through the JSON one)
+ * reads a value the same way and refuses the same values with the same message: a number
+ * is exact at any size ("0.1" is exactly 1/10, an integer past 64 bits is that integer); NaN
+ * and the infinities (JSON's NaN, Infinity, -Infinity, or Python's spellings "nan", "inf",
+ * "-infinity", any case, on the command line) are refused with CR_EUSAGE and
+ * "variables: 'NAME': want finite numbers, got NaN"; a name that is not a Python name with
+ * "variables: 'NAME' is not a Python name".
+ *
+ * One variable from text as on the command line: a number, or else a string. */
 CR_API cr_code cr_request_set_var(cr_request *req, const char *name, const char *value,
                                   cr_error *err);
 /* Variables from a JSON object {"name": value}; numbers keep their exact decimal text. */
@@ -206,7 +213,8 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
  *  names: ["ans", "result"]), "seed": 7,
  *  "strip_fences": true, "id": any}
  * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
- * keep their exact decimal text. */
+ * keep their exact decimal text; "precision" and "seed" are checked as
+ * cr_request_set_option() checks them. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
                                    cr_error *err);
 /* Per-request policy: "precision" (1..1000 significant digits of inexact results),

@@ -141,7 +141,7 @@ check explain 0 'route: inprocess
 why: every construct is inside the in-process subset' '' 'ans = 1 + 1' --explain
 check usage-var 2 '' "calc-route: --var: want NAME=VALUE, got 'x'
 Try 'calc-route --help'." '1' --var x
-check usage-var-bytes 2 '' "calc-route: --var: the value of 'u' is not UTF-8
+check usage-var-bytes 2 '' "calc-route: variables: the value of 'u' is not UTF-8
 Try 'calc-route --help'." 'print(u)' --var "u=a$(printf '\377')b"
 check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
 Try 'calc-route --help'." '1' --precision 0

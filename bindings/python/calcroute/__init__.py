@@ -201,19 +201,37 @@ class Rejected(CalcrouteError):
         self.reasons = result.reasons
 
 
+def _decimal_text(text):
+    """A Decimal's or Fraction's text as a number that is not an int (Decimal("5") and
+    Fraction(5) are 5.0 to the code, and come back as Fractions)."""
+    return text if "." in text else text + ".0"
+
+
 def _num_text(v):
+    """A number's JSON text, exact; the library checks it (NaN and the infinities go as
+    JSON's NaN, Infinity, -Infinity, which it refuses as it refuses --var x=nan)."""
     if isinstance(v, bool) or v is None:
         return json.dumps(v)
     if isinstance(v, int):
         return _int_text(v)
+    if isinstance(v, (float, decimal.Decimal)) and not decimal.Decimal(v).is_finite():
+        return "NaN" if decimal.Decimal(v).is_nan() else "-Infinity" if v < 0 else "Infinity"
     if isinstance(v, float):
         return repr(v)          # the shortest text of the double: 0.1 stays 1/10
     if isinstance(v, decimal.Decimal):
-        if not v.is_finite():
-            raise CalcrouteError(f"non-finite number {v!r}")
-        return format(v, "f")
+        return _decimal_text(format(v, "f"))
     if isinstance(v, fractions.Fraction):
-        raise CalcrouteError("pass a Fraction as a Decimal or str: JSON has no fractions")
+        # exact when the decimal expansion ends (the denominator is 2^a 5^b)
+        d, k = v.denominator, 0
+        while d % 10 == 0:
+            d, k = d // 10, k + 1
+        while d % 2 == 0 or d % 5 == 0:
+            d, k = (d // 2 if d % 2 == 0 else d // 5), k + 1
+        if d != 1:
+            raise CalcrouteError(f"variables: {v!r} has no exact decimal text (JSON has no "
+                                 "fractions): pass it as a str and convert it in the code")
+        return _decimal_text(format(decimal.Decimal(v.numerator * 10 ** k // v.denominator)
+                                    .scaleb(-k), "f"))
     raise TypeError
 
 
@@ -490,8 +508,9 @@ Table = Sequence[Sequence[Any]]
 _RUN_PARAMS = """
         code: the program (str, or UTF-8 bytes): Python, or a FinQA DSL program.
         vars: variables bound before the code runs: a mapping of names to ints, floats
-            (their shortest text: 0.1 is exactly 1/10), decimal.Decimal, str, bool, None,
-            and lists/tuples/dicts of those.
+            (their shortest text: 0.1 is exactly 1/10), decimal.Decimal, fractions.Fraction
+            whose decimal expansion ends, str, bool, None, and lists/tuples/dicts of those.
+            NaN and the infinities are refused, as calc-route --var refuses them.
         table: a FinQA table (rows of cells) for the DSL's table_* operations.
         lang: "auto" (the default), "python" or "dsl".
         precision: significant digits of inexact results (1..1000).
