@@ -13,12 +13,10 @@ typedef struct {
     router_config_kind kind;
     const char *def;
     uint64_t min, max;
-    const char *choices;    /* '|'-separated words of a CFG_CHOICE */
-    const char *want;
+    const char *want;       /* a CFG_CHOICE's words, '|' between */
 } option;
 
-#define CR_CONFIG_ROW(id, key, kind, def, min, max, choices, want) \
-    { key, kind, def, min, max, choices, want },
+#define CR_CONFIG_ROW(id, key, kind, def, min, max, want) { key, kind, def, min, max, want },
 static const option options[CFG_COUNT] = { CR_CONFIG_OPTIONS(CR_CONFIG_ROW) };
 #undef CR_CONFIG_ROW
 
@@ -35,13 +33,34 @@ cr_code router_parse_uint(const char *key, const char *value, uint64_t min, uint
     char *end;
     errno = 0;
     unsigned long long v = value[0] >= '0' && value[0] <= '9' ? strtoull(value, &end, 10) : 0;
-    if (value[0] < '0' || value[0] > '9' || *end || errno || v < min || v > max)
+    if (!(value[0] < '0' || value[0] > '9' || *end || errno || v < min || v > max)) {
+        *out = v;
+        return CR_OK;
+    }
+    if (want)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "%s: want %s, got '%s'", key, want, value);
-    *out = v;
-    return CR_OK;
+    return cr_error_set(err, CR_EUSAGE, 0, 0, "%s: want a whole number from %llu to %llu, "
+                        "got '%s'", key, (unsigned long long)min, (unsigned long long)max, value);
 }
 
-cr_code router_config_parse(router_config_id i, const char *value, router_config_value *v, cr_error *err)
+/* A choice's words as a refusal lists them: "a, b or c". */
+static void choice_words(const char *choices, char *out, size_t cap)
+{
+    size_t n = 0, words = 1, w = 0;
+    for (const char *p = choices; *p; p++) words += *p == '|';
+    for (const char *p = choices; *p && n + 6 < cap; p++) {
+        if (*p != '|') {
+            out[n++] = *p;
+            continue;
+        }
+        const char *sep = ++w == words - 1 ? " or " : ", ";
+        n += (size_t)snprintf(out + n, cap - n, "%s", sep);
+    }
+    out[n < cap ? n : cap - 1] = '\0';
+}
+
+cr_code router_config_parse(router_config_id i, const char *value, router_config_value *v,
+                            cr_error *err)
 {
     const option *o = &options[i];
     switch (o->kind) {
@@ -56,7 +75,7 @@ cr_code router_config_parse(router_config_id i, const char *value, router_config
     }
     case CFG_CHOICE: {
         size_t len = strlen(value), n = 0;
-        for (const char *w = o->choices; *w; n++) {
+        for (const char *w = o->want; *w; n++) {
             size_t wl = strcspn(w, "|");
             if (wl == len && memcmp(w, value, len) == 0) {
                 v->u = n;
@@ -64,8 +83,9 @@ cr_code router_config_parse(router_config_id i, const char *value, router_config
             }
             w += wl + (w[wl] == '|');
         }
-        return cr_error_set(err, CR_EUSAGE, 0, 0, "%s: want %s, got '%s'", o->key, o->want,
-                            value);
+        char words[128];
+        choice_words(o->want, words, sizeof words);
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "%s: want %s, got '%s'", o->key, words, value);
     }
     case CFG_UINT:
         return router_parse_uint(o->key, value, o->min, o->max, o->want, &v->u, err);
@@ -86,7 +106,8 @@ cr_code router_config_parse(router_config_id i, const char *value, router_config
 static cr_code set(cr_config *cfg, int i, const char *value, cr_error *err)
 {
     router_config_value v = {0};
-    if (value && router_config_parse((router_config_id)i, value, &v, err) != CR_OK) return err ? err->code : CR_EUSAGE;
+    cr_code rc = value ? router_config_parse((router_config_id)i, value, &v, err) : CR_OK;
+    if (rc != CR_OK) return rc;
     if (value && !(v.text = strdup(value))) return cr_error_set(err, CR_ENOMEM, 0, 0, "config");
     free(cfg->v[i].text);
     cfg->v[i] = v;

@@ -13,33 +13,34 @@
 #include "evaluator/evaluator.h"
 #include "sandbox/sandbox.h"
 
-/* The engine's options (cr_config_set()), one line each: the key, how its text is read, the
- * default text, the range of a number, the choices of a word, and what the error says is
- * wanted ("KEY: want WANT, got 'VALUE'"). Adding an option is a line here (and its use). */
+/* The engine's options (cr_config_set()), one line each: id, key, how its text is read,
+ * default text, range of a number, and what a refusal says is wanted ("KEY: want WANT, got
+ * 'VALUE'"): a choice's words ('|' between), or NULL for "a whole number from MIN to MAX".
+ * Adding an option is a line here, its line in calcroute.h and libcalcroute(3) (which
+ * tests/test_api.sh holds to the list), and its use. */
 #define CR_CONFIG_OPTIONS(X) \
-    /*  id           key             kind         default             min  max             choices                 want */ \
-    X(AUDIT,         "audit",        CFG_STR,     NULL,               0,   0,              NULL, "a path") \
-    X(TIER,          "tier",         CFG_CHOICE,  "auto",             0,   0,              "auto|ns|kvm|none", "auto, ns, kvm or none") \
-    X(TIMEOUT,       "timeout",      CFG_SECONDS, "10",               0,   86400,          NULL, "seconds above 0 (at most 86400)") \
-    X(MEMORY,        "memory",       CFG_UINT,    "512",              16,  1048576,        NULL, "MiB from 16 to 1048576") \
-    X(PRECISION,     "precision",    CFG_UINT,    "34",               1,   1000,           NULL, "a whole number from 1 to 1000") \
-    X(ROUNDING,      "rounding",     CFG_CHOICE,  "half-even",        0,   0,              "half-even|half-up", "half-even or half-up") \
-    X(INTERPRETER,   "interpreter",  CFG_STR,     "/usr/bin/python3", 0,   0,              NULL, "a path") \
-    X(DATA,          "data",         CFG_DIR,     NULL,               0,   0,              NULL, "a directory") \
-    X(OUT,           "out",          CFG_DIR,     NULL,               0,   0,              NULL, "a directory") \
-    X(ALLOW_DIR,     "allow_dir",    CFG_STR,     NULL,               0,   0,              NULL, "a path") \
-    X(POOL,          "pool",         CFG_UINT,    "0",                0,   64,             NULL, "0 to 64 warm sandboxes") \
-    X(PRELOAD,       "preload",      CFG_STR,     NULL,               0,   0,              NULL, "module names") \
-    X(REFILL,        "refill",       CFG_CHOICE,  "1",                0,   0,              "0|1", "1 or 0") \
-    X(WARMUP,        "warmup",       CFG_STR,     NULL,               0,   0,              NULL, "Python source") \
-    X(MAX_STEPS,     "max_steps",    CFG_UINT,    "100000000000",     1,   (1ull << 62),   NULL, "a whole number from 1 to 4611686018427387904") \
-    X(MAX_EVAL_MEMORY, "max_eval_memory", CFG_UINT, "268435456",      1048576, (1ull << 40), NULL, "bytes from 1048576 to 1099511627776") \
-    X(MAX_DEPTH,     "max_depth",    CFG_UINT,    "200",              1,   200,            NULL, "a whole number from 1 to 200") \
-    X(MAX_RECURSION, "max_recursion", CFG_UINT,   "1000",             1,   1000,           NULL, "a whole number from 1 to 1000") \
-    X(MAX_INT_BITS,  "max_int_bits", CFG_UINT,    "1048576",          64,  (1ull << 26),   NULL, "a whole number from 64 to 67108864") \
-    X(MAX_STR_LEN,   "max_str_len",  CFG_UINT,    "16777216",         1,   (1ull << 30),   NULL, "a whole number from 1 to 1073741824") \
-    X(MAX_SOURCE,    "max_source",   CFG_UINT,    "1048576",          1,   (64ull << 20),  NULL, "bytes from 1 to 67108864") \
-    X(MAX_STDOUT,    "max_stdout",   CFG_UINT,    "1048576",          1,   (1ull << 30),   NULL, "bytes from 1 to 1073741824")
+    X(AUDIT, "audit", CFG_STR, NULL, 0, 0, NULL) \
+    X(TIER, "tier", CFG_CHOICE, "auto", 0, 0, "auto|ns|kvm|none") \
+    X(TIMEOUT, "timeout", CFG_SECONDS, "10", 0, 86400, "seconds above 0 (at most 86400)") \
+    X(MEMORY, "memory", CFG_UINT, "512", 16, 1048576, "MiB from 16 to 1048576") \
+    X(PRECISION, "precision", CFG_UINT, "34", 1, 1000, NULL) \
+    X(ROUNDING, "rounding", CFG_CHOICE, "half-even", 0, 0, "half-even|half-up") \
+    X(INTERPRETER, "interpreter", CFG_STR, "/usr/bin/python3", 0, 0, NULL) \
+    X(DATA, "data", CFG_DIR, NULL, 0, 0, "a directory") \
+    X(OUT, "out", CFG_DIR, NULL, 0, 0, "a directory") \
+    X(ALLOW_DIR, "allow_dir", CFG_STR, NULL, 0, 0, NULL) \
+    X(POOL, "pool", CFG_UINT, "0", 0, 64, "0 to 64 warm sandboxes") \
+    X(PRELOAD, "preload", CFG_STR, NULL, 0, 0, NULL) \
+    X(REFILL, "refill", CFG_CHOICE, "1", 0, 0, "0|1") \
+    X(WARMUP, "warmup", CFG_STR, NULL, 0, 0, NULL) \
+    X(MAX_STEPS, "max_steps", CFG_UINT, "100000000000", 1, 1ull << 62, NULL) \
+    X(MAX_EVAL_MEMORY, "max_eval_memory", CFG_UINT, "268435456", 1u << 20, 1ull << 40, NULL) \
+    X(MAX_DEPTH, "max_depth", CFG_UINT, "200", 1, 200, NULL) \
+    X(MAX_RECURSION, "max_recursion", CFG_UINT, "1000", 1, 1000, NULL) \
+    X(MAX_INT_BITS, "max_int_bits", CFG_UINT, "1048576", 64, 1u << 26, NULL) \
+    X(MAX_STR_LEN, "max_str_len", CFG_UINT, "16777216", 1, 1u << 30, NULL) \
+    X(MAX_SOURCE, "max_source", CFG_UINT, "1048576", 1, 64u << 20, NULL) \
+    X(MAX_STDOUT, "max_stdout", CFG_UINT, "1048576", 1, 1u << 30, NULL)
 
 typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_SECONDS } router_config_kind;
 #define CR_CONFIG_ID(id, ...) CFG_##id,
@@ -67,7 +68,8 @@ cr_code router_config_parse(router_config_id i, const char *value, router_config
 /* A copy of cfg (NULL: the defaults), or NULL on ENOMEM. */
 cr_config *router_config_dup(const cr_config *cfg);
 /* A whole number from min to max in decimal digits, or CR_EUSAGE with
- * "KEY: want WANT, got 'VALUE'": the one reading of every numeric option. */
+ * "KEY: want WANT, got 'VALUE'" (want NULL: "a whole number from MIN to MAX"): the one
+ * reading of every numeric option. */
 cr_code router_parse_uint(const char *key, const char *value, uint64_t min, uint64_t max,
                           const char *want, uint64_t *out, cr_error *err);
 

@@ -415,9 +415,10 @@ static const char *group_invalid(int gi, const report_group *g, int cut)
     if ((g->p[F_NAME] && !named) || (g->p[F_BY] && gi != G_SOLUTION))
         return "a record its value cannot have";
     /* the router checks the form itself (route_sandbox.c) */
-    if (g->p[F_NATIVE] && g->p[F_TYPE] && !key_is(g->p[F_TYPE], g->n[F_TYPE], "list") &&
-        !key_is(g->p[F_TYPE], g->n[F_TYPE], "tuple") && !key_is(g->p[F_TYPE], g->n[F_TYPE], "set") &&
-        !key_is(g->p[F_TYPE], g->n[F_TYPE], "dict"))
+    const char *t = g->p[F_TYPE];
+    size_t tn = g->n[F_TYPE];
+    if (g->p[F_NATIVE] && t && !key_is(t, tn, "list") && !key_is(t, tn, "tuple") &&
+        !key_is(t, tn, "set") && !key_is(t, tn, "dict"))
         return "a native form on a value that is not a container";
     if (!cut && (!g->p[F_REPR] || !g->p[F_TYPE] || (named && !g->p[F_NAME]) ||
                  (gi == G_SOLUTION && !g->p[F_BY])))
