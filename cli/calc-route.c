@@ -430,13 +430,11 @@ static int run_batch(cr_engine *engine, FILE *f)
             cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
         }
         cr_request *req = cr_request_new();
-        /* The caller's id, echoed verbatim so results can be matched to requests. */
-        json_t *probe = json_loadb(line, (size_t)n, 0, NULL);
-        json_t *id = json_is_object(probe) ? json_object_get(probe, "id") : NULL;
-        char *id_text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         cr_result *res = NULL;
         cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
         if (set == CR_OK) set = cr_request_set_json(req, line, (size_t)n, &e);
+        /* The caller's id, echoed as written so results can be matched to requests. */
+        const char *id_text = cr_request_id(req);
         if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
             const char *js = cr_result_json(res);
             if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
@@ -447,7 +445,6 @@ static int run_batch(cr_engine *engine, FILE *f)
         } else {
             json_t *o = json_object(), *eo = json_object();
             int failed = !o;
-            cr_json_set(o, "id", id ? json_incref(id) : json_null(), &failed);
             cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
                         &failed);
             cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
@@ -457,14 +454,13 @@ static int run_batch(cr_engine *engine, FILE *f)
             cr_json_set(eo, "col", json_integer(e.col), &failed);
             cr_json_set(o, "error", eo, &failed);
             char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-            printf("%s\n", js ? js : "{\"status\":\"engine_error\"}");
+            if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
+            else printf("{\"id\":%s,\"status\":\"engine_error\"}\n", id_text ? id_text : "null");
             free(js);
             json_decref(o);
             if (set == CR_OK) rc = EX_INTERNAL;
         }
         fflush(stdout);
-        free(id_text);
-        json_decref(probe);
         cr_result_free(res);
         cr_request_free(req);
     }

@@ -212,11 +212,17 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
  *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result" (or a list of
  *  names: ["ans", "result"]), "seed": 7,
  *  "strip_fences": true, "id": any}
- * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
- * keep their exact decimal text; "precision" and "seed" are checked as
- * cr_request_set_option() checks them. */
+ * Only "code" is required; "id" does not change the request (cr_request_id() gives it, for
+ * the caller to echo). Numbers in "vars" keep their exact decimal text; "precision" and "seed"
+ * are checked as cr_request_set_option() checks them. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
                                    cr_error *err);
+/* The "id" of the last cr_request_set_json() object as compact JSON text, also when the
+ * object was refused for another key: a number as written (past 64 bits too), a string,
+ * list or object re-encoded. NULL when it had none, was no JSON object, or a number inside
+ * a list or object is past a double's range. Borrowed from `req`: valid until the next
+ * cr_request_set_json() or cr_request_free(). */
+CR_API const char *cr_request_id(const cr_request *req);
 /* Per-request policy: "precision" (1..1000 significant digits of inexact results),
  * "rounding" ("half-even" or "half-up"), "answer_vars" (up to 3 comma-separated variable
  * names tried in order for the final value; default "ans,result,answer"), "seed" (0 to

@@ -31,7 +31,13 @@ void cr_request_free(cr_request *req)
     ir_module_free(req->binds_mod);
     free(req->binds);
     json_decref(req->table);
+    free(req->id);
     free(req);
+}
+
+const char *cr_request_id(const cr_request *req)
+{
+    return req ? req->id : NULL;
 }
 
 /* A fence line (CommonMark): up to 3 spaces, then 3 or more ` or ~; *n its length, *indent
@@ -537,6 +543,29 @@ static json_t *numbers_restored(json_t *v, num_scan *sc, cr_error *err)
     return NULL;
 }
 
+/* The "id" of a request object (root, parsed from numbers_blanked() text of json) as compact
+ * JSON with its numbers as written, or NULL (none, or ENOMEM). Taken before any other key is
+ * read, so that a line refused for another key still has its id. */
+static char *id_of(json_t *root, const char *json, size_t len)
+{
+    num_scan sc = {json, len, 0};
+    const char *key, *tok;
+    size_t toklen;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "id") != 0) {
+            skip_numbers(v, &sc);
+            continue;
+        }
+        if (json_is_number(v)) return next_number(&sc, &tok, &toklen) ? strndup(tok, toklen) : NULL;
+        json_t *r = numbers_restored(v, &sc, NULL);
+        char *text = r ? json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        json_decref(r);
+        return text;
+    }
+    return NULL;
+}
+
 cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_error *err)
 {
     if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "request: NULL");
@@ -553,6 +582,8 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         rc = cr_error_set(err, CR_EUSAGE, 1, 1, "request: want a JSON object with \"code\"");
         goto out;
     }
+    free(req->id);
+    req->id = id_of(root, json, len);
     if (!json_is_string(json_object_get(root, "code"))) {
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
         goto out;

@@ -102,6 +102,8 @@ struct cr_request {
     char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
     int64_t seed;           /* "seed" option, or -1: derived from the request */
     int strip_fences;       /* "strip_fences" option: code is the reply's fenced code */
+    char *id;               /* a JSON request's "id" as compact JSON, numbers as written, or
+                               NULL (cr_request_id()) */
 };
 
 typedef struct {

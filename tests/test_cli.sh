@@ -252,6 +252,16 @@ UsageError request: unknown or ill-typed k 145'
 if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); printf 'FAIL batch: exit %s\n%s\nwant\n%s\n' "$rc" "$got" "$want" >&2; fi
 
+# The id is echoed as written, past 64 bits too, also on a line refused for another key.
+printf '%s\n' '{"id": 1267650600228229401496703205376, "code": "ans = x", "vars": {"x": 2}}' \
+    '{"code": "ans = 1", "vars": {"x": NaN}, "id": [7.50, "a"]}' '{"id": 0.10, "code": 5}' >"$tmp/ids.jsonl"
+got=$("$R" --batch "$tmp/ids.jsonl" | cut -c1-42)
+want='{"id":1267650600228229401496703205376,"rou
+{"id":[7.5,"a"],"status":"bad_request","er
+{"id":0.10,"status":"bad_request","error":'
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-ids:\n%s\nwant\n%s\n' "$got" "$want" >&2; fi
+
 # A large mixed batch keeps one line out per line in, in order: valid, invalid JSON, syntax
 # errors and code outside the subset (rejected here: sandboxes off to keep the test fast).
 /usr/bin/python3 -c '
