@@ -45,23 +45,34 @@ $(B)/grammars/%.o: grammars/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Igrammars/tree-sitter-python $(filter-out -Wall -Wextra -Werror,$(CFLAGS)) -w -c $< -o $@
 
-$(B)/libcalcroute.a: $(LIB_OBJ)
+# The archive embedders link exports only the header's functions: every other global of ours
+# (and the bundled tree_sitter_python) is made local in one relocatable object, so that a
+# program defining the same names (its own tree-sitter-python, say) links without a clash.
+# The tools and tests, which use internal functions, link libcalcroute-dev.a.
+$(B)/libcalcroute.a: $(LIB_OBJ) include/calcroute.h
+	@rm -f $@
+	sed -n 's/^CR_API .*[ *]\(cr_[a-z0-9_]*\)(.*/\1/p' include/calcroute.h >$(B)/libcalcroute.syms
+	$(LD) -r -o $(B)/libcalcroute.o $(LIB_OBJ)
+	objcopy --keep-global-symbols=$(B)/libcalcroute.syms $(B)/libcalcroute.o
+	ar rcs $@ $(B)/libcalcroute.o
+
+$(B)/libcalcroute-dev.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/libcalcroute.so: $(LIB_OBJ)
 	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
 
-$(B)/calc-%: cli/calc-%.c $(B)/libcalcroute.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(STATIC_LIBS)
+$(B)/calc-%: cli/calc-%.c $(B)/libcalcroute-dev.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(STATIC_LIBS)
 
-$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute.a
+$(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
-$(B)/bench/%: bench/%.c $(B)/libcalcroute.a
+$(B)/bench/%: bench/%.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
 test: all
 	@tests/run.sh $(B)

@@ -148,15 +148,19 @@ static cr_code build_request(const audit_record *r, cr_request **out, cr_error *
 
 static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
 {
-    static const cr_tier tiers[3] = { CR_TIER_NONE, CR_TIER_NS, CR_TIER_KVM };
+    static const char *const tiers[3] = { "none", "ns", "kvm" };
     if (!cx->engines[which]) {
-        cr_config cfg;
-        cr_config_default(&cfg);
-        cfg.audit_path = NULL;          /* a replay must never append to any ledger */
-        /* An in-process record replays where no sandbox exists: if the router's decision
-         * changed, the result says rejected and the route differs, and nothing runs. */
-        cfg.tier = tiers[which];
-        cx->engines[which] = cr_engine_open(&cfg, err);
+        /* No "audit": a replay must never append to any ledger. An in-process record
+         * replays where no sandbox exists: if the router's decision changed, the result
+         * says rejected and the route differs, and nothing runs. */
+        cr_config *cfg = cr_config_new();
+        if (!cfg) {
+            cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
+            return NULL;
+        }
+        if (cr_config_set(cfg, "tier", tiers[which], err) == CR_OK)
+            cx->engines[which] = cr_engine_open(cfg, err);
+        cr_config_free(cfg);
     }
     return cx->engines[which];
 }

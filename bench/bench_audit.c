@@ -332,11 +332,11 @@ int main(int argc, char **argv)
     row(line, a, b);
     printf("    %.1f records per commit\n", commits ? (double)nconc / (double)commits : 0);
 
-    cr_config cfg;
-    cr_config_default(&cfg);
+    cr_config *cfg = cr_config_new();
     unlink_db(ours);
-    cfg.audit_path = ours;
-    proto.engine = cr_engine_open(&cfg, &err);
+    if (!cfg || cr_config_set(cfg, "audit", ours, &err) != CR_OK) return 1;
+    proto.engine = cr_engine_open(cfg, &err);
+    cr_config_free(cfg);
     if (!proto.engine) return 1;
     a = concurrent(engine_worker, &proto, nconc);
     cr_engine_close(proto.engine);

@@ -79,10 +79,7 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return 2;
     }
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cr_engine *eng = cr_engine_open(&cfg, NULL);
+    cr_engine *eng = bench_engine("tier", "none");
     cr_policy pol;
     cr_policy_default(&pol);
     TSParser *ts = ts_parser_new();

@@ -53,10 +53,7 @@ int main(int argc, char **argv)
         perror(argv[1]);
         return 2;
     }
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cr_engine *eng = cr_engine_open(&cfg, NULL);
+    cr_engine *eng = bench_engine("tier", "none");
     double *t = malloc((size_t)repeat * sizeof *t);
     if (!eng || !t) return 2;
     printf("N = %ld iterations, %d runs each\n", n, repeat);

@@ -208,15 +208,18 @@ static cr_route engine_route(cr_engine *e, const char *code)
 
 static cr_engine *open_pool_engine(unsigned size, const char *preload, const char *warmup)
 {
-    cr_config cfg;
     cr_error err = { 0 };
-    cr_engine *e;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NS;
-    cfg.pool_size = size;
-    cfg.pool_preload = preload;
-    cfg.pool_warmup = warmup;
-    if (!(e = cr_engine_open(&cfg, &err))) fprintf(stderr, "engine: %s\n", err.message);
+    cr_engine *e = NULL;
+    cr_config *cfg = cr_config_new();
+    char n[16];
+    snprintf(n, sizeof n, "%u", size);
+    if (cfg && cr_config_set(cfg, "tier", "ns", &err) == CR_OK &&
+        cr_config_set(cfg, "pool", n, &err) == CR_OK &&
+        cr_config_set(cfg, "preload", preload, &err) == CR_OK &&
+        cr_config_set(cfg, "warmup", warmup, &err) == CR_OK)
+        e = cr_engine_open(cfg, &err);
+    if (!e) fprintf(stderr, "engine: %s\n", cfg ? err.message : "out of memory");
+    cr_config_free(cfg);
     return e;
 }
 

@@ -19,7 +19,7 @@
 /* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
  * number after the report (130 for SIGINT, as shells expect). */
 enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX_INTERNAL = 5,
-       EX_SIGNAL = 128 };
+       EX_SIGNAL = 128, EX_DONE = -1 /* --help, --version: nothing more to do */ };
 
 #define MAX_INPUT (64u << 20)   /* the library bounds code far lower; this bounds our read */
 
@@ -58,7 +58,7 @@ static const char usage[] =
     "                          one result line out per input line, in order; a bad line gives\n"
     "                          an error line. The request options above apply to every line;\n"
     "                          a line's own key wins\n"
-    "  --pool N                keep N sandboxes (ns tier, 1..64) warm before requests arrive,\n"
+    "  --pool N                keep N sandboxes (ns tier, 0..64) warm before requests arrive,\n"
     "                          each used once; a request finding none ready starts cold\n"
     "                          (--json's timings.sandbox_start says which). For --batch\n"
     "  --preload MODULES       comma-separated modules the warm sandboxes import first\n"
@@ -67,6 +67,9 @@ static const char usage[] =
     "  --warmup FILE           Python the warm sandboxes' zygote runs once after the imports\n"
     "                          (e.g. a small groupby): what it initialises, every one starts\n"
     "                          with; its output is discarded, its errors ignored\n"
+    "  --config KEY=VALUE      any engine option by its library name (libcalcroute(3)), e.g.\n"
+    "                          the evaluator's limits: max_steps, max_eval_memory, max_depth,\n"
+    "                          max_recursion, max_int_bits, max_str_len, max_source, max_stdout\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -430,13 +433,11 @@ static int run_batch(cr_engine *engine, FILE *f)
             cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
         }
         cr_request *req = cr_request_new();
-        /* The caller's id, echoed verbatim so results can be matched to requests. */
-        json_t *probe = json_loadb(line, (size_t)n, 0, NULL);
-        json_t *id = json_is_object(probe) ? json_object_get(probe, "id") : NULL;
-        char *id_text = id ? json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
         cr_result *res = NULL;
         cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
         if (set == CR_OK) set = cr_request_set_json(req, line, (size_t)n, &e);
+        /* The caller's id, echoed as written so results can be matched to requests. */
+        const char *id_text = cr_request_id(req);
         if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
             const char *js = cr_result_json(res);
             if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
@@ -447,7 +448,6 @@ static int run_batch(cr_engine *engine, FILE *f)
         } else {
             json_t *o = json_object(), *eo = json_object();
             int failed = !o;
-            cr_json_set(o, "id", id ? json_incref(id) : json_null(), &failed);
             cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
                         &failed);
             cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
@@ -457,20 +457,41 @@ static int run_batch(cr_engine *engine, FILE *f)
             cr_json_set(eo, "col", json_integer(e.col), &failed);
             cr_json_set(o, "error", eo, &failed);
             char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-            printf("%s\n", js ? js : "{\"status\":\"engine_error\"}");
+            if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
+            else printf("{\"id\":%s,\"status\":\"engine_error\"}\n", id_text ? id_text : "null");
             free(js);
             json_decref(o);
             if (set == CR_OK) rc = EX_INTERNAL;
         }
         fflush(stdout);
-        free(id_text);
-        json_decref(probe);
         cr_result_free(res);
         cr_request_free(req);
     }
     free(line);
     free(in);
     return rc;
+}
+
+/* Sets an engine option; on a refusal, the library's message ("KEY: want ...") as the flag
+ * named like the option says it, or after --config's name. */
+static int set_config_as(cr_config *cfg, int via_config, const char *key, const char *value)
+{
+    cr_error e = {0};
+    if (cr_config_set(cfg, key, value, &e) == CR_OK) return EX_OK;
+    if (via_config) return die_usage("--config: %s", e.message);
+    /* the library names the option ("kvm_dir: ..."), the user typed its flag (--kvm-dir) */
+    size_t n = strlen(key);
+    if (strncmp(e.message, key, n) != 0) return die_usage("--%s", e.message);
+    char msg[sizeof e.message];
+    snprintf(msg, sizeof msg, "%s", e.message);
+    for (size_t i = 0; i < n; i++)
+        if (msg[i] == '_') msg[i] = '-';
+    return die_usage("--%s", msg);
+}
+
+static int set_config(cr_config *cfg, const char *key, const char *value)
+{
+    return set_config_as(cfg, 0, key, value);
 }
 
 /* The engine, or NULL with the reason printed and *rc set to the exit status. */
@@ -539,7 +560,7 @@ int main(int argc, char **argv)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_KVM_DIR };
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -557,29 +578,29 @@ int main(int argc, char **argv)
         {"pool", required_argument, 0, O_POOL},       {"preload", required_argument, 0, O_PRELOAD},
         {"no-refill", no_argument, 0, O_NO_REFILL},   {"warmup", required_argument, 0, O_WARMUP},
         {"strip-fences", no_argument, 0, O_STRIP_FENCES},
+        {"config", required_argument, 0, O_CONFIG},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
-    cr_config cfg;
-    cr_config_default(&cfg);
+    cr_config *cfg = cr_config_new();
     cr_request *req = cr_request_new();
-    if (!req) {
+    if (!req || !cfg) {
+        cr_config_free(cfg);
         fprintf(stderr, "calc-route: out of memory\n");
         return EX_INTERNAL;
     }
     int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
-    char *warmup = NULL;
     cr_error e = {0};
     if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
         fprintf(stderr, "calc-route: out of memory\n");
         cr_request_free(req);
+        cr_config_free(cfg);
         return EX_INTERNAL;
     }
     while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
-        case 'h': fputs(usage, stdout); cr_request_free(req); return EX_OK;
-        case O_VERSION: printf("calc-route %s\n", CR_VERSION_STRING); cr_request_free(req); return EX_OK;
+        case 'h': fputs(usage, stdout); rc = EX_DONE; break;
+        case O_VERSION: printf("calc-route %s\n", CR_VERSION_STRING); rc = EX_DONE; break;
         case O_LANG:
             if (strcmp(optarg, "auto") == 0) cr_request_set_lang(req, CR_LANG_AUTO);
             else if (strcmp(optarg, "python") == 0) cr_request_set_lang(req, CR_LANG_PYTHON);
@@ -622,50 +643,31 @@ int main(int argc, char **argv)
             record('O', key, value);
             break;
         }
-        case O_TIER:
-            if (strcmp(optarg, "auto") == 0) cfg.tier = CR_TIER_AUTO;
-            else if (strcmp(optarg, "ns") == 0) cfg.tier = CR_TIER_NS;
-            else if (strcmp(optarg, "kvm") == 0) cfg.tier = CR_TIER_KVM;
-            else if (strcmp(optarg, "none") == 0) cfg.tier = CR_TIER_NONE;
-            else rc = die_usage("--tier: want auto, ns, kvm or none, got '%s'", optarg);
-            break;
-        case O_TIMEOUT:
-            cfg.timeout_s = strtod(optarg, &end);
-            if (*optarg == '\0' || *end || !(cfg.timeout_s > 0) || cfg.timeout_s > 86400)
-                rc = die_usage("--timeout: want seconds above 0 (at most 86400), got '%s'", optarg);
-            break;
-        case O_MEMORY: {
-            unsigned long m = strtoul(optarg, &end, 10);
-            if (*optarg == '\0' || *end || m < 16 || m > 1u << 20)
-                rc = die_usage("--memory: want MiB from 16 to 1048576, got '%s'", optarg);
-            cfg.memory_mib = (unsigned)m;
-            break;
-        }
-        case O_DATA:
-        case O_OUT: {
-            struct stat st;
-            if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
-                rc = die_usage(c == O_DATA ? "--data: '%s' is not a directory"
-                                           : "--out: '%s' is not a directory", optarg);
-            if (c == O_DATA) cfg.data_dir = optarg;
-            else cfg.out_dir = optarg;
-            break;
-        }
-        case O_AUDIT: cfg.audit_path = optarg; break;
+        /* Engine options: checked by the library, which names what it wants. */
+        case O_TIER: rc = set_config(cfg, "tier", optarg); break;
+        case O_TIMEOUT: rc = set_config(cfg, "timeout", optarg); break;
+        case O_MEMORY: rc = set_config(cfg, "memory", optarg); break;
+        case O_DATA: rc = set_config(cfg, "data", optarg); break;
+        case O_OUT: rc = set_config(cfg, "out", optarg); break;
+        case O_AUDIT: rc = set_config(cfg, "audit", optarg); break;
         /* Checked by the engine when it opens (exit 2 with its reason). */
-        case O_INTERPRETER: cfg.interpreter = optarg; break;
-        case O_ALLOW_DIR: cfg.allow_dir = optarg; break;
-        case O_KVM_DIR: cfg.kvm_dir = optarg; break;
+        case O_INTERPRETER: rc = set_config(cfg, "interpreter", optarg); break;
+        case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
+        case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
         case O_BATCH: batch = 1; break;
-        case O_POOL: {
-            unsigned long n = strtoul(optarg, &end, 10);
-            if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > 64)
-                rc = die_usage("--pool: want 1 to 64 warm sandboxes, got '%s'", optarg);
-            cfg.pool_size = (unsigned)n;
+        case O_POOL: rc = set_config(cfg, "pool", optarg); break;
+        case O_PRELOAD: rc = set_config(cfg, "preload", optarg); break;
+        case O_NO_REFILL: rc = set_config(cfg, "refill", "0"); break;
+        case O_CONFIG: {
+            char *eq = strchr(optarg, '=');
+            if (!eq) {
+                rc = die_usage("--config: want KEY=VALUE, got '%s'", optarg);
+                break;
+            }
+            *eq = '\0';
+            rc = set_config_as(cfg, 1, optarg, eq + 1);
             break;
         }
-        case O_PRELOAD: cfg.pool_preload = optarg; break;
-        case O_NO_REFILL: cfg.pool_refill = 0; break;
         case O_WARMUP: {
             size_t len;
             char *text = read_all(optarg, &len), *z = text ? realloc(text, len + 1) : NULL;
@@ -676,9 +678,9 @@ int main(int argc, char **argv)
                 break;
             }
             z[len] = 0;
-            free(warmup);
-            cfg.pool_warmup = warmup = z;
             if (memchr(z, 0, len)) rc = die_usage("--warmup %s: a NUL byte in the program", optarg);
+            else rc = set_config(cfg, "warmup", z);
+            free(z);
             break;
         }
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
@@ -697,7 +699,7 @@ int main(int argc, char **argv)
             rc = EX_USAGE;
             goto out;
         }
-        cr_engine *engine = open_engine(&cfg, &rc);
+        cr_engine *engine = open_engine(cfg, &rc);
         if (engine) {
             catch_signals(engine);
             rc = run_batch(engine, in);
@@ -721,7 +723,7 @@ int main(int argc, char **argv)
         rc = EX_INTERNAL;
         goto out;
     }
-    cr_engine *engine = open_engine(&cfg, &rc);
+    cr_engine *engine = open_engine(cfg, &rc);
     if (!engine) goto out;
     catch_signals(engine);
     cr_result *res = NULL;
@@ -752,6 +754,7 @@ out:
     for (size_t i = 0; i < nline_opts; i++)
         if (line_opts[i].opt == 'J' || line_opts[i].opt == 'T') free(line_opts[i].text);
     free(line_opts);
-    free(warmup);
+    cr_config_free(cfg);
+    if (rc == EX_DONE) rc = EX_OK;
     return got_signal ? EX_SIGNAL + got_signal : rc;
 }

@@ -6,11 +6,13 @@
 
 int main(void)
 {
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;                 /* in-process only: reject anything else */
     cr_error err = {0};
-    cr_engine *engine = cr_engine_open(&cfg, &err);
+    cr_config *cfg = cr_config_new();
+    if (!cfg) return 1;
+    /* in-process only: reject anything else */
+    cr_engine *engine = cr_config_set(cfg, "tier", "none", &err) == CR_OK
+                        ? cr_engine_open(cfg, &err) : NULL;
+    cr_config_free(cfg);                     /* the engine keeps its own copy */
     if (!engine) {
         fprintf(stderr, "engine: %s\n", err.message);
         return 1;

@@ -82,12 +82,13 @@ static void fa_setup(void)
     snprintf(fa_work, sizeof fa_work, "%s/work.db", fa_dir);
     atexit(fa_cleanup);
 
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cfg.audit_path = fa_base;
+    cr_config *cfg = cr_config_new();
     cr_error err = { 0 };
-    cr_engine *e = cr_engine_open(&cfg, &err);
+    if (!cfg || cr_config_set(cfg, "tier", "none", &err) != CR_OK ||
+        cr_config_set(cfg, "audit", fa_base, &err) != CR_OK)
+        fa_die("config", cfg ? err.message : "out of memory");
+    cr_engine *e = cr_engine_open(cfg, &err);
+    cr_config_free(cfg);
     if (!e) fa_die("engine", err.message);
     static const struct { const char *code, *vars, *table; cr_lang lang; } runs[FA_RECORDS] = {
         { "def solution():\n    return round(0.1 + 0.2, 2)\nprint(f'{1234.5:,.2f}')\n", NULL,

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "calcroute.h"
-#include "router/router.h"   /* only to shrink the engine's limits (no public setter) */
 
 /* Sandboxes off: code outside the subset is rejected, so no input ever leaves the process.
  * Limits are the defaults scaled down so that one input costs milliseconds, not seconds;
@@ -21,23 +22,24 @@ static cr_engine *fuzz_engine_at(int precision)
     cr_engine **ep = &engines[precision != 0];
     cr_engine *e = *ep;
     if (e) return e;
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    if (precision) cfg.precision = precision;
+    /* timeout 2: a run that outlives its steps is a finding, not a stall */
+    static const char *const opts[][2] = {
+        {"tier", "none"}, {"max_source", "65536"}, {"max_steps", "200000"},
+        {"max_int_bits", "65536"}, {"max_str_len", "262144"}, {"max_stdout", "65536"},
+        {"max_eval_memory", "33554432"}, {"timeout", "2"},
+    };
+    cr_config *cfg = cr_config_new();
     cr_error err = { 0 };
-    if (!(e = cr_engine_open(&cfg, &err))) {
-        fprintf(stderr, "fuzz: engine: %s\n", err.message);
+    char prec[16];
+    snprintf(prec, sizeof prec, "%d", precision ? precision : 34);
+    for (size_t i = 0; cfg && i < sizeof opts / sizeof opts[0] && err.code == CR_OK; i++)
+        cr_config_set(cfg, opts[i][0], opts[i][1], &err);
+    if (!cfg || err.code != CR_OK || cr_config_set(cfg, "precision", prec, &err) != CR_OK ||
+        !(e = cr_engine_open(cfg, &err))) {
+        fprintf(stderr, "fuzz: engine: %s\n", cfg ? err.message : "out of memory");
         abort();
     }
-    cr_limits *l = &e->policy.limits;
-    l->max_source = 1u << 16;
-    l->max_ops = 200000;
-    l->max_int_bits = 1u << 16;
-    l->max_str_len = 1u << 18;
-    l->max_stdout = 1u << 16;
-    l->max_memory = 32u << 20;
-    l->max_cpu_s = 2;     /* a run that outlives its steps is a finding, not a stall */
+    cr_config_free(cfg);
     return *ep = e;
 }
 

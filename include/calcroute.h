@@ -6,6 +6,13 @@
  *
  * Ownership: every function that returns a pointer says who owns it. Free functions accept
  * NULL. Nothing here calls exit() or abort().
+ *
+ * Thread safety: each group of declarations below says it for every function of the group
+ * ("Thread safety: ..."). In short: functions on no object (cr_version, cr_strerror,
+ * cr_route_name, cr_config_option) from any thread at any time; an engine shared by any
+ * number of threads; every other object (a cr_config, a request, a result, an audit handle)
+ * used by one thread at a time, distinct objects by distinct threads freely. The library
+ * keeps no global state that this could break.
  */
 #ifndef CALCROUTE_H
 #define CALCROUTE_H
@@ -72,7 +79,8 @@ typedef struct {
     char message[256];
 } cr_error;
 
-/* A static string naming the code ("ZeroDivisionError", "syntax error", ...). Never NULL. */
+/* A static string naming the code ("ZeroDivisionError", "syntax error", ...). Never NULL.
+ * Thread safety: any thread, any time. */
 CR_API const char *cr_strerror(cr_code code);
 
 
@@ -89,48 +97,80 @@ typedef enum {
     CR_ROUTE_INPROCESS = 0, CR_ROUTE_NS, CR_ROUTE_KVM, CR_ROUTE_REJECTED
 } cr_route;
 
-/* Engine configuration. Strings are borrowed during cr_engine_open() only (the engine
- * copies them). Start from cr_config_default(). */
-typedef struct {
-    const char *audit_path;    /* SQLite ledger to append every request to; NULL: none */
-    cr_tier tier;              /* where code outside the subset goes; CR_TIER_NONE rejects */
-    int precision;             /* significant digits of inexact results (default 34) */
-    int round_half_up;         /* 0: Python's half-even (default); 1: half-up */
-    double timeout_s;          /* sandbox wall clock, in-process CPU time: above 0,
-                                  at most 86400 (default 10) */
-    unsigned memory_mib;       /* sandbox memory: 16 to 1048576 (default 512) */
-    const char *interpreter;   /* sandbox python (default /usr/bin/python3): under /usr or
-                                  allow_dir, an executable file, checked by cr_engine_open() */
-    const char *data_dir;      /* mounted read-only at /data in the sandbox; NULL: none */
-    const char *out_dir;       /* where sandbox artifacts are copied; NULL: not kept */
-    const char *allow_dir;     /* a host directory (canonical absolute path) the sandbox sees
-                                  read-only at the same path, e.g. a virtual environment whose
-                                  bin/python is the interpreter; NULL: none */
-    /* Warm pool (ns tier): sandboxes made before requests arrive, each taking one request
-     * and then destroyed. A request that finds none ready starts cold; the result's JSON
-     * timings say which ("sandbox_start"). Worth it for a long-lived engine (a server,
-     * --batch, the Python binding); 0 (the default) keeps none. */
-    unsigned pool_size;        /* sandboxes kept ready, 0..64 */
-    const char *pool_preload;  /* comma-separated modules they import first ("numpy,pandas") */
-    int pool_refill;           /* 1 (default): each one used or dead is replaced */
-    const char *pool_warmup;   /* Python run once where the sandboxes are forked from, after
-                                  the imports (e.g. a small DataFrame groupby): what it
-                                  initialises, each one starts with. Output discarded, errors
-                                  ignored; at most 64 KiB. NULL (the default): none */
-    const char *kvm_dir;       /* the kvm tier's directory (vmlinuz, initrd.cpio), which must
-                                  exist; NULL (the default): $CALCROUTE_KVM_DIR, else
-                                  PREFIX/lib/calcroute/kvm of the installed library (make
-                                  install-kvm), else build/kvm from a checkout's top */
-} cr_config;
-
-/* "MAJOR.MINOR.PATCH" of the library loaded (CR_VERSION_STRING when it was built). */
+/* "MAJOR.MINOR.PATCH" of the library loaded (CR_VERSION_STRING when it was built).
+ * Thread safety: any thread, any time (a static string). */
 CR_API const char *cr_version(void);
 
-CR_API void cr_config_default(cr_config *cfg);
+/* ---- engine options ----------------------------------------------------------------------
+ * An engine's options, set by name as text, so that a new option is a new name, never a new
+ * layout (callers built against an older header, and bindings, keep working). Every value
+ * is checked by cr_config_set() itself, once, the same for every caller (calc-route's flags
+ * and the Python binding go through it): a refusal is CR_EUSAGE with the message
+ * "KEY: want WHAT, got 'VALUE'", or "unknown option 'KEY'". A NULL value restores the
+ * default. Numbers are decimal digits; "timeout" also takes a fraction ("2.5").
+ *
+ *   audit         SQLite ledger every request is appended to (default: none)
+ *   tier          where code outside the subset goes: auto (default), ns, kvm, none (reject)
+ *   timeout       seconds: sandbox wall clock and in-process CPU time, above 0, at most
+ *                 86400 (default 10)
+ *   memory        sandbox memory, MiB from 16 to 1048576 (default 512)
+ *   precision     significant digits of inexact results, 1 to 1000 (default 34)
+ *   rounding      half-even (Python's, default) or half-up
+ *   interpreter   the sandbox's python (default /usr/bin/python3): under /usr or allow_dir,
+ *                 an executable file, checked by cr_engine_open()
+ *   data          an existing directory mounted read-only at /data in the sandbox
+ *   out           an existing directory where sandbox artifacts are copied
+ *   allow_dir     a host directory (canonical absolute path) the sandbox sees read-only at
+ *                 the same path, e.g. a virtual environment whose bin/python is the
+ *                 interpreter
+ *   pool          warm pool (ns tier): sandboxes made before requests arrive, each taking one
+ *                 request and then destroyed, 0 to 64 (default 0). A request that finds none
+ *                 ready starts cold; the result's JSON timings say which ("sandbox_start").
+ *                 Worth it for a long-lived engine (a server, --batch, the Python binding)
+ *   preload       comma-separated modules the warm sandboxes import first ("numpy,pandas")
+ *   refill        1 (default): each warm sandbox used or dead is replaced; 0: not
+ *   warmup        Python run once where the warm sandboxes are forked from, after the
+ *                 imports (e.g. a small DataFrame groupby): what it initialises, each one
+ *                 starts with. Output discarded, errors ignored; at most 64 KiB
+ *   kvm_dir       the kvm tier's directory (vmlinuz, initrd.cpio), an existing directory
+ *                 (default: $CALCROUTE_KVM_DIR, else PREFIX/lib/calcroute/kvm of the
+ *                 installed library (make install-kvm), else build/kvm from a checkout's top)
+ *   The in-process evaluator's limits (hitting one is a LimitError naming it):
+ *   max_steps     evaluation steps, 1 to 2^62 (default 10^11; the timeout usually ends a run
+ *                 first)
+ *   max_eval_memory  bytes of evaluator memory, 1 MiB to 1 TiB (default 268435456)
+ *   max_depth     nesting depth of the syntax tree, 1 to 200 (default 200)
+ *   max_recursion call depth, 1 to 1000 (default 1000, CPython's recursion limit)
+ *   max_int_bits  bits of an integer, numerator or denominator, 64 to 2^26 (default 2^20)
+ *   max_str_len   characters of a string, elements of a list or dict, 1 to 2^30
+ *                 (default 2^24)
+ *   max_source    bytes of code, 1 to 64 MiB (default 1 MiB)
+ *   max_stdout    bytes printed, 1 to 1 GiB (default 1 MiB)
+ *
+ * Thread safety: a cr_config is used by one thread at a time; cr_engine_open() copies it,
+ * so it may be changed or freed afterwards. */
+typedef struct cr_config cr_config;
+
+/* A new set of options, each at its default; NULL on ENOMEM. The caller owns it:
+ * cr_config_free(). */
+CR_API cr_config *cr_config_new(void);
+CR_API void cr_config_free(cr_config *cfg);          /* NULL is a no-op */
+/* Sets option `key` from `value` (copied), or back to its default when value is NULL. On a
+ * refusal the option keeps its previous value. */
+CR_API cr_code cr_config_set(cr_config *cfg, const char *key, const char *value,
+                             cr_error *err);
+/* The option's value as text (the text it was set from), NULL when it has none ("audit"
+ * unset) or `key` is not an option. Borrowed: valid until the option is set again. */
+CR_API const char *cr_config_get(const cr_config *cfg, const char *key);
+/* The name of the i-th option (0, 1, ...), NULL past the last: the list above. Thread
+ * safety: any thread, any time (static strings). */
+CR_API const char *cr_config_option(size_t i);
+
 /* NULL on failure, with err filled. The caller owns the engine: cr_engine_close().
  * Thread safety: one engine may be shared by any number of threads, cr_run() on it from all
- * of them at once (the audit ledger's appends are serialized); a request or a result is used
- * by one thread at a time; cr_engine_close() once no run is under way. */
+ * of them at once (the audit ledger's appends are serialized), and cr_engine_interrupt_fd()
+ * too; cr_engine_open() from any thread (engines are independent); cr_engine_close() once, when
+ * no run or other call on the engine is under way. */
 CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
 CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
 /* Ends the engine's runs at once: each run under way, and each one started until
@@ -145,17 +185,26 @@ CR_API void cr_engine_interrupt(cr_engine *engine);
  * non-blocking, and the engine's: do not close it. -1 for NULL. */
 CR_API int cr_engine_interrupt_fd(const cr_engine *engine);
 /* Lets runs started from now on go ahead again (and empties the descriptor above). Not
- * async-signal-safe. */
+ * async-signal-safe; from any thread, with runs under way or not. */
 CR_API void cr_engine_resume(cr_engine *engine);
 
-/* A new empty request (language auto). NULL on ENOMEM. The caller owns it. */
+/* A new empty request (language auto). NULL on ENOMEM. The caller owns it.
+ * Thread safety: a request is used by one thread at a time, cr_run() included (each setter
+ * changes it; cr_run() reads it); distinct requests by distinct threads freely. */
 CR_API cr_request *cr_request_new(void);
 CR_API void cr_request_free(cr_request *req);        /* NULL is a no-op */
 /* The setters copy what they are given; the caller keeps its own buffers. */
 CR_API cr_code cr_request_set_code(cr_request *req, const char *code, size_t len);
 CR_API cr_code cr_request_set_lang(cr_request *req, cr_lang lang);
-/* One variable from text as on the command line: a number ("0.1" is exactly 1/10), or else
- * a string. */
+/* Variables. Every way in (the three below; the Python binding goes through the JSON one)
+ * reads a value the same way and refuses the same values with the same message: a number
+ * is exact at any size ("0.1" is exactly 1/10, an integer past 64 bits is that integer); NaN
+ * and the infinities (JSON's NaN, Infinity, -Infinity, or Python's spellings "nan", "inf",
+ * "-infinity", any case, on the command line) are refused with CR_EUSAGE and
+ * "variables: 'NAME': want finite numbers, got NaN"; a name that is not a Python name with
+ * "variables: 'NAME' is not a Python name".
+ *
+ * One variable from text as on the command line: a number, or else a string. */
 CR_API cr_code cr_request_set_var(cr_request *req, const char *name, const char *value,
                                   cr_error *err);
 /* Variables from a JSON object {"name": value}; numbers keep their exact decimal text. */
@@ -166,10 +215,17 @@ CR_API cr_code cr_request_set_vars_json(cr_request *req, const char *json, size_
  *  "precision": 34, "rounding": "half-even", "answer_vars": "ans,result" (or a list of
  *  names: ["ans", "result"]), "seed": 7,
  *  "strip_fences": true, "id": any}
- * Only "code" is required; "id" is ignored here (the caller echoes it). Numbers in "vars"
- * keep their exact decimal text. */
+ * Only "code" is required; "id" does not change the request (cr_request_id() gives it, for
+ * the caller to echo). Numbers in "vars" keep their exact decimal text; "precision" and "seed"
+ * are checked as cr_request_set_option() checks them. */
 CR_API cr_code cr_request_set_json(cr_request *req, const char *json, size_t len,
                                    cr_error *err);
+/* The "id" of the last cr_request_set_json() object as compact JSON text, also when the
+ * object was refused for another key: a number as written (past 64 bits too), a string,
+ * list or object re-encoded. NULL when it had none, was no JSON object, or a number inside
+ * a list or object is past a double's range. Borrowed from `req`: valid until the next
+ * cr_request_set_json() or cr_request_free(). */
+CR_API const char *cr_request_id(const cr_request *req);
 /* Per-request policy: "precision" (1..1000 significant digits of inexact results),
  * "rounding" ("half-even" or "half-up"), "answer_vars" (up to 3 comma-separated variable
  * names tried in order for the final value; default "ans,result,answer"), "seed" (0 to
@@ -190,12 +246,17 @@ CR_API cr_code cr_request_set_table_json(cr_request *req, const char *json, size
 /* Runs one request. CR_OK when a result exists, whatever the code did (it may have raised,
  * hit a limit or been rejected: see the accessors); *out is then the caller's, to free with
  * cr_result_free(). Another code means the engine failed (err says why; *out is NULL), and
- * nothing was recorded as a success. `req` is only borrowed. */
+ * nothing was recorded as a success. `req` is only borrowed.
+ * Thread safety: see cr_engine_open() (any number at once on one engine) and
+ * cr_request_new() (one request is not run by two threads at once). */
 CR_API cr_code cr_run(cr_engine *engine, const cr_request *req, cr_result **out,
                       cr_error *err);
 CR_API void cr_result_free(cr_result *res);          /* NULL is a no-op */
 
-/* Accessors. Strings are borrowed from `res`: valid until cr_result_free(res). */
+/* Accessors. Strings are borrowed from `res`: valid until cr_result_free(res).
+ * Thread safety: a result is used by one thread at a time, cr_result_free() included
+ * (cr_result_json() and the artifact accessors build what they give on first use); distinct
+ * results by distinct threads freely. cr_route_name(): any thread, any time. */
 CR_API cr_route cr_result_route(const cr_result *res);
 CR_API const char *cr_route_name(cr_route route);    /* "inprocess", "ns", "kvm", "rejected" */
 /* CR_OK, a CR_EPY_* code when the code raised, CR_ELIMIT, CR_ESYNTAX, CR_EUNSUPPORTED,
@@ -232,8 +293,11 @@ CR_API const char *cr_result_json(const cr_result *res);
 
 /* ---- audit ledger (audit/): declared below this line ---- */
 
-/* A ledger opened for inspection (calc-audit). Engines record through cr_config.audit_path;
- * these functions read, verify, sign and replay. Hashes are 64 lowercase hex digits. */
+/* A ledger opened for inspection (calc-audit). Engines record through their option "audit";
+ * these functions read, verify, sign and replay. Hashes are 64 lowercase hex digits.
+ * Thread safety: a handle is used by one thread at a time, from cr_audit_open() to
+ * cr_audit_close(); distinct handles (on the same file too: SQLite locks it) by distinct
+ * threads freely; cr_audit_keygen() from any thread. */
 typedef struct cr_audit cr_audit;
 
 /* Opens a ledger; writable adds checkpoints (the file must exist either way). NULL on

@@ -2,9 +2,9 @@
 # built by fuzz/module.mk.
 CORPUS_DIR ?= ../shared/corpus/python
 
-$(B)/tools/parser_corpus: tests/tools/parser_corpus.c $(B)/libcalcroute.a
+$(B)/tools/parser_corpus: tests/tools/parser_corpus.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
 .PHONY: parser-corpus
 parser-corpus: $(B)/tools/parser_corpus

@@ -17,34 +17,22 @@
 #include "router/router.h"
 #include "sandbox/sandbox.h"
 
-void cr_config_default(cr_config *cfg)
-{
-    memset(cfg, 0, sizeof *cfg);
-    cfg->tier = CR_TIER_AUTO;
-    cfg->precision = 34;
-    cfg->timeout_s = 10;
-    cfg->memory_mib = 512;
-    cfg->interpreter = "/usr/bin/python3";
-    cfg->pool_refill = 1;
-}
-
 /* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
  * one: on a host where auto picks kvm, requests start cold there. */
 static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, cr_error *err)
 {
     sandbox_pool_config pc;
     char why[256];
-    cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
-                                            : e->cfg.tier;
-    if (e->cfg.tier == CR_TIER_KVM || e->cfg.tier == CR_TIER_NONE)
+    cr_tier t = e->tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why) : e->tier;
+    if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
-                            "tier has)", e->cfg.tier == CR_TIER_KVM ? "kvm" : "none");
+                            "tier has)", e->tier == CR_TIER_KVM ? "kvm" : "none");
     if (t != CR_TIER_NS) return CR_OK;
     memset(&pc, 0, sizeof pc);
-    pc.size = e->cfg.pool_size;
+    pc.size = (unsigned)e->cfg->v[CFG_POOL].u;
     pc.preload = preload;
     pc.warmup = warmup;
-    pc.refill = e->cfg.pool_refill;
+    pc.refill = e->cfg->v[CFG_REFILL].u != 0;
     pc.interpreter = e->interpreter;
     pc.data_dir = e->data_dir;
     pc.allow_dir = e->allow_dir;
@@ -52,59 +40,28 @@ static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, 
     return sandbox_pool_open(&pc, &e->pool, err);
 }
 
-static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
 {
-    cr_config def;
-    if (!cfg) {
-        cr_config_default(&def);
-        cfg = &def;
-    }
-    /* The limits calc-route accepts, with its words: a caller's 0 or -1 is refused, not
-     * replaced by a default behind its back. */
-    if (!(cfg->timeout_s > 0 && cfg->timeout_s <= 86400)) {
-        cr_error_set(err, CR_EUSAGE, 0, 0, "timeout: want seconds above 0 (at most 86400), got %g",
-                     cfg->timeout_s);
-        return NULL;
-    }
-    if (cfg->memory_mib < 16 || cfg->memory_mib > 1u << 20) {
-        cr_error_set(err, CR_EUSAGE, 0, 0, "memory: want MiB from 16 to 1048576, got %u",
-                     cfg->memory_mib);
-        return NULL;
-    }
-    if (cfg->precision < 1 || cfg->precision > 1000) {
-        cr_error_set(err, CR_EUSAGE, 0, 0, "precision %d: want 1 to 1000", cfg->precision);
-        return NULL;
-    }
+    /* Every option was checked when it was set (cr_config_set()): what is left to check
+     * here depends on more than one (the interpreter and allow_dir) or on the host. */
     cr_engine *e = calloc(1, sizeof *e);
-    if (!e) {
+    if (!e || !(e->cfg = router_config_dup(cfg))) {
+        free(e);
         cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
         return NULL;
     }
-    e->cfg = *cfg;
-    e->audit_path = dup_or_null(cfg->audit_path);
-    e->interpreter = dup_or_null(cfg->interpreter ? cfg->interpreter : SANDBOX_DEFAULT_INTERPRETER);
-    e->data_dir = dup_or_null(cfg->data_dir);
-    e->out_dir = dup_or_null(cfg->out_dir);
-    e->allow_dir = dup_or_null(cfg->allow_dir);
-    e->kvm_dir = dup_or_null(cfg->kvm_dir);
-    e->cfg.audit_path = e->audit_path;
-    e->cfg.interpreter = e->interpreter;
-    e->cfg.data_dir = e->data_dir;
-    e->cfg.out_dir = e->out_dir;
-    e->cfg.allow_dir = e->allow_dir;
-    e->cfg.kvm_dir = e->kvm_dir;
-    cr_policy_default(&e->policy);
-    e->policy.precision = cfg->precision;
-    e->policy.rounding = cfg->round_half_up ? CR_ROUND_HALF_UP : CR_ROUND_HALF_EVEN;
-    e->policy.limits.max_cpu_s = cfg->timeout_s;
+    const router_config_value *v = e->cfg->v;
+    e->tier = (cr_tier)v[CFG_TIER].u;
+    e->timeout_s = v[CFG_TIMEOUT].d;
+    e->memory_mib = (unsigned)v[CFG_MEMORY].u;
+    e->audit_path = v[CFG_AUDIT].text;
+    e->interpreter = v[CFG_INTERPRETER].text ? v[CFG_INTERPRETER].text
+                                             : SANDBOX_DEFAULT_INTERPRETER;
+    e->data_dir = v[CFG_DATA].text;
+    e->out_dir = v[CFG_OUT].text;
+    e->allow_dir = v[CFG_ALLOW_DIR].text;
+    e->kvm_dir = v[CFG_KVM_DIR].text;
+    router_config_policy(e->cfg, &e->policy);
     e->policy.limits.interrupt_fd = &e->intr[0];
     if (pipe2(e->intr, O_CLOEXEC | O_NONBLOCK) < 0) {
         e->intr[0] = e->intr[1] = -1;
@@ -112,24 +69,11 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_engine_close(e);
         return NULL;
     }
-    if ((cfg->audit_path && !e->audit_path) || !e->interpreter ||
-        (cfg->data_dir && !e->data_dir) || (cfg->out_dir && !e->out_dir) ||
-        (cfg->allow_dir && !e->allow_dir) || (cfg->kvm_dir && !e->kvm_dir)) {
-        cr_engine_close(e);
-        cr_error_set(err, CR_ENOMEM, 0, 0, "engine");
-        return NULL;
-    }
     /* A sandbox the caller configured fails now, not at its first request; the default
      * interpreter is checked when a request needs it, so a host without python can still
      * answer in-process. */
-    if (((cfg->interpreter && strcmp(cfg->interpreter, SANDBOX_DEFAULT_INTERPRETER)) ||
-         cfg->allow_dir) &&
+    if ((strcmp(e->interpreter, SANDBOX_DEFAULT_INTERPRETER) || e->allow_dir) &&
         sandbox_interpreter_check(e->interpreter, e->allow_dir, err) != CR_OK) {
-        cr_engine_close(e);
-        return NULL;
-    }
-    if (e->kvm_dir && !is_dir(e->kvm_dir)) {
-        cr_error_set(err, CR_EUSAGE, 0, 0, "kvm_dir: '%s' is not a directory", e->kvm_dir);
         cr_engine_close(e);
         return NULL;
     }
@@ -137,8 +81,8 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_engine_close(e);
         return NULL;
     }
-    e->cfg.pool_preload = e->cfg.pool_warmup = NULL;   /* borrowed: the pool keeps its own copy */
-    if (cfg->pool_size && open_pool(e, cfg->pool_preload, cfg->pool_warmup, err) != CR_OK) {
+    if (v[CFG_POOL].u &&
+        open_pool(e, v[CFG_PRELOAD].text, v[CFG_WARMUP].text, err) != CR_OK) {
         cr_engine_close(e);
         return NULL;
     }
@@ -152,12 +96,7 @@ void cr_engine_close(cr_engine *e)
     audit_close(e->audit);
     if (e->intr[0] >= 0) close(e->intr[0]);
     if (e->intr[1] >= 0) close(e->intr[1]);
-    free(e->audit_path);
-    free(e->interpreter);
-    free(e->data_dir);
-    free(e->out_dir);
-    free(e->allow_dir);
-    free(e->kvm_dir);
+    cr_config_free(e->cfg);
     free(e);
 }
 
@@ -361,7 +300,7 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         goto fail;
     }
     if (m->nreasons) {
-        if (e->cfg.tier == CR_TIER_NONE) {
+        if (e->tier == CR_TIER_NONE) {
             res->route = CR_ROUTE_REJECTED;
             res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, m->reasons[0].line,
                                        m->reasons[0].col,
@@ -373,15 +312,15 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
         }
         if (req->explain) {
             char why[256];
-            cr_tier t = e->cfg.tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
-                                                    : e->cfg.tier;
+            cr_tier t = e->tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
+                                                : e->tier;
             res->route = t == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
             res->explained = 1;
             goto done;
         }
         ir_module_free(m);
         m = NULL;
-        res->route = e->cfg.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+        res->route = e->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
         if (interrupted(e, res)) goto done;
         double t1 = now_us();
         rc = router_run_sandbox(e, req, &pol, res, err);

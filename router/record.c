@@ -32,9 +32,9 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_resu
                                                                              : "half-even"),
                 &failed);
     cr_json_set(o, "answer_vars", cr_json_text(names.p, names.len, NULL), &failed);
-    cr_json_set(o, "tier", json_string(tiers[e->cfg.tier]), &failed);
-    cr_json_set(o, "timeout_s", json_real(e->cfg.timeout_s), &failed);
-    cr_json_set(o, "memory_mib", json_integer((json_int_t)e->cfg.memory_mib), &failed);
+    cr_json_set(o, "tier", json_string(tiers[e->tier]), &failed);
+    cr_json_set(o, "timeout_s", json_real(e->timeout_s), &failed);
+    cr_json_set(o, "memory_mib", json_integer((json_int_t)e->memory_mib), &failed);
     /* The seed a sandboxed run drew from, given or derived: replay passes it back. */
     if (res->has_seed) cr_json_set(o, "seed", json_integer(res->seed), &failed);
     cr_buf_free(&names);

@@ -31,7 +31,13 @@ void cr_request_free(cr_request *req)
     ir_module_free(req->binds_mod);
     free(req->binds);
     json_decref(req->table);
+    free(req->id);
     free(req);
+}
+
+const char *cr_request_id(const cr_request *req)
+{
+    return req ? req->id : NULL;
 }
 
 /* A fence line (CommonMark): up to 3 spaces, then 3 or more ` or ~; *n its length, *indent
@@ -130,21 +136,15 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
                               cr_error *err)
 {
     if (!req || !key || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "option: NULL");
-    if (strcmp(key, "precision") == 0) {
-        char *end;
-        long p = strtol(value, &end, 10);
-        if (*value == '\0' || *end || p < 1 || p > 1000)
-            return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                "precision: want a whole number from 1 to 1000, got '%s'", value);
-        req->precision = (int)p;
-        return CR_OK;
-    }
-    if (strcmp(key, "rounding") == 0) {
-        if (strcmp(value, "half-even") == 0) req->rounding = CR_ROUND_HALF_EVEN;
-        else if (strcmp(value, "half-up") == 0) req->rounding = CR_ROUND_HALF_UP;
-        else return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                 "rounding: want half-even or half-up, got '%s'", value);
-        return CR_OK;
+    /* The engine's options of the same names, read the same way: a request overrides
+     * them. */
+    if (strcmp(key, "precision") == 0 || strcmp(key, "rounding") == 0) {
+        router_config_value v;
+        int prec = key[0] == 'p';
+        cr_code rc = router_config_parse(prec ? CFG_PRECISION : CFG_ROUNDING, value, &v, err);
+        if (rc == CR_OK && prec) req->precision = (int)v.u;
+        else if (rc == CR_OK) req->rounding = (int)v.u;
+        return rc;
     }
     if (strcmp(key, "answer_vars") == 0) {
         /* Up to three comma-separated names, tried in order for the final value. */
@@ -170,15 +170,12 @@ cr_code cr_request_set_option(cr_request *req, const char *key, const char *valu
         return CR_OK;
     }
     if (strcmp(key, "seed") == 0) {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(value, &end, 10);
-        if (*value < '0' || *value > '9' || *end || errno || v > SANDBOX_SEED_MAX)
-            return cr_error_set(err, CR_EUSAGE, 0, 0,
-                                "seed: want a whole number from 0 to %u, got '%s'",
-                                SANDBOX_SEED_MAX, value);
-        req->seed = (int64_t)v;
-        return CR_OK;
+        uint64_t v;
+        char want[48];
+        snprintf(want, sizeof want, "a whole number from 0 to %u", SANDBOX_SEED_MAX);
+        cr_code rc = router_parse_uint(key, value, 0, SANDBOX_SEED_MAX, want, &v, err);
+        if (rc == CR_OK) req->seed = (int64_t)v;
+        return rc;
     }
     if (strcmp(key, "strip_fences") == 0) {
         if (strcmp(value, "1") != 0 && strcmp(value, "0") != 0)
@@ -249,6 +246,30 @@ static ir_node *num_node(ir_module *m, const char *tok, size_t len)
     return u;
 }
 
+/* The spellings of a number that is not finite: JSON's extension (Python's json module
+ * writes NaN, Infinity, -Infinity) and what Python's float() reads ("nan", "-inf", ...,
+ * any case). 0 when `tok` is none of them. */
+static int non_finite(const char *tok, size_t len)
+{
+    if (len && (tok[0] == '-' || tok[0] == '+')) tok++, len--;
+    return (len == 3 && (strncasecmp(tok, "nan", 3) == 0 || strncasecmp(tok, "inf", 3) == 0)) ||
+           (len == 8 && strncasecmp(tok, "infinity", 8) == 0);
+}
+
+/* The one check of a number bound as a variable, whichever way it came (--var's text, a
+ * JSON object of --vars, a --batch line's "vars", the Python binding): exact decimal text
+ * becomes a number of any size; NaN and the infinities are refused, with one message. */
+static ir_node *number_node(ir_module *m, const char *name, const char *tok, size_t len,
+                            cr_error *err)
+{
+    if (non_finite(tok, len)) {
+        cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s': want finite numbers, got %.*s",
+                     name, (int)len, tok);
+        return NULL;
+    }
+    return num_node(m, tok, len);
+}
+
 static ir_node *str_node(ir_module *m, const char *s, size_t len)
 {
     ir_node *n = ir_node_new(m, IR_STR, 0, 0, 0);
@@ -283,19 +304,23 @@ static cr_code add_binding(cr_request *req, const char *name, ir_node *value, cr
 
 cr_code cr_request_set_var(cr_request *req, const char *name, const char *value, cr_error *err)
 {
-    if (!req || !name || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: NULL");
+    if (!req || !name || !value) return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: NULL");
     if (!is_identifier(name))
-        return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: '%s' is not a Python name", name);
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s' is not a Python name", name);
     /* A Python str holds text: bytes that are not UTF-8 have no value to bind (and no JSON
      * for the audit record). */
     if (!cr_utf8_valid(value, strlen(value)))
-        return cr_error_set(err, CR_EUSAGE, 0, 0, "--var: the value of '%s' is not UTF-8", name);
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: the value of '%s' is not UTF-8",
+                            name);
     if (ensure_binds(req) != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
     const char *v = value;
     if (*v == '+' && v[1] != '-') v++;
     size_t len = strlen(v), nlen = json_number_len(v, len);
-    ir_node *node = (nlen && nlen == len) ? num_node(req->binds_mod, v, len)
-                                          : str_node(req->binds_mod, value, strlen(value));
+    cr_error e = {0};
+    ir_node *node = (nlen && nlen == len) || non_finite(value, strlen(value))
+                    ? number_node(req->binds_mod, name, v, len, &e)
+                    : str_node(req->binds_mod, value, strlen(value));
+    if (!node && e.code) return err ? (*err = e).code : e.code;
     if (!node) return cr_error_set(err, CR_ENOMEM, 0, 0, "variables");
     return add_binding(req, name, node, err);
 }
@@ -317,8 +342,17 @@ static int next_number(num_scan *sc, const char **tok, size_t *toklen)
             for (sc->pos++; sc->pos < sc->len && sc->src[sc->pos] != '"'; sc->pos++)
                 if (sc->src[sc->pos] == '\\') sc->pos++;
             sc->pos++;
-        } else if (c == '-' || isdigit((unsigned char)c)) {
-            size_t n = json_number_len(sc->src + sc->pos, sc->len - sc->pos);
+        } else if (c == '-' || isdigit((unsigned char)c) || c == 'N' || c == 'I') {
+            const char *p = sc->src + sc->pos;
+            size_t left = sc->len - sc->pos, neg = c == '-';
+            size_t n = json_number_len(p, left);
+            /* NaN, Infinity, -Infinity: taken as numbers here, refused by number_node() */
+            if (!n && left >= neg + 3 && strncmp(p + neg, "NaN", 3) == 0) n = neg + 3;
+            if (!n && left >= neg + 8 && strncmp(p + neg, "Infinity", 8) == 0) n = neg + 8;
+            if (!n && !neg) {
+                sc->pos++;
+                continue;
+            }
             if (!n) return 0;
             *tok = sc->src + sc->pos;
             *toklen = n;
@@ -331,7 +365,8 @@ static int next_number(num_scan *sc, const char **tok, size_t *toklen)
     return 0;
 }
 
-static ir_node *json_to_ir(ir_module *m, json_t *v, num_scan *sc, int depth, cr_error *err)
+static ir_node *json_to_ir(ir_module *m, const char *name, json_t *v, num_scan *sc, int depth,
+                           cr_error *err)
 {
     if (depth > MAX_JSON_DEPTH) {
         cr_error_set(err, CR_ELIMIT, 0, 0, "variables nested deeper than %d", MAX_JSON_DEPTH);
@@ -347,7 +382,7 @@ static ir_node *json_to_ir(ir_module *m, json_t *v, num_scan *sc, int depth, cr_
             cr_error_set(err, CR_EINTERNAL, 0, 0, "variables: lost track of a number");
             return NULL;
         }
-        n = num_node(m, tok, toklen);
+        n = number_node(m, name, tok, toklen, err);
         break;
     }
     case JSON_STRING: n = str_node(m, json_string_value(v), json_string_length(v)); break;
@@ -361,7 +396,7 @@ static ir_node *json_to_ir(ir_module *m, json_t *v, num_scan *sc, int depth, cr_
         if (!(n = ir_node_new(m, IR_LIST, 0, 0, (uint32_t)count))) break;
         json_t *item;
         json_array_foreach(v, i, item) {
-            if (!(n->kid[i] = json_to_ir(m, item, sc, depth + 1, err))) return NULL;
+            if (!(n->kid[i] = json_to_ir(m, name, item, sc, depth + 1, err))) return NULL;
         }
         break;
     }
@@ -372,7 +407,7 @@ static ir_node *json_to_ir(ir_module *m, json_t *v, num_scan *sc, int depth, cr_
         json_t *item;
         json_object_foreach(v, key, item) {
             if (!(n->kid[i++] = str_node(m, key, strlen(key)))) return NULL;
-            if (!(n->kid[i++] = json_to_ir(m, item, sc, depth + 1, err))) return NULL;
+            if (!(n->kid[i++] = json_to_ir(m, name, item, sc, depth + 1, err))) return NULL;
         }
         break;
     }
@@ -459,7 +494,7 @@ static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_er
         if (!is_identifier(key))
             return cr_error_set(err, CR_EUSAGE, 0, 0, "variables: '%s' is not a Python name", key);
         cr_error e = {0};
-        ir_node *v = json_to_ir(req->binds_mod, item, sc, 0, &e);
+        ir_node *v = json_to_ir(req->binds_mod, key, item, sc, 0, &e);
         if (!v) {
             if (err) *err = e;
             return e.code ? e.code : CR_ENOMEM;
@@ -469,10 +504,77 @@ static cr_code set_vars_object(cr_request *req, json_t *obj, num_scan *sc, cr_er
     return CR_OK;
 }
 
+/* v (parsed from numbers_blanked() text) with its numbers read again from their tokens, for
+ * the parts jansson's doubles and 64-bit integers do (a table's cells). A new reference, or
+ * NULL with err set. */
+static json_t *numbers_restored(json_t *v, num_scan *sc, cr_error *err)
+{
+    const char *tok;
+    size_t toklen, i;
+    json_t *item;
+    switch (json_typeof(v)) {
+    case JSON_INTEGER:
+    case JSON_REAL: {
+        json_error_t je;
+        if (!next_number(sc, &tok, &toklen)) break;
+        json_t *n = json_loadb(tok, toklen, JSON_DECODE_ANY, &je);
+        if (!n) cr_error_set(err, CR_EUSAGE, 0, 0, "request: number %.*s: %s", (int)toklen, tok,
+                             je.text);
+        return n;
+    }
+    case JSON_ARRAY:
+        json_array_foreach(v, i, item) {
+            json_t *r = numbers_restored(item, sc, err);
+            if (!r || json_array_set_new(v, i, r)) return NULL;
+        }
+        return json_incref(v);
+    case JSON_OBJECT: {
+        const char *key;
+        json_object_foreach(v, key, item) {
+            json_t *r = numbers_restored(item, sc, err);
+            if (!r || json_object_set_new(v, key, r)) return NULL;
+        }
+        return json_incref(v);
+    }
+    default:
+        return json_incref(v);
+    }
+    cr_error_set(err, CR_EINTERNAL, 0, 0, "request: lost track of a number");
+    return NULL;
+}
+
+/* The "id" of a request object (root, parsed from numbers_blanked() text of json) as compact
+ * JSON with its numbers as written, or NULL (none, or ENOMEM). Taken before any other key is
+ * read, so that a line refused for another key still has its id. */
+static char *id_of(json_t *root, const char *json, size_t len)
+{
+    num_scan sc = {json, len, 0};
+    const char *key, *tok;
+    size_t toklen;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "id") != 0) {
+            skip_numbers(v, &sc);
+            continue;
+        }
+        if (json_is_number(v)) return next_number(&sc, &tok, &toklen) ? strndup(tok, toklen) : NULL;
+        json_t *r = numbers_restored(v, &sc, NULL);
+        char *text = r ? json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+        json_decref(r);
+        return text;
+    }
+    return NULL;
+}
+
 cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_error *err)
 {
     if (!req || !json) return cr_error_set(err, CR_EUSAGE, 0, 0, "request: NULL");
-    json_t *root = load_json(json, len, "request", err);
+    /* Numbers are read from their text, as --vars reads them: a variable past 64 bits is as
+     * good here as there. */
+    char *blanked = numbers_blanked(json, len);
+    if (!blanked) return cr_error_set(err, CR_ENOMEM, 0, 0, "request");
+    json_t *root = load_json(blanked, len, "request", err);
+    free(blanked);
     if (!root) return CR_EUSAGE;
     cr_code rc = CR_OK;
     num_scan sc = {json, len, 0};
@@ -480,6 +582,8 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         rc = cr_error_set(err, CR_EUSAGE, 1, 1, "request: want a JSON object with \"code\"");
         goto out;
     }
+    free(req->id);
+    req->id = id_of(root, json, len);
     if (!json_is_string(json_object_get(root, "code"))) {
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
         goto out;
@@ -509,14 +613,27 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
                 continue;                 /* its numbers were consumed */
             }
         } else if (strcmp(key, "table") == 0) {
-            char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-            rc = text ? cr_request_set_table_json(req, text, strlen(text), err) : CR_ENOMEM;
+            cr_error te = {0};
+            json_t *t = numbers_restored(v, &sc, &te);
+            char *text = t ? json_dumps(t, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+            if (!t && err) *err = te;
+            rc = !t ? te.code : text ? cr_request_set_table_json(req, text, strlen(text), err)
+                                     : cr_error_set(err, CR_ENOMEM, 0, 0, "table");
             free(text);
+            json_decref(t);
+            if (rc != CR_OK) goto out;
+            continue;                     /* its numbers were consumed */
         } else if ((strcmp(key, "precision") == 0 || strcmp(key, "seed") == 0) &&
-                   json_is_integer(v)) {
-            char num[32];
-            snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                   json_is_number(v)) {
+            /* the number's own text, checked as the command line's is */
+            const char *tok;
+            size_t toklen;
+            char num[64];
+            if (!next_number(&sc, &tok, &toklen)) toklen = 0;
+            snprintf(num, sizeof num, "%.*s", (int)(toklen < 63 ? toklen : 63), tok);
             rc = cr_request_set_option(req, key, num, err);
+            if (rc != CR_OK) goto out;
+            continue;
         } else if ((strcmp(key, "rounding") == 0 || strcmp(key, "answer_vars") == 0) &&
                    json_is_string(v)) {
             rc = cr_request_set_option(req, key, json_string_value(v), err);

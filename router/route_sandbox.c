@@ -89,13 +89,77 @@ static json_t *str_of_repr(const char *r)
     return j;
 }
 
+/* 1 when s is decimal digits with an optional '-', no leading zero; then, with `slash`, an
+ * optional "/digits" whose first digit is not 0. */
+static int number_text(const char *s, int slash)
+{
+    size_t i = *s == '-', d = strspn(s + i, "0123456789");
+    if (!d || (s[i] == '0' && d > 1)) return 0;
+    s += i + d;
+    if (!*s) return 1;
+    if (!slash || *s != '/' || s[1] < '1' || s[1] > '9') return 0;
+    return strspn(s + 1, "0123456789") == strlen(s + 1);
+}
+
+/* Why the runner's native form of a container is not one (its shape, tag by tag: the runner
+ * checked every number; this is the host's own check of what crosses the boundary), or
+ * NULL. */
+static const char *native_invalid(const json_t *v, int depth, size_t *parts)
+{
+    static const char *const containers[] = { "list", "tuple", "set", "dict" };
+    if (++*parts > 1000001 || depth > 201) return "deeper or larger than the form allows";
+    if (json_is_null(v) || json_is_boolean(v)) return NULL;
+    if (!json_is_object(v) || json_object_size(v) != 1) return "a part that is not one tag";
+    const char *tag = json_object_iter_key(json_object_iter((json_t *)v));
+    const json_t *c = json_object_iter_value(json_object_iter((json_t *)v));
+    for (int k = 0; k < 4; k++) {
+        if (strcmp(tag, containers[k]) != 0) continue;
+        size_t i;
+        const json_t *y;
+        if (!json_is_array(c)) return "a container's contents that are not a list";
+        json_array_foreach(c, i, y) {
+            const char *why;
+            if (k == 3 && (!json_is_array(y) || json_array_size(y) != 2))
+                return "a dict item that is not a pair";
+            if (k == 3 && ((why = native_invalid(json_array_get(y, 0), depth + 1, parts)) ||
+                           (why = native_invalid(json_array_get(y, 1), depth + 1, parts))))
+                return why;
+            if (k < 3 && (why = native_invalid(y, depth + 1, parts))) return why;
+        }
+        return NULL;
+    }
+    const char *s = json_string_value(c);
+    if (!s) return "a tag whose contents are not text";
+    if (strcmp(tag, "str") == 0) return NULL;
+    if (strcmp(tag, "int") == 0 && number_text(s, 0)) return NULL;
+    if ((strcmp(tag, "float") == 0 || strcmp(tag, "Fraction") == 0) &&
+        (number_text(s, 1) || (tag[0] == 'f' && (!strcmp(s, "inf") || !strcmp(s, "-inf") ||
+                                                  !strcmp(s, "nan")))))
+        return NULL;
+    if (strcmp(tag, "Decimal") == 0 && *s &&
+        strspn(s, "0123456789.+-EINaifnty") == strlen(s))
+        return NULL;
+    return "a tag or number the form does not have";
+}
+
 /* The native form (DESIGN.md) of what the runner reported: its checked numbers, None, a str
- * from its repr; other values come as their repr only, and value_native_why says so. */
-static int sandbox_native(cr_result *res)
+ * from its repr, a container from the form the runner checked (`native`); other values come
+ * as their repr only, and value_native_why says so. */
+static int sandbox_native(cr_result *res, const char *native)
 {
     const char *t = res->value_type, *r = res->value_repr, *f = res->value_fraction;
+    const char *refused = NULL;
     json_t *j = NULL;
-    if (strcmp(t, "NoneType") == 0 && strcmp(r, "None") == 0) {
+    if (native) {
+        size_t parts = 0;
+        json_t *tree = json_loads(native, JSON_REJECT_DUPLICATES, NULL);
+        if (tree && json_object_get(tree, t) && !(refused = native_invalid(tree, 0, &parts)))
+            j = tree;
+        else {
+            json_decref(tree);
+            if (!refused) refused = "not JSON of the value's type";
+        }
+    } else if (strcmp(t, "NoneType") == 0 && strcmp(r, "None") == 0) {
         j = json_null();
     } else if (strcmp(t, "bool") == 0) {
         j = json_boolean(strcmp(r, "True") == 0);
@@ -125,8 +189,14 @@ static int sandbox_native(cr_result *res)
         return 0;
     }
     char why[320];
-    if (strcmp(t, "str") == 0)
+    if (refused)
+        snprintf(why, sizeof why, "the sandbox's native form of a %.100s was refused: %s", t,
+                 refused);
+    else if (strcmp(t, "str") == 0)
         snprintf(why, sizeof why, "the sandbox's str repr is no UTF-8 text (a lone surrogate?)");
+    else if (!strcmp(t, "list") || !strcmp(t, "tuple") || !strcmp(t, "set") || !strcmp(t, "dict"))
+        snprintf(why, sizeof why, "a part of the sandbox's %s has no native form (or it is "
+                 "deeper than 200 or of more than a million parts); its repr is the text", t);
     else
         snprintf(why, sizeof why, "the sandbox reports a %.200s by its repr only", t);
     return !(res->value_native_why = strdup(why));
@@ -185,9 +255,9 @@ static char *dropped_json(const sandbox_outcome *oc)
 void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim)
 {
     memset(lim, 0, sizeof *lim);
-    lim->wall_s = e->cfg.timeout_s;
-    lim->cpu_s = e->cfg.timeout_s;
-    lim->memory_bytes = (uint64_t)e->cfg.memory_mib << 20;
+    lim->wall_s = e->timeout_s;
+    lim->cpu_s = e->timeout_s;
+    lim->memory_bytes = (uint64_t)e->memory_mib << 20;
 }
 
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
@@ -197,7 +267,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     sandbox_outcome oc;
     memset(&oc, 0, sizeof oc);
     sandbox_job_init(&job);
-    job.tier = e->cfg.tier;
+    job.tier = e->tier;
     job.code = req->code ? req->code : "";
     job.code_len = req->code_len;
     job.interpreter = e->interpreter;
@@ -223,7 +293,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     if (rc != CR_OK) {
         /* The tier could not be set up (a host without user namespaces, say): a result that
          * says so, with the step that failed, rather than an engine failure. */
-        res->route = e->cfg.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+        res->route = e->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
         res->status = cr_error_set(&res->error, CR_ESANDBOX, 0, 0, "%s", serr.message);
         sandbox_outcome_free(&oc);
         return CR_OK;
@@ -267,7 +337,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         res->value_exact = res->value_type && (strcmp(res->value_type, "int") == 0 ||
                                                strcmp(res->value_type, "bool") == 0);
         if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
-        if (res->value_type && res->value_repr && sandbox_native(res)) oom = 1;
+        if (res->value_type && res->value_repr && sandbox_native(res, oc.value_native)) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     if (!(res->dropped_json = dropped_json(&oc))) oom = 1;

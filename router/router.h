@@ -12,15 +12,79 @@
 #include "evaluator/evaluator.h"
 #include "sandbox/sandbox.h"
 
+/* The engine's options (cr_config_set()), one line each: id, key, how its text is read,
+ * default text, range of a number, and what a refusal says is wanted ("KEY: want WANT, got
+ * 'VALUE'"): a choice's words ('|' between), or NULL for "a whole number from MIN to MAX".
+ * Adding an option is a line here, its line in calcroute.h and libcalcroute(3) (which
+ * tests/test_api.sh holds to the list), and its use. */
+#define CR_CONFIG_OPTIONS(X) \
+    X(AUDIT, "audit", CFG_STR, NULL, 0, 0, NULL) \
+    X(TIER, "tier", CFG_CHOICE, "auto", 0, 0, "auto|ns|kvm|none") \
+    X(TIMEOUT, "timeout", CFG_SECONDS, "10", 0, 86400, "seconds above 0 (at most 86400)") \
+    X(MEMORY, "memory", CFG_UINT, "512", 16, 1048576, "MiB from 16 to 1048576") \
+    X(PRECISION, "precision", CFG_UINT, "34", 1, 1000, NULL) \
+    X(ROUNDING, "rounding", CFG_CHOICE, "half-even", 0, 0, "half-even|half-up") \
+    X(INTERPRETER, "interpreter", CFG_STR, "/usr/bin/python3", 0, 0, NULL) \
+    X(DATA, "data", CFG_DIR, NULL, 0, 0, "a directory") \
+    X(OUT, "out", CFG_DIR, NULL, 0, 0, "a directory") \
+    X(ALLOW_DIR, "allow_dir", CFG_STR, NULL, 0, 0, NULL) \
+    X(POOL, "pool", CFG_UINT, "0", 0, 64, "0 to 64 warm sandboxes") \
+    X(PRELOAD, "preload", CFG_STR, NULL, 0, 0, NULL) \
+    X(REFILL, "refill", CFG_CHOICE, "1", 0, 0, "0|1") \
+    X(WARMUP, "warmup", CFG_STR, NULL, 0, 0, NULL) \
+    X(KVM_DIR, "kvm_dir", CFG_DIR, NULL, 0, 0, "a directory") \
+    X(MAX_STEPS, "max_steps", CFG_UINT, "100000000000", 1, 1ull << 62, NULL) \
+    X(MAX_EVAL_MEMORY, "max_eval_memory", CFG_UINT, "268435456", 1u << 20, 1ull << 40, NULL) \
+    X(MAX_DEPTH, "max_depth", CFG_UINT, "200", 1, 200, NULL) \
+    X(MAX_RECURSION, "max_recursion", CFG_UINT, "1000", 1, 1000, NULL) \
+    X(MAX_INT_BITS, "max_int_bits", CFG_UINT, "1048576", 64, 1u << 26, NULL) \
+    X(MAX_STR_LEN, "max_str_len", CFG_UINT, "16777216", 1, 1u << 30, NULL) \
+    X(MAX_SOURCE, "max_source", CFG_UINT, "1048576", 1, 64u << 20, NULL) \
+    X(MAX_STDOUT, "max_stdout", CFG_UINT, "1048576", 1, 1u << 30, NULL)
+
+typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_SECONDS } router_config_kind;
+#define CR_CONFIG_ID(id, ...) CFG_##id,
+typedef enum { CR_CONFIG_OPTIONS(CR_CONFIG_ID) CFG_COUNT } router_config_id;
+#undef CR_CONFIG_ID
+
+/* An option's value: `text` as set (malloc'd; NULL: none), and for a number or a choice
+ * what it reads as (a choice: its index). */
+typedef struct {
+    char *text;
+    uint64_t u;
+    double d;
+} router_config_value;
+
+struct cr_config {
+    router_config_value v[CFG_COUNT];
+};
+
+/* The engine's reading of the options: its limits and policy, from cfg. */
+void router_config_policy(const cr_config *cfg, cr_policy *pol);
+/* Reads `value` as option i wants it into *v (v->text untouched); CR_EUSAGE with the
+ * option's message. */
+cr_code router_config_parse(router_config_id i, const char *value, router_config_value *v,
+                            cr_error *err);
+/* A copy of cfg (NULL: the defaults), or NULL on ENOMEM. */
+cr_config *router_config_dup(const cr_config *cfg);
+/* A whole number from min to max in decimal digits, or CR_EUSAGE with
+ * "KEY: want WANT, got 'VALUE'" (want NULL: "a whole number from MIN to MAX"): the one
+ * reading of every numeric option. */
+cr_code router_parse_uint(const char *key, const char *value, uint64_t min, uint64_t max,
+                          const char *want, uint64_t *out, cr_error *err);
+
 struct cr_engine {
-    cr_config cfg;          /* strings below are the engine's own copies */
-    char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir, *kvm_dir;
+    cr_config *cfg;         /* the engine's own copy; the strings below are borrowed from it */
+    cr_tier tier;
+    double timeout_s;
+    unsigned memory_mib;
+    const char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir, *kvm_dir;
     cr_policy policy;
-    struct audit_db *audit; /* when cfg.audit_path is set */
+    struct audit_db *audit; /* when audit_path is set; its appends are thread-safe */
     char tier_note[256];    /* why auto chose the tier it did */
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
-    sandbox_pool *pool;     /* warm ns workers (cfg.pool_size), or NULL */
+    sandbox_pool *pool;     /* warm ns workers (option "pool"), or NULL */
 };
 
 struct cr_request {
@@ -37,6 +101,8 @@ struct cr_request {
     char answer_names[96];  /* "answer_vars" option: NUL-separated names, or empty */
     int64_t seed;           /* "seed" option, or -1: derived from the request */
     int strip_fences;       /* "strip_fences" option: code is the reply's fenced code */
+    char *id;               /* a JSON request's "id" as compact JSON, numbers as written, or
+                               NULL (cr_request_id()) */
 };
 
 typedef struct {

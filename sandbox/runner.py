@@ -37,7 +37,10 @@ RESERVED = frozenset(("int", "bool", "float", "Decimal", "Fraction")) | NUMPY_IN
 # value, the last variable assigned. Each is a group of records "<group>.<field>".
 ANSWER_VARS_MAX = 3     # CR_ANSWER_VARS_MAX
 GROUPS = ("solution",) + tuple("var%d" % i for i in range(ANSWER_VARS_MAX)) + ("expr", "assigned")
-VALUE_FIELDS = ("kind", "text", "type", "name", "by")
+VALUE_FIELDS = ("kind", "text", "type", "name", "by", "native")
+CONTAINERS = ("list", "tuple", "set", "dict")
+NATIVE_DEPTH = 200          # as the in-process evaluator's native form (DESIGN.md)
+NATIVE_PARTS = 10 ** 6
 ERROR_KEYS = ("error.type", "error.message", "error.line", "error.col", "error.errno",
               "error.filename")
 
@@ -105,6 +108,111 @@ def fraction_decimal(num, den):
     return ("-" if num < 0 else "") + text
 
 
+def fraction_text(num, den):
+    return "%d/%d" % (num, den) if den != 1 else "%d" % num
+
+
+def native_of(v):
+    """The native form of a container (DESIGN.md, "The value's native form") as JSON text,
+    or None when a part has none (a range, a date, a str that is not Unicode text), it nests
+    deeper than NATIVE_DEPTH or has more than NATIVE_PARTS parts."""
+    parts = [0]
+
+    def walk(x, depth):
+        parts[0] += 1
+        if depth > NATIVE_DEPTH or parts[0] > NATIVE_PARTS:
+            raise ValueError
+        t = type(x)
+        if x is None or t is bool:
+            return x
+        if t is int:
+            return {"int": int.__repr__(x)}
+        if t is float:
+            r = float.__repr__(x)
+            if r in ("inf", "-inf", "nan"):
+                return {"float": r}
+            import fractions            # the exact value the float prints
+            f = fractions.Fraction(r)
+            return {"float": fraction_text(f.numerator, f.denominator)}
+        if t is str:
+            x.encode("utf-8")           # UnicodeEncodeError (a ValueError) on a lone surrogate
+            return {"str": x}
+        if t in (list, tuple, set):
+            return {t.__name__: [walk(y, depth + 1) for y in x]}
+        if t is dict:
+            return {"dict": [[walk(k, depth + 1), walk(y, depth + 1)] for k, y in x.items()]}
+        kind, text, _ = describe(x)
+        if kind in ("Decimal", "Fraction"):
+            return {kind: text}
+        raise ValueError
+
+    try:
+        import json
+        return json.dumps(walk(v, 0), separators=(",", ":"))
+    except Exception:       # also what the code did to json, or to the values' classes
+        return None
+
+
+def native_checked(text, tname):
+    """The child's native form of a `tname` as the report gives it, checked part by part
+    (ValueError names what does not hold): ASCII JSON, each part a tag the form has with
+    contents of its shape, numbers canonical, within the form's depth and size."""
+    import json
+    import decimal
+    import math
+    parts = [0]
+
+    def number(s, whole_as):
+        """p/q in lowest terms, q > 0; a whole number as p alone (a float's, as the
+        in-process form writes it) or as p/1 (a Fraction's, as describe() does)."""
+        n, slash, q = s.partition("/")
+        if not canonical_int(n):
+            return False
+        if not slash:
+            return whole_as == "p"
+        if not canonical_int(q) or q[0] in "-0":
+            return False
+        if q == "1":
+            return whole_as == "p/1"
+        return math.gcd(int(n), int(q)) == 1
+
+    def check(x, depth):
+        parts[0] += 1
+        if depth > NATIVE_DEPTH or parts[0] > NATIVE_PARTS:
+            raise ValueError("a native form deeper or larger than the form allows")
+        if x is None or type(x) is bool:
+            return
+        if type(x) is not dict or len(x) != 1:
+            raise ValueError("a native part that is not one tag")
+        (tag, c), = x.items()
+        if tag in CONTAINERS:
+            if type(c) is not list:
+                raise ValueError("native %s contents" % tag)
+            for y in c:
+                if tag == "dict":
+                    if type(y) is not list or len(y) != 2:
+                        raise ValueError("a native dict item that is not a pair")
+                    check(y[0], depth + 1)
+                    check(y[1], depth + 1)
+                else:
+                    check(y, depth + 1)
+            return
+        ok = type(c) is str and (
+            tag == "str" or
+            tag == "int" and canonical_int(c) or
+            tag == "float" and (c in ("inf", "-inf", "nan") or number(c, "p")) or
+            tag == "Fraction" and number(c, "p/1") or
+            tag == "Decimal" and str(decimal.Decimal(c)) == c)
+        if not ok:
+            raise ValueError("native %s %r" % (tag, str(c)[:40]))
+
+    tree = json.loads(text.decode("ascii"))
+    check(tree, 0)
+    if type(tree) is not dict or list(tree) != [tname]:
+        raise ValueError("a native form that is not the value's %s" % tname)
+    return text
+
+
 def describe(v):
     """(kind, text, type name or None): the final value as the child tells the runner, which
     rebuilds every number from its text and checks it (value_records)."""
@@ -160,7 +268,17 @@ def value_records(group, got, allowed):
     if kind == "other":
         if not tname or tname in RESERVED or len(tname) > 256:
             raise ValueError("type %r for a value the runner did not check" % tname)
-        return [record(group + ".type", tname), record(group + ".repr", got["text"])] + tail
+        recs = [record(group + ".type", tname), record(group + ".repr", got["text"])]
+        if "native" in got:
+            if tname not in CONTAINERS:
+                raise ValueError("a native form on a %s" % tname[:40])
+            # The form is optional: one that fails its check (the code's own doing, say a
+            # json module it replaced) leaves the repr alone, as a part without one does.
+            try:
+                recs.append(record(group + ".native", native_checked(got["native"], tname)))
+            except (ValueError, RecursionError):
+                pass
+        return recs + tail
     text = got["text"].decode("ascii")
     dec = None
     if kind == "int" and canonical_int(text) and tname in (None,) + tuple(NUMPY_INTS):
@@ -626,9 +744,11 @@ def run_code(compiled, info, mod, answer_vars, text):
         recs = []
         for group, v, name, by in found:
             kind, vtext, tname = describe(v)
+            native = native_of(v) if kind == "other" and tname in CONTAINERS else None
             recs += [record(group + ".kind", kind), record(group + ".text", vtext)]
             recs += [record(group + "." + k, x) for k, x in (("type", tname), ("name", name),
-                                                             ("by", by)) if x is not None]
+                                                             ("by", by), ("native", native))
+                     if x is not None]
         return 0, recs
     except SystemExit as e:
         c = e.code

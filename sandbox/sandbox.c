@@ -103,6 +103,7 @@ void sandbox_outcome_free(sandbox_outcome *out)
     free(out->value_repr);
     free(out->value_type);
     free(out->value_decimal);
+    free(out->value_native);
     free(out->value_source);
     free(out->error_type);
     free(out->error_message);
@@ -356,8 +357,9 @@ static const char *const group_names[G_COUNT] = {
     "solution", "var0", "var1", "var2", "expr", "assigned",
 };
 _Static_assert(G_COUNT == 6, "a group name for each answer variable");
-enum { F_REPR, F_TYPE, F_DECIMAL, F_NAME, F_BY, F_COUNT };
-static const char *const field_names[F_COUNT] = { "repr", "type", "decimal", "name", "by" };
+enum { F_REPR, F_TYPE, F_DECIMAL, F_NAME, F_BY, F_NATIVE, F_COUNT };
+static const char *const field_names[F_COUNT] = { "repr", "type", "decimal", "name", "by",
+                                                  "native" };
 
 typedef struct {
     const char *p[F_COUNT];
@@ -412,6 +414,12 @@ static const char *group_invalid(int gi, const report_group *g, int cut)
     if (!any) return NULL;
     if ((g->p[F_NAME] && !named) || (g->p[F_BY] && gi != G_SOLUTION))
         return "a record its value cannot have";
+    /* the router checks the form itself (route_sandbox.c) */
+    const char *t = g->p[F_TYPE];
+    size_t tn = g->n[F_TYPE];
+    if (g->p[F_NATIVE] && t && !key_is(t, tn, "list") && !key_is(t, tn, "tuple") &&
+        !key_is(t, tn, "set") && !key_is(t, tn, "dict"))
+        return "a native form on a value that is not a container";
     if (!cut && (!g->p[F_REPR] || !g->p[F_TYPE] || (named && !g->p[F_NAME]) ||
                  (gi == G_SOLUTION && !g->p[F_BY])))
         return "a value without its repr, type, name or caller";
@@ -513,6 +521,8 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
             !(out->value_type = dup_field(g->p[F_TYPE], g->n[F_TYPE])) ||
             (g->p[F_DECIMAL] &&
              !(out->value_decimal = dup_field(g->p[F_DECIMAL], g->n[F_DECIMAL]))) ||
+            (g->p[F_NATIVE] &&
+             !(out->value_native = dup_field(g->p[F_NATIVE], g->n[F_NATIVE]))) ||
             !(out->value_source = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
                                                : dup_field(src, strlen(src))))
             return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");

@@ -158,6 +158,9 @@ typedef struct {
                                  decimal: the exact decimal text the repr denotes, no exponent
                                  ("1e-05" -> "0.00001", "True" -> "1"); NULL for others and
                                  for nan/inf */
+    char *value_native;       /* a list, tuple, set or dict: its native form (DESIGN.md) as
+                                 JSON text, which the runner checked part by part; NULL for
+                                 others, or when a part has none */
     char *value_source;       /* how it was chosen, in the in-process evaluator's words:
                                  "solution()", "last expression", or the variable's name
                                  ("ans", "total") */

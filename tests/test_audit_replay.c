@@ -55,12 +55,9 @@ out:
 
 static cr_engine *engine(void)
 {
-    cr_config cfg;
     cr_error err = {0};
-    cr_config_default(&cfg);
-    cfg.audit_path = ledger;
-    cfg.tier = CR_TIER_NONE;          /* outside the subset is rejected, nothing sandboxed */
-    cr_engine *e = cr_engine_open(&cfg, &err);
+    /* tier none: outside the subset is rejected, nothing sandboxed */
+    cr_engine *e = t_engine(&err, "audit", ledger, "tier", "none", NULL);
     if (!e) fprintf(stderr, "engine: %s\n", err.message);
     return e;
 }
@@ -198,13 +195,9 @@ static json_t *shown(const char *path, uint64_t seq)
 static void test_record_text_not_utf8(void)
 {
     char path[400];
-    cr_config cfg;
     cr_error err = {0};
     snprintf(path, sizeof path, "%s/bytes.db", dir);
-    cr_config_default(&cfg);
-    cfg.audit_path = path;
-    cfg.tier = CR_TIER_NS;
-    cr_engine *e = cr_engine_open(&cfg, &err);
+    cr_engine *e = t_engine(&err, "audit", path, "tier", "ns", NULL);
     CHECK(e != NULL);
     if (!e) return;
     char code[600] = "raise ValueError('";

@@ -141,7 +141,7 @@ check explain 0 'route: inprocess
 why: every construct is inside the in-process subset' '' 'ans = 1 + 1' --explain
 check usage-var 2 '' "calc-route: --var: want NAME=VALUE, got 'x'
 Try 'calc-route --help'." '1' --var x
-check usage-var-bytes 2 '' "calc-route: --var: the value of 'u' is not UTF-8
+check usage-var-bytes 2 '' "calc-route: variables: the value of 'u' is not UTF-8
 Try 'calc-route --help'." 'print(u)' --var "u=a$(printf '\377')b"
 check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 to 1000, got '0'
 Try 'calc-route --help'." '1' --precision 0
@@ -149,7 +149,8 @@ check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directo
 check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
 # --kvm-dir: checked when the engine opens; the kvm tier looks there once the host can run a
 # guest at all (else what the host lacks comes first: installing a guest would not help).
-check usage-kvm-dir 2 '' "calc-route: kvm_dir: '/nonexistent-kvm' is not a directory" 'ans = 1' \
+check usage-kvm-dir 2 '' "calc-route: --kvm-dir: want a directory, got '/nonexistent-kvm'
+Try 'calc-route --help'." 'ans = 1' \
     --kvm-dir /nonexistent-kvm
 mkdir "$tmp/kvm"
 if [ -d /sys/module/kvm_pvm ]; then
@@ -276,6 +277,16 @@ None bad_request None
 UsageError request: unknown or ill-typed k 145'
 if [ "$rc" = 0 ] && [ "$got" = "$want" ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); printf 'FAIL batch: exit %s\n%s\nwant\n%s\n' "$rc" "$got" "$want" >&2; fi
+
+# The id is echoed as written, past 64 bits too, also on a line refused for another key.
+printf '%s\n' '{"id": 1267650600228229401496703205376, "code": "ans = x", "vars": {"x": 2}}' \
+    '{"code": "ans = 1", "vars": {"x": NaN}, "id": [7.50, "a"]}' '{"id": 0.10, "code": 5}' >"$tmp/ids.jsonl"
+got=$("$R" --batch "$tmp/ids.jsonl" | cut -c1-42)
+want='{"id":1267650600228229401496703205376,"rou
+{"id":[7.5,"a"],"status":"bad_request","er
+{"id":0.10,"status":"bad_request","error":'
+if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-ids:\n%s\nwant\n%s\n' "$got" "$want" >&2; fi
 
 # A large mixed batch keeps one line out per line in, in order: valid, invalid JSON, syntax
 # errors and code outside the subset (rejected here: sandboxes off to keep the test fast).

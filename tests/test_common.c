@@ -1,6 +1,7 @@
 /* tests/test_common.c: errors, bounded buffers, the arena, and text as JSON. */
 #include "common/common.h"
 #include "common/json.h"
+#include "router/router.h"
 #include "tests/testlib.h"
 
 static void test_error_types(void)
@@ -141,8 +142,49 @@ static void test_json_text(void)
     json_decref(o);
 }
 
+/* The engine options' defaults (CR_CONFIG_OPTIONS) are the policy's (cr_policy_default()),
+ * which the evaluator's own tests run with; and the option readers refuse what they must. */
+static void test_config_defaults(void)
+{
+    cr_config *cfg = cr_config_new();
+    cr_policy want, got;
+    cr_error err = {0};
+    CHECK(cfg != NULL);
+    if (!cfg) return;
+    cr_policy_default(&want);
+    router_config_policy(cfg, &got);
+    want.limits.interrupt_fd = got.limits.interrupt_fd = NULL;
+    CHECK(memcmp(&want.limits, &got.limits, sizeof want.limits) == 0);
+    CHECK_INT(got.precision, want.precision);
+    CHECK_INT(got.rounding, want.rounding);
+    CHECK_STR(cr_config_get(cfg, "timeout"), "10");
+    CHECK(cr_config_get(cfg, "audit") == NULL);
+    CHECK(cr_config_get(cfg, "nope") == NULL);
+    /* a refusal keeps the value; NULL restores the default */
+    CHECK_INT(cr_config_set(cfg, "max_steps", "1000", &err), CR_OK);
+    CHECK_INT(cr_config_set(cfg, "max_steps", "-1", &err), CR_EUSAGE);
+    CHECK_STR(err.message, "max_steps: want a whole number from 1 to 4611686018427387904, got '-1'");
+    CHECK_STR(cr_config_get(cfg, "max_steps"), "1000");
+    CHECK_INT(cr_config_set(cfg, "max_steps", NULL, &err), CR_OK);
+    CHECK_STR(cr_config_get(cfg, "max_steps"), "100000000000");
+    CHECK_INT(cr_config_set(cfg, "max_steps", "18446744073709551616", &err), CR_EUSAGE);
+    CHECK_INT(cr_config_set(cfg, "max_steps", " 5", &err), CR_EUSAGE);
+    CHECK_INT(cr_config_set(cfg, "timeout", "1e-3", &err), CR_OK);
+    CHECK_INT(cr_config_set(cfg, "timeout", "0x10", &err), CR_OK);    /* strtod's hex: 16 s */
+    CHECK_INT(cr_config_set(cfg, "timeout", "86400.5", &err), CR_EUSAGE);
+    CHECK_INT(cr_config_set(cfg, "rounding", "half-", &err), CR_EUSAGE);
+    CHECK_INT(cr_config_set(cfg, "rounding", "half-up", &err), CR_OK);
+    CHECK_INT(cr_config_set(NULL, "tier", "ns", &err), CR_EUSAGE);
+    CHECK_INT(cr_config_set(cfg, NULL, "ns", &err), CR_EUSAGE);
+    size_t n = 0;
+    while (cr_config_option(n)) n++;
+    CHECK_INT((int)n, CFG_COUNT);
+    cr_config_free(cfg);
+}
+
 int main(void)
 {
+    test_config_defaults();
     test_error_types();
     test_buf_bound();
     test_arena();

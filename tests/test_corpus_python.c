@@ -308,11 +308,8 @@ int main(void)
     fclose(probe);
     idset known;
     load_explained(&known, "tests/data/python_corpus_disagreements.tsv");
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
     cr_error err = {0};
-    cr_engine *eng = cr_engine_open(&cfg, &err);
+    cr_engine *eng = t_engine(&err, "tier", "none", NULL);
     CHECK(eng != NULL);
     if (!eng) return TEST_SUMMARY();
     tally t = {0};

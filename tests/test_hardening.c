@@ -81,10 +81,10 @@ static cr_engine *engine;
  * the step count is a backstop far above it. A case's setup (strings of 10 MB) must fit well
  * within it: under a sanitizer that takes a few hundred milliseconds. */
 #if SANITIZED
-#define TIME_S 1.0
+#define TIME_S "1"
 #define TIME_MSG "CPU time limit (1 s)"
 #else
-#define TIME_S 0.3
+#define TIME_S "0.3"
 #define TIME_MSG "CPU time limit (0.3 s)"
 #endif
 static cr_engine *quick;
@@ -810,17 +810,13 @@ static void test_linear_builtins(void)
     }
 }
 
-/* The CPU-time backstop: a run ends at the engine's timeout (cr_config.timeout_s) whatever
+/* The CPU-time backstop: a run ends at the engine's timeout (option "timeout") whatever
  * its step count, checked every few thousand steps. */
 static void test_cpu_limit(void)
 {
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cfg.timeout_s = 0.05;
     cr_error err = { 0 };
     cr_engine *saved = engine;
-    if (!(engine = cr_engine_open(&cfg, &err))) {
+    if (!(engine = t_engine(&err, "tier", "none", "timeout", "0.05", NULL))) {
         CHECK(!"engine with timeout 0.05");
         engine = saved;
         return;
@@ -1011,13 +1007,9 @@ static void test_try_limits(void)
 
 int main(void)
 {
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
     cr_error err = { 0 };
-    engine = cr_engine_open(&cfg, &err);
-    cfg.timeout_s = TIME_S;
-    if (!engine || !(quick = cr_engine_open(&cfg, &err))) {
+    engine = t_engine(&err, "tier", "none", NULL);
+    if (!engine || !(quick = t_engine(&err, "tier", "none", "timeout", TIME_S, NULL))) {
         fprintf(stderr, "engine: %s\n", err.message);
         return 1;
     }

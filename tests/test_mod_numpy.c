@@ -239,11 +239,8 @@ static void test_sandbox_tier(void)
 
 int main(void)
 {
-    cr_config cfg;
     cr_error err = { 0 };
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    if (!(engine = cr_engine_open(&cfg, &err))) {
+    if (!(engine = t_engine(&err, "tier", "none", NULL))) {
         fprintf(stderr, "cr_engine_open: %s\n", err.message);
         return 1;
     }

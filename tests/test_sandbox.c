@@ -219,6 +219,13 @@ static void test_report_refused(void)
                   "solution.repr 1\n7\nsolution.decimal 1\n8\nsolution.by 3\nend\n",
                   "an int whose decimal is not its repr");
     check_refused("error.message 1\nx\n", "an exception without its type");
+    check_refused("expr.type 3\nint\nexpr.repr 1\n7\nexpr.decimal 1\n7\nexpr.native 11\n{\"int\":\"7\"}\n",
+                  "a native form on a value that is not a container");
+    /* A container's native form comes as the runner wrote it; the router checks its shape. */
+    CHECK_INT(PARSE("expr.type 4\nlist\nexpr.repr 3\n[7]\nexpr.native 22\n{\"list\":[{\"int\":\"7\"}]}\n"),
+              CR_OK);
+    CHECK_STR(oc.value_native, "{\"list\":[{\"int\":\"7\"}]}");
+    sandbox_outcome_free(&oc);
     check_refused("dropped.count 1\n2\n", "dropped files without their count or names");
     check_refused("dropped.count 1\nx\ndropped.names 2\n/a\n", "a count that is not a number");
     check_refused("error.type 9\nNameError\nerror.line 2\n-1\n", "a count that is not a number");

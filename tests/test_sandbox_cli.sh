@@ -56,6 +56,16 @@ expect value 0 "d['value']['repr'], d['value']['type'], d['value']['from']" \
     "('2.3333333333333335', 'float', 'ans')"
 expect stdout 0 "d['stdout']" "'mean\\n'"
 
+# A container's native form, built by the code's process and checked by the runner, as the
+# in-process evaluator gives one; a part without one leaves its repr.
+run 'import os, decimal
+ans = (2.0, [0.1, -0.5, float("nan")], {"k": {3}}, decimal.Decimal("1.10"), None, 2 ** 70)'
+expect native-container 0 "d['value']['native'], d['value']['native_why']" \
+    "({'tuple': [{'float': '2'}, {'list': [{'float': '1/10'}, {'float': '-1/2'}, {'float': 'nan'}]}, {'dict': [[{'str': 'k'}, {'set': [{'int': '3'}]}]]}, {'Decimal': '1.10'}, None, {'int': '1180591620717411303424'}]}, None)"
+run 'import os
+ans = {"r": range(2)}'
+expect native-none 0 "d['value']['native'], d['value']['repr']" "(None, \"{'r': range(0, 2)}\")"
+
 run 'import math
 x = [1][2]'
 expect raised 1 "d['error']['type'], d['error']['line']" "('IndexError', 2)"

@@ -97,13 +97,8 @@ static void test_interrupt(const char *db)
         "x = 0\nwhile True:\n    x += 1\n",
         "try:\n    while True:\n        pass\nexcept BaseException:\n    ans = 1\nfinally:\n    ans = 2\n",
     };
-    cr_config cfg;
     cr_error err = {0};
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cfg.audit_path = db;
-    cfg.timeout_s = 600;
-    cr_engine *eng = cr_engine_open(&cfg, &err);
+    cr_engine *eng = t_engine(&err, "tier", "none", "audit", db, "timeout", "600", NULL);
     CHECK(eng != NULL);
     if (!eng) return;
     CHECK(cr_engine_interrupt_fd(eng) >= 0);
@@ -148,12 +143,8 @@ int main(void)
     }
     char db[128];
     snprintf(db, sizeof db, "%s/ledger.db", dir);
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
-    cfg.audit_path = db;
     cr_error err = {0};
-    engine = cr_engine_open(&cfg, &err);
+    engine = t_engine(&err, "tier", "none", "audit", db, NULL);
     CHECK(engine != NULL);
     if (!engine) return TEST_SUMMARY();
     for (int k = 0; k < NPROG; k++)

@@ -4,9 +4,12 @@
 #ifndef CR_TESTLIB_H
 #define CR_TESTLIB_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "calcroute.h"
 
 static int t_pass, t_fail, t_skip;
 
@@ -30,6 +33,25 @@ static int t_pass, t_fail, t_skip;
 
 #define SKIP(...) do { t_skip++; fprintf(stderr, "SKIP %s: ", __func__); \
     fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
+
+/* An engine with the options given as key, value pairs, ending with NULL:
+ * t_engine(&err, "tier", "none", NULL). NULL with err filled when an option or the engine
+ * fails. */
+static inline cr_engine *t_engine(cr_error *err, ...)
+{
+    cr_config *cfg = cr_config_new();
+    cr_engine *e = NULL;
+    const char *key;
+    va_list ap;
+    va_start(ap, err);
+    int ok = cfg != NULL;
+    while (ok && (key = va_arg(ap, const char *)))
+        ok = cr_config_set(cfg, key, va_arg(ap, const char *), err) == CR_OK;
+    va_end(ap);
+    if (ok) e = cr_engine_open(cfg, err);
+    cr_config_free(cfg);
+    return e;
+}
 
 #define TEST_SUMMARY() (printf("%d passed, %d failed, %d skipped\n", t_pass, t_fail, t_skip), \
                         t_fail != 0)

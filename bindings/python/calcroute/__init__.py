@@ -68,17 +68,6 @@ class _CrError(ctypes.Structure):
                 ("type", ctypes.c_char * 32), ("message", ctypes.c_char * 256)]
 
 
-class _CrConfig(ctypes.Structure):
-    _fields_ = [("audit_path", ctypes.c_char_p), ("tier", ctypes.c_int),
-                ("precision", ctypes.c_int), ("round_half_up", ctypes.c_int),
-                ("timeout_s", ctypes.c_double), ("memory_mib", ctypes.c_uint),
-                ("interpreter", ctypes.c_char_p), ("data_dir", ctypes.c_char_p),
-                ("out_dir", ctypes.c_char_p), ("allow_dir", ctypes.c_char_p),
-                ("pool_size", ctypes.c_uint), ("pool_preload", ctypes.c_char_p),
-                ("pool_refill", ctypes.c_int), ("pool_warmup", ctypes.c_char_p),
-                ("kvm_dir", ctypes.c_char_p)]
-
-
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -110,8 +99,10 @@ def _load():
     P, I, S, E = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.POINTER(_CrError)
     C = ctypes.c_char_p
     sigs = {
-        "cr_config_default": (None, [ctypes.POINTER(_CrConfig)]),
-        "cr_engine_open": (P, [ctypes.POINTER(_CrConfig), E]),
+        "cr_config_new": (P, []),
+        "cr_config_free": (None, [P]),
+        "cr_config_set": (I, [P, C, C, E]),
+        "cr_engine_open": (P, [P, E]),
         "cr_engine_close": (None, [P]),
         "cr_engine_interrupt": (None, [P]),
         "cr_engine_resume": (None, [P]),
@@ -141,7 +132,6 @@ _lib = None
 _lock = threading.Lock()
 _engines = {}
 _LANGS = {"auto": 0, "python": 1, "dsl": 2}
-_TIERS = {"auto": 0, "ns": 1, "kvm": 2, "none": 3}
 __version__ = "0.1.0"
 version = __version__
 
@@ -211,19 +201,37 @@ class Rejected(CalcrouteError):
         self.reasons = result.reasons
 
 
+def _decimal_text(text):
+    """A Decimal's or Fraction's text as a number that is not an int (Decimal("5") and
+    Fraction(5) are 5.0 to the code, and come back as Fractions)."""
+    return text if "." in text else text + ".0"
+
+
 def _num_text(v):
+    """A number's JSON text, exact; the library checks it (NaN and the infinities go as
+    JSON's NaN, Infinity, -Infinity, which it refuses as it refuses --var x=nan)."""
     if isinstance(v, bool) or v is None:
         return json.dumps(v)
     if isinstance(v, int):
         return _int_text(v)
+    if isinstance(v, (float, decimal.Decimal)) and not decimal.Decimal(v).is_finite():
+        return "NaN" if decimal.Decimal(v).is_nan() else "-Infinity" if v < 0 else "Infinity"
     if isinstance(v, float):
         return repr(v)          # the shortest text of the double: 0.1 stays 1/10
     if isinstance(v, decimal.Decimal):
-        if not v.is_finite():
-            raise CalcrouteError(f"non-finite number {v!r}")
-        return format(v, "f")
+        return _decimal_text(format(v, "f"))
     if isinstance(v, fractions.Fraction):
-        raise CalcrouteError("pass a Fraction as a Decimal or str: JSON has no fractions")
+        # exact when the decimal expansion ends (the denominator is 2^a 5^b)
+        d, k = v.denominator, 0
+        while d % 10 == 0:
+            d, k = d // 10, k + 1
+        while d % 2 == 0 or d % 5 == 0:
+            d, k = (d // 2 if d % 2 == 0 else d // 5), k + 1
+        if d != 1:
+            raise CalcrouteError(f"variables: {v!r} has no exact decimal text (JSON has no "
+                                 "fractions): pass it as a str and convert it in the code")
+        return _decimal_text(format(decimal.Decimal(v.numerator * 10 ** k // v.denominator)
+                                    .scaleb(-k), "f"))
     raise TypeError
 
 
@@ -430,14 +438,12 @@ def _bytes_of(getter, res):
     return ctypes.string_at(p, n.value) if p and n.value else b""
 
 
-def _engine(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None,
-            kvm_dir=None):
-    key = (tier, timeout, memory, audit, data, out, interpreter, allow_dir, kvm_dir)
+def _engine(**options):
+    key = tuple(sorted((k, repr(v)) for k, v in options.items()))
     with _lock:
         eng = _engines.get(key)
         if not eng:
-            eng = _engines[key] = _open(tier, timeout, memory, audit, data, out, interpreter,
-                                        allow_dir, kvm_dir=kvm_dir)
+            eng = _engines[key] = _open(options)
         return eng
 
 
@@ -459,44 +465,38 @@ def _run_interruptibly(eng, req, res, err):
         _lib.cr_engine_resume(eng)      # what a signal left there must not stop the next run
 
 
-def _open(tier, timeout, memory, audit, data, out, interpreter=None, allow_dir=None, pool=0,
-          preload=None, refill=True, warmup=None, kvm_dir=None):
-    """A new engine (the caller closes it). Called with _lock held."""
+def _config_text(key, v):
+    """An option's value as the text cr_config_set() reads (the library checks it)."""
+    if isinstance(v, (list, tuple)) and key == "preload":
+        v = ",".join(v)
+    if key == "refill" and isinstance(v, bool):
+        v = int(v)
+    if isinstance(v, float):
+        v = repr(v)             # the shortest text of the double
+    text = os.fsencode(v) if isinstance(v, (str, bytes, os.PathLike)) else str(v).encode()
+    if b"\0" in text:
+        raise CalcrouteError(f"{key}: want text without NUL bytes")
+    return text
+
+
+def _open(options):
+    """A new engine (the caller closes it) with `options` (option name: value; None keeps
+    the default). Called with _lock held."""
     global _lib
     if _lib is None:
         _lib = _load()
-    cfg = _CrConfig()
-    _lib.cr_config_default(ctypes.byref(cfg))
-    if tier not in _TIERS:
-        raise CalcrouteError(f"tier: want one of {sorted(_TIERS)}, got {tier!r}")
-    cfg.tier = _TIERS[tier]
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            raise CalcrouteError(f"timeout: want seconds above 0 (at most 86400), got {timeout!r}")
-        cfg.timeout_s = float(timeout)     # the engine checks the range
-    if memory is not None:
-        if isinstance(memory, bool) or not isinstance(memory, int) or not 0 <= memory < 2 ** 32:
-            raise CalcrouteError(f"memory: want MiB from 16 to 1048576, got {memory!r}")
-        cfg.memory_mib = memory
-    keep = [os.fsencode(s) if s else None
-            for s in (audit, data, out, interpreter, allow_dir, kvm_dir)]
-    cfg.audit_path, cfg.data_dir, cfg.out_dir = keep[:3]
-    if interpreter:
-        cfg.interpreter = keep[3]
-    cfg.allow_dir, cfg.kvm_dir = keep[4:]
-    if not isinstance(pool, int) or isinstance(pool, bool) or pool < 0:
-        raise CalcrouteError(f"pool: want a number of sandboxes, got {pool!r}")
-    cfg.pool_size = pool
-    if preload is not None:
-        names = [preload] if isinstance(preload, str) else list(preload)
-        cfg.pool_preload = ",".join(names).encode()
-    cfg.pool_refill = 1 if refill else 0
-    if warmup is not None:
-        if not isinstance(warmup, str) or "\0" in warmup:
-            raise CalcrouteError("warmup: want Python source text without NUL bytes")
-        cfg.pool_warmup = warmup.encode()
+    cfg = _lib.cr_config_new()
+    if not cfg:
+        raise MemoryError
     err = _CrError()
-    eng = _lib.cr_engine_open(ctypes.byref(cfg), ctypes.byref(err))
+    try:
+        for key, v in options.items():
+            if v is not None and _lib.cr_config_set(cfg, key.encode(), _config_text(key, v),
+                                                    ctypes.byref(err)):
+                raise CalcrouteError(err.message.decode(errors="replace"))
+        eng = _lib.cr_engine_open(cfg, ctypes.byref(err))
+    finally:
+        _lib.cr_config_free(cfg)
     if not eng:
         raise CalcrouteError(err.message.decode(errors="replace"))
     return eng
@@ -508,8 +508,9 @@ Table = Sequence[Sequence[Any]]
 _RUN_PARAMS = """
         code: the program (str, or UTF-8 bytes): Python, or a FinQA DSL program.
         vars: variables bound before the code runs: a mapping of names to ints, floats
-            (their shortest text: 0.1 is exactly 1/10), decimal.Decimal, str, bool, None,
-            and lists/tuples/dicts of those.
+            (their shortest text: 0.1 is exactly 1/10), decimal.Decimal, fractions.Fraction
+            whose decimal expansion ends, str, bool, None, and lists/tuples/dicts of those.
+            NaN and the infinities are refused, as calc-route --var refuses them.
         table: a FinQA table (rows of cells) for the DSL's table_* operations.
         lang: "auto" (the default), "python" or "dsl".
         precision: significant digits of inexact results (1..1000).
@@ -560,14 +561,18 @@ class Engine:
                  interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
                  pool: int = 0, preload: Union[str, Iterable[str], None] = None,
                  refill: bool = True, warmup: Optional[str] = None,
-                 kvm_dir: Optional[str] = None):
+                 kvm_dir: Optional[str] = None, **options: Any):
         self._eng = None
         self._cv = threading.Condition()
         self._running = 0          # runs under way
         self._cancelling = False   # an arun() cancelled: its run is being interrupted
         with _lock:
-            self._eng = _open(tier, timeout, memory, audit, data, out, interpreter, allow_dir,
-                              pool, preload, refill, warmup, kvm_dir)
+            self._eng = _open(dict(tier=tier, timeout=timeout, memory=memory, audit=audit,
+                                   data=data, out=out, interpreter=interpreter,
+                                   allow_dir=allow_dir, pool=pool,
+                                   preload=None if preload is None else
+                                   [preload] if isinstance(preload, str) else list(preload),
+                                   refill=refill, warmup=warmup, kvm_dir=kvm_dir, **options))
 
     def _enter(self):
         with self._cv:
@@ -677,6 +682,10 @@ Engine.__doc__ = """An engine of your own: its options fixed once, an explicit l
         warmup: Python run once where the warm sandboxes are forked from, after the
             imports (e.g. a small DataFrame groupby): what it initialises, each one starts
             with. Its output is discarded, its errors ignored; at most 64 KiB.
+        options: any other engine option of libcalcroute(3), as a keyword: e.g. the
+            in-process evaluator's limits max_steps, max_eval_memory, max_depth,
+            max_recursion, max_int_bits, max_str_len, max_source, max_stdout, and
+            precision and rounding (each request's default).
 
     Raises:
         CalcrouteError: a bad option (the message names it).
@@ -692,7 +701,8 @@ def run(code: Union[str, bytes], vars: Optional[Vars] = None, table: Optional[Ta
         interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
         kvm_dir: Optional[str] = None, strip_fences: bool = False,
         check: bool = True) -> Result:
-    eng = _engine(tier, timeout, memory, audit, data, out, interpreter, allow_dir, kvm_dir)
+    eng = _engine(tier=tier, timeout=timeout, memory=memory, audit=audit, data=data, out=out,
+                  interpreter=interpreter, allow_dir=allow_dir, kvm_dir=kvm_dir)
     return _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed,
                 strip_fences, check)
 

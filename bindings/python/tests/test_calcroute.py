@@ -175,12 +175,12 @@ class TestRun(unittest.TestCase):
         self.assertFalse(r.exact)
 
     def test_limits_refused_as_the_cli_refuses_them(self):
-        for kw, msg in ((dict(timeout=-1), "timeout: want seconds above 0 (at most 86400), got -1"),
-                        (dict(timeout=0), "timeout: want seconds above 0 (at most 86400), got 0"),
+        for kw, msg in ((dict(timeout=-1), "timeout: want seconds above 0 (at most 86400), got '-1'"),
+                        (dict(timeout=0), "timeout: want seconds above 0 (at most 86400), got '0'"),
                         (dict(timeout=float("nan")),
-                         "timeout: want seconds above 0 (at most 86400), got nan"),
-                        (dict(memory=0), "memory: want MiB from 16 to 1048576, got 0"),
-                        (dict(memory=1.5), "memory: want MiB from 16 to 1048576, got 1.5")):
+                         "timeout: want seconds above 0 (at most 86400), got 'nan'"),
+                        (dict(memory=0), "memory: want MiB from 16 to 1048576, got '0'"),
+                        (dict(memory=1.5), "memory: want MiB from 16 to 1048576, got '1.5'")):
             with self.assertRaises(calcroute.CalcrouteError) as cm:
                 calcroute.Engine(**kw)
             self.assertEqual(str(cm.exception), msg)
@@ -192,7 +192,7 @@ class TestRun(unittest.TestCase):
     def test_kvm_dir(self):
         # The engine checks the directory when it opens (the field reached it), and a run in
         # it looks there: what the host lacks first, else the files.
-        msg = "kvm_dir: '/nonexistent-kvm' is not a directory"
+        msg = "kvm_dir: want a directory, got '/nonexistent-kvm'"
         with self.assertRaises(calcroute.CalcrouteError) as cm:
             calcroute.Engine(kvm_dir="/nonexistent-kvm")
         self.assertEqual(str(cm.exception), msg)
@@ -281,8 +281,23 @@ class TestNative(unittest.TestCase):
         self.assertEqual(r.value, 2 ** 70)
         r = calcroute.run("import os\nans = 0.1 + 0.2", tier="ns")
         self.assertEqual((r.value, r.exact), (Fraction("0.30000000000000004"), False))
-        r = calcroute.run("import os\nans = [1]", tier="ns")
-        self.assertEqual(r.native_why, "the sandbox reports a list by its repr only")
+        # containers come back as themselves, as in-process ones do
+        code = ("import os, decimal, fractions\nans = [1, 2.0, 0.1, 'caf\\xe9', (None, True), "
+                "{'k': {3}}, decimal.Decimal('1.10'), fractions.Fraction(1, 3), 2 ** 70]")
+        r = calcroute.run(code, tier="ns")
+        self.assertEqual(r.value, [1, Fraction(2), Fraction(1, 10), "caf\xe9", (None, True),
+                                   {"k": {3}}, decimal.Decimal("1.10"), Fraction(1, 3), 2 ** 70])
+        self.assertEqual([type(x).__name__ for x in r.value],
+                         ["int", "Fraction", "Fraction", "str", "tuple", "dict", "Decimal",
+                          "Fraction", "int"])
+        self.assertEqual(r.repr, "[1, 2.0, 0.1, 'caf\xe9', (None, True), {'k': {3}}, "
+                                 "Decimal('1.10'), Fraction(1, 3), 1180591620717411303424]")
+        why = ("a part of the sandbox's list has no native form (or it is deeper than 200 or of "
+               "more than a million parts); its repr is the text")
+        r = calcroute.run("import os\nans = [range(3)]", tier="ns")
+        self.assertEqual((r.native_why, r.repr), (why, "[range(0, 3)]"))
+        r = calcroute.run("import os\nx = [1]\nx.append(x)\nans = x", tier="ns")
+        self.assertEqual((r.native_why, r.repr), (why, "[1, [...]]"))
         text = "caf\xe9\n\t'\"\\\x00\u2028\U0001F600\x7f"
         r = calcroute.run("import os\nans = " + ascii(text), tier="ns")
         self.assertEqual((r.value, r.repr), (text, repr(text)))
