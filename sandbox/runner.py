@@ -11,7 +11,7 @@
 # child can neither signal, trace nor read (it is not dumpable), checks that description and
 # writes the report itself, so a record the code forges is refused or never reaches the host.
 # The child says it is done (its exit status, streams closed) on a pipe before it exits, so
-# the report need not wait for its exit (child_status()).
+# the report need not wait for its exit (ChildWait).
 # Only built-in modules are imported on the common path (posix, not os; _ast, not ast.py; no
 # json) to keep the start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
 # sitecustomize are the host's business and cost more than the rest of start-up; the
@@ -798,7 +798,10 @@ def leave(status, mod, done_fd):
         # Unless the code put a file of its own at that number.
         if posix.fstat(done_fd).st_ino == DONE_INODE[0]:
             posix.write(done_fd, b"%d\n" % status)
-    except OSError:
+        # Nobody waits for the exit now: freeing our memory should not slow the runner
+        # and the caller, which have the result to pass on.
+        posix.sched_setscheduler(0, posix.SCHED_IDLE, posix.sched_param(0))
+    except (AttributeError, OSError):
         pass
     posix._exit(status)
 
@@ -846,39 +849,57 @@ def child_done_fd(done_r, done_w, rep_fd):
 DONE_INODE = [None]     # the code's process's: its done pipe's
 
 
-def child_status(pid, done_r):
-    """The wait status of the warm code's process: as it says it on done_r once its streams
-    are closed and its files flushed (leave()), before its exit, or from waitpid() when it
-    ended without saying so (killed, or the code exited itself). What it says is the code's
-    to forge, as its exit status is anyway; a process the code left behind may hold done_r's
-    other end, so the child's own end is watched too (pidfd)."""
-    import posix
-    import select
-    try:
-        pidfd = posix.pidfd_open(pid)
-    except (AttributeError, OSError):
-        return posix.waitpid(pid, 0)[1]
-    p = select.poll()
-    p.register(done_r, select.POLLIN)
-    p.register(pidfd, select.POLLIN)
-    said = b""
-    while True:
-        ready = dict(p.poll())
-        if pidfd in ready:
-            break
-        chunk = posix.read(done_r, 16)
-        if not chunk:
-            p.unregister(done_r)
-            continue
-        said += chunk
-        if said.endswith(b"\n") or len(said) > 8:
-            text = said[:-1].decode("ascii", "replace")
-            if text.isdigit() and len(text) <= 3 and int(text) <= 255:
-                posix.close(pidfd)
-                return int(text) << 8      # as waitpid() gives an exit status
-            p.unregister(done_r)
-    posix.close(pidfd)
-    return posix.waitpid(pid, 0)[1]
+class ChildWait:
+    """The wait status of the code's process: as it says it on done_r once its streams are
+    closed and its files flushed (leave()), before its exit, or from waitpid() when it ended
+    without saying so (killed, or the code exited itself). What it says is the code's to
+    forge, as its exit status is anyway; a process the code left behind may hold done_r's
+    other end, so the child's own end is watched too (pidfd). Made as soon as the child is
+    forked: in warm mode, before the job's clock starts."""
+
+    def __init__(self, pid, done_r):
+        import posix
+        import select
+        self.pid, self.done_r, self.poll = pid, done_r, None
+        try:
+            self.pidfd = posix.pidfd_open(pid)
+        except (AttributeError, OSError):
+            return
+        self.poll = select.poll()
+        self.poll.register(done_r, select.POLLIN)
+        self.poll.register(self.pidfd, select.POLLIN)
+
+    def status(self):
+        import posix
+        if self.poll is None:
+            return posix.waitpid(self.pid, 0)[1]
+        said = b""
+        while True:
+            ready = dict(self.poll.poll())
+            if self.pidfd in ready:
+                break
+            chunk = posix.read(self.done_r, 16)
+            if not chunk:
+                self.poll.unregister(self.done_r)
+                continue
+            said += chunk
+            if said.endswith(b"\n") or len(said) > 8:
+                text = said[:-1].decode("ascii", "replace")
+                if text.isdigit() and len(text) <= 3 and int(text) <= 255:
+                    return int(text) << 8      # as waitpid() gives an exit status
+                self.poll.unregister(self.done_r)
+        return posix.waitpid(self.pid, 0)[1]
+
+
+def rehearse_runner():
+    """Warm mode: the runner's own part of a job (compiling it, handing it over, checking a
+    result, looking for dropped files) once before the job, for the pages it writes (copies
+    of the zygote's, for a forked worker)."""
+    import marshal
+    compiled, info = compile_job(REHEARSAL, None, type(sys)("__main__"))
+    marshal.dumps((compiled, tuple(info.solution_lines), tuple(info.assigned)))
+    checked_result(record("expr.kind", "float") + record("expr.text", "3.5"), {"expr": None})
+    dropped_files()
 
 
 def rehearse():
@@ -1230,6 +1251,8 @@ def main():
             return warm_child(data, res_fd, done_fd) if data else 0
         posix.close(hand_r)
         posix.close(done_w)
+        child = ChildWait(pid, done_r)
+        rehearse_runner()
         # Ready once the code's process has rehearsed too: a job that came sooner would
         # share the CPU with the rehearsal (on a small machine, wait for it).
         posix.read(done_r, 1)
@@ -1270,7 +1293,8 @@ def main():
             return child_main((compiled, info, mod, answer_vars, text, seed), res_fd,
                               child_done_fd(done_r, done_w, rep_fd))
         posix.close(done_w)
-    st = child_status(pid, done_r)
+        child = ChildWait(pid, done_r)
+    st = child.status()
     # Read by its size: a buffer of RESULT_MAX for every run costs more than a small run.
     size = min(posix.fstat(res_fd).st_size, RESULT_MAX + 1)
     data = b""
