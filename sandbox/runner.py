@@ -564,9 +564,13 @@ def set_dumpable(flag):
     (/proc/PID/mem) opened by another of the same user. Through _ctypes, not ctypes: a third
     of the import cost."""
     import _ctypes
-    prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")
-    if _ctypes.call_function(prctl, (4, flag, 0, 0, 0)) != 0:
+    if PRCTL[0] is None:    # found once, by the runner: the code's process inherits it
+        PRCTL[0] = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")
+    if _ctypes.call_function(PRCTL[0], (4, flag, 0, 0, 0)) != 0:
         raise OSError("prctl(PR_SET_DUMPABLE) failed")
+
+
+PRCTL = [None]
 
 
 def is_code(v):
@@ -769,17 +773,18 @@ def leave(status, mod, done_fd):
     try:
         if "threading" in sys.modules:
             sys.modules["threading"]._shutdown()
-        import atexit
-        atexit._run_exitfuncs()
+        (ATEXIT[0] or own_module("atexit"))._run_exitfuncs()
         mod.__dict__.clear()
         import gc
-        import io
+        import _io
         gc.collect()
         # What the code made since the runner froze its own objects: a file it left open
         # elsewhere than in __main__ is flushed as finalization would.
         for gen in (0, 1, 2):
             for o in gc.get_objects(gen):
-                if isinstance(o, io.IOBase) and not o.closed:
+                # The C base of every file object: io.IOBase, an ABC, costs a walk of
+                # its subclasses for each type it has not seen.
+                if isinstance(o, _io._IOBase) and not o.closed:
                     try:
                         o.flush()
                     except BaseException:
@@ -902,6 +907,19 @@ def rehearse_runner():
     dropped_files()
 
 
+ATEXIT = [None]     # the atexit module, for leave(): imported before a warm job
+
+
+def own_module(name):
+    """A built-in module for the runner's use, left out of sys.modules unless it was there:
+    the code finds sys.modules as a cold run would."""
+    had = name in sys.modules
+    mod = __import__(name)
+    if not had:
+        del sys.modules[name]
+    return mod
+
+
 def rehearse():
     """Warm mode: the code's process runs a program of its own through the job's path before
     the job comes. Its pages are the runner's until written, copy-on-write; a first run
@@ -917,6 +935,8 @@ def rehearse():
     except BaseException:
         pass
     mod.__dict__.clear()
+    # Importing it when the job is done took a tenth of a print(1)'s run.
+    ATEXIT[0] = own_module("atexit")
     # The pool's warm-up again, here: the pages a like job will write are copied now.
     if WARMUP[0]:
         warm_up(WARMUP[0])
@@ -1244,6 +1264,8 @@ def main():
             posix.close(hand_w)
             done_fd = child_done_fd(done_r, done_w, rep_fd)
             rehearse()
+            # What the rehearsal left is not the code's: leave() looks at the code's alone.
+            gc.freeze()
             write_all(done_fd, b"r")
             data = read_all(hand_r)
             posix.close(hand_r)
