@@ -10,8 +10,8 @@
 # it first and describes its result to the runner in the same records; the runner, which the
 # child can neither signal, trace nor read (it is not dumpable), checks that description and
 # writes the report itself, so a record the code forges is refused or never reaches the host.
-# The child says it is done (its exit status, streams closed) on a pipe before it exits, so
-# the report need not wait for its exit (ChildWait).
+# In warm mode the child says it is done (its exit status, streams closed) on a pipe before it
+# exits, so the report need not wait for its exit (ChildWait).
 # Only built-in modules are imported on the common path (posix, not os; _ast, not ast.py; no
 # json) to keep the start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
 # sitecustomize are the host's business and cost more than the rest of start-up; the
@@ -743,7 +743,7 @@ def preload(names):
 
 def child_main(job, res_fd, done_fd):
     """The code's process: runs the job (what compile_job() made of it) and leaves the
-    description of its result in res_fd; done_fd: see leave()."""
+    description of its result in res_fd; done_fd (warm mode; None when cold): see leave()."""
     import posix
     import _signal
     compiled, info, mod, answer_vars, text, seed = job
@@ -767,9 +767,9 @@ def child_main(job, res_fd, done_fd):
 def leave(status, mod, done_fd):
     """Exits as the interpreter would for the code (its threads joined, atexit handlers run,
     its objects freed, its files flushed) without tearing down every module: with numpy and
-    pandas imported that teardown cost 220 ms of a 250 ms run. It then closes its streams and
-    tells the runner its exit status on done_fd, so the report does not wait for the kernel
-    to take this process's memory apart (a third of a warm run's time)."""
+    pandas imported that teardown cost 220 ms of a 250 ms run. In warm mode it then closes its
+    streams and tells the runner its exit status on done_fd, so the report does not wait for
+    the kernel to take this process's memory apart (a third of a warm run's time)."""
     try:
         if "threading" in sys.modules:
             sys.modules["threading"]._shutdown()
@@ -794,6 +794,8 @@ def leave(status, mod, done_fd):
     except BaseException:
         pass
     import posix
+    if done_fd is None:
+        posix._exit(status)
     for fd in (1, 2):
         try:
             posix.close(fd)
@@ -855,12 +857,12 @@ DONE_INODE = [None]     # the code's process's: its done pipe's
 
 
 class ChildWait:
-    """The wait status of the code's process: as it says it on done_r once its streams are
-    closed and its files flushed (leave()), before its exit, or from waitpid() when it ended
-    without saying so (killed, or the code exited itself). What it says is the code's to
-    forge, as its exit status is anyway; a process the code left behind may hold done_r's
-    other end, so the child's own end is watched too (pidfd). Made as soon as the child is
-    forked: in warm mode, before the job's clock starts."""
+    """Warm mode: the wait status of the code's process, as it says it on done_r once its
+    streams are closed and its files flushed (leave()), before its exit, or from waitpid()
+    when it ended without saying so (killed, or the code exited itself). What it says is the
+    code's to forge, as its exit status is anyway; a process the code left behind may hold
+    done_r's other end, so the child's own end is watched too (pidfd). Made as soon as the
+    child is forked, before the job's clock starts."""
 
     def __init__(self, pid, done_r):
         import posix
@@ -1312,11 +1314,13 @@ def main():
         gc.freeze()     # the child's collector then leaves our objects, and their pages, alone
         pid = posix.fork()
         if pid == 0:
-            return child_main((compiled, info, mod, answer_vars, text, seed), res_fd,
-                              child_done_fd(done_r, done_w, rep_fd))
+            # The warm child's descriptors, though nobody reads this pipe.
+            child_done_fd(done_r, done_w, rep_fd)
+            return child_main((compiled, info, mod, answer_vars, text, seed), res_fd, None)
         posix.close(done_w)
-        child = ChildWait(pid, done_r)
-    st = child.status()
+    # A cold run's host waits for pid 1's exit anyway, and its rusage counts the child's CPU
+    # only once we reap it (where no cgroup counts it): the done pipe stays open, unread.
+    st = child.status() if warm else posix.waitpid(pid, 0)[1]
     # Read by its size: a buffer of RESULT_MAX for every run costs more than a small run.
     size = min(posix.fstat(res_fd).st_size, RESULT_MAX + 1)
     data = b""
