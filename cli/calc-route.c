@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,10 @@ static const char usage[] =
     "                          one result line out per input line, in order; a bad line gives\n"
     "                          an error line. The request options above apply to every line;\n"
     "                          a line's own key wins\n"
+    "  --jobs N                --batch: run up to N lines at once over the one engine (1..64,\n"
+    "                          default 1); the results still come out in input order, each\n"
+    "                          as soon as those before it have. With --pool, N warm sandboxes\n"
+    "                          keep N lines warm\n"
     "  --pool N                keep N sandboxes (ns tier, 0..64) warm before requests arrive,\n"
     "                          each used once; a request finding none ready starts cold\n"
     "                          (--json's timings.sandbox_start says which). For --batch\n"
@@ -78,10 +83,11 @@ static const char usage[] =
     "--allow-dir), 3 a limit was hit,\n"
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure,\n"
     "130 (143) interrupted by SIGINT (SIGTERM): the run under way ends at once and is\n"
-    "reported (--batch: its line is the last), then calc-route exits.\n";
+    "reported (--batch: its line is the last; with --jobs, the lines under way are), then\n"
+    "calc-route exits.\n";
 
-/* SIGINT or SIGTERM: the run under way ends (cr_engine_interrupt() is async-signal-safe) and
- * is reported; no other request starts. A second signal while the first is being handled
+/* SIGINT or SIGTERM: the run under way (with --jobs, every one) ends (cr_engine_interrupt() is
+ * async-signal-safe) and is reported; no other request starts. A second signal while the first is being handled
  * changes nothing: the run is already ending. */
 static cr_engine *volatile signal_engine;
 static volatile sig_atomic_t got_signal;
@@ -394,9 +400,6 @@ static ssize_t read_line(reader *in, char **buf, size_t *cap, int *too_long)
     return (ssize_t)n;
 }
 
-/* One JSON result line for each input line, in order; a bad line yields an error object
- * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
- * 5 when the engine failed. */
 /* The command line's request options, in their order, which --batch applies to every line
  * before the line's own keys (a key of the line wins, as a later --var does). */
 typedef struct {
@@ -411,11 +414,180 @@ static size_t nline_opts;
 
 static cr_code apply_line_opts(cr_request *req, cr_error *e);
 
-static int run_batch(cr_engine *engine, FILE *f)
+/* The result line (without its newline) of one --batch input line: the result's JSON with the
+ * caller's id first, or an error object. NULL on ENOMEM. *engine_failed set when the engine
+ * failed (exit status 5). Thread-safe: --jobs runs it on several threads over one engine. */
+static char *batch_result(cr_engine *engine, const char *line, size_t n, int too_long,
+                          int *engine_failed)
+{
+    cr_error e = {0};
+    char *out = NULL;
+    if (too_long) {
+        n = 0;
+        cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
+    }
+    cr_request *req = cr_request_new();
+    cr_result *res = NULL;
+    cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
+    if (set == CR_OK) set = cr_request_set_json(req, line, n, &e);
+    /* The caller's id, echoed as written so results can be matched to requests. */
+    const char *id_text = req ? cr_request_id(req) : NULL;
+    if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
+        const char *js = cr_result_json(res);
+        if (js && asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
+            out = NULL;
+        if (!js) {
+            if (asprintf(&out, "{\"id\":%s,\"status\":\"engine_error\"}",
+                         id_text ? id_text : "null") < 0)
+                out = NULL;
+            *engine_failed = 1;
+        }
+    } else {
+        json_t *o = json_object(), *eo = json_object();
+        int failed = !o;
+        cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
+                    &failed);
+        cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
+                                                         : "UsageError"), &failed);
+        cr_json_set(eo, "message", cr_json_str(e.message), &failed);
+        cr_json_set(eo, "line", json_integer(e.line), &failed);
+        cr_json_set(eo, "col", json_integer(e.col), &failed);
+        cr_json_set(o, "error", eo, &failed);
+        char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+        if (!js || asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
+            out = NULL;
+        if (!out) out = strdup("{\"status\":\"engine_error\"}");
+        free(js);
+        json_decref(o);
+        if (set == CR_OK) *engine_failed = 1;
+    }
+    cr_result_free(res);
+    cr_request_free(req);
+    return out;
+}
+
+/* --jobs: lines run on up to JOBS_MAX threads over the one engine. Line i goes to slot
+ * i % jobs once that slot's previous line is printed; a writer thread prints the slots in
+ * input order as each finishes, so the output is the same as one at a time, and a result
+ * goes out as soon as those before it have (a caller may wait for it before it writes the
+ * next line). One lock for all: each holds it for microseconds a request. */
+#define JOBS_MAX 64
+enum { SLOT_FREE, SLOT_GIVEN, SLOT_DONE, SLOT_QUIT };
+typedef struct {
+    pthread_t thread;
+    int state;
+    char *line;                  /* GIVEN: the input line */
+    size_t len;
+    int too_long;
+    char *out;                   /* DONE: the result line, NULL on ENOMEM */
+} batch_slot;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    batch_slot *slots;
+    unsigned jobs;               /* slots with a thread */
+    cr_engine *engine;
+    unsigned long long given, printed;
+    int input_ended;
+    int rc;                      /* EX_INTERNAL once the engine failed */
+} lines = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, NULL, 0, 0, 0, 0 };
+
+/* Prints one result line; *rc becomes EX_INTERNAL when there is none (ENOMEM). */
+static void print_result(char *out, int *rc)
+{
+    printf("%s\n", out ? out : "{\"status\":\"engine_error\"}");
+    if (!out) *rc = EX_INTERNAL;
+    fflush(stdout);
+    free(out);
+}
+
+static void *batch_worker(void *arg)
+{
+    batch_slot *s = arg;
+    pthread_mutex_lock(&lines.lock);
+    for (;;) {
+        while (s->state != SLOT_GIVEN && s->state != SLOT_QUIT)
+            pthread_cond_wait(&lines.changed, &lines.lock);
+        if (s->state == SLOT_QUIT) break;
+        pthread_mutex_unlock(&lines.lock);
+        int failed = 0;
+        char *out = batch_result(lines.engine, s->line, s->len, s->too_long, &failed);
+        pthread_mutex_lock(&lines.lock);
+        free(s->line);
+        s->line = NULL;
+        s->out = out;
+        if (failed) lines.rc = EX_INTERNAL;
+        s->state = SLOT_DONE;
+        pthread_cond_broadcast(&lines.changed);
+    }
+    pthread_mutex_unlock(&lines.lock);
+    return NULL;
+}
+
+static void *batch_writer(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lines.lock);
+    for (;;) {
+        batch_slot *s = &lines.slots[lines.printed % lines.jobs];
+        if (lines.printed < lines.given && s->state == SLOT_DONE) {
+            char *out = s->out;
+            int rc = EX_OK;
+            s->out = NULL;
+            s->state = SLOT_FREE;
+            lines.printed++;
+            pthread_cond_broadcast(&lines.changed);
+            pthread_mutex_unlock(&lines.lock);
+            print_result(out, &rc);
+            pthread_mutex_lock(&lines.lock);
+            if (rc != EX_OK) lines.rc = rc;
+            continue;
+        }
+        if (lines.input_ended && lines.printed == lines.given) break;
+        pthread_cond_wait(&lines.changed, &lines.lock);
+    }
+    pthread_mutex_unlock(&lines.lock);
+    return NULL;
+}
+
+/* Starts the writer and up to `jobs` workers (signals blocked: the handler runs on the
+ * calling thread alone, which reads signal_engine); the number of workers, 0 when either
+ * could not start. */
+static unsigned batch_threads(batch_slot *slots, unsigned jobs, pthread_t *writer)
+{
+    sigset_t all, old;
+    unsigned n = 0;
+    lines.slots = slots;
+    lines.jobs = jobs;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    while (n < jobs && pthread_create(&slots[n].thread, NULL, batch_worker, &slots[n]) == 0) n++;
+    lines.jobs = n;
+    if (n && pthread_create(writer, NULL, batch_writer, NULL) != 0) {
+        pthread_mutex_lock(&lines.lock);
+        for (unsigned i = 0; i < n; i++) slots[i].state = SLOT_QUIT;
+        pthread_cond_broadcast(&lines.changed);
+        pthread_mutex_unlock(&lines.lock);
+        for (unsigned i = 0; i < n; i++) pthread_join(slots[i].thread, NULL);
+        n = 0;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return n;
+}
+
+/* One JSON result line for each input line, in order; a bad line yields an error object
+ * and the stream goes on. Exit status: 0 when every line ran (whatever the code did),
+ * 5 when the engine failed. With jobs > 1, up to that many lines run at once. */
+static int run_batch(cr_engine *engine, FILE *f, unsigned jobs)
 {
     reader *in = malloc(sizeof *in);
-    if (!in) {
+    batch_slot *slots = jobs > 1 ? calloc(jobs, sizeof *slots) : NULL;
+    pthread_t writer;
+    if (!in || (jobs > 1 && !slots)) {
         fprintf(stderr, "calc-route: out of memory\n");
+        free(in);
+        free(slots);
         return EX_INTERNAL;
     }
     in->fd = fileno(f);
@@ -425,47 +597,51 @@ static int run_batch(cr_engine *engine, FILE *f)
     ssize_t n;
     int rc = EX_OK;
     int too_long;
+    lines.engine = engine;
+    if (slots && !batch_threads(slots, jobs, &writer)) {
+        fprintf(stderr, "calc-route: --jobs: no thread could start\n");
+        free(slots);
+        free(in);
+        return EX_INTERNAL;
+    }
     while ((n = read_line(in, &line, &cap, &too_long)) >= 0 && !got_signal) {
         while (n > 0 && line[n - 1] == '\r') line[--n] = '\0';
-        cr_error e = {0};
-        if (too_long) {
-            n = 0;
-            cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
+        if (!slots) {
+            int failed = 0;
+            print_result(batch_result(engine, line, (size_t)n, too_long, &failed), &rc);
+            if (failed) rc = EX_INTERNAL;
+            continue;
         }
-        cr_request *req = cr_request_new();
-        cr_result *res = NULL;
-        cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
-        if (set == CR_OK) set = cr_request_set_json(req, line, (size_t)n, &e);
-        /* The caller's id, echoed as written so results can be matched to requests. */
-        const char *id_text = cr_request_id(req);
-        if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
-            const char *js = cr_result_json(res);
-            if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
-            else {
-                printf("{\"id\":%s,\"status\":\"engine_error\"}\n", id_text ? id_text : "null");
-                rc = EX_INTERNAL;
-            }
+        pthread_mutex_lock(&lines.lock);
+        batch_slot *s = &slots[lines.given % lines.jobs];
+        while (s->state != SLOT_FREE) pthread_cond_wait(&lines.changed, &lines.lock);
+        if ((s->line = malloc((size_t)n + 1))) {
+            memcpy(s->line, line, (size_t)n + 1);
+            s->len = (size_t)n;
+            s->too_long = too_long;
+            s->state = SLOT_GIVEN;
         } else {
-            json_t *o = json_object(), *eo = json_object();
-            int failed = !o;
-            cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
-                        &failed);
-            cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
-                                                             : "UsageError"), &failed);
-            cr_json_set(eo, "message", cr_json_str(e.message), &failed);
-            cr_json_set(eo, "line", json_integer(e.line), &failed);
-            cr_json_set(eo, "col", json_integer(e.col), &failed);
-            cr_json_set(o, "error", eo, &failed);
-            char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-            if (js) printf("{\"id\":%s,%s\n", id_text ? id_text : "null", js + 1);
-            else printf("{\"id\":%s,\"status\":\"engine_error\"}\n", id_text ? id_text : "null");
-            free(js);
-            json_decref(o);
-            if (set == CR_OK) rc = EX_INTERNAL;
+            s->out = NULL;      /* its line says engine_error; the exit status 5 */
+            s->state = SLOT_DONE;
         }
-        fflush(stdout);
-        cr_result_free(res);
-        cr_request_free(req);
+        lines.given++;
+        pthread_cond_broadcast(&lines.changed);
+        pthread_mutex_unlock(&lines.lock);
+    }
+    if (slots) {
+        unsigned workers = lines.jobs;
+        pthread_mutex_lock(&lines.lock);
+        lines.input_ended = 1;
+        pthread_cond_broadcast(&lines.changed);
+        pthread_mutex_unlock(&lines.lock);
+        pthread_join(writer, NULL);
+        pthread_mutex_lock(&lines.lock);
+        for (unsigned i = 0; i < workers; i++) slots[i].state = SLOT_QUIT;
+        pthread_cond_broadcast(&lines.changed);
+        pthread_mutex_unlock(&lines.lock);
+        for (unsigned i = 0; i < workers; i++) pthread_join(slots[i].thread, NULL);
+        if (lines.rc != EX_OK) rc = lines.rc;
+        free(slots);
     }
     free(line);
     free(in);
@@ -560,7 +736,7 @@ int main(int argc, char **argv)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR };
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -570,7 +746,7 @@ int main(int argc, char **argv)
         {"tier", required_argument, 0, O_TIER},       {"timeout", required_argument, 0, O_TIMEOUT},
         {"memory", required_argument, 0, O_MEMORY},   {"data", required_argument, 0, O_DATA},
         {"out", required_argument, 0, O_OUT},         {"audit", required_argument, 0, O_AUDIT},
-        {"batch", no_argument, 0, O_BATCH},
+        {"batch", no_argument, 0, O_BATCH},           {"jobs", required_argument, 0, O_JOBS},
         {"interpreter", required_argument, 0, O_INTERPRETER},
         {"allow-dir", required_argument, 0, O_ALLOW_DIR},
         {"kvm-dir", required_argument, 0, O_KVM_DIR},
@@ -590,6 +766,7 @@ int main(int argc, char **argv)
         return EX_INTERNAL;
     }
     int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
+    unsigned jobs = 1;
     cr_error e = {0};
     if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
         fprintf(stderr, "calc-route: out of memory\n");
@@ -655,6 +832,14 @@ int main(int argc, char **argv)
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
         case O_BATCH: batch = 1; break;
+        case O_JOBS: {
+            char *end;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > JOBS_MAX)
+                rc = die_usage("--jobs: want 1 to 64 lines at once, got '%s'", optarg);
+            jobs = (unsigned)n;
+            break;
+        }
         case O_POOL: rc = set_config(cfg, "pool", optarg); break;
         case O_PRELOAD: rc = set_config(cfg, "preload", optarg); break;
         case O_NO_REFILL: rc = set_config(cfg, "refill", "0"); break;
@@ -687,6 +872,10 @@ int main(int argc, char **argv)
         }
     }
     if (rc != EX_OK) goto out;
+    if (jobs > 1 && !batch) {
+        rc = die_usage("--jobs: only with --batch%s", "");
+        goto out;
+    }
     if (argc - optind > 1) {
         rc = die_usage("one input at most, got '%s' and more", argv[optind + 1]);
         goto out;
@@ -702,7 +891,7 @@ int main(int argc, char **argv)
         cr_engine *engine = open_engine(cfg, &rc);
         if (engine) {
             catch_signals(engine);
-            rc = run_batch(engine, in);
+            rc = run_batch(engine, in, jobs);
         }
         signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
         cr_engine_close(engine);

@@ -10,6 +10,8 @@
 # it first and describes its result to the runner in the same records; the runner, which the
 # child can neither signal, trace nor read (it is not dumpable), checks that description and
 # writes the report itself, so a record the code forges is refused or never reaches the host.
+# In warm mode the child says it is done (its exit status, streams closed) on a pipe before it
+# exits, so the report need not wait for its exit (ChildWait).
 # Only built-in modules are imported on the common path (posix, not os; _ast, not ast.py; no
 # json) to keep the start-up cost of every sandboxed run low. -S skips site, whose .pth hooks and
 # sitecustomize are the host's business and cost more than the rest of start-up; the
@@ -680,9 +682,13 @@ def set_dumpable(flag):
     (/proc/PID/mem) opened by another of the same user. Through _ctypes, not ctypes: a third
     of the import cost."""
     import _ctypes
-    prctl = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")
-    if _ctypes.call_function(prctl, (4, flag, 0, 0, 0)) != 0:
+    if PRCTL[0] is None:    # found once, by the runner: the code's process inherits it
+        PRCTL[0] = _ctypes.dlsym(_ctypes.dlopen(None), "prctl")
+    if _ctypes.call_function(PRCTL[0], (4, flag, 0, 0, 0)) != 0:
         raise OSError("prctl(PR_SET_DUMPABLE) failed")
+
+
+PRCTL = [None]
 
 
 def is_code(v):
@@ -816,13 +822,17 @@ def read_job(data):
     return code, answer_vars or ["ans", "result", "answer"], globals_json, mod, seed
 
 
-def compile_job(code, globals_json, mod):
-    """The code compiled with its hooks, and its analysis; raises what the code's text does."""
-    import _ast as ast
+def apply_globals(globals_json, mod):
     if globals_json is not None:
         import json
         for name, value in json.loads(globals_json).items():
             mod.__dict__[str(name)] = value
+
+
+def compile_job(code, globals_json, mod):
+    """The code compiled with its hooks, and its analysis; raises what the code's text does."""
+    import _ast as ast
+    apply_globals(globals_json, mod)
     tree = compile(code, FILENAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     info = Analysis(tree, ast)
     hook_expressions(info, ast)
@@ -851,9 +861,9 @@ def preload(names):
                 pass
 
 
-def child_main(job, res_fd):
+def child_main(job, res_fd, done_fd):
     """The code's process: runs the job (what compile_job() made of it) and leaves the
-    description of its result in res_fd."""
+    description of its result in res_fd; done_fd (warm mode; None when cold): see leave()."""
     import posix
     import _signal
     compiled, info, mod, answer_vars, text, seed = job
@@ -871,27 +881,30 @@ def child_main(job, res_fd):
     data, off = b"".join(recs), 0
     while off < len(data):
         off += posix.pwrite(res_fd, data[off:], off)
-    leave(status, mod)
+    leave(status, mod, done_fd)
 
 
-def leave(status, mod):
+def leave(status, mod, done_fd):
     """Exits as the interpreter would for the code (its threads joined, atexit handlers run,
     its objects freed, its files flushed) without tearing down every module: with numpy and
-    pandas imported that teardown cost 220 ms of a 250 ms run."""
+    pandas imported that teardown cost 220 ms of a 250 ms run. In warm mode it then closes its
+    streams and tells the runner its exit status on done_fd, so the report does not wait for
+    the kernel to take this process's memory apart (a third of a warm run's time)."""
     try:
         if "threading" in sys.modules:
             sys.modules["threading"]._shutdown()
-        import atexit
-        atexit._run_exitfuncs()
+        (ATEXIT[0] or own_module("atexit"))._run_exitfuncs()
         mod.__dict__.clear()
         import gc
-        import io
+        import _io
         gc.collect()
         # What the code made since the runner froze its own objects: a file it left open
         # elsewhere than in __main__ is flushed as finalization would.
         for gen in (0, 1, 2):
             for o in gc.get_objects(gen):
-                if isinstance(o, io.IOBase) and not o.closed:
+                # The C base of every file object: io.IOBase, an ABC, costs a walk of
+                # its subclasses for each type it has not seen.
+                if isinstance(o, _io._IOBase) and not o.closed:
                     try:
                         o.flush()
                     except BaseException:
@@ -901,6 +914,22 @@ def leave(status, mod):
     except BaseException:
         pass
     import posix
+    if done_fd is None:
+        posix._exit(status)
+    for fd in (1, 2):
+        try:
+            posix.close(fd)
+        except OSError:
+            pass
+    try:
+        # Unless the code put a file of its own at that number.
+        if posix.fstat(done_fd).st_ino == DONE_INODE[0]:
+            posix.write(done_fd, b"%d\n" % status)
+        # Nobody waits for the exit now: freeing our memory should not slow the runner
+        # and the caller, which have the result to pass on.
+        posix.sched_setscheduler(0, posix.SCHED_IDLE, posix.sched_param(0))
+    except (AttributeError, OSError):
+        pass
     posix._exit(status)
 
 
@@ -932,6 +961,87 @@ def finish(rep_fd, records, status, warm):
     posix._exit(status)
 
 
+def child_done_fd(done_r, done_w, rep_fd):
+    """In the code's process, just forked: its end of the pipe on which it says it is done
+    (leave()), put where the report's descriptor was, which it must not hold; so warm and
+    cold runs show the code the same descriptors."""
+    import posix
+    posix.close(done_r)
+    posix.dup2(done_w, rep_fd, inheritable=False)
+    posix.close(done_w)
+    DONE_INODE[0] = posix.fstat(rep_fd).st_ino
+    return rep_fd
+
+
+DONE_INODE = [None]     # the code's process's: its done pipe's
+
+
+class ChildWait:
+    """Warm mode: the wait status of the code's process, as it says it on done_r once its
+    streams are closed and its files flushed (leave()), before its exit, or from waitpid()
+    when it ended without saying so (killed, or the code exited itself). What it says is the
+    code's to forge, as its exit status is anyway; a process the code left behind may hold
+    done_r's other end, so the child's own end is watched too (pidfd). Made as soon as the
+    child is forked, before the job's clock starts."""
+
+    def __init__(self, pid, done_r):
+        import posix
+        import select
+        self.pid, self.done_r, self.poll = pid, done_r, None
+        try:
+            self.pidfd = posix.pidfd_open(pid)
+        except (AttributeError, OSError):
+            return
+        self.poll = select.poll()
+        self.poll.register(done_r, select.POLLIN)
+        self.poll.register(self.pidfd, select.POLLIN)
+
+    def status(self):
+        import posix
+        if self.poll is None:
+            return posix.waitpid(self.pid, 0)[1]
+        said = b""
+        while True:
+            ready = dict(self.poll.poll())
+            if self.pidfd in ready:
+                break
+            chunk = posix.read(self.done_r, 16)
+            if not chunk:
+                self.poll.unregister(self.done_r)
+                continue
+            said += chunk
+            if said.endswith(b"\n") or len(said) > 8:
+                text = said[:-1].decode("ascii", "replace")
+                if text.isdigit() and len(text) <= 3 and int(text) <= 255:
+                    return int(text) << 8      # as waitpid() gives an exit status
+                self.poll.unregister(self.done_r)
+        return posix.waitpid(self.pid, 0)[1]
+
+
+def rehearse_runner():
+    """Warm mode: the runner's own part of a job (compiling it, handing it over, checking a
+    result, looking for dropped files) once before the job, for the pages it writes (copies
+    of the zygote's, for a forked worker)."""
+    import marshal
+    compiled, info = compile_job(REHEARSAL, None, type(sys)("__main__"))
+    marshal.dumps((compiled, tuple(info.solution_lines), tuple(info.assigned)))
+    checked_result(record("expr.kind", "float") + record("expr.text", "3.5"), {"expr": None})
+    dropped_files()
+
+
+ATEXIT = [None]     # the atexit module, for leave(): imported before a warm job
+
+
+def own_module(name):
+    """A built-in module for the runner's use, left out of sys.modules unless it was there:
+    the code finds sys.modules as a cold run would."""
+    had = name in sys.modules
+    mod = __import__(name)
+    if not had:
+        del sys.modules[name]
+    return mod
+
+
 def rehearse():
     """Warm mode: the code's process runs a program of its own through the job's path before
     the job comes. Its pages are the runner's until written, copy-on-write; a first run
@@ -947,21 +1057,32 @@ def rehearse():
     except BaseException:
         pass
     mod.__dict__.clear()
+    # Importing it when the job is done took a tenth of a print(1)'s run.
+    ATEXIT[0] = own_module("atexit")
     # The pool's warm-up again, here: the pages a like job will write are copied now.
     if WARMUP[0]:
         warm_up(WARMUP[0])
 
 
-def warm_child(data, res_fd):
-    """Warm mode: the code's process gets the job's bytes from the runner, which compiled
-    them already (and so showed any SyntaxWarning), and compiles them the same way."""
-    code, answer_vars, globals_json, mod, seed = read_job(data)
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        compiled, info = compile_job(code, globals_json, mod)
-    return child_main((compiled, info, mod, answer_vars, code.decode("utf-8", "replace"), seed),
-                      res_fd)
+class Compiled:
+    """What run_code() needs of an Analysis, from the runner's: the code's process of a warm
+    worker gets the job compiled (marshal), not compiled again."""
+
+    def __init__(self, solution_lines, assigned):
+        self.solution_lines = set(solution_lines)
+        self.assigned = list(assigned)
+
+
+def warm_child(data, res_fd, done_fd):
+    """Warm mode: the code's process gets the job's records and what the runner compiled of
+    them (a marshalled code object and the analysis run_code() needs)."""
+    import marshal
+    got = dict(read_records(data))
+    code, answer_vars, globals_json, mod, seed = read_job(got["job"])
+    apply_globals(globals_json, mod)
+    compiled, lines, assigned = marshal.loads(got["compiled"])
+    return child_main((compiled, Compiled(lines, assigned), mod, answer_vars,
+                       code.decode("utf-8", "replace"), seed), res_fd, done_fd)
 
 
 # The zygote of a warm pool (sandbox/ns/pool.c): a warm runner that never takes a job. It
@@ -1235,7 +1356,6 @@ def main():
         sys.set_int_max_str_digits(0)
     if warm:
         preload(sys.argv[3])
-        import warnings     # for warm_child(), before the job's clock starts
         # The first compile to a syntax tree makes the interpreter's AST types: 5 ms, paid
         # here once for the runner and the child it forks.
         compile_job(b"def solution():\n    return 1\nx = 1\nx\n", None, type(sys)("warmup"))
@@ -1254,22 +1374,32 @@ def main():
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 
     if warm:
-        hand_r, hand_w = posix.pipe()
+        hand_r, hand_w = posix.pipe()   # the job, to the code's process
+        done_r, done_w = posix.pipe()   # from it: rehearsed; then its exit status (leave())
         sys.stdout.flush()
         sys.stderr.flush()
         import gc
         gc.freeze()
         pid = posix.fork()
         if pid == 0:
-            posix.close(rep_fd)
             posix.close(job_fd)
             posix.close(hand_w)
+            done_fd = child_done_fd(done_r, done_w, rep_fd)
             rehearse()
+            # What the rehearsal left is not the code's: leave() looks at the code's alone.
+            gc.freeze()
+            write_all(done_fd, b"r")
             data = read_all(hand_r)
             posix.close(hand_r)
             # No job: the runner refused it, or the worker was never used.
-            return warm_child(data, res_fd) if data else 0
+            return warm_child(data, res_fd, done_fd) if data else 0
         posix.close(hand_r)
+        posix.close(done_w)
+        child = ChildWait(pid, done_r)
+        rehearse_runner()
+        # Ready once the code's process has rehearsed too: a job that came sooner would
+        # share the CPU with the rehearsal (on a small machine, wait for it).
+        posix.read(done_r, 1)
         write_all(rep_fd, b"R")         # ready: the host may hand a job over
         data = read_all(job_fd)
     else:
@@ -1291,24 +1421,31 @@ def main():
         allowed["expr"] = None
 
     if warm:
-        # The child compiles the same job the same way: sending it the bytes is cheaper than
-        # sending what they compile to.
+        import marshal
         sys.stderr.flush()
-        write_all(hand_w, data)
+        write_all(hand_w, record("job", data) + record("compiled", marshal.dumps(
+            (compiled, tuple(info.solution_lines), tuple(info.assigned)))))
         posix.close(hand_w)
     else:
+        done_r, done_w = posix.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         import gc
         gc.freeze()     # the child's collector then leaves our objects, and their pages, alone
         pid = posix.fork()
         if pid == 0:
-            posix.close(rep_fd)
-            return child_main((compiled, info, mod, answer_vars, text, seed), res_fd)
-    st = posix.waitpid(pid, 0)[1]
+            # The warm child's descriptors, though nobody reads this pipe.
+            child_done_fd(done_r, done_w, rep_fd)
+            return child_main((compiled, info, mod, answer_vars, text, seed), res_fd, None)
+        posix.close(done_w)
+    # A cold run's host waits for pid 1's exit anyway, and its rusage counts the child's CPU
+    # only once we reap it (where no cgroup counts it): the done pipe stays open, unread.
+    st = child.status() if warm else posix.waitpid(pid, 0)[1]
+    # Read by its size: a buffer of RESULT_MAX for every run costs more than a small run.
+    size = min(posix.fstat(res_fd).st_size, RESULT_MAX + 1)
     data = b""
-    while len(data) <= RESULT_MAX:
-        chunk = posix.pread(res_fd, RESULT_MAX + 1 - len(data), len(data))
+    while len(data) < size:
+        chunk = posix.pread(res_fd, size - len(data), len(data))
         if not chunk:
             break
         data += chunk

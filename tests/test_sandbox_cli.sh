@@ -535,6 +535,64 @@ stop_within 30
 exec 9>&-
 expect interrupt-batch-idle 130 "d['id'], d['status'], d['value']['repr']" "(3, 'ok', '3')"
 
+# --batch --jobs: lines run at once, results in input order, whichever finishes first. The
+# sandboxed lines sleep less the later they come, so they finish in reverse; the in-process
+# ones, a syntax error and a bad line come between; the lines under way at SIGINT are the last.
+"$PY" -c '
+import json
+for i in range(8):
+    code = ("import time\ntime.sleep(%.2f)\nans = %d" % ((8 - i) * 0.05, i) if i % 2 == 0
+            else "ans = %d * 2" % i if i != 5 else "ans = = 1")
+    print(json.dumps({"id": i, "code": code}))
+print("not json")' >"$tmp/jobs.jsonl"
+jobs_want="0 ns ok 0
+1 inprocess ok 2
+2 ns ok 2
+3 inprocess ok 6
+4 ns ok 4
+5 rejected syntax_error None
+6 ns ok 6
+7 inprocess ok 14
+None None bad_request None"
+for j in 1 3 64; do
+    got=$("$R" --batch --tier ns --jobs $j "$tmp/jobs.jsonl" 2>"$tmp/err" |
+          "$PY" -c 'import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    print(d["id"], d.get("route"), d["status"], (d.get("value") or {}).get("repr"))')
+    if [ "$got" = "$jobs_want" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); printf 'FAIL batch-jobs-%s:\n%s\n' "$j" "$got" >&2; cat "$tmp/err" >&2
+    fi
+done
+printf '%s\n' '{"id": 1, "code": "import time\ntime.sleep(100)"}' '{"id": 2, "code": "ans = 2"}' \
+    '{"id": 3, "code": "import time\ntime.sleep(100)"}' >"$tmp/batch.jsonl"
+"$R" --batch --tier ns --timeout 60 --jobs 3 "$tmp/batch.jsonl" >"$tmp/json" 2>"$tmp/err" &
+pid=$!
+i=0
+while [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -lt 4 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+kill -INT "$pid"
+wait "$pid"
+rc=$?
+got=$("$PY" -c 'import json, sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    print(d["id"], d["status"])' "$tmp/json")
+if [ "$rc" = 130 ] && [ "$got" = "1 interrupted
+2 ok
+3 interrupted" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL batch-jobs-interrupt: exit %s\n%s\n' "$rc" "$got" >&2; cat "$tmp/err" >&2
+fi
+got=$("$R" --jobs 2 /dev/null 2>&1; echo "exit $?"; "$R" --batch --jobs 0 </dev/null 2>&1; echo "exit $?")
+if [ "$got" = "calc-route: --jobs: only with --batch
+Try 'calc-route --help'.
+exit 2
+calc-route: --jobs: want 1 to 64 lines at once, got '0'
+Try 'calc-route --help'.
+exit 2" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL jobs-usage: [%s]\n' "$got" >&2
+fi
+
 # --pool with --warmup: the program runs where the warm sandboxes are forked from (what it
 # sets, each has; its output reaches none); a file that cannot be read is a usage error.
 printf 'import json\nprint("noise")\njson.warmed = 7\n' >"$tmp/warmup.py"
