@@ -1,5 +1,5 @@
 /* bench/bench_sandbox.c: request -> result latency of sandboxed code, four ways side by side
- * in one run: the engine's warm pool (ns tier, cr_config.pool_size with the program's imports
+ * in one run: the engine's warm pool (ns tier, the engine option pool with the program's imports
  * preloaded and, for a library program, a warm-up of the library), a cold ns sandbox, bubblewrap (`bwrap --unshare-all ...`) and bare
  * `python3 -I`, on print(1), a numpy + pandas aggregate and a scipy brentq IRR. The ways are
  * interleaved (the order rotates every round) so that a busy machine slows all alike, and

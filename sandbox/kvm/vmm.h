@@ -223,7 +223,7 @@ cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
 /* ---- the kvm directory (paths.c) -----------------------------------------------------------
  * One directory holds what the tier boots: KVM_KERNEL_FILE and KVM_INITRD_FILE (made by
  * `make kvm-kernel kvm-guest`, installed by `make install-kvm`). Where it is, first found:
- * the caller's kvm_dir (cr_config.kvm_dir, --kvm-dir, Python's kvm_dir=), $CALCROUTE_KVM_DIR,
+ * the caller's kvm_dir (the engine option kvm_dir, --kvm-dir, Python's kvm_dir=), $CALCROUTE_KVM_DIR,
  * the installed one (KVM_DIR_INSTALLED under the prefix the running library or calc-route
  * was installed to) when it holds both files, else KVM_DIR_BUILD of the current directory
  * (running from a checkout's top, which `make kvm-kernel kvm-guest` fills). */
