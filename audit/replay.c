@@ -223,7 +223,16 @@ cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
     audit_entry e;
     cr_error run_err;
     memset(rep, 0, sizeof *rep);
-    cr_code rc = audit_iter_open(audit_from_public(a), from, to, &it, err);
+    /* Records asked for that the ledger does not hold are a finding, not an empty success. */
+    uint64_t head;
+    uint8_t hh[AUDIT_HASH_LEN];
+    cr_code rc = audit_head(audit_from_public(a), &head, hh, err);
+    if (rc != CR_OK) return rc;
+    if (from > head || (to && to > head))
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "replay: no record with seq %llu (the ledger "
+                            "ends at %llu)", (unsigned long long)(from > head ? from : to),
+                            (unsigned long long)head);
+    rc = audit_iter_open(audit_from_public(a), from, to, &it, err);
     int s = 0;
     while (rc == CR_OK && (s = audit_iter_next(it, &e, err)) == 1) {
         cx.ndiff = 0;

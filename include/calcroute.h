@@ -394,7 +394,8 @@ typedef struct {
     uint64_t sandbox_differences; /* reported, not failures */
 } cr_audit_replay_report;
 /* `diff` (may be NULL) is called once per differing field; strings are borrowed for the
- * call, NULL meaning absent. CR_OK when the replay ran (see rep->differences). */
+ * call, NULL meaning absent. CR_OK when the replay ran (see rep->differences); CR_ELEDGER
+ * when from or to names a record past the ledger's end (nothing is replayed then). */
 CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
                                void (*diff)(uint64_t seq, const char *field, const char *want,
                                             const char *got, void *arg),

@@ -146,6 +146,11 @@ static void test_inspect(void)
     CHECK(starts_with(out, "FAIL seq 2: hash mismatch: stored "));
     CHECK(strstr(out, "\n1 records verified before the failure\n") != NULL);
     /* Replay runs the changed code and names what no longer matches. */
+    /* past the end: the records asked for are not there */
+    CHECK_INT(run_errs(tool, "replay %s --from 9", db), 1);
+    CHECK_STR(out, "calc-audit: replay: no record with seq 9 (the ledger ends at 3)\n");
+    CHECK_INT(run_errs(tool, "replay %s --from 1 --to 4", db), 1);
+    CHECK_STR(out, "calc-audit: replay: no record with seq 4 (the ledger ends at 3)\n");
     CHECK_INT(run("replay %s --from 2", db), 1);
     CHECK_STR(out, "seq 2: value_fraction differs\n  recorded: \"3\"\n  replayed: \"2\"\n"
                    "seq 2: value_repr differs\n  recorded: \"3.0\"\n  replayed: \"2.0\"\n"
