@@ -842,9 +842,9 @@ static void test_snap_header_checks(void)
     cr_error e = {0};
     uint64_t size;
     snap_files(dir, sizeof dir, kernel, initrd, sizeof kernel);
-    CHECK_INT(vmm_snap_identity(kernel, initrd, &id, &e), CR_OK);
+    CHECK_INT(vmm_snap_identity(kernel, initrd, "", &id, &e), CR_OK);
     CHECK(strncmp(id.build, "crvm4 snap1 state", 17) == 0);
-    CHECK_INT(vmm_snap_identity(kernel, "/nonexistent/initrd", &other, &e), CR_ESANDBOX);
+    CHECK_INT(vmm_snap_identity(kernel, "/nonexistent/initrd", "", &other, &e), CR_ESANDBOX);
     CHECK_STR(e.message, "kvm: snapshot: stat /nonexistent/initrd: No such file or directory");
 
     h = good_header(&id, &size);
@@ -927,7 +927,7 @@ static void test_snapshot_tiny_guest(void)
     vmm_stop stop;
     snap_files(dir, sizeof dir, kernel, initrd, sizeof kernel);
     snprintf(path, sizeof path, "%s/snapshot", dir);
-    if (!CHECK_RET(vmm_snap_identity(kernel, initrd, &id, &e) == CR_OK)) return;
+    if (!CHECK_RET(vmm_snap_identity(kernel, initrd, "", &id, &e) == CR_OK)) return;
 
     vmm *vm = open_vm(0, 5, 1000, 1024);
     if (!CHECK_RET(vm)) return;

@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/random.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -31,6 +33,7 @@
 
 static struct crvm_page *page;
 static uint8_t *region;
+static uint32_t region_size;            /* as mapped at boot */
 static char failure[512];
 
 static uint64_t mono_ns(void)
@@ -40,10 +43,13 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static volatile uint32_t *doorbell_page;   /* mapped after a restore (resume()) */
+
 static void ring(uint32_t value)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);      /* the page before the doorbell */
-    outl(value, CRVM_DOORBELL_PORT);
+    if (doorbell_page) *doorbell_page = value;
+    else outl(value, CRVM_DOORBELL_PORT);
 }
 
 static _Noreturn void power_off(void)
@@ -147,6 +153,142 @@ static int map_region(void)
         return fail("init: map the region");
     }
     page = (struct crvm_page *)region;
+    region_size = size;
+    return 0;
+}
+
+/* ---- a VM restored from the snapshot ------------------------------------------------------
+ * It wakes where the snapshot's VM rang CRVM_RING_READY, with that VM's clock and random
+ * state, in a region the host has filled since: the header is checked again, the clock set
+ * to the host's, the host's entropy fed to the kernel's pool and the pool reseeded, so that
+ * no two restored VMs share random state; the job's /data comes in the region. */
+
+static uint32_t hex8(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        uint8_t c = p[i];
+        uint32_t d = c >= '0' && c <= '9' ? (uint32_t)(c - '0')
+                   : c >= 'A' && c <= 'F' ? (uint32_t)(c - 'A' + 10)
+                   : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10) : 16u;
+        if (d == 16) return UINT32_MAX;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/* "data" or "data/..." with no empty, "." or ".." component. */
+static int data_name_ok(const char *n)
+{
+    if (strncmp(n, "data", 4) || (n[4] && n[4] != '/')) return 0;
+    for (const char *c = n; *c;) {
+        const char *e = strchr(c, '/');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        c += len + (e ? 1 : 0);
+        if (e && !*c) return 0;
+    }
+    return 1;
+}
+
+/* The cpio "newc" archive of sandbox/kvm/data.c, unpacked under / (as the kernel unpacks
+ * it at a cold boot): directories, files and symlinks only, every length inside the span. */
+static int unpack_data(const uint8_t *p, uint32_t n)
+{
+    uint32_t pos = 0;
+    errno = EPROTO;
+    while (pos + 110 <= n) {
+        const uint8_t *h = p + pos;
+        if (memcmp(h, "070701", 6)) return fail("init: data archive: bad header at %u", pos);
+        uint32_t mode = hex8(h + 14), size = hex8(h + 54), nlen = hex8(h + 94);
+        if (mode == UINT32_MAX || size == UINT32_MAX || nlen == UINT32_MAX || nlen == 0 ||
+            nlen > 4096 || nlen > n - pos - 110)
+            return fail("init: data archive: bad entry at %u", pos);
+        const char *name = (const char *)h + 110;
+        if (name[nlen - 1] != '\0') return fail("init: data archive: name at %u", pos);
+        uint32_t data = (pos + 110 + nlen + 3) & ~3u;
+        if (data > n || size > n - data) return fail("init: data archive: entry past the end");
+        if (!strcmp(name, "TRAILER!!!")) return 0;
+        if (!data_name_ok(name)) return fail("init: data archive: name %.64s", name);
+        char path[4200];
+        snprintf(path, sizeof path, "/%s", name);
+        int ok;
+        switch (mode & S_IFMT) {
+        case S_IFDIR:
+            ok = (mkdir(path, 0700) == 0 || errno == EEXIST) && chmod(path, mode & 07777) == 0;
+            break;
+        case S_IFLNK: {
+            char target[4097];
+            if (size >= sizeof target) return fail("init: data archive: long link");
+            memcpy(target, p + data, size);
+            target[size] = '\0';
+            ok = symlink(target, path) == 0;
+            break;
+        }
+        case S_IFREG: {
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            ok = fd >= 0;
+            for (uint32_t done = 0; ok && done < size;) {
+                ssize_t w = write(fd, p + data + done, size - done);
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) ok = 0;
+                else done += (uint32_t)w;
+            }
+            if (fd >= 0 && (fchmod(fd, mode & 07777) < 0 || close(fd) < 0)) ok = 0;
+            break;
+        }
+        default:
+            errno = EPROTO;
+            ok = 0;
+        }
+        if (!ok) return fail("init: data archive: %.64s", name);
+        pos = (data + size + 3) & ~3u;
+    }
+    errno = EPROTO;
+    return fail("init: data archive: no trailer");
+}
+
+static int resume(void)
+{
+    /* From here on the doorbell is rung through memory (proto.h says why). */
+    int fd = open("/dev/mem", O_RDWR | O_SYNC | O_CLOEXEC);
+    void *bell = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd,
+                                            (off_t)CRVM_DOORBELL_GPA);
+    if (fd >= 0) close(fd);
+    if (bell == MAP_FAILED) return fail("init: map the doorbell page");
+    doorbell_page = bell;
+    if (page->magic != CRVM_MAGIC || page->version != CRVM_VERSION || page->size != region_size ||
+        page->header_size != sizeof *page) {
+        errno = EPROTO;
+        return fail("init: restored into a region of another layout (size %u, was %u)",
+                    page->size, region_size);
+    }
+    struct timespec ts = { (time_t)(page->host_realtime_ns / 1000000000ull),
+                           (long)(page->host_realtime_ns % 1000000000ull) };
+    if (page->host_realtime_ns && clock_settime(CLOCK_REALTIME, &ts) < 0)
+        return fail("init: set the clock");
+    if (page->entropy_len) {
+        struct { struct rand_pool_info info; uint8_t buf[sizeof page->entropy]; } e;
+        uint32_t n = page->entropy_len < sizeof e.buf ? page->entropy_len : sizeof e.buf;
+        e.info.entropy_count = (int)(n * 8);
+        e.info.buf_size = (int)n;
+        memcpy(e.buf, page->entropy, n);
+        int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ioctl(fd, RNDADDENTROPY, &e) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0) {
+            if (fd >= 0) close(fd);
+            return fail("init: reseed the kernel's random pool");
+        }
+        close(fd);
+    }
+    struct crvm_span d = page->data;
+    if (d.len) {
+        if (d.off < page->header_size || (uint64_t)d.off + d.len > page->size) {
+            errno = EPROTO;
+            return fail("init: data span %u+%u outside the region", d.off, d.len);
+        }
+        return unpack_data(region + d.off, d.len);
+    }
     return 0;
 }
 
@@ -278,6 +420,12 @@ int main(void)
     if (!page) {
         fprintf(stderr, "%s", failure);
         power_off();
+    }
+    if (!failure[0] && (page->job_flags & CRVM_JOB_SNAPSHOT)) {
+        /* The snapshot is taken here; each restored VM goes on from the next line. */
+        ring(CRVM_RING_READY);
+        t0 = mono_ns();
+        resume();
     }
     struct crvm_span j = page->job;
     if (!failure[0] && (j.off < page->header_size || (uint64_t)j.off + j.len > page->size)) {

@@ -64,18 +64,22 @@ static cr_code file_id(const char *path, uint64_t out[3], cr_error *err)
     return CR_OK;
 }
 
-cr_code vmm_snap_identity(const char *kernel, const char *initrd, vmm_snap_id *id,
-                          cr_error *err)
+cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *cmdline,
+                          vmm_snap_id *id, cr_error *err)
 {
+    uint64_t h = 0xcbf29ce484222325ull;                 /* FNV-1a of the command line */
+    for (const char *c = cmdline ? cmdline : ""; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
     cr_code rc;
     memset(id, 0, sizeof *id);
     if ((rc = file_id(kernel, id->kernel, err)) != CR_OK ||
         (rc = file_id(initrd, id->initrd, err)) != CR_OK)
         return rc;
-    /* The VMM's side: the state layout and the region protocol the guest init speaks. */
-    snprintf(id->build, sizeof id->build, "crvm%u snap%u state%zu msr%zu cpuid%zu",
+    /* The VMM's side: the state layout, the region protocol the guest init speaks, and the
+     * kernel command line the guest booted with. */
+    snprintf(id->build, sizeof id->build, "crvm%u snap%u state%zu msr%zu cpuid%zu cmd%016llx",
              CRVM_VERSION, VMM_SNAP_VERSION, sizeof(struct snap_state),
-             sizeof(struct kvm_msr_entry), sizeof(struct kvm_cpuid_entry2));
+             sizeof(struct kvm_msr_entry), sizeof(struct kvm_cpuid_entry2),
+             (unsigned long long)h);
     return CR_OK;
 }
 
@@ -183,15 +187,21 @@ out:
     return rc;
 }
 
+/* The vCPU's CPUID table, of the size set_cpuid() gave it: some kernels (6.1) leave nent as
+ * the caller's on success, and answer nothing useful to a probe of 0 (PVM). */
 static cr_code get_cpuid(vmm *vm, struct kvm_cpuid2 **out, cr_error *err)
 {
-    struct kvm_cpuid2 *c = calloc(1, sizeof *c + VMM_SNAP_MAX_CPUID * sizeof c->entries[0]);
+    uint32_t n = vm->cpuid_nent;
+    if (n == 0 || n > VMM_SNAP_MAX_CPUID)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: snapshot: %u CPUID entries", n);
+    struct kvm_cpuid2 *c = calloc(1, sizeof *c + n * sizeof c->entries[0]);
     if (!c) return cr_error_set(err, CR_ENOMEM, 0, 0, "kvm: snapshot: CPUID");
-    c->nent = VMM_SNAP_MAX_CPUID;
+    c->nent = n;
     if (kio(vm->vcpu_fd, KVM_GET_CPUID2, c) < 0) {
         free(c);
         return vmm_fail(err, "KVM_GET_CPUID2", errno);
     }
+    c->nent = n;
     *out = c;
     return CR_OK;
 }
@@ -494,6 +504,7 @@ cr_code vmm_snapshot_restore(const vmm_config *cfg, const char *path, const vmm_
     c.irqchip = (int)h.irqchip;
     if ((rc = vmm_create(&c, fd, h.mem_off, &vm, err)) != CR_OK) goto out;
     if ((rc = put_state(vm, s, msrs, h.nmsrs, cpuid, h.tsc_khz, err)) != CR_OK) goto out;
+    vm->cpuid_nent = h.ncpuid;
     *out = vm;
     vm = NULL;
 out:

@@ -153,6 +153,7 @@ static cr_code set_cpuid(vmm *vm, cr_error *err)
     for (uint32_t i = 0; i < c->nent; i++)
         if (c->entries[i].function == 1) c->entries[i].ecx |= 1u << 31;
     if (kio(vm->vcpu_fd, KVM_SET_CPUID2, c) < 0) rc = vmm_fail(err, "KVM_SET_CPUID2", errno);
+    else vm->cpuid_nent = c->nent;
 out:
     free(c);
     return rc;
@@ -546,6 +547,9 @@ static cr_code handle_exit(vmm *vm, vmm_stop *stop, cr_error *err)
          * there are any, are in the kernel and never get here). */
         if (!run->mmio.is_write) memset(run->mmio.data, 0xff, sizeof run->mmio.data);
         vm->mmio_exits++;
+        /* The doorbell's second door (proto.h): a write to its page. */
+        if (run->mmio.is_write && run->mmio.phys_addr == CRVM_DOORBELL_GPA)
+            return doorbell(run->mmio.data, run->mmio.len, stop, err);
         return CR_OK;
     case KVM_EXIT_HLT:
         *stop = VMM_STOP_HLT;

@@ -146,7 +146,8 @@ cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, 
 #define VMM_SNAP_MAX_CPUID 512u
 
 /* What a snapshot belongs to: the kernel's and the initramfs's size, modification time (ns)
- * and inode, and the VMM's state layout and region protocol (NUL-ended). */
+ * and inode, and the VMM's state layout, region protocol and the guest's kernel command line
+ * (a hash), NUL-ended. */
 typedef struct {
     uint64_t kernel[3], initrd[3];
     char build[64];
@@ -163,10 +164,10 @@ typedef struct {
     vmm_snap_id id;
 } vmm_snap_header;
 
-/* The identity of kernel + initrd (stat) and of this VMM build. CR_ESANDBOX naming a file
- * that cannot be stat'ed. */
-cr_code vmm_snap_identity(const char *kernel, const char *initrd, vmm_snap_id *id,
-                          cr_error *err);
+/* The identity of kernel + initrd (stat), of this VMM build and of the command line.
+ * CR_ESANDBOX naming a file that cannot be stat'ed. */
+cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *cmdline,
+                          vmm_snap_id *id, cr_error *err);
 /* Checks the first len bytes of a snapshot of file_size bytes against `want`: magic,
  * version, identity, sizes in range, a layout that adds up to the file. Bounded and pure (the
  * unit tests' and fuzzers' entry). CR_ESANDBOX naming the first thing wrong ("kvm: snapshot

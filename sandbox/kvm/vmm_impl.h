@@ -25,6 +25,7 @@ struct vmm {
     uint64_t io_other, mmio_exits;
     int page_written;
     vmm_job_limits lim;
+    uint32_t cpuid_nent;            /* entries of the CPUID table the vCPU was given */
 };
 
 /* KVM ioctls that only set up state are safe to repeat when a signal cut them short. */
