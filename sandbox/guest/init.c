@@ -10,6 +10,7 @@
  * and the reset tells the host the guest gave up.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -407,13 +408,126 @@ static void page_limits(sandbox_limits *lim)
     sandbox_limits_resolve(lim);
 }
 
+/* ---- the warm python of the snapshot ----------------------------------------------------
+ * The snapshot's init starts a warm ns worker (ns_run_warm_hand(): the runner started, the
+ * preload list imported, the code's process forked) and rings ready from the worker's ready()
+ * callback, so every restored VM wakes with python already waiting. The worker's sandbox is
+ * made with the snapshot's limits (the host's defaults), as a pool's key: a job of other
+ * memory, process, /tmp or /out limits, more CPU time, or /data (the worker has none), is
+ * turned away (ready() returns NULL) and runs cold as at a boot. */
+#define GUEST_PRELOAD "decimal,fractions,statistics,datetime,json,csv,collections,math,re"
+
+static uint64_t t_start, t_run, t_end;
+static int restored;                    /* this VM woke from the snapshot */
+static char warm_note[160];
+static sandbox_limits warm_key;
+static sandbox_job warm_job;
+static ns_handoff *warm_hand;
+
+static const char *limits_differ(const sandbox_limits *a, const sandbox_limits *b)
+{
+    if (a->memory_bytes != b->memory_bytes) return "memory limit";
+    if (a->max_procs != b->max_procs) return "process limit";
+    if (a->tmp_bytes != b->tmp_bytes) return "/tmp size";
+    if (a->artifact_bytes != b->artifact_bytes || a->max_artifacts != b->max_artifacts)
+        return "/out size";
+    /* The worker's RLIMIT_CPU is only a backstop: the job's own limit is the ns tier's clock
+     * on the cgroup, so any job within it may use the worker. */
+    if (ceil(a->cpu_s) > ceil(b->cpu_s)) return "CPU limit";
+    return NULL;
+}
+
+static int job_span_ok(void)
+{
+    struct crvm_span j = page->job;
+    if (j.off < page->header_size || (uint64_t)j.off + j.len > page->size) {
+        errno = EPROTO;
+        return fail("init: job span %u+%u outside the region", j.off, j.len);
+    }
+    return 0;
+}
+
+/* The snapshot point (and, in each restored VM, the return from it). */
+static const sandbox_job *guest_ready(ns_warm *w, int pidfd, pid_t pid)
+{
+    const char *why;
+    (void)w; (void)pidfd; (void)pid;
+    ring(CRVM_RING_READY);
+    restored = 1;
+    t_start = mono_ns();
+    if (resume() < 0 || job_span_ok() < 0) return NULL;
+    sandbox_job_init(&warm_job);
+    warm_job.tier = CR_TIER_NS;
+    page_limits(&warm_job.limits);
+    if (page->data.len) {
+        snprintf(warm_note, sizeof warm_note, "python cold: the warm one has no /data");
+        return NULL;
+    }
+    if ((why = limits_differ(&warm_job.limits, &warm_key))) {
+        snprintf(warm_note, sizeof warm_note, "python cold: the job's %s differs from the "
+                 "snapshot's", why);
+        return NULL;
+    }
+    warm_hand->job = (const char *)region + page->job.off;
+    warm_hand->job_len = page->job.len;
+    t_run = mono_ns();
+    return &warm_job;
+}
+
+/* 1 when the job ran on the warm worker (oc and hand filled); 0 when it is still to run,
+ * the VM restored (or, when the worker could not start, stopped at ready without it). */
+static int run_warm(ns_handoff *hand, sandbox_outcome *oc)
+{
+    sandbox_job key;
+    ns_warm w;
+    cr_error err = { 0 };
+    sandbox_job_init(&key);
+    key.tier = CR_TIER_NS;
+    page_limits(&key.limits);
+    warm_key = key.limits;
+    memset(&w, 0, sizeof w);
+    w.preload = GUEST_PRELOAD;
+    w.chan = -1;
+    w.cancel_fd = -1;
+    w.ready = guest_ready;
+    warm_hand = hand;
+    cr_code rc = ns_run_warm_hand(&key, &w, hand, oc, &err);
+    t_end = mono_ns();
+    if (restored && rc == CR_OK && hand->job) return 1;
+    /* Not used: its leftovers go before the job runs cold. */
+    if (w.pid_left > 0) {
+        kill(w.pid_left, SIGKILL);
+        if (w.cg_left) ns_cgroup_kill(&w.cg);
+        while (waitpid(w.pid_left, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (w.cg_left) ns_cgroup_destroy(&w.cg);
+    sandbox_outcome_free(oc);
+    memset(oc, 0, sizeof *oc);
+    if (hand->out_fd >= 0) close(hand->out_fd);
+    cr_buf_free(&hand->report);
+    hand->out_fd = -1;
+    hand->job = NULL;
+    if (!restored) {
+        /* No warm python: the snapshot is taken without it. */
+        snprintf(warm_note, sizeof warm_note, "python cold: no warm worker in the snapshot "
+                 "(%.100s)", err.message);
+        ring(CRVM_RING_READY);
+        restored = 1;
+        t_start = mono_ns();
+        resume();
+    } else if (rc != CR_OK && !warm_note[0]) {
+        snprintf(warm_note, sizeof warm_note, "python cold: %.120s", err.message);
+    }
+    return 0;
+}
+
 int main(void)
 {
-    uint64_t t0 = mono_ns(), t_run = 0, t_end = 0;
     sandbox_outcome oc;
     ns_handoff hand = { .out_fd = -1 };
-    int has_data = 0;
+    int has_data = 0, warm = 0;
 
+    t_start = mono_ns();
     memset(&oc, 0, sizeof oc);
     if (ioperm(CRVM_DOORBELL_PORT, 4, 1) < 0) fail("init: ioperm");
     else if (leave_rootfs() == 0 && mount_system() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
@@ -421,18 +535,11 @@ int main(void)
         fprintf(stderr, "%s", failure);
         power_off();
     }
-    if (!failure[0] && (page->job_flags & CRVM_JOB_SNAPSHOT)) {
-        /* The snapshot is taken here; each restored VM goes on from the next line. */
-        ring(CRVM_RING_READY);
-        t0 = mono_ns();
-        resume();
-    }
+    /* The snapshot is taken inside run_warm(); each restored VM goes on from there. */
+    if (!failure[0] && (page->job_flags & CRVM_JOB_SNAPSHOT)) warm = run_warm(&hand, &oc);
     struct crvm_span j = page->job;
-    if (!failure[0] && (j.off < page->header_size || (uint64_t)j.off + j.len > page->size)) {
-        errno = EPROTO;
-        fail("init: job span %u+%u outside the region", j.off, j.len);
-    }
-    if (!failure[0] && (has_data = seal_data()) >= 0) {
+    if (!warm && !failure[0]) job_span_ok();
+    if (!warm && !failure[0] && (has_data = seal_data()) >= 0) {
         sandbox_job job;
         cr_error err = { 0 };
         sandbox_job_init(&job);
@@ -477,12 +584,14 @@ int main(void)
         put_bytes(hand.report.p, hand.report.len, &page->report, page->max_report, &pos);
         put_artifacts(hand.out_fd, &pos);
         snprintf(page->limit_detail, sizeof page->limit_detail, "%s", oc.limit_detail);
-        snprintf(page->tier_note, sizeof page->tier_note, "%s", oc.tier_note);
+        snprintf(page->tier_note, sizeof page->tier_note, "%.100s%s%s%.120s", oc.tier_note,
+                 oc.tier_note[0] && (warm || warm_note[0]) ? "; " : "",
+                 warm ? "python warm in the snapshot" : "", warm ? "" : warm_note);
         page->run_ns = (uint64_t)(oc.wall_s * 1e9);
         page->cpu_ns = (uint64_t)(oc.cpu_s * 1e9);
         page->peak_bytes = oc.peak_memory_bytes;
     }
-    page->guest_ns[0] = t0;
+    page->guest_ns[0] = t_start;
     page->guest_ns[1] = t_run;
     page->guest_ns[2] = t_end;
     page->guest_ns[3] = mono_ns();

@@ -350,9 +350,13 @@ out:
 /* ---- the snapshot --------------------------------------------------------------------------
  * One guest booted to its ready point and saved (snapshot.c); each run restores a copy. Made
  * by the first run that finds none (or one of another kernel, initramfs or VMM build), in a
- * child process like the runs, and kept beside the initramfs. */
+ * child process like the runs, and kept beside the initramfs. The guest's warm python is made
+ * with the default limits: runs with the default memory, process, /tmp and /out limits (and
+ * CPU time up to SNAP_CPU_S) find it ready; others start python in the restored VM (the tier
+ * note says why). */
 #define SNAP_MEM (1ull << 30)             /* guest RAM of the snapshot: a job fits or boots */
 #define SNAP_SHARED ((uint32_t)VMM_MAX_SHARED)
+#define SNAP_CPU_S 3600.0                 /* the warm worker's RLIMIT_CPU backstop */
 
 /* Where the snapshot of this initramfs lives: CR_KVM_SNAPSHOT, else "snapshot" in the
  * initramfs's directory. The one place that knows. */
@@ -402,6 +406,20 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
 {
     int pfd[2], status = 0;
     cr_error ce = {0};
+    /* The warm worker's key: the default limits, CPU time an hour (a job's own CPU limit is
+     * the ns tier's clock on the cgroup; RLIMIT_CPU is only its backstop). */
+    sandbox_limits d;
+    memset(&d, 0, sizeof d);
+    d.cpu_s = SNAP_CPU_S;
+    sandbox_limits_resolve(&d);
+    vmm_job_limits key = {
+        .wall_ms = (uint32_t)(d.wall_s * 1000), .cpu_ms = (uint32_t)(d.cpu_s * 1000),
+        .max_procs = d.max_procs, .memory_bytes = d.memory_bytes, .max_stdout = 4096,
+        .max_stderr = 4096, .max_report = 4096, .tmp_bytes = d.tmp_bytes,
+        .artifact_bytes = d.artifact_bytes, .max_artifacts = d.max_artifacts,
+        .max_artifact_span = 4096,
+    };
+    const vmm_job_limits *jl = &key;
     if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
     pid_t pid = fork();
     if (pid < 0) {
@@ -413,21 +431,15 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
         vmm_config c;
         vmm *vm = NULL;
         vmm_stop stop = VMM_STOP_NONE;
-        sandbox_limits lim;
         cr_code rc;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        memset(&lim, 0, sizeof lim);
-        sandbox_limits_resolve(&lim);
-        vmm_job_limits jl = { .wall_ms = 1000, .cpu_ms = 1000, .max_procs = lim.max_procs,
-                              .memory_bytes = lim.memory_bytes, .max_stdout = 4096,
-                              .max_stderr = 4096, .max_report = 4096, .max_artifact_span = 4096 };
         vmm_config_default(&c);
         c.mem_bytes = SNAP_MEM;
         c.shared_bytes = SNAP_SHARED;
         c.wall_s = boot_s;
         c.max_exits = 10000000;
         if ((rc = vmm_open(&c, &vm, &ce)) == CR_OK &&
-            (rc = vmm_page_write_ex(vm, NULL, 0, NULL, 0, CRVM_JOB_SNAPSHOT, 0, &jl, &ce)) == CR_OK &&
+            (rc = vmm_page_write_ex(vm, NULL, 0, NULL, 0, CRVM_JOB_SNAPSHOT, 0, jl, &ce)) == CR_OK &&
             (rc = vmm_boot_linux(vm, kernel, initrd, NULL, 0, cmdline, &ce)) == CR_OK &&
             (rc = vmm_run(vm, &stop, &ce)) == CR_OK) {
             if (stop == VMM_STOP_READY) {
