@@ -14,9 +14,11 @@
  *                                       ratio: N" (print(1)'s), and the VMM's private memory
  *                                       after the finance answer (smaps_rollup, restored).
  */
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "sandbox/kvm/vmm.h"
@@ -152,6 +154,15 @@ static int bench_snapshot(int n)
     unsetenv("CR_KVM_MEMSTAT");
     const char *mem = strstr(note, "VMM private ");
     printf("  after the finance answer (restored, %.3f s): %s\n", dt, mem ? mem : note);
+    /* The snapshot beside the initramfs (kvm_tier.c's snapshot_path()). */
+    const char *initrd = getenv("CR_KVM_INITRD"), *snap = getenv("CR_KVM_SNAPSHOT");
+    char path[1024];
+    struct stat st;
+    if (snap && *snap) snprintf(path, sizeof path, "%s", snap);
+    else snprintf(path, sizeof path, "%s/snapshot", initrd ? dirname(strdup(initrd)) : ".");
+    if (stat(path, &st) == 0)
+        printf("  snapshot %s: %.1f MiB apparent, %.1f MiB allocated (sparse)\n", path,
+               st.st_size / 1048576.0, st.st_blocks * 512 / 1048576.0);
     printf("kvm restore/cold ratio: %.1f\n", ratio);
     return 0;
 }
