@@ -128,8 +128,10 @@ static int compare(const char *name, const char *code, int n, double *ratio)
     unsetenv("CR_KVM_COLD");
     if (timed_run(code, note, sizeof note) < 0) return 1;
     printf("  %s: first run %s\n", name, note);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if ((warm[i] = timed_run(code, note, sizeof note)) < 0) return 1;
+        printf("    restore %d: %.3f s (%s)\n", i + 1, warm[i], note);
+    }
     setenv("CR_KVM_COLD", "1", 1);
     for (int i = 0; i < n; i++)
         if ((cold[i] = timed_run(code, note, sizeof note)) < 0) return 1;

@@ -127,7 +127,7 @@ struct wire {
     uint32_t console_len;
     char note[128];
     int32_t restore_failed;       /* the snapshot could not be restored (no guest ran) */
-    int64_t private_kb;           /* the VMM's private memory after the run, or -1 */
+    int64_t private_kb, dirty_kb; /* the VMM's private memory after the run, or -1 */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -154,18 +154,23 @@ typedef struct {
     vmm_snap_id id;               /* what the snapshot must have been made from */
 } vmm_plan;
 
-/* Private_Clean + Private_Dirty of an open smaps_rollup, in KiB; -1 when unreadable. Only
- * read(): the jail allows nothing else. */
-static int64_t private_kb(int fd)
+/* Private_Clean + Private_Dirty of an open smaps_rollup, in KiB, and the dirty part alone
+ * (the copies the VM wrote; clean private pages are the snapshot's page cache, mapped by this
+ * process only); -1 when unreadable. Only read(): the jail allows nothing else. */
+static int64_t private_kb(int fd, int64_t *dirty)
 {
     char buf[4096];
     ssize_t n = read(fd, buf, sizeof buf - 1);
+    *dirty = -1;
     if (n <= 0) return -1;
     buf[n] = '\0';
     int64_t kb = 0;
     for (const char *k = buf; (k = strstr(k, "Private_")); k++) {
         const char *colon = strchr(k, ':');
-        if (colon) kb += strtoll(colon + 1, NULL, 10);
+        if (!colon) continue;
+        int64_t v = strtoll(colon + 1, NULL, 10);
+        kb += v;
+        if (!strncmp(k, "Private_Dirty:", 14)) *dirty = v;
     }
     return kb;
 }
@@ -197,7 +202,7 @@ static _Noreturn void vmm_child(const vmm_plan *p, int fd)
     int smaps = p->memstat ? open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC) : -1;
     if (rc == CR_OK && (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
         rc = vmm_run(vm, &stop, &w.err);
-    w.private_kb = smaps >= 0 ? private_kb(smaps) : -1;
+    w.private_kb = smaps >= 0 ? private_kb(smaps, &w.dirty_kb) : -1;
     if (vm) {
         console = vmm_serial(vm, &clen, NULL);
         if (p->console) {
@@ -656,7 +661,8 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
         size_t used = strlen(out->tier_note);
         if (plan.memstat && w.private_kb >= 0 && used < sizeof out->tier_note)
             snprintf(out->tier_note + used, sizeof out->tier_note - used, "; VMM private %lld "
-                     "KiB", (long long)w.private_kb);
+                     "KiB, %lld KiB of it dirty", (long long)w.private_kb,
+                     (long long)w.dirty_kb);
         if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
             rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
         break;
