@@ -4,6 +4,8 @@
 # /dev/kvm), it runs inside the nested test host (tests/kvm-host/run.sh), where every
 # instruction is emulated: there only the ratio between the two means anything. The wall
 # time after the panic is the reset: microvm has no i8042, so Linux tries longer to reset it.
+# Then the snapshot: restore -> result beside cold boot -> result (bench_kvm snapshot).
+# BENCH_KVM_MODE=snapshot (make bench-kvm) runs only that part.
 # Usage: bench/bench_kvm.sh [BUILD]   (needs the kvm directory, $CALCROUTE_KVM_DIR or
 # build/kvm: make kvm-kernel kvm-guest)
 set -eu
@@ -17,13 +19,19 @@ if [ "${BENCH_KVM_INSIDE:-0}" != 1 ]; then
         echo "== kvm tier cold start (inside the nested test host: compare the ratio only)"
         KVMHOST_TESTS=bench/bench_kvm.sh KVMHOST_COPY="$B/bench/bench_kvm" \
         KVMHOST_EXTRA="$(command -v qemu-system-x86_64) /usr/share/qemu/bios-microvm.bin" \
-        KVMHOST_ENV="BENCH_KVM_INSIDE=1 BENCH_KVM_RUNS=$N" tests/kvm-host/run.sh "$B" |
+        KVMHOST_ENV="BENCH_KVM_INSIDE=1 BENCH_KVM_RUNS=$N BENCH_KVM_MODE=${BENCH_KVM_MODE:-all}" \
+            tests/kvm-host/run.sh "$B" |
             grep -v -E '^[0-9]+ passed, [0-9]+ failed|^kvm-host: .* did not finish|^\[ *[0-9.]+\] '
         exit 0
     fi
     echo "== kvm tier cold start (this host)"
 fi
 
+if [ "${BENCH_KVM_MODE:-all}" = snapshot ]; then
+    "$B/bench/bench_kvm" snapshot "$N"
+    [ "${BENCH_KVM_INSIDE:-0}" != 1 ] || echo "0 passed, 0 failed, 0 skipped"
+    exit 0
+fi
 now() { cut -d' ' -f1 /proc/uptime; }
 "$B/bench/bench_kvm" boot "$kernel" "$initrd" "$N"
 echo "qemu-system-x86_64 -M microvm -enable-kvm, the same boot, $N runs"
@@ -42,4 +50,5 @@ while [ "$i" -le "$N" ]; do
     i=$((i + 1))
 done
 "$B/bench/bench_kvm" run "$N"
+"$B/bench/bench_kvm" snapshot "$N"
 [ "${BENCH_KVM_INSIDE:-0}" != 1 ] || echo "0 passed, 0 failed, 0 skipped"

@@ -2,6 +2,7 @@
  * host's python3 runs the job. Where a Linux guest cannot run (this tier's build machines run
  * a PVM /dev/kvm), the tier must say why at once and `auto` must choose ns; the nested test
  * host (tests/kvm-host/, CR_EXPECT_KVM_LINUX=1) runs the guest for real. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -39,8 +40,8 @@ static void kvm_job(sandbox_job *job, const char *code, double wall_s)
     job->code_len = strlen(code);
     job->limits.wall_s = wall_s;
     job->limits.cpu_s = wall_s;
-    job->limits.memory_bytes = 128ull << 20;
-    job->limits.max_stdout = 4096;
+    job->limits.max_stdout = 4096;       /* the other limits the defaults: the snapshot's
+                                           warm python takes the job */
 }
 
 /* Runs `code` on the kvm tier with small limits; the code of sandbox_run(). */
@@ -314,17 +315,133 @@ static void test_data_dir(void)
     CHECK_STR(e.message, "/nonexistent-data: No such file or directory");
 }
 
+/* ---- the snapshot ----------------------------------------------------------------------
+ * Runs restore a snapshot of a guest booted once (made by the first run that finds none);
+ * CR_KVM_COLD=1 boots instead. */
+
+static int has(const char *hay, const char *needle) { return hay && strstr(hay, needle); }
+
+/* Runs code and returns its stdout (malloc'ed, "" on failure) and the tier note in note. */
+static char *run_out(const char *code, char *note, size_t n)
+{
+    sandbox_outcome oc;
+    cr_error e = {0};
+    if (note && n) note[0] = '\0';
+    if (run(code, 60, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        return strdup("");
+    }
+    if (oc.exit_code != 0) show(&oc);
+    if (note) snprintf(note, n, "%s", oc.tier_note);
+    char *out = strdup(oc.stdout_buf.p ? oc.stdout_buf.p : "");
+    sandbox_outcome_free(&oc);
+    return out;
+}
+
+/* The first run makes the snapshot (or finds it), the next restores it; both answer. */
+static void test_snapshot_made_and_restored(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    char note[512];
+    double t0 = now();
+    char *a = run_out("print(1)\n", note, sizeof note);
+    CHECK_STR(a, "1\n");
+    CHECK(has(note, "VM restore and stop"));
+    fprintf(stderr, "first print(1): %.3f s (%s)\n", now() - t0, note);
+    free(a);
+    t0 = now();
+    a = run_out("print(1)\n", note, sizeof note);
+    CHECK_STR(a, "1\n");
+    CHECK(has(note, "VM restore and stop") && !has(note, "snapshot made"));
+    CHECK(has(note, "python warm in the snapshot"));
+    fprintf(stderr, "restored print(1): %.3f s (%s)\n", now() - t0, note);
+    free(a);
+}
+
+/* Cold boot stays available, and says so by its note. */
+static void test_cold_boot_on_request(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    char note[512];
+    setenv("CR_KVM_COLD", "1", 1);
+    double t0 = now();
+    char *a = run_out("print(1)\n", note, sizeof note);
+    unsetenv("CR_KVM_COLD");
+    CHECK_STR(a, "1\n");
+    CHECK(has(note, "VM start and stop") && !has(note, "restore"));
+    fprintf(stderr, "cold print(1): %.3f s\n", now() - t0);
+    free(a);
+}
+
+/* Two restored VMs share nothing the first changed: its /tmp file, its globals, and its
+ * random state (the kernel's pool is reseeded from host entropy on each restore, so two
+ * copies of one snapshot draw different bytes). */
+static void test_restored_isolation(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    static const char code[] =
+        "import os, builtins\n"
+        "print(os.path.exists('/tmp/mark'), hasattr(builtins, 'mark'))\n"
+        "open('/tmp/mark', 'w').write('x')\n"
+        "builtins.mark = 1\n"
+        "print(os.urandom(16).hex())\n"
+        "print(open('/proc/sys/kernel/random/boot_id').read().strip())\n";
+    char *a = run_out(code, NULL, 0), *b = run_out(code, NULL, 0);
+    CHECK(strncmp(a, "False False\n", 12) == 0);
+    CHECK(strncmp(b, "False False\n", 12) == 0);
+    char *ra = strchr(a, '\n'), *rb = strchr(b, '\n');
+    CHECK(ra && rb && strlen(ra) > 33 && strlen(rb) > 33);
+    if (ra && rb) {
+        CHECK(strncmp(ra, rb, 33) != 0);          /* os.urandom differs */
+        if (!strncmp(ra, rb, 33)) fprintf(stderr, "same random bytes:\n%s%s", a, b);
+    }
+    free(a);
+    free(b);
+    /* The guest's wall clock is the host's, not the snapshot's. */
+    char *t = run_out("import time\nprint(int(time.time()))\n", NULL, 0);
+    long guest = atol(t);
+    CHECK(labs(guest - (long)time(NULL)) < 60);
+    if (labs(guest - (long)time(NULL)) >= 60) fprintf(stderr, "guest clock %s", t);
+    free(t);
+}
+
+/* A snapshot of another kernel is refused and made again: here the kernel's time changes. */
+static void test_snapshot_of_other_kernel_refused(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    const char *dir = getenv("CALCROUTE_KVM_DIR");
+    if (!dir || !*dir) { SKIP("CALCROUTE_KVM_DIR is not set"); return; }
+    char kernel[1024];
+    snprintf(kernel, sizeof kernel, "%s/vmlinuz", dir);
+    struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_nsec = UTIME_NOW } };
+    if (utimensat(AT_FDCWD, kernel, times, 0) != 0) {
+        CHECK(0);
+        return;
+    }
+    char note[512];
+    char *a = run_out("print(2)\n", note, sizeof note);
+    CHECK_STR(a, "2\n");
+    if (!has(note, "kvm: snapshot made from another kernel: refused")) fprintf(stderr, "note: %s\n", note);
+    CHECK(has(note, "snapshot made in") &&
+          has(note, "kvm: snapshot made from another kernel: refused"));
+    free(a);
+}
+
 int main(void)
 {
     available = sandbox_kvm_available(NULL, why, sizeof why);
     test_expectation();
     test_unavailable_fails_fast();
+    test_snapshot_made_and_restored();
     test_print_and_value();
+    test_restored_isolation();
+    test_cold_boot_on_request();
     test_exception_and_stderr();
     test_seccomp_in_guest();
     test_wall_limit_and_output_cap();
     test_guest_panic();
     test_artifacts();
     test_data_dir();
+    test_snapshot_of_other_kernel_refused();
     return TEST_SUMMARY();
 }

@@ -10,13 +10,16 @@
  * and the reset tells the host the guest gave up.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/random.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -31,6 +34,7 @@
 
 static struct crvm_page *page;
 static uint8_t *region;
+static uint32_t region_size;            /* as mapped at boot */
 static char failure[512];
 
 static uint64_t mono_ns(void)
@@ -40,10 +44,13 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static volatile uint32_t *doorbell_page;   /* mapped after a restore (resume()) */
+
 static void ring(uint32_t value)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);      /* the page before the doorbell */
-    outl(value, CRVM_DOORBELL_PORT);
+    if (doorbell_page) *doorbell_page = value;
+    else outl(value, CRVM_DOORBELL_PORT);
 }
 
 static _Noreturn void power_off(void)
@@ -147,6 +154,142 @@ static int map_region(void)
         return fail("init: map the region");
     }
     page = (struct crvm_page *)region;
+    region_size = size;
+    return 0;
+}
+
+/* ---- a VM restored from the snapshot ------------------------------------------------------
+ * It wakes where the snapshot's VM rang CRVM_RING_READY, with that VM's clock and random
+ * state, in a region the host has filled since: the header is checked again, the clock set
+ * to the host's, the host's entropy fed to the kernel's pool and the pool reseeded, so that
+ * no two restored VMs share random state; the job's /data comes in the region. */
+
+static uint32_t hex8(const uint8_t *p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 8; i++) {
+        uint8_t c = p[i];
+        uint32_t d = c >= '0' && c <= '9' ? (uint32_t)(c - '0')
+                   : c >= 'A' && c <= 'F' ? (uint32_t)(c - 'A' + 10)
+                   : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10) : 16u;
+        if (d == 16) return UINT32_MAX;
+        v = v << 4 | d;
+    }
+    return v;
+}
+
+/* "data" or "data/..." with no empty, "." or ".." component. */
+static int data_name_ok(const char *n)
+{
+    if (strncmp(n, "data", 4) || (n[4] && n[4] != '/')) return 0;
+    for (const char *c = n; *c;) {
+        const char *e = strchr(c, '/');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == 0 || (len == 1 && c[0] == '.') || (len == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        c += len + (e ? 1 : 0);
+        if (e && !*c) return 0;
+    }
+    return 1;
+}
+
+/* The cpio "newc" archive of sandbox/kvm/data.c, unpacked under / (as the kernel unpacks
+ * it at a cold boot): directories, files and symlinks only, every length inside the span. */
+static int unpack_data(const uint8_t *p, uint32_t n)
+{
+    uint32_t pos = 0;
+    errno = EPROTO;
+    while (pos + 110 <= n) {
+        const uint8_t *h = p + pos;
+        if (memcmp(h, "070701", 6)) return fail("init: data archive: bad header at %u", pos);
+        uint32_t mode = hex8(h + 14), size = hex8(h + 54), nlen = hex8(h + 94);
+        if (mode == UINT32_MAX || size == UINT32_MAX || nlen == UINT32_MAX || nlen == 0 ||
+            nlen > 4096 || nlen > n - pos - 110)
+            return fail("init: data archive: bad entry at %u", pos);
+        const char *name = (const char *)h + 110;
+        if (name[nlen - 1] != '\0') return fail("init: data archive: name at %u", pos);
+        uint32_t data = (pos + 110 + nlen + 3) & ~3u;
+        if (data > n || size > n - data) return fail("init: data archive: entry past the end");
+        if (!strcmp(name, "TRAILER!!!")) return 0;
+        if (!data_name_ok(name)) return fail("init: data archive: name %.64s", name);
+        char path[4200];
+        snprintf(path, sizeof path, "/%s", name);
+        int ok;
+        switch (mode & S_IFMT) {
+        case S_IFDIR:
+            ok = (mkdir(path, 0700) == 0 || errno == EEXIST) && chmod(path, mode & 07777) == 0;
+            break;
+        case S_IFLNK: {
+            char target[4097];
+            if (size >= sizeof target) return fail("init: data archive: long link");
+            memcpy(target, p + data, size);
+            target[size] = '\0';
+            ok = symlink(target, path) == 0;
+            break;
+        }
+        case S_IFREG: {
+            int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+            ok = fd >= 0;
+            for (uint32_t done = 0; ok && done < size;) {
+                ssize_t w = write(fd, p + data + done, size - done);
+                if (w < 0 && errno == EINTR) continue;
+                if (w <= 0) ok = 0;
+                else done += (uint32_t)w;
+            }
+            if (fd >= 0 && (fchmod(fd, mode & 07777) < 0 || close(fd) < 0)) ok = 0;
+            break;
+        }
+        default:
+            errno = EPROTO;
+            ok = 0;
+        }
+        if (!ok) return fail("init: data archive: %.64s", name);
+        pos = (data + size + 3) & ~3u;
+    }
+    errno = EPROTO;
+    return fail("init: data archive: no trailer");
+}
+
+static int resume(void)
+{
+    /* From here on the doorbell is rung through memory (proto.h says why). */
+    int fd = open("/dev/mem", O_RDWR | O_SYNC | O_CLOEXEC);
+    void *bell = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, fd,
+                                            (off_t)CRVM_DOORBELL_GPA);
+    if (fd >= 0) close(fd);
+    if (bell == MAP_FAILED) return fail("init: map the doorbell page");
+    doorbell_page = bell;
+    if (page->magic != CRVM_MAGIC || page->version != CRVM_VERSION || page->size != region_size ||
+        page->header_size != sizeof *page) {
+        errno = EPROTO;
+        return fail("init: restored into a region of another layout (size %u, was %u)",
+                    page->size, region_size);
+    }
+    struct timespec ts = { (time_t)(page->host_realtime_ns / 1000000000ull),
+                           (long)(page->host_realtime_ns % 1000000000ull) };
+    if (page->host_realtime_ns && clock_settime(CLOCK_REALTIME, &ts) < 0)
+        return fail("init: set the clock");
+    if (page->entropy_len) {
+        struct { struct rand_pool_info info; uint8_t buf[sizeof page->entropy]; } e;
+        uint32_t n = page->entropy_len < sizeof e.buf ? page->entropy_len : sizeof e.buf;
+        e.info.entropy_count = (int)(n * 8);
+        e.info.buf_size = (int)n;
+        memcpy(e.buf, page->entropy, n);
+        int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || ioctl(fd, RNDADDENTROPY, &e) < 0 || ioctl(fd, RNDRESEEDCRNG) < 0) {
+            if (fd >= 0) close(fd);
+            return fail("init: reseed the kernel's random pool");
+        }
+        close(fd);
+    }
+    struct crvm_span d = page->data;
+    if (d.len) {
+        if (d.off < page->header_size || (uint64_t)d.off + d.len > page->size) {
+            errno = EPROTO;
+            return fail("init: data span %u+%u outside the region", d.off, d.len);
+        }
+        return unpack_data(region + d.off, d.len);
+    }
     return 0;
 }
 
@@ -265,13 +408,126 @@ static void page_limits(sandbox_limits *lim)
     sandbox_limits_resolve(lim);
 }
 
+/* ---- the warm python of the snapshot ----------------------------------------------------
+ * The snapshot's init starts a warm ns worker (ns_run_warm_hand(): the runner started, the
+ * preload list imported, the code's process forked) and rings ready from the worker's ready()
+ * callback, so every restored VM wakes with python already waiting. The worker's sandbox is
+ * made with the snapshot's limits (the host's defaults), as a pool's key: a job of other
+ * memory, process, /tmp or /out limits, more CPU time, or /data (the worker has none), is
+ * turned away (ready() returns NULL) and runs cold as at a boot. */
+#define GUEST_PRELOAD "decimal,fractions,statistics,datetime,json,csv,collections,math,re"
+
+static uint64_t t_start, t_run, t_end;
+static int restored;                    /* this VM woke from the snapshot */
+static char warm_note[160];
+static sandbox_limits warm_key;
+static sandbox_job warm_job;
+static ns_handoff *warm_hand;
+
+static const char *limits_differ(const sandbox_limits *a, const sandbox_limits *b)
+{
+    if (a->memory_bytes != b->memory_bytes) return "memory limit";
+    if (a->max_procs != b->max_procs) return "process limit";
+    if (a->tmp_bytes != b->tmp_bytes) return "/tmp size";
+    if (a->artifact_bytes != b->artifact_bytes || a->max_artifacts != b->max_artifacts)
+        return "/out size";
+    /* The worker's RLIMIT_CPU is only a backstop: the job's own limit is the ns tier's clock
+     * on the cgroup, so any job within it may use the worker. */
+    if (ceil(a->cpu_s) > ceil(b->cpu_s)) return "CPU limit";
+    return NULL;
+}
+
+static int job_span_ok(void)
+{
+    struct crvm_span j = page->job;
+    if (j.off < page->header_size || (uint64_t)j.off + j.len > page->size) {
+        errno = EPROTO;
+        return fail("init: job span %u+%u outside the region", j.off, j.len);
+    }
+    return 0;
+}
+
+/* The snapshot point (and, in each restored VM, the return from it). */
+static const sandbox_job *guest_ready(ns_warm *w, int pidfd, pid_t pid)
+{
+    const char *why;
+    (void)w; (void)pidfd; (void)pid;
+    ring(CRVM_RING_READY);
+    restored = 1;
+    t_start = mono_ns();
+    if (resume() < 0 || job_span_ok() < 0) return NULL;
+    sandbox_job_init(&warm_job);
+    warm_job.tier = CR_TIER_NS;
+    page_limits(&warm_job.limits);
+    if (page->data.len) {
+        snprintf(warm_note, sizeof warm_note, "python cold: the warm one has no /data");
+        return NULL;
+    }
+    if ((why = limits_differ(&warm_job.limits, &warm_key))) {
+        snprintf(warm_note, sizeof warm_note, "python cold: the job's %s differs from the "
+                 "snapshot's", why);
+        return NULL;
+    }
+    warm_hand->job = (const char *)region + page->job.off;
+    warm_hand->job_len = page->job.len;
+    t_run = mono_ns();
+    return &warm_job;
+}
+
+/* 1 when the job ran on the warm worker (oc and hand filled); 0 when it is still to run,
+ * the VM restored (or, when the worker could not start, stopped at ready without it). */
+static int run_warm(ns_handoff *hand, sandbox_outcome *oc)
+{
+    sandbox_job key;
+    ns_warm w;
+    cr_error err = { 0 };
+    sandbox_job_init(&key);
+    key.tier = CR_TIER_NS;
+    page_limits(&key.limits);
+    warm_key = key.limits;
+    memset(&w, 0, sizeof w);
+    w.preload = GUEST_PRELOAD;
+    w.chan = -1;
+    w.cancel_fd = -1;
+    w.ready = guest_ready;
+    warm_hand = hand;
+    cr_code rc = ns_run_warm_hand(&key, &w, hand, oc, &err);
+    t_end = mono_ns();
+    if (restored && rc == CR_OK && hand->job) return 1;
+    /* Not used: its leftovers go before the job runs cold. */
+    if (w.pid_left > 0) {
+        kill(w.pid_left, SIGKILL);
+        if (w.cg_left) ns_cgroup_kill(&w.cg);
+        while (waitpid(w.pid_left, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (w.cg_left) ns_cgroup_destroy(&w.cg);
+    sandbox_outcome_free(oc);
+    memset(oc, 0, sizeof *oc);
+    if (hand->out_fd >= 0) close(hand->out_fd);
+    cr_buf_free(&hand->report);
+    hand->out_fd = -1;
+    hand->job = NULL;
+    if (!restored) {
+        /* No warm python: the snapshot is taken without it. */
+        snprintf(warm_note, sizeof warm_note, "python cold: no warm worker in the snapshot "
+                 "(%.100s)", err.message);
+        ring(CRVM_RING_READY);
+        restored = 1;
+        t_start = mono_ns();
+        resume();
+    } else if (rc != CR_OK && !warm_note[0]) {
+        snprintf(warm_note, sizeof warm_note, "python cold: %.120s", err.message);
+    }
+    return 0;
+}
+
 int main(void)
 {
-    uint64_t t0 = mono_ns(), t_run = 0, t_end = 0;
     sandbox_outcome oc;
     ns_handoff hand = { .out_fd = -1 };
-    int has_data = 0;
+    int has_data = 0, warm = 0;
 
+    t_start = mono_ns();
     memset(&oc, 0, sizeof oc);
     if (ioperm(CRVM_DOORBELL_PORT, 4, 1) < 0) fail("init: ioperm");
     else if (leave_rootfs() == 0 && mount_system() == 0 && map_region() == 0) ring(CRVM_RING_BOOTED);
@@ -279,12 +535,11 @@ int main(void)
         fprintf(stderr, "%s", failure);
         power_off();
     }
+    /* The snapshot is taken inside run_warm(); each restored VM goes on from there. */
+    if (!failure[0] && (page->job_flags & CRVM_JOB_SNAPSHOT)) warm = run_warm(&hand, &oc);
     struct crvm_span j = page->job;
-    if (!failure[0] && (j.off < page->header_size || (uint64_t)j.off + j.len > page->size)) {
-        errno = EPROTO;
-        fail("init: job span %u+%u outside the region", j.off, j.len);
-    }
-    if (!failure[0] && (has_data = seal_data()) >= 0) {
+    if (!warm && !failure[0]) job_span_ok();
+    if (!warm && !failure[0] && (has_data = seal_data()) >= 0) {
         sandbox_job job;
         cr_error err = { 0 };
         sandbox_job_init(&job);
@@ -329,12 +584,14 @@ int main(void)
         put_bytes(hand.report.p, hand.report.len, &page->report, page->max_report, &pos);
         put_artifacts(hand.out_fd, &pos);
         snprintf(page->limit_detail, sizeof page->limit_detail, "%s", oc.limit_detail);
-        snprintf(page->tier_note, sizeof page->tier_note, "%s", oc.tier_note);
+        snprintf(page->tier_note, sizeof page->tier_note, "%.100s%s%s%.120s", oc.tier_note,
+                 oc.tier_note[0] && (warm || warm_note[0]) ? "; " : "",
+                 warm ? "python warm in the snapshot" : "", warm ? "" : warm_note);
         page->run_ns = (uint64_t)(oc.wall_s * 1e9);
         page->cpu_ns = (uint64_t)(oc.cpu_s * 1e9);
         page->peak_bytes = oc.peak_memory_bytes;
     }
-    page->guest_ns[0] = t0;
+    page->guest_ns[0] = t_start;
     page->guest_ns[1] = t_run;
     page->guest_ns[2] = t_end;
     page->guest_ns[3] = mono_ns();

@@ -164,6 +164,7 @@ cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const vo
     wr32(bp + HDR_RAMDISK_SIZE, (uint32_t)isize);
     e820_add(bp, 0, 0x9fc00, 1);                       /* low RAM, below the EBDA */
     e820_add(bp, 0x100000, mem - 0x100000, 1);
+    e820_add(bp, CRVM_DOORBELL_GPA, 4096, 2);          /* reserved: the doorbell page */
     e820_add(bp, CRVM_SHARED_GPA, vmm_get_config(vm)->shared_bytes, 2);   /* reserved: the region */
 
     return vmm_set_long_mode(vm, pref + STARTUP_64, 0x8ff0, VMM_ZERO_PAGE_GPA, err);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +111,8 @@ struct wire {
     vmm_page_result res;          /* its scalars; the buffers follow, res's pointers mean nothing */
     uint32_t console_len;
     char note[256];               /* the jail's; the parent puts the cgroup's first */
+    int32_t restore_failed;       /* the snapshot could not be restored (no guest ran) */
+    int64_t private_kb, dirty_kb; /* the VMM's private memory after the run, or -1 */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -131,7 +134,31 @@ typedef struct {
     const char *data;             /* the data directory's cpio archive, or NULL */
     size_t data_len;
     int console;                  /* copy the guest console to stderr */
+    int memstat;                  /* measure the VMM's private memory after the run */
+    const char *snapshot;         /* restore from this snapshot instead of booting, or NULL */
+    vmm_snap_id id;               /* what the snapshot must have been made from */
 } vmm_plan;
+
+/* Private_Clean + Private_Dirty of an open smaps_rollup, in KiB, and the dirty part alone
+ * (the copies the VM wrote; clean private pages are the snapshot's page cache, mapped by this
+ * process only); -1 when unreadable. Only read(): the jail allows nothing else. */
+static int64_t private_kb(int fd, int64_t *dirty)
+{
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    *dirty = -1;
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    int64_t kb = 0;
+    for (const char *k = buf; (k = strstr(k, "Private_")); k++) {
+        const char *colon = strchr(k, ':');
+        if (!colon) continue;
+        int64_t v = strtoll(colon + 1, NULL, 10);
+        kb += v;
+        if (!strncmp(k, "Private_Dirty:", 14)) *dirty = v;
+    }
+    return kb;
+}
 
 /* The child's whole life: join its cgroup, set up, jail, run, report. Never returns. */
 static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
@@ -146,13 +173,23 @@ static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
 
     memset(&w, 0, sizeof w);
     memset(&r, 0, sizeof r);
-    if ((rc = vmm_cgroup_join(cg, &w.err)) == CR_OK &&
-        (rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
-        (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK &&
-        (rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline,
-                             &w.err)) == CR_OK &&
-        (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
+    if ((rc = vmm_cgroup_join(cg, &w.err)) != CR_OK) {
+        /* nothing ran: the report says why */
+    } else if (p->snapshot) {
+        /* The data travels in the region; the guest gets the host's clock and entropy. */
+        if ((rc = vmm_snapshot_restore(&p->cfg, p->snapshot, &p->id, &vm, &w.err)) != CR_OK ||
+            (rc = vmm_page_write_ex(vm, p->job, p->job_len, p->data, p->data_len, 0, 1,
+                                    &p->lim, &w.err)) != CR_OK)
+            w.restore_failed = 1;
+    } else if ((rc = vmm_open(&p->cfg, &vm, &w.err)) == CR_OK &&
+               (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK) {
+        rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline, &w.err);
+    }
+    /* Opened before the jail, read once after the run: a /proc file is generated when read. */
+    int smaps = p->memstat ? open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC) : -1;
+    if (rc == CR_OK && (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
         rc = vmm_run(vm, &stop, &w.err);
+    w.private_kb = smaps >= 0 ? private_kb(smaps, &w.dirty_kb) : -1;
     if (vm) {
         console = vmm_serial(vm, &clen, NULL);
         if (p->console) {
@@ -318,6 +355,133 @@ out:
     return rc;
 }
 
+/* ---- the snapshot --------------------------------------------------------------------------
+ * One guest booted to its ready point and saved (snapshot.c); each run restores a copy. Made
+ * by the first run that finds none (or one of another kernel, initramfs or VMM build), in a
+ * child process like the runs, and kept beside the initramfs. The guest's warm python is made
+ * with the default limits: runs with the default memory, process, /tmp and /out limits (and
+ * CPU time up to SNAP_CPU_S) find it ready; others start python in the restored VM (the tier
+ * note says why). */
+#define SNAP_MEM (1ull << 30)             /* guest RAM of the snapshot: a job fits or boots */
+#define SNAP_SHARED ((uint32_t)VMM_MAX_SHARED)
+#define SNAP_CPU_S 3600.0                 /* the warm worker's RLIMIT_CPU backstop */
+
+/* Where the snapshot of this initramfs lives: CR_KVM_SNAPSHOT, else "snapshot" in the
+ * initramfs's directory. The one place that knows. */
+static void snapshot_path(const char *initrd, char *buf, size_t n)
+{
+    const char *env = getenv("CR_KVM_SNAPSHOT");
+    if (env && *env) {
+        snprintf(buf, n, "%s", env);
+        return;
+    }
+    const char *slash = strrchr(initrd, '/');
+    int dir = slash ? (int)(slash - initrd) : 1;
+    snprintf(buf, n, "%.*s/snapshot", dir, slash ? initrd : ".");
+}
+
+/* 1 when the file at path is a snapshot of id (its header read, nothing more); else 0 with
+ * the reason. */
+static int snapshot_usable(const char *path, const vmm_snap_id *id, char *why, size_t n)
+{
+    uint8_t head[VMM_SNAP_HEADER];
+    vmm_snap_header h;
+    cr_error e = {0};
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, n, "no snapshot at %.200s", path);
+        return 0;
+    }
+    ssize_t got = fstat(fd, &st) == 0 ? pread(fd, head, sizeof head, 0) : -1;
+    close(fd);
+    if (got < (ssize_t)sizeof h) {
+        snprintf(why, n, "snapshot %.200s is unreadable", path);
+        return 0;
+    }
+    if (vmm_snap_header_parse(head, (size_t)got, (uint64_t)st.st_size, id, &h, &e) != CR_OK) {
+        snprintf(why, n, "%s", e.message);
+        return 0;
+    }
+    return 1;
+}
+
+/* Boots the guest with CRVM_JOB_SNAPSHOT until it rings ready and saves it at path, in a
+ * child process (the VM's signals, timers and memory stay out of the caller). */
+static cr_code snapshot_build(const char *kernel, const char *initrd, const char *cmdline,
+                              const char *path, const vmm_snap_id *id, double boot_s,
+                              cr_error *err)
+{
+    int pfd[2], status = 0;
+    cr_error ce = {0};
+    /* The warm worker's key: the default limits, CPU time an hour (a job's own CPU limit is
+     * the ns tier's clock on the cgroup; RLIMIT_CPU is only its backstop). */
+    sandbox_limits d;
+    memset(&d, 0, sizeof d);
+    d.cpu_s = SNAP_CPU_S;
+    sandbox_limits_resolve(&d);
+    vmm_job_limits key = {
+        .wall_ms = (uint32_t)(d.wall_s * 1000), .cpu_ms = (uint32_t)(d.cpu_s * 1000),
+        .max_procs = d.max_procs, .memory_bytes = d.memory_bytes, .max_stdout = 4096,
+        .max_stderr = 4096, .max_report = 4096, .tmp_bytes = d.tmp_bytes,
+        .artifact_bytes = d.artifact_bytes, .max_artifacts = d.max_artifacts,
+        .max_artifact_span = 4096,
+    };
+    const vmm_job_limits *jl = &key;
+    if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return cr_error_sys(err, CR_ESANDBOX, "kvm: fork", errno);
+    }
+    if (pid == 0) {
+        vmm_config c;
+        vmm *vm = NULL;
+        vmm_stop stop = VMM_STOP_NONE;
+        cr_code rc;
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        vmm_config_default(&c);
+        c.mem_bytes = SNAP_MEM;
+        c.shared_bytes = SNAP_SHARED;
+        c.wall_s = boot_s;
+        c.max_exits = 10000000;
+        if ((rc = vmm_open(&c, &vm, &ce)) == CR_OK &&
+            (rc = vmm_page_write_ex(vm, NULL, 0, NULL, 0, CRVM_JOB_SNAPSHOT, 0, jl, &ce)) == CR_OK &&
+            (rc = vmm_boot_linux(vm, kernel, initrd, NULL, 0, cmdline, &ce)) == CR_OK &&
+            (rc = vmm_run(vm, &stop, &ce)) == CR_OK) {
+            if (stop == VMM_STOP_READY) {
+                rc = vmm_snapshot_save(vm, id, path, &ce);
+            } else {
+                /* The guest's own word on why, when it rang with a failure. */
+                vmm_page_result r;
+                int told = stop == VMM_STOP_DOORBELL && vmm_page_read(vm, &r, &ce) == CR_OK;
+                rc = cr_error_set(&ce, CR_ESANDBOX, 0, 0, "kvm: snapshot: the guest stopped "
+                                  "(%s) before its ready point%s%.120s", vmm_stop_name(stop),
+                                  told ? ": " : "", told ? r.errs : "");
+                if (told) vmm_page_result_free(&r);
+            }
+        }
+        ce.code = rc;
+        (void)!write(pfd[1], &ce, sizeof ce);
+        _exit(rc == CR_OK ? 0 : 1);
+    }
+    close(pfd[1]);
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += (time_t)boot_s + 30;
+    int got = read_full(pfd[0], &ce, sizeof ce, &deadline);
+    close(pfd[0]);
+    if (got < 0) kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (got < 0)
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: snapshot: the VMM process sent no "
+                            "result (status 0x%x)", status);
+    ce.message[sizeof ce.message - 1] = '\0';
+    if (ce.code != CR_OK) return cr_error_set(err, CR_ESANDBOX, 0, 0, "%s", ce.message);
+    return CR_OK;
+}
+
 /* The console's words on one line, short enough to fit an error message: a panic's first
  * line, else the last ones. */
 static const char *one_line(char *s)
@@ -333,9 +497,56 @@ static const char *one_line(char *s)
     return n > 150 ? s + n - 150 : s;
 }
 
+/* Points plan at a usable snapshot (building it when there is none, or only one of other
+ * files) and returns 1; or returns 0 with why the run boots instead in note. */
+static int choose_snapshot(vmm_plan *plan, const sandbox_limits *lim, size_t job_len,
+                           size_t data_len, double boot_s, char *path, size_t path_len,
+                           char *note, size_t note_len)
+{
+    const char *cold = getenv("CR_KVM_COLD");
+    char why[256];
+    cr_error e = {0};
+    struct timespec t0;
+
+    if (cold && !strcmp(cold, "1")) return 0;                /* asked for: no note */
+    /* A guest of other kernel arguments is one boot's business, not the shared snapshot's. */
+    const char *extra = getenv("CR_KVM_CMDLINE");
+    if (extra && *extra) {
+        snprintf(note, note_len, "cold boot: CR_KVM_CMDLINE is set");
+        return 0;
+    }
+    if (lim->memory_bytes + GUEST_OVERHEAD + data_len > SNAP_MEM) {
+        snprintf(note, note_len, "cold boot: the job's memory and data pass the snapshot's "
+                 "%llu MiB", SNAP_MEM >> 20);
+        return 0;
+    }
+    if ((uint64_t)plan->cfg.shared_bytes + data_len + 64 > SNAP_SHARED || job_len + data_len +
+        4096 > SNAP_SHARED) {
+        snprintf(note, note_len, "cold boot: the job's data and outputs pass the snapshot's "
+                 "region");
+        return 0;
+    }
+    if (vmm_snap_identity(plan->kernel, plan->initrd, plan->cmdline, &plan->id, &e) != CR_OK) {
+        snprintf(note, note_len, "cold boot: %.200s", e.message);
+        return 0;
+    }
+    snapshot_path(plan->initrd, path, path_len);
+    if (!snapshot_usable(path, &plan->id, why, sizeof why)) {
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (snapshot_build(plan->kernel, plan->initrd, plan->cmdline, path, &plan->id, boot_s,
+                           &e) != CR_OK) {
+            snprintf(note, note_len, "cold boot: %.100s; %.120s", why, e.message);
+            return 0;
+        }
+        snprintf(note, note_len, "snapshot made in %.3f s (%.100s)", elapsed(&t0), why);
+    }
+    plan->snapshot = path;
+    return 1;
+}
+
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
-    char why[256], cmdline[1024], console[CONSOLE_TAIL + 1];
+    char why[256], cmdline[1024], console[CONSOLE_TAIL + 1], snap_path[1024], snap_note[256];
     kvm_paths paths;
     struct timespec t0;
     sandbox_limits lim;
@@ -410,8 +621,31 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     plan.initrd = paths.initrd;
     plan.cmdline = cmdline;
     plan.console = show && !strcmp(show, "1");
+    const char *memstat = getenv("CR_KVM_MEMSTAT");
+    plan.memstat = memstat && !strcmp(memstat, "1");
 
-    if ((rc = run_child(&plan, &w, &r, console, err)) != CR_OK) goto out;
+    /* A restored snapshot where the job fits it, else (or when it cannot be had) the boot,
+     * with the reason in the note. */
+    snap_note[0] = '\0';
+    if (choose_snapshot(&plan, &lim, enc.len, data.len, boot_s, snap_path, sizeof snap_path,
+                        snap_note, sizeof snap_note)) {
+        vmm_config cold = plan.cfg;
+        plan.cfg.mem_bytes = SNAP_MEM;
+        plan.cfg.shared_bytes = SNAP_SHARED;
+        rc = run_child(&plan, &w, &r, console, err);
+        if (rc == CR_OK && w.restore_failed) {
+            w.err.message[sizeof w.err.message - 1] = '\0';
+            snprintf(snap_note, sizeof snap_note, "cold boot: %.200s", w.err.message);
+            plan.snapshot = NULL;
+            plan.cfg = cold;
+            vmm_page_result_free(&r);
+            memset(&w, 0, sizeof w);
+        }
+    }
+    if (!plan.snapshot) {
+        rc = run_child(&plan, &w, &r, console, err);
+    }
+    if (rc != CR_OK) goto out;
     if (w.rc != CR_OK) {
         rc = cr_error_set(err, w.rc, 0, 0, "%s", w.err.message);
         goto out;
@@ -423,10 +657,16 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
          * the rest. A note cut short is still a note. */
         double guest_s = r.guest_ns[3] >= r.guest_ns[0]
                              ? (double)(r.guest_ns[3] - r.guest_ns[0]) / 1e9 : 0;
-        if (snprintf(out->tier_note, sizeof out->tier_note, "%s%s%s%sVM start and stop %.3f s",
-                     w.note, w.note[0] ? "; " : "", r.tier_note, r.tier_note[0] ? "; " : "",
-                     elapsed(&t0) - guest_s) < 0)
+        if (snprintf(out->tier_note, sizeof out->tier_note, "%s%s%s%s%s%sVM %s and stop %.3f s",
+                     snap_note, snap_note[0] ? "; " : "", w.note, w.note[0] ? "; " : "",
+                     r.tier_note, r.tier_note[0] ? "; " : "",
+                     plan.snapshot ? "restore" : "start", elapsed(&t0) - guest_s) < 0)
             out->tier_note[0] = '\0';
+        size_t used = strlen(out->tier_note);
+        if (plan.memstat && w.private_kb >= 0 && used < sizeof out->tier_note)
+            snprintf(out->tier_note + used, sizeof out->tier_note - used, "; VMM private %lld "
+                     "KiB, %lld KiB of it dirty", (long long)w.private_kb,
+                     (long long)w.dirty_kb);
         if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
             rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
         break;

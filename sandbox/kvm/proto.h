@@ -20,15 +20,27 @@
 #include <stdint.h>
 
 #define CRVM_MAGIC 0x4d565243u          /* "CRVM" read as a little-endian u32 */
-#define CRVM_VERSION 3u
+#define CRVM_VERSION 4u
 /* In the 32-bit PCI hole: above any RAM we give a guest (VMM_MAX_MEM), below the TSS and
  * identity-map pages KVM needs near 4 GiB. */
 #define CRVM_SHARED_GPA 0xd0000000ull
 #define CRVM_DOORBELL_PORT 0x0f00u      /* unassigned on PCs; nothing in Linux probes it */
+/* The same doorbell as a 4-byte write to this guest-physical address (no memory there: the
+ * write exits to the VMM). A restored guest rings here: measured in the nested test host, its
+ * init's `out` to the port faulted (#GP) after a restore even with its I/O permission asked
+ * for again, while a write to memory needs no permission of the TSS. */
+#define CRVM_DOORBELL_GPA (CRVM_SHARED_GPA - 0x1000ull)
 
 /* Values the guest writes to the doorbell. */
 #define CRVM_RING_RESULT 1u             /* the result fields and spans are final: stop */
 #define CRVM_RING_BOOTED 2u             /* init started (a timestamp for the boot figures) */
+/* With CRVM_JOB_SNAPSHOT: init stopped at its ready point, where the host saves the VM
+ * (snapshot.c). A VM restored from that snapshot resumes right after this `out`, reads the
+ * header and job the host has written since, and runs it. */
+#define CRVM_RING_READY 3u
+
+/* job_flags */
+#define CRVM_JOB_SNAPSHOT 1u            /* stop at the ready point (ring READY) before the job */
 
 /* result_flags */
 #define CRVM_OUT_TRUNCATED 1u           /* stdout passed job max_stdout: cut there */
@@ -79,6 +91,14 @@ struct crvm_page {
     uint64_t artifact_bytes;            /* size of the guest's /out; artifacts in all */
     uint32_t max_artifacts;             /* files sent in full; the rest go as DROPPED */
     uint32_t max_artifact_span;         /* bytes of the artifacts span at most */
+    uint32_t job_flags;                 /* CRVM_JOB_* */
+    uint32_t entropy_len;               /* bytes of entropy[] to feed the kernel's pool */
+    /* For a restored VM, which wakes with the clock and random state of its snapshot: the
+     * host's CLOCK_REALTIME and fresh random bytes, set and fed before the job runs. */
+    uint64_t host_realtime_ns;
+    uint8_t entropy[64];
+    struct crvm_span data;              /* a restored VM's /data: cpio "newc" (data.c); the
+                                           cold boot appends it to the initramfs instead */
 
     /* guest -> host */
     uint32_t exited;                    /* 1: exit_code is valid; 0: term_signal ended it */

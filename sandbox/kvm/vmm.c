@@ -1,6 +1,6 @@
 /* sandbox/kvm/vmm.c: the VMM: VM and vCPU set-up, the run loop and its device model, the
  * job/result region. Every ioctl is named in its error, with advice for the usual errno. */
-#include "sandbox/kvm/vmm.h"
+#include "sandbox/kvm/vmm_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,26 +25,6 @@
  * anything we map (the region ends below 0xd4000000). */
 #define TSS_GPA 0xfffbd000ull
 #define CPUID_MAX_ENTRIES 512u
-
-struct uart {
-    uint8_t ier, lcr, mcr, scr, dll, dlm;
-};
-
-struct vmm {
-    vmm_config cfg;
-    int kvm_fd, vm_fd, vcpu_fd;
-    uint8_t *ram, *shared;
-    struct kvm_run *run;
-    size_t run_size;
-    cr_buf serial;
-    struct uart uart;
-    uint8_t cmos_index;
-    uint64_t exits;
-    struct { uint16_t port; uint64_t n; } io_hist[32];   /* where the exits go: diagnostics */
-    uint64_t io_other, mmio_exits;
-    int page_written;
-    vmm_job_limits lim;
-};
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
@@ -59,21 +40,11 @@ static const char *advice(int e)
     }
 }
 
-static cr_code vmm_fail(cr_error *err, const char *what, int e)
+cr_code vmm_fail(cr_error *err, const char *what, int e)
 {
     return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s: %s%s", what, strerror(e), advice(e));
 }
 
-/* KVM ioctls that only set up state are safe to repeat when a signal cut them short. */
-static int kio(int fd, unsigned long req, void *arg)
-{
-    int r, tries = 0;
-    do r = ioctl(fd, req, arg);
-    while (r < 0 && errno == EINTR && ++tries < 100);
-    return r;
-}
-
-#define KIO_VAL(v) ((void *)(uintptr_t)(v))
 
 /* ---- capabilities (shared by vmm_open and the host check) ------------------------------ */
 
@@ -139,12 +110,14 @@ static cr_code check_config(const vmm_config *c, cr_error *err)
     return CR_OK;
 }
 
-static cr_code map_memory(vmm *vm, uint32_t slot, uint64_t gpa, uint64_t size, uint8_t **out,
-                          cr_error *err)
+static cr_code map_memory(vmm *vm, uint32_t slot, uint64_t gpa, uint64_t size, int fd,
+                          uint64_t off, uint8_t **out, cr_error *err)
 {
-    /* NORESERVE: the guest touches only what it uses; size is the bound, not the cost. */
+    /* NORESERVE: the guest touches only what it uses; size is the bound, not the cost. From
+     * a snapshot file, MAP_PRIVATE: pages come in as the guest touches them, and what it
+     * writes stays this VM's own copy. */
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                   MAP_PRIVATE | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0), fd, (off_t)off);
     if (p == MAP_FAILED) return vmm_fail(err, "mmap guest memory", errno);
     *out = p;
     struct kvm_userspace_memory_region r = {
@@ -180,6 +153,7 @@ static cr_code set_cpuid(vmm *vm, cr_error *err)
     for (uint32_t i = 0; i < c->nent; i++)
         if (c->entries[i].function == 1) c->entries[i].ecx |= 1u << 31;
     if (kio(vm->vcpu_fd, KVM_SET_CPUID2, c) < 0) rc = vmm_fail(err, "KVM_SET_CPUID2", errno);
+    else vm->cpuid_nent = c->nent;
 out:
     free(c);
     return rc;
@@ -203,6 +177,12 @@ static cr_code wire_lapic(int vcpu_fd, cr_error *err)
 }
 
 cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
+{
+    return vmm_create(cfg, -1, 0, out, err);
+}
+
+cr_code vmm_create(const vmm_config *cfg, int mem_fd, uint64_t mem_off, vmm **out,
+                   cr_error *err)
 {
     cr_code rc;
     vmm *vm = NULL;
@@ -236,8 +216,10 @@ cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err)
         rc = vmm_fail(err, "KVM_SET_TSS_ADDR", errno);
         goto fail;
     }
-    if ((rc = map_memory(vm, 0, 0, cfg->mem_bytes, &vm->ram, err)) != CR_OK) goto fail;
-    if ((rc = map_memory(vm, 1, CRVM_SHARED_GPA, cfg->shared_bytes, &vm->shared, err)) != CR_OK)
+    if ((rc = map_memory(vm, 0, 0, cfg->mem_bytes, mem_fd, mem_off, &vm->ram, err)) != CR_OK)
+        goto fail;
+    if ((rc = map_memory(vm, 1, CRVM_SHARED_GPA, cfg->shared_bytes, -1, 0, &vm->shared, err)) !=
+        CR_OK)
         goto fail;
     if (cfg->irqchip) {
         /* The irqchip before the vCPU, so the vCPU gets an in-kernel local APIC. */
@@ -494,6 +476,7 @@ static cr_code doorbell(const uint8_t *data, unsigned size, vmm_stop *stop,
                             size);
     memcpy(&v, data, 4);
     if (v == CRVM_RING_RESULT) *stop = VMM_STOP_DOORBELL;
+    else if (v == CRVM_RING_READY) *stop = VMM_STOP_READY;
     else if (v != CRVM_RING_BOOTED)
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: doorbell: unknown value 0x%x", v);
     return CR_OK;
@@ -564,6 +547,9 @@ static cr_code handle_exit(vmm *vm, vmm_stop *stop, cr_error *err)
          * there are any, are in the kernel and never get here). */
         if (!run->mmio.is_write) memset(run->mmio.data, 0xff, sizeof run->mmio.data);
         vm->mmio_exits++;
+        /* The doorbell's second door (proto.h): a write to its page. */
+        if (run->mmio.is_write && run->mmio.phys_addr == CRVM_DOORBELL_GPA)
+            return doorbell(run->mmio.data, run->mmio.len, stop, err);
         return CR_OK;
     case KVM_EXIT_HLT:
         *stop = VMM_STOP_HLT;
@@ -725,6 +711,7 @@ const char *vmm_stop_name(vmm_stop stop)
         [VMM_STOP_NONE] = "none", [VMM_STOP_DOORBELL] = "doorbell", [VMM_STOP_HLT] = "hlt",
         [VMM_STOP_SHUTDOWN] = "shutdown", [VMM_STOP_RESET] = "reset",
         [VMM_STOP_TIMEOUT] = "timeout", [VMM_STOP_EXITS] = "exit cap",
+        [VMM_STOP_READY] = "ready",
     };
     if ((unsigned)stop < sizeof names / sizeof names[0]) return names[stop];
     return "unknown";
@@ -737,10 +724,18 @@ const char *vmm_stop_name(vmm_stop stop)
 cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
                        cr_error *err)
 {
+    return vmm_page_write_ex(vm, job, job_len, NULL, 0, 0, 0, lim, err);
+}
+
+cr_code vmm_page_write_ex(vmm *vm, const void *job, size_t job_len, const void *data,
+                          size_t data_len, uint32_t flags, int reseed,
+                          const vmm_job_limits *lim, cr_error *err)
+{
     uint32_t size = vm->cfg.shared_bytes;
-    if (job_len > size - JOB_OFF)
-        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes does not fit the "
-                            "%u-byte shared region", job_len, size);
+    size_t data_off = (JOB_OFF + job_len + 63) & ~(size_t)63;
+    if (job_len > size - JOB_OFF || data_len > size || data_off > size - data_len)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job of %zu bytes and data of %zu do "
+                            "not fit the %u-byte shared region", job_len, data_len, size);
     struct crvm_page h = {
         .magic = CRVM_MAGIC, .version = CRVM_VERSION, .size = size,
         .header_size = sizeof h, .job = { (uint32_t)JOB_OFF, (uint32_t)job_len },
@@ -749,10 +744,21 @@ cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_l
         .max_stderr = lim->max_stderr, .max_report = lim->max_report,
         .tmp_bytes = lim->tmp_bytes, .artifact_bytes = lim->artifact_bytes,
         .max_artifacts = lim->max_artifacts, .max_artifact_span = lim->max_artifact_span,
+        .job_flags = flags,
+        .data = { (uint32_t)(data_len ? data_off : 0), (uint32_t)data_len },
     };
+    if (reseed) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        h.host_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+        if (getrandom(h.entropy, sizeof h.entropy, 0) != (ssize_t)sizeof h.entropy)
+            return vmm_fail(err, "getrandom for the guest's entropy", errno);
+        h.entropy_len = sizeof h.entropy;
+    }
     memset(vm->shared, 0, JOB_OFF);
     memcpy(vm->shared, &h, sizeof h);
     if (job_len) memcpy(vm->shared + JOB_OFF, job, job_len);
+    if (data_len) memcpy(vm->shared + data_off, data, data_len);
     vm->lim = *lim;
     vm->page_written = 1;
     return CR_OK;

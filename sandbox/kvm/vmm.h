@@ -62,7 +62,8 @@ typedef enum {
     VMM_STOP_SHUTDOWN,        /* triple fault */
     VMM_STOP_RESET,           /* reset through the i8042 (Linux's reboot=k, or a panic) */
     VMM_STOP_TIMEOUT,         /* the wall clock ran out */
-    VMM_STOP_EXITS            /* the exit cap was reached */
+    VMM_STOP_EXITS,           /* the exit cap was reached */
+    VMM_STOP_READY            /* the guest rang CRVM_RING_READY: save it (vmm_snapshot_save) */
 } vmm_stop;
 
 const char *vmm_stop_name(vmm_stop stop);   /* "doorbell", "hlt", ...; never NULL */
@@ -147,6 +148,65 @@ cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const vo
  * entries and DATA_MAX_DEPTH levels, else CR_ELIMIT advising the ns tier. */
 cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, cr_error *err);
 
+/* ---- snapshots (snapshot.c) ---------------------------------------------------------------
+ * A VM stopped at an exit (the guest's CRVM_RING_READY), saved to one file:
+ *
+ *   [0, 4096)             vmm_snap_header (little-endian), then zeros
+ *   [4096, +state_len)    the VM's state: MP state, regs, sregs, XSAVE, XCRs, debug registers,
+ *                         LAPIC, vCPU events, PIT, KVM clock, PIC master, PIC slave, IOAPIC,
+ *                         the serial port's registers; then nmsrs struct kvm_msr_entry (every
+ *                         MSR of KVM_GET_MSR_INDEX_LIST this vCPU has, the TSC deadline last),
+ *                         then ncpuid struct kvm_cpuid_entry2
+ *   [mem_off, +mem_bytes) guest RAM from address 0, sparse (zero pages are holes)
+ *
+ * The header names what made it (vmm_snap_id): a snapshot of another kernel, initramfs or
+ * VMM build is refused on load. The guest's job/result region is not saved: a restored VM
+ * gets a fresh one of shared_bytes. */
+#define VMM_SNAP_MAGIC 0x50414e534d565243ull   /* "CRVMSNAP" read as a little-endian u64 */
+#define VMM_SNAP_VERSION 1u
+#define VMM_SNAP_HEADER 4096u
+#define VMM_SNAP_MAX_MSRS 1024u
+#define VMM_SNAP_MAX_CPUID 512u
+
+/* What a snapshot belongs to: the kernel's and the initramfs's size, modification time (ns)
+ * and inode, and the VMM's state layout, region protocol and the guest's kernel command line
+ * (a hash), NUL-ended. */
+typedef struct {
+    uint64_t kernel[3], initrd[3];
+    char build[64];
+} vmm_snap_id;
+
+typedef struct {
+    uint64_t magic;                     /* VMM_SNAP_MAGIC */
+    uint32_t version, header_size;      /* VMM_SNAP_VERSION, sizeof(vmm_snap_header) */
+    uint64_t mem_bytes;                 /* guest RAM */
+    uint32_t shared_bytes, irqchip;     /* the region's size; 1: in-kernel irqchip and PIT */
+    uint64_t state_off, state_len, mem_off;
+    uint32_t nmsrs, ncpuid;
+    uint32_t tsc_khz, reserved;         /* the vCPU's TSC rate (0: unknown) */
+    vmm_snap_id id;
+} vmm_snap_header;
+
+/* The identity of kernel + initrd (stat), of this VMM build and of the command line.
+ * CR_ESANDBOX naming a file that cannot be stat'ed. */
+cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *cmdline,
+                          vmm_snap_id *id, cr_error *err);
+/* Checks the first len bytes of a snapshot of file_size bytes against `want`: magic,
+ * version, identity, sizes in range, a layout that adds up to the file. Bounded and pure (the
+ * unit tests' and fuzzers' entry). CR_ESANDBOX naming the first thing wrong ("kvm: snapshot
+ * made from another kernel: refused"). */
+cr_code vmm_snap_header_parse(const void *buf, size_t len, uint64_t file_size,
+                              const vmm_snap_id *want, vmm_snap_header *h, cr_error *err);
+/* Saves vm, stopped after an exit of vmm_run(), to `path`: written to a temporary file
+ * beside it, mode 0444, and renamed over it. The VM stays usable. */
+cr_code vmm_snapshot_save(vmm *vm, const vmm_snap_id *id, const char *path, cr_error *err);
+/* A new VM from the snapshot at path (checked against id): cfg's memory, region and irqchip
+ * are the snapshot's, its clocks and caps the caller's. RAM is mapped MAP_PRIVATE from the
+ * file, read lazily; the region is fresh (vmm_page_write() it). CR_EIO when the file cannot
+ * be opened, CR_ESANDBOX when it is refused or KVM refuses the state. */
+cr_code vmm_snapshot_restore(const vmm_config *cfg, const char *path, const vmm_snap_id *id,
+                             vmm **out, cr_error *err);
+
 /* ---- the job/result region ---------------------------------------------------------------- */
 
 /* What the host asks of the guest, besides the job bytes. */
@@ -162,6 +222,11 @@ typedef struct {
  * CR_ELIMIT when they do not fit. */
 cr_code vmm_page_write(vmm *vm, const void *job, size_t job_len, const vmm_job_limits *lim,
                        cr_error *err);
+/* The same with the job's flags (CRVM_JOB_*) and data_len bytes of a /data archive after the
+ * job; with `reseed`, the host's wall clock and 64 fresh random bytes for a restored guest. */
+cr_code vmm_page_write_ex(vmm *vm, const void *job, size_t job_len, const void *data,
+                          size_t data_len, uint32_t flags, int reseed,
+                          const vmm_job_limits *lim, cr_error *err);
 
 /* The result the guest left, copied out of guest memory. Every buffer is owned by the
  * struct: vmm_page_result_free(). */

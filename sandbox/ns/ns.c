@@ -947,6 +947,12 @@ cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out,
     return ns_run_at(key, NULL, warm, out, err);
 }
 
+cr_code ns_run_warm_hand(const sandbox_job *key, ns_warm *warm, ns_handoff *hand,
+                         sandbox_outcome *out, cr_error *err)
+{
+    return ns_run_at(key, hand, warm, out, err);
+}
+
 static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
                          sandbox_outcome *out, cr_error *err)
 {
@@ -1193,9 +1199,15 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             if (cg.has_cpu && (cpu_base = ns_cgroup_cpu_ns(&cg)) < 0) cpu_base = 0;
             t0 = now_s();
             cpu_next = t0 + CPU_POLL_MS / 1e3;
-            if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
-            for (size_t off = 0; off < jobbuf.len;) {
-                ssize_t n = send(warm_fd, jobbuf.p + off, jobbuf.len - off, MSG_NOSIGNAL);
+            const char *jp = hand && hand->job ? hand->job : NULL;
+            size_t jn = jp ? hand->job_len : 0;
+            if (!jp) {
+                if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
+                jp = jobbuf.p;
+                jn = jobbuf.len;
+            }
+            for (size_t off = 0; off < jn;) {
+                ssize_t n = send(warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
                 if (n < 0 && errno == EINTR) continue;
                 if (n <= 0) break;   /* the runner is gone: its end says how */
                 off += (size_t)n;

@@ -99,5 +99,10 @@ typedef struct ns_warm {
     pid_t pid_left;
 } ns_warm;
 cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err);
+/* ns_run_warm() for the kvm guest's init, which holds the job already encoded: ready() sets
+ * hand->job and hand->job_len before it returns the job (whose limits the run takes), and
+ * /out and the report are handed over as ns_run() hands them. */
+cr_code ns_run_warm_hand(const sandbox_job *key, ns_warm *warm, ns_handoff *hand,
+                         sandbox_outcome *out, cr_error *err);
 
 #endif
