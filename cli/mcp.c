@@ -209,17 +209,42 @@ static void text_reasons(cr_buf *b, json_t *o)
     }
 }
 
+/* "type: message (line L, col C)" of the error or the limit, if there is one. */
+static int text_error(cr_buf *b, json_t *o)
+{
+    json_t *err = json_object_get(o, "error"), *e = json_is_object(err) ? err
+                                                                      : json_object_get(o, "limit");
+    if (!json_is_object(e)) return 0;
+    char at[64] = "";
+    int line = (int)json_integer_value(json_object_get(e, "line"));
+    int col = (int)json_integer_value(json_object_get(e, "col"));
+    if (line) snprintf(at, sizeof at, col ? " (line %d, col %d)" : " (line %d)", line, col);
+    /* a limit's JSON names the limit; its exception, as the CLI prints it, is LimitError */
+    text_put(b, e == err ? json_string_value(json_object_get(e, "type")) : "LimitError");
+    text_put(b, ": ");
+    text_put(b, json_string_value(json_object_get(e, "message")));
+    text_put(b, at);
+    text_put(b, "\n");
+    return 1;
+}
+
 /* What a person reads: the output, then "= value" (with the exact fraction when the repr
- * does not show it), or the error; for an explanation, the route and the reasons. */
+ * does not show it) or the error; for an explanation or a refusal, the route and why. */
 static char *human_text(json_t *o)
 {
     cr_buf b;
     cr_buf_init(&b, 0);
-    json_t *v = json_object_get(o, "value"), *err = json_object_get(o, "error");
-    json_t *lim = json_object_get(o, "limit");
+    json_t *v = json_object_get(o, "value");
     const char *out = json_string_value(json_object_get(o, "stdout"));
+    const char *status = json_string_value(json_object_get(o, "status"));
     size_t nreasons = json_array_size(json_object_get(o, "reasons"));
-    if (json_is_true(json_object_get(o, "explained"))) {
+    int explained = json_is_true(json_object_get(o, "explained")), failed;
+    if (out && *out) {
+        text_put(&b, out);
+        if (out[strlen(out) - 1] != '\n') text_put(&b, "\n");
+    }
+    failed = text_error(&b, o);
+    if (explained || (nreasons && status && strcmp(status, "rejected") == 0)) {
         text_put(&b, "route: ");
         text_put(&b, json_string_value(json_object_get(o, "route")));
         if (nreasons) {
@@ -228,25 +253,10 @@ static char *human_text(json_t *o)
                      nreasons, nreasons == 1 ? "" : "s");
             text_put(&b, why);
             text_reasons(&b, o);
-        } else if (!json_is_object(err))
+        } else if (!failed)
             text_put(&b, "\nwhy: every construct is inside the in-process subset");
         text_put(&b, "\n");
-    } else if (out && *out) {
-        text_put(&b, out);
-        if (out[strlen(out) - 1] != '\n') text_put(&b, "\n");
-    }
-    if (json_is_object(err) || json_is_object(lim)) {
-        json_t *e = json_is_object(err) ? err : lim;
-        char at[64] = "";
-        int line = (int)json_integer_value(json_object_get(e, "line"));
-        int col = (int)json_integer_value(json_object_get(e, "col"));
-        if (line) snprintf(at, sizeof at, col ? " (line %d, col %d)" : " (line %d)", line, col);
-        text_put(&b, json_string_value(json_object_get(e, json_is_object(err) ? "type" : "name")));
-        text_put(&b, ": ");
-        text_put(&b, json_string_value(json_object_get(e, "message")));
-        text_put(&b, at);
-        text_put(&b, "\n");
-    } else if (json_is_object(v)) {
+    } else if (!failed && json_is_object(v)) {
         const char *repr = json_string_value(json_object_get(v, "repr"));
         const char *frac = json_string_value(json_object_get(v, "fraction"));
         text_put(&b, "= ");
@@ -258,13 +268,12 @@ static char *human_text(json_t *o)
         }
         if (!json_is_true(json_object_get(v, "exact"))) text_put(&b, "  (inexact)");
         text_put(&b, "\n");
-    } else if (!json_is_true(json_object_get(o, "explained")) && !(out && *out))
+    } else if (!failed && !(out && *out))
         text_put(&b, "(no final value)\n");
     if (cr_buf_put(&b, "", 1) != CR_OK) {
         cr_buf_free(&b);
         return NULL;
     }
-    b.p[b.len - 1] = '\0';
     if (b.len > 1 && b.p[b.len - 2] == '\n') b.p[b.len - 2] = '\0';
     return b.p;
 }

@@ -139,6 +139,12 @@ res = r["result"]
 check(res["isError"] is True and res["content"] == [
     {"type": "text", "text": "ZeroDivisionError: division by zero (line 1, col 1)"}] and
     res["structuredContent"]["status"] == "raised", f"calculate raised: {res}")
+for code, text in (("x = 10 ** 10 ** 10",
+                     "LimitError: integer size limit (1048576 bits) (line 1, col 5)"),
+                   ("pass", "(no final value)"), ("print('hi')", "hi")):
+    r = call(s, "calculate", {"code": code})
+    check(r["result"]["content"] == [{"type": "text", "text": text}] and
+          r["result"]["isError"] is (code.startswith("x")), f"calculate {code}: {r}")
 r = call(s, "calculate", {"code": "x = (1 +"})
 res = r["result"]
 check(res["isError"] is True and res["structuredContent"]["status"] == "syntax_error" and
@@ -162,12 +168,12 @@ for server in (s, s2):
                                          "runs it"} and sc["explained"] is True,
               f"calculate's refusal: {sc['error']}")
         check(res["content"][0]["text"] ==
-              "route: ns\nwhy: 3 constructs outside the in-process subset:\n"
+              "outside the in-process subset: calculate runs in-process only, and 3 constructs "
+              "need a sandbox (route ns); first import:pandas: run_python runs it (line 1, col 1)"
+              "\nroute: ns\nwhy: 3 constructs outside the in-process subset:\n"
               "  import:pandas at 1:1: import pandas as pd\n"
               "  method:.sum at 2:5: pd.Series([1]).sum()\n"
-              "  method:.Series at 2:5: pd.Series([1])\n"
-              "outside the in-process subset: calculate runs in-process only, and 3 constructs "
-              "need a sandbox (route ns); first import:pandas: run_python runs it (line 1, col 1)",
+              "  method:.Series at 2:5: pd.Series([1])",
               f"calculate's refusal text: {res['content']}")
 
 # ---- explain ----
@@ -190,7 +196,11 @@ check(r["result"]["content"][0]["text"] == "= 42" and r["result"]["isError"] is 
 r = call(s, "run_python", {"code": "import sys\nprint(sys.version_info[0])"})
 res = r["result"]
 check(res["isError"] is True and res["structuredContent"]["status"] == "rejected" and
-      res["structuredContent"]["route"] == "rejected", f"run_python with --tier none: {res}")
+      res["structuredContent"]["route"] == "rejected" and res["content"][0]["text"] ==
+      "outside the in-process subset: 2 constructs outside the in-process subset and sandboxes "
+      "are off; first import:sys (line 1, col 1)\nroute: rejected\nwhy: 2 constructs outside "
+      "the in-process subset:\n  import:sys at 1:1: import sys\n"
+      "  attr:.version_info at 2:7: sys.version_info", f"run_python with --tier none: {res}")
 r = call(s2, "run_python", {"code": "import sys\nprint(sys.version_info[0])"})
 sc = r["result"]["structuredContent"]
 if sc["status"] == "sandbox_error":
