@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,8 +120,16 @@ static json_t *rpc_result(json_t *id, json_t *result)
     return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
+/* A client that stops reading makes write() fail with EPIPE and the server end (status 5),
+ * instead of SIGPIPE killing it mid-way: the signal is blocked in this thread for the write
+ * and a pending one taken back, not ignored process-wide, which the sandbox's children would
+ * inherit. */
 static int write_all(server *s, const char *p, size_t n)
 {
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     while (n && !s->write_failed) {
         ssize_t k = write(s->out_fd, p, n);
         if (k < 0 && errno == EINTR) continue;
@@ -129,6 +139,11 @@ static int write_all(server *s, const char *p, size_t n)
             n -= (size_t)k;
         }
     }
+    if (s->write_failed && !sigismember(&old, SIGPIPE)) {
+        static const struct timespec now = { 0, 0 };
+        while (sigtimedwait(&pipe_set, NULL, &now) == SIGPIPE) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return !s->write_failed;
 }
 

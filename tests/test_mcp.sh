@@ -351,6 +351,16 @@ for f in os.listdir(tmp):
     os.unlink(os.path.join(tmp, f))
 os.rmdir(tmp)
 
+# A client that stops reading: the server's write fails, and it ends with 5, not by SIGPIPE.
+s = Server("--tier", "none")
+s.p.stdout.close()
+try:
+    s.send({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    s.p.stdin.close()
+except BrokenPipeError:
+    pass
+check(s.p.wait(30) == 5, f"stdout closed: {s.p.returncode}")
+
 # SIGTERM ends the server like calc-route's other modes: 128 + 15.
 s = Server("--tier", "none")
 init(s)

@@ -20,8 +20,13 @@ async function check(name, fn) {
 
 const transport = new StdioClientTransport({ command: route, args: [...options, "mcp"],
                                              stderr: "inherit" });
+// The version the SDK settles on, as it tells its transport.
+let negotiated;
+transport.setProtocolVersion = (v) => { negotiated = v; };
 const client = new Client({ name: "calcroute-test", version: "1.0.0" });
 await client.connect(transport);
+
+await check("protocol version", () => assert.equal(negotiated, "2025-11-25"));
 
 await check("server info", () => assert.deepEqual(client.getServerVersion(),
     { name: "calc-route", title: "calcroute", version: "0.1.0" }));
