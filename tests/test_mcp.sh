@@ -351,6 +351,39 @@ for f in os.listdir(tmp):
     os.unlink(os.path.join(tmp, f))
 os.rmdir(tmp)
 
+# Mutated messages (seeded): whatever comes, an answer or none, never a crash; a ping after
+# them is still answered and EOF still ends the server cleanly.
+import random
+rng = random.Random(19)
+seeds = [json.dumps(m).encode() for m in (
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+     "params": {"name": "calculate", "arguments": {"code": "x = 0.1 * 3", "vars": {"a": 1}}}},
+    {"jsonrpc": "2.0", "id": "a", "method": "initialize",
+     "params": {"protocolVersion": "2025-03-26", "capabilities": {}}},
+    [{"jsonrpc": "2.0", "id": 2, "method": "ping"}, {"jsonrpc": "2.0", "method": "x"}])]
+s = Server("--tier", "none")
+for i in range(400):
+    m = bytearray(rng.choice(seeds))
+    for _ in range(rng.randint(1, 6)):
+        op, at = rng.randrange(3), rng.randrange(len(m))
+        if op == 0:
+            m[at] = rng.randrange(256)
+        elif op == 1:
+            del m[at]
+        else:
+            m[at:at] = bytes(rng.choice(b'{}[]",:0\\n') for _ in range(rng.randint(1, 4)))
+    s.send(bytes(m).replace(b"\n", b" ") + b"\n")
+    if i % 20 == 19 or i == 399:
+        # a ping now and then, its answer awaited, so that neither pipe fills up
+        r = s.ask({"jsonrpc": "2.0", "id": f"p{i}", "method": "ping"})
+        while r is not None and not (isinstance(r, dict) and r.get("id") == f"p{i}"):
+            r = s.line()
+        if r != {"jsonrpc": "2.0", "id": f"p{i}", "result": {}}:
+            break
+rc, _, stderr = s.close()
+check(r == {"jsonrpc": "2.0", "id": "p399", "result": {}} and rc == 0 and stderr == b"",
+      f"mutated messages: {r} {rc} {stderr[-300:]!r}")
+
 # A client that stops reading: the server's write fails, and it ends with 5, not by SIGPIPE.
 s = Server("--tier", "none")
 s.p.stdout.close()
