@@ -394,6 +394,18 @@ except BrokenPipeError:
     pass
 check(s.p.wait(30) == 5, f"stdout closed: {s.p.returncode}")
 
+# SIGINT during a call: the run under way ends, is answered as interrupted, and the server
+# exits 130 as calc-route's other modes do.
+import signal, time
+s = Server("--tier", "none", "--timeout", "60")
+s.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "calculate",
+        "arguments": {"code": "x = 0\nfor i in range(10 ** 9):\n    x += i"}}})
+time.sleep(0.5)
+s.p.send_signal(signal.SIGINT)
+r = s.line()
+check(r["result"]["structuredContent"]["status"] == "interrupted" and
+      r["result"]["isError"] is True and s.p.wait(30) == 130, f"SIGINT: {r} {s.p.returncode}")
+
 # SIGTERM ends the server like calc-route's other modes: 128 + 15.
 s = Server("--tier", "none")
 init(s)
