@@ -16,6 +16,7 @@
 
 #include "calcroute.h"
 #include "common/json.h"
+#include "cli/mcp.h"
 
 /* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
  * number after the report (130 for SIGINT, as shells expect). */
@@ -26,6 +27,7 @@ enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX
 
 static const char usage[] =
     "usage: calc-route [options] [FILE|-]\n"
+    "       calc-route [options] mcp   (a Model Context Protocol server on stdin/stdout)\n"
     "Answer code a language model wrote for a finance question: whitelisted arithmetic runs\n"
     "in-process on exact decimals; anything else is listed with its reasons.\n"
     "\n"
@@ -881,8 +883,8 @@ int main(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
-    if (batch) {
-        FILE *in = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (strcmp(path, "mcp") == 0 || batch) {   /* a file named mcp: ./mcp */
+        FILE *in = strcmp(path, "-") == 0 || !batch ? stdin : fopen(path, "r");
         if (!in) {
             fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
             rc = EX_USAGE;
@@ -891,7 +893,8 @@ int main(int argc, char **argv)
         cr_engine *engine = open_engine(cfg, &rc);
         if (engine) {
             catch_signals(engine);
-            rc = run_batch(engine, in, jobs);
+            rc = batch ? run_batch(engine, in, jobs)
+                       : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
         }
         signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
         cr_engine_close(engine);

@@ -2,7 +2,8 @@
 # The one place that lists what calcroute needs from Debian 12. README and .ci/run both call it.
 # The python3-* packages are what sandboxed code can import (README lists them); python3-venv
 # makes the virtual environment the --interpreter tests use; setuptools, wheel, pip and pytest
-# build, install and test the Python package offline (tests/test_python_binding.sh).
+# build, install and test the Python package offline (tests/test_python_binding.sh); nodejs and
+# npm run the MCP SDK's client that tests `calc-route mcp` (tests/test_mcp_sdk.sh).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -15,4 +16,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \
     python3-setuptools python3-wheel python3-pip python3-pytest \
-    qemu-system-x86 busybox-static cpio openssl >/dev/null
+    qemu-system-x86 busybox-static cpio openssl nodejs npm >/dev/null

@@ -1,0 +1,567 @@
+/* cli/mcp.c: `calc-route mcp`, the Model Context Protocol's stdio transport (one JSON-RPC 2.0
+ * message a line, no embedded newlines) over one engine, so that a warm pool and the ledger
+ * live as long as the agent's session. Requests are answered one at a time, in order. */
+#include "cli/mcp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/json.h"
+
+/* JSON-RPC 2.0's codes, and the stateless draft's for a protocol version it does not speak. */
+enum { RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601, RPC_PARAMS = -32602,
+       RPC_INTERNAL = -32603, RPC_BAD_VERSION = -32004 };
+
+/* Newest first: initialize answers with the client's version when it is here, else the
+ * first. 2025-03-26 is the one revision with JSON-RPC batches (2025-06-18 removed them). */
+static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26",
+                                        "2024-11-05" };
+#define NVERSIONS (sizeof versions / sizeof *versions)
+#define BATCH_VERSION "2025-03-26"
+/* The revision that brought structuredContent: older clients get the JSON as text too. */
+#define STRUCTURED_VERSION "2025-06-18"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+
+/* The tools' arguments are `calc-route --batch`'s line format (cr_request_set_json() reads
+ * them, one home for their meaning); the output is `--json`'s object, whose members the
+ * output schema names (the rest, such as timings, are there too). */
+#define INPUT_SCHEMA \
+    "{\"type\":\"object\",\"properties\":{" \
+    "\"code\":{\"type\":\"string\",\"description\":\"Python (or FinQA DSL) source\"}," \
+    "\"lang\":{\"type\":\"string\",\"enum\":[\"auto\",\"python\",\"dsl\"]}," \
+    "\"vars\":{\"type\":\"object\",\"description\":\"variables bound before the code runs; " \
+    "a number's decimal text is exact (0.1 is 1/10)\"}," \
+    "\"table\":{\"type\":\"array\",\"items\":{\"type\":\"array\"},\"description\":" \
+    "\"a FinQA table for DSL programs: rows of cells, first cell the row name\"}," \
+    "\"precision\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":" \
+    "\"significant digits of inexact results (default 34)\"}," \
+    "\"rounding\":{\"type\":\"string\",\"enum\":[\"half-even\",\"half-up\"]}," \
+    "\"answer_vars\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":" \
+    "{\"type\":\"string\"}}],\"description\":\"variables tried in order for the final " \
+    "value (default ans, result, answer)\"}," \
+    "\"seed\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":4294967295}," \
+    "\"strip_fences\":{\"type\":\"boolean\",\"description\":\"code is a model's reply: run " \
+    "its ```python blocks\"}},\"required\":[\"code\"]}"
+
+#define ERROR_SCHEMA(kind) \
+    "{\"type\":[\"object\",\"null\"],\"properties\":{\"" kind "\":{\"type\":\"string\"}," \
+    "\"message\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}," \
+    "\"col\":{\"type\":\"integer\"}}}"
+
+#define OUTPUT_SCHEMA \
+    "{\"type\":\"object\",\"properties\":{" \
+    "\"route\":{\"type\":\"string\",\"enum\":[\"inprocess\",\"ns\",\"kvm\",\"rejected\"]}," \
+    "\"status\":{\"type\":\"string\",\"description\":\"ok, raised, limit, syntax_error, " \
+    "rejected, sandbox_error, interrupted\"}," \
+    "\"lang\":{\"type\":\"string\"}," \
+    "\"reasons\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" \
+    "\"code\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"},\"col\":{\"type\":" \
+    "\"integer\"},\"snippet\":{\"type\":\"string\"}}}}," \
+    "\"value\":{\"type\":[\"object\",\"null\"],\"properties\":{" \
+    "\"repr\":{\"type\":\"string\",\"description\":\"Python's repr of the exact value\"}," \
+    "\"type\":{\"type\":\"string\"}," \
+    "\"fraction\":{\"type\":[\"string\",\"null\"],\"description\":\"the exact value, p/q\"}," \
+    "\"exact\":{\"type\":\"boolean\"}}}," \
+    "\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"}," \
+    "\"error\":" ERROR_SCHEMA("type") ",\"limit\":" ERROR_SCHEMA("name") "," \
+    "\"explained\":{\"type\":\"boolean\"}," \
+    "\"audit\":{\"type\":[\"object\",\"null\"],\"properties\":{\"seq\":{\"type\":" \
+    "\"integer\"},\"hash\":{\"type\":\"string\"}}}}," \
+    "\"required\":[\"route\",\"status\",\"reasons\",\"value\",\"stdout\",\"error\"]}"
+
+enum tool { T_CALCULATE, T_RUN_PYTHON, T_EXPLAIN, NTOOLS };
+
+static const struct {
+    const char *name, *title, *description, *annotations;
+} tools[NTOOLS] = {
+    { "calculate", "Exact arithmetic",
+      "Runs finance arithmetic written as Python (or FinQA DSL) in-process on exact decimals "
+      "and fractions (0.1 + 0.2 is exactly 3/10). Refuses, with the reasons, code that would "
+      "need a sandbox (imports outside the subset, I/O, ...): use run_python for that.",
+      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}" },
+    { "run_python", "Run Python safely",
+      "Runs Python (or FinQA DSL): the whitelisted subset in-process on exact decimals, "
+      "anything else in a sandbox (no network, bounded time and memory). Gives the final "
+      "value, stdout and any error.",
+      "{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,"
+      "\"openWorldHint\":false}" },
+    { "explain", "Explain the route",
+      "Says where code would run (inprocess, or a sandbox: ns, kvm; or rejected) and why, "
+      "listing each construct outside the in-process subset. Runs nothing.",
+      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}" },
+};
+
+typedef struct {
+    cr_engine *engine;
+    cr_code (*defaults)(cr_request *, cr_error *);
+    int out_fd, write_failed;
+    const char *version;      /* negotiated by initialize; NULL before */
+    json_t *tool_list;        /* tools/list's result, built once */
+} server;
+
+static json_t *rpc_error(json_t *id, int code, const char *message, json_t *data)
+{
+    json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
+    if (e && data) json_object_set(e, "data", data);
+    return json_pack("{s:s, s:O, s:o}", "jsonrpc", "2.0", "id", id ? id : json_null(),
+                     "error", e);
+}
+
+static json_t *rpc_result(json_t *id, json_t *result)
+{
+    return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
+}
+
+/* A client that stops reading makes write() fail with EPIPE and the server end (status 5),
+ * instead of SIGPIPE killing it mid-way: the signal is blocked in this thread for the write
+ * and a pending one taken back, not ignored process-wide, which the sandbox's children would
+ * inherit. */
+static int write_all(server *s, const char *p, size_t n)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    while (n && !s->write_failed) {
+        ssize_t k = write(s->out_fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) s->write_failed = 1;
+        else {
+            p += k;
+            n -= (size_t)k;
+        }
+    }
+    if (s->write_failed && !sigismember(&old, SIGPIPE)) {
+        static const struct timespec now = { 0, 0 };
+        while (sigtimedwait(&pipe_set, NULL, &now) == SIGPIPE) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return !s->write_failed;
+}
+
+/* One message, one line: JSON_COMPACT never emits a newline, and ENSURE_ASCII keeps the line
+ * plain bytes whatever the code printed. */
+static void send_message(server *s, json_t *msg)
+{
+    char *text = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6))
+                     : NULL;
+    if (!text) {
+        static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+                                  "\"message\":\"out of memory\"}}\n";
+        write_all(s, oom, sizeof oom - 1);
+        return;
+    }
+    size_t n = strlen(text);
+    text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
+    write_all(s, text, n + 1);
+    free(text);
+}
+
+static json_t *server_info(void)
+{
+    return json_pack("{s:s, s:s, s:s}", "name", "calc-route", "title", "calcroute",
+                     "version", CR_VERSION_STRING);
+}
+
+static json_t *version_list(void)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < NVERSIONS; i++) json_array_append_new(a, json_string(versions[i]));
+    return a;
+}
+
+static const char *supported(const char *v)
+{
+    for (size_t i = 0; v && i < NVERSIONS; i++)
+        if (strcmp(v, versions[i]) == 0) return versions[i];
+    return NULL;
+}
+
+static json_t *build_tool_list(void)
+{
+    json_t *list = json_array();
+    int failed = !list;
+    for (int t = 0; t < NTOOLS; t++) {
+        json_t *o = json_object();
+        failed |= !o;
+        cr_json_set(o, "name", json_string(tools[t].name), &failed);
+        cr_json_set(o, "title", json_string(tools[t].title), &failed);
+        cr_json_set(o, "description", json_string(tools[t].description), &failed);
+        cr_json_set(o, "inputSchema", json_loads(INPUT_SCHEMA, 0, NULL), &failed);
+        cr_json_set(o, "outputSchema", json_loads(OUTPUT_SCHEMA, 0, NULL), &failed);
+        cr_json_set(o, "annotations", json_loads(tools[t].annotations, 0, NULL), &failed);
+        cr_json_append(list, o, &failed);
+    }
+    json_t *r = failed ? NULL : json_pack("{s:o}", "tools", list);
+    if (!r) json_decref(list);
+    return r;
+}
+
+/* ---- tools ------------------------------------------------------------------------------ */
+
+static void text_put(cr_buf *b, const char *s) { cr_buf_put(b, s, strlen(s)); }
+
+static void text_reasons(cr_buf *b, json_t *o)
+{
+    json_t *r;
+    size_t i;
+    json_array_foreach(json_object_get(o, "reasons"), i, r) {
+        char at[64];
+        text_put(b, "\n  ");
+        text_put(b, json_string_value(json_object_get(r, "code")));
+        snprintf(at, sizeof at, " at %d:%d: ", (int)json_integer_value(json_object_get(r, "line")),
+                 (int)json_integer_value(json_object_get(r, "col")));
+        text_put(b, at);
+        text_put(b, json_string_value(json_object_get(r, "snippet")));
+    }
+}
+
+/* "type: message (line L, col C)" of the error or the limit, if there is one. */
+static int text_error(cr_buf *b, json_t *o)
+{
+    json_t *err = json_object_get(o, "error"), *e = json_is_object(err) ? err
+                                                                      : json_object_get(o, "limit");
+    if (!json_is_object(e)) return 0;
+    char at[64] = "";
+    int line = (int)json_integer_value(json_object_get(e, "line"));
+    int col = (int)json_integer_value(json_object_get(e, "col"));
+    if (line) snprintf(at, sizeof at, col ? " (line %d, col %d)" : " (line %d)", line, col);
+    /* a limit's JSON names the limit; its exception, as the CLI prints it, is LimitError */
+    text_put(b, e == err ? json_string_value(json_object_get(e, "type")) : "LimitError");
+    text_put(b, ": ");
+    text_put(b, json_string_value(json_object_get(e, "message")));
+    text_put(b, at);
+    text_put(b, "\n");
+    return 1;
+}
+
+/* What a person reads: the output, then "= value" (with the exact fraction when the repr
+ * does not show it) or the error; for an explanation or a refusal, the route and why. */
+static char *human_text(json_t *o)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    json_t *v = json_object_get(o, "value");
+    const char *out = json_string_value(json_object_get(o, "stdout"));
+    const char *status = json_string_value(json_object_get(o, "status"));
+    size_t nreasons = json_array_size(json_object_get(o, "reasons"));
+    int explained = json_is_true(json_object_get(o, "explained")), failed;
+    if (out && *out) {
+        text_put(&b, out);
+        if (out[strlen(out) - 1] != '\n') text_put(&b, "\n");
+    }
+    failed = text_error(&b, o);
+    if (explained || (nreasons && status && strcmp(status, "rejected") == 0)) {
+        text_put(&b, "route: ");
+        text_put(&b, json_string_value(json_object_get(o, "route")));
+        if (nreasons) {
+            char why[96];
+            snprintf(why, sizeof why, "\nwhy: %zu construct%s outside the in-process subset:",
+                     nreasons, nreasons == 1 ? "" : "s");
+            text_put(&b, why);
+            text_reasons(&b, o);
+        } else if (!failed)
+            text_put(&b, "\nwhy: every construct is inside the in-process subset");
+        text_put(&b, "\n");
+    } else if (!failed && json_is_object(v)) {
+        const char *repr = json_string_value(json_object_get(v, "repr"));
+        const char *frac = json_string_value(json_object_get(v, "fraction"));
+        text_put(&b, "= ");
+        text_put(&b, repr ? repr : "");
+        if (frac && repr && strcmp(frac, repr) != 0) {
+            text_put(&b, json_is_true(json_object_get(v, "exact")) ? "  (exactly " : "  (");
+            text_put(&b, frac);
+            text_put(&b, ")");
+        }
+        if (!json_is_true(json_object_get(v, "exact"))) text_put(&b, "  (inexact)");
+        text_put(&b, "\n");
+    } else if (!failed && !(out && *out))
+        text_put(&b, "(no final value)\n");
+    if (cr_buf_put(&b, "", 1) != CR_OK) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    if (b.len > 1 && b.p[b.len - 2] == '\n') b.p[b.len - 2] = '\0';
+    return b.p;
+}
+
+/* calculate's refusal: what the engine says of such code when sandboxes are off (status
+ * rejected, error naming the first construct), so an agent reads one shape either way. */
+static void refuse(json_t *o)
+{
+    json_t *reasons = json_object_get(o, "reasons"), *first = json_array_get(reasons, 0);
+    size_t n = json_array_size(reasons);
+    char msg[256];
+    snprintf(msg, sizeof msg, "calculate runs in-process only, and %zu construct%s need%s a "
+             "sandbox (route %s); first %s: run_python runs it", n, n == 1 ? "" : "s",
+             n == 1 ? "s" : "", json_string_value(json_object_get(o, "route")),
+             json_string_value(json_object_get(first, "code")));
+    json_object_set_new(o, "status", json_string("rejected"));
+    json_object_set_new(o, "error", json_pack("{s:s, s:s, s:O, s:O}",
+                                              "type", cr_strerror(CR_EUNSUPPORTED),
+                                              "message", msg,
+                                              "line", json_object_get(first, "line"),
+                                              "col", json_object_get(first, "col")));
+}
+
+/* A tool's failure to run (bad arguments, the engine failing): a result with isError, which
+ * the model sees, as the protocol wants for errors it can correct. */
+static json_t *tool_error(const char *type, const cr_error *e)
+{
+    char text[320];
+    snprintf(text, sizeof text, "%s: %s", type, e->message);
+    json_t *content = json_pack("[{s:s, s:s}]", "type", "text", "text", text);
+    return json_pack("{s:o, s:b}", "content", content, "isError", 1);
+}
+
+/* One run of the request; *o the result's JSON object. */
+static cr_code run_one(server *s, cr_request *req, json_t **o, cr_error *e)
+{
+    cr_result *res = NULL;
+    cr_code rc = cr_run(s->engine, req, &res, e);
+    if (rc == CR_OK) {
+        const char *js = cr_result_json(res);
+        *o = js ? json_loads(js, 0, NULL) : NULL;
+        if (!*o) rc = cr_error_set(e, CR_ENOMEM, 0, 0, "building the result's JSON");
+    }
+    cr_result_free(res);
+    return rc;
+}
+
+static json_t *call_tool(server *s, enum tool t, json_t *args)
+{
+    cr_error e = {0};
+    cr_request *req = cr_request_new();
+    char *text = json_dumps(args, JSON_COMPACT);
+    cr_code rc = !req || !text ? cr_error_set(&e, CR_ENOMEM, 0, 0, "out of memory")
+               : s->defaults ? s->defaults(req, &e) : CR_OK;
+    if (rc == CR_OK) rc = cr_request_set_json(req, text, strlen(text), &e);
+    free(text);
+    if (rc != CR_OK) {
+        cr_request_free(req);
+        return tool_error(rc == CR_ENOMEM ? "internal error" : "invalid arguments", &e);
+    }
+    json_t *o = NULL;
+    if (t != T_RUN_PYTHON) cr_request_set_explain(req, 1);
+    rc = run_one(s, req, &o, &e);
+    int refused = 0;
+    if (rc == CR_OK && t == T_CALCULATE) {
+        /* Decide first, run only what stays in-process: nothing here starts a sandbox. */
+        const char *route = json_string_value(json_object_get(o, "route"));
+        const char *status = json_string_value(json_object_get(o, "status"));
+        if (strcmp(route, "inprocess") == 0 && strcmp(status, "ok") == 0) {
+            json_decref(o);
+            o = NULL;
+            cr_request_set_explain(req, 0);
+            rc = run_one(s, req, &o, &e);
+        } else if (strcmp(status, "ok") == 0) {
+            refuse(o);
+            refused = 1;
+        }
+    }
+    cr_request_free(req);
+    if (rc != CR_OK) return tool_error(cr_strerror(rc), &e);
+    const char *status = json_string_value(json_object_get(o, "status"));
+    int is_error = refused || (t != T_EXPLAIN && strcmp(status, "ok") != 0);
+    char *human = human_text(o);
+    json_t *content = json_pack("[{s:s, s:s?}]", "type", "text", "text", human);
+    free(human);
+    /* Clients older than structuredContent read the object as text (the protocol's advice). */
+    if (content && s->version && strcmp(s->version, STRUCTURED_VERSION) < 0) {
+        char *js = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
+        json_array_append_new(content, json_pack("{s:s, s:s?}", "type", "text", "text", js));
+        free(js);
+    }
+    return json_pack("{s:o*, s:o, s:b}", "content", content, "structuredContent", o,
+                     "isError", is_error);
+}
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+/* The answer to one request (NULL for a notification, which is never answered). */
+static json_t *handle(server *s, json_t *msg, int in_batch)
+{
+    json_t *id = json_object_get(msg, "id");
+    json_t *method = json_object_get(msg, "method");
+    json_t *params = json_object_get(msg, "params");
+    if (!json_is_object(msg))
+        return rpc_error(NULL, RPC_INVALID, "a request is a JSON object", NULL);
+    int notification = id == NULL;
+    if (!method && (json_object_get(msg, "result") || json_object_get(msg, "error")))
+        return NULL;   /* a response: this server sends no requests, so it awaits none */
+    if (id && !json_is_string(id) && !json_is_integer(id))
+        return rpc_error(NULL, RPC_INVALID, "id must be a string or an integer", NULL);
+    if (!json_is_string(method) ||
+        !json_is_string(json_object_get(msg, "jsonrpc")) ||
+        strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0)
+        return notification ? NULL : rpc_error(id, RPC_INVALID,
+                                               "want jsonrpc \"2.0\" and a method name", NULL);
+    if (params && !json_is_object(params))
+        return notification ? NULL : rpc_error(id, RPC_PARAMS, "params must be an object", NULL);
+    const char *m = json_string_value(method);
+    if (notification) return NULL;   /* notifications/initialized, cancelled, ...: nothing to do */
+
+    /* The stateless draft names the version on every request; a known one is accepted. */
+    json_t *meta_v = json_object_get(json_object_get(params, "_meta"), META_VERSION);
+    if (meta_v && !supported(json_string_value(meta_v))) {
+        json_t *data = json_pack("{s:o}", "supportedVersions", version_list());
+        json_t *r = rpc_error(id, RPC_BAD_VERSION, "unsupported protocol version", data);
+        json_decref(data);
+        return r;
+    }
+    if (strcmp(m, "initialize") == 0) {
+        if (in_batch)
+            return rpc_error(id, RPC_INVALID, "initialize cannot be part of a batch", NULL);
+        const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+        if (!want) return rpc_error(id, RPC_PARAMS, "initialize: protocolVersion wanted", NULL);
+        s->version = supported(want) ? supported(want) : versions[0];
+        json_t *r = json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", s->version,
+                              "capabilities", "tools", "listChanged", 0,
+                              "serverInfo", server_info(),
+                              "instructions",
+                              "calculate: exact in-process arithmetic (refuses what needs a "
+                              "sandbox); run_python: any Python, sandboxed when needed; "
+                              "explain: where code would run and why.");
+        json_t *a = rpc_result(id, r);
+        json_decref(r);
+        return a;
+    }
+    json_t *r = NULL;
+    if (strcmp(m, "ping") == 0) r = json_object();
+    else if (strcmp(m, "server/discover") == 0)
+        r = json_pack("{s:o, s:{s:{s:b}}, s:o}", "supportedVersions", version_list(),
+                      "capabilities", "tools", "listChanged", 0, "serverInfo", server_info());
+    else if (strcmp(m, "tools/list") == 0) r = json_incref(s->tool_list);
+    else if (strcmp(m, "tools/call") == 0) {
+        const char *name = json_string_value(json_object_get(params, "name"));
+        json_t *args = json_object_get(params, "arguments");
+        int t = 0;
+        while (name && t < NTOOLS && strcmp(name, tools[t].name) != 0) t++;
+        if (!name || t == NTOOLS) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "unknown tool '%.100s' (calculate, run_python, explain)",
+                     name ? name : "");
+            return rpc_error(id, RPC_PARAMS, msg, NULL);
+        }
+        if (args && !json_is_object(args))
+            return rpc_error(id, RPC_PARAMS, "arguments must be an object", NULL);
+        json_t *none = args ? NULL : json_object();
+        r = call_tool(s, (enum tool)t, args ? args : none);
+        json_decref(none);
+        if (!r) return rpc_error(id, RPC_INTERNAL, "out of memory", NULL);
+    } else {
+        char msg[160];
+        snprintf(msg, sizeof msg, "method not found: %.100s", m);
+        return rpc_error(id, RPC_NO_METHOD, msg, NULL);
+    }
+    json_t *a = rpc_result(id, r);
+    json_decref(r);
+    return a;
+}
+
+static void handle_line(server *s, const char *line, size_t n)
+{
+    json_error_t jerr;
+    json_t *msg = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
+    json_t *reply = NULL;
+    if (!msg) {
+        char why[200];
+        snprintf(why, sizeof why, "parse error: %s (column %d)", jerr.text, jerr.column);
+        reply = rpc_error(NULL, RPC_PARSE, why, NULL);
+    } else if (json_is_array(msg)) {
+        /* JSON-RPC batches: in the one revision that has them, else refused whole. */
+        if (!s->version || strcmp(s->version, BATCH_VERSION) != 0) {
+            char why[160];
+            snprintf(why, sizeof why, "batches are not part of protocol version %s",
+                     s->version ? s->version : "(none negotiated)");
+            reply = rpc_error(NULL, RPC_INVALID, why, NULL);
+        } else if (json_array_size(msg) == 0)
+            reply = rpc_error(NULL, RPC_INVALID, "an empty batch", NULL);
+        else {
+            reply = json_array();
+            size_t i;
+            json_t *m;
+            json_array_foreach(msg, i, m) {
+                json_t *one = handle(s, m, 1);
+                if (one) json_array_append_new(reply, one);
+            }
+            if (json_array_size(reply) == 0) {
+                json_decref(reply);
+                reply = NULL;
+            }
+        }
+    } else
+        reply = handle(s, msg, 0);
+    if (reply) send_message(s, reply);
+    json_decref(reply);
+    json_decref(msg);
+}
+
+int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
+                 cr_code (*defaults)(cr_request *, cr_error *))
+{
+    server s = { engine, defaults, out_fd, 0, NULL, build_tool_list() };
+    /* A line is gathered in buf; past the limit the rest of it is read and dropped. */
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap);
+    int too_long = 0, done = 0;
+    if (!buf || !s.tool_list) {
+        free(buf);
+        json_decref(s.tool_list);
+        return 5;
+    }
+    while (!done && !s.write_failed) {
+        if (len == cap && cap <= CR_MCP_MAX_LINE) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) too_long = 1, len = 0;
+            else buf = b, cap *= 2;
+        }
+        struct pollfd p[2] = { { in_fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
+        if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (p[1].revents) break;
+        ssize_t k = read(in_fd, buf + len, cap - len);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (k <= 0) {
+            done = 1;   /* a last line without its newline is still a message */
+            if (len && !too_long) handle_line(&s, buf, len);
+            break;
+        }
+        size_t start = 0, end = len + (size_t)k;
+        for (char *nl; (nl = memchr(buf + len, '\n', end - len)); len = start) {
+            size_t n = (size_t)(nl - buf) - start;
+            if (too_long || n > CR_MCP_MAX_LINE) {
+                char why[80];
+                snprintf(why, sizeof why, "request line longer than %u bytes", CR_MCP_MAX_LINE);
+                json_t *r = rpc_error(NULL, RPC_INVALID, why, NULL);
+                send_message(&s, r);
+                json_decref(r);
+                too_long = 0;
+            } else if (n && !(n == 1 && buf[start] == '\r'))
+                handle_line(&s, buf + start, n && buf[start + n - 1] == '\r' ? n - 1 : n);
+            start = (size_t)(nl - buf) + 1;
+        }
+        len = end;
+        if (start) {
+            memmove(buf, buf + start, end - start);
+            len = end - start;
+        }
+        if (len > CR_MCP_MAX_LINE) {
+            too_long = 1;   /* keep reading to its newline, keeping nothing */
+            len = 0;
+        }
+    }
+    free(buf);
+    json_decref(s.tool_list);
+    return s.write_failed ? 5 : 0;
+}
