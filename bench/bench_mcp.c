@@ -115,11 +115,11 @@ int main(int argc, char **argv)
     waitpid(pid, &status, 0);
 
     /* The library's share, in this process, on an engine like the server's. */
-    cr_config cfg;
-    cr_config_default(&cfg);
-    cfg.tier = CR_TIER_NONE;
+    cr_config *cfg = cr_config_new();
     cr_error e = {0};
-    cr_engine *engine = cr_engine_open(&cfg, &e);
+    cr_engine *engine = cfg && cr_config_set(cfg, "tier", "none", &e) == CR_OK
+                            ? cr_engine_open(cfg, &e) : NULL;
+    cr_config_free(cfg);
     cr_request *req = cr_request_new();
     static const char args[] = ARGS;
     if (!engine || !req || cr_request_set_json(req, args, sizeof args - 1, &e) != CR_OK) {
