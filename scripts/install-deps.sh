@@ -16,4 +16,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \
     python3-setuptools python3-wheel python3-pip python3-pytest \
-    qemu-system-x86 busybox-static cpio openssl nodejs npm >/dev/null
+    qemu-system-x86 busybox-static cpio openssl >/dev/null
+# Debian's nodejs and npm, unless a nodejs that carries its own npm is installed already
+# (NodeSource's package does, and conflicts with Debian's npm).
+command -v npm >/dev/null 2>&1 ||
+    $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
