@@ -248,25 +248,35 @@ static cr_code save_memory(vmm *vm, int fd, uint64_t off, cr_error *err)
     return CR_OK;
 }
 
-/* Firecracker's order: MP state first (reading it may change the LAPIC), the vCPU events
- * last (the other reads may change them). */
+/* The vCPU's state that reads and writes as one ioctl a part, both ways in one order
+ * (Firecracker's): MP state first (reading it may change the LAPIC), the LAPIC after sregs
+ * (which carry the APIC base). The LAPIC exists only with the in-kernel irqchip. */
+static cr_code vcpu_parts(vmm *vm, struct snap_state *s, int set, cr_error *err)
+{
+#define PART(what, p) { KVM_GET_##what, KVM_SET_##what, p, #what }
+    const struct { unsigned long get, set; void *p; const char *name; } parts[] = {
+        PART(MP_STATE, &s->mp),       PART(REGS, &s->regs),   PART(SREGS, &s->sregs),
+        PART(XSAVE, s->xsave),        PART(XCRS, &s->xcrs),   PART(DEBUGREGS, &s->debugregs),
+        PART(LAPIC, &s->lapic),
+    };
+#undef PART
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        if (parts[i].get == KVM_GET_LAPIC && !vm->cfg.irqchip) continue;
+        if (kio(vm->vcpu_fd, set ? parts[i].set : parts[i].get, parts[i].p) < 0) {
+            char what[40];
+            snprintf(what, sizeof what, "KVM_%s_%s", set ? "SET" : "GET", parts[i].name);
+            return vmm_fail(err, what, errno);
+        }
+    }
+    return CR_OK;
+}
+
+/* The vCPU's parts first, its events last (the other reads may change them). */
 static cr_code get_state(vmm *vm, struct snap_state *s, cr_error *err)
 {
     memset(s, 0, sizeof *s);
-    struct { unsigned long req; void *p; const char *name; } vcpu_gets[] = {
-        { KVM_GET_MP_STATE, &s->mp, "KVM_GET_MP_STATE" },
-        { KVM_GET_REGS, &s->regs, "KVM_GET_REGS" },
-        { KVM_GET_SREGS, &s->sregs, "KVM_GET_SREGS" },
-        { KVM_GET_XSAVE, s->xsave, "KVM_GET_XSAVE" },
-        { KVM_GET_XCRS, &s->xcrs, "KVM_GET_XCRS" },
-        { KVM_GET_DEBUGREGS, &s->debugregs, "KVM_GET_DEBUGREGS" },
-        { KVM_GET_LAPIC, &s->lapic, "KVM_GET_LAPIC" },
-    };
-    for (size_t i = 0; i < sizeof vcpu_gets / sizeof vcpu_gets[0]; i++) {
-        if (vcpu_gets[i].req == KVM_GET_LAPIC && !vm->cfg.irqchip) continue;
-        if (kio(vm->vcpu_fd, vcpu_gets[i].req, vcpu_gets[i].p) < 0)
-            return vmm_fail(err, vcpu_gets[i].name, errno);
-    }
+    cr_code rc = vcpu_parts(vm, s, 0, err);
+    if (rc != CR_OK) return rc;
     if (vm->cfg.irqchip) {
         if (kio(vm->vm_fd, KVM_GET_PIT2, &s->pit) < 0) return vmm_fail(err, "KVM_GET_PIT2", errno);
         for (uint32_t c = 0; c < 3; c++) {
@@ -406,19 +416,8 @@ static cr_code put_state(vmm *vm, struct snap_state *s, struct kvm_msr_entry *ms
     if (tsc_khz && now_khz > 0 && (uint32_t)now_khz != tsc_khz &&
         kio(vm->vcpu_fd, KVM_SET_TSC_KHZ, KIO_VAL(tsc_khz)) < 0)
         return vmm_fail(err, "KVM_SET_TSC_KHZ", errno);
-    struct { unsigned long req; void *p; const char *name; } sets[] = {
-        { KVM_SET_MP_STATE, &s->mp, "KVM_SET_MP_STATE" },
-        { KVM_SET_REGS, &s->regs, "KVM_SET_REGS" },
-        { KVM_SET_SREGS, &s->sregs, "KVM_SET_SREGS" },
-        { KVM_SET_XSAVE, s->xsave, "KVM_SET_XSAVE" },
-        { KVM_SET_XCRS, &s->xcrs, "KVM_SET_XCRS" },
-        { KVM_SET_DEBUGREGS, &s->debugregs, "KVM_SET_DEBUGREGS" },
-        { KVM_SET_LAPIC, &s->lapic, "KVM_SET_LAPIC" },
-    };
-    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) {
-        if (sets[i].req == KVM_SET_LAPIC && !vm->cfg.irqchip) continue;
-        if (kio(vm->vcpu_fd, sets[i].req, sets[i].p) < 0) return vmm_fail(err, sets[i].name, errno);
-    }
+    cr_code rc = vcpu_parts(vm, s, 1, err);
+    if (rc != CR_OK) return rc;
     if (nmsrs) {
         /* A disarmed deadline (0) would never fire once restored: fire it now instead, as
          * Firecracker does; Linux reprograms its timer from the interrupt. */
