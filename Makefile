@@ -3,14 +3,15 @@ PREFIX ?= /usr/local
 CC ?= cc
 CFLAGS ?= -O2 -g
 WERROR ?=
-PKGS := gmp tree-sitter sqlite3 libseccomp libsodium jansson unistring libcrypto
+# What libcalcroute links, one list: the shared library, the tests, the tools' static link
+# (below), the installed calcroute.pc's Libs.private and tests/test_api.sh (make print-libs).
+DEP_LIBS := -ltree-sitter -lsqlite3 -lseccomp -lsodium -ljansson -lmpfr -lgmp -lunistring -lcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson libcrypto 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson libcrypto 2>/dev/null) -lmpfr -lgmp -lunistring -lm -lpthread
+PKG_LIBS := $(DEP_LIBS) -lm -lpthread
 # The command-line tools take the libraries' archives: a one-formula run of calc-route spent
 # 86% of its 2.0M instructions in the dynamic loader binding seven shared libraries (279k
 # with the archives; 1.5 ms against 3.0 ms a run, /bin/true 1.4 ms). libc stays shared.
-STATIC_LIBS := -Wl,-Bstatic -ltree-sitter -lsqlite3 -lseccomp -lsodium -ljansson -lmpfr -lgmp \
-    -lunistring -lcrypto -Wl,-Bdynamic -lm -lpthread
+STATIC_LIBS := -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lm -lpthread
 override CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Wall -Wextra $(WERROR) $(SAN)
 override CPPFLAGS += -I. -Iinclude $(PKG_CFLAGS)
 
@@ -30,7 +31,7 @@ VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=
 
 VERSION := $(shell sed -n 's/^\#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/calcroute.h | paste -sd.)
 
-.PHONY: all test check-asan check-tsan bench fuzz install clean
+.PHONY: all print-libs test check-asan check-tsan bench fuzz install clean
 # The benchmarks build with everything, so that an interface change cannot leave them behind.
 all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN) $(BENCH_BIN)
 
@@ -74,6 +75,9 @@ $(B)/bench/%: bench/%.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
+print-libs:
+	@echo $(PKG_LIBS)
+
 test: all
 	@tests/run.sh $(B)
 
@@ -107,7 +111,7 @@ install: all
 	ln -sf libcalcroute.so.0 '$(DESTDIR)$(LIBDIR)/libcalcroute.so'
 	install -Dm644 include/calcroute.h '$(DESTDIR)$(PREFIX)/include/calcroute.h'
 	mkdir -p '$(DESTDIR)$(LIBDIR)/pkgconfig'
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' calcroute.pc.in \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS_PRIVATE@|$(PKG_LIBS)|' calcroute.pc.in \
 	    > '$(DESTDIR)$(LIBDIR)/pkgconfig/calcroute.pc'
 	install -Dm644 -t '$(DESTDIR)$(PYTHONDIR)/calcroute' bindings/python/calcroute/__init__.py \
 	    bindings/python/calcroute/py.typed
