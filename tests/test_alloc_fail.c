@@ -231,6 +231,7 @@ typedef struct {
     const char *table;          /* JSON rows, or NULL */
     const char *request;        /* a whole request as JSON (then code is NULL) */
     const char *option, *value; /* one cr_request_set_option(), or NULL */
+    const char *var, *var_value; /* one cr_request_set_var(), or NULL */
     int explain;
     cr_code status;             /* the result's status when nothing fails */
 } program;
@@ -354,6 +355,37 @@ static const program progs[] = {
       "for i in range(300):\n"
       "    print('line', i, i * 1.5, str(i) * 3)\n"
       "ans = i\n", .status = CR_OK },
+    { "closures_iter", CR_LANG_PYTHON,
+      "def make_scaler(k):\n"
+      "    def scale(v):\n"
+      "        return v * k\n"
+      "    return scale\n"
+      "double = make_scaler(2)\n"
+      "xs = list(map(double, filter(lambda v: v % 3, range(12))))\n"
+      "gen = (x * x for x in xs if x > 4)\n"
+      "print(sum(gen), any(x > 20 for x in xs), all(xs), list(reversed(xs))[:3])\n"
+      "print(sorted({'b': 2, 'a': 3}.items(), key=lambda kv: kv[1]), list(enumerate('ab', 1)))\n"
+      "ans = [double(x) for x in range(3)]\n", .status = CR_OK },
+    { "modules_more", CR_LANG_PYTHON,
+      "import math\n"
+      "import statistics\n"
+      "from datetime import datetime, date\n"
+      "from decimal import Decimal, localcontext\n"
+      "d = datetime.strptime('2024-03-15 10:30', '%Y-%m-%d %H:%M')\n"
+      "e = date.fromisoformat('2024-12-31') - d.date()\n"
+      "nd = statistics.NormalDist(100, 15)\n"
+      "lr = statistics.linear_regression([1, 2, 3, 4], [2, 4.1, 6.2, 7.9])\n"
+      "with localcontext() as ctx:\n"
+      "    ctx.prec = 5\n"
+      "    q = Decimal(2).sqrt()\n"
+      "print(d, e.days, round(nd.cdf(120), 6), lr, q, repr(q), math.comb(10, 3), ctx)\n"
+      "print(math.fsum([0.1] * 10), math.isclose(0.1 + 0.2, 0.3), math.prod([1.5, 2, 3]))\n"
+      "ans = (e.total_seconds(), nd, ctx)\n", .status = CR_OK },
+    { "set_var_fences", CR_LANG_PYTHON,
+      "Here is the code:\n```python\nstart = 1000\ngrowth = (end - start) / start\nprint(f'{growth:.2%}')\n```\n"
+      "and then\n```\nanswer = round(growth * 100, 2)\n```\n",
+      .option = "strip_fences", .value = "1", .var = "end", .var_value = "1250.75",
+      .status = CR_OK },
     { "raises_value", CR_LANG_PYTHON,
       "def check(x):\n"
       "    if x < 0:\n"
@@ -479,6 +511,10 @@ static void run_program(const program *p, outcome *o)
     }
     if (p->table && (rc = cr_request_set_table_json(req, p->table, strlen(p->table), &err))) {
         failed(o, "cr_request_set_table_json", rc, &err);
+        goto out;
+    }
+    if (p->var && (rc = cr_request_set_var(req, p->var, p->var_value, &err)) != CR_OK) {
+        failed(o, "cr_request_set_var", rc, &err);
         goto out;
     }
     if (p->option && strncmp(p->option, "max_", 4) != 0 &&
