@@ -1,7 +1,7 @@
 # tests/: test_alloc_fail links with the allocation functions, jansson's parser and its
 # printer wrapped (see its top comment).
-# The grammar's external scanner aborts on a failed allocation by design, so its object joins
-# the link with its calls renamed to the real functions, and the archive's copy is not used.
+# The grammar's external scanner does not check its allocations, so its object joins the link
+# with its calls renamed to the real functions, and the archive's copy is not used.
 ALLOC_WRAP := malloc calloc realloc free strdup strndup realpath json_loadb json_loads \
     json_dumps
 $(B)/tests/scanner_unwrapped.o: $(B)/grammars/tree-sitter-python/scanner.o

@@ -14,10 +14,11 @@
  * append (lex_save), dropping characters of a string, and reports other failures as syntax
  * errors; the printer ignores a failed write of an object's key (do_dump), returning JSON
  * with a key missing. There allocations are counted, never failed. GMP and
- * MPFR (whose allocation functions may not return NULL), tree-sitter's runtime and the
- * grammar's external scanner (which abort on allocation failure by design; the scanner's
- * object is linked with its calls renamed past the wrappers) and SQLite (audit is off) are
- * out of scope, as are sandboxed runs (tier none: nothing leaves the process).
+ * MPFR (whose allocation functions may not return NULL), tree-sitter's runtime (which aborts
+ * when an allocation fails, by design) and the grammar's external scanner (which does not
+ * check its allocations: its object is linked with its calls renamed past the wrappers) and
+ * SQLite (audit is off) are out of scope, as are sandboxed runs (tier none: nothing leaves
+ * the process).
  *
  * A leak is found without LeakSanitizer: the wrappers keep the set of blocks they handed
  * out, which must be empty once the run's thread has ended (a fresh thread per run, so that
