@@ -260,6 +260,7 @@ void cr_arena_init(cr_arena *a, size_t max)
     a->head = NULL;
     a->used = 0;
     a->max = max;
+    a->nomem = 0;
 }
 
 void cr_arena_free(cr_arena *a)
@@ -282,9 +283,9 @@ void *cr_arena_alloc(cr_arena *a, size_t size)
     cr_arena_block *b = a->head;
     if (!b || b->size - b->used < size) {
         size_t bsize = size > 16384 ? size : 16384;
-        if (a->max && a->used + bsize > a->max) return NULL;
+        if (a->max && a->used + bsize > a->max) return a->nomem = 0, NULL;
         b = malloc(sizeof *b + bsize);
-        if (!b) return NULL;
+        if (!b) return a->nomem = 1, NULL;
         b->next = a->head;
         b->size = bsize;
         b->used = 0;

@@ -58,11 +58,13 @@ char *cr_buf_take(cr_buf *b, size_t *len);
 
 /* ---- arena ------------------------------------------------------------------------------
  * Bump allocation in blocks; everything goes at once with cr_arena_free(). `max` bounds the
- * total bytes (0: no bound); cr_arena_alloc() returns NULL past it or when malloc fails. */
+ * total bytes (0: no bound); cr_arena_alloc() returns NULL past it or when malloc fails, and
+ * `nomem` says which (1: malloc) for the last NULL. */
 typedef struct cr_arena_block cr_arena_block;
 typedef struct {
     cr_arena_block *head;
     size_t used, max;
+    int nomem;
 } cr_arena;
 
 void cr_arena_init(cr_arena *a, size_t max);

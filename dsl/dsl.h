@@ -180,7 +180,8 @@ cr_code dsl_compile(const char *src, size_t len, const dsl_table *t, const cr_li
 /* Scans an unsigned decimal at s[0..len): digits with optional thousands separators
  * ("1,234,567": ',' then exactly three digits, the first group at most three digits) and an
  * optional fraction, or ".5". Appends the digits and point, separators removed, to `out`.
- * Returns the bytes consumed, 0 when s does not start with a number. */
+ * Returns the bytes consumed, 0 when s does not start with a number or `out` could not take
+ * it (out->truncated is then set, also when malloc failed). */
 size_t dsl_scan_decimal(const char *s, size_t len, cr_buf *out);
 /* Divides the unsigned decimal in out->p[from..] by 100 ("14.5" → "0.145", "5" → "0.05",
  * "250" → "2.5"), leaving no needless zeros. */

@@ -13,6 +13,7 @@ typedef struct {
 
 static cr_code full(lctx *cx)
 {
+    if (cx->m->arena.nomem) return cr_error_set(cx->err, CR_ENOMEM, 0, 0, "dsl: out of memory");
     return cr_error_set(cx->err, CR_ELIMIT, 0, 0, "DSL program too large for the memory limit");
 }
 

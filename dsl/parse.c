@@ -80,6 +80,7 @@ size_t dsl_scan_decimal(const char *s, size_t len, cr_buf *out)
     for (size_t g = int_end; g < groups_end && rc == CR_OK; g += 4)
         rc = cr_buf_put(out, s + g + 1, 3);
     if (frac_end && rc == CR_OK) rc = cr_buf_put(out, s + frac_start - 1, frac_end - frac_start + 1);
+    if (rc != CR_OK) out->truncated = 1;
     return rc == CR_OK ? i : 0;
 }
 

@@ -95,6 +95,7 @@ cr_code dsl_cell_parse(const char *s, size_t len, cr_buf *out, cr_error *err)
     if (neg != paren && cr_buf_putc(out, '-') != CR_OK) return CR_ENOMEM;
     size_t digits_at = out->len;
     size_t used = dsl_scan_decimal(t + i, n - i, out);
+    if (used == 0 && out->truncated) return CR_ENOMEM;
     if (used == 0) {
         out->len = from;
         if (out->p) out->p[from] = '\0';
@@ -220,7 +221,9 @@ cr_code dsl_table_from_json(const char *json, size_t len, const cr_limits *lim,
     size_t nrows = json_array_size(root), total = 0;
     t->rows = cr_arena_alloc(&t->arena, (nrows ? nrows : 1) * sizeof *t->rows);
     if (!t->rows) {
-        rc = cr_error_set(err, CR_ELIMIT, 0, 0, "table: too large for the memory limit");
+        rc = t->arena.nomem
+                 ? cr_error_set(err, CR_ENOMEM, 0, 0, "table: out of memory")
+                 : cr_error_set(err, CR_ELIMIT, 0, 0, "table: too large for the memory limit");
         goto out;
     }
     for (size_t r = 0; r < nrows; r++) {
@@ -242,7 +245,9 @@ cr_code dsl_table_from_json(const char *json, size_t len, const cr_limits *lim,
         dr->ncells = n - 1;
         dr->cells = cr_arena_alloc(&t->arena, n * sizeof *dr->cells);
         if (!dr->cells) {
-            rc = cr_error_set(err, CR_ELIMIT, 0, 0, "table: too large for the memory limit");
+            rc = t->arena.nomem
+                     ? cr_error_set(err, CR_ENOMEM, 0, 0, "table: out of memory")
+                     : cr_error_set(err, CR_ELIMIT, 0, 0, "table: too large for the memory limit");
             goto out;
         }
         for (size_t c = 1; c < n; c++)

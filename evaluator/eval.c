@@ -2977,7 +2977,8 @@ engine:
     else cr_error_set(err, rc, 0, 0, "evaluator: out of memory");
 out:
     cx_free(&cx);
-    if (!res->out && !(res->out = calloc(1, 1)) && rc == CR_OK) rc = CR_ENOMEM;
+    if (!res->out && !(res->out = calloc(1, 1)) && rc == CR_OK)
+        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "evaluator: out of memory");
     return rc;
 }
 

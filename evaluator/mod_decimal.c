@@ -425,10 +425,11 @@ static int sci(eval_cx *cx, cr_buf *b, const dec *d)
 
 static int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
-    if (!as_str && cr_buf_puts(b, "Decimal('") != CR_OK) return -1;
-    if (sci(cx, b, DEC_OF(self)) < 0) return -1;
-    if (!as_str && cr_buf_puts(b, "')") != CR_OK) return -1;
-    return 0;
+    cr_code rc = as_str ? CR_OK : cr_buf_puts(b, "Decimal('");
+    if (rc == CR_OK && sci(cx, b, DEC_OF(self)) < 0) return -1;
+    if (rc == CR_OK && !as_str) rc = cr_buf_puts(b, "')");
+    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    return rc == CR_OK ? 0 : -1;
 }
 
 /* Finite a against finite b: -1, 0, 1. */
@@ -1672,10 +1673,11 @@ static const eval_class dec_cls = {
 
 static int type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
-    CR_UNUSED(cx);
     CR_UNUSED(self);
     CR_UNUSED(as_str);
-    return cr_buf_puts(b, "<class 'decimal.Decimal'>") == CR_OK ? 0 : -1;
+    cr_code rc = cr_buf_puts(b, "<class 'decimal.Decimal'>");
+    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    return rc == CR_OK ? 0 : -1;
 }
 
 static val *type_call(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
@@ -1802,6 +1804,7 @@ static int ctx_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
     for (int s = 0; s < SG_N && rc == CR_OK; s++)
         if (c.flags & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, sig_names[s]); sep = ", "; }
     if (rc == CR_OK) rc = cr_buf_puts(b, "], traps=[InvalidOperation, DivisionByZero, Overflow])");
+    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
 }
 
@@ -1897,10 +1900,11 @@ static val *ctx_new(eval_cx *cx, val *base, val *const *set, const ir_node *at)
 
 static int ctx_type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
-    CR_UNUSED(cx);
     CR_UNUSED(self);
     CR_UNUSED(as_str);
-    return cr_buf_puts(b, "<class 'decimal.Context'>") == CR_OK ? 0 : -1;
+    cr_code rc = cr_buf_puts(b, "<class 'decimal.Context'>");
+    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    return rc == CR_OK ? 0 : -1;
 }
 
 static val *ctx_type_call(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
@@ -1937,9 +1941,10 @@ static void mgr_drop(eval_cx *cx, val *self)
 
 static int mgr_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
-    CR_UNUSED(cx);
     CR_UNUSED(as_str);
-    return cr_buf_printf(b, "<decimal.ContextManager object at %p>", (void *)self) == CR_OK ? 0 : -1;
+    cr_code rc = cr_buf_printf(b, "<decimal.ContextManager object at %p>", (void *)self);
+    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    return rc == CR_OK ? 0 : -1;
 }
 
 static val *mgr_enter(eval_cx *cx, val *self, const ir_node *at)

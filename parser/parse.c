@@ -486,15 +486,19 @@ static void tls_init(void)
     tls_ok = pthread_key_create(&tls_key, state_free) == 0;
 }
 
-/* This thread's state, or NULL when there is no memory for one. `*owned` is set when it
- * could not be kept for the thread (no key): the caller frees it with state_free(). */
+/* This thread's state, or NULL when there is no memory for one (*owned -1) or tree-sitter
+ * refused the grammar. `*owned` is set when it could not be kept for the thread (no key): the
+ * caller frees it with state_free(). */
 static thread_state *thread_state_get(int *owned)
 {
     thread_state *st;
     *owned = 0;
     pthread_once(&tls_once, tls_init);
     if (tls_ok && (st = pthread_getspecific(tls_key))) return st;
-    if (!(st = calloc(1, sizeof *st))) return NULL;
+    if (!(st = calloc(1, sizeof *st))) {
+        *owned = -1;
+        return NULL;
+    }
     if (!(st->ts = ts_parser_new()) || !ts_parser_set_language(st->ts, tree_sitter_python())) {
         state_free(st);
         return NULL;
@@ -570,7 +574,10 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     ts_len = len;
 
     if (!(st = thread_state_get(&owned))) {
-        rc = cr_error_set(err, CR_EINTERNAL, 0, 0, "tree-sitter refused the Python grammar");
+        rc = owned < 0 ? cr_error_set(err, CR_ENOMEM, 0, 0, "parser state")
+                       : cr_error_set(err, CR_EINTERNAL, 0, 0,
+                                      "tree-sitter refused the Python grammar");
+        owned = 0;
         goto out;
     }
     /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */

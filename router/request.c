@@ -544,9 +544,9 @@ static json_t *numbers_restored(json_t *v, num_scan *sc, cr_error *err)
 }
 
 /* The "id" of a request object (root, parsed from numbers_blanked() text of json) as compact
- * JSON with its numbers as written, or NULL (none, or ENOMEM). Taken before any other key is
- * read, so that a line refused for another key still has its id. */
-static char *id_of(json_t *root, const char *json, size_t len)
+ * JSON with its numbers as written, or NULL (none, or ENOMEM: *nomem set). Taken before any
+ * other key is read, so that a line refused for another key still has its id. */
+static char *id_of(json_t *root, const char *json, size_t len, int *nomem)
 {
     num_scan sc = {json, len, 0};
     const char *key, *tok;
@@ -557,10 +557,17 @@ static char *id_of(json_t *root, const char *json, size_t len)
             skip_numbers(v, &sc);
             continue;
         }
-        if (json_is_number(v)) return next_number(&sc, &tok, &toklen) ? strndup(tok, toklen) : NULL;
-        json_t *r = numbers_restored(v, &sc, NULL);
-        char *text = r ? json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
-        json_decref(r);
+        cr_error e = {0};
+        char *text = NULL;
+        if (json_is_number(v)) {
+            if (!next_number(&sc, &tok, &toklen)) return NULL;
+            text = strndup(tok, toklen);
+        } else {
+            json_t *r = numbers_restored(v, &sc, &e);
+            text = r ? json_dumps(r, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+            json_decref(r);
+        }
+        *nomem = !text && e.code == CR_OK;
         return text;
     }
     return NULL;
@@ -583,7 +590,11 @@ cr_code cr_request_set_json(cr_request *req, const char *json, size_t len, cr_er
         goto out;
     }
     free(req->id);
-    req->id = id_of(root, json, len);
+    int nomem = 0;
+    if (!(req->id = id_of(root, json, len, &nomem)) && nomem) {
+        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "request: id");
+        goto out;
+    }
     if (!json_is_string(json_object_get(root, "code"))) {
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "request: \"code\" must be a string");
         goto out;
