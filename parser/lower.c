@@ -1,4 +1,4 @@
-/* parser/lower.c: tree-sitter-python CST → IR (parser/ir.h).
+/* parser/lower.c: tree-sitter-python CST → IR (ir/ir.h).
  *
  * Each construct of the subset has one lowering function. Anything else becomes
  * IR_UNSUPPORTED with a reason `node:<tree-sitter type>`; its statements and expressions are

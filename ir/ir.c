@@ -1,4 +1,4 @@
-/* parser/ir.c: IR modules, nodes, reasons, and the debug dump.
+/* ir/ir.c: IR modules, nodes, reasons, and the debug dump.
  *
  * ir_dump() format (tests assert it byte for byte, so it stays stable):
  *
@@ -34,7 +34,7 @@
  *   Every other kind prints its head and its children in order, e.g.
  *   (if TEST (block ...) _), (slice _ (num 2) _), (dict K V K V), (listcomp E (compfor T I C)).
  */
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* parser/ir.h: the IR both front ends (Python via tree-sitter, the FinQA DSL) lower to and
+/* ir/ir.h: the IR both front ends (Python via tree-sitter, the FinQA DSL) lower to and
  * the evaluator consumes. It is a plain abstract syntax tree, allocated in the module's arena:
  * nodes are never freed one by one.
  *
