@@ -43,12 +43,15 @@ enum {
 enum {
     O_NONE, O_LPAR, O_RPAR, O_LSQB, O_RSQB, O_LBRACE, O_RBRACE, O_COMMA, O_COLON, O_DOT,
     O_SEMI, O_ASSIGN, O_ARROW, O_ELLIPSIS, O_WALRUS, O_BANG, O_TILDE,
-    O_PLUS, O_MINUS, O_STAR, O_SLASH, O_DSLASH, O_PERCENT, O_DSTAR, O_AT, O_LSHIFT, O_RSHIFT,
-    O_AMP, O_PIPE, O_CARET,
-    O_LT, O_GT, O_LE, O_GE, O_EQ, O_NE,
-    O_AUG,      /* O_AUG + ir_binop: `+=` ... */
-    O_COUNT = O_AUG + IR_BITXOR + 1
+    /* The operators carry their IR operator (ir/ops.def's order): */
+    O_BIN,                      /* O_BIN + ir_binop: `+` ... `^` */
+    O_CMP = O_BIN + IR_AND,     /* O_CMP + ir_cmpop: `<` ... `>=` (`in`, `is` are keywords) */
+    O_AUG = O_CMP + IR_IN,      /* O_AUG + ir_binop: `+=` ... `^=` */
 };
+
+/* The operators the grammar also reads as something else: signs, `*args`, `**kw`. */
+enum { O_PLUS = O_BIN + IR_ADD, O_MINUS = O_BIN + IR_SUB, O_STAR = O_BIN + IR_MUL,
+       O_DSTAR = O_BIN + IR_POW };
 
 enum {
     KW_NONE_, KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_BREAK, KW_CONTINUE, KW_DEF,
@@ -111,53 +114,38 @@ static int operator_at(const char *s, uint32_t avail, uint32_t *len)
     case '~': return O_TILDE;
     case ':': if (d == '=') { *len = 2; return O_WALRUS; } return O_COLON;
     case '.': if (d == '.' && e == '.') { *len = 3; return O_ELLIPSIS; } return O_DOT;
-    case '=': if (d == '=') { *len = 2; return O_EQ; } return O_ASSIGN;
-    case '!': if (d == '=') { *len = 2; return O_NE; } return O_BANG;
+    case '=': if (d == '=') { *len = 2; return O_CMP + IR_EQ; } return O_ASSIGN;
+    case '!': if (d == '=') { *len = 2; return O_CMP + IR_NE; } return O_BANG;
     case '-':
         if (d == '>') { *len = 2; return O_ARROW; }
         if (d == '=') { *len = 2; return O_AUG + IR_SUB; }
         return O_MINUS;
     case '+': if (d == '=') { *len = 2; return O_AUG + IR_ADD; } return O_PLUS;
-    case '%': if (d == '=') { *len = 2; return O_AUG + IR_MOD; } return O_PERCENT;
-    case '@': if (d == '=') { *len = 2; return O_AUG + IR_MATMUL; } return O_AT;
-    case '&': if (d == '=') { *len = 2; return O_AUG + IR_BITAND; } return O_AMP;
-    case '|': if (d == '=') { *len = 2; return O_AUG + IR_BITOR; } return O_PIPE;
-    case '^': if (d == '=') { *len = 2; return O_AUG + IR_BITXOR; } return O_CARET;
+    case '%': if (d == '=') { *len = 2; return O_AUG + IR_MOD; } return O_BIN + IR_MOD;
+    case '@': if (d == '=') { *len = 2; return O_AUG + IR_MATMUL; } return O_BIN + IR_MATMUL;
+    case '&': if (d == '=') { *len = 2; return O_AUG + IR_BITAND; } return O_BIN + IR_BITAND;
+    case '|': if (d == '=') { *len = 2; return O_AUG + IR_BITOR; } return O_BIN + IR_BITOR;
+    case '^': if (d == '=') { *len = 2; return O_AUG + IR_BITXOR; } return O_BIN + IR_BITXOR;
     case '*':
         if (d == '*') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_POW : O_DSTAR; }
         if (d == '=') { *len = 2; return O_AUG + IR_MUL; }
         return O_STAR;
     case '/':
-        if (d == '/') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_FLOORDIV : O_DSLASH; }
+        if (d == '/') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_FLOORDIV : O_BIN + IR_FLOORDIV; }
         if (d == '=') { *len = 2; return O_AUG + IR_DIV; }
-        return O_SLASH;
+        return O_BIN + IR_DIV;
     case '<':
-        if (d == '<') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_LSHIFT : O_LSHIFT; }
-        if (d == '=') { *len = 2; return O_LE; }
-        if (d == '>') { *len = 2; return O_NE; }   /* `<>`: declined by the parser below */
-        return O_LT;
+        if (d == '<') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_LSHIFT : O_BIN + IR_LSHIFT; }
+        if (d == '=') { *len = 2; return O_CMP + IR_LE; }
+        if (d == '>') { *len = 2; return O_CMP + IR_NE; }   /* `<>`: declined by the parser below */
+        return O_CMP + IR_LT;
     case '>':
-        if (d == '>') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_RSHIFT : O_RSHIFT; }
-        if (d == '=') { *len = 2; return O_GE; }
-        return O_GT;
+        if (d == '>') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_RSHIFT : O_BIN + IR_RSHIFT; }
+        if (d == '=') { *len = 2; return O_CMP + IR_GE; }
+        return O_CMP + IR_GT;
     default: return O_NONE;
     }
 }
-
-/* Binary operators below `**`: ir_binop + 1 and Python's binding strength. */
-static const struct { uint8_t op, prec; } binops[O_COUNT] = {
-    [O_PIPE] = { IR_BITOR + 1, 1 }, [O_CARET] = { IR_BITXOR + 1, 2 },
-    [O_AMP] = { IR_BITAND + 1, 3 }, [O_LSHIFT] = { IR_LSHIFT + 1, 4 },
-    [O_RSHIFT] = { IR_RSHIFT + 1, 4 }, [O_PLUS] = { IR_ADD + 1, 5 },
-    [O_MINUS] = { IR_SUB + 1, 5 }, [O_STAR] = { IR_MUL + 1, 6 }, [O_SLASH] = { IR_DIV + 1, 6 },
-    [O_DSLASH] = { IR_FLOORDIV + 1, 6 }, [O_PERCENT] = { IR_MOD + 1, 6 },
-    [O_AT] = { IR_MATMUL + 1, 6 },
-};
-
-static const uint8_t cmpops[O_COUNT] = {
-    [O_LT] = IR_LT + 1, [O_GT] = IR_GT + 1, [O_LE] = IR_LE + 1, [O_GE] = IR_GE + 1,
-    [O_EQ] = IR_EQ + 1, [O_NE] = IR_NE + 1,
-};
 
 enum { TF_FLOAT = 1, TF_RAW = 2 };
 
@@ -496,7 +484,7 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     uint32_t n;
     int op = operator_at(p->s + p->pos, p->len - p->pos, &n);
     if (op != O_NONE) {
-        if (op == O_NE && p->s[p->pos] == '<') decline(p, "<>");
+        if (op == O_CMP + IR_NE && p->s[p->pos] == '<') decline(p, "<>");
         if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) (*depth)++;
         else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
             if (*depth == 0) decline(p, "unmatched bracket");
@@ -595,9 +583,10 @@ static int continuation_ok(fast_ctx *p)
                t->op == KW_NONE;
     case K_OP:
         switch (t->op) {
-        case O_RPAR: case O_RSQB: case O_RBRACE: case O_PLUS: case O_MINUS: case O_SLASH:
-        case O_DSLASH: case O_PERCENT: case O_ASSIGN: case O_COMMA: case O_EQ: case O_NE:
-        case O_LT: case O_GT: case O_LE: case O_GE:
+        case O_RPAR: case O_RSQB: case O_RBRACE: case O_PLUS: case O_MINUS:
+        case O_BIN + IR_DIV: case O_BIN + IR_FLOORDIV: case O_BIN + IR_MOD: case O_ASSIGN:
+        case O_COMMA: case O_CMP + IR_LT: case O_CMP + IR_LE: case O_CMP + IR_EQ:
+        case O_CMP + IR_NE: case O_CMP + IR_GT: case O_CMP + IR_GE:
             return 1;
         default:
             return 0;
@@ -1273,15 +1262,17 @@ static ex parse_factor(fast_ctx *p)
     return parse_power(p);
 }
 
-/* Python's precedences (lower.c rebuilds tree-sitter's chains the same way); left to
- * right. A BINOP spans its operands' extents, parentheses included. */
+/* Python's precedences (ir/ops.def; lower.c rebuilds tree-sitter's chains by them too);
+ * left to right. `**` is parse_power()'s: it binds tighter than a sign on its left. A BINOP
+ * spans its operands' extents, parentheses included. */
 static ex parse_binary(fast_ctx *p, int minprec)
 {
     ex l = parse_factor(p);
     for (;;) {
         ftok *t = cur(p);
-        if (t->kind != K_OP || !binops[t->op].op || binops[t->op].prec < minprec) break;
-        int op = binops[t->op].op - 1, prec = binops[t->op].prec;
+        if (t->kind != K_OP || t->op < O_BIN || t->op >= O_CMP || t->op == O_DSTAR) break;
+        int op = t->op - O_BIN, prec = ir_binop_prec(op);
+        if (prec < minprec) break;
         p->i++;
         ex r = parse_binary(p, prec + 1);
         ir_node *n = mkn(p, IR_BINOP, l.sl, l.sc, r.el, r.ec, 2);
@@ -1298,7 +1289,7 @@ static int cmp_op(fast_ctx *p, int *ntok)
 {
     ftok *t = cur(p);
     *ntok = 1;
-    if (t->kind == K_OP) return cmpops[t->op] - 1;
+    if (t->kind == K_OP) return t->op >= O_CMP && t->op < O_AUG ? t->op - O_CMP : -1;
     if (t->kind != K_KW) return -1;
     if (t->op == KW_IN) return IR_IN;
     if (t->op == KW_NOT && p->t[p->i + 1].kind == K_KW && p->t[p->i + 1].op == KW_IN) {

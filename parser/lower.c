@@ -74,15 +74,7 @@ static const char *const field_names[F_END] = {
 #undef X
 };
 
-/* Anonymous tokens the lowering looks at, by symbol too. */
-#define BINOPS(X) \
-    X(IR_ADD, "+") X(IR_SUB, "-") X(IR_MUL, "*") X(IR_DIV, "/") X(IR_FLOORDIV, "//") \
-    X(IR_MOD, "%") X(IR_POW, "**") X(IR_MATMUL, "@") X(IR_LSHIFT, "<<") X(IR_RSHIFT, ">>") \
-    X(IR_BITAND, "&") X(IR_BITOR, "|") X(IR_BITXOR, "^") X(IR_AND, "and") X(IR_OR, "or")
-#define CMPOPS(X) \
-    X(IR_LT, "<") X(IR_LE, "<=") X(IR_EQ, "==") X(IR_NE, "!=") X(IR_GT, ">") X(IR_GE, ">=") \
-    X(IR_IN, "in") X(IR_NOT_IN, "not in") X(IR_IS, "is") X(IR_IS_NOT, "is not")
-
+/* Anonymous tokens the lowering looks at, by symbol too (the operators: ir/ops.def). */
 enum { T_NONE, T_comma, T_eq, T_colon, T_async };
 
 /* What one symbol means to the lowering; filled once from the grammar's symbol names. */
@@ -117,13 +109,12 @@ static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static void tables_init(void)
 {
     static const struct { int op; const char *name; } binops[] = {
-#define X(op, name) { op, name },
-        BINOPS(X)
-#undef X
+#define BINOP(id, src, prec, py) { id, src },
+#define BOOLOP(id, src) { id, src },
+#include "ir/ops.def"
     }, cmpops[] = {
-#define X(op, name) { op, name },
-        CMPOPS(X)
-#undef X
+#define CMPOP(id, src, dump) { id, src },
+#include "ir/ops.def"
     };
     static const char *const toks[] = { [T_comma] = ",", [T_eq] = "=", [T_colon] = ":",
                                         [T_async] = "async" };
@@ -734,20 +725,6 @@ static cr_code lower_field(lower_ctx *cx, cn ts, int f, ir_node **out)
     return k ? lower_expr(cx, k, out) : CR_OK;
 }
 
-/* Python's binding strength of a binary operator (The Python Language Reference, 6.17). */
-static int binop_prec(int op)
-{
-    switch (op) {
-    case IR_POW: return 7;
-    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_MOD: case IR_MATMUL: return 6;
-    case IR_ADD: case IR_SUB: return 5;
-    case IR_LSHIFT: case IR_RSHIFT: return 4;
-    case IR_BITAND: return 3;
-    case IR_BITXOR: return 2;
-    default: return 1;                                   /* IR_BITOR */
-    }
-}
-
 /* Where an operand of a binary chain stands in the source, its parentheses included: the
  * lowered operand has no node for them, yet CPython places a BinOp from the first
  * parenthesis of its left operand to the last of its right one (its col_offset, which
@@ -814,9 +791,9 @@ static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
     size_t next = ibase + 1;        /* next unread operand */
     size_t sp = ibase + 1;          /* end of the operand stack */
     for (size_t i = 0; i <= nops; i++) {
-        int prec = i < nops ? binop_prec(ops[i]) : 0;
+        int prec = i < nops ? ir_binop_prec(ops[i]) : 0;
         while (top > 0) {
-            int t = stack[top - 1], tp = binop_prec(t);
+            int t = stack[top - 1], tp = ir_binop_prec(t);
             if (tp < prec || (tp == prec && t == IR_POW)) break;
             size_t keep = cx->nis;
             cx->nis = sp;
