@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/build.h"
 #include "parser/internal.h"
 
 /* ---- tokens ----------------------------------------------------------------------------- */
@@ -286,9 +287,7 @@ static void lex_number(fast_ctx *p)
                             (unsigned char)p->s[p->pos] >= 0x80))
         decline(p, "number suffix");
     /* Leading zeros: CPython refuses 01, accepts 000 (`300,000` is a tuple) and 0.5. */
-    if (!is_float && p->s[a] == '0')
-        for (uint32_t k = a + 1; k < p->pos; k++)
-            if (p->s[k] != '0' && p->s[k] != '_') decline(p, "leading zero");
+    if (!is_float && ir_int_leading_zeros(p->s + a, p->pos - a)) decline(p, "leading zero");
     if (is_float && p->s[a] == '0' && p->pos > a + 1 && is_digit((unsigned char)p->s[a + 1]))
         decline(p, "leading zero");
     close_tok(p, k);
@@ -670,13 +669,15 @@ static void expect_op(fast_ctx *p, int op)
     p->i++;
 }
 
+static ir_node *got(fast_ctx *p, ir_node *x)
+{
+    if (!x) decline(p, "memory");
+    return x;
+}
+
 static ir_node *mkn(fast_ctx *p, ir_kind kind, int sl, int sc, int el, int ec, uint32_t n)
 {
-    ir_node *x = ir_node_new(p->m, kind, sl, sc, n);
-    if (!x) decline(p, "memory");
-    x->end_line = el;
-    x->end_col = ec;
-    return x;
+    return got(p, ir_node_span(p->m, kind, (ir_span){ sl, sc, el, ec }, n));
 }
 
 static const char *dup(fast_ctx *p, const char *s, size_t n)
@@ -691,6 +692,8 @@ static ir_node *mk_tok(fast_ctx *p, ir_kind kind, const ftok *a, uint32_t n)
 {
     return mkn(p, kind, a->sl, a->sc, prev(p)->el, prev(p)->ec, n);
 }
+
+static ir_span span_ex(ex e) { return (ir_span){ e.sl, e.sc, e.el, e.ec }; }
 
 static ex ex_of(ir_node *n, int dep)
 {
@@ -752,18 +755,14 @@ static int starts_expr(fast_ctx *p)
 static void decode(fast_ctx *p, const ftok *t, int fmt)
 {
     int bad = 0;
-    cr_code rc = parser_decode_string(&p->sbuf, p->s + t->a, t->b - t->a, t->flags & TF_RAW, fmt, &bad);
+    cr_code rc = ir_decode_string(&p->sbuf, p->s + t->a, t->b - t->a, t->flags & TF_RAW, fmt, &bad);
     if (rc != CR_OK) decline(p, "string size");
     if (bad) decline(p, "escape");
 }
 
 static ir_node *flush_str(fast_ctx *p, int sl, int sc, int el, int ec)
 {
-    ir_node *n = mkn(p, IR_STR, sl, sc, el, ec, 0);
-    n->text = dup(p, p->sbuf.p ? p->sbuf.p : "", p->sbuf.len);
-    n->len = (uint32_t)p->sbuf.len;
-    cr_buf_reset(&p->sbuf);
-    return n;
+    return got(p, ir_str_take(p->m, (ir_span){ sl, sc, el, ec }, &p->sbuf));
 }
 
 static ex parse_field(fast_ctx *p, int *dep);
@@ -1222,9 +1221,8 @@ static ex parse_power(fast_ctx *p)
             ftok *name = cur(p);
             if (name->kind != K_NAME) decline(p, "attribute");
             p->i++;
-            ir_node *n = mkn(p, IR_ATTR, e.sl, e.sc, name->el, name->ec, 1);
-            n->text = dup(p, p->s + name->a, name->b - name->a);
-            n->len = name->b - name->a;
+            ir_span at = { e.sl, e.sc, name->el, name->ec };
+            ir_node *n = got(p, ir_node_text(p->m, IR_ATTR, at, 1, p->s + name->a, name->b - name->a));
             n->kid[0] = e.n;
             e = ex_of(n, e.dep + 1);
         } else {
@@ -1235,10 +1233,7 @@ static ex parse_power(fast_ctx *p)
     if (at_op(p, O_DSTAR)) {
         p->i++;
         ex r = parse_factor(p);
-        ir_node *n = mkn(p, IR_BINOP, e.sl, e.sc, r.el, r.ec, 2);
-        n->op = IR_POW;
-        n->kid[0] = e.n;
-        n->kid[1] = r.n;
+        ir_node *n = got(p, ir_binary(p->m, IR_BINOP, IR_POW, e.n, span_ex(e), r.n, span_ex(r)));
         /* Lowering walks a chain of binary operators as tree-sitter nests it; adding the
          * depths bounds that for any nesting. */
         return ex_of(n, e.dep + r.dep + 1);
@@ -1275,10 +1270,7 @@ static ex parse_binary(fast_ctx *p, int minprec)
         if (prec < minprec) break;
         p->i++;
         ex r = parse_binary(p, prec + 1);
-        ir_node *n = mkn(p, IR_BINOP, l.sl, l.sc, r.el, r.ec, 2);
-        n->op = (uint16_t)op;
-        n->kid[0] = l.n;
-        n->kid[1] = r.n;
+        ir_node *n = got(p, ir_binary(p->m, IR_BINOP, op, l.n, span_ex(l), r.n, span_ex(r)));
         l = (ex){ n, l.sl, l.sc, r.el, r.ec, l.dep + r.dep + 1 };
         if (l.dep >= (int)p->lim->max_depth / 2) decline(p, "depth");
     }
@@ -1353,10 +1345,8 @@ static ex parse_boolop(fast_ctx *p, int kw)
     while (at_kw(p, kw)) {
         p->i++;
         ex r = kw == KW_OR ? parse_boolop(p, KW_AND) : parse_not(p);
-        ir_node *n = mkn(p, IR_BOOLOP, l.sl, l.sc, r.el, r.ec, 2);
-        n->op = kw == KW_OR ? IR_OR : IR_AND;
-        n->kid[0] = l.n;
-        n->kid[1] = r.n;
+        int op = kw == KW_OR ? IR_OR : IR_AND;
+        ir_node *n = got(p, ir_binary(p->m, IR_BOOLOP, op, l.n, span_ex(l), r.n, span_ex(r)));
         l = ex_of(n, max_i(l.dep, r.dep) + 1);
         if (l.dep >= (int)p->lim->max_depth / 2) decline(p, "depth");
     }
