@@ -50,6 +50,8 @@ enum {
     O_AUG = O_CMP + IR_IN,      /* O_AUG + ir_binop: `+=` ... `^=` */
 };
 
+_Static_assert(IR_AND == IR_BITXOR + 1 && IR_IN == IR_GE + 1, "ir/ops.def's order");
+
 /* The operators the grammar also reads as something else: signs, `*args`, `**kw`. */
 enum { O_PLUS = O_BIN + IR_ADD, O_MINUS = O_BIN + IR_SUB, O_STAR = O_BIN + IR_MUL,
        O_DSTAR = O_BIN + IR_POW };
@@ -132,16 +134,16 @@ static int operator_at(const char *s, uint32_t avail, uint32_t *len)
         if (d == '=') { *len = 2; return O_AUG + IR_MUL; }
         return O_STAR;
     case '/':
-        if (d == '/') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_FLOORDIV : O_BIN + IR_FLOORDIV; }
+        if (d == '/') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_FLOORDIV; }
         if (d == '=') { *len = 2; return O_AUG + IR_DIV; }
         return O_BIN + IR_DIV;
     case '<':
-        if (d == '<') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_LSHIFT : O_BIN + IR_LSHIFT; }
+        if (d == '<') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_LSHIFT; }
         if (d == '=') { *len = 2; return O_CMP + IR_LE; }
         if (d == '>') { *len = 2; return O_CMP + IR_NE; }   /* `<>`: declined by the parser below */
         return O_CMP + IR_LT;
     case '>':
-        if (d == '>') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_RSHIFT : O_BIN + IR_RSHIFT; }
+        if (d == '>') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_RSHIFT; }
         if (d == '=') { *len = 2; return O_CMP + IR_GE; }
         return O_CMP + IR_GT;
     default: return O_NONE;
