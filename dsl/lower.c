@@ -46,11 +46,7 @@ static ir_node *number(lctx *cx, const char *text, size_t len, int neg, int line
     if (!num) return NULL;
     num->flags = IRF_FLOAT;
     if (!neg) return num;
-    ir_node *u = node(cx, IR_UNARY, line, col, 1);
-    if (!u) return NULL;
-    u->op = IR_NEG;
-    u->kid[0] = num;
-    return u;
+    return ir_prefix(cx->m, IR_UNARY, IR_NEG, line, col, num, (ir_span){ line, col, line, col });
 }
 
 static ir_node *name(lctx *cx, const char *text, int line, int col)

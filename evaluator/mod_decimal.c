@@ -505,9 +505,9 @@ static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
     dinit(&y);
     int r, err = 0;
     if (cmp_operand(cx, a, &x) || cmp_operand(cx, b, &y)) {
-        static const char *const sym[] = { "<", "<=", "==", "!=", ">", ">=" };
         eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
-                   op >= IR_LT && op <= IR_GE ? sym[op - IR_LT] : "<", eval_type_name(a), eval_type_name(b));
+                   op >= IR_LT && op <= IR_GE ? ir_cmpop_src(op) : "<", eval_type_name(a),
+                   eval_type_name(b));
         r = -1;
     } else if (x.kind >= DK_NAN || y.kind >= DK_NAN) {
         r = invalid(cx, NULL);

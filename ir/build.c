@@ -41,6 +41,16 @@ ir_node *ir_binary(ir_module *m, ir_kind kind, int op, ir_node *l, ir_span xl, i
     return n;
 }
 
+ir_node *ir_prefix(ir_module *m, ir_kind kind, int op, int line, int col, ir_node *kid,
+                   ir_span xk)
+{
+    ir_node *n = ir_node_span(m, kind, (ir_span){ line, col, xk.end_line, xk.end_col }, 1);
+    if (!n) return NULL;
+    n->op = (uint16_t)op;
+    n->kid[0] = kid;
+    return n;
+}
+
 /* ---- literals --------------------------------------------------------------------------- */
 
 int ir_int_leading_zeros(const char *s, size_t n)

@@ -29,6 +29,11 @@ ir_node *ir_str_take(ir_module *m, ir_span at, cr_buf *b);
 ir_node *ir_binary(ir_module *m, ir_kind kind, int op, ir_node *l, ir_span xl, ir_node *r,
                    ir_span xr);
 
+/* A UNARY, STARRED or DSTARRED over kid: from its operator at line:col to the end of xk, the
+ * operand's extent with its parentheses. */
+ir_node *ir_prefix(ir_module *m, ir_kind kind, int op, int line, int col, ir_node *kid,
+                   ir_span xk);
+
 /* The value of string literal text s[0..n) appended to b: CPython's escapes unless `raw`,
  * `{{` and `}}` as single braces when `fmt`, and \r\n or \r read as \n. *bad is set for
  * escapes it does not decode (\N{...}, surrogates, short \x). CR_ELIMIT past b's bound,

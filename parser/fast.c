@@ -847,9 +847,7 @@ static ex parse_star_or_test(fast_ctx *p)
     p->i++;
     ex e = parse_binary(p, 1);
     p->nstar++;
-    ir_node *n = mkn(p, IR_STARRED, o->sl, o->sc, e.el, e.ec, 1);
-    n->kid[0] = e.n;
-    return ex_of(n, e.dep + 1);
+    return ex_of(got(p, ir_prefix(p->m, IR_STARRED, 0, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
 }
 
 static void check_target(fast_ctx *p, const ir_node *n, int in_seq)
@@ -1112,8 +1110,8 @@ static ex parse_call(fast_ctx *p, ex fn)
             int dstar = at_op(p, O_DSTAR);
             p->i++;
             ex e = parse_test(p);
-            n = mkn(p, dstar ? IR_DSTARRED : IR_STARRED, a->sl, a->sc, e.el, e.ec, 1);
-            n->kid[0] = e.n;
+            n = got(p, ir_prefix(p->m, dstar ? IR_DSTARRED : IR_STARRED, 0, a->sl, a->sc, e.n,
+                                 span_ex(e)));
             dep = max_i(dep, e.dep + 1);
         } else if (a->kind == K_NAME && p->t[p->i + 1].kind == K_OP && p->t[p->i + 1].op == O_ASSIGN) {
             p->i += 2;
@@ -1251,10 +1249,8 @@ static ex parse_factor(fast_ctx *p)
         p->i++;
         ex e = parse_factor(p);
         p->rdepth--;
-        ir_node *n = mkn(p, IR_UNARY, o->sl, o->sc, e.el, e.ec, 1);
-        n->op = o->op == O_MINUS ? IR_NEG : o->op == O_PLUS ? IR_POS : IR_INVERT;
-        n->kid[0] = e.n;
-        return ex_of(n, e.dep + 1);
+        int op = o->op == O_MINUS ? IR_NEG : o->op == O_PLUS ? IR_POS : IR_INVERT;
+        return ex_of(got(p, ir_prefix(p->m, IR_UNARY, op, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
     }
     return parse_power(p);
 }
@@ -1335,10 +1331,7 @@ static ex parse_not(fast_ctx *p)
     p->i++;
     ex e = parse_not(p);
     p->rdepth--;
-    ir_node *n = mkn(p, IR_UNARY, o->sl, o->sc, e.el, e.ec, 1);
-    n->op = IR_NOT;
-    n->kid[0] = e.n;
-    return ex_of(n, e.dep + 1);
+    return ex_of(got(p, ir_prefix(p->m, IR_UNARY, IR_NOT, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
 }
 
 static ex parse_boolop(fast_ctx *p, int kw)
