@@ -3,7 +3,7 @@
  *     subtract(5829, 5735), divide(#0, 5735)
  *
  * each step an operation on two arguments. It is parsed here, checked, and lowered to the
- * IR of parser/ir.h, so that the shared exact evaluator runs it like Python code.
+ * IR of ir/ir.h, so that the shared exact evaluator runs it like Python code.
  *
  * Operations (all take exactly two arguments):
  *   add subtract multiply divide   a + b, a - b, a * b, a / b
@@ -49,7 +49,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 typedef enum {
     DSL_ADD, DSL_SUBTRACT, DSL_MULTIPLY, DSL_DIVIDE, DSL_EXP, DSL_GREATER,

@@ -1,5 +1,6 @@
 /* dsl/lower.c: a parsed DSL program (and its table) to the shared IR. */
 #include "dsl/dsl.h"
+#include "ir/build.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -28,30 +29,30 @@ static void span(ir_node *nd, int end_line, int end_col)
     nd->end_col = end_col;
 }
 
+/* A leaf at line:col whose text is text[0..len); the caller spans it. */
+static ir_node *leaf(lctx *cx, ir_kind kind, const char *text, size_t len, int line, int col)
+{
+    return ir_node_text(cx->m, kind, (ir_span){ line, col, line, col }, 0, text, len);
+}
+
+static ir_span step_span(const dsl_step *st)
+{
+    return (ir_span){ st->line, st->col, st->end_line, st->end_col };
+}
+
 /* A float-tagged number, negated through a unary minus as Python's parser would give it. */
 static ir_node *number(lctx *cx, const char *text, size_t len, int neg, int line, int col)
 {
-    ir_node *num = node(cx, IR_NUM, line, col, 0);
+    ir_node *num = leaf(cx, IR_NUM, text, len, line, col);
     if (!num) return NULL;
-    num->text = cr_arena_strndup(&cx->m->arena, text, len);
-    num->len = (uint32_t)len;
     num->flags = IRF_FLOAT;
-    if (!num->text) return NULL;
     if (!neg) return num;
-    ir_node *u = node(cx, IR_UNARY, line, col, 1);
-    if (!u) return NULL;
-    u->op = IR_NEG;
-    u->kid[0] = num;
-    return u;
+    return ir_prefix(cx->m, IR_UNARY, IR_NEG, line, col, num, (ir_span){ line, col, line, col });
 }
 
 static ir_node *name(lctx *cx, const char *text, int line, int col)
 {
-    ir_node *n = node(cx, IR_NAME, line, col, 0);
-    if (!n) return NULL;
-    n->text = cr_arena_strndup(&cx->m->arena, text, strlen(text));
-    n->len = n->text ? (uint32_t)strlen(text) : 0;
-    return n->text ? n : NULL;
+    return leaf(cx, IR_NAME, text, strlen(text), line, col);
 }
 
 /* "#k"; by hand, as this runs for every step and reference. */
@@ -142,27 +143,17 @@ static cr_code lower_table(lctx *cx, const dsl_step *st, ir_node **out)
     /* FinQA's average is sum(row) / len(row); the count is an int, as len() gives. */
     char buf[24];
     snprintf(buf, sizeof buf, "%zu", count);
-    ir_node *div = node(cx, IR_BINOP, st->line, st->col, 2);
     ir_node *n = number(cx, buf, strlen(buf), 0, st->line, st->col);
-    if (!div || !n) return full(cx);
+    if (!n) return full(cx);
     n->flags = 0;
-    span(div, st->end_line, st->end_col);
     span(n, st->end_line, st->end_col);
-    div->op = IR_DIV;
-    div->kid[0] = c;
-    div->kid[1] = n;
-    *out = div;
-    return CR_OK;
+    *out = ir_binary(cx->m, IR_BINOP, IR_DIV, c, step_span(st), n, step_span(st));
+    return *out ? CR_OK : full(cx);
 }
 
 static ir_node *str(lctx *cx, const char *s, const dsl_step *st)
 {
-    ir_node *n = node(cx, IR_STR, st->line, st->col, 0);
-    if (!n) return NULL;
-    span(n, st->end_line, st->end_col);
-    n->text = cr_arena_strndup(&cx->m->arena, s, strlen(s));
-    n->len = (uint32_t)strlen(s);
-    return n->text ? n : NULL;
+    return ir_node_text(cx->m, IR_STR, step_span(st), 0, s, strlen(s));
 }
 
 static cr_code lower_greater(lctx *cx, const dsl_step *st, ir_node *a, ir_node *b,
@@ -193,14 +184,8 @@ static cr_code lower_step(lctx *cx, const dsl_step *st, ir_node **out)
         [DSL_ADD] = IR_ADD, [DSL_SUBTRACT] = IR_SUB, [DSL_MULTIPLY] = IR_MUL,
         [DSL_DIVIDE] = IR_DIV, [DSL_EXP] = IR_POW,
     };
-    ir_node *bin = node(cx, IR_BINOP, st->line, st->col, 2);
-    if (!bin) return full(cx);
-    span(bin, st->end_line, st->end_col);
-    bin->op = (uint16_t)ops[st->op];
-    bin->kid[0] = a;
-    bin->kid[1] = b;
-    *out = bin;
-    return CR_OK;
+    *out = ir_binary(cx->m, IR_BINOP, ops[st->op], a, step_span(st), b, step_span(st));
+    return *out ? CR_OK : full(cx);
 }
 
 cr_code dsl_lower(const dsl_program *p, const dsl_table *t, const cr_limits *lim,

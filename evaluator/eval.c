@@ -17,17 +17,12 @@ static xres exec_block(eval_cx *cx, const ir_node *b);
 static int assign(eval_cx *cx, const ir_node *t, val *v);
 static val *get_item(eval_cx *cx, val *o, val *k, const ir_node *at);
 
-static const char *const binop_sym[] = {
-    [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
-    [IR_MOD] = "%", [IR_POW] = "** or pow()", [IR_MATMUL] = "@", [IR_LSHIFT] = "<<",
-    [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
-};
-
-/* `inplace`: the augmented form, which CPython names "-=" (and "**=", not "** or pow()="). */
+/* `inplace`: the augmented form, which CPython names "-=" (and "**=", not "** or pow()=");
+ * otherwise ir/ops.def's CPython spelling. */
 static val *unsupported(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
 {
     return eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s%s: '%s' and '%s'",
-                      inplace && op == IR_POW ? "**" : binop_sym[op], inplace ? "=" : "",
+                      inplace ? ir_binop_src(op) : ir_binop_py(op), inplace ? "=" : "",
                       eval_type_name(a), eval_type_name(b));
 }
 

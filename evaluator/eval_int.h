@@ -27,7 +27,7 @@
 #include "evaluator/evaluator.h"
 #include "evaluator/num.h"
 #include "evaluator/registry.h"
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 typedef enum {
     V_NONE, V_BOOL, V_INT, V_FLOAT, V_INF, V_STR, V_LIST, V_TUPLE, V_DICT, V_SET, V_RANGE,

@@ -4,7 +4,7 @@
 #define CR_EVALUATOR_H
 
 #include "common/common.h"
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 /* A variable bound before the program runs (--var, --vars, a table). The value is a constant
  * IR expression: NUM, STR, BOOL, NONE, or LIST/TUPLE/DICT of those, so a binding given as

@@ -506,9 +506,9 @@ static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
     dinit(&y);
     int r, err = 0;
     if (cmp_operand(cx, a, &x) || cmp_operand(cx, b, &y)) {
-        static const char *const sym[] = { "<", "<=", "==", "!=", ">", ">=" };
         eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
-                   op >= IR_LT && op <= IR_GE ? sym[op - IR_LT] : "<", eval_type_name(a), eval_type_name(b));
+                   op >= IR_LT && op <= IR_GE ? ir_cmpop_src(op) : "<", eval_type_name(a),
+                   eval_type_name(b));
         r = -1;
     } else if (x.kind >= DK_NAN || y.kind >= DK_NAN) {
         r = invalid(cx, NULL);
@@ -979,25 +979,6 @@ static int dpow(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *
     return rc < 0 ? -1 : r->kind == DK_FIN && mpz_sgn(r->c) != 0;
 }
 
-static const char *op_text(int op)
-{
-    switch (op) {
-    case IR_ADD: return "+";
-    case IR_SUB: return "-";
-    case IR_MUL: return "*";
-    case IR_DIV: return "/";
-    case IR_FLOORDIV: return "//";
-    case IR_MOD: return "%";
-    case IR_POW: return "** or pow()";
-    case IR_MATMUL: return "@";
-    case IR_LSHIFT: return "<<";
-    case IR_RSHIFT: return ">>";
-    case IR_BITAND: return "&";
-    case IR_BITOR: return "|";
-    default: return "^";
-    }
-}
-
 static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, const ir_node *at)
 {
     dec r;
@@ -1041,7 +1022,7 @@ static val *dec_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
                        eval_type_name(a), eval_type_name(a));
         else if (!(op == IR_MOD && a->kind == V_STR))   /* 'text %s' % d: the string's formatting */
             eval_raise(cx, CR_EPY_TYPE, at, "unsupported operand type(s) for %s: '%s' and '%s'",
-                       op_text(op), eval_type_name(a), eval_type_name(b));
+                       ir_binop_py(op), eval_type_name(a), eval_type_name(b));
     }
     dclear(&x);
     dclear(&y);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ir/build.h"
 #include "parser/internal.h"
 
 /* ---- tokens ----------------------------------------------------------------------------- */
@@ -43,12 +44,17 @@ enum {
 enum {
     O_NONE, O_LPAR, O_RPAR, O_LSQB, O_RSQB, O_LBRACE, O_RBRACE, O_COMMA, O_COLON, O_DOT,
     O_SEMI, O_ASSIGN, O_ARROW, O_ELLIPSIS, O_WALRUS, O_BANG, O_TILDE,
-    O_PLUS, O_MINUS, O_STAR, O_SLASH, O_DSLASH, O_PERCENT, O_DSTAR, O_AT, O_LSHIFT, O_RSHIFT,
-    O_AMP, O_PIPE, O_CARET,
-    O_LT, O_GT, O_LE, O_GE, O_EQ, O_NE,
-    O_AUG,      /* O_AUG + ir_binop: `+=` ... */
-    O_COUNT = O_AUG + IR_BITXOR + 1
+    /* The operators carry their IR operator (ir/ops.def's order): */
+    O_BIN,                      /* O_BIN + ir_binop: `+` ... `^` */
+    O_CMP = O_BIN + IR_AND,     /* O_CMP + ir_cmpop: `<` ... `>=` (`in`, `is` are keywords) */
+    O_AUG = O_CMP + IR_IN,      /* O_AUG + ir_binop: `+=` ... `^=` */
 };
+
+_Static_assert(IR_AND == IR_BITXOR + 1 && IR_IN == IR_GE + 1, "ir/ops.def's order");
+
+/* The operators the grammar also reads as something else: signs, `*args`, `**kw`. */
+enum { O_PLUS = O_BIN + IR_ADD, O_MINUS = O_BIN + IR_SUB, O_STAR = O_BIN + IR_MUL,
+       O_DSTAR = O_BIN + IR_POW };
 
 enum {
     KW_NONE_, KW_FALSE, KW_NONE, KW_TRUE, KW_AND, KW_AS, KW_BREAK, KW_CONTINUE, KW_DEF,
@@ -111,53 +117,38 @@ static int operator_at(const char *s, uint32_t avail, uint32_t *len)
     case '~': return O_TILDE;
     case ':': if (d == '=') { *len = 2; return O_WALRUS; } return O_COLON;
     case '.': if (d == '.' && e == '.') { *len = 3; return O_ELLIPSIS; } return O_DOT;
-    case '=': if (d == '=') { *len = 2; return O_EQ; } return O_ASSIGN;
-    case '!': if (d == '=') { *len = 2; return O_NE; } return O_BANG;
+    case '=': if (d == '=') { *len = 2; return O_CMP + IR_EQ; } return O_ASSIGN;
+    case '!': if (d == '=') { *len = 2; return O_CMP + IR_NE; } return O_BANG;
     case '-':
         if (d == '>') { *len = 2; return O_ARROW; }
         if (d == '=') { *len = 2; return O_AUG + IR_SUB; }
         return O_MINUS;
     case '+': if (d == '=') { *len = 2; return O_AUG + IR_ADD; } return O_PLUS;
-    case '%': if (d == '=') { *len = 2; return O_AUG + IR_MOD; } return O_PERCENT;
-    case '@': if (d == '=') { *len = 2; return O_AUG + IR_MATMUL; } return O_AT;
-    case '&': if (d == '=') { *len = 2; return O_AUG + IR_BITAND; } return O_AMP;
-    case '|': if (d == '=') { *len = 2; return O_AUG + IR_BITOR; } return O_PIPE;
-    case '^': if (d == '=') { *len = 2; return O_AUG + IR_BITXOR; } return O_CARET;
+    case '%': if (d == '=') { *len = 2; return O_AUG + IR_MOD; } return O_BIN + IR_MOD;
+    case '@': if (d == '=') { *len = 2; return O_AUG + IR_MATMUL; } return O_BIN + IR_MATMUL;
+    case '&': if (d == '=') { *len = 2; return O_AUG + IR_BITAND; } return O_BIN + IR_BITAND;
+    case '|': if (d == '=') { *len = 2; return O_AUG + IR_BITOR; } return O_BIN + IR_BITOR;
+    case '^': if (d == '=') { *len = 2; return O_AUG + IR_BITXOR; } return O_BIN + IR_BITXOR;
     case '*':
         if (d == '*') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_POW : O_DSTAR; }
         if (d == '=') { *len = 2; return O_AUG + IR_MUL; }
         return O_STAR;
     case '/':
-        if (d == '/') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_FLOORDIV : O_DSLASH; }
+        if (d == '/') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_FLOORDIV; }
         if (d == '=') { *len = 2; return O_AUG + IR_DIV; }
-        return O_SLASH;
+        return O_BIN + IR_DIV;
     case '<':
-        if (d == '<') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_LSHIFT : O_LSHIFT; }
-        if (d == '=') { *len = 2; return O_LE; }
-        if (d == '>') { *len = 2; return O_NE; }   /* `<>`: declined by the parser below */
-        return O_LT;
+        if (d == '<') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_LSHIFT; }
+        if (d == '=') { *len = 2; return O_CMP + IR_LE; }
+        if (d == '>') { *len = 2; return O_CMP + IR_NE; }   /* `<>`: declined by the parser below */
+        return O_CMP + IR_LT;
     case '>':
-        if (d == '>') { *len = e == '=' ? 3 : 2; return e == '=' ? O_AUG + IR_RSHIFT : O_RSHIFT; }
-        if (d == '=') { *len = 2; return O_GE; }
-        return O_GT;
+        if (d == '>') { *len = e == '=' ? 3 : 2; return (e == '=' ? O_AUG : O_BIN) + IR_RSHIFT; }
+        if (d == '=') { *len = 2; return O_CMP + IR_GE; }
+        return O_CMP + IR_GT;
     default: return O_NONE;
     }
 }
-
-/* Binary operators below `**`: ir_binop + 1 and Python's binding strength. */
-static const struct { uint8_t op, prec; } binops[O_COUNT] = {
-    [O_PIPE] = { IR_BITOR + 1, 1 }, [O_CARET] = { IR_BITXOR + 1, 2 },
-    [O_AMP] = { IR_BITAND + 1, 3 }, [O_LSHIFT] = { IR_LSHIFT + 1, 4 },
-    [O_RSHIFT] = { IR_RSHIFT + 1, 4 }, [O_PLUS] = { IR_ADD + 1, 5 },
-    [O_MINUS] = { IR_SUB + 1, 5 }, [O_STAR] = { IR_MUL + 1, 6 }, [O_SLASH] = { IR_DIV + 1, 6 },
-    [O_DSLASH] = { IR_FLOORDIV + 1, 6 }, [O_PERCENT] = { IR_MOD + 1, 6 },
-    [O_AT] = { IR_MATMUL + 1, 6 },
-};
-
-static const uint8_t cmpops[O_COUNT] = {
-    [O_LT] = IR_LT + 1, [O_GT] = IR_GT + 1, [O_LE] = IR_LE + 1, [O_GE] = IR_GE + 1,
-    [O_EQ] = IR_EQ + 1, [O_NE] = IR_NE + 1,
-};
 
 enum { TF_FLOAT = 1, TF_RAW = 2 };
 
@@ -298,9 +289,7 @@ static void lex_number(fast_ctx *p)
                             (unsigned char)p->s[p->pos] >= 0x80))
         decline(p, "number suffix");
     /* Leading zeros: CPython refuses 01, accepts 000 (`300,000` is a tuple) and 0.5. */
-    if (!is_float && p->s[a] == '0')
-        for (uint32_t k = a + 1; k < p->pos; k++)
-            if (p->s[k] != '0' && p->s[k] != '_') decline(p, "leading zero");
+    if (!is_float && ir_int_leading_zeros(p->s + a, p->pos - a)) decline(p, "leading zero");
     if (is_float && p->s[a] == '0' && p->pos > a + 1 && is_digit((unsigned char)p->s[a + 1]))
         decline(p, "leading zero");
     close_tok(p, k);
@@ -496,7 +485,7 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     uint32_t n;
     int op = operator_at(p->s + p->pos, p->len - p->pos, &n);
     if (op != O_NONE) {
-        if (op == O_NE && p->s[p->pos] == '<') decline(p, "<>");
+        if (op == O_CMP + IR_NE && p->s[p->pos] == '<') decline(p, "<>");
         if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) (*depth)++;
         else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
             if (*depth == 0) decline(p, "unmatched bracket");
@@ -595,9 +584,10 @@ static int continuation_ok(fast_ctx *p)
                t->op == KW_NONE;
     case K_OP:
         switch (t->op) {
-        case O_RPAR: case O_RSQB: case O_RBRACE: case O_PLUS: case O_MINUS: case O_SLASH:
-        case O_DSLASH: case O_PERCENT: case O_ASSIGN: case O_COMMA: case O_EQ: case O_NE:
-        case O_LT: case O_GT: case O_LE: case O_GE:
+        case O_RPAR: case O_RSQB: case O_RBRACE: case O_PLUS: case O_MINUS:
+        case O_BIN + IR_DIV: case O_BIN + IR_FLOORDIV: case O_BIN + IR_MOD: case O_ASSIGN:
+        case O_COMMA: case O_CMP + IR_LT: case O_CMP + IR_LE: case O_CMP + IR_EQ:
+        case O_CMP + IR_NE: case O_CMP + IR_GT: case O_CMP + IR_GE:
             return 1;
         default:
             return 0;
@@ -681,13 +671,15 @@ static void expect_op(fast_ctx *p, int op)
     p->i++;
 }
 
+static ir_node *got(fast_ctx *p, ir_node *x)
+{
+    if (!x) decline(p, "memory");
+    return x;
+}
+
 static ir_node *mkn(fast_ctx *p, ir_kind kind, int sl, int sc, int el, int ec, uint32_t n)
 {
-    ir_node *x = ir_node_new(p->m, kind, sl, sc, n);
-    if (!x) decline(p, "memory");
-    x->end_line = el;
-    x->end_col = ec;
-    return x;
+    return got(p, ir_node_span(p->m, kind, (ir_span){ sl, sc, el, ec }, n));
 }
 
 static const char *dup(fast_ctx *p, const char *s, size_t n)
@@ -702,6 +694,8 @@ static ir_node *mk_tok(fast_ctx *p, ir_kind kind, const ftok *a, uint32_t n)
 {
     return mkn(p, kind, a->sl, a->sc, prev(p)->el, prev(p)->ec, n);
 }
+
+static ir_span span_ex(ex e) { return (ir_span){ e.sl, e.sc, e.el, e.ec }; }
 
 static ex ex_of(ir_node *n, int dep)
 {
@@ -763,18 +757,14 @@ static int starts_expr(fast_ctx *p)
 static void decode(fast_ctx *p, const ftok *t, int fmt)
 {
     int bad = 0;
-    cr_code rc = parser_decode_string(&p->sbuf, p->s + t->a, t->b - t->a, t->flags & TF_RAW, fmt, &bad);
+    cr_code rc = ir_decode_string(&p->sbuf, p->s + t->a, t->b - t->a, t->flags & TF_RAW, fmt, &bad);
     if (rc != CR_OK) decline(p, "string size");
     if (bad) decline(p, "escape");
 }
 
 static ir_node *flush_str(fast_ctx *p, int sl, int sc, int el, int ec)
 {
-    ir_node *n = mkn(p, IR_STR, sl, sc, el, ec, 0);
-    n->text = dup(p, p->sbuf.p ? p->sbuf.p : "", p->sbuf.len);
-    n->len = (uint32_t)p->sbuf.len;
-    cr_buf_reset(&p->sbuf);
-    return n;
+    return got(p, ir_str_take(p->m, (ir_span){ sl, sc, el, ec }, &p->sbuf));
 }
 
 static ex parse_field(fast_ctx *p, int *dep);
@@ -857,9 +847,7 @@ static ex parse_star_or_test(fast_ctx *p)
     p->i++;
     ex e = parse_binary(p, 1);
     p->nstar++;
-    ir_node *n = mkn(p, IR_STARRED, o->sl, o->sc, e.el, e.ec, 1);
-    n->kid[0] = e.n;
-    return ex_of(n, e.dep + 1);
+    return ex_of(got(p, ir_prefix(p->m, IR_STARRED, 0, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
 }
 
 static void check_target(fast_ctx *p, const ir_node *n, int in_seq)
@@ -1122,8 +1110,8 @@ static ex parse_call(fast_ctx *p, ex fn)
             int dstar = at_op(p, O_DSTAR);
             p->i++;
             ex e = parse_test(p);
-            n = mkn(p, dstar ? IR_DSTARRED : IR_STARRED, a->sl, a->sc, e.el, e.ec, 1);
-            n->kid[0] = e.n;
+            n = got(p, ir_prefix(p->m, dstar ? IR_DSTARRED : IR_STARRED, 0, a->sl, a->sc, e.n,
+                                 span_ex(e)));
             dep = max_i(dep, e.dep + 1);
         } else if (a->kind == K_NAME && p->t[p->i + 1].kind == K_OP && p->t[p->i + 1].op == O_ASSIGN) {
             p->i += 2;
@@ -1233,9 +1221,8 @@ static ex parse_power(fast_ctx *p)
             ftok *name = cur(p);
             if (name->kind != K_NAME) decline(p, "attribute");
             p->i++;
-            ir_node *n = mkn(p, IR_ATTR, e.sl, e.sc, name->el, name->ec, 1);
-            n->text = dup(p, p->s + name->a, name->b - name->a);
-            n->len = name->b - name->a;
+            ir_span at = { e.sl, e.sc, name->el, name->ec };
+            ir_node *n = got(p, ir_node_text(p->m, IR_ATTR, at, 1, p->s + name->a, name->b - name->a));
             n->kid[0] = e.n;
             e = ex_of(n, e.dep + 1);
         } else {
@@ -1246,10 +1233,7 @@ static ex parse_power(fast_ctx *p)
     if (at_op(p, O_DSTAR)) {
         p->i++;
         ex r = parse_factor(p);
-        ir_node *n = mkn(p, IR_BINOP, e.sl, e.sc, r.el, r.ec, 2);
-        n->op = IR_POW;
-        n->kid[0] = e.n;
-        n->kid[1] = r.n;
+        ir_node *n = got(p, ir_binary(p->m, IR_BINOP, IR_POW, e.n, span_ex(e), r.n, span_ex(r)));
         /* Lowering walks a chain of binary operators as tree-sitter nests it; adding the
          * depths bounds that for any nesting. */
         return ex_of(n, e.dep + r.dep + 1);
@@ -1265,29 +1249,26 @@ static ex parse_factor(fast_ctx *p)
         p->i++;
         ex e = parse_factor(p);
         p->rdepth--;
-        ir_node *n = mkn(p, IR_UNARY, o->sl, o->sc, e.el, e.ec, 1);
-        n->op = o->op == O_MINUS ? IR_NEG : o->op == O_PLUS ? IR_POS : IR_INVERT;
-        n->kid[0] = e.n;
-        return ex_of(n, e.dep + 1);
+        int op = o->op == O_MINUS ? IR_NEG : o->op == O_PLUS ? IR_POS : IR_INVERT;
+        return ex_of(got(p, ir_prefix(p->m, IR_UNARY, op, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
     }
     return parse_power(p);
 }
 
-/* Python's precedences (lower.c rebuilds tree-sitter's chains the same way); left to
- * right. A BINOP spans its operands' extents, parentheses included. */
+/* Python's precedences (ir/ops.def; lower.c rebuilds tree-sitter's chains by them too);
+ * left to right. `**` is parse_power()'s: it binds tighter than a sign on its left. A BINOP
+ * spans its operands' extents, parentheses included. */
 static ex parse_binary(fast_ctx *p, int minprec)
 {
     ex l = parse_factor(p);
     for (;;) {
         ftok *t = cur(p);
-        if (t->kind != K_OP || !binops[t->op].op || binops[t->op].prec < minprec) break;
-        int op = binops[t->op].op - 1, prec = binops[t->op].prec;
+        if (t->kind != K_OP || t->op < O_BIN || t->op >= O_CMP || t->op == O_DSTAR) break;
+        int op = t->op - O_BIN, prec = ir_binop_prec(op);
+        if (prec < minprec) break;
         p->i++;
         ex r = parse_binary(p, prec + 1);
-        ir_node *n = mkn(p, IR_BINOP, l.sl, l.sc, r.el, r.ec, 2);
-        n->op = (uint16_t)op;
-        n->kid[0] = l.n;
-        n->kid[1] = r.n;
+        ir_node *n = got(p, ir_binary(p->m, IR_BINOP, op, l.n, span_ex(l), r.n, span_ex(r)));
         l = (ex){ n, l.sl, l.sc, r.el, r.ec, l.dep + r.dep + 1 };
         if (l.dep >= (int)p->lim->max_depth / 2) decline(p, "depth");
     }
@@ -1298,7 +1279,7 @@ static int cmp_op(fast_ctx *p, int *ntok)
 {
     ftok *t = cur(p);
     *ntok = 1;
-    if (t->kind == K_OP) return cmpops[t->op] - 1;
+    if (t->kind == K_OP) return t->op >= O_CMP && t->op < O_AUG ? t->op - O_CMP : -1;
     if (t->kind != K_KW) return -1;
     if (t->op == KW_IN) return IR_IN;
     if (t->op == KW_NOT && p->t[p->i + 1].kind == K_KW && p->t[p->i + 1].op == KW_IN) {
@@ -1350,10 +1331,7 @@ static ex parse_not(fast_ctx *p)
     p->i++;
     ex e = parse_not(p);
     p->rdepth--;
-    ir_node *n = mkn(p, IR_UNARY, o->sl, o->sc, e.el, e.ec, 1);
-    n->op = IR_NOT;
-    n->kid[0] = e.n;
-    return ex_of(n, e.dep + 1);
+    return ex_of(got(p, ir_prefix(p->m, IR_UNARY, IR_NOT, o->sl, o->sc, e.n, span_ex(e))), e.dep + 1);
 }
 
 static ex parse_boolop(fast_ctx *p, int kw)
@@ -1362,10 +1340,8 @@ static ex parse_boolop(fast_ctx *p, int kw)
     while (at_kw(p, kw)) {
         p->i++;
         ex r = kw == KW_OR ? parse_boolop(p, KW_AND) : parse_not(p);
-        ir_node *n = mkn(p, IR_BOOLOP, l.sl, l.sc, r.el, r.ec, 2);
-        n->op = kw == KW_OR ? IR_OR : IR_AND;
-        n->kid[0] = l.n;
-        n->kid[1] = r.n;
+        int op = kw == KW_OR ? IR_OR : IR_AND;
+        ir_node *n = got(p, ir_binary(p->m, IR_BOOLOP, op, l.n, span_ex(l), r.n, span_ex(r)));
         l = ex_of(n, max_i(l.dep, r.dep) + 1);
         if (l.dep >= (int)p->lim->max_depth / 2) decline(p, "depth");
     }

@@ -32,12 +32,6 @@ void parser_scratch_free(parser_scratch *sc);
 cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *lim,
                      parser_scratch *sc, ir_module *m, cr_error *err, uint32_t *split);
 
-/* Appends the value of string literal text s[0..n) to b: CPython's escapes unless `raw`,
- * `{{` and `}}` as single braces when `fmt`, and \r\n or \r read as \n. *bad is set for
- * escapes it does not decode (\N{...}, surrogates, short \x). CR_ELIMIT past b's bound,
- * CR_ENOMEM. Shared by lower.c and fast.c so both decode literals one way. */
-cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fmt, int *bad);
-
 /* The fast path: a hand-written tokenizer and parser for the common subset of Python that
  * builds exactly the IR parser_lower() builds from tree-sitter's CST for the same source
  * (same nodes, fields and positions), without the whitelist. It declines (PARSER_FAST_DECLINED,

@@ -1,4 +1,4 @@
-/* parser/lower.c: tree-sitter-python CST → IR (parser/ir.h).
+/* parser/lower.c: tree-sitter-python CST → IR (ir/ir.h).
  *
  * Each construct of the subset has one lowering function. Anything else becomes
  * IR_UNSUPPORTED with a reason `node:<tree-sitter type>`; its statements and expressions are
@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "ir/build.h"
 #include "parser/internal.h"
 
 /* ---- symbols and fields, resolved once ------------------------------------------------- */
@@ -74,15 +75,7 @@ static const char *const field_names[F_END] = {
 #undef X
 };
 
-/* Anonymous tokens the lowering looks at, by symbol too. */
-#define BINOPS(X) \
-    X(IR_ADD, "+") X(IR_SUB, "-") X(IR_MUL, "*") X(IR_DIV, "/") X(IR_FLOORDIV, "//") \
-    X(IR_MOD, "%") X(IR_POW, "**") X(IR_MATMUL, "@") X(IR_LSHIFT, "<<") X(IR_RSHIFT, ">>") \
-    X(IR_BITAND, "&") X(IR_BITOR, "|") X(IR_BITXOR, "^") X(IR_AND, "and") X(IR_OR, "or")
-#define CMPOPS(X) \
-    X(IR_LT, "<") X(IR_LE, "<=") X(IR_EQ, "==") X(IR_NE, "!=") X(IR_GT, ">") X(IR_GE, ">=") \
-    X(IR_IN, "in") X(IR_NOT_IN, "not in") X(IR_IS, "is") X(IR_IS_NOT, "is not")
-
+/* Anonymous tokens the lowering looks at, by symbol too (the operators: ir/ops.def). */
 enum { T_NONE, T_comma, T_eq, T_colon, T_async };
 
 /* What one symbol means to the lowering; filled once from the grammar's symbol names. */
@@ -117,13 +110,12 @@ static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static void tables_init(void)
 {
     static const struct { int op; const char *name; } binops[] = {
-#define X(op, name) { op, name },
-        BINOPS(X)
-#undef X
+#define BINOP(id, src, prec, py) { id, src },
+#define BOOLOP(id, src) { id, src },
+#include "ir/ops.def"
     }, cmpops[] = {
-#define X(op, name) { op, name },
-        CMPOPS(X)
-#undef X
+#define CMPOP(id, src, dump) { id, src },
+#include "ir/ops.def"
     };
     static const char *const toks[] = { [T_comma] = ",", [T_eq] = "=", [T_colon] = ":",
                                         [T_async] = "async" };
@@ -265,14 +257,20 @@ static cn named_child(lower_ctx *cx, cn n, uint32_t i)
 static const char *node_src(lower_ctx *cx, cn n) { return cx->src + n->start; }
 static uint32_t node_len(cn n) { return n->end - n->start; }
 
+static ir_span span_of(cn ts)
+{
+    return (ir_span){ (int)ts->srow + 1, (int)ts->scol + 1, (int)ts->erow + 1, (int)ts->ecol + 1 };
+}
+
 static ir_node *mk(lower_ctx *cx, ir_kind kind, cn ts, uint32_t n)
 {
-    ir_node *node = ir_node_new(cx->m, kind, (int)ts->srow + 1, (int)ts->scol + 1, n);
-    if (node) {
-        node->end_line = (int)ts->erow + 1;
-        node->end_col = (int)ts->ecol + 1;
-    }
-    return node;
+    return ir_node_span(cx->m, kind, span_of(ts), n);
+}
+
+/* A node over ts whose text is the source text of `name`. */
+static ir_node *mk_named(lower_ctx *cx, ir_kind kind, cn ts, uint32_t n, cn name)
+{
+    return ir_node_text(cx->m, kind, span_of(ts), n, node_src(cx, name), node_len(name));
 }
 
 static const char *dup(lower_ctx *cx, const char *s, size_t len)
@@ -283,9 +281,8 @@ static const char *dup(lower_ctx *cx, const char *s, size_t len)
 /* A node whose text is the source text of `ts` (NAME, NUM). */
 static cr_code mk_text(lower_ctx *cx, ir_kind kind, cn ts, ir_node **out)
 {
-    ir_node *n = mk(cx, kind, ts, 0);
-    if (!n || !(n->text = dup(cx, node_src(cx, ts), node_len(ts)))) return nomem(cx);
-    n->len = node_len(ts);
+    ir_node *n = mk_named(cx, kind, ts, 0, ts);
+    if (!n) return nomem(cx);
     *out = n;
     return CR_OK;
 }
@@ -441,106 +438,16 @@ static cr_code lower_number(lower_ctx *cx, cn ts, int is_float, ir_node **out)
     if (last == 'j' || last == 'J') return unsupported_as(cx, ts, "imaginary", 0, out);
     if (last == 'l' || last == 'L') return syntax(cx, ts, "invalid decimal literal");
     /* CPython: "leading zeros in decimal integer literals are not permitted". */
-    if (!is_float && n > 1 && s[0] == '0' && s[1] >= '0' && s[1] <= '9') {
-        for (uint32_t i = 1; i < n; i++)
-            if (s[i] != '0' && s[i] != '_')
-                return syntax(cx, ts, "leading zeros in decimal integer literals are not permitted");
-    }
+    if (!is_float && ir_int_leading_zeros(s, n))
+        return syntax(cx, ts, "leading zeros in decimal integer literals are not permitted");
     cr_code rc = mk_text(cx, IR_NUM, ts, out);
     if (rc == CR_OK && is_float) (*out)->flags |= IRF_FLOAT;
     return rc;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-static cr_code put_utf8(cr_buf *b, uint32_t cp)
-{
-    char u[4];
-    size_t n;
-    if (cp < 0x80) { u[0] = (char)cp; n = 1; }
-    else if (cp < 0x800) { u[0] = (char)(0xC0 | cp >> 6); u[1] = (char)(0x80 | (cp & 0x3F)); n = 2; }
-    else if (cp < 0x10000) {
-        u[0] = (char)(0xE0 | cp >> 12); u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        u[2] = (char)(0x80 | (cp & 0x3F)); n = 3;
-    } else {
-        u[0] = (char)(0xF0 | cp >> 18); u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[3] = (char)(0x80 | (cp & 0x3F)); n = 4;
-    }
-    return cr_buf_put(b, u, n);
-}
-
-cr_code parser_decode_string(cr_buf *b, const char *s, size_t n, int raw, int fmt, int *bad)
-{
-    cr_code rc = CR_OK;
-    size_t i = 0;
-    while (i < n && rc == CR_OK) {
-        char c = s[i];
-        if (c == '\r') {
-            rc = cr_buf_putc(b, '\n');
-            i += (i + 1 < n && s[i + 1] == '\n') ? 2 : 1;
-            continue;
-        }
-        if (fmt && (c == '{' || c == '}') && i + 1 < n && s[i + 1] == c) {
-            rc = cr_buf_putc(b, c);
-            i += 2;
-            continue;
-        }
-        if (c != '\\' || raw || i + 1 >= n) {
-            rc = cr_buf_putc(b, c);
-            i++;
-            continue;
-        }
-        char e = s[i + 1];
-        i += 2;
-        switch (e) {
-        case '\n': break;
-        case '\r': if (i < n && s[i] == '\n') i++; break;
-        case '\\': rc = cr_buf_putc(b, '\\'); break;
-        case '\'': rc = cr_buf_putc(b, '\''); break;
-        case '"': rc = cr_buf_putc(b, '"'); break;
-        case 'a': rc = cr_buf_putc(b, '\a'); break;
-        case 'b': rc = cr_buf_putc(b, '\b'); break;
-        case 'f': rc = cr_buf_putc(b, '\f'); break;
-        case 'n': rc = cr_buf_putc(b, '\n'); break;
-        case 'r': rc = cr_buf_putc(b, '\r'); break;
-        case 't': rc = cr_buf_putc(b, '\t'); break;
-        case 'v': rc = cr_buf_putc(b, '\v'); break;
-        case 'x': case 'u': case 'U': {
-            int want = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-            uint32_t cp = 0;
-            int k = 0;
-            for (; k < want && i < n && hexval(s[i]) >= 0; k++, i++) cp = cp * 16 + (uint32_t)hexval(s[i]);
-            if (k < want || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) *bad = 1;
-            else rc = put_utf8(b, cp);
-            break;
-        }
-        case 'N':
-            *bad = 1;
-            break;
-        default:
-            if (e >= '0' && e <= '7') {
-                uint32_t cp = (uint32_t)(e - '0');
-                for (int k = 1; k < 3 && i < n && s[i] >= '0' && s[i] <= '7'; k++, i++)
-                    cp = cp * 8 + (uint32_t)(s[i] - '0');
-                rc = put_utf8(b, cp);
-            } else {
-                /* CPython keeps unknown escapes as written (with a warning). */
-                if ((rc = cr_buf_putc(b, '\\')) == CR_OK) rc = cr_buf_putc(b, e);
-            }
-        }
-    }
-    return rc;
-}
-
 static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int fmt, int *bad)
 {
-    cr_code rc = parser_decode_string(&cx->sbuf, s, n, raw, fmt, bad);
+    cr_code rc = ir_decode_string(&cx->sbuf, s, n, raw, fmt, bad);
     if (rc == CR_ELIMIT)
         return cr_error_set(cx->err, CR_ELIMIT, 0, 0, "string longer than %llu (max_str_len)",
                             (unsigned long long)cx->lim->max_str_len);
@@ -550,10 +457,8 @@ static cr_code decode_text(lower_ctx *cx, const char *s, size_t n, int raw, int 
 /* A STR node holding cx->sbuf; empties the buffer. */
 static cr_code flush_str(lower_ctx *cx, cn ts, ir_node **out)
 {
-    ir_node *n = mk(cx, IR_STR, ts, 0);
-    if (!n || !(n->text = dup(cx, cx->sbuf.p ? cx->sbuf.p : "", cx->sbuf.len))) return nomem(cx);
-    n->len = (uint32_t)cx->sbuf.len;
-    cr_buf_reset(&cx->sbuf);
+    ir_node *n = ir_str_take(cx->m, span_of(ts), &cx->sbuf);
+    if (!n) return nomem(cx);
     *out = n;
     return CR_OK;
 }
@@ -734,40 +639,18 @@ static cr_code lower_field(lower_ctx *cx, cn ts, int f, ir_node **out)
     return k ? lower_expr(cx, k, out) : CR_OK;
 }
 
-/* Python's binding strength of a binary operator (The Python Language Reference, 6.17). */
-static int binop_prec(int op)
-{
-    switch (op) {
-    case IR_POW: return 7;
-    case IR_MUL: case IR_DIV: case IR_FLOORDIV: case IR_MOD: case IR_MATMUL: return 6;
-    case IR_ADD: case IR_SUB: return 5;
-    case IR_LSHIFT: case IR_RSHIFT: return 4;
-    case IR_BITAND: return 3;
-    case IR_BITXOR: return 2;
-    default: return 1;                                   /* IR_BITOR */
-    }
-}
-
-/* Where an operand of a binary chain stands in the source, its parentheses included: the
- * lowered operand has no node for them, yet CPython places a BinOp from the first
- * parenthesis of its left operand to the last of its right one (its col_offset, which
- * tracebacks report: `(3 + 4) / 0` fails at the `(`). */
-typedef struct {
-    int line, col, end_line, end_col;
-} extent;
-
 /* Pushes the operands (cx->is) and operators (ops) of a chain of binary_operator nodes in
- * source order, and the extent of operand k in ext[k]; parentheses end the chain, since they
- * are parenthesized_expression nodes. */
-static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, extent *ext, size_t *nops,
+ * source order, and the extent of operand k in ext[k], its parentheses included (the
+ * lowered operand has no node for them, and ir_binary() spans them); parentheses end the
+ * chain, since they are parenthesized_expression nodes. */
+static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, ir_span *ext, size_t *nops,
                               size_t max)
 {
     cr_code rc;
     ir_node *e;
     if (sym(ts) != S_binary_operator || *nops >= max) {
         if ((rc = lower_expr(cx, ts, &e)) != CR_OK) return rc;
-        ext[*nops] = (extent){ (int)ts->srow + 1, (int)ts->scol + 1, (int)ts->erow + 1,
-                               (int)ts->ecol + 1 };
+        ext[*nops] = span_of(ts);
         return push_ir(cx, e);
     }
     if ((rc = enter(cx, ts)) != CR_OK) return rc;
@@ -782,15 +665,12 @@ static cr_code flatten_binary(lower_ctx *cx, cn ts, uint8_t *ops, extent *ext, s
 }
 
 /* Joins operands `at` and `at + 1` (extents xl and xr) into one BinOp; xl becomes its extent. */
-static cr_code combine(lower_ctx *cx, size_t at, int op, extent *xl, const extent *xr)
+static cr_code combine(lower_ctx *cx, size_t at, int op, ir_span *xl, const ir_span *xr)
 {
-    ir_node *n = ir_node_new(cx->m, IR_BINOP, xl->line, xl->col, 2);
+    ir_node *n = ir_binary(cx->m, IR_BINOP, op, cx->is[at], *xl, cx->is[at + 1], *xr);
     if (!n) return nomem(cx);
-    n->op = (uint16_t)op;
-    n->kid[0] = cx->is[at];
-    n->kid[1] = cx->is[at + 1];
-    n->end_line = xl->end_line = xr->end_line;
-    n->end_col = xl->end_col = xr->end_col;
+    xl->end_line = xr->end_line;
+    xl->end_col = xr->end_col;
     cx->is[at] = n;
     cx->nis = at + 1;
     return CR_OK;
@@ -802,7 +682,7 @@ static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
 {
     size_t max = node_len(ts) / 2 + 1, nops = 0, ibase = cx->nis, top = 0;
     uint8_t *ops = cr_arena_alloc(&cx->m->arena, 2 * max), *stack = ops + max;
-    extent small[16], *ext = small;          /* most chains are short: no allocation */
+    ir_span small[16], *ext = small;          /* most chains are short: no allocation */
     cr_code rc;
     if (!ops) return nomem(cx);
     if (max + 1 > sizeof small / sizeof small[0] && !(ext = malloc((max + 1) * sizeof *ext)))
@@ -814,9 +694,9 @@ static cr_code lower_binop(lower_ctx *cx, cn ts, ir_node **out)
     size_t next = ibase + 1;        /* next unread operand */
     size_t sp = ibase + 1;          /* end of the operand stack */
     for (size_t i = 0; i <= nops; i++) {
-        int prec = i < nops ? binop_prec(ops[i]) : 0;
+        int prec = i < nops ? ir_binop_prec(ops[i]) : 0;
         while (top > 0) {
-            int t = stack[top - 1], tp = binop_prec(t);
+            int t = stack[top - 1], tp = ir_binop_prec(t);
             if (tp < prec || (tp == prec && t == IR_POW)) break;
             size_t keep = cx->nis;
             cx->nis = sp;
@@ -1006,9 +886,8 @@ static cr_code lower_comprehension(lower_ctx *cx, cn ts, ir_kind kind, ir_node *
 static cr_code lower_named(lower_ctx *cx, cn ts, ir_kind kind, cn name, int f,
                            ir_node **out)
 {
-    ir_node *n = mk(cx, kind, ts, 1);
-    if (!n || !(n->text = dup(cx, node_src(cx, name), node_len(name)))) return nomem(cx);
-    n->len = node_len(name);
+    ir_node *n = mk_named(cx, kind, ts, 1, name);
+    if (!n) return nomem(cx);
     *out = n;
     return lower_field(cx, ts, f, &n->kid[0]);
 }
@@ -1038,49 +917,11 @@ static int splat_leftmost(lower_ctx *cx, cn k)
     return 0;
 }
 
-/* The kid of n that starts where n does (its leftmost operand), or NULL. */
-static ir_node *leftmost_kid(const ir_node *n, int line, int col, uint32_t *at)
-{
-    for (uint32_t i = 0; i < n->n; i++)
-        if (n->kid[i] && n->kid[i]->line == line && n->kid[i]->col == col) {
-            *at = i;
-            return n->kid[i];
-        }
-    return NULL;
-}
-
-static ir_node *starred_whole(ir_node *n)
-{
-    int line = n->line, col = n->col;
-    ir_node *parent = NULL, *c = n, *next;
-    uint32_t at = 0, pat = 0;
-    while (c->kind != IR_STARRED && (next = leftmost_kid(c, line, col, &at))) {
-        parent = c;
-        pat = at;
-        c = next;
-    }
-    if (c->kind != IR_STARRED || !parent || c->n != 1 || !c->kid[0]) return n;
-    ir_node *g = c->kid[0];
-    parent->kid[pat] = g;
-    /* Every node on the way down now starts where g does. */
-    for (ir_node *k = n; k && k != g; k = next) {
-        next = leftmost_kid(k, line, col, &at);
-        k->line = g->line;
-        k->col = g->col;
-    }
-    c->kid[0] = n;
-    c->line = line;
-    c->col = col;
-    c->end_line = n->end_line;
-    c->end_col = n->end_col;
-    return c;
-}
-
 /* An element lowered as CPython reads it (see splat_leftmost()). */
 static cr_code lower_element(lower_ctx *cx, cn k, ir_node **out)
 {
     cr_code rc = lower_expr(cx, k, out);
-    if (rc == CR_OK && splat_leftmost(cx, k)) *out = starred_whole(*out);
+    if (rc == CR_OK && splat_leftmost(cx, k)) *out = ir_starred_whole(*out);
     return rc;
 }
 
@@ -1203,9 +1044,8 @@ static cr_code lower_param(lower_ctx *cx, cn k, ir_node **out)
     else if (sym(name) == S_dictionary_splat_pattern) { flags = IRF_KWARGS; name = named_child(cx, name, 0); }
     if (sym(name) != S_identifier && sym(name) != S_keyword_identifier)
         return unsupported(cx, k, out);   /* `*`, `/`, a tuple pattern */
-    ir_node *n = mk(cx, IR_PARAM, k, 1);
-    if (!n || !(n->text = dup(cx, node_src(cx, name), node_len(name)))) return nomem(cx);
-    n->len = node_len(name);
+    ir_node *n = mk_named(cx, IR_PARAM, k, 1, name);
+    if (!n) return nomem(cx);
     n->flags = flags;
     *out = n;
     return has_value ? lower_expr(cx, value, &n->kid[0]) : CR_OK;
@@ -1475,10 +1315,9 @@ static cr_code lower_while(lower_ctx *cx, cn ts)
 static cr_code lower_def(lower_ctx *cx, cn ts)
 {
     cn name = field(cx, ts, F_name);
-    ir_node *n = mk(cx, IR_FUNCDEF, ts, 2);
+    ir_node *n = mk_named(cx, IR_FUNCDEF, ts, 2, name);
     cr_code rc;
-    if (!n || !(n->text = dup(cx, node_src(cx, name), node_len(name)))) return nomem(cx);
-    n->len = node_len(name);
+    if (!n) return nomem(cx);
     if ((rc = lower_params(cx, field(cx, ts, F_parameters), ts, &n->kid[0])) != CR_OK) return rc;
     int loop = cx->in_loop;
     cx->in_func++;

@@ -3,7 +3,7 @@
 #define CR_PARSER_H
 
 #include "common/common.h"
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 /* Parses and lowers Python source.
  * - CR_OK: *out is the caller's (ir_module_free()). (*out)->nreasons == 0 means every node is

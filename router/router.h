@@ -8,7 +8,7 @@
 
 #include "calcroute.h"
 #include "common/common.h"
-#include "parser/ir.h"
+#include "ir/ir.h"
 #include "evaluator/evaluator.h"
 #include "sandbox/sandbox.h"
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 /* 1 when a and b are equal; otherwise 0 and `why` names the first difference. */
 static int ir_compare_nodes(const ir_node *a, const ir_node *b, char *why, size_t cap, int depth)

@@ -1,4 +1,4 @@
-/* parser/ir.h: the IR both front ends (Python via tree-sitter, the FinQA DSL) lower to and
+/* ir/ir.h: the IR both front ends (Python via tree-sitter, the FinQA DSL) lower to and
  * the evaluator consumes. It is a plain abstract syntax tree, allocated in the module's arena:
  * nodes are never freed one by one.
  *
@@ -94,17 +94,29 @@ typedef enum {
     IR_KIND_END
 } ir_kind;
 
+/* The operators: ir/ops.def's rows, in order. */
 typedef enum {
-    IR_ADD, IR_SUB, IR_MUL, IR_DIV, IR_FLOORDIV, IR_MOD, IR_POW, IR_MATMUL,
-    IR_LSHIFT, IR_RSHIFT, IR_BITAND, IR_BITOR, IR_BITXOR,
-    IR_AND, IR_OR /* BOOLOP only */
+#define BINOP(id, src, prec, py) id,
+#define BOOLOP(id, src) id,
+#include "ir/ops.def"
 } ir_binop;
 
-typedef enum { IR_NEG, IR_POS, IR_INVERT, IR_NOT } ir_unop;
+typedef enum {
+#define UNOP(id, src) id,
+#include "ir/ops.def"
+} ir_unop;
 
 typedef enum {
-    IR_LT, IR_LE, IR_EQ, IR_NE, IR_GT, IR_GE, IR_IN, IR_NOT_IN, IR_IS, IR_IS_NOT
+#define CMPOP(id, src, dump) id,
+#include "ir/ops.def"
 } ir_cmpop;
+
+/* ops.def's columns by operator; "?" (precedence 0) for a value outside the enum. */
+const char *ir_binop_src(int op);      /* "+", "and" */
+int ir_binop_prec(int op);             /* 1 (`|`) to 7 (`**`); 0 for `and`, `or` */
+const char *ir_binop_py(int op);       /* "** or pow()" */
+const char *ir_unop_src(int op);       /* "-", "not" */
+const char *ir_cmpop_src(int op);      /* "not in" */
 
 enum {
     IRF_FLOAT = 1u << 0,

@@ -1,4 +1,4 @@
-/* parser/ir.c: IR modules, nodes, reasons, and the debug dump.
+/* ir/ir.c: IR modules, nodes, reasons, and the debug dump.
  *
  * ir_dump() format (tests assert it byte for byte, so it stays stable):
  *
@@ -34,7 +34,7 @@
  *   Every other kind prints its head and its children in order, e.g.
  *   (if TEST (block ...) _), (slice _ (num 2) _), (dict K V K V), (listcomp E (compfor T I C)).
  */
-#include "parser/ir.h"
+#include "ir/ir.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,27 +75,37 @@ static const char *const kind_names[IR_KIND_END] = {
     [IR_PARAM] = "param",         [IR_ELLIPSIS] = "ellipsis",
 };
 
-static const char *const binop_names[] = {
-    [IR_ADD] = "+", [IR_SUB] = "-", [IR_MUL] = "*", [IR_DIV] = "/", [IR_FLOORDIV] = "//",
-    [IR_MOD] = "%", [IR_POW] = "**", [IR_MATMUL] = "@", [IR_LSHIFT] = "<<",
-    [IR_RSHIFT] = ">>", [IR_BITAND] = "&", [IR_BITOR] = "|", [IR_BITXOR] = "^",
-    [IR_AND] = "and", [IR_OR] = "or",
+static const struct { const char *src, *py; int prec; } binops[] = {
+#define BINOP(id, src, prec, py) [id] = { src, py, prec },
+#define BOOLOP(id, src) [id] = { src, NULL, 0 },
+#include "ir/ops.def"
 };
 
 static const char *const unop_names[] = {
-    [IR_NEG] = "-", [IR_POS] = "+", [IR_INVERT] = "~", [IR_NOT] = "not",
+#define UNOP(id, src) [id] = src,
+#include "ir/ops.def"
 };
 
-static const char *const cmpop_names[] = {
-    [IR_LT] = "<", [IR_LE] = "<=", [IR_EQ] = "==", [IR_NE] = "!=", [IR_GT] = ">",
-    [IR_GE] = ">=", [IR_IN] = "in", [IR_NOT_IN] = "not-in", [IR_IS] = "is",
-    [IR_IS_NOT] = "is-not",
+static const struct { const char *src, *dump; } cmpops[] = {
+#define CMPOP(id, src, dump) [id] = { src, dump },
+#include "ir/ops.def"
 };
 
 #define NAME_OF(table, i) \
     ((unsigned)(i) < sizeof table / sizeof table[0] && table[i] ? table[i] : "?")
+#define IN(table, i) ((unsigned)(i) < sizeof table / sizeof table[0])
 
 const char *ir_kind_name(ir_kind k) { return NAME_OF(kind_names, k); }
+const char *ir_binop_src(int op) { return IN(binops, op) ? binops[op].src : "?"; }
+int ir_binop_prec(int op) { return IN(binops, op) ? binops[op].prec : 0; }
+const char *ir_unop_src(int op) { return NAME_OF(unop_names, op); }
+const char *ir_cmpop_src(int op) { return IN(cmpops, op) ? cmpops[op].src : "?"; }
+static const char *cmpop_dump(int op) { return IN(cmpops, op) ? cmpops[op].dump : "?"; }
+
+const char *ir_binop_py(int op)
+{
+    return IN(binops, op) && binops[op].py ? binops[op].py : "?";
+}
 
 /* root stays NULL: the front end builds the IR_MODULE node once it knows its size. */
 ir_module *ir_module_new(size_t max_bytes)
@@ -237,14 +247,14 @@ static cr_code dump_node(const ir_node *n, cr_buf *out, int depth)
         rc = cr_buf_puts(out, n->op ? " True" : " False");
         break;
     case IR_BINOP: case IR_BOOLOP:
-        rc = dump_text(out, NAME_OF(binop_names, n->op));
+        rc = dump_text(out, ir_binop_src(n->op));
         break;
     case IR_AUGASSIGN:
-        if ((rc = dump_text(out, NAME_OF(binop_names, n->op))) == CR_OK)
+        if ((rc = dump_text(out, ir_binop_src(n->op))) == CR_OK)
             rc = cr_buf_putc(out, '=');
         break;
     case IR_UNARY:
-        rc = dump_text(out, NAME_OF(unop_names, n->op));
+        rc = dump_text(out, ir_unop_src(n->op));
         break;
     case IR_PARAM:
         rc = cr_buf_puts(out, n->flags & IRF_VARARGS ? " *" : n->flags & IRF_KWARGS ? " **" : " ");
@@ -263,7 +273,7 @@ static cr_code dump_node(const ir_node *n, cr_buf *out, int depth)
         break;
     case IR_COMPARE:
         for (uint32_t i = 0; i < n->n && rc == CR_OK; i++) {
-            if (i > 0) rc = dump_text(out, n->cmp ? NAME_OF(cmpop_names, n->cmp[i - 1]) : "?");
+            if (i > 0) rc = dump_text(out, n->cmp ? cmpop_dump(n->cmp[i - 1]) : "?");
             if (rc == CR_OK) rc = dump_kid(n->kid[i], out, depth);
         }
         first = n->n;
