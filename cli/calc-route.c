@@ -16,6 +16,7 @@
 
 #include "calcroute.h"
 #include "common/json.h"
+#include "cli/line.h"
 #include "cli/mcp.h"
 
 /* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
@@ -115,11 +116,6 @@ static void catch_signals(cr_engine *engine)
         signal_pipe[0] = signal_pipe[1] = -1;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-}
-
-static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
-{
-    snprintf(e->message, sizeof e->message, fmt, v);
 }
 
 static int die_usage(const char *fmt, const char *arg)
@@ -416,55 +412,18 @@ static size_t nline_opts;
 
 static cr_code apply_line_opts(cr_request *req, cr_error *e);
 
-/* The result line (without its newline) of one --batch input line: the result's JSON with the
- * caller's id first, or an error object. NULL on ENOMEM. *engine_failed set when the engine
- * failed (exit status 5). Thread-safe: --jobs runs it on several threads over one engine. */
+/* The result line (without its newline) of one --batch input line (cli/line.h). NULL on
+ * ENOMEM. *engine_failed set when the engine failed (exit status 5). Thread-safe: --jobs runs
+ * it on several threads over one engine. */
 static char *batch_result(cr_engine *engine, const char *line, size_t n, int too_long,
                           int *engine_failed)
 {
-    cr_error e = {0};
-    char *out = NULL;
-    if (too_long) {
-        n = 0;
-        cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
-    }
-    cr_request *req = cr_request_new();
-    cr_result *res = NULL;
-    cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
-    if (set == CR_OK) set = cr_request_set_json(req, line, n, &e);
-    /* The caller's id, echoed as written so results can be matched to requests. */
-    const char *id_text = req ? cr_request_id(req) : NULL;
-    if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
-        const char *js = cr_result_json(res);
-        if (js && asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
-            out = NULL;
-        if (!js) {
-            if (asprintf(&out, "{\"id\":%s,\"status\":\"engine_error\"}",
-                         id_text ? id_text : "null") < 0)
-                out = NULL;
-            *engine_failed = 1;
-        }
-    } else {
-        json_t *o = json_object(), *eo = json_object();
-        int failed = !o;
-        cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
-                    &failed);
-        cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
-                                                         : "UsageError"), &failed);
-        cr_json_set(eo, "message", cr_json_str(e.message), &failed);
-        cr_json_set(eo, "line", json_integer(e.line), &failed);
-        cr_json_set(eo, "col", json_integer(e.col), &failed);
-        cr_json_set(o, "error", eo, &failed);
-        char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-        if (!js || asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
-            out = NULL;
-        if (!out) out = strdup("{\"status\":\"engine_error\"}");
-        free(js);
-        json_decref(o);
-        if (set == CR_OK) *engine_failed = 1;
-    }
-    cr_result_free(res);
-    cr_request_free(req);
+    char why[64];
+    cr_line_info info;
+    snprintf(why, sizeof why, "request line longer than %u bytes", MAX_LINE);
+    char *out = cr_line_result(engine, line, n, too_long ? why : NULL, 0, apply_line_opts,
+                               &info);
+    if (info.outcome == CR_LINE_ENGINE) *engine_failed = 1;
     return out;
 }
 
