@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "cli/line.h"
 #include "cli/mcp.h"
+#include "cli/serve.h"
 
 /* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
  * number after the report (130 for SIGINT, as shells expect). */
@@ -29,6 +30,8 @@ enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX
 static const char usage[] =
     "usage: calc-route [options] [FILE|-]\n"
     "       calc-route [options] mcp   (a Model Context Protocol server on stdin/stdout)\n"
+    "       calc-route [options] serve (an HTTP JSON service: POST /v1/run, /v1/explain,\n"
+    "                                   /v1/batch; GET /healthz, /metrics)\n"
     "Answer code a language model wrote for a finance question: whitelisted arithmetic runs\n"
     "in-process on exact decimals; anything else is listed with its reasons.\n"
     "\n"
@@ -78,6 +81,13 @@ static const char usage[] =
     "  --config KEY=VALUE      any engine option by its library name (libcalcroute(3)), e.g.\n"
     "                          the evaluator's limits: max_steps, max_eval_memory, max_depth,\n"
     "                          max_recursion, max_int_bits, max_str_len, max_source, max_stdout\n"
+    "  --listen HOST:PORT      serve: the address (default 127.0.0.1:8080; port 0: any free\n"
+    "                          one, printed); only loopback unless --listen-public\n"
+    "  --listen-public         serve: allow a non-loopback --listen address\n"
+    "  --token-file FILE       serve: every request but GET /healthz must carry\n"
+    "                          'Authorization: Bearer TOKEN', TOKEN the file's one line\n"
+    "  --connections N         serve: connections at once (default 64)\n"
+    "  --max-body BYTES        serve: a request body's size at most (default 1048576)\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -87,7 +97,8 @@ static const char usage[] =
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure,\n"
     "130 (143) interrupted by SIGINT (SIGTERM): the run under way ends at once and is\n"
     "reported (--batch: its line is the last; with --jobs, the lines under way are), then\n"
-    "calc-route exits.\n";
+    "calc-route exits. serve: SIGTERM or SIGINT stops it accepting; the requests under way\n"
+    "are answered, then it exits 0 (a second signal interrupts those runs).\n";
 
 /* SIGINT or SIGTERM: the run under way (with --jobs, every one) ends (cr_engine_interrupt() is
  * async-signal-safe) and is reported; no other request starts. A second signal while the first is being handled
@@ -697,7 +708,7 @@ int main(int argc, char **argv)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS };
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -717,6 +728,10 @@ int main(int argc, char **argv)
         {"strip-fences", no_argument, 0, O_STRIP_FENCES},
         {"config", required_argument, 0, O_CONFIG},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
+        {"listen", required_argument, 0, O_SERVE},    {"listen-public", no_argument, 0, O_SERVE},
+        {"token-file", required_argument, 0, O_SERVE},
+        {"connections", required_argument, 0, O_SERVE},
+        {"max-body", required_argument, 0, O_SERVE},
         {0, 0, 0, 0},
     };
     cr_config *cfg = cr_config_new();
@@ -735,7 +750,9 @@ int main(int argc, char **argv)
         cr_config_free(cfg);
         return EX_INTERNAL;
     }
-    while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cr_serve_opts serve = {0};
+    int serve_opt = 0, opt_index;
+    while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, &opt_index)) != -1) {
         switch (c) {
         case 'h': fputs(usage, stdout); rc = EX_DONE; break;
         case O_VERSION: printf("calc-route %s\n", CR_VERSION_STRING); rc = EX_DONE; break;
@@ -793,6 +810,13 @@ int main(int argc, char **argv)
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
         case O_BATCH: batch = 1; break;
+        case O_SERVE: {   /* serve's own options: cli/serve.c reads them */
+            char why[128];
+            if (cr_serve_option(&serve, opts[opt_index].name, optarg, why, sizeof why) < 0)
+                rc = die_usage("%s", why);
+            serve_opt = 1;
+            break;
+        }
         case O_JOBS: {
             char *end;
             unsigned long n = strtoul(optarg, &end, 10);
@@ -842,6 +866,20 @@ int main(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
+    if (serve_opt && (batch || strcmp(path, "serve") != 0)) {
+        rc = die_usage("--listen, --token-file, ...: only with serve%s", "");
+        goto out;
+    }
+    if (strcmp(path, "serve") == 0 && !batch) {   /* a file named serve: ./serve */
+        cr_engine *engine = open_engine(cfg, &rc);
+        if (engine) {
+            catch_signals(NULL);   /* a signal drains it: the runs under way are not ended */
+            rc = cr_serve(engine, &serve, signal_pipe[0], apply_line_opts);
+            got_signal = 0;        /* drained: nothing was lost, a clean exit */
+        }
+        cr_engine_close(engine);
+        goto out;
+    }
     if (strcmp(path, "mcp") == 0 || batch) {   /* a file named mcp: ./mcp */
         FILE *in = strcmp(path, "-") == 0 || !batch ? stdin : fopen(path, "r");
         if (!in) {
