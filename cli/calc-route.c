@@ -86,7 +86,7 @@ static const char usage[] =
     "  --listen-public         serve: allow a non-loopback --listen address\n"
     "  --token-file FILE       serve: every request but GET /healthz must carry\n"
     "                          'Authorization: Bearer TOKEN', TOKEN the file's one line\n"
-    "  --connections N         serve: connections at once (default 64); more are closed\n"
+    "  --connections N         serve: connections at once (default 64); more get 503\n"
     "  --max-body BYTES        serve: a request body's size at most (default 1048576)\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"

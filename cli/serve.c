@@ -141,6 +141,8 @@ typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t idle;
     unsigned in_flight;         /* requests begun and not yet completed; under lock */
+    unsigned connections;       /* --connections */
+    atomic_uint open;           /* connections open now */
     metrics m;
 } server;
 
@@ -282,10 +284,13 @@ static char *metrics_text(server *s)
             "calcroute_pool_ready %zu\n"
             "# HELP calcroute_in_flight Requests being answered now.\n"
             "# TYPE calcroute_in_flight gauge\n"
-            "calcroute_in_flight %u\n",
+            "calcroute_in_flight %u\n"
+            "# HELP calcroute_connections Connections open now.\n"
+            "# TYPE calcroute_connections gauge\n"
+            "calcroute_connections %u\n",
             pool && *pool ? pool : "0",
             s->engine->pool ? sandbox_pool_ready(s->engine->pool, NULL, 0) : (size_t)0,
-            in_flight);
+            in_flight, atomic_load(&s->open));
     if (fclose(f) != 0) {
         free(text);
         return NULL;
@@ -380,6 +385,9 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
     if (atomic_load(&s->draining))
         return fail(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                     "the service is stopping");
+    if (atomic_load(&s->open) > s->connections)
+        return fail(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+                    "too many connections at once: try again");
     if (r->route == R_HEALTHZ)
         return queue(c, r, MHD_HTTP_OK, json_body(strdup("{\"status\":\"ok\"}")),
                      "application/json");
@@ -486,6 +494,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Counts the connections open, so that those past --connections (libmicrohttpd takes a few
+ * more, then closes any further one unanswered) are told why. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **state,
+                          enum MHD_ConnectionNotificationCode what)
+{
+    server *s = cls;
+    (void)c;
+    (void)state;
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) atomic_fetch_add(&s->open, 1);
+    else atomic_fetch_sub(&s->open, 1);
+}
+
 /* ---- start and stop --------------------------------------------------------------------- */
 
 static int is_loopback(const struct sockaddr *a)
@@ -588,6 +608,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     s->engine = engine;
     s->defaults = defaults;
     s->max_body = o->max_body ? o->max_body : CR_SERVE_MAX_BODY;
+    s->connections = o->connections ? o->connections : CR_SERVE_CONNECTIONS;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     int rc = 0;
@@ -601,10 +622,11 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     struct MHD_Daemon *d = rc ? NULL : mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, o->connections ? o->connections : CR_SERVE_CONNECTIONS,
+        MHD_OPTION_CONNECTION_LIMIT, s->connections + CR_SERVE_OVERFLOW,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_END);
     if (!d && !rc) {
         fprintf(stderr, "calc-route: serve: cannot listen on %s: %s\n", listen,

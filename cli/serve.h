@@ -20,6 +20,9 @@ typedef struct {
 #define CR_SERVE_LISTEN "127.0.0.1:8080"
 #define CR_SERVE_CONNECTIONS 64u
 #define CR_SERVE_MAX_BODY ((size_t)1 << 20)
+/* Connections past --connections that are answered 503 (and closed); past these, one is
+ * closed as soon as it is accepted. */
+#define CR_SERVE_OVERFLOW 16u
 
 /* Sets option `name` (listen, listen-public, token-file, connections, max-body) from `value`;
  * 0, or -1 with the reason in why. */

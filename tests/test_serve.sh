@@ -33,7 +33,7 @@ start() {
     pid=$!
     pids="$pids $pid"
     i=0
-    while ! grep -q '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
+    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
         sleep 0.1
         i=$((i + 1))
     done
@@ -54,6 +54,8 @@ get() {
     printf '%s %s' "$(cat "$tmp/code")" "$(cat "$tmp/body")"
 }
 
+# A request that takes a while (0.2 s and more).
+SLOW='"code":"n = 0\nfor i in range(2000000):\n    n += i\nn"'
 # Background clients: their pids are in $curls.
 wait_for_curls() {
     for j in $curls; do wait "$j"; done
@@ -150,7 +152,8 @@ calcroute_runs_total{route="inprocess"} 22
 calcroute_bad_requests_total 5
 calcroute_ledger_appends_total 0
 calcroute_pool_size 0
-calcroute_in_flight 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight)' "$tmp/body")"
+calcroute_in_flight 1
+calcroute_connections 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
 expect metrics-histogram 'calcroute_http_request_duration_seconds_count{route="/v1/batch"} 3' \
     "$(grep '^calcroute_http_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
 kill -TERM "$main_pid"
@@ -179,9 +182,24 @@ expect bad-listen "2 calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got 'n
 expect listen-without-serve "2 calc-route: --listen, --token-file, ...: only with serve
 Try 'calc-route --help'." "$? $(cat "$tmp/err")"
 
+# Past --connections: 503, the others answered (the first two hold theirs for a while).
+start limit --tier none --connections 2
+i=0
+while [ $i -lt 6 ]; do
+    printf '{"id":%d,%s}' $i "$SLOW" | curl -s -w ' %{http_code}' --data-binary @- "$url/v1/run" \
+        >"$tmp/l$i" &
+    curls="$curls $!"
+    i=$((i + 1))
+done
+wait_for_curls
+ok200=$(answered l $(yes 1999999000000 | head -n 6))
+busy=$(for f in "$tmp"/l?; do tr -d '\n' <"$f"; echo; done | grep -c '^{"id":null,"status":"unavailable","error":{"type":"HTTPError","message":"too many connections at once: try again","line":0,"col":0}} 503$')
+expect over-limit "6 answered, some 503" "$((ok200 + busy)) answered, $([ "$busy" -ge 1 ] && [ "$ok200" -ge 2 ] && echo some 503)"
+kill -TERM "$pid"
+wait "$pid"
+
 # SIGTERM under load: 8 slow requests under way when it comes are answered, the listener is
 # closed to new ones, the exit is 0, and the ledger holds one verified record an answer.
-SLOW='"code":"n = 0\nfor i in range(2000000):\n    n += i\nn"'
 start drain --tier none --audit "$tmp/ledger.db"
 i=0
 while [ $i -lt 8 ]; do
