@@ -1,8 +1,10 @@
 /* bench_serve: `calc-route serve` on loopback under 1, 8 and 64 keep-alive clients (a thread
  * and a connection each, one request in flight on each) sending POST /v1/run of an in-process
  * formula, beside the same work as direct library calls in this process on as many threads
- * over one engine (the request's JSON read, cr_run(), the result's JSON). Requests per second
- * and p50/p99 latency of what each step completed in SECONDS; every answer is checked.
+ * over one engine (the request's JSON read, cr_run(), the result's JSON); then the same with
+ * 1 and 8 clients for a sandboxed request, with a warm pool of 8 on both sides, when the ns
+ * tier runs here. Requests per second and p50/p99 latency of what each step completed in
+ * SECONDS; every answer is checked.
  * Usage: bench_serve CALC-ROUTE [SECONDS] */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,11 +23,22 @@
 #include "bench/bench.h"
 #include "calcroute.h"
 
-#define CODE "revenue = 5829\\nprior = 5735\\nans = (revenue - prior) / prior * 100"
-#define BODY "{\"code\":\"" CODE "\"}"
-#define WANT "\"fraction\":\"1880/1147\""   /* every answer must carry it */
 #define MAX_SAMPLES (1 << 20)
+#define POOL "8"
 
+/* A phase: the request sent, what every answer must carry, the engine's options. */
+static const struct phase {
+    const char *title, *body, *want, *tier, *pool;
+    int max_clients;
+} phases[] = {
+    { "a 3-line formula, in-process",
+      "{\"code\":\"revenue = 5829\\nprior = 5735\\nans = (revenue - prior) / prior * 100\"}",
+      "\"fraction\":\"1880/1147\"", "none", "0", 64 },
+    { "import os; ans = 6 * 7, in the ns sandbox with a warm pool of " POOL,
+      "{\"code\":\"import os\\nans = 6 * 7\"}", "\"fraction\":\"42\"", "ns", POOL, 8 },
+};
+
+static const struct phase *ph;
 static int port;
 static double seconds = 2;
 static cr_engine *engine;   /* the direct calls' */
@@ -72,17 +85,17 @@ static int http_run(int fd, const char *req, size_t req_len, char *buf, size_t c
         }
         if (body && len >= want) break;
     }
-    return strncmp(buf, "HTTP/1.1 200 ", 13) == 0 && strstr(body, WANT) ? 1 : 0;
+    return strncmp(buf, "HTTP/1.1 200 ", 13) == 0 && strstr(body, ph->want) ? 1 : 0;
 }
 
 static int direct_run(void)
 {
     cr_request *req = cr_request_new();
     cr_result *res = NULL;
-    int ok = req && cr_request_set_json(req, BODY, sizeof BODY - 1, NULL) == CR_OK &&
+    int ok = req && cr_request_set_json(req, ph->body, strlen(ph->body), NULL) == CR_OK &&
              cr_run(engine, req, &res, NULL) == CR_OK;
     const char *js = ok ? cr_result_json(res) : NULL;
-    ok = js && strstr(js, WANT);
+    ok = js && strstr(js, ph->want);
     cr_result_free(res);
     cr_request_free(req);
     return ok;
@@ -94,7 +107,7 @@ static void *client_main(void *arg)
     char req[512], buf[8192];
     int n = snprintf(req, sizeof req, "POST /v1/run HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                      "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                     sizeof BODY - 1, BODY);
+                     strlen(ph->body), ph->body);
     int fd = c->direct ? -1 : connect_loopback();
     if (!c->direct && fd < 0) {
         c->wrong++;
@@ -153,6 +166,42 @@ static void step(int direct, int clients)
     free(cs);
 }
 
+/* `calc-route serve` with the phase's options on a free port; its pid, or -1. */
+static pid_t start_server(const char *calc_route)
+{
+    int out[2];
+    if (pipe(out) < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        execl(calc_route, calc_route, "--tier", ph->tier, "--pool", ph->pool,
+              "--connections", "128", "--listen", "127.0.0.1:0", "serve", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256];
+    FILE *f = fdopen(out[0], "r");
+    const char *at = f && fgets(line, sizeof line, f) ? strrchr(line, ':') : NULL;
+    if (f) fclose(f);
+    if (!at || (port = atoi(at + 1)) <= 0) {
+        fprintf(stderr, "bench_serve: %s serve did not start\n", calc_route);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+static int stop_server(pid_t pid)
+{
+    int status;
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -160,37 +209,31 @@ int main(int argc, char **argv)
         return 2;
     }
     if (argc > 2) seconds = atof(argv[2]);
-    int out[2];
-    if (pipe(out) < 0) return 1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execl(argv[1], argv[1], "--tier", "none", "--connections", "128", "--listen",
-              "127.0.0.1:0", "serve", (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    char line[256];
-    FILE *f = fdopen(out[0], "r");
-    const char *at = f && fgets(line, sizeof line, f) ? strrchr(line, ':') : NULL;
-    if (!at || (port = atoi(at + 1)) <= 0) {
-        fprintf(stderr, "bench_serve: %s serve did not start\n", argv[1]);
-        return 1;
-    }
-    engine = bench_engine("tier", "none");
-    if (!engine) return 1;
-    printf("POST /v1/run of a 3-line formula, keep-alive, %.0f s a step; direct: the same "
-           "request as cr_run() on as many threads\n", seconds);
+    int failed = 0;
     static const int clients[] = { 1, 8, 64 };
-    for (size_t i = 0; i < sizeof clients / sizeof *clients; i++) {
-        step(0, clients[i]);
-        step(1, clients[i]);
+    for (size_t p = 0; p < sizeof phases / sizeof *phases; p++) {
+        ph = &phases[p];
+        cr_config *cfg = cr_config_new();
+        cr_error err = {0};
+        engine = cfg && cr_config_set(cfg, "tier", ph->tier, &err) == CR_OK &&
+                 cr_config_set(cfg, "pool", ph->pool, &err) == CR_OK
+                 ? cr_engine_open(cfg, &err) : NULL;
+        cr_config_free(cfg);
+        if (!engine) {   /* the ns tier cannot run here: said, not failed */
+            printf("%s: skipped: %s\n", ph->title, err.message);
+            continue;
+        }
+        pid_t pid = start_server(argv[1]);
+        if (pid < 0) return 1;
+        printf("POST /v1/run of %s, keep-alive, %.0f s a step; direct: the same request as "
+               "cr_run() on as many threads\n", ph->title, seconds);
+        for (size_t i = 0; i < sizeof clients / sizeof *clients; i++) {
+            if (clients[i] > ph->max_clients) break;
+            step(0, clients[i]);
+            step(1, clients[i]);
+        }
+        cr_engine_close(engine);
+        failed |= stop_server(pid);
     }
-    cr_engine_close(engine);
-    kill(pid, SIGTERM);
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    return failed;
 }
