@@ -553,11 +553,14 @@ static int read_token(server *s, const char *path)
         fprintf(stderr, "calc-route: --token-file %s: %s\n", path, strerror(errno));
         return -1;
     }
+    int longer = n == sizeof tok - 1 && fgetc(f) != EOF;
     fclose(f);
     while (n && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ')) n--;
     tok[n] = '\0';
-    if (n == 0 || strpbrk(tok, "\r\n")) {
-        fprintf(stderr, "calc-route: --token-file %s: want one line, the token\n", path);
+    if (n == 0 || longer || strpbrk(tok, "\r\n")) {
+        fprintf(stderr, "calc-route: --token-file %s: want one line, the token (at most "
+                "4095 bytes)\n", path);
+        sodium_memzero(tok, sizeof tok);
         return -1;
     }
     crypto_generichash(s->token_hash, sizeof s->token_hash, (unsigned char *)tok, n, NULL, 0);
