@@ -1,7 +1,7 @@
 /* cli/serve.c: `calc-route serve`, an HTTP/1.1 JSON service over one engine, so that a warm
  * pool and the ledger live as long as the service. libmicrohttpd runs a thread a connection
- * (at most `connections` of them), and each thread runs its requests on the shared engine
- * (cr_run() is thread-safe). Request bodies are --batch's lines (cli/line.h), answers are
+ * (`connections` of them, and CR_SERVE_OVERFLOW more that are only told 503), and each thread
+ * runs its requests on the shared engine (cr_run() is thread-safe). Request bodies are --batch's lines (cli/line.h), answers are
  * --batch's result lines, so that the three front ends mean and answer the same. */
 #include "cli/serve.h"
 
@@ -518,7 +518,7 @@ static int is_loopback(const struct sockaddr *a)
 }
 
 /* HOST:PORT or [V6]:PORT, numeric or a name, into *out. */
-static int resolve(const char *listen, struct sockaddr_storage *out, socklen_t *len)
+static int resolve(const char *listen, struct sockaddr_storage *out)
 {
     char host[256];
     const char *colon = strrchr(listen, ':');
@@ -539,7 +539,6 @@ static int resolve(const char *listen, struct sockaddr_storage *out, socklen_t *
     snprintf(service, sizeof service, "%llu", port);
     if (getaddrinfo(host, service, &hints, &ai) != 0) return -1;
     memcpy(out, ai->ai_addr, ai->ai_addrlen);
-    *len = ai->ai_addrlen;
     freeaddrinfo(ai);
     return 0;
 }
@@ -591,8 +590,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
 {
     const char *listen = o->listen ? o->listen : CR_SERVE_LISTEN;
     struct sockaddr_storage addr;
-    socklen_t addr_len;
-    if (resolve(listen, &addr, &addr_len) < 0) {
+    if (resolve(listen, &addr) < 0) {
         fprintf(stderr, "calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got '%s'\n",
                 listen);
         return 2;
