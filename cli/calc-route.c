@@ -16,7 +16,9 @@
 
 #include "calcroute.h"
 #include "common/json.h"
+#include "cli/line.h"
 #include "cli/mcp.h"
+#include "cli/serve.h"
 
 /* Exit statuses (documented in --help and the man page); interrupted by a signal, 128 + its
  * number after the report (130 for SIGINT, as shells expect). */
@@ -28,6 +30,8 @@ enum { EX_OK = 0, EX_RAISED = 1, EX_USAGE = 2, EX_LIMIT = 3, EX_REJECTED = 4, EX
 static const char usage[] =
     "usage: calc-route [options] [FILE|-]\n"
     "       calc-route [options] mcp   (a Model Context Protocol server on stdin/stdout)\n"
+    "       calc-route [options] serve (an HTTP JSON service: POST /v1/run, /v1/explain,\n"
+    "                                   /v1/batch; GET /healthz, /metrics)\n"
     "Answer code a language model wrote for a finance question: whitelisted arithmetic runs\n"
     "in-process on exact decimals; anything else is listed with its reasons.\n"
     "\n"
@@ -77,6 +81,13 @@ static const char usage[] =
     "  --config KEY=VALUE      any engine option by its library name (libcalcroute(3)), e.g.\n"
     "                          the evaluator's limits: max_steps, max_eval_memory, max_depth,\n"
     "                          max_recursion, max_int_bits, max_str_len, max_source, max_stdout\n"
+    "  --listen HOST:PORT      serve: the address (default 127.0.0.1:8080; port 0: any free\n"
+    "                          one, printed); only loopback unless --listen-public\n"
+    "  --listen-public         serve: allow a non-loopback --listen address\n"
+    "  --token-file FILE       serve: every request but GET /healthz must carry\n"
+    "                          'Authorization: Bearer TOKEN', TOKEN the file's one line\n"
+    "  --connections N         serve: connections at once (default 64); more get 503\n"
+    "  --max-body BYTES        serve: a request body's size at most (default 1048576)\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -86,7 +97,8 @@ static const char usage[] =
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure,\n"
     "130 (143) interrupted by SIGINT (SIGTERM): the run under way ends at once and is\n"
     "reported (--batch: its line is the last; with --jobs, the lines under way are), then\n"
-    "calc-route exits.\n";
+    "calc-route exits. serve: SIGTERM or SIGINT stops it accepting; the requests under way\n"
+    "are answered, then it exits 0 (a second signal interrupts those runs).\n";
 
 /* SIGINT or SIGTERM: the run under way (with --jobs, every one) ends (cr_engine_interrupt() is
  * async-signal-safe) and is reported; no other request starts. A second signal while the first is being handled
@@ -115,11 +127,6 @@ static void catch_signals(cr_engine *engine)
         signal_pipe[0] = signal_pipe[1] = -1;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-}
-
-static void cr_error_text(cr_error *e, const char *fmt, unsigned v)
-{
-    snprintf(e->message, sizeof e->message, fmt, v);
 }
 
 static int die_usage(const char *fmt, const char *arg)
@@ -416,55 +423,18 @@ static size_t nline_opts;
 
 static cr_code apply_line_opts(cr_request *req, cr_error *e);
 
-/* The result line (without its newline) of one --batch input line: the result's JSON with the
- * caller's id first, or an error object. NULL on ENOMEM. *engine_failed set when the engine
- * failed (exit status 5). Thread-safe: --jobs runs it on several threads over one engine. */
+/* The result line (without its newline) of one --batch input line (cli/line.h). NULL on
+ * ENOMEM. *engine_failed set when the engine failed (exit status 5). Thread-safe: --jobs runs
+ * it on several threads over one engine. */
 static char *batch_result(cr_engine *engine, const char *line, size_t n, int too_long,
                           int *engine_failed)
 {
-    cr_error e = {0};
-    char *out = NULL;
-    if (too_long) {
-        n = 0;
-        cr_error_text(&e, "request line longer than %u bytes", MAX_LINE);
-    }
-    cr_request *req = cr_request_new();
-    cr_result *res = NULL;
-    cr_code set = !req ? CR_ENOMEM : too_long ? CR_EUSAGE : apply_line_opts(req, &e);
-    if (set == CR_OK) set = cr_request_set_json(req, line, n, &e);
-    /* The caller's id, echoed as written so results can be matched to requests. */
-    const char *id_text = req ? cr_request_id(req) : NULL;
-    if (set == CR_OK && cr_run(engine, req, &res, &e) == CR_OK) {
-        const char *js = cr_result_json(res);
-        if (js && asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
-            out = NULL;
-        if (!js) {
-            if (asprintf(&out, "{\"id\":%s,\"status\":\"engine_error\"}",
-                         id_text ? id_text : "null") < 0)
-                out = NULL;
-            *engine_failed = 1;
-        }
-    } else {
-        json_t *o = json_object(), *eo = json_object();
-        int failed = !o;
-        cr_json_set(o, "status", json_string(set == CR_OK ? "engine_error" : "bad_request"),
-                    &failed);
-        cr_json_set(eo, "type", json_string(set == CR_OK ? cr_strerror(e.code)
-                                                         : "UsageError"), &failed);
-        cr_json_set(eo, "message", cr_json_str(e.message), &failed);
-        cr_json_set(eo, "line", json_integer(e.line), &failed);
-        cr_json_set(eo, "col", json_integer(e.col), &failed);
-        cr_json_set(o, "error", eo, &failed);
-        char *js = failed ? NULL : json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-        if (!js || asprintf(&out, "{\"id\":%s,%s", id_text ? id_text : "null", js + 1) < 0)
-            out = NULL;
-        if (!out) out = strdup("{\"status\":\"engine_error\"}");
-        free(js);
-        json_decref(o);
-        if (set == CR_OK) *engine_failed = 1;
-    }
-    cr_result_free(res);
-    cr_request_free(req);
+    char why[64];
+    cr_line_info info;
+    snprintf(why, sizeof why, "request line longer than %u bytes", MAX_LINE);
+    char *out = cr_line_result(engine, line, n, too_long ? why : NULL, 0, apply_line_opts,
+                               &info);
+    if (info.outcome == CR_LINE_ENGINE) *engine_failed = 1;
     return out;
 }
 
@@ -738,7 +708,7 @@ int main(int argc, char **argv)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS };
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -758,6 +728,10 @@ int main(int argc, char **argv)
         {"strip-fences", no_argument, 0, O_STRIP_FENCES},
         {"config", required_argument, 0, O_CONFIG},
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
+        {"listen", required_argument, 0, O_SERVE},    {"listen-public", no_argument, 0, O_SERVE},
+        {"token-file", required_argument, 0, O_SERVE},
+        {"connections", required_argument, 0, O_SERVE},
+        {"max-body", required_argument, 0, O_SERVE},
         {0, 0, 0, 0},
     };
     cr_config *cfg = cr_config_new();
@@ -776,7 +750,9 @@ int main(int argc, char **argv)
         cr_config_free(cfg);
         return EX_INTERNAL;
     }
-    while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cr_serve_opts serve = {0};
+    int serve_opt = 0, opt_index;
+    while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, &opt_index)) != -1) {
         switch (c) {
         case 'h': fputs(usage, stdout); rc = EX_DONE; break;
         case O_VERSION: printf("calc-route %s\n", CR_VERSION_STRING); rc = EX_DONE; break;
@@ -834,6 +810,13 @@ int main(int argc, char **argv)
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
         case O_BATCH: batch = 1; break;
+        case O_SERVE: {   /* serve's own options: cli/serve.c reads them */
+            char why[128];
+            if (cr_serve_option(&serve, opts[opt_index].name, optarg, why, sizeof why) < 0)
+                rc = die_usage("%s", why);
+            serve_opt = 1;
+            break;
+        }
         case O_JOBS: {
             char *end;
             unsigned long n = strtoul(optarg, &end, 10);
@@ -883,6 +866,20 @@ int main(int argc, char **argv)
         goto out;
     }
     const char *path = optind < argc ? argv[optind] : "-";
+    if (serve_opt && (batch || strcmp(path, "serve") != 0)) {
+        rc = die_usage("--listen, --token-file, ...: only with serve%s", "");
+        goto out;
+    }
+    if (strcmp(path, "serve") == 0 && !batch) {   /* a file named serve: ./serve */
+        cr_engine *engine = open_engine(cfg, &rc);
+        if (engine) {
+            catch_signals(NULL);   /* a signal drains it: the runs under way are not ended */
+            rc = cr_serve(engine, &serve, signal_pipe[0], apply_line_opts);
+            got_signal = 0;        /* drained: nothing was lost, a clean exit */
+        }
+        cr_engine_close(engine);
+        goto out;
+    }
     if (strcmp(path, "mcp") == 0 || batch) {   /* a file named mcp: ./mcp */
         FILE *in = strcmp(path, "-") == 0 || !batch ? stdin : fopen(path, "r");
         if (!in) {

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "cli/line.h"
 #include "common/json.h"
 
 /* JSON-RPC 2.0's codes, and the stateless draft's for a protocol version it does not speak. */
@@ -101,7 +102,7 @@ static const struct {
 
 typedef struct {
     cr_engine *engine;
-    cr_code (*defaults)(cr_request *, cr_error *);
+    cr_line_defaults defaults;
     int out_fd, write_failed;
     const char *version;      /* negotiated by initialize; NULL before */
     json_t *tool_list;        /* tools/list's result, built once */
@@ -339,11 +340,10 @@ static cr_code run_one(server *s, cr_request *req, json_t **o, cr_error *e)
 static json_t *call_tool(server *s, enum tool t, json_t *args)
 {
     cr_error e = {0};
-    cr_request *req = cr_request_new();
+    cr_request *req = NULL;
     char *text = json_dumps(args, JSON_COMPACT);
-    cr_code rc = !req || !text ? cr_error_set(&e, CR_ENOMEM, 0, 0, "out of memory")
-               : s->defaults ? s->defaults(req, &e) : CR_OK;
-    if (rc == CR_OK) rc = cr_request_set_json(req, text, strlen(text), &e);
+    cr_code rc = !text ? cr_error_set(&e, CR_ENOMEM, 0, 0, "out of memory")
+               : cr_line_request(text, strlen(text), s->defaults, &req, &e);
     free(text);
     if (rc != CR_OK) {
         cr_request_free(req);

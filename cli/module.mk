@@ -1,6 +1,9 @@
-# calc-route's mcp subcommand is a file of its own, linked into calc-route alone.
-$(B)/calc-route: cli/calc-route.c cli/mcp.c cli/mcp.h $(B)/libcalcroute-dev.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ cli/calc-route.c cli/mcp.c $(B)/libcalcroute-dev.a $(STATIC_LIBS)
+# calc-route's subcommands (mcp, serve) and the request-line code they share with --batch are
+# files of their own, linked into calc-route alone. serve loads libmicrohttpd when it starts
+# (cli/serve.c says why); its header is all the build needs.
+CALC_ROUTE_SRC := cli/calc-route.c cli/line.c cli/mcp.c cli/serve.c
+$(B)/calc-route: $(CALC_ROUTE_SRC) cli/line.h cli/mcp.h cli/serve.h $(B)/libcalcroute-dev.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CALC_ROUTE_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)
 
 # The MCP SDK's client that tests/test_mcp_sdk.sh drives calc-route mcp with (npm, cached).
 MCP_CLIENT_DIR ?= build/mcp-client

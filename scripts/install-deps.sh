@@ -3,7 +3,9 @@
 # The python3-* packages are what sandboxed code can import (README lists them); python3-venv
 # makes the virtual environment the --interpreter tests use; setuptools, wheel, pip and pytest
 # build, install and test the Python package offline (tests/test_python_binding.sh); nodejs and
-# npm run the MCP SDK's client that tests `calc-route mcp` (tests/test_mcp_sdk.sh).
+# npm run the MCP SDK's client that tests `calc-route mcp` (tests/test_mcp_sdk.sh);
+# libmicrohttpd-dev is `calc-route serve`'s HTTP server (its header to build; serve loads
+# libmicrohttpd12, which it brings), curl what tests/test_serve.sh calls it with.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -12,6 +14,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config clang llvm \
     libgmp-dev libmpfr-dev libtree-sitter-dev libsqlite3-dev sqlite3 libseccomp-dev libsodium-dev libssl-dev libjansson-dev \
+    libmicrohttpd-dev curl \
     libunistring-dev python3 bubblewrap ca-certificates \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \

@@ -1,0 +1,253 @@
+#!/bin/sh
+# calc-route serve over loopback with curl: every endpoint's exact answer, malformed, oversized
+# and misrouted requests (a clear 4xx, the service stays up), the bearer token, the address
+# policy, 16 clients at once, and SIGTERM under load: the requests under way are answered,
+# none is lost, the exit is 0 and the ledger verifies with one record an answer.
+B=${BUILD:-build}
+R="$B/calc-route"
+pass=0 fail=0 skip=0
+tmp=$(mktemp -d)
+pids=""
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+if ! command -v curl >/dev/null; then
+    echo "SKIP test_serve: no curl (scripts/install-deps.sh installs it)" >&2
+    echo "0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
+# expect NAME WANT GOT
+expect() {
+    if [ "$2" = "$3" ]; then ok; else bad "$1:
+  got  [$3]
+  want [$2]"; fi
+}
+
+# start NAME ARGS...: a server on a free loopback port; sets $url and $pid.
+start() {
+    name=$1
+    shift
+    "$R" "$@" --listen 127.0.0.1:0 serve >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    pid=$!
+    pids="$pids $pid"
+    i=0
+    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    url=$(sed -n 's/^calc-route: serving on //p' "$tmp/$name.out")
+    [ -n "$url" ] || { bad "$name: did not start: $(cat "$tmp/$name.err")"; return 1; }
+}
+
+# post PATH BODY [CURL ARGS...]: "CODE BODY", the timings (which vary) taken out.
+post() {
+    path=$1 body=$2
+    shift 2
+    printf '%s' "$body" | curl -s -o "$tmp/body" -w '%{http_code}' --data-binary @- \
+        -H 'Content-Type: application/json' "$@" "$url$path" >"$tmp/code"
+    printf '%s %s' "$(cat "$tmp/code")" "$(sed 's/"timings":{[^}]*},//' "$tmp/body")"
+}
+get() {
+    curl -s -o "$tmp/body" -w '%{http_code}' "$@" >"$tmp/code"
+    printf '%s %s' "$(cat "$tmp/code")" "$(cat "$tmp/body")"
+}
+
+# A request that takes a while (0.2 s and more).
+SLOW='"code":"n = 0\nfor i in range(2000000):\n    n += i\nn"'
+# Background clients: their pids are in $curls.
+wait_for_curls() {
+    for j in $curls; do wait "$j"; done
+    curls=""
+}
+# answered PREFIX VALUE...: how many of $tmp/PREFIX0, PREFIX1, ... answer their id i with
+# the value VALUE number i.
+answered() {
+    p=$1 k=0 n=0
+    shift
+    for v in "$@"; do
+        grep -q "^{\"id\":$k,.*\"value\":{\"repr\":\"$v\"" "$tmp/$p$k" && n=$((n + 1))
+        k=$((k + 1))
+    done
+    echo $n
+}
+
+# A finance formula's exact answer (what the README shows).
+V='"value":{"repr":"0.01639058413251961639058413251961639","type":"float","fraction":"94/5735","exact":true,"from":"last expression","native":{"float":"94/5735"},"native_why":null}'
+REST='"stdout":"","stdout_truncated":false,"stdout_replaced":false,"stderr":"","stderr_replaced":false'
+TAIL='"artifacts":[],"tier_note":null,"dropped":null,"seed":null'
+
+start main --tier none || { echo "$pass passed, $fail failed, $skip skipped"; exit 1; }
+main_pid=$pid
+
+expect run "200 {\"id\":null,\"route\":\"inprocess\",\"status\":\"ok\",\"lang\":\"python\",\"reasons\":[],$V,$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":3,\"explained\":false,\"audit\":null}" \
+    "$(post /v1/run '{"code":"(5829 - 5735) / 5735"}')"
+expect run-id-vars "200 {\"id\":\"q1\",\"route\":\"inprocess\",\"status\":\"ok\",\"lang\":\"python\",\"reasons\":[],\"value\":{\"repr\":\"0.3\",\"type\":\"float\",\"fraction\":\"3/10\",\"exact\":true,\"from\":\"last expression\",\"native\":{\"float\":\"3/10\"},\"native_why\":null},$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":2,\"explained\":false,\"audit\":null}" \
+    "$(post /v1/run '{"id":"q1","code":"a + b","vars":{"a":0.1,"b":0.2}}')"
+expect run-raised "200 ZeroDivisionError division by zero" \
+    "$(post /v1/run '{"code":"1/0"}' >/dev/null; printf '%s ' "$(cat "$tmp/code")"; sed 's/.*"error":{"type":"\([^"]*\)","message":"\([^"]*\)".*/\1 \2/' "$tmp/body")"
+expect explain "200 {\"id\":null,\"route\":\"inprocess\",\"status\":\"ok\",\"lang\":\"python\",\"reasons\":[],\"value\":null,$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":0,\"explained\":true,\"audit\":null}" \
+    "$(post /v1/explain '{"code":"(5829 - 5735) / 5735"}')"
+# With sandboxes off (--tier none), code outside the subset is rejected, with the reasons.
+expect explain-rejected "200 {\"id\":null,\"route\":\"rejected\",\"status\":\"rejected\",\"lang\":\"python\",\"reasons\":[{\"code\":\"import:os\",\"line\":1,\"col\":1,\"snippet\":\"import os\"}],\"value\":null,$REST,\"error\":{\"type\":\"outside the in-process subset\",\"message\":\"1 construct outside the in-process subset and sandboxes are off; first import:os\",\"line\":1,\"col\":1},\"limit\":null,$TAIL,\"ops\":0,\"explained\":false,\"audit\":null}" \
+    "$(post /v1/explain '{"code":"import os"}')"
+
+# /v1/batch: one line out a line in, in order, a bad line answered in its place.
+printf '%s\n' '{"id":1,"code":"2**100"}' '{"id":2,"code":' '' '{"id":3,"code":"x = 7\nx * 6"}' \
+    >"$tmp/batch.jsonl"
+curl -s -D "$tmp/headers" --data-binary @"$tmp/batch.jsonl" "$url/v1/batch" |
+    sed -e 's/"timings":{[^}]*},//' -e 's/,"value":{"repr":"\([^"]*\)".*/ \1/' \
+        -e 's/"route".*"error":{[^}]*"message":"\([^"]*\)".*/\1/' >"$tmp/batch.out"
+expect batch '{"id":1,"route":"inprocess","status":"ok","lang":"python","reasons":[] 1267650600228229401496703205376
+{"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: unexpected token near end of file","line":1,"col":15}}
+{"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","line":1,"col":0}}
+{"id":3,"route":"inprocess","status":"ok","lang":"python","reasons":[] 42' "$(cat "$tmp/batch.out")"
+expect batch-streamed 'Content-Type: application/x-ndjson
+Transfer-Encoding: chunked' "$(grep -E '^(Transfer-Encoding|Content-Type):' "$tmp/headers" | tr -d '\r')"
+
+# Malformed and misrouted requests: JSON errors with --json's error fields.
+expect bad-json '400 {"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: '"'"'}'"'"' expected near end of file","line":1,"col":9}}' \
+    "$(post /v1/run '{"code":1')"
+expect bad-key '400 {"id":7,"status":"bad_request","error":{"type":"UsageError","message":"request: unknown or ill-typed key \"explain\"","line":0,"col":0}}' \
+    "$(post /v1/run '{"id":7,"code":"1","explain":true}')"
+expect empty-body '400 {"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","line":1,"col":0}}' \
+    "$(post /v1/run '')"
+expect not-found '404 {"id":null,"status":"not_found","error":{"type":"HTTPError","message":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /healthz, /metrics","line":0,"col":0}}' \
+    "$(post /v1/nope '{}')"
+expect wrong-method '405 {"id":null,"status":"method_not_allowed","error":{"type":"HTTPError","message":"/v1/run takes POST, not GET","line":0,"col":0}}' \
+    "$(get "$url/v1/run")"
+expect wrong-method-allow 'Allow: POST' \
+    "$(curl -s -D - -o /dev/null "$url/v1/batch" | tr -d '\r' | grep '^Allow:')"
+TOO_LARGE='413 {"id":null,"status":"too_large","error":{"type":"HTTPError","message":"a request body is at most 1048576 bytes","line":0,"col":0}}'
+head -c 2000000 /dev/zero | tr '\0' ' ' >"$tmp/big"
+expect too-large "$TOO_LARGE" "$(post /v1/run "$(cat "$tmp/big")")"
+# Without a length given beforehand (chunked): the body is read to the limit, then refused.
+expect too-large-chunked "$TOO_LARGE" \
+    "$(curl -s -o "$tmp/body" -w '%{http_code}' -H 'Transfer-Encoding: chunked' \
+        --data-binary @"$tmp/big" "$url/v1/batch"; printf ' %s' "$(cat "$tmp/body")")"
+# Headers past 64 KiB: libmicrohttpd's own 431.
+head -c 70000 /dev/zero | tr '\0' x >"$tmp/header"
+expect header-too-large 431 \
+    "$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $(cat "$tmp/header")" "$url/healthz")"
+expect still-up '200 {"status":"ok"}' "$(get "$url/healthz")"
+
+# 16 clients at once, each its own formula.
+i=0 curls=""
+while [ $i -lt 16 ]; do
+    printf '{"id":%d,"code":"ans = %d * 1001 // 7"}' $i $i |
+        curl -s --data-binary @- "$url/v1/run" >"$tmp/c$i" &
+    curls="$curls $!"
+    i=$((i + 1))
+done
+wait_for_curls
+expect concurrent 16 "$(answered c $(seq 0 143 2145))"
+
+# /metrics: Prometheus text; the counters above are in it.
+get "$url/metrics" >/dev/null
+expect metrics 'calcroute_http_requests_total{route="/v1/run",code="200"} 19
+calcroute_http_requests_total{route="/v1/run",code="400"} 3
+calcroute_http_requests_total{route="/v1/run",code="405"} 1
+calcroute_http_requests_total{route="/v1/run",code="413"} 1
+calcroute_http_requests_total{route="/v1/batch",code="200"} 1
+calcroute_http_requests_total{route="/v1/batch",code="405"} 1
+calcroute_http_requests_total{route="/v1/batch",code="413"} 1
+calcroute_runs_total{route="inprocess"} 22
+calcroute_bad_requests_total 5
+calcroute_ledger_appends_total 0
+calcroute_pool_size 0
+calcroute_in_flight 1
+calcroute_connections 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
+expect metrics-histogram 'calcroute_http_request_duration_seconds_count{route="/v1/batch"} 3' \
+    "$(grep '^calcroute_http_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
+kill -TERM "$main_pid"
+wait "$main_pid"
+expect main-exit 0 "$?"
+
+# The bearer token: every path but /healthz wants it.
+printf 's3cret-token\n' >"$tmp/token"
+start token --tier none --token-file "$tmp/token"
+UNAUTH='401 {"id":null,"status":"unauthorized","error":{"type":"HTTPError","message":"a valid bearer token is wanted (Authorization: Bearer TOKEN)","line":0,"col":0}}'
+expect no-token "$UNAUTH" "$(post /v1/run '{"code":"1"}')"
+expect wrong-token "$UNAUTH" "$(post /v1/run '{"code":"1"}' -H 'Authorization: Bearer s3cret-tokeN')"
+expect right-token 200 "$(post /v1/run '{"code":"1"}' -H 'Authorization: Bearer s3cret-token' | cut -d' ' -f1)"
+expect token-healthz '200 {"status":"ok"}' "$(get "$url/healthz")"
+expect token-metrics 401 "$(get "$url/metrics" | cut -d' ' -f1)"
+kill -TERM "$pid"
+wait "$pid"
+head -c 5000 /dev/zero | tr '\0' x >"$tmp/long-token"
+"$R" --token-file "$tmp/long-token" serve >"$tmp/out" 2>"$tmp/err"
+expect token-too-long "2 calc-route: --token-file $tmp/long-token: want one line, the token (at most 4095 bytes)" \
+    "$? $(cat "$tmp/err")"
+
+# The address: loopback unless told; a bad one is a usage error.
+"$R" --listen 0.0.0.0:0 serve >"$tmp/out" 2>"$tmp/err"
+expect public-refused "2 calc-route: --listen 0.0.0.0:0: not a loopback address; serving beyond this machine wants --listen-public (and a --token-file)" \
+    "$? $(cat "$tmp/err")"
+"$R" --listen nowhere serve >"$tmp/out" 2>"$tmp/err"
+expect bad-listen "2 calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got 'nowhere'" "$? $(cat "$tmp/err")"
+"$R" --listen 127.0.0.1:0 - </dev/null >"$tmp/out" 2>"$tmp/err"
+expect listen-without-serve "2 calc-route: --listen, --token-file, ...: only with serve
+Try 'calc-route --help'." "$? $(cat "$tmp/err")"
+
+# Past --connections: 503. Two uploads that take their time hold the two connections; the
+# kernel's table says when both are established (asking the service would take a connection
+# of its own, which could be the one refused).
+start limit --tier none --connections 2
+for i in 0 1; do
+    (sleep 3; printf '{"id":%d,"code":"%d * 7"}' $i $i) |
+        curl -s -T - -X POST "$url/v1/run" >"$tmp/l$i" &
+    curls="$curls $!"
+done
+port_hex=$(printf ':%04X' "${url##*:}")
+tries=0
+while [ "$(awk -v p="$port_hex" '$2 ~ p"$" && $4 == "01"' /proc/net/tcp | wc -l)" -lt 2 ] &&
+    [ $tries -lt 100 ]; do
+    tries=$((tries + 1))
+    sleep 0.05
+done
+sleep 0.3   # for the service to take them from the kernel's queue
+busy=$(get "$url/healthz")
+expect over-limit '503 {"id":null,"status":"unavailable","error":{"type":"HTTPError","message":"too many connections at once: try again","line":0,"col":0}}' "$busy"
+wait_for_curls
+expect under-limit 2 "$(answered l 0 7)"
+kill -TERM "$pid"
+wait "$pid"
+
+# SIGTERM under load: 8 slow requests under way when it comes are answered, the listener is
+# closed to new ones, the exit is 0, and the ledger holds one verified record an answer.
+start drain --tier none --audit "$tmp/ledger.db"
+i=0
+while [ $i -lt 8 ]; do
+    printf '{"id":%d,%s}' $i "$SLOW" | curl -s --data-binary @- "$url/v1/run" >"$tmp/d$i" &
+    curls="$curls $!"
+    i=$((i + 1))
+done
+# Until all 8 are under way (the metrics request itself is the ninth).
+n=0 tries=0
+while [ "$n" -lt 9 ] && [ $tries -lt 200 ]; do
+    n=$(curl -s "$url/metrics" | sed -n 's/^calcroute_in_flight //p')
+    [ -n "$n" ] || n=0
+    tries=$((tries + 1))
+done
+expect drain-under-way 9 "$n"
+kill -TERM "$pid"
+sleep 0.3
+curl -s "$url/healthz" >/dev/null
+expect drain-refuses-new 7 "$?"
+wait "$pid"
+expect drain-exit 0 "$?"
+wait_for_curls
+expect drain-answered 8 "$(answered d $(yes 1999999000000 | head -n 8))"
+expect drain-stderr "calc-route: serve: stopped, every request answered" "$(cat "$tmp/drain.err")"
+if [ -x "$B/calc-audit" ]; then
+    "$B/calc-audit" verify "$tmp/ledger.db" >"$tmp/verify" 2>&1
+    expect ledger-verifies 0 "$?"
+    expect ledger-count 8 "$("$B/calc-audit" head "$tmp/ledger.db" | cut -d' ' -f1)"
+else
+    skip=$((skip + 1))
+    echo "SKIP ledger checks: no $B/calc-audit" >&2
+fi
+
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" = 0 ]
