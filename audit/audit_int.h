@@ -77,7 +77,4 @@ int64_t audit_now_us(void);
 cr_code audit_head_locked(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN],
                           cr_error *err);
 
-/* The ledger behind a public handle (audit/api.c). */
-audit_db *audit_from_public(cr_audit *a);
-
 #endif
