@@ -57,8 +57,9 @@
  *   value_*        * final value: fraction "p/q" or "p", repr, type name, exact flag
  *                    (value_exact: 1 exact, 0 rounded, -1 no value); NULL strings: no value
  *   out, err_out   * stdout and stderr bytes
- *   error          * JSON object {type, message, line, col} or NULL when status is CR_OK
- *   artifacts        JSON list of {name, size, sha256}
+ *   error          * JSON object {type, message, line, col}, for CR_ELIMIT the limit
+ *                    {name, message, line, col}, or NULL when status is CR_OK
+ *   artifacts        JSON list of {name, size, sha256, path, name_base64}
  *   timings          JSON object of phase -> microseconds (not compared by replay)
  */
 typedef struct {

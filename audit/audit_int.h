@@ -1,5 +1,5 @@
-/* audit/audit_int.h: shared by the audit module's own files (and bench/bench_audit.c) only;
- * other modules use audit/audit.h. */
+/* audit/audit_int.h: shared by the audit module's own files (and its white-box readers,
+ * tests/test_audit.c and bench/bench_audit.c) only; other modules use audit/audit.h. */
 #ifndef CR_AUDIT_INT_H
 #define CR_AUDIT_INT_H
 

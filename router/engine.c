@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,16 +17,16 @@
 #include "sandbox/sandbox.h"
 
 /* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
- * one: on a host where auto picks kvm, requests start cold there. */
+ * one: where auto picks kvm (router_host_tier(), as the decision does), requests start cold. */
 static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, cr_error *err)
 {
     sandbox_pool_config pc;
-    char why[256];
-    cr_tier t = e->tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why) : e->tier;
+    router_host host = { .tier = e->tier };
     if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
                             "tier has)", e->tier == CR_TIER_KVM ? "kvm" : "none");
-    if (t != CR_TIER_NS) return CR_OK;
+    if (e->tier == CR_TIER_AUTO) router_host_tier(e, &host);
+    if (host.tier != CR_TIER_NS) return CR_OK;
     memset(&pc, 0, sizeof pc);
     pc.size = (unsigned)e->cfg->v[CFG_POOL].u;
     pc.preload = preload;

@@ -127,11 +127,12 @@ struct cr_result {
     int explained;          /* --explain: decided, not run */
     double parse_us, eval_us, total_us;
     uint64_t ops;
-    char *artifacts_json;   /* JSON list of {name, size, sha256, path}, or NULL */
+    char *artifacts_json;   /* JSON list of {name, size, sha256, path, name_base64}, or NULL */
     char *dropped_json;     /* sandboxed: {"count": N, "names": [...]} of files left outside
                                /out; NULL in-process */
     json_t *artifacts;      /* the same, parsed on first use by the accessors */
-    char *tier_note;        /* the sandbox's note on its tier, or NULL */
+    char *tier_note;        /* the sandbox's note on its tier (tier auto, none: tier_why), or
+                               NULL */
     char *tier_why;         /* why the sandbox tier (router_decision), or NULL: none chosen */
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
     double sandbox_wall_s, sandbox_cpu_s;
@@ -184,6 +185,9 @@ void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim);
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
                       cr_error *err);
 const char *router_status_name(cr_code status);
+/* The result as cr_result_json() prints it (router/result.c), a new reference; NULL only when
+ * out of memory. */
+json_t *router_result_to_json(const cr_result *res);
 
 /* The bindings as canonical JSON text ({"name": value, ...} in binding order, numbers as
  * their exact literal text), for the audit record and for replay. Malloc'd: caller frees. */
