@@ -3,6 +3,7 @@ PREFIX ?= /usr/local
 CC ?= cc
 CFLAGS ?= -O2 -g
 WERROR ?=
+PKGS := gmp tree-sitter sqlite3 libseccomp libsodium jansson unistring libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson libcrypto 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs tree-sitter sqlite3 libseccomp libsodium jansson libcrypto 2>/dev/null) -lmpfr -lgmp -lunistring -lm -lpthread
 # The command-line tools take the libraries' archives: a one-formula run of calc-route spent
