@@ -313,10 +313,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         return CR_OK;
     }
     int oom = 0;
-    /* The sandbox's own note, else (as the sandbox gives a job of tier auto) auto's reason. */
-    const char *note = oc.tier_note[0] ? oc.tier_note
-                     : e->tier == CR_TIER_AUTO ? d->tier_why : NULL;
-    if (note && !(res->tier_note = strdup(note))) oom = 1;
+    if (oc.tier_note[0] && !(res->tier_note = strdup(oc.tier_note))) oom = 1;
     if (!(res->out = dup_buf(&oc.stdout_buf, &res->out_len))) oom = 1;
     if (!(res->err_text = dup_buf(&oc.stderr_buf, &res->err_len))) oom = 1;
     res->out_truncated = oc.stdout_buf.truncated;
@@ -362,6 +359,10 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;
+    /* Without a note of the sandbox's own, auto's reason, as the sandbox gives a job of tier
+     * auto (this one was handed the tier decided). */
+    if (!res->tier_note && e->tier == CR_TIER_AUTO && !(res->tier_note = strdup(d->tier_why)))
+        oom = 1;
     sandbox_outcome_free(&oc);
     return oom ? cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox result") : CR_OK;
 }
