@@ -206,5 +206,23 @@ cr_code cr_audit_verify_proof(const char *proof_path, const char *note_path,
     return rc;
 }
 
-/* For replay.c, which reads rows through the same handle. */
-audit_db *audit_from_public(cr_audit *a) { return a->db; }
+cr_code audit_walk(cr_audit *a, const char *what, uint64_t from, uint64_t to,
+                   cr_code (*each)(const audit_entry *e, void *arg), void *arg, cr_error *err)
+{
+    uint64_t head;
+    uint8_t hh[AUDIT_HASH_LEN];
+    cr_code rc = audit_head(a->db, &head, hh, err);
+    if (rc != CR_OK) return rc;
+    if (from > head || (to && to > head))
+        return cr_error_set(err, CR_ELEDGER, 0, 0, "%s: no record with seq %llu (the ledger "
+                            "ends at %llu)", what, (unsigned long long)(from > head ? from : to),
+                            (unsigned long long)head);
+    audit_iter *it = NULL;
+    audit_entry e;
+    int s = 0;
+    rc = audit_iter_open(a->db, from, to, &it, err);
+    while (rc == CR_OK && (s = audit_iter_next(it, &e, err)) == 1) rc = each(&e, arg);
+    if (s < 0) rc = err ? err->code : CR_EAUDIT;
+    audit_iter_close(it);
+    return rc;
+}

@@ -37,7 +37,7 @@
  * empty string (non-NULL pointer, length 0); the record is only borrowed by audit_append().
  * Set a C string with AUDIT_SET(rec, field, s).
  *
- * What the fields hold (replay relies on the marked ones):
+ * What the fields hold (replay, router/replay.c, relies on the marked ones):
  *   request_id       caller's or generated id, free text
  *   time_us          microseconds since the Unix epoch, UTC; 0: audit_append() uses now
  *   engine_version   CR_VERSION_STRING
@@ -49,15 +49,17 @@
  *   tables         * JSON that cr_request_set_table_json() accepts; NULL: none
  *   policy         * JSON object; replay reads "precision" (integer), "rounding"
  *                    ("half-even" | "half-up"), "answer_vars" ("a,b,c" or a list) and
- *                    "explain" (true for a decide-only request); the rest is for readers
+ *                    "seed" (integer: what a sandboxed run drew from); the rest is for
+ *                    readers
  *   route          * cr_route_name(): "inprocess", "ns", "kvm", "rejected"
  *   reasons          JSON list of {code, line, col, snippet}
  *   status         * cr_code of the result (CR_OK, CR_EPY_*, CR_ELIMIT, ...)
  *   value_*        * final value: fraction "p/q" or "p", repr, type name, exact flag
  *                    (value_exact: 1 exact, 0 rounded, -1 no value); NULL strings: no value
  *   out, err_out   * stdout and stderr bytes
- *   error          * JSON object {type, message, line, col} or NULL when status is CR_OK
- *   artifacts        JSON list of {name, size, sha256}
+ *   error          * JSON object {type, message, line, col}, for CR_ELIMIT the limit
+ *                    {name, message, line, col}, or NULL when status is CR_OK
+ *   artifacts        JSON list of {name, size, sha256, path, name_base64}
  *   timings          JSON object of phase -> microseconds (not compared by replay)
  */
 typedef struct {
@@ -143,6 +145,14 @@ cr_code audit_iter_open(audit_db *db, uint64_t from, uint64_t to, audit_iter **o
                         cr_error *err);
 int audit_iter_next(audit_iter *it, audit_entry *e, cr_error *err);
 void audit_iter_close(audit_iter *it);                 /* NULL is a no-op */
+
+/* The one way in for readers above the ledger (router/replay.c): the records from..to (to 0:
+ * to the end) of the ledger behind a public handle, handed to each() in seq order (the entry
+ * as audit_iter_next() gives it, valid during the call; a code other than CR_OK stops the
+ * walk and is returned). A range reaching past the last record is refused before any record
+ * is read: CR_ELEDGER, "WHAT: no record with seq N (the ledger ends at M)". */
+cr_code audit_walk(cr_audit *a, const char *what, uint64_t from, uint64_t to,
+                   cr_code (*each)(const audit_entry *e, void *arg), void *arg, cr_error *err);
 
 /* One row as a JSON object (appended to `out`): fields by name, JSON fields embedded as JSON
  * when they parse, hashes as hex, time as ISO 8601 too. */

@@ -1,5 +1,5 @@
-/* audit/audit_int.h: shared by the audit module's own files (and bench/bench_audit.c) only;
- * other modules use audit/audit.h. */
+/* audit/audit_int.h: shared by the audit module's own files (and its white-box readers,
+ * tests/test_audit.c and bench/bench_audit.c) only; other modules use audit/audit.h. */
 #ifndef CR_AUDIT_INT_H
 #define CR_AUDIT_INT_H
 
@@ -76,8 +76,5 @@ int64_t audit_now_us(void);
 /* The head, inside a transaction the caller holds. */
 cr_code audit_head_locked(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN],
                           cr_error *err);
-
-/* The ledger behind a public handle (audit/api.c). */
-audit_db *audit_from_public(cr_audit *a);
 
 #endif

@@ -46,7 +46,7 @@ cr_code audit_exec(audit_db *db, const char *sql, cr_error *err)
     return CR_OK;
 }
 
-cr_code audit_prepare(audit_db *db, sqlite3_stmt **st, const char *sql, cr_error *err)
+static cr_code audit_prepare(audit_db *db, sqlite3_stmt **st, const char *sql, cr_error *err)
 {
     if (*st) {
         sqlite3_reset(*st);

@@ -346,6 +346,16 @@ static void print_explain(const cr_result *res)
                cr_result_reason_count(res), cr_result_reason_count(res) == 1 ? "" : "s");
         print_reasons(res, stdout);
     }
+    /* Why that sandbox tier, from the result's JSON, the one place the library gives it. */
+    const char *text = cr_result_json(res);
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    const char *tier_why = json_string_value(json_object_get(o, "tier_why"));
+    if (tier_why) {
+        fputs("tier: ", stdout);
+        put_text(stdout, tier_why);
+        putchar('\n');
+    }
+    json_decref(o);
 }
 
 #define MAX_LINE (16u << 20)

@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,16 +17,16 @@
 #include "sandbox/sandbox.h"
 
 /* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
- * one: on a host where auto picks kvm, requests start cold there. */
+ * one: where auto picks kvm (router_host_tier(), as the decision does), requests start cold. */
 static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, cr_error *err)
 {
     sandbox_pool_config pc;
-    char why[256];
-    cr_tier t = e->tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why) : e->tier;
+    router_host host = { .tier = e->tier };
     if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
                             "tier has)", e->tier == CR_TIER_KVM ? "kvm" : "none");
-    if (t != CR_TIER_NS) return CR_OK;
+    if (e->tier == CR_TIER_AUTO) router_host_tier(e, &host);
+    if (host.tier != CR_TIER_NS) return CR_OK;
     memset(&pc, 0, sizeof pc);
     pc.size = (unsigned)e->cfg->v[CFG_POOL].u;
     pc.preload = preload;
@@ -154,7 +153,7 @@ static cr_code copy_reasons(cr_result *res, const ir_module *m)
     return oom ? CR_ENOMEM : CR_OK;
 }
 
-static cr_code take_eval(cr_result *res, eval_result *ev)
+static void take_eval(cr_result *res, eval_result *ev)
 {
     res->status = ev->status;
     res->error = ev->error;
@@ -174,7 +173,6 @@ static cr_code take_eval(cr_result *res, eval_result *ev)
     ev->value_native_why = NULL;
     ev->value_repr = ev->value_type = ev->value_fraction = ev->value_from = NULL;
     res->ops = ev->ops;
-    return CR_OK;
 }
 
 /* The FinQA DSL: the table (when given) and the program, lowered to the same IR. */
@@ -258,6 +256,92 @@ static int interrupted(cr_engine *e, cr_result *res)
     return 1;
 }
 
+/* The engine's policy with what the request sets. Names point into req. */
+static void request_policy(const cr_engine *e, const cr_request *req, cr_policy *pol)
+{
+    *pol = e->policy;
+    if (req->precision) pol->precision = req->precision;
+    if (req->rounding >= 0) pol->rounding = (cr_rounding)req->rounding;
+    if (req->answer_names[0]) {
+        const char *p = req->answer_names;
+        size_t i = 0;
+        for (; i < 3 && *p; i++, p += strlen(p) + 1) pol->answer_vars[i] = p;
+        pol->answer_vars[i] = NULL;
+    }
+}
+
+/* Step 1: the request's language and its IR in *m, or *m NULL and res rejected (a syntax
+ * error, a limit, a table given to Python) with res->error saying why. */
+static cr_code parse(const cr_request *req, const cr_policy *pol, cr_result *res,
+                     ir_module **m, cr_error *err)
+{
+    double t0 = now_us();
+    res->lang = req->lang;
+    if (res->lang == CR_LANG_AUTO)
+        res->lang = req->code && dsl_looks_like(req->code, req->code_len) ? CR_LANG_DSL
+                                                                         : CR_LANG_PYTHON;
+    res->route = CR_ROUTE_REJECTED;
+    if (res->lang == CR_LANG_PYTHON && req->table) {
+        /* only the DSL's table_* operations read a table: Python code would run without it */
+        res->status = cr_error_set(&res->error, CR_EREJECTED, 0, 0,
+                                   "a table is read by DSL programs only (table_sum, ...), and "
+                                   "this code is Python: pass the cells as variables");
+        return CR_OK;
+    }
+    cr_code rc = front_end(req, pol, res, m, err);
+    if (rc == CR_OK) res->parse_us = now_us() - t0;
+    return rc;
+}
+
+/* Step 2: router_decide() on the parse, its reasons and its outcome into res. */
+static cr_code decide(const cr_engine *e, const ir_module *m, cr_result *res,
+                      router_decision *d, cr_error *err)
+{
+    router_host host, *h = NULL;
+    if (copy_reasons(res, m) != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "reasons");
+    if (router_needs_host(m, e->tier)) router_host_tier(e, h = &host);
+    router_decide(m, e->tier, h, d);
+    res->route = d->route;
+    if (d->status != CR_OK) {
+        res->status = d->status;
+        res->error = d->error;
+    }
+    if (d->tier_why[0] && !(res->tier_why = strdup(d->tier_why)))
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "result");
+    return CR_OK;
+}
+
+/* Step 3: runs the decided tier, unless the request asked for the decision only. The IR
+ * is freed (and *m set NULL) before a sandbox runs: the sandbox gets the source. */
+static cr_code run_tier(cr_engine *e, const cr_request *req, const cr_policy *pol,
+                        const router_decision *d, ir_module **m, cr_result *res, cr_error *err)
+{
+    if (req->explain) {
+        res->explained = 1;
+        return CR_OK;
+    }
+    if (d->route != CR_ROUTE_INPROCESS) {
+        ir_module_free(*m);
+        *m = NULL;
+    }
+    if (interrupted(e, res)) return CR_OK;
+    double t1 = now_us();
+    cr_code rc;
+    if (d->route == CR_ROUTE_INPROCESS) {
+        eval_result ev;
+        rc = eval_run(*m, req->binds, req->nbinds, pol, &ev, err);
+        if (rc == CR_OK) take_eval(res, &ev);
+        eval_result_free(&ev);
+    } else {
+        rc = router_run_sandbox(e, req, pol, d, res, err);
+    }
+    res->eval_us = now_us() - t1;
+    return rc;
+}
+
+/* Parse, decide, run the tier, record: each step leaves res as the caller gets it when the
+ * steps after it do nothing (a rejected request runs nothing; an explained one is not
+ * recorded). */
 cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *err)
 {
     if (out) *out = NULL;
@@ -265,94 +349,21 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     double t0 = now_us();
     cr_result *res = calloc(1, sizeof *res);
     if (!res) return cr_error_set(err, CR_ENOMEM, 0, 0, "result");
-    cr_policy pol = e->policy;
-    if (req->precision) pol.precision = req->precision;
-    if (req->rounding >= 0) pol.rounding = (cr_rounding)req->rounding;
-    if (req->answer_names[0]) {
-        const char *p = req->answer_names;
-        size_t i = 0;
-        for (; i < 3 && *p; i++, p += strlen(p) + 1) pol.answer_vars[i] = p;
-        pol.answer_vars[i] = NULL;
-    }
-
+    cr_policy pol;
+    request_policy(e, req, &pol);
     ir_module *m = NULL;
-    cr_code rc;
-    res->lang = req->lang;
-    if (res->lang == CR_LANG_AUTO)
-        res->lang = req->code && dsl_looks_like(req->code, req->code_len) ? CR_LANG_DSL
-                                                                         : CR_LANG_PYTHON;
-    if (res->lang == CR_LANG_PYTHON && req->table) {
-        /* only the DSL's table_* operations read a table: Python code would run without it */
-        res->route = CR_ROUTE_REJECTED;
-        res->status = cr_error_set(&res->error, CR_EREJECTED, 0, 0,
-                                   "a table is read by DSL programs only (table_sum, ...), and "
-                                   "this code is Python: pass the cells as variables");
-        goto done;
-    }
-    if ((rc = front_end(req, &pol, res, &m, err)) != CR_OK) goto fail;
-    res->parse_us = now_us() - t0;
-    if (!m) {                              /* syntax error or limit: nothing can run it */
-        res->route = CR_ROUTE_REJECTED;
-        goto done;
-    }
-    if ((rc = copy_reasons(res, m)) != CR_OK) {
-        cr_error_set(err, rc, 0, 0, "reasons");
-        goto fail;
-    }
-    if (m->nreasons) {
-        if (e->tier == CR_TIER_NONE) {
-            res->route = CR_ROUTE_REJECTED;
-            res->status = cr_error_set(&res->error, CR_EUNSUPPORTED, m->reasons[0].line,
-                                       m->reasons[0].col,
-                                       "%zu construct%s outside the in-process subset and "
-                                       "sandboxes are off; first %s",
-                                       m->nreasons, m->nreasons == 1 ? "" : "s",
-                                       m->reasons[0].code);
-            goto done;
-        }
-        if (req->explain) {
-            char why[256];
-            cr_tier t = e->tier == CR_TIER_AUTO ? sandbox_tier_auto(e->kvm_dir, why, sizeof why)
-                                                : e->tier;
-            res->route = t == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
-            res->explained = 1;
-            goto done;
-        }
-        ir_module_free(m);
-        m = NULL;
-        res->route = e->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
-        if (interrupted(e, res)) goto done;
-        double t1 = now_us();
-        rc = router_run_sandbox(e, req, &pol, res, err);
-        res->eval_us = now_us() - t1;
-        if (rc != CR_OK) goto fail;
-        goto done;
-    }
-    res->route = CR_ROUTE_INPROCESS;
-    if (req->explain) {
-        res->explained = 1;
-        goto done;
-    }
-    if (interrupted(e, res)) goto done;
-    double t1 = now_us();
-    eval_result ev;
-    rc = eval_run(m, req->binds, req->nbinds, &pol, &ev, err);
-    res->eval_us = now_us() - t1;
-    if (rc != CR_OK) {
-        eval_result_free(&ev);
-        goto fail;
-    }
-    take_eval(res, &ev);
-    eval_result_free(&ev);
-done:
+    router_decision d;
+    cr_code rc = parse(req, &pol, res, &m, err);
+    if (rc == CR_OK && m) rc = decide(e, m, res, &d, err);
+    if (rc == CR_OK && m && d.route != CR_ROUTE_REJECTED)
+        rc = run_tier(e, req, &pol, &d, &m, res, err);
     ir_module_free(m);
-    m = NULL;
     res->total_us = now_us() - t0;
-    if (!res->explained && (rc = router_record(e, req, &pol, res, err)) != CR_OK) goto fail;
+    if (rc == CR_OK && !res->explained) rc = router_record(e, req, &pol, res, err);
+    if (rc != CR_OK) {
+        cr_result_free(res);
+        return rc;
+    }
     *out = res;
     return CR_OK;
-fail:
-    ir_module_free(m);
-    cr_result_free(res);
-    return rc;
 }

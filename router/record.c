@@ -10,8 +10,6 @@
 #include "parser/parser.h"
 #include "router/router.h"
 
-json_t *router_result_to_json(const cr_result *res);
-
 static char *dump_member(json_t *o, const char *key)
 {
     json_t *v = json_object_get(o, key);

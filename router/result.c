@@ -26,6 +26,7 @@ void cr_result_free(cr_result *res)
     free(res->dropped_json);
     json_decref(res->artifacts);
     free(res->tier_note);
+    free(res->tier_why);
     free(res->start_note);
     free(res->limit_name);
     free(res->json);
@@ -224,6 +225,7 @@ json_t *router_result_to_json(const cr_result *res)
     }
     cr_json_set(o, "timings", tm, &failed);
     cr_json_set(o, "tier_note", cr_json_str(res->tier_note), &failed);
+    cr_json_set(o, "tier_why", cr_json_str(res->tier_why), &failed);
     cr_json_set(o, "dropped", res->dropped_json ? json_loads(res->dropped_json, 0, NULL)
                                                 : json_null(), &failed);
     cr_json_set(o, "seed", res->has_seed ? json_integer(res->seed) : json_null(), &failed);

@@ -260,24 +260,39 @@ void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim)
     lim->memory_bytes = (uint64_t)e->memory_mib << 20;
 }
 
+/* What every sandboxed run of e shares (the tier left auto): the request adds its code, its
+ * own parts and the tier decided. */
+static void engine_job(const cr_engine *e, sandbox_job *job)
+{
+    sandbox_job_init(job);
+    job->interpreter = e->interpreter;
+    job->data_dir = e->data_dir;
+    job->out_dir = e->out_dir;
+    job->allow_dir = e->allow_dir;
+    job->kvm_dir = e->kvm_dir;
+    router_sandbox_limits(e, &job->limits);
+    job->interrupt_fd = e->intr[0];
+}
+
+void router_host_tier(const cr_engine *e, router_host *host)
+{
+    sandbox_job job;
+    engine_job(e, &job);
+    host->why[0] = '\0';
+    host->tier = sandbox_job_tier(&job, host->why, sizeof host->why);
+}
+
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
-                           cr_result *res, cr_error *err)
+                           const router_decision *d, cr_result *res, cr_error *err)
 {
     sandbox_job job;
     sandbox_outcome oc;
     memset(&oc, 0, sizeof oc);
-    sandbox_job_init(&job);
-    job.tier = e->tier;
+    engine_job(e, &job);
+    job.tier = d->tier;   /* decided: the sandbox does not choose again */
     job.code = req->code ? req->code : "";
     job.code_len = req->code_len;
-    job.interpreter = e->interpreter;
-    job.data_dir = e->data_dir;
-    job.out_dir = e->out_dir;
-    job.allow_dir = e->allow_dir;
-    job.kvm_dir = e->kvm_dir;
     job.answer_vars = pol->answer_vars;
-    router_sandbox_limits(e, &job.limits);
-    job.interrupt_fd = e->intr[0];
     char *globals = req->nbinds ? router_bindings_json(req) : NULL;
     job.globals_json = globals;
     job.seed = req->seed;
@@ -293,12 +308,10 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     if (rc != CR_OK) {
         /* The tier could not be set up (a host without user namespaces, say): a result that
          * says so, with the step that failed, rather than an engine failure. */
-        res->route = e->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
         res->status = cr_error_set(&res->error, CR_ESANDBOX, 0, 0, "%s", serr.message);
         sandbox_outcome_free(&oc);
         return CR_OK;
     }
-    res->route = oc.tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
     int oom = 0;
     if (oc.tier_note[0] && !(res->tier_note = strdup(oc.tier_note))) oom = 1;
     if (!(res->out = dup_buf(&oc.stdout_buf, &res->out_len))) oom = 1;
@@ -346,6 +359,10 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     res->sandbox_wall_s = oc.wall_s;
     res->sandbox_cpu_s = oc.cpu_s;
     res->peak_memory = oc.peak_memory_bytes;
+    /* Without a note of the sandbox's own, auto's reason, as the sandbox gives a job of tier
+     * auto (this one was handed the tier decided). */
+    if (!res->tier_note && e->tier == CR_TIER_AUTO && !(res->tier_note = strdup(d->tier_why)))
+        oom = 1;
     sandbox_outcome_free(&oc);
     return oom ? cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox result") : CR_OK;
 }

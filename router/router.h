@@ -81,7 +81,6 @@ struct cr_engine {
     const char *audit_path, *interpreter, *data_dir, *out_dir, *allow_dir, *kvm_dir;
     cr_policy policy;
     struct audit_db *audit; /* when audit_path is set; its appends are thread-safe */
-    char tier_note[256];    /* why auto chose the tier it did */
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
     sandbox_pool *pool;     /* warm ns workers (option "pool"), or NULL */
@@ -128,11 +127,13 @@ struct cr_result {
     int explained;          /* --explain: decided, not run */
     double parse_us, eval_us, total_us;
     uint64_t ops;
-    char *artifacts_json;   /* JSON list of {name, size, sha256, path}, or NULL */
+    char *artifacts_json;   /* JSON list of {name, size, sha256, path, name_base64}, or NULL */
     char *dropped_json;     /* sandboxed: {"count": N, "names": [...]} of files left outside
                                /out; NULL in-process */
     json_t *artifacts;      /* the same, parsed on first use by the accessors */
-    char *tier_note;        /* the sandbox's note on its tier, or NULL */
+    char *tier_note;        /* the sandbox's note on its tier (tier auto, none: tier_why), or
+                               NULL */
+    char *tier_why;         /* why the sandbox tier (router_decision), or NULL: none chosen */
     char *limit_name;       /* sandbox limit hit ("wall", "memory", ...), or NULL */
     double sandbox_wall_s, sandbox_cpu_s;
     int sandbox_warm;       /* a warm pool's worker ran it (wall and CPU from the handoff) */
@@ -145,16 +146,48 @@ struct cr_result {
     char *json;             /* built by cr_result_json() on first use */
 };
 
-/* Runs code outside the subset in the sandbox tier the engine names and fills res. CR_OK
- * when res holds an outcome (even "the sandbox could not be set up": status CR_ESANDBOX). */
+/* ---- the decision (router/decide.c) -----------------------------------------------------
+ * Where a parsed request runs, from its parse and the policy alone, never by trying the
+ * evaluator and falling back: cr_run() acts on it and --explain shows it. */
+
+/* What the tier `auto` resolves to for the engine's sandbox on this host, and why
+ * (router_host_tier()): the one input of the decision that is not the parse or the policy. */
+typedef struct {
+    cr_tier tier;           /* CR_TIER_NS or CR_TIER_KVM */
+    char why[256];
+} router_host;
+
+typedef struct {
+    cr_route route;
+    cr_tier tier;           /* the sandbox tier when route is CR_ROUTE_NS or CR_ROUTE_KVM */
+    char tier_why[256];     /* why that tier ("ns: kvm unavailable (...)"), else "" */
+    cr_code status;         /* CR_OK, or CR_EUNSUPPORTED: the code needs a sandbox and the
+                               policy has none (route CR_ROUTE_REJECTED) */
+    cr_error error;         /* when status is not CR_OK */
+} router_decision;
+
+/* 1 when deciding m under `tier` needs the host's answer: code outside the subset, tier auto. */
+int router_needs_host(const ir_module *m, cr_tier tier);
+/* The decision for m (a parse that succeeded; its reasons are the why of a sandbox route)
+ * under the engine's tier option; host as router_needs_host() asks for it, else NULL. Pure. */
+void router_decide(const ir_module *m, cr_tier tier, const router_host *host,
+                   router_decision *d);
+/* Asks the host what `auto` means for e's sandbox (router/route_sandbox.c). */
+void router_host_tier(const cr_engine *e, router_host *host);
+
+/* Runs code outside the subset in the tier decided (d->tier) and fills res. CR_OK when res
+ * holds an outcome (even "the sandbox could not be set up": status CR_ESANDBOX). */
 cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy *pol,
-                           cr_result *res, cr_error *err);
+                           const router_decision *d, cr_result *res, cr_error *err);
 /* The limits every sandboxed run of the engine gets (and its warm pool is made with). */
 void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim);
 /* Appends res's record to the engine's ledger (when it has one) and sets res->audit_*. */
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
                       cr_error *err);
 const char *router_status_name(cr_code status);
+/* The result as cr_result_json() prints it (router/result.c), a new reference; NULL only when
+ * out of memory. */
+json_t *router_result_to_json(const cr_result *res);
 
 /* The bindings as canonical JSON text ({"name": value, ...} in binding order, numbers as
  * their exact literal text), for the audit record and for replay. Malloc'd: caller frees. */

@@ -155,6 +155,17 @@ int sandbox_job_host_python(const sandbox_job *job)
            (job->interpreter && strcmp(job->interpreter, SANDBOX_DEFAULT_INTERPRETER) != 0);
 }
 
+cr_tier sandbox_job_tier(const sandbox_job *job, char *why, size_t why_len)
+{
+    if (job->tier != CR_TIER_AUTO) return job->tier;
+    if (sandbox_job_host_python(job)) {
+        /* Only the ns tier runs the host's interpreters (the kvm guest has its own python). */
+        snprintf(why, why_len, "ns: the configured interpreter runs in the ns tier only");
+        return CR_TIER_NS;
+    }
+    return sandbox_tier_auto(job->kvm_dir, why, why_len);
+}
+
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
     char why[256] = "";
@@ -164,14 +175,7 @@ cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
     memset(out, 0, sizeof *out);
     if (!job || (!job->code && job->code_len))
         return cr_error_set(err, CR_EUSAGE, 0, 0, "sandbox: no code");
-    tier = job->tier;
-    if (tier == CR_TIER_AUTO && sandbox_job_host_python(job)) {
-        /* Only the ns tier runs the host's interpreters (the kvm guest has its own python). */
-        tier = CR_TIER_NS;
-        snprintf(why, sizeof why, "ns: the configured interpreter runs in the ns tier only");
-    } else if (tier == CR_TIER_AUTO) {
-        tier = sandbox_tier_auto(job->kvm_dir, why, sizeof why);
-    }
+    tier = sandbox_job_tier(job, why, sizeof why);
     switch (tier) {
     case CR_TIER_NS: rc = sandbox_ns_run(job, out, err); break;
     case CR_TIER_KVM: rc = sandbox_kvm_run(job, out, err); break;

@@ -118,6 +118,9 @@ cr_code sandbox_interpreter_check(const char *interpreter, const char *allow_dir
 /* 1 when the job names another interpreter or an allowed directory: only the ns tier runs
  * the host's (CR_TIER_AUTO then means ns; the kvm tier refuses it). */
 int sandbox_job_host_python(const sandbox_job *job);
+/* The tier the job runs in: its own, or for CR_TIER_AUTO what that resolves to for this job
+ * on this host, with the reason in why (left untouched for another tier). */
+cr_tier sandbox_job_tier(const sandbox_job *job, char *why, size_t why_len);
 /* Zeroes the job and fills the defaults (tier AUTO, interpreter, every limit, no
  * interrupt_fd). */
 void sandbox_job_init(sandbox_job *job);

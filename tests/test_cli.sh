@@ -168,9 +168,16 @@ else
     check kvm-dir-empty 5 '' "calc-route: sandbox failure: kvm: $kvm_why; try --tier ns" \
         'import os' --tier kvm --kvm-dir "$tmp/kvm"
 fi
-check kvm-dir-auto 0 'route: ns
+check kvm-dir-auto 0 "route: ns
 why: 1 construct outside the in-process subset:
-  import:os at 1:1: import os' '' 'import os' --explain --kvm-dir "$tmp/kvm"
+  import:os at 1:1: import os
+tier: ns: kvm unavailable ($kvm_why; try --tier ns)" '' 'import os' --explain --kvm-dir "$tmp/kvm"
+check explain-tier 0 'route: ns
+why: 1 construct outside the in-process subset:
+  import:os at 1:1: import os
+tier: ns: the tier option asks for it' '' 'import os' --explain --tier ns
+json_field explain-tier-json 'import os' '(d["route"], d["tier_why"], d["tier_note"], d["explained"])' \
+    '["ns", "ns: the tier option asks for it", null, true]' --explain --tier ns
 check kvm-dir-inprocess 0 '= 2' '' 'ans = 1 + 1' --tier kvm --kvm-dir "$tmp/kvm"
 
 # An audit ledger that cannot be opened: SQLite's text and the reason.
@@ -233,7 +240,7 @@ json_field json-error 'x = [1, 2]
 y = x[5]' 'd["error"]' '{"type": "IndexError", "message": "list index out of range", "line": 2, "col": 5}'
 json_field json-status-raised '1/0' 'd["status"]' '"raised"'
 json_field json-reasons 'import pandas as pd' 'd["reasons"]' '[{"code": "import:pandas", "line": 1, "col": 1, "snippet": "import pandas as pd"}]' --tier none
-json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "dropped", "error", "explained", "lang", "limit", "ops", "reasons", "route", "seed", "status", "stderr", "stderr_replaced", "stdout", "stdout_replaced", "stdout_truncated", "tier_note", "timings", "value"]'
+json_field json-keys 'ans = 1' 'sorted(d)' '["artifacts", "audit", "dropped", "error", "explained", "lang", "limit", "ops", "reasons", "route", "seed", "status", "stderr", "stderr_replaced", "stdout", "stdout_replaced", "stdout_truncated", "tier_note", "tier_why", "timings", "value"]'
 # Text cut by a cap keeps whole characters, so no member is ever dropped: the output cap
 # falls inside a 3-byte character (1048576 = 3 * 349525 + 1), a message inside a 2-byte one.
 json_field json-cap-utf8 "print('\u20ac' * 600000)" \

@@ -123,7 +123,7 @@ check(strip(res["structuredContent"]) == {
               "native": {"float": "3/10"}, "native_why": None},
     "stdout": "", "stdout_truncated": False, "stdout_replaced": False, "stderr": "",
     "stderr_replaced": False, "error": None, "limit": None, "artifacts": [],
-    "tier_note": None, "dropped": None, "seed": None, "ops": 2, "explained": False,
+    "tier_note": None, "tier_why": None, "dropped": None, "seed": None, "ops": 2, "explained": False,
     "audit": None}, f"calculate structured: {res['structuredContent']}")
 r = call(s, "calculate", {"code": "print(a * b)\nans = a * b", "vars": {"a": 0.1, "b": 3}})
 res = r["result"]

@@ -1,17 +1,21 @@
-/* audit/replay.c: re-running recorded requests through the public API and comparing the
- * results byte for byte with what the ledger holds. Only calcroute.h is used to run them,
- * so a replay exercises exactly what a library user would. */
-#include "audit/audit_int.h"
-
+/* router/replay.c: re-running recorded requests through the public API and comparing the
+ * results byte for byte with what the ledger holds (what router/record.c wrote). Only
+ * calcroute.h is used to run them, so a replay exercises exactly what a library user would;
+ * the ledger is read through audit_walk() alone. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "calcroute.h"
 
 typedef struct {
     cr_engine *engines[3];      /* in-process only (tier none), ns, kvm: opened on first use */
     void (*diff)(uint64_t, const char *, const char *, const char *, void *);
     void *arg;
     cr_audit_replay_report *rep;
+    int flags;                  /* CR_REPLAY_* */
     int ndiff;                  /* fields that differed in the current record */
 } replay_ctx;
 
@@ -81,7 +85,7 @@ static void compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
     json_decref(all);
 }
 
-/* Per-request policy from the record: precision, rounding, answer_vars, seed, explain. */
+/* Per-request policy from the record: precision, rounding, answer_vars, seed. */
 static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
 {
     if (!r->policy) return CR_OK;
@@ -113,13 +117,10 @@ static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
     } else if (rc == CR_OK && json_is_string(v)) {
         rc = cr_request_set_option(req, "answer_vars", json_string_value(v), err);
     }
-    /* A decide-only request (--explain) replays as one: run nothing, compare the decision. */
     if (rc == CR_OK && json_is_integer(v = json_object_get(p, "seed"))) {
         snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
         rc = cr_request_set_option(req, "seed", num, err);
     }
-    if (rc == CR_OK && json_is_true(json_object_get(p, "explain")))
-        rc = cr_request_set_explain(req, 1);
     json_decref(p);
     return rc;
 }
@@ -165,14 +166,18 @@ static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
     return cx->engines[which];
 }
 
-static cr_code replay_one(replay_ctx *cx, const audit_entry *e, int flags, cr_error *err)
+/* audit_walk()'s visitor: one record. Failing to replay it is a difference, never a stop. */
+static cr_code replay_one(const audit_entry *e, void *arg)
 {
+    replay_ctx *cx = arg;
     const audit_record *r = &e->rec;
+    cr_error run_err = {0}, *err = &run_err;
+    cx->ndiff = 0;
     int which = field_is(r->route, r->route_len, "inprocess") ? 0
               : field_is(r->route, r->route_len, "ns") ? 1
               : field_is(r->route, r->route_len, "kvm") ? 2 : -1;
     /* An interrupted run stopped wherever the interrupt found it: nothing to reproduce. */
-    if (which < 0 || (which > 0 && !(flags & CR_REPLAY_SANDBOX)) ||
+    if (which < 0 || (which > 0 && !(cx->flags & CR_REPLAY_SANDBOX)) ||
         r->status == CR_EINTERRUPTED) {
         cx->rep->skipped++;
         return CR_OK;
@@ -218,29 +223,10 @@ cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
                                      const char *got, void *arg),
                         void *arg, cr_audit_replay_report *rep, cr_error *err)
 {
-    replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep };
-    audit_iter *it = NULL;
-    audit_entry e;
-    cr_error run_err;
+    replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep, .flags = flags };
     memset(rep, 0, sizeof *rep);
     /* Records asked for that the ledger does not hold are a finding, not an empty success. */
-    uint64_t head;
-    uint8_t hh[AUDIT_HASH_LEN];
-    cr_code rc = audit_head(audit_from_public(a), &head, hh, err);
-    if (rc != CR_OK) return rc;
-    if (from > head || (to && to > head))
-        return cr_error_set(err, CR_ELEDGER, 0, 0, "replay: no record with seq %llu (the ledger "
-                            "ends at %llu)", (unsigned long long)(from > head ? from : to),
-                            (unsigned long long)head);
-    rc = audit_iter_open(audit_from_public(a), from, to, &it, err);
-    int s = 0;
-    while (rc == CR_OK && (s = audit_iter_next(it, &e, err)) == 1) {
-        cx.ndiff = 0;
-        memset(&run_err, 0, sizeof run_err);
-        rc = replay_one(&cx, &e, flags, &run_err);
-    }
-    if (s < 0) rc = err ? err->code : CR_EAUDIT;
-    audit_iter_close(it);
+    cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
     for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
     return rc;
 }
