@@ -76,7 +76,7 @@ answered() {
 # A finance formula's exact answer (what the README shows).
 V='"value":{"repr":"0.01639058413251961639058413251961639","type":"float","fraction":"94/5735","exact":true,"from":"last expression","native":{"float":"94/5735"},"native_why":null}'
 REST='"stdout":"","stdout_truncated":false,"stdout_replaced":false,"stderr":"","stderr_replaced":false'
-TAIL='"artifacts":[],"tier_note":null,"dropped":null,"seed":null'
+TAIL='"artifacts":[],"tier_note":null,"tier_why":null,"dropped":null,"seed":null'
 
 start main --tier none || { echo "$pass passed, $fail failed, $skip skipped"; exit 1; }
 main_pid=$pid
