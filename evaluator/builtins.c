@@ -14,18 +14,18 @@
 
 /* ---- the registry's rows ---------------------------------------------------------------- */
 
-/* The value kinds each method exists on (registry.def's METHOD rows). */
+/* The value kinds each method exists on (subset.def's METHOD rows). */
 #define K(k) (1u << (k))
 #define KO K(V_OBJ)
 static const unsigned mt_kinds[MT_COUNT_END] = {
 #define METHOD(id, name, kinds) [id] = kinds,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 };
 
 typedef val *(*value_get)(eval_cx *cx, const ir_node *at);
 static const value_get value_impl[] = {
 #define VALUE(mod, name, get) get,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
     NULL
 };
 
@@ -1355,12 +1355,12 @@ MATH(isnan, M_ISNAN) MATH(isinf, M_ISINF) MATH(isfinite, M_ISFINITE)
 
 /* the exception classes: an instance of the row's class */
 #define EXC(mod, name, id, sig) IMPL(eval_exc_##id) { (void)at; return b_exception(cx, id, a); }
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 #undef IMPL
 
 /* ---- calls ----------------------------------------------------------------------------- */
 
-/* A call's arguments bound to a row's parameters (its sig, registry.h's reg_sig), with the
+/* A call's arguments bound to a row's parameters (its sig, subset.h's reg_sig), with the
  * TypeError CPython raises when they do not fit, in the words of the row's family (its
  * ar_style). out[i]: parameter i's argument or NULL. 0, or -1 raised. */
 
@@ -1586,7 +1586,7 @@ static const struct {
     unsigned char lo, hi, style;
 } funcs[B_COUNT] = {
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) [id] = { impl, lo, hi, style },
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 };
 
 static val *call_impl(eval_cx *cx, int id, eval_args *a, const ir_node *at)

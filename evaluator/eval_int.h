@@ -26,7 +26,7 @@
 #include "common/common.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/num.h"
-#include "evaluator/registry.h"
+#include "ir/subset.h"
 #include "parser/ir.h"
 
 typedef enum {
@@ -189,7 +189,7 @@ typedef struct eval_cx {
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
-/* The exception classes: B_EXCEPTION .. B_EXC_LAST (registry.def keeps them together) */
+/* The exception classes: B_EXCEPTION .. B_EXC_LAST (subset.def keeps them together) */
 #define B_EXC_LAST B_DECOVERFLOW
 #define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
 int eval_exc_lookup(const char *name);   /* an exception class by name, or -1 */
@@ -202,7 +202,7 @@ typedef struct {
     size_t nkw;
 } eval_args;
 
-/* A function of registry.def. eval_builtin_call has checked the count of positional
+/* A function of subset.def. eval_builtin_call has checked the count of positional
  * arguments against its row; it checks the rest (types, keywords). */
 typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
 
@@ -472,12 +472,12 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
 
 
-/* The implementations registry.def's FUNC and VALUE rows name (a name in two rows is
+/* The implementations subset.def's FUNC and VALUE rows name (a name in two rows is
  * declared twice, which C allows): builtins.c, mod_*.c. */
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) \
     val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
 #define VALUE(mod, name, get) val *get(eval_cx *cx, const ir_node *at);
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
