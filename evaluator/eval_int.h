@@ -419,6 +419,8 @@ val *eval_lazy_of(eval_cx *cx, int sub, val *f, val **srcs, size_t n, int64_t st
                   const ir_node *at);
 val *eval_pair(eval_cx *cx, val *a, val *b);   /* the tuple (a, b), taking both (also on error) */
 val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable */
+/* eval_list_of(v) as a list, an error placed at `at`: NULL raised */
+val *eval_items_of(eval_cx *cx, val *v, const ir_node *at);
 int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
 int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
 
@@ -435,9 +437,7 @@ int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 /* Raises KeyError(k) (str: repr(k)); NULL. */
 val *eval_key_error(eval_cx *cx, val *k, const ir_node *at);
 
-/* ---- builtins.c ---- */
-/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
-int eval_exc_is(int id, int cls);
+/* ---- dispatch.c: subset.def's rows reached ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
 int eval_builtin_lookup(const char *name);               /* builtin (MOD_NONE) id or -1 */
 val *eval_module(eval_cx *cx, int mod);                  /* the module value, new reference */
@@ -457,6 +457,9 @@ val *eval_kwarg(eval_args *a, const char *name);
 /* Keywords among kws only (the count is the registry row's to check): 0, -1 raised. */
 int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *kws, const char *name,
                   const ir_node *at);
+/* The count only, lo..hi positional arguments (keywords are the caller's): 0, -1 raised. */
+int eval_check_argc(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *name,
+                    const ir_node *at);
 /* Row id's parameters as its call gave them, which eval_builtin_call has bound against the
  * row's sig: out[i] (one per parameter) the argument of parameter i or NULL. */
 void eval_bound(int id, eval_args *a, val **out);
@@ -465,12 +468,35 @@ void eval_bound(int id, eval_args *a, val **out);
  * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
 int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
                   val **out, const ir_node *at);
+val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at);   /* f(x), new reference */
+/* self.name(...) of method id: an object's class first, then the built-in type's library
+ * (str_methods.c, seq_methods.c, dict_methods.c). */
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+
+/* ---- builtins.c ---- */
+/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
+int eval_exc_is(int id, int cls);
+int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+/* int(x), round(x), math.floor(x), ... of an infinity or NaN: CPython's error; NULL. */
+val *eval_inf_error(eval_cx *cx, val *x, const ir_node *at);
+
+/* ---- format.c ---- */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);
-int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at);
 
+/* ---- the built-in types' methods: id an MT_* of the type's (eval_method_call checked) ---- */
+val *eval_str_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+/* index and count, which list, tuple and str share */
+val *eval_seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+/* list.sort's sort of l in place, which sorted() shares: 0, -1 raised */
+int eval_sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *at);
+/* dict.update(src, **kwargs) of d, which dict() shares: 0, -1 raised */
+int eval_dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_node *at);
 
 /* The implementations subset.def's FUNC and VALUE rows name (a name in two rows is
  * declared twice, which C allows): builtins.c, mod_*.c. */

@@ -1755,6 +1755,14 @@ val *eval_list_of(eval_cx *cx, val *v, vkind kind)
     return l;
 }
 
+/* A value that iteration gives one by one, as a fresh list (the caller's). */
+val *eval_items_of(eval_cx *cx, val *v, const ir_node *at)
+{
+    val *l = eval_list_of(cx, v, V_LIST);
+    if (!l) eval_at(cx, at);
+    return l;
+}
+
 static uint64_t range_len(const val *v)
 {
     int64_t a = v->u.rng.start, b = v->u.rng.stop, s = v->u.rng.step;
