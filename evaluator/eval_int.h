@@ -257,6 +257,17 @@ static inline void eval_decref(eval_cx *cx, val *v)
  * (==, <, repr, str) count one, and one more is RecursionError, "maximum recursion depth
  * exceeded" followed by `what`. 0 counted (the caller ends with rdepth--), or -1 raised. */
 int eval_recurse(eval_cx *cx, const char *what, const ir_node *at);
+/* One level of a walk (hash, ==, <, repr) moved to a new stack segment (eval_deep): the
+ * same call again, there. */
+struct rstack;
+typedef struct {
+    val *a, *b;
+    int op, as_str;
+    uint64_t *h;
+    cr_buf *buf;
+    const struct rstack *up;
+    unsigned depth;
+} walk_level;
 
 /* ---- the C stack (stack.c) ----
  * Every recursion (calls, expressions, statements, walks) asks eval_stack_low() at each
@@ -277,7 +288,6 @@ int eval_deep(eval_cx *cx, int (*fn)(eval_cx *cx, void *arg), void *arg);
 /* ---- value.c ---- */
 val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int eval_fail(eval_cx *cx);            /* -1 after a raise, for int-returning helpers */
 int eval_at(eval_cx *cx, const ir_node *at);   /* -1; places an error raised without a place */
 val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
 /* The step budget: 0 ok, -1 raised. Every few thousand steps the slow path also looks at
@@ -301,9 +311,19 @@ static inline int eval_walk(eval_cx *cx, uint64_t elems, uint64_t bytes, const i
 {
     return eval_count(cx, elems + bytes / EVAL_BYTES_PER_STEP, at);
 }
+/* What a malloc'd block of n bytes takes from the heap: glibc's chunk (an 8-byte header,
+ * 16-byte granules, 32 bytes at least). Counting requested sizes alone left the real resident
+ * memory of number-heavy programs at about 1.9x the limit: most values are small blocks, and
+ * a number is three of them (the value, its numerator's and its denominator's limbs). */
+static inline size_t eval_heap_cost(size_t n)
+{
+    return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
+}
 int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
 void eval_swap_items(val *a, val *b);   /* a's contents become b's and b's a's, with their memory */
 int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 ok, -1 */
+/* n characters (is_str) or elements past limits.max_str_len: 1 with a LimitError raised */
+int eval_over_len(eval_cx *cx, uint64_t n, int is_str);
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
@@ -331,7 +351,6 @@ val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past t
  * when `inexact` or the bounding rounded; then eval_num_done. */
 val *eval_num_finish(eval_cx *cx, val *r, int inexact);
 val *eval_int_limit(eval_cx *cx, const ir_node *at);
-int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 raised */
 val *eval_int_si(eval_cx *cx, long n);
 val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
 val *eval_none(eval_cx *cx);
@@ -339,19 +358,12 @@ val *eval_ellipsis(eval_cx *cx);                  /* the `...` singleton */
 val *eval_str(eval_cx *cx, const char *s, size_t len);
 val *eval_str_take(eval_cx *cx, char *s, size_t len);  /* takes malloc'd s, even on error */
 val *eval_str_buf(eval_cx *cx, cr_buf *b);              /* takes b's text */
+/* eval_str_buf() of a text made from inexact values (`inexact`): a new string is marked so
+ * (a shared one, the empty string or a cached character, is left as it is) */
+val *eval_str_buf_from(eval_cx *cx, cr_buf *b, int inexact);
 val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap);  /* LIST TUPLE ITER */
 int eval_seq_push(eval_cx *cx, val *l, val *v);          /* steals v (also on error) */
 int eval_seq_reserve(eval_cx *cx, val *l, size_t n);
-val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
-int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
-val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
-int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
-/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
- * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
-val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
-int eval_hash(eval_cx *cx, val *v, uint64_t *h);
-/* A number's hash from its rational value: an object equal to a number hashes with this. */
-uint64_t eval_hash_q(mpq_srcptr q);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
 int eval_truth(eval_cx *cx, val *v);
@@ -365,13 +377,6 @@ static inline void eval_decides(eval_cx *cx, const val *v)
 mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot);
 /* eval_shown() for a decision: an inexact v also marks the run. */
 mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot);
-const char *eval_type_name(const val *v);
-int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
-/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
- * outside ASCII escaped); the text is inexact when v is. */
-#define EVAL_ASCII 2
-val *eval_to_str(eval_cx *cx, val *v, int as_repr);
-int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */
 val *eval_track(eval_cx *cx, val *v);
 void eval_free_all(eval_cx *cx);    /* spare numbers go to the thread's pool */
@@ -423,6 +428,30 @@ val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable
 val *eval_items_of(eval_cx *cx, val *v, const ir_node *at);
 int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
 int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
+
+/* ---- hash.c ---- */
+val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
+int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
+val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
+int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
+/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
+ * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
+val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
+int eval_hash(eval_cx *cx, val *v, uint64_t *h);
+/* A number's hash from its rational value: an object equal to a number hashes with this. */
+uint64_t eval_hash_q(mpq_srcptr q);
+/* Hashing or comparing numbers reads their limbs: past a few, charged. 0, -1 raised. */
+int eval_limb_walk(eval_cx *cx, const val *a, const val *b);
+
+/* ---- repr.c ---- */
+int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 raised */
+const char *eval_type_name(const val *v);
+int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
+/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
+ * outside ASCII escaped); the text is inexact when v is. */
+#define EVAL_ASCII 2
+val *eval_to_str(eval_cx *cx, val *v, int as_repr);
+int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
 
 /* ---- eval.c ---- */
 int eval_gen_next(eval_cx *cx, val *g, val **out);       /* a generator's next, as eval_iter_next */

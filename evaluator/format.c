@@ -295,9 +295,7 @@ val *eval_str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
             goto fail;
         i = j + 1;
     }
-    val *r = eval_str_buf(cx, &b);
-    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
-    return r;
+    return eval_str_buf_from(cx, &b, inexact);
 fail:
     cr_buf_free(&b);
     return NULL;
@@ -504,9 +502,7 @@ val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at)
     }
     eval_decref(cx, keyed);
     eval_decref(cx, conv);
-    val *r = eval_str_buf(cx, &b);
-    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
-    return r;
+    return eval_str_buf_from(cx, &b, inexact);
 fail:
     eval_decref(cx, keyed);
     eval_decref(cx, conv);
@@ -532,7 +528,5 @@ val *eval_b_format(eval_cx *cx, eval_args *a, const ir_node *at)
         cr_buf_free(&b);
         return NULL;
     }
-    val *r = eval_str_buf(cx, &b);
-    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
-    return r;
+    return eval_str_buf_from(cx, &b, inexact);
 }

@@ -159,9 +159,7 @@ static val *str_join(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
             goto fail;
     }
     eval_decref(cx, l);
-    val *r = eval_str_buf(cx, &b);
-    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
-    return r;
+    return eval_str_buf_from(cx, &b, inexact);
 fail:
     eval_decref(cx, l);
     cr_buf_free(&b);
