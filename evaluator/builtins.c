@@ -4,7 +4,9 @@
 #include "evaluator/eval_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static val *num_copy(eval_cx *cx, val *x, vkind kind)
 {
@@ -56,6 +58,20 @@ static val *b_all_any(eval_cx *cx, val *x, int any, const ir_node *at)
     return eval_bool(cx, any ? found : !found);
 }
 
+/* float(s) or int(s) of a string that is no number (rc from num_parse_*: r, the number being
+ * made, is dropped): CPython's ValueError, "what: repr(s)", or the limit's error. NULL. */
+static val *not_a_number(eval_cx *cx, cr_code rc, val *r, val *x, const char *what,
+                         const ir_node *at)
+{
+    eval_decref(cx, r);
+    if (rc == CR_ELIMIT) return eval_int_limit(cx, at);
+    val *s = eval_to_str(cx, x, 1);
+    if (!s) return NULL;
+    eval_raise(cx, CR_EPY_VALUE, at, "%s: %s", what, s->u.str.s);
+    eval_decref(cx, s);
+    return NULL;
+}
+
 static val *b_float(eval_cx *cx, val *x, const ir_node *at)
 {
     if (IS_NUM(x)) return num_copy(cx, x, V_FLOAT);
@@ -76,16 +92,7 @@ static val *b_float(eval_cx *cx, val *x, const ir_node *at)
     val *r = eval_num(cx, V_FLOAT);
     if (!r) return NULL;
     cr_code rc = num_parse_float_str(r->u.q, x->u.str.s, x->u.str.len, &cx->nc);
-    if (rc != CR_OK) {
-        eval_decref(cx, r);
-        if (rc == CR_ELIMIT)
-            return eval_int_limit(cx, at);
-        val *s = eval_to_str(cx, x, 1);
-        if (!s) return NULL;
-        eval_raise(cx, CR_EPY_VALUE, at, "could not convert string to float: %s", s->u.str.s);
-        eval_decref(cx, s);
-        return NULL;
-    }
+    if (rc != CR_OK) return not_a_number(cx, rc, r, x, "could not convert string to float", at);
     return eval_num_finish(cx, r, 0);
 }
 
@@ -121,15 +128,9 @@ val *eval_b_int(eval_cx *cx, eval_args *a, const ir_node *at)
     cr_code rc = num_parse_int_str(mpq_numref(r->u.q), x->u.str.s, x->u.str.len, (int)base,
                                    &cx->nc);
     if (rc != CR_OK) {
-        eval_decref(cx, r);
-        if (rc == CR_ELIMIT)
-            return eval_int_limit(cx, at);
-        val *s = eval_to_str(cx, x, 1);
-        if (!s) return NULL;
-        eval_raise(cx, CR_EPY_VALUE, at, "invalid literal for int() with base %d: %s", (int)base,
-                   s->u.str.s);
-        eval_decref(cx, s);
-        return NULL;
+        char what[64];
+        snprintf(what, sizeof what, "invalid literal for int() with base %d", (int)base);
+        return not_a_number(cx, rc, r, x, what, at);
     }
     return eval_num_done(cx, r);
 }
@@ -378,61 +379,6 @@ val *eval_b_sum(eval_cx *cx, eval_args *a, const ir_node *at)
     return acc;
 }
 
-/* CPython's exception classes that the evaluator has, each with its base (-1: the root). */
-static int exc_base(int id)
-{
-    switch (id) {
-    case B_BASEEXCEPTION: return -1;
-    case B_EXCEPTION: return B_BASEEXCEPTION;
-    case B_ZERODIV: case B_OVERFLOWERROR: return B_ARITHERROR;
-    case B_INDEXERROR: case B_KEYERROR: return B_LOOKUPERROR;
-    case B_UNBOUNDERROR: return B_NAMEERROR;
-    case B_RECURSIONERROR: return B_RUNTIMEERROR;
-    case B_STATISTICSERROR: return B_VALUEERROR;
-    case B_DECIMALEXCEPTION: return B_ARITHERROR;
-    case B_INVALIDOPERATION: case B_DIVISIONBYZERO: case B_DECOVERFLOW: return B_DECIMALEXCEPTION;
-    default: return B_EXCEPTION;
-    }
-}
-
-/* A second base, for the classes CPython derives from two (DivisionByZero is also a
- * ZeroDivisionError); -1: none. */
-static int exc_base2(int id)
-{
-    return id == B_DIVISIONBYZERO ? B_ZERODIV : -1;
-}
-
-int eval_exc_lookup(const char *name)
-{
-    for (int id = B_EXCEPTION; id <= B_EXC_LAST; id++)
-        if (strcmp(eval_builtin_name(id), name) == 0) return id;
-    return -1;
-}
-
-int eval_exc_is(int id, int cls)
-{
-    for (; id >= 0; id = exc_base(id))
-        if (id == cls || (exc_base2(id) >= 0 && eval_exc_is(exc_base2(id), cls))) return 1;
-    return 0;
-}
-
-static val *b_exception(eval_cx *cx, int id, eval_args *a)
-{
-    val *e = eval_new(cx, V_EXC);
-    if (!e) return NULL;
-    e->sub = (uint16_t)id;
-    if (a->npos) {
-        val *t = eval_seq_new(cx, V_TUPLE, a->npos);
-        if (!t) { eval_decref(cx, e); return NULL; }
-        for (size_t i = 0; i < a->npos; i++) {
-            EV_INCREF(a->pos[i]);
-            t->u.seq.it[t->u.seq.len++] = a->pos[i];
-        }
-        e->u.exc.args = t;
-    }
-    return e;
-}
-
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "sep", "end", "flush", "file", NULL };
@@ -672,7 +618,4 @@ IMPL(eval_b_str)
     return eval_to_str(cx, a->pos[0], 0);
 }
 
-/* the exception classes: an instance of the row's class */
-#define EXC(mod, name, id, sig) IMPL(eval_exc_##id) { (void)at; return b_exception(cx, id, a); }
-#include "ir/subset.def"
 #undef IMPL

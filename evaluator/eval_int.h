@@ -192,7 +192,14 @@ typedef struct eval_cx {
 /* The exception classes: B_EXCEPTION .. B_EXC_LAST (subset.def keeps them together) */
 #define B_EXC_LAST B_DECOVERFLOW
 #define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
+/* ---- exceptions.c ---- */
 int eval_exc_lookup(const char *name);   /* an exception class by name, or -1 */
+/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
+int eval_exc_is(int id, int cls);
+/* The status code class id raises with (CR_EPY_EXCEPTION: its name says it), and the class
+ * a status code stands for (-1: none). */
+cr_code eval_exc_code(int id);
+int eval_exc_of_code(cr_code c);
 
 typedef struct {
     val **pos;
@@ -205,6 +212,10 @@ typedef struct {
 /* A function of subset.def. eval_builtin_call has checked the count of positional
  * arguments against its row; it checks the rest (types, keywords). */
 typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
+/* An instance of exception class id with args args[0..n) (borrowed), or (arg,) / () when
+ * arg is NULL. */
+val *eval_exc_new(eval_cx *cx, int id, val **args, size_t n);
+val *eval_exc_new1(eval_cx *cx, int id, val *arg);
 
 /* A class of objects (V_OBJ) that a module brings: dates, decimals, distributions. An object
  * owns u.obj.data (accounted in its msz through eval_mem) and may hold numbers and strings
@@ -366,6 +377,7 @@ int eval_seq_push(eval_cx *cx, val *l, val *v);          /* steals v (also on er
 int eval_seq_reserve(eval_cx *cx, val *l, size_t n);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
+int eval_contains(eval_cx *cx, val *c, val *x, const ir_node *at);   /* x in c: 1, 0, -1 */
 int eval_truth(eval_cx *cx, val *v);
 /* v takes a discrete decision (a truth test, an index, a lookup): an inexact v marks the run. */
 static inline void eval_decides(eval_cx *cx, const val *v)
@@ -503,8 +515,6 @@ val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at);   /* f(x), new 
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
 
 /* ---- builtins.c ---- */
-/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
-int eval_exc_is(int id, int cls);
 int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
 /* int(x), round(x), math.floor(x), ... of an infinity or NaN: CPython's error; NULL. */
 val *eval_inf_error(eval_cx *cx, val *x, const ir_node *at);

@@ -1,5 +1,5 @@
 /* evaluator/value.c: the value model: allocation and accounting, strings and lists,
- * equality, ordering, truth and iteration. Dicts and sets (and hashing) are
+ * equality, ordering, membership, truth and iteration. Dicts and sets (and hashing) are
  * hash.c's, how a value prints is repr.c's. */
 #include "evaluator/eval_int.h"
 
@@ -876,6 +876,80 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
                cmp_sym(op), eval_type_name(a), eval_type_name(b));
     return -1;
+}
+
+/* `x in c`: 1, 0, -1 raised (CPython's TypeError for a c that holds nothing) */
+int eval_contains(eval_cx *cx, val *c, val *x, const ir_node *at)
+{
+    size_t i;
+    int err;
+    eval_decides(cx, c);   /* a string or a container an inexact value made decides whole */
+    switch (c->kind) {
+    case V_STR:
+        if (x->kind != V_STR) {
+            eval_raise(cx, CR_EPY_TYPE, at, "'in <string>' requires string as left operand, not %s",
+                       eval_type_name(x));
+            return -1;
+        }
+        if (eval_walk(cx, 0, c->u.str.len + x->u.str.len, at) < 0) return -1;
+        eval_decides(cx, x);
+        return x->u.str.len == 0 ||
+               memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
+    case V_ITER:
+        if (c->sub == IT_KEYS || c->sub == IT_ITEMS) {
+            /* CPython's: a key is looked up; an item is a pair whose key is found with an
+             * equal value */
+            val *d = c->u.itr.dict, *k = x, *got;
+            if (c->sub == IT_ITEMS) {
+                if (x->kind != V_TUPLE || x->u.seq.len != 2) return 0;
+                k = x->u.seq.it[0];
+            }
+            if (!(got = eval_dict_get(cx, d, k, &err))) return err ? -1 : 0;
+            return c->sub == IT_KEYS ? 1 : eval_eq(cx, got, x->u.seq.it[1]);
+        } else {   /* values, or a one-shot iterator consumed up to the item, as CPython */
+            eval_iter it;
+            val *y;
+            int r;
+            if (eval_iter_init(cx, &it, c) < 0) return -1;
+            while ((r = eval_iter_next(cx, &it, &y)) > 0) {
+                r = eval_count(cx, 1, at) < 0 ? -1 : eval_eq(cx, y, x);
+                eval_decref(cx, y);
+                if (r) break;
+            }
+            eval_iter_done(cx, &it);
+            return r;
+        }
+    case V_LIST: case V_TUPLE:
+        for (i = 0; i < c->u.seq.len; i++) {
+            if (eval_count(cx, 1, at) < 0) return -1;
+            int r = eval_eq(cx, c->u.seq.it[i], x);
+            if (r) return r;
+        }
+        return 0;
+    case V_DICT: case V_SET:
+        if (eval_dict_get(cx, c, x, &err)) return 1;
+        return err ? -1 : 0;
+    case V_RANGE: {
+        if (x->kind == V_OBJ && x->u.obj.cls->rational) {
+            /* a number-like object (a Decimal) is in the range when it equals one of its ints */
+            int r = x->u.obj.cls->rational(cx, x, cx->dq[0]);
+            if (r <= 0) return r;
+        } else if (!IS_NUM(x)) {
+            return 0;
+        }
+        mpq_srcptr q = x->kind == V_OBJ ? cx->dq[0] : eval_decided(cx, x, 0);
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
+        int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
+        if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
+                  : (v > c->u.rng.start || v <= c->u.rng.stop))
+            return 0;
+        return (v - c->u.rng.start) % s == 0;
+    }
+    default:
+        eval_raise(cx, CR_EPY_TYPE, at, "argument of type '%s' is not iterable",
+                   eval_type_name(c));
+        return -1;
+    }
 }
 
 
