@@ -440,6 +440,10 @@ val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable
 val *eval_items_of(eval_cx *cx, val *v, const ir_node *at);
 int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
 int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
+/* An int (or bool) as CPython converts it to a C ssize_t: 0, or -1 raised at `at`, TypeError
+ * not_int (NULL: "'T' object cannot be interpreted as an integer") or OverflowError. Unlike
+ * eval_int_of(), an inexact v takes no decision here: the caller marks one if it is. */
+int eval_ssize_of(eval_cx *cx, val *v, const char *not_int, int64_t *out, const ir_node *at);
 
 /* ---- hash.c ---- */
 val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */

@@ -310,17 +310,7 @@ static int percent_star(eval_cx *cx, val **av, size_t na, size_t *ai, int64_t *o
         eval_raise(cx, CR_EPY_TYPE, at, "not enough arguments for format string");
         return -1;
     }
-    val *v = av[(*ai)++];
-    if (v->kind != V_INT && v->kind != V_BOOL) {
-        eval_raise(cx, CR_EPY_TYPE, at, "* wants int");
-        return -1;
-    }
-    if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
-        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
-        return -1;
-    }
-    *out = mpz_get_si(mpq_numref(v->u.q));
-    return 0;
+    return eval_ssize_of(cx, av[(*ai)++], "* wants int", out, at);
 }
 
 /* %c's argument as a one-character string (new reference), or NULL raised. */

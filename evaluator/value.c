@@ -1177,18 +1177,27 @@ int eval_len(eval_cx *cx, val *v, size_t *n)
     }
 }
 
-int eval_int_of(eval_cx *cx, val *v, int64_t *out)
+int eval_ssize_of(eval_cx *cx, val *v, const char *not_int, int64_t *out, const ir_node *at)
 {
     if (v->kind != V_INT && v->kind != V_BOOL) {
-        eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object cannot be interpreted as an integer",
-                   eval_type_name(v));
+        if (not_int)
+            eval_raise(cx, CR_EPY_TYPE, at, "%s", not_int);
+        else
+            eval_raise(cx, CR_EPY_TYPE, at, "'%s' object cannot be interpreted as an integer",
+                       eval_type_name(v));
         return -1;
     }
     if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
-        eval_raise(cx, CR_EPY_OVERFLOW, NULL, "Python int too large to convert to C ssize_t");
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
         return -1;
     }
     *out = mpz_get_si(mpq_numref(v->u.q));
+    return 0;
+}
+
+int eval_int_of(eval_cx *cx, val *v, int64_t *out)
+{
+    if (eval_ssize_of(cx, v, NULL, out, NULL) < 0) return -1;
     eval_decides(cx, v);
     return 0;
 }
