@@ -1,6 +1,6 @@
-/* evaluator/builtins.c: the builtin functions of subset.def's MOD_NONE rows (abs .. zip, print)
- * and its exception classes, CPython's bltinmodule.c. format() is format.c's, sorted() sorts
- * as list.sort does (seq_methods.c). */
+/* evaluator/builtins.c: the builtin functions of subset.def's MOD_NONE rows (abs .. zip,
+ * print), CPython's bltinmodule.c. The exception classes are exceptions.c's, format() is
+ * format.c's, and sorted() sorts as list.sort does (seq_methods.c). */
 #include "evaluator/eval_int.h"
 
 #include <math.h>

@@ -542,7 +542,7 @@ int eval_sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *at
 int eval_dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_node *at);
 
 /* The implementations subset.def's FUNC and VALUE rows name (a name in two rows is
- * declared twice, which C allows): builtins.c, mod_*.c. */
+ * declared twice, which C allows): builtins.c, exceptions.c, format.c, mod_*.c. */
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) \
     val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
 #define VALUE(mod, name, get) val *get(eval_cx *cx, const ir_node *at);
