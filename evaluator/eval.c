@@ -1539,79 +1539,6 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
     return r;
 }
 
-static int contains(eval_cx *cx, val *c, val *x, const ir_node *at)
-{
-    size_t i;
-    int err;
-    eval_decides(cx, c);   /* a string or a container an inexact value made decides whole */
-    switch (c->kind) {
-    case V_STR:
-        if (x->kind != V_STR) {
-            eval_raise(cx, CR_EPY_TYPE, at, "'in <string>' requires string as left operand, not %s",
-                       eval_type_name(x));
-            return -1;
-        }
-        if (eval_walk(cx, 0, c->u.str.len + x->u.str.len, at) < 0) return -1;
-        eval_decides(cx, x);
-        return x->u.str.len == 0 ||
-               memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
-    case V_ITER:
-        if (c->sub == IT_KEYS || c->sub == IT_ITEMS) {
-            /* CPython's: a key is looked up; an item is a pair whose key is found with an
-             * equal value */
-            val *d = c->u.itr.dict, *k = x, *got;
-            if (c->sub == IT_ITEMS) {
-                if (x->kind != V_TUPLE || x->u.seq.len != 2) return 0;
-                k = x->u.seq.it[0];
-            }
-            if (!(got = eval_dict_get(cx, d, k, &err))) return err ? -1 : 0;
-            return c->sub == IT_KEYS ? 1 : eval_eq(cx, got, x->u.seq.it[1]);
-        } else {   /* values, or a one-shot iterator consumed up to the item, as CPython */
-            eval_iter it;
-            val *y;
-            int r;
-            if (eval_iter_init(cx, &it, c) < 0) return -1;
-            while ((r = eval_iter_next(cx, &it, &y)) > 0) {
-                r = eval_count(cx, 1, at) < 0 ? -1 : eval_eq(cx, y, x);
-                eval_decref(cx, y);
-                if (r) break;
-            }
-            eval_iter_done(cx, &it);
-            return r;
-        }
-    case V_LIST: case V_TUPLE:
-        for (i = 0; i < c->u.seq.len; i++) {
-            if (eval_count(cx, 1, at) < 0) return -1;
-            int r = eval_eq(cx, c->u.seq.it[i], x);
-            if (r) return r;
-        }
-        return 0;
-    case V_DICT: case V_SET:
-        if (eval_dict_get(cx, c, x, &err)) return 1;
-        return err ? -1 : 0;
-    case V_RANGE: {
-        if (x->kind == V_OBJ && x->u.obj.cls->rational) {
-            /* a number-like object (a Decimal) is in the range when it equals one of its ints */
-            int r = x->u.obj.cls->rational(cx, x, cx->dq[0]);
-            if (r <= 0) return r;
-        } else if (!IS_NUM(x)) {
-            return 0;
-        }
-        mpq_srcptr q = x->kind == V_OBJ ? cx->dq[0] : eval_decided(cx, x, 0);
-        if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
-        int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
-        if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
-                  : (v > c->u.rng.start || v <= c->u.rng.stop))
-            return 0;
-        return (v - c->u.rng.start) % s == 0;
-    }
-    default:
-        eval_raise(cx, CR_EPY_TYPE, at, "argument of type '%s' is not iterable",
-                   eval_type_name(c));
-        return -1;
-    }
-}
-
 static int same_object(val *a, val *b)
 {
     if (a == b) return 1;
@@ -1629,8 +1556,8 @@ static int compare_one(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
     /* NaN equals nothing, itself included; eval_eq's identity rule is for containers */
     case IR_EQ: return IS_NAN(a) || IS_NAN(b) ? 0 : eval_eq(cx, a, b);
     case IR_NE: { int r = IS_NAN(a) || IS_NAN(b) ? 0 : eval_eq(cx, a, b); return r < 0 ? r : !r; }
-    case IR_IN: return contains(cx, b, a, at);
-    case IR_NOT_IN: { int r = contains(cx, b, a, at); return r < 0 ? r : !r; }
+    case IR_IN: return eval_contains(cx, b, a, at);
+    case IR_NOT_IN: { int r = eval_contains(cx, b, a, at); return r < 0 ? r : !r; }
     case IR_IS: return same_object(a, b);
     case IR_IS_NOT: return !same_object(a, b);
     default: return eval_cmp(cx, op, a, b);
@@ -2147,58 +2074,18 @@ static int del_target(eval_cx *cx, const ir_node *t)
  * so a limit passes every `except` and skips every `finally` (a `finally: return` would
  * otherwise swallow it). */
 
-/* The exception classes with a status code of their own; the others are CR_EPY_EXCEPTION
- * with the class name as err.type. */
-static const struct { uint16_t id; cr_code code; } exc_codes[] = {
-    { B_ZERODIV, CR_EPY_ZERODIV }, { B_NAMEERROR, CR_EPY_NAME },
-    { B_UNBOUNDERROR, CR_EPY_UNBOUND }, { B_TYPEERROR, CR_EPY_TYPE },
-    { B_VALUEERROR, CR_EPY_VALUE }, { B_OVERFLOWERROR, CR_EPY_OVERFLOW },
-    { B_INDEXERROR, CR_EPY_INDEX }, { B_KEYERROR, CR_EPY_KEY },
-    { B_ATTRIBUTEERROR, CR_EPY_ATTRIBUTE }, { B_ASSERTIONERROR, CR_EPY_ASSERTION },
-    { B_RECURSIONERROR, CR_EPY_RECURSION },
-};
-
-static cr_code exc_code(int id)
-{
-    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
-        if (exc_codes[i].id == id) return exc_codes[i].code;
-    return CR_EPY_EXCEPTION;
-}
-
-static int err_code_class(cr_code c)
-{
-    for (size_t i = 0; i < sizeof exc_codes / sizeof exc_codes[0]; i++)
-        if (exc_codes[i].code == c) return exc_codes[i].id;
-    return -1;
-}
-
 /* The class of the propagating error, or -1 when it is not a Python exception. */
 static int err_class(const eval_cx *cx)
 {
     if (cx->exc) return cx->exc->sub;
     /* a module's class names itself in err.type (StatisticsError, InvalidOperation) */
     int id = eval_exc_lookup(cx->err.type);
-    if (id >= 0 && (cx->err.code == CR_EPY_EXCEPTION || eval_exc_is(id, err_code_class(cx->err.code))))
+    if (id >= 0 && (cx->err.code == CR_EPY_EXCEPTION ||
+                    eval_exc_is(id, eval_exc_of_code(cx->err.code))))
         return id;
-    return cx->err.code == CR_EPY_EXCEPTION ? -1 : err_code_class(cx->err.code);
+    return cx->err.code == CR_EPY_EXCEPTION ? -1 : eval_exc_of_code(cx->err.code);
 }
 
-/* An instance of class id with args (arg,), or () when arg is NULL (borrowed). */
-static val *exc_new(eval_cx *cx, int id, val *arg)
-{
-    val *e = eval_new(cx, V_EXC), *t;
-    if (!e) return NULL;
-    e->sub = (uint16_t)id;
-    if (arg) {
-        if (!(t = eval_seq_new(cx, V_TUPLE, 1))) { eval_decref(cx, e); return NULL; }
-        EV_INCREF(arg);
-        t->u.seq.it[t->u.seq.len++] = arg;
-        e->u.exc.args = t;
-    }
-    return e;
-}
-
-/* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
 /* Where CPython 3.11 places a failed assert: its compiler leaves the location of the last
  * comparison that its conditional-jump pass reached (through `not`, `and`/`or` and the three
  * parts of `x if c else y`, in source order) on the raise, and the statement's otherwise. */
@@ -2222,11 +2109,12 @@ static const ir_node *assert_site(const ir_node *stmt)
     return c ? c : stmt;
 }
 
+/* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
 static int raise_obj(eval_cx *cx, val *e, const ir_node *at)
 {
     val *msg = eval_to_str(cx, e, 0);
     if (!msg) { eval_decref(cx, e); return -1; }
-    cr_code c = exc_code(e->sub);
+    cr_code c = eval_exc_code(e->sub);
     eval_raise(cx, c, at, "%s", msg->u.str.s);
     eval_decref(cx, msg);
     if (c == CR_EPY_EXCEPTION)
@@ -2241,7 +2129,7 @@ static int raise_obj(eval_cx *cx, val *e, const ir_node *at)
 
 val *eval_key_error(eval_cx *cx, val *k, const ir_node *at)
 {
-    val *e = exc_new(cx, B_KEYERROR, k);
+    val *e = eval_exc_new1(cx, B_KEYERROR, k);
     if (e) raise_obj(cx, e, at);
     return NULL;
 }
@@ -2260,7 +2148,7 @@ static val *take_exception(eval_cx *cx, cr_error *saved)
     if (!e) {
         if (saved->message[0] && !(m = eval_str(cx, saved->message, strlen(saved->message))))
             return NULL;
-        e = exc_new(cx, id, m);
+        e = eval_exc_new1(cx, id, m);
         eval_decref(cx, m);
         if (!e) return NULL;
     }
@@ -2283,7 +2171,7 @@ static void restore_exception(eval_cx *cx, val *e, const cr_error *saved)
  * reference, or NULL after TypeError(what). */
 static val *exc_instance(eval_cx *cx, val *v, const ir_node *at, const char *what)
 {
-    if (v->kind == V_BUILTIN && IS_EXC_CLASS(v->sub)) return exc_new(cx, v->sub, NULL);
+    if (v->kind == V_BUILTIN && IS_EXC_CLASS(v->sub)) return eval_exc_new1(cx, v->sub, NULL);
     if (v->kind == V_EXC) {
         EV_INCREF(v);
         return v;
@@ -2621,7 +2509,7 @@ static xres exec_stmt(eval_cx *cx, const ir_node *n)
         if (t) return X_NORMAL;
         val *m = NULL, *e;
         if (n->n > 1 && n->kid[1] && !(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
-        if ((e = exc_new(cx, B_ASSERTIONERROR, m))) raise_obj(cx, e, assert_site(n));
+        if ((e = eval_exc_new1(cx, B_ASSERTIONERROR, m))) raise_obj(cx, e, assert_site(n));
         eval_decref(cx, m);
         return X_ERROR;
     }

@@ -26,8 +26,8 @@
 #include "common/common.h"
 #include "evaluator/evaluator.h"
 #include "evaluator/num.h"
-#include "evaluator/registry.h"
 #include "ir/ir.h"
+#include "ir/subset.h"
 
 typedef enum {
     V_NONE, V_BOOL, V_INT, V_FLOAT, V_INF, V_STR, V_LIST, V_TUPLE, V_DICT, V_SET, V_RANGE,
@@ -189,10 +189,17 @@ typedef struct eval_cx {
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
 
-/* The exception classes: B_EXCEPTION .. B_EXC_LAST (registry.def keeps them together) */
+/* The exception classes: B_EXCEPTION .. B_EXC_LAST (subset.def keeps them together) */
 #define B_EXC_LAST B_DECOVERFLOW
 #define IS_EXC_CLASS(id) ((id) >= B_EXCEPTION && (id) <= B_EXC_LAST)
+/* ---- exceptions.c ---- */
 int eval_exc_lookup(const char *name);   /* an exception class by name, or -1 */
+/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
+int eval_exc_is(int id, int cls);
+/* The status code class id raises with (CR_EPY_EXCEPTION: its name says it), and the class
+ * a status code stands for (-1: none). */
+cr_code eval_exc_code(int id);
+int eval_exc_of_code(cr_code c);
 
 typedef struct {
     val **pos;
@@ -202,9 +209,13 @@ typedef struct {
     size_t nkw;
 } eval_args;
 
-/* A function of registry.def. eval_builtin_call has checked the count of positional
+/* A function of subset.def. eval_builtin_call has checked the count of positional
  * arguments against its row; it checks the rest (types, keywords). */
 typedef val *(*eval_fn)(eval_cx *cx, eval_args *a, const ir_node *at);
+/* An instance of exception class id with args args[0..n) (borrowed), or (arg,) / () when
+ * arg is NULL. */
+val *eval_exc_new(eval_cx *cx, int id, val **args, size_t n);
+val *eval_exc_new1(eval_cx *cx, int id, val *arg);
 
 /* A class of objects (V_OBJ) that a module brings: dates, decimals, distributions. An object
  * owns u.obj.data (accounted in its msz through eval_mem) and may hold numbers and strings
@@ -257,6 +268,17 @@ static inline void eval_decref(eval_cx *cx, val *v)
  * (==, <, repr, str) count one, and one more is RecursionError, "maximum recursion depth
  * exceeded" followed by `what`. 0 counted (the caller ends with rdepth--), or -1 raised. */
 int eval_recurse(eval_cx *cx, const char *what, const ir_node *at);
+/* One level of a walk (hash, ==, <, repr) moved to a new stack segment (eval_deep): the
+ * same call again, there. */
+struct rstack;
+typedef struct {
+    val *a, *b;
+    int op, as_str;
+    uint64_t *h;
+    cr_buf *buf;
+    const struct rstack *up;
+    unsigned depth;
+} walk_level;
 
 /* ---- the C stack (stack.c) ----
  * Every recursion (calls, expressions, statements, walks) asks eval_stack_low() at each
@@ -277,7 +299,6 @@ int eval_deep(eval_cx *cx, int (*fn)(eval_cx *cx, void *arg), void *arg);
 /* ---- value.c ---- */
 val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int eval_fail(eval_cx *cx);            /* -1 after a raise, for int-returning helpers */
 int eval_at(eval_cx *cx, const ir_node *at);   /* -1; places an error raised without a place */
 val *eval_limit(eval_cx *cx, const ir_node *at, const char *what);
 /* The step budget: 0 ok, -1 raised. Every few thousand steps the slow path also looks at
@@ -301,9 +322,19 @@ static inline int eval_walk(eval_cx *cx, uint64_t elems, uint64_t bytes, const i
 {
     return eval_count(cx, elems + bytes / EVAL_BYTES_PER_STEP, at);
 }
+/* What a malloc'd block of n bytes takes from the heap: glibc's chunk (an 8-byte header,
+ * 16-byte granules, 32 bytes at least). Counting requested sizes alone left the real resident
+ * memory of number-heavy programs at about 1.9x the limit: most values are small blocks, and
+ * a number is three of them (the value, its numerator's and its denominator's limbs). */
+static inline size_t eval_heap_cost(size_t n)
+{
+    return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
+}
 int eval_mem(eval_cx *cx, val *v, size_t newsz);             /* re-account v: 0 ok, -1 */
 void eval_swap_items(val *a, val *b);   /* a's contents become b's and b's a's, with their memory */
 int eval_mem_room(eval_cx *cx, size_t n);    /* a temporary of n bytes fits: 0 ok, -1 */
+/* n characters (is_str) or elements past limits.max_str_len: 1 with a LimitError raised */
+int eval_over_len(eval_cx *cx, uint64_t n, int is_str);
 val *eval_new(eval_cx *cx, vkind kind);
 val *eval_new_frame(eval_cx *cx, size_t nslots);          /* slots zeroed, held inline */
 val *eval_num(eval_cx *cx, vkind kind);           /* mpq set to 0 */
@@ -331,7 +362,6 @@ val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past t
  * when `inexact` or the bounding rounded; then eval_num_done. */
 val *eval_num_finish(eval_cx *cx, val *r, int inexact);
 val *eval_int_limit(eval_cx *cx, const ir_node *at);
-int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 raised */
 val *eval_int_si(eval_cx *cx, long n);
 val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
 val *eval_none(eval_cx *cx);
@@ -339,21 +369,15 @@ val *eval_ellipsis(eval_cx *cx);                  /* the `...` singleton */
 val *eval_str(eval_cx *cx, const char *s, size_t len);
 val *eval_str_take(eval_cx *cx, char *s, size_t len);  /* takes malloc'd s, even on error */
 val *eval_str_buf(eval_cx *cx, cr_buf *b);              /* takes b's text */
+/* eval_str_buf() of a text made from inexact values (`inexact`): a new string is marked so
+ * (a shared one, the empty string or a cached character, is left as it is) */
+val *eval_str_buf_from(eval_cx *cx, cr_buf *b, int inexact);
 val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap);  /* LIST TUPLE ITER */
 int eval_seq_push(eval_cx *cx, val *l, val *v);          /* steals v (also on error) */
 int eval_seq_reserve(eval_cx *cx, val *l, size_t n);
-val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
-int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
-val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
-int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
-/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
- * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
-val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
-int eval_hash(eval_cx *cx, val *v, uint64_t *h);
-/* A number's hash from its rational value: an object equal to a number hashes with this. */
-uint64_t eval_hash_q(mpq_srcptr q);
 int eval_eq(eval_cx *cx, val *a, val *b);                /* 1, 0, -1 error */
 int eval_cmp(eval_cx *cx, int op, val *a, val *b);       /* IR_LT.. on orderable values */
+int eval_contains(eval_cx *cx, val *c, val *x, const ir_node *at);   /* x in c: 1, 0, -1 */
 int eval_truth(eval_cx *cx, val *v);
 /* v takes a discrete decision (a truth test, an index, a lookup): an inexact v marks the run. */
 static inline void eval_decides(eval_cx *cx, const val *v)
@@ -365,13 +389,6 @@ static inline void eval_decides(eval_cx *cx, const val *v)
 mpq_srcptr eval_shown(eval_cx *cx, val *v, int slot);
 /* eval_shown() for a decision: an inexact v also marks the run. */
 mpq_srcptr eval_decided(eval_cx *cx, val *v, int slot);
-const char *eval_type_name(const val *v);
-int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
-/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
- * outside ASCII escaped); the text is inexact when v is. */
-#define EVAL_ASCII 2
-val *eval_to_str(eval_cx *cx, val *v, int as_repr);
-int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
 size_t eval_utf8_index(const val *s, size_t ci);          /* byte offset of char ci */
 val *eval_track(eval_cx *cx, val *v);
 void eval_free_all(eval_cx *cx);    /* spare numbers go to the thread's pool */
@@ -419,8 +436,38 @@ val *eval_lazy_of(eval_cx *cx, int sub, val *f, val **srcs, size_t n, int64_t st
                   const ir_node *at);
 val *eval_pair(eval_cx *cx, val *a, val *b);   /* the tuple (a, b), taking both (also on error) */
 val *eval_list_of(eval_cx *cx, val *v, vkind kind);      /* items of an iterable */
+/* eval_list_of(v) as a list, an error placed at `at`: NULL raised */
+val *eval_items_of(eval_cx *cx, val *v, const ir_node *at);
 int eval_len(eval_cx *cx, val *v, size_t *n);             /* -1: no len() */
 int eval_int_of(eval_cx *cx, val *v, int64_t *out);       /* an index argument */
+/* An int (or bool) as CPython converts it to a C ssize_t: 0, or -1 raised at `at`, TypeError
+ * not_int (NULL: "'T' object cannot be interpreted as an integer") or OverflowError. Unlike
+ * eval_int_of(), an inexact v takes no decision here: the caller marks one if it is. */
+int eval_ssize_of(eval_cx *cx, val *v, const char *not_int, int64_t *out, const ir_node *at);
+
+/* ---- hash.c ---- */
+val *eval_dict_new(eval_cx *cx, vkind kind);             /* DICT SET */
+int eval_dict_set(eval_cx *cx, val *d, val *k, val *v);  /* steals k and v */
+val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err); /* borrowed; NULL: absent/error */
+int eval_dict_del(eval_cx *cx, val *d, val *k);          /* 1 deleted, 0 absent, -1 error */
+/* a | b, a & b, a - b, a ^ b on two sets, or a | b on two dicts, in CPython's order: a's
+ * entries, then b's. `inplace` (|= &= -= ^=): a itself is changed and returned. */
+val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
+int eval_hash(eval_cx *cx, val *v, uint64_t *h);
+/* A number's hash from its rational value: an object equal to a number hashes with this. */
+uint64_t eval_hash_q(mpq_srcptr q);
+/* Hashing or comparing numbers reads their limbs: past a few, charged. 0, -1 raised. */
+int eval_limb_walk(eval_cx *cx, const val *a, const val *b);
+
+/* ---- repr.c ---- */
+int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n);   /* 0, or -1 raised */
+const char *eval_type_name(const val *v);
+int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error */
+/* str(v) (as_repr 0), repr(v) (1) or ascii(v) (EVAL_ASCII: repr with every character
+ * outside ASCII escaped); the text is inexact when v is. */
+#define EVAL_ASCII 2
+val *eval_to_str(eval_cx *cx, val *v, int as_repr);
+int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
 
 /* ---- eval.c ---- */
 int eval_gen_next(eval_cx *cx, val *g, val **out);       /* a generator's next, as eval_iter_next */
@@ -435,9 +482,7 @@ int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
 /* Raises KeyError(k) (str: repr(k)); NULL. */
 val *eval_key_error(eval_cx *cx, val *k, const ir_node *at);
 
-/* ---- builtins.c ---- */
-/* Whether exception class `id` is `cls` or derives from it (CPython's hierarchy). */
-int eval_exc_is(int id, int cls);
+/* ---- dispatch.c: subset.def's rows reached ---- */
 val *eval_builtin_call(eval_cx *cx, int id, eval_args *a, const ir_node *at);
 int eval_builtin_lookup(const char *name);               /* builtin (MOD_NONE) id or -1 */
 val *eval_module(eval_cx *cx, int mod);                  /* the module value, new reference */
@@ -457,6 +502,9 @@ val *eval_kwarg(eval_args *a, const char *name);
 /* Keywords among kws only (the count is the registry row's to check): 0, -1 raised. */
 int eval_check_kw(eval_cx *cx, eval_args *a, const char *const *kws, const char *name,
                   const ir_node *at);
+/* The count only, lo..hi positional arguments (keywords are the caller's): 0, -1 raised. */
+int eval_check_argc(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char *name,
+                    const ir_node *at);
 /* Row id's parameters as its call gave them, which eval_builtin_call has bound against the
  * row's sig: out[i] (one per parameter) the argument of parameter i or NULL. */
 void eval_bound(int id, eval_args *a, val **out);
@@ -465,19 +513,40 @@ void eval_bound(int id, eval_args *a, val **out);
  * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
 int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
                   val **out, const ir_node *at);
+val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at);   /* f(x), new reference */
+/* self.name(...) of method id: an object's class first, then the built-in type's library
+ * (str_methods.c, seq_methods.c, dict_methods.c). */
 val *eval_method_call(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+
+/* ---- builtins.c ---- */
+int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+/* int(x), round(x), math.floor(x), ... of an infinity or NaN: CPython's error; NULL. */
+val *eval_inf_error(eval_cx *cx, val *x, const ir_node *at);
+
+/* ---- format.c ---- */
 val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
 int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
                 const ir_node *at);
-int eval_print(eval_cx *cx, eval_args *a, const ir_node *at);
+val *eval_str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at);
 
+/* ---- the built-in types' methods: id an MT_* of the type's (eval_method_call checked) ---- */
+val *eval_str_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_list_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+/* index and count, which list, tuple and str share */
+val *eval_seq_index_count(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_dict_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+val *eval_set_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at);
+/* list.sort's sort of l in place, which sorted() shares: 0, -1 raised */
+int eval_sort_list(eval_cx *cx, val *l, val *key, int reverse, const ir_node *at);
+/* dict.update(src, **kwargs) of d, which dict() shares: 0, -1 raised */
+int eval_dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_node *at);
 
-/* The implementations registry.def's FUNC and VALUE rows name (a name in two rows is
- * declared twice, which C allows): builtins.c, mod_*.c. */
+/* The implementations subset.def's FUNC and VALUE rows name (a name in two rows is
+ * declared twice, which C allows): builtins.c, exceptions.c, format.c, mod_*.c. */
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) \
     val *impl(eval_cx *cx, eval_args *a, const ir_node *at);
 #define VALUE(mod, name, get) val *get(eval_cx *cx, const ir_node *at);
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);

@@ -1803,19 +1803,13 @@ static int ctx_setattr(eval_cx *cx, val *self, const char *name, val *v, const i
     dctx c;
     ctx_get(cx, self, &c);
     if (strcmp(name, "prec") == 0) {
-        if (v->kind != V_INT && v->kind != V_BOOL) {
-            eval_raise(cx, CR_EPY_TYPE, at, "an integer is required");
-            return -1;
-        }
-        if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
-            eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
-            return -1;
-        }
-        if (mpz_sgn(mpq_numref(v->u.q)) <= 0 || mpz_get_si(mpq_numref(v->u.q)) > DEC_MAX_PREC) {
+        int64_t p;
+        if (eval_ssize_of(cx, v, "an integer is required", &p, at) < 0) return -1;
+        if (p <= 0 || p > DEC_MAX_PREC) {
             eval_raise(cx, CR_EPY_VALUE, at, "valid range for prec is [1, MAX_PREC]");
             return -1;
         }
-        c.prec = mpz_get_si(mpq_numref(v->u.q));
+        c.prec = p;
     } else if (strcmp(name, "rounding") == 0) {
         int mode = -1;
         if (rounding_arg(cx, v->kind == V_STR ? v : &cx->none, &mode, at) < 0) return -1;

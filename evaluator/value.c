@@ -1,5 +1,6 @@
-/* evaluator/value.c: the value model: allocation and accounting, strings, lists, dicts,
- * hashing, equality, ordering, iteration and CPython's repr()/str(). */
+/* evaluator/value.c: the value model: allocation and accounting, strings and lists,
+ * equality, ordering, membership, truth and iteration. Dicts and sets (and hashing) are
+ * hash.c's, how a value prints is repr.c's. */
 #include "evaluator/eval_int.h"
 
 #include <pthread.h>
@@ -9,8 +10,6 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unictype.h>
-#include <unistr.h>
 #include <time.h>
 
 /* A number freed during a run keeps its mpq limbs for the next one: most values are small
@@ -123,12 +122,6 @@ val *eval_raise(eval_cx *cx, cr_code code, const ir_node *at, const char *fmt, .
     return NULL;
 }
 
-int eval_fail(eval_cx *cx)
-{
-    CR_UNUSED(cx);
-    return -1;
-}
-
 int eval_at(eval_cx *cx, const ir_node *at)
 {
     if (cx->err.line == 0 && at) {
@@ -232,22 +225,13 @@ int eval_count_slow(eval_cx *cx, const ir_node *at)
     return 0;
 }
 
-/* What a malloc'd block of n bytes takes from the heap: glibc's chunk (an 8-byte header,
- * 16-byte granules, 32 bytes at least). Counting requested sizes alone left the real resident
- * memory of number-heavy programs at about 1.9x the limit: most values are small blocks, and
- * a number is three of them (the value, its numerator's and its denominator's limbs). */
-static inline size_t heap_cost(size_t n)
-{
-    return n <= 24 ? 32 : (n + 8 + 15) & ~(size_t)15;
-}
-
 /* num_cost() of a number whose parts take a limb each at most */
-#define NUM_COST_SMALL (heap_cost(sizeof(val)) + 2 * heap_cost(sizeof(mp_limb_t)))
+#define NUM_COST_SMALL (eval_heap_cost(sizeof(val)) + 2 * eval_heap_cost(sizeof(mp_limb_t)))
 static inline size_t num_cost(const val *v)
 {
     size_t a = mpz_size(mpq_numref(v->u.q)), b = mpz_size(mpq_denref(v->u.q));
-    return heap_cost(sizeof *v) + heap_cost((a ? a : 1) * sizeof(mp_limb_t)) +
-           heap_cost((b ? b : 1) * sizeof(mp_limb_t));
+    return eval_heap_cost(sizeof *v) + eval_heap_cost((a ? a : 1) * sizeof(mp_limb_t)) +
+           eval_heap_cost((b ? b : 1) * sizeof(mp_limb_t));
 }
 
 int eval_mem(eval_cx *cx, val *v, size_t newsz)
@@ -269,7 +253,7 @@ int eval_mem_room(eval_cx *cx, size_t n)
     return -1;
 }
 
-static int over_len(eval_cx *cx, uint64_t n, int is_str)
+int eval_over_len(eval_cx *cx, uint64_t n, int is_str)
 {
     if (n <= cx->lim->max_str_len) return 0;
     eval_raise(cx, CR_ELIMIT, NULL, is_str ? "string length limit (%llu characters)"
@@ -306,7 +290,7 @@ static val *new_sized(eval_cx *cx, vkind kind, size_t size)
     memset(&v->u, 0, sizeof v->u);
     v->rc = 1;
     v->kind = (uint8_t)kind;
-    if (eval_mem(cx, v, heap_cost(size)) < 0) {
+    if (eval_mem(cx, v, eval_heap_cost(size)) < 0) {
         cx->mem -= v->msz;
         free(v);
         return NULL;
@@ -332,7 +316,7 @@ val *eval_obj_new(eval_cx *cx, const eval_class *cls, size_t datasz)
     val *v = new_sized(cx, V_OBJ, sizeof(val));
     if (!v) return NULL;
     v->u.obj.cls = cls;
-    if (datasz && (eval_mem(cx, v, v->msz + heap_cost(datasz)) < 0 ||
+    if (datasz && (eval_mem(cx, v, v->msz + eval_heap_cost(datasz)) < 0 ||
                    !(v->u.obj.data = calloc(1, datasz)))) {
         if (cx->err.code == CR_OK) eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
         eval_decref(cx, v);
@@ -442,14 +426,14 @@ val *eval_str_take(eval_cx *cx, char *s, size_t len)
         return c;
     }
     /* every new text was just written and is read again here: charged once, at its birth */
-    if (over_len(cx, nch, 1) || eval_walk(cx, 0, len, NULL) < 0) { free(s); return NULL; }
+    if (eval_over_len(cx, nch, 1) || eval_walk(cx, 0, len, NULL) < 0) { free(s); return NULL; }
     val *v = eval_new(cx, V_STR);
     if (!v) { free(s); return NULL; }
     v->u.str.s = s;
     v->u.str.len = len;
     v->u.str.nch = nch;
     /* The text's buffer often has room to spare (it grew while being built): its real size */
-    if (eval_mem(cx, v, heap_cost(sizeof *v) + malloc_usable_size(s) + 8) < 0) {
+    if (eval_mem(cx, v, eval_heap_cost(sizeof *v) + malloc_usable_size(s) + 8) < 0) {
         eval_decref(cx, v);
         return NULL;
     }
@@ -468,7 +452,7 @@ val *eval_str(eval_cx *cx, const char *s, size_t len)
         EV_INCREF(c);
         return c;
     }
-    if (over_len(cx, len / 4, 1)) return NULL;
+    if (eval_over_len(cx, len / 4, 1)) return NULL;
     char *p = malloc(len + 1);
     if (!p) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
     if (len) memcpy(p, s, len);
@@ -482,6 +466,13 @@ val *eval_str_buf(eval_cx *cx, cr_buf *b)
     char *p = cr_buf_take(b, &len);
     if (!p) return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
     return eval_str_take(cx, p, len);
+}
+
+val *eval_str_buf_from(eval_cx *cx, cr_buf *b, int inexact)
+{
+    val *r = eval_str_buf(cx, b);
+    if (r && inexact && r->rc == 1) r->flags |= VF_INEXACT;
+    return r;
 }
 
 val *eval_seq_new(eval_cx *cx, vkind kind, size_t cap)
@@ -498,7 +489,10 @@ val *eval_lazy_new(eval_cx *cx, int sub, uint32_t n)
     val *v = eval_new(cx, V_ITER);
     if (!v) return NULL;
     v->sub = (uint16_t)sub;
-    if (eval_mem(cx, v, heap_cost(sizeof *v) + heap_cost(sz)) < 0) { eval_decref(cx, v); return NULL; }
+    if (eval_mem(cx, v, eval_heap_cost(sizeof *v) + eval_heap_cost(sz)) < 0) {
+        eval_decref(cx, v);
+        return NULL;
+    }
     if (!(v->u.itr.lz = calloc(1, sz))) {
         eval_decref(cx, v);
         return eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
@@ -510,10 +504,11 @@ val *eval_lazy_new(eval_cx *cx, int sub, uint32_t n)
 int eval_seq_reserve(eval_cx *cx, val *l, size_t n)
 {
     if (n <= l->u.seq.cap) return 0;
-    if (over_len(cx, n, 0)) return -1;
+    if (eval_over_len(cx, n, 0)) return -1;
     size_t cap = l->u.seq.cap ? l->u.seq.cap : 4;
     while (cap < n) cap *= 2;
-    if (eval_mem(cx, l, heap_cost(sizeof *l) + heap_cost(cap * sizeof(val *))) < 0) return -1;
+    if (eval_mem(cx, l, eval_heap_cost(sizeof *l) + eval_heap_cost(cap * sizeof(val *))) < 0)
+        return -1;
     val **it = realloc(l->u.seq.it, cap * sizeof *it);
     if (!it) { eval_raise(cx, CR_ENOMEM, NULL, "out of memory"); return -1; }
     l->u.seq.it = it;
@@ -529,6 +524,15 @@ int eval_seq_push(eval_cx *cx, val *l, val *v)
     }
     l->u.seq.it[l->u.seq.len++] = v;
     return 0;
+}
+
+void eval_swap_items(val *a, val *b)
+{
+    val t = *a;
+    a->u = b->u;
+    a->msz = b->msz;
+    b->u = t.u;
+    b->msz = t.msz;
 }
 
 /* ---- freeing --------------------------------------------------------------------------- */
@@ -665,340 +669,13 @@ int eval_recurse(eval_cx *cx, const char *what, const ir_node *at)
     return 0;
 }
 
-/* One level of a walk moved to a new stack segment: the same call again, there. */
-struct rstack;
-typedef struct {
-    val *a, *b;
-    int op, as_str;
-    uint64_t *h;
-    cr_buf *buf;
-    const struct rstack *up;
-    unsigned depth;
-} walk_level;
+#define IN_CMP " in comparison"
 
-static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const struct rstack *up,
-                   unsigned depth);
-static int inexact_in(eval_cx *cx, val *v, const struct rstack *up, unsigned depth);
-static int hash_deep(eval_cx *cx, void *p) { walk_level *w = p; return eval_hash(cx, w->a, w->h); }
 static int eq_deep(eval_cx *cx, void *p) { walk_level *w = p; return eval_eq(cx, w->a, w->b); }
 static int cmp_deep(eval_cx *cx, void *p)
 {
     walk_level *w = p;
     return eval_cmp(cx, w->op, w->a, w->b);
-}
-static int repr_deep(eval_cx *cx, void *p)
-{
-    walk_level *w = p;
-    return repr_in(cx, w->buf, w->a, w->as_str, w->up, w->depth);
-}
-static int inexact_deep(eval_cx *cx, void *p)
-{
-    walk_level *w = p;
-    return inexact_in(cx, w->a, w->up, w->depth);
-}
-#define IN_CMP " in comparison"
-
-/* ---- hashing --------------------------------------------------------------------------- */
-
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-/* Hashing or comparing numbers reads their limbs: a million-bit integer is 16 000 of them,
- * so past a few they are charged. */
-static int limb_walk(eval_cx *cx, const val *a, const val *b)
-{
-    size_t n = mpz_size(mpq_numref(a->u.q)) + mpz_size(mpq_denref(a->u.q));
-    if (b) n += mpz_size(mpq_numref(b->u.q)) + mpz_size(mpq_denref(b->u.q));
-    return n <= 16 ? 0 : eval_walk(cx, 0, n * sizeof(mp_limb_t), NULL);
-}
-
-static uint64_t hash_mpz(const mpz_t z)
-{
-    uint64_t h = (uint64_t)mpz_sgn(z);
-    size_t n = mpz_size(z);
-    for (size_t i = 0; i < n; i++) h = mix(h ^ (uint64_t)mpz_getlimbn(z, (mp_size_t)i));
-    return h;
-}
-
-/* Equal numbers hash equal whatever their tag: 1 == 1.0 == True is one dict key. */
-uint64_t eval_hash_q(mpq_srcptr q)
-{
-    uint64_t h = hash_mpz(mpq_numref(q));
-    return mpz_cmp_ui(mpq_denref(q), 1) != 0 ? mix(h ^ hash_mpz(mpq_denref(q))) : h;
-}
-
-int eval_hash(eval_cx *cx, val *v, uint64_t *h)
-{
-    eval_decides(cx, v);   /* as in eq_inner() */
-    switch (v->kind) {
-    case V_NONE: *h = 0x9e3779b97f4a7c15ULL; return 0;
-    case V_ELLIPSIS: *h = 0x2545f4914f6cdd1dULL; return 0;   /* fixed: set order replays */
-    case V_BOOL: case V_INT: case V_FLOAT: {
-        /* mixing a limb costs more than reading it: counted twice */
-        if (limb_walk(cx, v, v) < 0) return -1;
-        *h = eval_hash_q(eval_decided(cx, v, 0));   /* hashes as it compares */
-        return 0;
-    }
-    case V_INF: *h = v->sub ? 0x1234567ULL : 0x7654321ULL; return 0;
-    case V_OBJ:
-        if (v->u.obj.cls->hash) return v->u.obj.cls->hash(cx, v, h);
-        if (v->u.obj.cls->items) {   /* a named tuple hashes as its tuple */
-            val *t = v->u.obj.cls->items(cx, v);
-            int rc = t ? eval_hash(cx, t, h) : -1;
-            eval_decref(cx, t);
-            return rc;
-        }
-        eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
-        return -1;
-    case V_STR:
-        if (!v->u.str.hash) {
-            if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
-            uint64_t x = 0xcbf29ce484222325ULL;
-            for (size_t i = 0; i < v->u.str.len; i++)
-                x = (x ^ (unsigned char)v->u.str.s[i]) * 0x100000001b3ULL;
-            v->u.str.hash = x | 1;
-        }
-        *h = v->u.str.hash;
-        return 0;
-    case V_TUPLE: {
-        /* CPython's tuple hash has no recursion limit: only the stack is watched */
-        if (eval_stack_low(cx)) return eval_deep(cx, hash_deep, &(walk_level){ .a = v, .h = h });
-        uint64_t x = 0x345678;
-        for (size_t i = 0; i < v->u.seq.len; i++) {
-            uint64_t e;
-            if (eval_count(cx, 1, NULL) < 0 || eval_hash(cx, v->u.seq.it[i], &e) < 0) return -1;
-            x = mix(x ^ e) + i;
-        }
-        *h = x;
-        return 0;
-    }
-    case V_RANGE: case V_LIST: case V_DICT: case V_SET: case V_ITER:
-        if (v->kind != V_ITER || v->sub >= IT_KEYS) {
-            eval_raise(cx, CR_EPY_TYPE, NULL, "unhashable type: '%s'", eval_type_name(v));
-            return -1;
-        }
-        /* iterators hash by identity */
-        __attribute__((fallthrough));
-    default:
-        *h = mix((uint64_t)(uintptr_t)v ^ ((uint64_t)v->kind << 56) ^ v->sub);
-        return 0;
-    }
-}
-
-/* ---- dicts and sets -------------------------------------------------------------------- */
-
-static int32_t dict_find(eval_cx *cx, val *d, val *k, uint64_t h, size_t *slot, int *err)
-{
-    *err = 0;
-    if (!d->u.d.icap) return -1;
-    size_t mask = d->u.d.icap - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-        int32_t e = d->u.d.idx[i];
-        if (e < 0) { *slot = i; return -1; }
-        dict_ent *en = &d->u.d.ent[e];
-        if (!en->key || en->hash != h) continue;
-        if (en->key == k) return e;
-        int eq = eval_eq(cx, en->key, k);
-        if (eq < 0) { *err = 1; return -1; }
-        if (eq) return e;
-    }
-}
-
-static int dict_rebuild(eval_cx *cx, val *d, size_t cap)
-{
-    size_t icap = 8;
-    while (icap < cap * 2) icap *= 2;
-    if (eval_mem(cx, d, heap_cost(sizeof *d) + heap_cost(cap * sizeof(dict_ent)) +
-                            heap_cost(icap * sizeof(int32_t))) < 0)
-        return -1;
-    dict_ent *ent = malloc(cap * sizeof *ent);
-    int32_t *idx = malloc(icap * sizeof *idx);
-    if (!ent || !idx) {
-        free(ent);
-        free(idx);
-        eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
-        return -1;
-    }
-    memset(idx, 0xff, icap * sizeof *idx);
-    size_t n = 0;
-    for (size_t i = 0; i < d->u.d.used; i++) {
-        if (!d->u.d.ent[i].key) continue;
-        ent[n] = d->u.d.ent[i];
-        size_t j = ent[n].hash & (icap - 1);
-        while (idx[j] >= 0) j = (j + 1) & (icap - 1);
-        idx[j] = (int32_t)n;
-        n++;
-    }
-    free(d->u.d.ent);
-    free(d->u.d.idx);
-    d->u.d.ent = ent;
-    d->u.d.idx = idx;
-    d->u.d.cap = cap;
-    d->u.d.icap = icap;
-    d->u.d.used = n;
-    return 0;
-}
-
-val *eval_dict_new(eval_cx *cx, vkind kind)
-{
-    return eval_new(cx, kind);
-}
-
-int eval_dict_set(eval_cx *cx, val *d, val *k, val *v)
-{
-    uint64_t h;
-    size_t slot = 0;
-    int err;
-    if (eval_hash(cx, k, &h) < 0) goto fail;
-    int32_t e = dict_find(cx, d, k, h, &slot, &err);
-    if (err) goto fail;
-    if (e >= 0) {
-        eval_decref(cx, k);
-        eval_decref(cx, d->u.d.ent[e].value);
-        d->u.d.ent[e].value = v;
-        return 0;
-    }
-    if (d->u.d.used == d->u.d.cap) {
-        if (over_len(cx, d->u.d.len + 1, 0)) goto fail;
-        size_t cap = d->u.d.len + 1 > d->u.d.cap / 2 ? (d->u.d.cap ? d->u.d.cap * 2 : 4)
-                                                     : d->u.d.cap;
-        if (dict_rebuild(cx, d, cap) < 0) goto fail;
-        dict_find(cx, d, k, h, &slot, &err);
-    }
-    e = (int32_t)d->u.d.used++;
-    d->u.d.ent[e].key = k;
-    d->u.d.ent[e].value = v;
-    d->u.d.ent[e].hash = h;
-    d->u.d.idx[slot] = e;
-    d->u.d.len++;
-    return 0;
-fail:
-    eval_decref(cx, k);
-    eval_decref(cx, v);
-    return -1;
-}
-
-val *eval_dict_get(eval_cx *cx, val *d, val *k, int *err)
-{
-    uint64_t h;
-    size_t slot;
-    *err = 0;
-    if (eval_hash(cx, k, &h) < 0) { *err = 1; return NULL; }
-    int32_t e = dict_find(cx, d, k, h, &slot, err);
-    if (e < 0) return NULL;
-    return d->kind == V_SET ? d->u.d.ent[e].key : d->u.d.ent[e].value;
-}
-
-int eval_dict_del(eval_cx *cx, val *d, val *k)
-{
-    uint64_t h;
-    size_t slot;
-    int err;
-    if (eval_hash(cx, k, &h) < 0) return -1;
-    int32_t e = dict_find(cx, d, k, h, &slot, &err);
-    if (err) return -1;
-    if (e < 0) return 0;
-    val *ok = d->u.d.ent[e].key, *ov = d->u.d.ent[e].value;
-    d->u.d.ent[e].key = NULL;
-    d->u.d.ent[e].value = NULL;
-    d->u.d.len--;
-    eval_decref(cx, ok);
-    eval_decref(cx, ov);
-    return 1;
-}
-
-void eval_swap_items(val *a, val *b)
-{
-    val t = *a;
-    a->u = b->u;
-    a->msz = b->msz;
-    b->u = t.u;
-    b->msz = t.msz;
-}
-
-/* Adds d's entry i to r (a set's value is NULL). */
-static int dict_put_ent(eval_cx *cx, val *r, val *d, size_t i)
-{
-    val *k = d->u.d.ent[i].key, *v = d->u.d.ent[i].value;
-    EV_INCREF(k);
-    if (v) EV_INCREF(v);
-    return eval_dict_set(cx, r, k, v);
-}
-
-/* 1 when d's entry i is in o, 0 not, -1 error. */
-static int dict_ent_in(eval_cx *cx, val *d, size_t i, val *o)
-{
-    int err;
-    return eval_dict_get(cx, o, d->u.d.ent[i].key, &err) ? 1 : err ? -1 : 0;
-}
-
-val *eval_set_binop(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at)
-{
-    val *r = a;
-    int rc = 0;
-    if (op == IR_BITAND && inplace) {   /* CPython: the intersection, then a takes its items */
-        if (!(r = eval_set_binop(cx, op, a, b, 0, at))) return NULL;
-        eval_swap_items(a, r);
-        eval_decref(cx, r);
-        EV_INCREF(a);
-        return a;
-    }
-    if (eval_walk(cx, a->u.d.len + b->u.d.len, 0, at) < 0) return NULL;
-    if (inplace) {
-        EV_INCREF(a);
-    } else if (!(r = eval_dict_new(cx, a->kind))) {
-        return NULL;
-    }
-    if (op == IR_BITAND && a->u.d.len >= b->u.d.len) {   /* walks b unless a is smaller */
-        val *t = a; a = b; b = t;
-    }
-    /* Entries are read by index and a deletion only empties a slot, so walking b while r
-     * (which may be b itself, as in s -= s) changes is safe. */
-    switch (op) {
-    case IR_BITOR:
-        for (size_t i = 0; i < a->u.d.used && !inplace && rc == 0; i++)
-            if (a->u.d.ent[i].key) rc = dict_put_ent(cx, r, a, i);
-        for (size_t i = 0; i < b->u.d.used && rc == 0; i++)
-            if (b->u.d.ent[i].key) rc = dict_put_ent(cx, r, b, i);
-        break;
-    case IR_BITAND: case IR_SUB:
-        for (size_t i = 0; i < a->u.d.used && rc == 0; i++) {
-            if (!a->u.d.ent[i].key || (rc = dict_ent_in(cx, a, i, b)) < 0) continue;
-            if (rc == (op == IR_SUB)) rc = inplace ? eval_dict_del(cx, r, a->u.d.ent[i].key) : 0;
-            else rc = inplace ? 0 : dict_put_ent(cx, r, a, i);
-            if (rc > 0) rc = 0;
-        }
-        break;
-    default:   /* IR_BITXOR */
-        if (inplace && a == b) {
-            for (size_t i = 0; i < a->u.d.used && rc == 0; i++)
-                if (a->u.d.ent[i].key) rc = eval_dict_del(cx, a, a->u.d.ent[i].key) < 0 ? -1 : 0;
-            break;
-        }
-        for (size_t i = 0; i < a->u.d.used && !inplace && rc == 0; i++) {
-            if (!a->u.d.ent[i].key || (rc = dict_ent_in(cx, a, i, b)) < 0) continue;
-            rc = rc ? 0 : dict_put_ent(cx, r, a, i);
-        }
-        for (size_t i = 0; i < b->u.d.used && rc == 0; i++) {
-            if (!b->u.d.ent[i].key || (rc = dict_ent_in(cx, b, i, a)) < 0) continue;
-            if (rc && inplace) rc = eval_dict_del(cx, r, b->u.d.ent[i].key) < 0 ? -1 : 0;
-            else rc = rc ? 0 : dict_put_ent(cx, r, b, i);
-        }
-        break;
-    }
-    if (rc < 0) {
-        eval_decref(cx, r);
-        eval_at(cx, at);
-        return NULL;
-    }
-    return r;
 }
 
 /* ---- equality and ordering ------------------------------------------------------------- */
@@ -1102,7 +779,7 @@ static int eq_inner(eval_cx *cx, val *a, val *b)
 int eval_eq(eval_cx *cx, val *a, val *b)
 {
     if (a == b) return 1;
-    if (IS_NUM(a) && IS_NUM(b)) return limb_walk(cx, a, b) < 0 ? -1 : num_eq(cx, a, b);
+    if (IS_NUM(a) && IS_NUM(b)) return eval_limb_walk(cx, a, b) < 0 ? -1 : num_eq(cx, a, b);
     if (eval_stack_low(cx)) return eval_deep(cx, eq_deep, &(walk_level){ .a = a, .b = b });
     if (eval_recurse(cx, IN_CMP, NULL) < 0) return -1;
     int r = eq_inner(cx, a, b);
@@ -1165,7 +842,7 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         if (IS_NAN(a) || IS_NAN(b)) return 0;   /* every order is false */
         int ra = inf_rank(a), rb = inf_rank(b);
         if (ra || rb) return cmp_result(op, ra - rb);
-        if (limb_walk(cx, a, b) < 0) return -1;
+        if (eval_limb_walk(cx, a, b) < 0) return -1;
         return cmp_result(op, mpq_cmp(eval_decided(cx, a, 0), eval_decided(cx, b, 1)));
     }
     eval_decides(cx, a);   /* as in eq_inner() */
@@ -1201,6 +878,81 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
     return -1;
 }
 
+/* `x in c`: 1, 0, -1 raised (CPython's TypeError for a c that holds nothing) */
+int eval_contains(eval_cx *cx, val *c, val *x, const ir_node *at)
+{
+    size_t i;
+    int err;
+    eval_decides(cx, c);   /* a string or a container an inexact value made decides whole */
+    switch (c->kind) {
+    case V_STR:
+        if (x->kind != V_STR) {
+            eval_raise(cx, CR_EPY_TYPE, at, "'in <string>' requires string as left operand, not %s",
+                       eval_type_name(x));
+            return -1;
+        }
+        if (eval_walk(cx, 0, c->u.str.len + x->u.str.len, at) < 0) return -1;
+        eval_decides(cx, x);
+        return x->u.str.len == 0 ||
+               memmem(c->u.str.s, c->u.str.len, x->u.str.s, x->u.str.len) != NULL;
+    case V_ITER:
+        if (c->sub == IT_KEYS || c->sub == IT_ITEMS) {
+            /* CPython's: a key is looked up; an item is a pair whose key is found with an
+             * equal value */
+            val *d = c->u.itr.dict, *k = x, *got;
+            if (c->sub == IT_ITEMS) {
+                if (x->kind != V_TUPLE || x->u.seq.len != 2) return 0;
+                k = x->u.seq.it[0];
+            }
+            if (!(got = eval_dict_get(cx, d, k, &err))) return err ? -1 : 0;
+            return c->sub == IT_KEYS ? 1 : eval_eq(cx, got, x->u.seq.it[1]);
+        } else {   /* values, or a one-shot iterator consumed up to the item, as CPython */
+            eval_iter it;
+            val *y;
+            int r;
+            if (eval_iter_init(cx, &it, c) < 0) return -1;
+            while ((r = eval_iter_next(cx, &it, &y)) > 0) {
+                r = eval_count(cx, 1, at) < 0 ? -1 : eval_eq(cx, y, x);
+                eval_decref(cx, y);
+                if (r) break;
+            }
+            eval_iter_done(cx, &it);
+            return r;
+        }
+    case V_LIST: case V_TUPLE:
+        for (i = 0; i < c->u.seq.len; i++) {
+            if (eval_count(cx, 1, at) < 0) return -1;
+            int r = eval_eq(cx, c->u.seq.it[i], x);
+            if (r) return r;
+        }
+        return 0;
+    case V_DICT: case V_SET:
+        if (eval_dict_get(cx, c, x, &err)) return 1;
+        return err ? -1 : 0;
+    case V_RANGE: {
+        if (x->kind == V_OBJ && x->u.obj.cls->rational) {
+            /* a number-like object (a Decimal) is in the range when it equals one of its ints */
+            int r = x->u.obj.cls->rational(cx, x, cx->dq[0]);
+            if (r <= 0) return r;
+        } else if (!IS_NUM(x)) {
+            return 0;
+        }
+        mpq_srcptr q = x->kind == V_OBJ ? cx->dq[0] : eval_decided(cx, x, 0);
+        if (mpz_cmp_ui(mpq_denref(q), 1) != 0 || !mpz_fits_slong_p(mpq_numref(q))) return 0;
+        int64_t v = mpz_get_si(mpq_numref(q)), s = c->u.rng.step;
+        if (s > 0 ? (v < c->u.rng.start || v >= c->u.rng.stop)
+                  : (v > c->u.rng.start || v <= c->u.rng.stop))
+            return 0;
+        return (v - c->u.rng.start) % s == 0;
+    }
+    default:
+        eval_raise(cx, CR_EPY_TYPE, at, "argument of type '%s' is not iterable",
+                   eval_type_name(c));
+        return -1;
+    }
+}
+
+
 int eval_truth(eval_cx *cx, val *v)
 {
     eval_decides(cx, v);
@@ -1217,378 +969,6 @@ int eval_truth(eval_cx *cx, val *v)
     case V_OBJ: return v->u.obj.cls->truth ? v->u.obj.cls->truth(cx, v) : 1;
     default: return 1;
     }
-}
-
-static const char *const iter_names[] = {
-    [IT_ZIP] = "zip", [IT_MAP] = "map", [IT_FILTER] = "filter", [IT_ENUMERATE] = "enumerate",
-    [IT_REVERSED] = "list_reverseiterator", [IT_GENERATOR] = "generator",
-    [IT_KEYS] = "dict_keys", [IT_VALUES] = "dict_values", [IT_ITEMS] = "dict_items",
-};
-
-static int is_type_builtin(int id)
-{
-    switch (id) {
-    case B_BOOL: case B_DICT: case B_FLOAT: case B_INT: case B_LIST: case B_SET: case B_STR:
-    case B_TUPLE: case B_RANGE: case B_ENUMERATE: case B_FILTER: case B_MAP: case B_ZIP:
-    case B_REVERSED:
-        return 1;
-    default:
-        return IS_EXC_CLASS(id);
-    }
-}
-
-const char *eval_type_name(const val *v)
-{
-    switch (v->kind) {
-    case V_NONE: return "NoneType";
-    case V_BOOL: return "bool";
-    case V_INT: return "int";
-    case V_FLOAT: case V_INF: return "float";
-    case V_STR: return "str";
-    case V_LIST: return "list";
-    case V_TUPLE: return "tuple";
-    case V_DICT: return "dict";
-    case V_SET: return "set";
-    case V_RANGE: return "range";
-    case V_ITER: return iter_names[v->sub];
-    case V_FUNC: return "function";
-    case V_BUILTIN: return is_type_builtin(v->sub) ? "type" : "builtin_function_or_method";
-    case V_MODULE: return "module";
-    case V_METHOD: return "builtin_function_or_method";
-    case V_EXC: return eval_builtin_name(v->sub);
-    case V_ELLIPSIS: return "ellipsis";
-    case V_OBJ: return v->u.obj.cls->name;
-    default: return "frame";
-    }
-}
-
-/* ---- repr and str ---------------------------------------------------------------------- */
-
-typedef struct rstack {
-    const val *v;
-    const struct rstack *up;
-} rstack;
-
-int eval_put(eval_cx *cx, cr_buf *b, const char *s, size_t n)
-{
-    size_t cap = b->cap;
-    cr_code rc = cr_buf_put(b, s, n);
-    if (rc == CR_OK) return b->cap == cap ? 0 : eval_mem_room(cx, b->cap);
-    if (rc == CR_ELIMIT)
-        eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
-                   (unsigned long long)cx->lim->max_str_len);
-    else
-        eval_raise(cx, CR_ENOMEM, NULL, "out of memory");
-    return -1;
-}
-#define PUTS(s) do { if (eval_put(cx, b, s, strlen(s)) < 0) return -1; } while (0)
-
-static int num_rc(eval_cx *cx, cr_code rc)
-{
-    if (rc == CR_OK) return 0;
-    if (rc == CR_ELIMIT)
-        eval_raise(cx, CR_ELIMIT, NULL, "string length limit (%llu characters)",
-                   (unsigned long long)cx->lim->max_str_len);
-    else if (rc == CR_EPY_VALUE)       /* num_repr_int past CPython 3.11's conversion limit */
-        eval_raise(cx, CR_EPY_VALUE, NULL,
-                   "Exceeds the limit (4300 digits) for integer string conversion; use "
-                   "sys.set_int_max_str_digits() to increase the limit");
-    else
-        eval_raise(cx, rc == CR_ENOMEM ? CR_ENOMEM : CR_EINTERNAL, NULL, "cannot render number");
-    return -1;
-}
-
-/* Appends the escape repr() and ascii() write for code point cp: \xNN, \uNNNN or
- * \UNNNNNNNN, the shortest that holds it. */
-static int put_escape(eval_cx *cx, cr_buf *b, ucs4_t cp)
-{
-    char tmp[16];
-    int n = snprintf(tmp, sizeof tmp, cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x"
-                                                                       : "\\U%08x", cp);
-    return eval_put(cx, b, tmp, (size_t)n);
-}
-
-/* CPython's str.__repr__: single quotes unless the text holds ' and no ", and escapes for
- * what str.isprintable() refuses (the categories Cc Cf Cs Co Cn Zl Zp Zs but the space). */
-static int repr_str(eval_cx *cx, cr_buf *b, const char *s, size_t len)
-{
-    char q = (memchr(s, '\'', len) && !memchr(s, '"', len)) ? '"' : '\'';
-    const uint32_t unprintable = UC_CATEGORY_MASK_Cc | UC_CATEGORY_MASK_Cf | UC_CATEGORY_MASK_Cs |
-                                 UC_CATEGORY_MASK_Co | UC_CATEGORY_MASK_Cn | UC_CATEGORY_MASK_Zl |
-                                 UC_CATEGORY_MASK_Zp | UC_CATEGORY_MASK_Zs;
-    if (eval_put(cx, b, &q, 1) < 0) return -1;
-    size_t i = 0, run = 0;
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        ucs4_t cp = c;
-        int n = 1;
-        if (c >= 0x80) n = u8_mbtouc(&cp, (const uint8_t *)s + i, len - i);
-        if (c == '\\') esc = "\\\\";
-        else if (c == (unsigned char)q) esc = q == '\'' ? "\\'" : "\\\"";
-        else if (c == '\n') esc = "\\n";
-        else if (c == '\r') esc = "\\r";
-        else if (c == '\t') esc = "\\t";
-        if (esc || (cp != ' ' && uc_is_general_category_withtable(cp, unprintable))) {
-            if (run && eval_put(cx, b, s + i - run, run) < 0) return -1;
-            run = 0;
-            if (esc ? eval_put(cx, b, esc, strlen(esc)) : put_escape(cx, b, cp)) return -1;
-        } else {
-            run += (size_t)n;
-        }
-        i += (size_t)n;
-    }
-    if (run && eval_put(cx, b, s + len - run, run) < 0) return -1;
-    return eval_put(cx, b, &q, 1);
-}
-
-/* ascii(): b's text with every character outside ASCII escaped. */
-static int ascii_of(eval_cx *cx, cr_buf *b)
-{
-    size_t i = 0;
-    while (i < b->len && (unsigned char)b->p[i] < 0x80) i++;
-    if (i == b->len) return 0;
-    cr_buf a;
-    cr_buf_init(&a, cx->lim->max_str_len);
-    int rc = eval_put(cx, &a, b->p, i);
-    while (rc == 0 && i < b->len) {
-        size_t k = i;
-        while (k < b->len && (unsigned char)b->p[k] < 0x80) k++;
-        rc = eval_put(cx, &a, b->p + i, k - i);
-        if (rc == 0 && k < b->len) {
-            ucs4_t cp;
-            int n = u8_mbtouc(&cp, (const uint8_t *)b->p + k, b->len - k);
-            rc = put_escape(cx, &a, cp);
-            k += (size_t)n;
-        }
-        i = k;
-    }
-    cr_buf_free(b);
-    *b = a;
-    return rc;
-}
-
-static int repr_items(eval_cx *cx, cr_buf *b, val **it, size_t n, const rstack *st,
-                      unsigned depth)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (i) PUTS(", ");
-        if (repr_in(cx, b, it[i], 0, st, depth + 1) < 0) return -1;
-    }
-    return 0;
-}
-
-/* Only these can hold themselves, so only they are looked for on the path (a one-shot
- * iterator prints no items). */
-static int is_container(const val *v)
-{
-    return v->kind == V_LIST || v->kind == V_TUPLE || v->kind == V_DICT || v->kind == V_SET ||
-           (v->kind == V_ITER && v->sub >= IT_KEYS);
-}
-
-static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
-{
-    char tmp[96];
-    rstack st = { v, up };
-    /* each item is a step, and a container also pays for the look along its path (CPython
-     * prints a container met again inside itself as [...] or {...}) */
-    int cont = is_container(v);
-    if (eval_count(cx, 1 + (cont ? depth / 16 : 0), NULL) < 0) return -1;
-    if (cont)
-        for (const rstack *s = up; s; s = s->up)
-            if (s->v == v) {
-                PUTS(v->kind == V_LIST ? "[...]" : v->kind == V_DICT ? "{...}"
-                     : v->kind == V_ITER ? "..." : "(...)");
-                return 0;
-            }
-    switch (v->kind) {
-    case V_NONE: PUTS("None"); return 0;
-    case V_ELLIPSIS: PUTS("Ellipsis"); return 0;
-    case V_OBJ: return v->u.obj.cls->repr(cx, b, v, as_str);
-    case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
-    case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
-    case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
-    case V_INF: PUTS(v->sub == INF_NAN ? "nan" : v->sub ? "-inf" : "inf"); return 0;
-    case V_STR:
-        if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;
-        if (as_str) return eval_put(cx, b, v->u.str.s, v->u.str.len);
-        return repr_str(cx, b, v->u.str.s, v->u.str.len);
-    case V_LIST:
-        PUTS("[");
-        if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
-        PUTS("]");
-        return 0;
-    case V_TUPLE:
-        PUTS("(");
-        if (repr_items(cx, b, v->u.seq.it, v->u.seq.len, &st, depth) < 0) return -1;
-        PUTS(v->u.seq.len == 1 ? ",)" : ")");
-        return 0;
-    case V_DICT: case V_SET: {
-        if (v->kind == V_SET && v->u.d.len == 0) { PUTS("set()"); return 0; }
-        PUTS("{");
-        int first = 1;
-        for (size_t i = 0; i < v->u.d.used; i++) {
-            dict_ent *e = &v->u.d.ent[i];
-            if (!e->key) continue;
-            if (!first) PUTS(", ");
-            first = 0;
-            if (repr_in(cx, b, e->key, 0, &st, depth + 1) < 0) return -1;
-            if (v->kind == V_DICT) {
-                PUTS(": ");
-                if (repr_in(cx, b, e->value, 0, &st, depth + 1) < 0) return -1;
-            }
-        }
-        PUTS("}");
-        return 0;
-    }
-    case V_RANGE:
-        if (v->u.rng.step == 1)
-            snprintf(tmp, sizeof tmp, "range(%lld, %lld)", (long long)v->u.rng.start,
-                     (long long)v->u.rng.stop);
-        else
-            snprintf(tmp, sizeof tmp, "range(%lld, %lld, %lld)", (long long)v->u.rng.start,
-                     (long long)v->u.rng.stop, (long long)v->u.rng.step);
-        PUTS(tmp);
-        return 0;
-    case V_ITER:
-        if (v->sub >= IT_KEYS) {   /* its items for the while: the text is as long */
-            val *l = eval_list_of(cx, v, V_LIST);
-            if (!l) return -1;
-            PUTS(iter_names[v->sub]);
-            PUTS("([");
-            int rc = repr_items(cx, b, l->u.seq.it, l->u.seq.len, &st, depth);
-            eval_decref(cx, l);
-            if (rc < 0) return -1;
-            PUTS("])");
-            return 0;
-        }
-        snprintf(tmp, sizeof tmp, "<%s object>", iter_names[v->sub]);
-        PUTS(tmp);
-        return 0;
-    case V_FUNC:
-        PUTS("<function ");
-        PUTS(v->u.fn.sc->name);
-        PUTS(">");
-        return 0;
-    case V_BUILTIN:
-        snprintf(tmp, sizeof tmp, is_type_builtin(v->sub) ? "<class '%s'>"
-                 : v->sub >= M_SQRT ? "<built-in function %s>" : "<built-in function %s>",
-                 eval_builtin_name(v->sub));
-        PUTS(tmp);
-        return 0;
-    case V_MODULE:
-        PUTS("<module '");
-        PUTS(registry_module_name(v->sub));
-        PUTS(v->sub == MOD_MATH ? "' (built-in)>" : "'>");
-        return 0;
-    case V_METHOD:
-        snprintf(tmp, sizeof tmp, "<built-in method %s of %s object>", eval_method_name(v->sub),
-                 eval_type_name(v->u.meth.self));
-        PUTS(tmp);
-        return 0;
-    case V_EXC:
-    {
-        /* str(): nothing for no argument; one argument's str (KeyError: its repr, as
-         * str(KeyError('k')) is "'k'"); several: the tuple's repr. repr(): the class and
-         * the arguments' reprs, ValueError('x') or ValueError(1, 2). */
-        val *args = v->u.exc.args;
-        size_t n = args ? args->u.seq.len : 0;
-        if (as_str) {
-            if (n == 1)
-                return repr_in(cx, b, args->u.seq.it[0], v->sub != B_KEYERROR, &st, depth + 1);
-            return n ? repr_in(cx, b, args, 0, &st, depth + 1) : 0;
-        }
-        PUTS(eval_builtin_name(v->sub));
-        if (n == 1) {
-            PUTS("(");
-            if (repr_in(cx, b, args->u.seq.it[0], 0, &st, depth + 1) < 0) return -1;
-            PUTS(")");
-            return 0;
-        }
-        if (!n) { PUTS("()"); return 0; }
-        return repr_in(cx, b, args, 0, &st, depth + 1);
-    }
-    default:
-        PUTS("<frame>");
-        return 0;
-    }
-}
-
-/* Each value rendered is a level of CPython's recursion, as its PyObject_Repr() is. */
-static int repr_in(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up, unsigned depth)
-{
-    if (eval_stack_low(cx))
-        return eval_deep(cx, repr_deep, &(walk_level){ .a = v, .buf = b, .as_str = as_str,
-                                                       .up = up, .depth = depth });
-    if (eval_recurse(cx, as_str ? " while getting the str of an object"
-                                : " while getting the repr of an object", NULL) < 0)
-        return -1;
-    int r = repr_one(cx, b, v, as_str, up, depth);
-    cx->rdepth--;
-    return r;
-}
-
-int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str)
-{
-    return repr_in(cx, b, v, as_str, NULL, 0);
-}
-
-val *eval_to_str(eval_cx *cx, val *v, int as_repr)
-{
-    if (v->kind == V_STR && !as_repr) {
-        EV_INCREF(v);
-        return v;
-    }
-    cr_buf b;
-    cr_buf_init(&b, cx->lim->max_str_len);
-    if (eval_repr(cx, &b, v, !as_repr) < 0 || (as_repr == EVAL_ASCII && ascii_of(cx, &b) < 0)) {
-        cr_buf_free(&b);
-        return NULL;
-    }
-    int inexact = eval_inexact(cx, v);
-    if (inexact < 0) {
-        cr_buf_free(&b);
-        return NULL;
-    }
-    val *s = eval_str_buf(cx, &b);
-    if (s && inexact && !(s->flags & VF_IMMORTAL) && s->rc == 1) s->flags |= VF_INEXACT;
-    return s;
-}
-
-/* A container met again on its own path adds nothing: it is being looked at already. As in
- * repr_in(), a container pays for the look along its path. */
-static int inexact_in(eval_cx *cx, val *v, const rstack *up, unsigned depth)
-{
-    size_t i;
-    int r = 0;
-    if (v->flags & VF_INEXACT) return 1;
-    if (v->kind == V_ITER && v->sub >= IT_KEYS) v = v->u.itr.dict;   /* as exact as its dict */
-    if (!is_container(v)) return 0;
-    if (eval_stack_low(cx))
-        return eval_deep(cx, inexact_deep, &(walk_level){ .a = v, .up = up, .depth = depth });
-    if (eval_count(cx, depth / 16, NULL) < 0) return -1;
-    for (const rstack *s = up; s; s = s->up)
-        if (s->v == v) return 0;
-    rstack st = { v, up };
-    if (v->kind == V_DICT || v->kind == V_SET) {
-        for (i = 0; i < v->u.d.used && !r; i++) {
-            dict_ent *e = &v->u.d.ent[i];
-            if (!e->key) continue;
-            if ((r = eval_count(cx, 1, NULL)) < 0) break;
-            r = inexact_in(cx, e->key, &st, depth + 1);
-            if (!r && e->value) r = inexact_in(cx, e->value, &st, depth + 1);
-        }
-    } else {
-        for (i = 0; i < v->u.seq.len && !r; i++)
-            if ((r = eval_count(cx, 1, NULL)) == 0)
-                r = inexact_in(cx, v->u.seq.it[i], &st, depth + 1);
-    }
-    return r;
-}
-
-int eval_inexact(eval_cx *cx, val *v)
-{
-    return inexact_in(cx, v, NULL, 0);
 }
 
 size_t eval_utf8_index(const val *s, size_t ci)
@@ -1755,6 +1135,14 @@ val *eval_list_of(eval_cx *cx, val *v, vkind kind)
     return l;
 }
 
+/* A value that iteration gives one by one, as a fresh list (the caller's). */
+val *eval_items_of(eval_cx *cx, val *v, const ir_node *at)
+{
+    val *l = eval_list_of(cx, v, V_LIST);
+    if (!l) eval_at(cx, at);
+    return l;
+}
+
 static uint64_t range_len(const val *v)
 {
     int64_t a = v->u.rng.start, b = v->u.rng.stop, s = v->u.rng.step;
@@ -1789,18 +1177,27 @@ int eval_len(eval_cx *cx, val *v, size_t *n)
     }
 }
 
-int eval_int_of(eval_cx *cx, val *v, int64_t *out)
+int eval_ssize_of(eval_cx *cx, val *v, const char *not_int, int64_t *out, const ir_node *at)
 {
     if (v->kind != V_INT && v->kind != V_BOOL) {
-        eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' object cannot be interpreted as an integer",
-                   eval_type_name(v));
+        if (not_int)
+            eval_raise(cx, CR_EPY_TYPE, at, "%s", not_int);
+        else
+            eval_raise(cx, CR_EPY_TYPE, at, "'%s' object cannot be interpreted as an integer",
+                       eval_type_name(v));
         return -1;
     }
     if (!mpz_fits_slong_p(mpq_numref(v->u.q))) {
-        eval_raise(cx, CR_EPY_OVERFLOW, NULL, "Python int too large to convert to C ssize_t");
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C ssize_t");
         return -1;
     }
     *out = mpz_get_si(mpq_numref(v->u.q));
+    return 0;
+}
+
+int eval_int_of(eval_cx *cx, val *v, int64_t *out)
+{
+    if (eval_ssize_of(cx, v, NULL, out, NULL) < 0) return -1;
     eval_decides(cx, v);
     return 0;
 }

@@ -19,7 +19,7 @@ cr_code parser_parse_python(const char *src, size_t len, const cr_limits *lim,
 /* The grammar's identity for audit records: "tree-sitter-python 0.23.6 (ABI 14)". */
 const char *parser_grammar_version(void);
 
-/* What the whitelist lets in is evaluator/registry.def's rows: the evaluator implements
+/* What the whitelist lets in is ir/subset.def's rows: the evaluator implements
  * exactly those, from the same rows. */
 
 /* Every name in CPython 3.11's builtins module (dir(builtins)), sorted, NULL-terminated. A call

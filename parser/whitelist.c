@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluator/registry.h"
+#include "ir/subset.h"
 #include "parser/internal.h"
 
 /* Every public name of CPython 3.11's math module: what `from math import *` binds. Those
@@ -128,7 +128,7 @@ static int readable_dunder(const char *name)
 
 /* Module functions that are in the subset only for some arguments: numpy's on scalars and list
  * literals (an array, or a name that may hold one, needs numpy itself), numpy_financial's on
- * scalars. Their registry rows give each parameter that is in the subset a letter (registry.h's
+ * scalars. Their registry rows give each parameter that is in the subset a letter (subset.h's
  * reg_sig), and an argument passed to it, by position or keyword, must have its shape:
  *   S a scalar: a number literal, a name, + - * / // % ** and unary - + of scalars, a call
  *     of float/int/abs/round/len, of a math function or of a function of these modules, or a

@@ -1,4 +1,4 @@
-/* tests/test_arity.c: every function row of evaluator/registry.def called in-process with one
+/* tests/test_arity.c: every function row of ir/subset.def called in-process with one
  * positional argument too many (hi + 1) and, when lo > 0, one too few (lo - 1), each argument
  * the int 1; the error must be CPython 3.11's, type and message, as
  * tests/data/arity_cpython.tsv records it (tests/tools/arity_cpython.py wrote it by running
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "evaluator/evaluator.h"
-#include "evaluator/registry.h"
+#include "ir/subset.h"
 #include "parser/parser.h"
 #include "tests/testlib.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "evaluator/evaluator.h"
-#include "evaluator/registry.h"
+#include "ir/subset.h"
 #include "parser/parser.h"
 #include "tests/testlib.h"
 

@@ -3,7 +3,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "evaluator/registry.h"
+#include "ir/subset.h"
 #include "parser/parser.h"
 #include "tests/testlib.h"
 

@@ -1,5 +1,5 @@
 """Writes tests/data/arity_cpython.tsv: what CPython raises for a call of each FUNC row of
-evaluator/registry.def with one positional argument too many (hi + 1) and, when lo > 0, one
+ir/subset.def with one positional argument too many (hi + 1) and, when lo > 0, one
 too few (lo - 1). Run from the repository's top with the interpreter to compare with:
 
     /usr/bin/python3 tests/tools/arity_cpython.py > tests/data/arity_cpython.tsv
@@ -13,11 +13,11 @@ import sys
 ROW = re.compile(r'^(?:FUNC\((\w+), "(\w+)", \w+, \w+, (\d+), (\w+), \w+,\s*"[^"]*"\)'
                  r'|EXC\((\w+), "(\w+)", \w+, "[^"]*"\))', re.M)
 MODS = {}
-for m in re.finditer(r'^MODULE\((\w+), "([\w.]+)"\)', open("evaluator/registry.def").read(), re.M):
+for m in re.finditer(r'^MODULE\((\w+), "([\w.]+)"\)', open("ir/subset.def").read(), re.M):
     MODS[m.group(1)] = m.group(2)
 
 print(f"# {sys.executable} {sys.version.split()[0]}: tests/tools/arity_cpython.py")
-for m in ROW.finditer(open("evaluator/registry.def").read()):
+for m in ROW.finditer(open("ir/subset.def").read()):
     if m.group(5):
         continue   # an exception class: any count
     mod, name, lo, hi = MODS[m.group(1)], m.group(2), int(m.group(3)), m.group(4)

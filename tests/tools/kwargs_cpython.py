@@ -1,5 +1,5 @@
 """Writes tests/data/kwargs_cpython.tsv: how CPython binds arguments to each FUNC row of
-evaluator/registry.def, by position and by keyword. Run from the repository's top with the
+ir/subset.def, by position and by keyword. Run from the repository's top with the
 interpreter to compare with:
 
     /usr/bin/python3 tests/tools/kwargs_cpython.py > tests/data/kwargs_cpython.tsv
@@ -150,7 +150,7 @@ def calls(fn, names, nposonly, npos, lo, samples):
 
 
 def main():
-    src = open("evaluator/registry.def").read()
+    src = open("ir/subset.def").read()
     mods = dict(re.findall(r'^MODULE\((\w+), "([\w.]+)"\)', src, re.M))
     print(f"# {sys.executable} {sys.version.split()[0]}: tests/tools/kwargs_cpython.py")
     for m in ROW.finditer(src):

@@ -1,24 +1,26 @@
-/* evaluator/registry.h: the ids registry.def's rows give: modules, functions and methods.
- * The parser includes this (names only, through registry.def) as well as the evaluator. */
-#ifndef CR_REGISTRY_H
-#define CR_REGISTRY_H
+/* ir/subset.h: the in-process subset's ids (modules, functions, methods), as subset.def's
+ * rows give them, and its name lookups. Both the whitelist (parser/whitelist.c) and the
+ * evaluator include this; the evaluator's dispatch (impl pointers) is its own
+ * (evaluator/dispatch.c). */
+#ifndef CR_IR_SUBSET_H
+#define CR_IR_SUBSET_H
 
 enum {
 #define MODULE(id, name) id,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
     MOD_COUNT
 };
 
 /* Function ids, in row order (a builtin function value's val.sub). */
 enum {
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) id,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
     B_COUNT
 };
 
 enum {
 #define METHOD(id, name, kinds) id,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
     MT_COUNT_END
 };
 
@@ -70,7 +72,7 @@ typedef struct {
     char buf[200];
 } reg_sig;
 
-/* A row of registry.def, as both sides read it. */
+/* A row of subset.def, as both sides read it. */
 typedef enum { REG_FUNC, REG_VALUE, REG_MODULE } reg_kind;
 
 /* The module a dotted name names, or -1. */

@@ -1,13 +1,13 @@
-/* evaluator/registry.c: registry.def's names, as the whitelist and the evaluator look them
- * up. Names only: the implementations are the evaluator's (builtins.c). */
-#include "evaluator/registry.h"
+/* ir/subset.c: subset.def's names, as the whitelist and the evaluator look them up. Names
+ * only: the implementations are the evaluator's (evaluator/dispatch.c binds a row to them). */
+#include "ir/subset.h"
 
 #include <pthread.h>
 #include <string.h>
 
 static const char *const mod_names[MOD_COUNT] = {
 #define MODULE(id, name) [id] = name,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 };
 
 typedef struct {
@@ -20,20 +20,20 @@ typedef struct {
 static const row rows[] = {
 #define FUNC(mod, name, id, impl, lo, hi, style, sig) \
     { mod, REG_FUNC, id, lo, hi, style, name, sig },
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 #define VALUE(mod, name, get) { mod, REG_VALUE, 0, 0, 0, 0, name, NULL },
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
 static const char *const method_names[MT_COUNT_END] = {
 #define METHOD(id, name, kinds) [id] = name,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
 };
 
 static const char *const attr_names[] = {
 #define ATTR(name) name,
-#include "evaluator/registry.def"
+#include "ir/subset.def"
     NULL
 };
 
