@@ -2,6 +2,7 @@
  * reads, the report it writes back, and the outcome's memory. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,17 @@ cr_code sandbox_interpreter_check(const char *interp, const char *allow, cr_erro
         return cr_error_set(err, CR_EUSAGE, 0, 0, "interpreter %s: not an executable file",
                             interp);
     return CR_OK;
+}
+
+void sandbox_note_add(char *note, size_t cap, const char *fmt, ...)
+{
+    char part[512];
+    size_t used = strlen(note);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(part, sizeof part, fmt, ap);
+    va_end(ap);
+    if (part[0] && used + 1 < cap) snprintf(note + used, cap - used, "%s%s", used ? "; " : "", part);
 }
 
 void sandbox_outcome_free(sandbox_outcome *out)

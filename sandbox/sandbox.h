@@ -201,6 +201,10 @@ typedef struct {
  * it). */
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zeroes it */
+/* Appends a part to a note such as tier_note, "; " between parts, cut to cap bytes; an empty
+ * part adds nothing. */
+void sandbox_note_add(char *note, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* 1 when the tier can run on this host; else 0 with the reason in why ("" on success).
  * CR_TIER_AUTO: 1 when either can. Cheap enough to call per request (probes are cached).
