@@ -733,7 +733,19 @@ static cr_code apply_line_opts(cr_request *req, cr_error *e)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The command line, parsed: the request and the engine's options as the flags set them, and
+ * what to do with them. */
+typedef struct {
+    cr_config *cfg;
+    cr_request *req;
+    int json, explain, batch;
+    unsigned jobs;          /* --jobs */
+    const char *path;       /* the input: a file, "-" for stdin, or "mcp" */
+} cli_opts;
+
+/* Fills *o from the command line (o->cfg and o->req made by the caller): EX_OK, EX_DONE for
+ * --help and --version (printed), or the exit status of a usage error (reported). */
+static int parse_args(int argc, char **argv, cli_opts *o)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
@@ -760,22 +772,10 @@ int main(int argc, char **argv)
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {0, 0, 0, 0},
     };
-    cr_config *cfg = cr_config_new();
-    cr_request *req = cr_request_new();
-    if (!req || !cfg) {
-        cr_config_free(cfg);
-        fprintf(stderr, "calc-route: out of memory\n");
-        return EX_INTERNAL;
-    }
-    int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
-    unsigned jobs = 1;
+    cr_config *cfg = o->cfg;
+    cr_request *req = o->req;
+    int rc = EX_OK, c;
     cr_error e = {0};
-    if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
-        fprintf(stderr, "calc-route: out of memory\n");
-        cr_request_free(req);
-        cr_config_free(cfg);
-        return EX_INTERNAL;
-    }
     while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'h': fputs(usage, stdout); rc = EX_DONE; break;
@@ -808,8 +808,8 @@ int main(int argc, char **argv)
             rc = load_json_file(optarg, "--table", req, cr_request_set_table_json,
                                 record('T', NULL, NULL));
             break;
-        case O_JSON: json = 1; break;
-        case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); record('E', NULL, NULL); break;
+        case O_JSON: o->json = 1; break;
+        case O_EXPLAIN: o->explain = 1; cr_request_set_explain(req, 1); record('E', NULL, NULL); break;
         case O_PRECISION:
         case O_SEED:
         case O_ROUNDING:
@@ -833,13 +833,13 @@ int main(int argc, char **argv)
         case O_INTERPRETER: rc = set_config(cfg, "interpreter", optarg); break;
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
-        case O_BATCH: batch = 1; break;
+        case O_BATCH: o->batch = 1; break;
         case O_JOBS: {
             char *end;
             unsigned long n = strtoul(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > JOBS_MAX)
                 rc = die_usage("--jobs: want 1 to 64 lines at once, got '%s'", optarg);
-            jobs = (unsigned)n;
+            o->jobs = (unsigned)n;
             break;
         }
         case O_POOL: rc = set_config(cfg, "pool", optarg); break;
@@ -873,67 +873,72 @@ int main(int argc, char **argv)
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }
     }
-    if (rc != EX_OK) goto out;
-    if (jobs > 1 && !batch) {
-        rc = die_usage("--jobs: only with --batch%s", "");
-        goto out;
+    if (rc != EX_OK) return rc;
+    if (o->jobs > 1 && !o->batch) return die_usage("--jobs: only with --batch%s", "");
+    if (argc - optind > 1) return die_usage("one input at most, got '%s' and more", argv[optind + 1]);
+    o->path = optind < argc ? argv[optind] : "-";
+    return EX_OK;
+}
+
+/* --batch, or the MCP server: many requests over one engine. */
+static int serve(const cli_opts *o)
+{
+    const char *path = o->path;
+    int rc = EX_OK;
+    FILE *in = strcmp(path, "-") == 0 || !o->batch ? stdin : fopen(path, "r");
+    if (!in) {
+        fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
+        return EX_USAGE;
     }
-    if (argc - optind > 1) {
-        rc = die_usage("one input at most, got '%s' and more", argv[optind + 1]);
-        goto out;
+    cr_engine *engine = open_engine(o->cfg, &rc);
+    if (engine) {
+        catch_signals(engine);
+        rc = o->batch ? run_batch(engine, in, o->jobs)
+                      : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
     }
-    const char *path = optind < argc ? argv[optind] : "-";
-    if (strcmp(path, "mcp") == 0 || batch) {   /* a file named mcp: ./mcp */
-        FILE *in = strcmp(path, "-") == 0 || !batch ? stdin : fopen(path, "r");
-        if (!in) {
-            fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
-            rc = EX_USAGE;
-            goto out;
-        }
-        cr_engine *engine = open_engine(cfg, &rc);
-        if (engine) {
-            catch_signals(engine);
-            rc = batch ? run_batch(engine, in, jobs)
-                       : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
-        }
-        signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
-        cr_engine_close(engine);
-        if (in != stdin) fclose(in);
-        goto out;
-    }
+    signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
+    cr_engine_close(engine);
+    if (in != stdin) fclose(in);
+    return rc;
+}
+
+/* One request: the input's code, run and printed as the flags ask. */
+static int run_one(const cli_opts *o)
+{
+    const char *path = o->path;
+    int rc = EX_OK;
+    cr_error e = {0};
     size_t len;
     char *code = read_all(path, &len);
     if (!code) {
         fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
-        rc = EX_USAGE;
-        goto out;
+        return EX_USAGE;
     }
-    cr_code set = cr_request_set_code(req, code, len);
+    cr_code set = cr_request_set_code(o->req, code, len);
     free(code);
     if (set != CR_OK) {
         fprintf(stderr, "calc-route: out of memory\n");
-        rc = EX_INTERNAL;
-        goto out;
+        return EX_INTERNAL;
     }
-    cr_engine *engine = open_engine(cfg, &rc);
-    if (!engine) goto out;
+    cr_engine *engine = open_engine(o->cfg, &rc);
+    if (!engine) return rc;
     catch_signals(engine);
     cr_result *res = NULL;
-    if (cr_run(engine, req, &res, &e) != CR_OK) {
+    if (cr_run(engine, o->req, &res, &e) != CR_OK) {
         fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
         rc = EX_INTERNAL;
     } else {
-        const char *js = json ? cr_result_json(res) : NULL;
-        if (json) {
+        const char *js = o->json ? cr_result_json(res) : NULL;
+        if (o->json) {
             if (js) printf("%s\n", js);
-        } else if (explain) {
+        } else if (o->explain) {
             print_explain(res);
         } else {
             print_text(res);
         }
-        rc = explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
-                                                                 : exit_for(cr_result_status(res));
-        if (json && !js) {
+        rc = o->explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
+                                                                    : exit_for(cr_result_status(res));
+        if (o->json && !js) {
             fprintf(stderr, "calc-route: out of memory building the JSON result\n");
             rc = EX_INTERNAL;
         }
@@ -941,12 +946,32 @@ int main(int argc, char **argv)
     cr_result_free(res);
     signal_engine = NULL;
     cr_engine_close(engine);
-out:
-    cr_request_free(req);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_opts o = { .cfg = cr_config_new(), .req = cr_request_new(), .jobs = 1 };
+    int rc;
+    if (!o.req || !o.cfg) {
+        cr_config_free(o.cfg);
+        fprintf(stderr, "calc-route: out of memory\n");
+        return EX_INTERNAL;
+    }
+    if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        cr_request_free(o.req);
+        cr_config_free(o.cfg);
+        return EX_INTERNAL;
+    }
+    rc = parse_args(argc, argv, &o);
+    /* A file named mcp: ./mcp */
+    if (rc == EX_OK) rc = strcmp(o.path, "mcp") == 0 || o.batch ? serve(&o) : run_one(&o);
+    cr_request_free(o.req);
     for (size_t i = 0; i < nline_opts; i++)
         if (line_opts[i].opt == 'J' || line_opts[i].opt == 'T') free(line_opts[i].text);
     free(line_opts);
-    cr_config_free(cfg);
+    cr_config_free(o.cfg);
     if (rc == EX_DONE) rc = EX_OK;
     return got_signal ? EX_SIGNAL + got_signal : rc;
 }
