@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "calcroute.h"
+#include "common/defaults.h"
 #include "common/json.h"
 #include "cli/mcp.h"
 
@@ -37,7 +38,8 @@ static const char usage[] =
     "  --table FILE.json       a FinQA table (list of rows, first cell the row name)\n"
     "  --json                  print one JSON object with route, status, value, stdout, ...\n"
     "  --explain               print the routing decision and its reasons; run nothing\n"
-    "  --precision N           significant digits of inexact results (default 34)\n"
+    "  --precision N           significant digits of inexact results (default "
+    CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION) ")\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
     "  --strip-fences          the input is a model's reply: run the code of its ```python\n"
     "                          fences (every such block, in order); without one, all of it\n"
@@ -48,7 +50,7 @@ static const char usage[] =
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"
     "  --out DIR               where sandbox artifacts are copied\n"
-    "  --interpreter PATH      the sandbox's python (default /usr/bin/python3): under /usr or\n"
+    "  --interpreter PATH      the sandbox's python (default " CR_DEFAULT_INTERPRETER "): under /usr or\n"
     "                          --allow-dir, e.g. a virtual environment's bin/python\n"
     "  --allow-dir DIR         a directory the sandbox sees read-only at the same path (its\n"
     "                          canonical path), e.g. the virtual environment\n"

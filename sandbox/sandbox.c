@@ -29,15 +29,15 @@ const char *sandbox_limit_name(sandbox_limit limit)
 
 void sandbox_limits_resolve(sandbox_limits *lim)
 {
-    if (!(lim->wall_s > 0)) lim->wall_s = 10.0;
+    if (!(lim->wall_s > 0)) lim->wall_s = CR_DEFAULT_TIMEOUT_S;
     if (!(lim->cpu_s > 0)) lim->cpu_s = lim->wall_s;
-    if (!lim->memory_bytes) lim->memory_bytes = 512ull << 20;
-    if (!lim->max_procs) lim->max_procs = 64;
-    if (!lim->max_stdout) lim->max_stdout = 1u << 20;
-    if (!lim->max_stderr) lim->max_stderr = 256u << 10;
-    if (!lim->tmp_bytes) lim->tmp_bytes = 64ull << 20;
-    if (!lim->artifact_bytes) lim->artifact_bytes = 64ull << 20;
-    if (!lim->max_artifacts) lim->max_artifacts = 64;
+    if (!lim->memory_bytes) lim->memory_bytes = (uint64_t)CR_DEFAULT_MEMORY_MIB << 20;
+    if (!lim->max_procs) lim->max_procs = CR_DEFAULT_SANDBOX_PROCS;
+    if (!lim->max_stdout) lim->max_stdout = CR_DEFAULT_SANDBOX_STDOUT;
+    if (!lim->max_stderr) lim->max_stderr = CR_DEFAULT_SANDBOX_STDERR;
+    if (!lim->tmp_bytes) lim->tmp_bytes = (uint64_t)CR_DEFAULT_SANDBOX_TMP_MIB << 20;
+    if (!lim->artifact_bytes) lim->artifact_bytes = (uint64_t)CR_DEFAULT_SANDBOX_OUT_MIB << 20;
+    if (!lim->max_artifacts) lim->max_artifacts = CR_DEFAULT_SANDBOX_ARTIFACTS;
 }
 
 void sandbox_job_init(sandbox_job *job)

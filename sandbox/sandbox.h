@@ -32,8 +32,9 @@
 
 #include "calcroute.h"
 #include "common/common.h"
+#include "common/defaults.h"
 
-#define SANDBOX_DEFAULT_INTERPRETER "/usr/bin/python3"
+#define SANDBOX_DEFAULT_INTERPRETER CR_DEFAULT_INTERPRETER
 /* Where the sandbox's libraries keep their caches (XDG_CACHE_HOME, MPLCONFIGDIR): under /tmp,
  * and left out of the files reported as dropped. */
 #define SANDBOX_CACHE_DIR "/tmp/.cache"
@@ -42,17 +43,18 @@
  * Every figure is a hard bound on the whole run (all processes the code starts), enforced by
  * the tier: the parent's clock for wall and CPU, a cgroup (or rlimits, when the host offers
  * no cgroup) for memory and processes, size-capped filesystems for /tmp and /out, and the
- * parent's reader for stdout/stderr. 0 in a field means "the default". */
+ * parent's reader for stdout/stderr. 0 in a field means "the default" (common/defaults.h:
+ * CR_DEFAULT_TIMEOUT_S, CR_DEFAULT_MEMORY_MIB, CR_DEFAULT_SANDBOX_*). */
 typedef struct {
-    double wall_s;            /* wall clock from start to the last process gone (10) */
+    double wall_s;            /* wall clock from start to the last process gone */
     double cpu_s;             /* CPU seconds, user + system, all processes (= wall_s) */
-    uint64_t memory_bytes;    /* resident memory incl. /tmp and /out contents (512 MiB) */
-    uint32_t max_procs;       /* processes and threads at once (64) */
-    size_t max_stdout;        /* bytes of stdout kept; more ends the run (1 MiB) */
-    size_t max_stderr;        /* bytes of stderr kept; more is dropped, run goes on (256 KiB) */
-    uint64_t tmp_bytes;       /* size of the /tmp filesystem (64 MiB) */
-    uint64_t artifact_bytes;  /* size of the /out filesystem: all artifacts together (64 MiB) */
-    uint32_t max_artifacts;   /* files kept from /out (64) */
+    uint64_t memory_bytes;    /* resident memory incl. /tmp and /out contents */
+    uint32_t max_procs;       /* processes and threads at once */
+    size_t max_stdout;        /* bytes of stdout kept; more ends the run */
+    size_t max_stderr;        /* bytes of stderr kept; more is dropped, run goes on */
+    uint64_t tmp_bytes;       /* size of the /tmp filesystem */
+    uint64_t artifact_bytes;  /* size of the /out filesystem: all artifacts together */
+    uint32_t max_artifacts;   /* files kept from /out */
 } sandbox_limits;
 
 /* Which limit ended or marred the run. Reported by name with sandbox_limit_name():
