@@ -117,9 +117,9 @@ struct cr_result {
     cr_lang lang;
     cr_code status;
     cr_error error;         /* valid when status != CR_OK */
-    char *out, *err_text;
-    size_t out_len, err_len;
-    int out_truncated;
+    char *stdout_text, *stderr_text;
+    size_t stdout_len, stderr_len;
+    int stdout_truncated;
     char *value_repr, *value_type, *value_fraction, *value_from;
     int has_value, value_exact;
     json_t *value_native;   /* the value as tagged JSON (DESIGN.md), or NULL: value_native_why */

@@ -116,7 +116,7 @@ void sandbox_outcome_free(sandbox_outcome *out)
     free(out->value_type);
     free(out->value_decimal);
     free(out->value_native);
-    free(out->value_source);
+    free(out->value_from);
     free(out->error_type);
     free(out->error_message);
     for (size_t i = 0; i < out->artifact_count; i++) {
@@ -535,7 +535,7 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
              !(out->value_decimal = dup_field(g->p[F_DECIMAL], g->n[F_DECIMAL]))) ||
             (g->p[F_NATIVE] &&
              !(out->value_native = dup_field(g->p[F_NATIVE], g->n[F_NATIVE]))) ||
-            !(out->value_source = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
+            !(out->value_from = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
                                                : dup_field(src, strlen(src))))
             return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     }

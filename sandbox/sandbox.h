@@ -163,7 +163,7 @@ typedef struct {
     char *value_native;       /* a list, tuple, set or dict: its native form (DESIGN.md) as
                                  JSON text, which the runner checked part by part; NULL for
                                  others, or when a part has none */
-    char *value_source;       /* how it was chosen, in the in-process evaluator's words:
+    char *value_from;         /* how it was chosen, in the in-process evaluator's words:
                                  "solution()", "last expression", or the variable's name
                                  ("ans", "total") */
 

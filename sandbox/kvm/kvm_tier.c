@@ -98,9 +98,9 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: limit %u", r->limit);
     if (r->flags & CRVM_SETUP_FAILED) {
         /* The guest's ns tier could not set up: its reason, on one line. */
-        int n = (int)strcspn(r->errs ? r->errs : "", "\n");
+        int n = (int)strcspn(r->stderr_text ? r->stderr_text : "", "\n");
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: guest: %.*s", n > 200 ? 200 : n,
-                            r->errs ? r->errs : "");
+                            r->stderr_text ? r->stderr_text : "");
     }
     out->exited = r->exited;
     out->exit_code = r->exit_code;
@@ -112,8 +112,8 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
     out->wall_s = (double)r->run_ns / 1e9;
     out->cpu_s = (double)r->cpu_ns / 1e9;
     out->peak_memory_bytes = r->peak_bytes;
-    set_buf(&out->stdout_buf, r->out, r->out_len, !!(r->flags & CRVM_OUT_TRUNCATED));
-    set_buf(&out->stderr_buf, r->errs, r->err_len, !!(r->flags & CRVM_ERR_TRUNCATED));
+    set_buf(&out->stdout_buf, r->stdout_text, r->stdout_len, !!(r->flags & CRVM_OUT_TRUNCATED));
+    set_buf(&out->stderr_buf, r->stderr_text, r->stderr_len, !!(r->flags & CRVM_ERR_TRUNCATED));
     return sandbox_report_parse(r->report, r->report_len, out, err);
 }
 
@@ -231,8 +231,9 @@ static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
     w.rc = rc;
     w.stop = stop;
     w.console_len = (uint32_t)clen;
-    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, r.out_len) < 0 ||
-              write_all(fd, r.errs, r.err_len) < 0 || write_all(fd, r.report, r.report_len) < 0 ||
+    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.stdout_text, r.stdout_len) < 0 ||
+              write_all(fd, r.stderr_text, r.stderr_len) < 0 ||
+              write_all(fd, r.report, r.report_len) < 0 ||
               write_all(fd, r.artifacts, r.artifacts_len) < 0 || write_all(fd, console, clen) < 0;
     _exit(bad ? 3 : 0);
 }
@@ -307,12 +308,12 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     w->err.message[sizeof w->err.message - 1] = '\0';
     w->note[sizeof w->note - 1] = '\0';
     *r = w->res;
-    r->out = r->errs = r->report = r->artifacts = NULL;
+    r->stdout_text = r->stderr_text = r->report = r->artifacts = NULL;
     r->limit_detail[sizeof r->limit_detail - 1] = '\0';
     r->tier_note[sizeof r->tier_note - 1] = '\0';
     if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
         w->rc = CR_ESANDBOX;
-    if (r->out_len > p->lim.max_stdout || r->err_len > p->lim.max_stderr ||
+    if (r->stdout_len > p->lim.max_stdout || r->stderr_len > p->lim.max_stderr ||
         r->report_len > p->lim.max_report || r->artifacts_len > p->lim.max_artifact_span ||
         w->console_len > CONSOLE_TAIL) {
         memset(r, 0, sizeof *r);
@@ -320,7 +321,8 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
         goto out;
     }
     struct { char **p; size_t *len; size_t n; } parts[] = {
-        { &r->out, &r->out_len, r->out_len }, { &r->errs, &r->err_len, r->err_len },
+        { &r->stdout_text, &r->stdout_len, r->stdout_len },
+        { &r->stderr_text, &r->stderr_len, r->stderr_len },
         { &r->report, &r->report_len, r->report_len },
         { &r->artifacts, &r->artifacts_len, r->artifacts_len },
     };
@@ -474,7 +476,7 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
                 int told = stop == VMM_STOP_DOORBELL && vmm_page_read(vm, &r, &ce) == CR_OK;
                 rc = cr_error_set(&ce, CR_ESANDBOX, 0, 0, "kvm: snapshot: the guest stopped "
                                   "(%s) before its ready point%s%.120s", vmm_stop_name(stop),
-                                  told ? ": " : "", told ? r.errs : "");
+                                  told ? ": " : "", told ? r.stderr_text : "");
                 if (told) vmm_page_result_free(&r);
             }
         }
