@@ -3,7 +3,7 @@
  * sandbox_limits_resolve() as numbers, the command line's help as text: each figure is a
  * plain decimal literal so that CR_DEFAULT_TEXT() can spell it. The documents that state a
  * default (README.md, the man pages in docs/, include/calcroute.h, the Python binding's
- * docstrings) copy it from here. */
+ * docstrings) copy it from here, and tests/test_defaults.sh holds them to it. */
 #ifndef CR_DEFAULTS_H
 #define CR_DEFAULTS_H
 
