@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "calcroute.h"
+#include "common/defaults.h"
 #include "common/json.h"
 #include "cli/line.h"
 #include "cli/mcp.h"
@@ -41,7 +42,8 @@ static const char usage[] =
     "  --table FILE.json       a FinQA table (list of rows, first cell the row name)\n"
     "  --json                  print one JSON object with route, status, value, stdout, ...\n"
     "  --explain               print the routing decision and its reasons; run nothing\n"
-    "  --precision N           significant digits of inexact results (default 34)\n"
+    "  --precision N           significant digits of inexact results (default "
+    CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION) ")\n"
     "  --rounding MODE         half-even (Python's, default) or half-up\n"
     "  --strip-fences          the input is a model's reply: run the code of its ```python\n"
     "                          fences (every such block, in order); without one, all of it\n"
@@ -52,7 +54,7 @@ static const char usage[] =
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"
     "  --out DIR               where sandbox artifacts are copied\n"
-    "  --interpreter PATH      the sandbox's python (default /usr/bin/python3): under /usr or\n"
+    "  --interpreter PATH      the sandbox's python (default " CR_DEFAULT_INTERPRETER "): under /usr or\n"
     "                          --allow-dir, e.g. a virtual environment's bin/python\n"
     "  --allow-dir DIR         a directory the sandbox sees read-only at the same path (its\n"
     "                          canonical path), e.g. the virtual environment\n"
@@ -713,7 +715,21 @@ static cr_code apply_line_opts(cr_request *req, cr_error *e)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The command line, parsed: the request and the engine's options as the flags set them, and
+ * what to do with them. */
+typedef struct {
+    cr_config *cfg;
+    cr_request *req;
+    int json, explain, batch;
+    unsigned jobs;          /* --jobs */
+    const char *path;       /* the input: a file, "-" for stdin, "mcp" or "serve" */
+    cr_serve_opts serve;    /* --listen, --token-file, ...: serve's own */
+    int serve_opt;          /* one of those was given */
+} cli_opts;
+
+/* Fills *o from the command line (o->cfg and o->req made by the caller): EX_OK, EX_DONE for
+ * --help and --version (printed), or the exit status of a usage error (reported). */
+static int parse_args(int argc, char **argv, cli_opts *o)
 {
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
@@ -744,24 +760,11 @@ int main(int argc, char **argv)
         {"max-body", required_argument, 0, O_SERVE},
         {0, 0, 0, 0},
     };
-    cr_config *cfg = cr_config_new();
-    cr_request *req = cr_request_new();
-    if (!req || !cfg) {
-        cr_config_free(cfg);
-        fprintf(stderr, "calc-route: out of memory\n");
-        return EX_INTERNAL;
-    }
-    int json = 0, explain = 0, batch = 0, rc = EX_OK, c;
-    unsigned jobs = 1;
+    cr_config *cfg = o->cfg;
+    cr_request *req = o->req;
+    int rc = EX_OK, c;
     cr_error e = {0};
-    if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
-        fprintf(stderr, "calc-route: out of memory\n");
-        cr_request_free(req);
-        cr_config_free(cfg);
-        return EX_INTERNAL;
-    }
-    cr_serve_opts serve = {0};
-    int serve_opt = 0, opt_index;
+    int opt_index;
     while (rc == EX_OK && (c = getopt_long(argc, argv, "h", opts, &opt_index)) != -1) {
         switch (c) {
         case 'h': fputs(usage, stdout); rc = EX_DONE; break;
@@ -794,8 +797,8 @@ int main(int argc, char **argv)
             rc = load_json_file(optarg, "--table", req, cr_request_set_table_json,
                                 record('T', NULL, NULL));
             break;
-        case O_JSON: json = 1; break;
-        case O_EXPLAIN: explain = 1; cr_request_set_explain(req, 1); record('E', NULL, NULL); break;
+        case O_JSON: o->json = 1; break;
+        case O_EXPLAIN: o->explain = 1; cr_request_set_explain(req, 1); record('E', NULL, NULL); break;
         case O_PRECISION:
         case O_SEED:
         case O_ROUNDING:
@@ -819,12 +822,12 @@ int main(int argc, char **argv)
         case O_INTERPRETER: rc = set_config(cfg, "interpreter", optarg); break;
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
-        case O_BATCH: batch = 1; break;
+        case O_BATCH: o->batch = 1; break;
         case O_SERVE: {   /* serve's own options: cli/serve.c reads them */
             char why[128];
-            if (cr_serve_option(&serve, opts[opt_index].name, optarg, why, sizeof why) < 0)
+            if (cr_serve_option(&o->serve, opts[opt_index].name, optarg, why, sizeof why) < 0)
                 rc = die_usage("%s", why);
-            serve_opt = 1;
+            o->serve_opt = 1;
             break;
         }
         case O_JOBS: {
@@ -832,7 +835,7 @@ int main(int argc, char **argv)
             unsigned long n = strtoul(optarg, &end, 10);
             if (*optarg < '0' || *optarg > '9' || *end || n < 1 || n > JOBS_MAX)
                 rc = die_usage("--jobs: want 1 to 64 lines at once, got '%s'", optarg);
-            jobs = (unsigned)n;
+            o->jobs = (unsigned)n;
             break;
         }
         case O_POOL: rc = set_config(cfg, "pool", optarg); break;
@@ -866,81 +869,89 @@ int main(int argc, char **argv)
         default: rc = EX_USAGE; fputs("Try 'calc-route --help'.\n", stderr); break;
         }
     }
-    if (rc != EX_OK) goto out;
-    if (jobs > 1 && !batch) {
-        rc = die_usage("--jobs: only with --batch%s", "");
-        goto out;
+    if (rc != EX_OK) return rc;
+    if (o->jobs > 1 && !o->batch) return die_usage("--jobs: only with --batch%s", "");
+    if (argc - optind > 1) return die_usage("one input at most, got '%s' and more", argv[optind + 1]);
+    o->path = optind < argc ? argv[optind] : "-";
+    if (o->serve_opt && (o->batch || strcmp(o->path, "serve") != 0))
+        return die_usage("--listen, --token-file, ...: only with serve%s", "");
+    return EX_OK;
+}
+
+/* The HTTP service over one engine. A signal drains it: the runs under way are not ended,
+ * and once drained nothing was lost, so the exit is a clean one. */
+static int serve_http(cli_opts *o)
+{
+    int rc = EX_OK;
+    cr_engine *engine = open_engine(o->cfg, &rc);
+    if (engine) {
+        catch_signals(NULL);
+        rc = cr_serve(engine, &o->serve, signal_pipe[0], apply_line_opts);
+        got_signal = 0;
     }
-    if (argc - optind > 1) {
-        rc = die_usage("one input at most, got '%s' and more", argv[optind + 1]);
-        goto out;
+    cr_engine_close(engine);
+    return rc;
+}
+
+/* --batch, or the MCP server: many requests over one engine. */
+static int serve_lines(const cli_opts *o)
+{
+    const char *path = o->path;
+    int rc = EX_OK;
+    FILE *in = strcmp(path, "-") == 0 || !o->batch ? stdin : fopen(path, "r");
+    if (!in) {
+        fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
+        return EX_USAGE;
     }
-    const char *path = optind < argc ? argv[optind] : "-";
-    if (serve_opt && (batch || strcmp(path, "serve") != 0)) {
-        rc = die_usage("--listen, --token-file, ...: only with serve%s", "");
-        goto out;
+    cr_engine *engine = open_engine(o->cfg, &rc);
+    if (engine) {
+        catch_signals(engine);
+        rc = o->batch ? run_batch(engine, in, o->jobs)
+                      : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
     }
-    if (strcmp(path, "serve") == 0 && !batch) {   /* a file named serve: ./serve */
-        cr_engine *engine = open_engine(cfg, &rc);
-        if (engine) {
-            catch_signals(NULL);   /* a signal drains it: the runs under way are not ended */
-            rc = cr_serve(engine, &serve, signal_pipe[0], apply_line_opts);
-            got_signal = 0;        /* drained: nothing was lost, a clean exit */
-        }
-        cr_engine_close(engine);
-        goto out;
-    }
-    if (strcmp(path, "mcp") == 0 || batch) {   /* a file named mcp: ./mcp */
-        FILE *in = strcmp(path, "-") == 0 || !batch ? stdin : fopen(path, "r");
-        if (!in) {
-            fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
-            rc = EX_USAGE;
-            goto out;
-        }
-        cr_engine *engine = open_engine(cfg, &rc);
-        if (engine) {
-            catch_signals(engine);
-            rc = batch ? run_batch(engine, in, jobs)
-                       : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
-        }
-        signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
-        cr_engine_close(engine);
-        if (in != stdin) fclose(in);
-        goto out;
-    }
+    signal_engine = NULL;   /* the handler runs on this thread: it sees NULL or engine */
+    cr_engine_close(engine);
+    if (in != stdin) fclose(in);
+    return rc;
+}
+
+/* One request: the input's code, run and printed as the flags ask. */
+static int run_one(const cli_opts *o)
+{
+    const char *path = o->path;
+    int rc = EX_OK;
+    cr_error e = {0};
     size_t len;
     char *code = read_all(path, &len);
     if (!code) {
         fprintf(stderr, "calc-route: %s: %s\n", path, strerror(errno));
-        rc = EX_USAGE;
-        goto out;
+        return EX_USAGE;
     }
-    cr_code set = cr_request_set_code(req, code, len);
+    cr_code set = cr_request_set_code(o->req, code, len);
     free(code);
     if (set != CR_OK) {
         fprintf(stderr, "calc-route: out of memory\n");
-        rc = EX_INTERNAL;
-        goto out;
+        return EX_INTERNAL;
     }
-    cr_engine *engine = open_engine(cfg, &rc);
-    if (!engine) goto out;
+    cr_engine *engine = open_engine(o->cfg, &rc);
+    if (!engine) return rc;
     catch_signals(engine);
     cr_result *res = NULL;
-    if (cr_run(engine, req, &res, &e) != CR_OK) {
+    if (cr_run(engine, o->req, &res, &e) != CR_OK) {
         fprintf(stderr, "calc-route: internal failure: %s: %s\n", cr_strerror(e.code), e.message);
         rc = EX_INTERNAL;
     } else {
-        const char *js = json ? cr_result_json(res) : NULL;
-        if (json) {
+        const char *js = o->json ? cr_result_json(res) : NULL;
+        if (o->json) {
             if (js) printf("%s\n", js);
-        } else if (explain) {
+        } else if (o->explain) {
             print_explain(res);
         } else {
             print_text(res);
         }
-        rc = explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
-                                                                 : exit_for(cr_result_status(res));
-        if (json && !js) {
+        rc = o->explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
+                                                                    : exit_for(cr_result_status(res));
+        if (o->json && !js) {
             fprintf(stderr, "calc-route: out of memory building the JSON result\n");
             rc = EX_INTERNAL;
         }
@@ -948,12 +959,35 @@ int main(int argc, char **argv)
     cr_result_free(res);
     signal_engine = NULL;
     cr_engine_close(engine);
-out:
-    cr_request_free(req);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    cli_opts o = { .cfg = cr_config_new(), .req = cr_request_new(), .jobs = 1 };
+    int rc;
+    if (!o.req || !o.cfg) {
+        cr_config_free(o.cfg);
+        fprintf(stderr, "calc-route: out of memory\n");
+        return EX_INTERNAL;
+    }
+    if (!(line_opts = calloc((size_t)argc, sizeof *line_opts))) {
+        fprintf(stderr, "calc-route: out of memory\n");
+        cr_request_free(o.req);
+        cr_config_free(o.cfg);
+        return EX_INTERNAL;
+    }
+    rc = parse_args(argc, argv, &o);
+    /* A file named mcp or serve: ./mcp, ./serve */
+    if (rc == EX_OK)
+        rc = strcmp(o.path, "serve") == 0 && !o.batch ? serve_http(&o)
+           : strcmp(o.path, "mcp") == 0 || o.batch   ? serve_lines(&o)
+           : run_one(&o);
+    cr_request_free(o.req);
     for (size_t i = 0; i < nline_opts; i++)
         if (line_opts[i].opt == 'J' || line_opts[i].opt == 'T') free(line_opts[i].text);
     free(line_opts);
-    cr_config_free(cfg);
+    cr_config_free(o.cfg);
     if (rc == EX_DONE) rc = EX_OK;
     return got_signal ? EX_SIGNAL + got_signal : rc;
 }

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "cli/line.h"
+#include "common/defaults.h"
 #include "common/json.h"
 
 /* JSON-RPC 2.0's codes, and the stateless draft's for a protocol version it does not speak. */
@@ -43,7 +44,8 @@ static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26"
     "\"table\":{\"type\":\"array\",\"items\":{\"type\":\"array\"},\"description\":" \
     "\"a FinQA table for DSL programs: rows of cells, first cell the row name\"}," \
     "\"precision\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000,\"description\":" \
-    "\"significant digits of inexact results (default 34)\"}," \
+    "\"significant digits of inexact results (default " \
+    CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION) ")\"}," \
     "\"rounding\":{\"type\":\"string\",\"enum\":[\"half-even\",\"half-up\"]}," \
     "\"answer_vars\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"array\",\"items\":" \
     "{\"type\":\"string\"}}],\"description\":\"variables tried in order for the final " \

@@ -1,5 +1,6 @@
 /* common/common.c: errors, bounded buffers, the arena and the default policy. */
 #include "common/common.h"
+#include "common/defaults.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -312,23 +313,23 @@ char *cr_arena_strndup(cr_arena *a, const char *s, size_t len)
 void cr_policy_default(cr_policy *p)
 {
     memset(p, 0, sizeof *p);
-    p->precision = 34;
+    p->precision = CR_DEFAULT_PRECISION;
     p->rounding = CR_ROUND_HALF_EVEN;
     p->answer_vars[0] = "ans";
     p->answer_vars[1] = "result";
     p->answer_vars[2] = "answer";
-    p->limits.max_source = 1u << 20;          /* 1 MiB: real programs are under 10 KiB */
-    p->limits.max_depth = 200;                /* CPython's own parser stops near 200 too */
-    /* The budget is max_cpu_s; the step count is a backstop for when the clock cannot end a
-     * run (max_cpu_s 0). The cheapest step measured, 16 bytes of a big-integer comparison,
-     * takes about 0.7 ns, a loop iteration 20 to 100: 10^11 steps take well over a minute. */
-    p->limits.max_ops = 100ull * 1000 * 1000 * 1000;
-    p->limits.max_int_bits = 1u << 20;        /* about 315 000 decimal digits */
-    p->limits.max_str_len = 1u << 24;         /* 16 Mi characters or elements */
-    p->limits.max_call_depth = 1000;          /* CPython's recursion limit */
-    p->limits.max_stdout = 1u << 20;
-    p->limits.max_memory = 256u << 20;
-    p->limits.max_cpu_s = 10;                 /* cr_config's timeout_s sets it per engine */
+    /* The figures and why they are what they are: common/defaults.h. The budget is
+     * max_cpu_s; the step count is a backstop for when the clock cannot end a run
+     * (max_cpu_s 0). */
+    p->limits.max_source = CR_DEFAULT_MAX_SOURCE;
+    p->limits.max_depth = CR_DEFAULT_MAX_DEPTH;
+    p->limits.max_ops = CR_DEFAULT_MAX_STEPS;
+    p->limits.max_int_bits = CR_DEFAULT_MAX_INT_BITS;
+    p->limits.max_str_len = CR_DEFAULT_MAX_STR_LEN;
+    p->limits.max_call_depth = CR_DEFAULT_MAX_RECURSION;
+    p->limits.max_stdout = CR_DEFAULT_MAX_STDOUT;
+    p->limits.max_memory = CR_DEFAULT_MAX_EVAL_MEMORY;
+    p->limits.max_cpu_s = CR_DEFAULT_TIMEOUT_S;   /* cr_config's timeout_s sets it per engine */
 }
 
 /* solution() uncalled is the PAL/PoT convention: it is the answer. Called by the program,

@@ -107,8 +107,8 @@ typedef struct {
     cr_limits limits;
 } cr_policy;
 
-/* Defaults: precision 34, half-even, answer vars ans/result/answer, and limits sized for
- * real finance programs with a wide margin (see common/policy.c for the figures). */
+/* Defaults: precision CR_DEFAULT_PRECISION, half-even, answer vars ans/result/answer, and
+ * limits sized for real finance programs with a wide margin (common/defaults.h). */
 void cr_policy_default(cr_policy *p);
 
 /* ---- the final-value rule (DESIGN.md, Value semantics) ----------------------------------

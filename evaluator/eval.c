@@ -2851,8 +2851,8 @@ cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds
         rc = res->status;
         if (err) *err = cx.err;
     }
-    res->out_truncated = cx.out.truncated;
-    res->out = cr_buf_take(&cx.out, &res->out_len);
+    res->stdout_truncated = cx.out.truncated;
+    res->stdout_text = cr_buf_take(&cx.out, &res->stdout_len);
     res->ops = cx.ops;
     goto out;
 engine:
@@ -2860,7 +2860,7 @@ engine:
     else cr_error_set(err, rc, 0, 0, "evaluator: out of memory");
 out:
     cx_free(&cx);
-    if (!res->out && !(res->out = calloc(1, 1)) && rc == CR_OK)
+    if (!res->stdout_text && !(res->stdout_text = calloc(1, 1)) && rc == CR_OK)
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "evaluator: out of memory");
     return rc;
 }
@@ -2868,7 +2868,7 @@ out:
 void eval_result_free(eval_result *res)
 {
     if (!res) return;
-    free(res->out);
+    free(res->stdout_text);
     free(res->value_from);
     free(res->value_type);
     free(res->value_repr);

@@ -18,9 +18,9 @@ typedef struct {
 typedef struct {
     cr_code status;        /* CR_OK; CR_EPY_* when the code raised; CR_ELIMIT */
     cr_error error;        /* status != CR_OK: type, message, line:col of the raising node */
-    char *out;             /* what print() wrote (NUL-terminated) */
-    size_t out_len;
-    int out_truncated;     /* output passed limits.max_stdout */
+    char *stdout_text;     /* what print() wrote (NUL-terminated) */
+    size_t stdout_len;
+    int stdout_truncated;  /* output passed limits.max_stdout */
 
     int has_value;         /* a final value was found (DESIGN.md's rule) */
     char *value_from;      /* "solution()", "ans", "last expression", "x" (last assigned) */

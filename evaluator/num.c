@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/defaults.h"
 #include "evaluator/num_internal.h"
 
 /* Decimal digits per bit and back, for size predictions (log10(2), log2(10)). */
@@ -17,7 +18,7 @@
 
 void num_ctx_from_policy(num_ctx *ctx, const cr_policy *pol)
 {
-    ctx->prec = pol->precision > 0 ? pol->precision : 34;
+    ctx->prec = pol->precision > 0 ? pol->precision : CR_DEFAULT_PRECISION;
     ctx->work = ctx->prec + NUM_GUARD;
     ctx->rounding = pol->rounding;
     ctx->max_bits = pol->limits.max_int_bits ? pol->limits.max_int_bits : (1u << 20);

@@ -90,14 +90,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vmm_page_result r;
     cr_error err = { 0 };
     if (vmm_page_parse(region, FD_REGION, &lim, &r, &err) != CR_OK) {
-        if (r.out || r.errs || r.report) fd_fail("a refused page left copies");
+        if (r.stdout_text || r.stderr_text || r.report) fd_fail("a refused page left copies");
         return 0;
     }
-    if (!r.out || !r.errs || !r.report) fd_fail("an accepted page without its copies");
-    if (r.out_len > lim.max_stdout || r.err_len > lim.max_stderr ||
+    if (!r.stdout_text || !r.stderr_text || !r.report) fd_fail("an accepted page without its copies");
+    if (r.stdout_len > lim.max_stdout || r.stderr_len > lim.max_stderr ||
         r.report_len > lim.max_report)
         fd_fail("a copy past its limit");
-    if (r.out[r.out_len] || r.errs[r.err_len] || r.report[r.report_len])
+    if (r.stdout_text[r.stdout_len] || r.stderr_text[r.stderr_len] || r.report[r.report_len])
         fd_fail("a copy not NUL-ended");
     if (!r.artifacts || r.artifacts_len > lim.max_artifact_span)
         fd_fail("artifacts copy missing or past its limit");
@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fd_check_str(oc.value_repr, "value_repr");
         fd_check_str(oc.value_type, "value_type");
         fd_check_str(oc.value_decimal, "value_decimal");
-        fd_check_str(oc.value_source, "value_source");
+        fd_check_str(oc.value_from, "value_from");
         fd_check_str(oc.error_type, "error_type");
         fd_check_str(oc.error_message, "error_message");
         if (!memchr(oc.limit_detail, '\0', sizeof oc.limit_detail))

@@ -157,10 +157,10 @@ static void take_eval(cr_result *res, eval_result *ev)
 {
     res->status = ev->status;
     res->error = ev->error;
-    res->out = ev->out;
-    res->out_len = ev->out_len;
-    res->out_truncated = ev->out_truncated;
-    ev->out = NULL;
+    res->stdout_text = ev->stdout_text;
+    res->stdout_len = ev->stdout_len;
+    res->stdout_truncated = ev->stdout_truncated;
+    ev->stdout_text = NULL;
     res->has_value = ev->has_value;
     res->value_exact = ev->exact;
     res->value_repr = ev->value_repr;

@@ -81,10 +81,10 @@ cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol,
     AUDIT_SET(&rec, value_repr, res->has_value ? res->value_repr : NULL);
     AUDIT_SET(&rec, value_type, res->has_value ? res->value_type : NULL);
     rec.value_exact = res->has_value ? res->value_exact : -1;
-    rec.out = res->out ? res->out : "";
-    rec.out_len = res->out_len;
-    rec.err_out = res->err_text ? res->err_text : "";
-    rec.err_out_len = res->err_len;
+    rec.out = res->stdout_text ? res->stdout_text : "";
+    rec.out_len = res->stdout_len;
+    rec.err_out = res->stderr_text ? res->stderr_text : "";
+    rec.err_out_len = res->stderr_len;
     AUDIT_SET(&rec, error, error);
     AUDIT_SET(&rec, artifacts, res->artifacts_json ? res->artifacts_json : "[]");
     AUDIT_SET(&rec, timings, timings);

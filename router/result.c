@@ -9,8 +9,8 @@
 void cr_result_free(cr_result *res)
 {
     if (!res) return;
-    free(res->out);
-    free(res->err_text);
+    free(res->stdout_text);
+    free(res->stderr_text);
     free(res->value_repr);
     free(res->value_type);
     free(res->value_fraction);
@@ -71,14 +71,14 @@ const cr_error *cr_result_error(const cr_result *res)
 
 const char *cr_result_stdout(const cr_result *res, size_t *len)
 {
-    if (len) *len = res && res->out ? res->out_len : 0;
-    return res && res->out ? res->out : "";
+    if (len) *len = res && res->stdout_text ? res->stdout_len : 0;
+    return res && res->stdout_text ? res->stdout_text : "";
 }
 
 const char *cr_result_stderr(const cr_result *res, size_t *len)
 {
-    if (len) *len = res && res->err_text ? res->err_len : 0;
-    return res && res->err_text ? res->err_text : "";
+    if (len) *len = res && res->stderr_text ? res->stderr_len : 0;
+    return res && res->stderr_text ? res->stderr_text : "";
 }
 
 const char *cr_result_value_repr(const cr_result *res)
@@ -192,12 +192,12 @@ json_t *router_result_to_json(const cr_result *res)
         cr_json_set(v, "native_why", cr_json_str(res->value_native_why), &failed);
     }
     cr_json_set(o, "value", v, &failed);
-    cr_json_set(o, "stdout", cr_json_text(res->out, res->out ? res->out_len : 0, &out_rep),
+    cr_json_set(o, "stdout", cr_json_text(res->stdout_text, res->stdout_text ? res->stdout_len : 0, &out_rep),
                 &failed);
-    cr_json_set(o, "stdout_truncated", json_boolean(res->out_truncated), &failed);
+    cr_json_set(o, "stdout_truncated", json_boolean(res->stdout_truncated), &failed);
     cr_json_set(o, "stdout_replaced", json_boolean(out_rep), &failed);
     cr_json_set(o, "stderr",
-                cr_json_text(res->err_text, res->err_text ? res->err_len : 0, &err_rep), &failed);
+                cr_json_text(res->stderr_text, res->stderr_text ? res->stderr_len : 0, &err_rep), &failed);
     cr_json_set(o, "stderr_replaced", json_boolean(err_rep), &failed);
     cr_json_set(o, "error", res->status != CR_OK && res->status != CR_ELIMIT
                                 ? error_json("type", res->error.type[0] ? res->error.type

@@ -314,9 +314,9 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     }
     int oom = 0;
     if (oc.tier_note[0] && !(res->tier_note = strdup(oc.tier_note))) oom = 1;
-    if (!(res->out = dup_buf(&oc.stdout_buf, &res->out_len))) oom = 1;
-    if (!(res->err_text = dup_buf(&oc.stderr_buf, &res->err_len))) oom = 1;
-    res->out_truncated = oc.stdout_buf.truncated;
+    if (!(res->stdout_text = dup_buf(&oc.stdout_buf, &res->stdout_len))) oom = 1;
+    if (!(res->stderr_text = dup_buf(&oc.stderr_buf, &res->stderr_len))) oom = 1;
+    res->stdout_truncated = oc.stdout_buf.truncated;
     if (oc.interrupted) {
         res->status = cr_error_set(&res->error, CR_EINTERRUPTED, 0, 0,
                                    "interrupted after %.3f s", oc.wall_s);
@@ -349,7 +349,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
          * way, so only ints and bools count as exact answers. */
         res->value_exact = res->value_type && (strcmp(res->value_type, "int") == 0 ||
                                                strcmp(res->value_type, "bool") == 0);
-        if (oc.value_source && !(res->value_from = strdup(oc.value_source))) oom = 1;
+        if (oc.value_from && !(res->value_from = strdup(oc.value_from))) oom = 1;
         if (res->value_type && res->value_repr && sandbox_native(res, oc.value_native)) oom = 1;
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;

@@ -8,6 +8,7 @@
 
 #include "calcroute.h"
 #include "common/common.h"
+#include "common/defaults.h"
 #include "ir/ir.h"
 #include "evaluator/evaluator.h"
 #include "sandbox/sandbox.h"
@@ -16,15 +17,15 @@
  * default text, range of a number, and what a refusal says is wanted ("KEY: want WANT, got
  * 'VALUE'"): a choice's words ('|' between), or NULL for "a whole number from MIN to MAX".
  * Adding an option is a line here, its line in calcroute.h and libcalcroute(3) (which
- * tests/test_api.sh holds to the list), and its use. */
+ * tests/test_api.sh holds to the list), and its use. Defaults come from common/defaults.h. */
 #define CR_CONFIG_OPTIONS(X) \
     X(AUDIT, "audit", CFG_STR, NULL, 0, 0, NULL) \
     X(TIER, "tier", CFG_CHOICE, "auto", 0, 0, "auto|ns|kvm|none") \
-    X(TIMEOUT, "timeout", CFG_SECONDS, "10", 0, 86400, "seconds above 0 (at most 86400)") \
-    X(MEMORY, "memory", CFG_UINT, "512", 16, 1048576, "MiB from 16 to 1048576") \
-    X(PRECISION, "precision", CFG_UINT, "34", 1, 1000, NULL) \
+    X(TIMEOUT, "timeout", CFG_SECONDS, CR_DEFAULT_TEXT(CR_DEFAULT_TIMEOUT_S), 0, 86400, "seconds above 0 (at most 86400)") \
+    X(MEMORY, "memory", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MEMORY_MIB), 16, 1048576, "MiB from 16 to 1048576") \
+    X(PRECISION, "precision", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION), 1, 1000, NULL) \
     X(ROUNDING, "rounding", CFG_CHOICE, "half-even", 0, 0, "half-even|half-up") \
-    X(INTERPRETER, "interpreter", CFG_STR, "/usr/bin/python3", 0, 0, NULL) \
+    X(INTERPRETER, "interpreter", CFG_STR, CR_DEFAULT_INTERPRETER, 0, 0, NULL) \
     X(DATA, "data", CFG_DIR, NULL, 0, 0, "a directory") \
     X(OUT, "out", CFG_DIR, NULL, 0, 0, "a directory") \
     X(ALLOW_DIR, "allow_dir", CFG_STR, NULL, 0, 0, NULL) \
@@ -33,14 +34,14 @@
     X(REFILL, "refill", CFG_CHOICE, "1", 0, 0, "0|1") \
     X(WARMUP, "warmup", CFG_STR, NULL, 0, 0, NULL) \
     X(KVM_DIR, "kvm_dir", CFG_DIR, NULL, 0, 0, "a directory") \
-    X(MAX_STEPS, "max_steps", CFG_UINT, "100000000000", 1, 1ull << 62, NULL) \
-    X(MAX_EVAL_MEMORY, "max_eval_memory", CFG_UINT, "268435456", 1u << 20, 1ull << 40, NULL) \
-    X(MAX_DEPTH, "max_depth", CFG_UINT, "200", 1, 200, NULL) \
-    X(MAX_RECURSION, "max_recursion", CFG_UINT, "1000", 1, 1000, NULL) \
-    X(MAX_INT_BITS, "max_int_bits", CFG_UINT, "1048576", 64, 1u << 26, NULL) \
-    X(MAX_STR_LEN, "max_str_len", CFG_UINT, "16777216", 1, 1u << 30, NULL) \
-    X(MAX_SOURCE, "max_source", CFG_UINT, "1048576", 1, 64u << 20, NULL) \
-    X(MAX_STDOUT, "max_stdout", CFG_UINT, "1048576", 1, 1u << 30, NULL)
+    X(MAX_STEPS, "max_steps", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_STEPS), 1, 1ull << 62, NULL) \
+    X(MAX_EVAL_MEMORY, "max_eval_memory", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_EVAL_MEMORY), 1u << 20, 1ull << 40, NULL) \
+    X(MAX_DEPTH, "max_depth", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_DEPTH), 1, 200, NULL) \
+    X(MAX_RECURSION, "max_recursion", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_RECURSION), 1, 1000, NULL) \
+    X(MAX_INT_BITS, "max_int_bits", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_INT_BITS), 64, 1u << 26, NULL) \
+    X(MAX_STR_LEN, "max_str_len", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_STR_LEN), 1, 1u << 30, NULL) \
+    X(MAX_SOURCE, "max_source", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_SOURCE), 1, 64u << 20, NULL) \
+    X(MAX_STDOUT, "max_stdout", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_STDOUT), 1, 1u << 30, NULL)
 
 typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_SECONDS } router_config_kind;
 #define CR_CONFIG_ID(id, ...) CFG_##id,
@@ -115,9 +116,9 @@ struct cr_result {
     cr_lang lang;
     cr_code status;
     cr_error error;         /* valid when status != CR_OK */
-    char *out, *err_text;
-    size_t out_len, err_len;
-    int out_truncated;
+    char *stdout_text, *stderr_text;
+    size_t stdout_len, stderr_len;
+    int stdout_truncated;
     char *value_repr, *value_type, *value_fraction, *value_from;
     int has_value, value_exact;
     json_t *value_native;   /* the value as tagged JSON (DESIGN.md), or NULL: value_native_why */

@@ -2,6 +2,7 @@
  * reads, the report it writes back, and the outcome's memory. */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,15 +29,15 @@ const char *sandbox_limit_name(sandbox_limit limit)
 
 void sandbox_limits_resolve(sandbox_limits *lim)
 {
-    if (!(lim->wall_s > 0)) lim->wall_s = 10.0;
+    if (!(lim->wall_s > 0)) lim->wall_s = CR_DEFAULT_TIMEOUT_S;
     if (!(lim->cpu_s > 0)) lim->cpu_s = lim->wall_s;
-    if (!lim->memory_bytes) lim->memory_bytes = 512ull << 20;
-    if (!lim->max_procs) lim->max_procs = 64;
-    if (!lim->max_stdout) lim->max_stdout = 1u << 20;
-    if (!lim->max_stderr) lim->max_stderr = 256u << 10;
-    if (!lim->tmp_bytes) lim->tmp_bytes = 64ull << 20;
-    if (!lim->artifact_bytes) lim->artifact_bytes = 64ull << 20;
-    if (!lim->max_artifacts) lim->max_artifacts = 64;
+    if (!lim->memory_bytes) lim->memory_bytes = (uint64_t)CR_DEFAULT_MEMORY_MIB << 20;
+    if (!lim->max_procs) lim->max_procs = CR_DEFAULT_SANDBOX_PROCS;
+    if (!lim->max_stdout) lim->max_stdout = CR_DEFAULT_SANDBOX_STDOUT;
+    if (!lim->max_stderr) lim->max_stderr = CR_DEFAULT_SANDBOX_STDERR;
+    if (!lim->tmp_bytes) lim->tmp_bytes = (uint64_t)CR_DEFAULT_SANDBOX_TMP_MIB << 20;
+    if (!lim->artifact_bytes) lim->artifact_bytes = (uint64_t)CR_DEFAULT_SANDBOX_OUT_MIB << 20;
+    if (!lim->max_artifacts) lim->max_artifacts = CR_DEFAULT_SANDBOX_ARTIFACTS;
 }
 
 void sandbox_job_init(sandbox_job *job)
@@ -95,6 +96,17 @@ cr_code sandbox_interpreter_check(const char *interp, const char *allow, cr_erro
     return CR_OK;
 }
 
+void sandbox_note_add(char *note, size_t cap, const char *fmt, ...)
+{
+    char part[512];
+    size_t used = strlen(note);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(part, sizeof part, fmt, ap);
+    va_end(ap);
+    if (part[0] && used + 1 < cap) snprintf(note + used, cap - used, "%s%s", used ? "; " : "", part);
+}
+
 void sandbox_outcome_free(sandbox_outcome *out)
 {
     if (!out) return;
@@ -104,7 +116,7 @@ void sandbox_outcome_free(sandbox_outcome *out)
     free(out->value_type);
     free(out->value_decimal);
     free(out->value_native);
-    free(out->value_source);
+    free(out->value_from);
     free(out->error_type);
     free(out->error_message);
     for (size_t i = 0; i < out->artifact_count; i++) {
@@ -527,7 +539,7 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
              !(out->value_decimal = dup_field(g->p[F_DECIMAL], g->n[F_DECIMAL]))) ||
             (g->p[F_NATIVE] &&
              !(out->value_native = dup_field(g->p[F_NATIVE], g->n[F_NATIVE]))) ||
-            !(out->value_source = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
+            !(out->value_from = g->p[F_NAME] ? dup_field(g->p[F_NAME], g->n[F_NAME])
                                                : dup_field(src, strlen(src))))
             return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     }

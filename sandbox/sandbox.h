@@ -32,8 +32,9 @@
 
 #include "calcroute.h"
 #include "common/common.h"
+#include "common/defaults.h"
 
-#define SANDBOX_DEFAULT_INTERPRETER "/usr/bin/python3"
+#define SANDBOX_DEFAULT_INTERPRETER CR_DEFAULT_INTERPRETER
 /* Where the sandbox's libraries keep their caches (XDG_CACHE_HOME, MPLCONFIGDIR): under /tmp,
  * and left out of the files reported as dropped. */
 #define SANDBOX_CACHE_DIR "/tmp/.cache"
@@ -42,17 +43,18 @@
  * Every figure is a hard bound on the whole run (all processes the code starts), enforced by
  * the tier: the parent's clock for wall and CPU, a cgroup (or rlimits, when the host offers
  * no cgroup) for memory and processes, size-capped filesystems for /tmp and /out, and the
- * parent's reader for stdout/stderr. 0 in a field means "the default". */
+ * parent's reader for stdout/stderr. 0 in a field means "the default" (common/defaults.h:
+ * CR_DEFAULT_TIMEOUT_S, CR_DEFAULT_MEMORY_MIB, CR_DEFAULT_SANDBOX_*). */
 typedef struct {
-    double wall_s;            /* wall clock from start to the last process gone (10) */
+    double wall_s;            /* wall clock from start to the last process gone */
     double cpu_s;             /* CPU seconds, user + system, all processes (= wall_s) */
-    uint64_t memory_bytes;    /* resident memory incl. /tmp and /out contents (512 MiB) */
-    uint32_t max_procs;       /* processes and threads at once (64) */
-    size_t max_stdout;        /* bytes of stdout kept; more ends the run (1 MiB) */
-    size_t max_stderr;        /* bytes of stderr kept; more is dropped, run goes on (256 KiB) */
-    uint64_t tmp_bytes;       /* size of the /tmp filesystem (64 MiB) */
-    uint64_t artifact_bytes;  /* size of the /out filesystem: all artifacts together (64 MiB) */
-    uint32_t max_artifacts;   /* files kept from /out (64) */
+    uint64_t memory_bytes;    /* resident memory incl. /tmp and /out contents */
+    uint32_t max_procs;       /* processes and threads at once */
+    size_t max_stdout;        /* bytes of stdout kept; more ends the run */
+    size_t max_stderr;        /* bytes of stderr kept; more is dropped, run goes on */
+    uint64_t tmp_bytes;       /* size of the /tmp filesystem */
+    uint64_t artifact_bytes;  /* size of the /out filesystem: all artifacts together */
+    uint32_t max_artifacts;   /* files kept from /out */
 } sandbox_limits;
 
 /* Which limit ended or marred the run. Reported by name with sandbox_limit_name():
@@ -164,7 +166,7 @@ typedef struct {
     char *value_native;       /* a list, tuple, set or dict: its native form (DESIGN.md) as
                                  JSON text, which the runner checked part by part; NULL for
                                  others, or when a part has none */
-    char *value_source;       /* how it was chosen, in the in-process evaluator's words:
+    char *value_from;         /* how it was chosen, in the in-process evaluator's words:
                                  "solution()", "last expression", or the variable's name
                                  ("ans", "total") */
 
@@ -204,6 +206,10 @@ typedef struct {
  * it). */
 cr_code sandbox_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 void sandbox_outcome_free(sandbox_outcome *out);        /* NULL is a no-op; zeroes it */
+/* Appends a part to a note such as tier_note, "; " between parts, cut to cap bytes; an empty
+ * part adds nothing. */
+void sandbox_note_add(char *note, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* 1 when the tier can run on this host; else 0 with the reason in why ("" on success).
  * CR_TIER_AUTO: 1 when either can. Cheap enough to call per request (probes are cached).

@@ -54,8 +54,8 @@ static int run_p(const char *src, const cr_policy *pol, const char *want_out,
     if (!ok)
         fprintf(stderr, "raised %s: %s (%d:%d)\n", r.error.type, r.error.message, r.error.line,
                 r.error.col);
-    if (want_out && strcmp(r.out, want_out) != 0) {
-        fprintf(stderr, "stdout [%s]\n  want [%s]\n", r.out, want_out);
+    if (want_out && strcmp(r.stdout_text, want_out) != 0) {
+        fprintf(stderr, "stdout [%s]\n  want [%s]\n", r.stdout_text, want_out);
         ok = 0;
     }
     if (want_repr) {
@@ -944,7 +944,7 @@ static void test_errors(void)
     /* an error stops the run: what was printed before it stays */
     eval_result r;
     if (exec_src("print('before')\nx = 1 / 0\nprint('after')\n", NULL, NULL, 0, &r) == 0) {
-        CHECK_STR(r.out, "before\n");
+        CHECK_STR(r.stdout_text, "before\n");
         CHECK_INT(r.status, CR_EPY_ZERODIV);
         CHECK_INT(r.has_value, 0);
         eval_result_free(&r);
@@ -989,8 +989,8 @@ static void test_limits(void)
     if (exec_src("print('hello world')\nprint('more')\n", &pol, NULL, 0, &r) == 0) {
         CHECK_STR(r.error.type, "LimitError");
         CHECK_STR(r.error.message, "output limit (10 bytes)");
-        CHECK_INT(r.out_truncated, 1);
-        CHECK_STR(r.out, "hello worl");
+        CHECK_INT(r.stdout_truncated, 1);
+        CHECK_STR(r.stdout_text, "hello worl");
         eval_result_free(&r);
     } else {
         CHECK(0);
@@ -1179,7 +1179,7 @@ static void test_bindings(void)
     if (exec_src("ans = rate * 3\nprint(name, (vals[0] - vals[1]) / vals[1])\n", NULL, b, 3, &r)
         == 0) {
         CHECK_STR(r.value_repr, "0.3");
-        CHECK_STR(r.out, "ACME 0.01639058413251961639058413251961639\n");
+        CHECK_STR(r.stdout_text, "ACME 0.01639058413251961639058413251961639\n");
         eval_result_free(&r);
     } else {
         CHECK(0);
@@ -1562,7 +1562,7 @@ static void test_contract(void)
     CHECK(m && m->nreasons > 0);
     CHECK_INT(eval_run(m, NULL, 0, &pol, &r, &err), CR_EUSAGE);
     eval_result_free(&r);
-    CHECK(r.out == NULL && r.value_repr == NULL);
+    CHECK(r.stdout_text == NULL && r.value_repr == NULL);
     ir_module_free(m);
     eval_result_free(NULL);
 }
@@ -2670,7 +2670,7 @@ static void test_try(void)
     if (exec_src("try:\n    while True:\n        pass\nexcept BaseException:\n    print('caught')\n"
                  "finally:\n    print('finally')\n", &pol, NULL, 0, &r) == 0) {
         CHECK_STR(r.error.type, "LimitError");
-        CHECK_STR(r.out, "");
+        CHECK_STR(r.stdout_text, "");
         eval_result_free(&r);
     } else {
         CHECK(0);

@@ -411,8 +411,8 @@ static void test_page_round_trip(void)
               VMM_STOP_DOORBELL);
     vmm_page_result r;
     CHECK_INT(vmm_page_read(vm, &r, &e), CR_OK);
-    CHECK_STR(r.out, "42\n");
-    CHECK_STR(r.errs, "");
+    CHECK_STR(r.stdout_text, "42\n");
+    CHECK_STR(r.stderr_text, "");
     CHECK_STR(r.report, "value 2\n4");
     CHECK_INT(r.exited, 1);
     CHECK_INT(r.exit_code, 3);
@@ -436,8 +436,8 @@ static void test_page_round_trip(void)
     sandbox_outcome_free(&oc);
     /* A guest that could not set the run up: its reason, as a sandbox error. */
     r.flags = CRVM_SETUP_FAILED;
-    free(r.errs);
-    r.errs = strdup("ns: mount proc: Operation not permitted\nmore");
+    free(r.stderr_text);
+    r.stderr_text = strdup("ns: mount proc: Operation not permitted\nmore");
     CHECK_INT(kvm_take_result(&r, &oc, &e), CR_ESANDBOX);
     CHECK_STR(e.message, "kvm: guest: ns: mount proc: Operation not permitted");
     sandbox_outcome_free(&oc);
@@ -492,7 +492,7 @@ static void test_page_rejects_bad_results(void)
         if (vmm_page_read(vm, &r, &e) != CR_ESANDBOX)
             fprintf(stderr, "case %s: accepted\n", cases[i].what);
         CHECK_STR(e.message, cases[i].want);
-        CHECK(r.out == NULL && r.errs == NULL && r.report == NULL);
+        CHECK(r.stdout_text == NULL && r.stderr_text == NULL && r.report == NULL);
         vmm_close(vm);
     }
     CHECK_INT(sizeof(struct crvm_page), 664);

@@ -31,12 +31,12 @@ static char *run(const char *src, int *nreasons)
     cr_code rc = eval_run(m, NULL, 0, &pol, &r, &err);
     ir_module_free(m);
     if (rc != CR_OK) return NULL;
-    size_t n = strlen(r.out) + strlen(r.error.type) + strlen(r.error.message) + 16;
+    size_t n = strlen(r.stdout_text) + strlen(r.error.type) + strlen(r.error.message) + 16;
     char *got = malloc(n);
     if (got) {
-        if (r.status == CR_OK) snprintf(got, n, "%s", r.out);
-        else if (r.status == CR_EUNSUPPORTED) snprintf(got, n, "%srejected: %s\n", r.out, r.error.message);
-        else snprintf(got, n, "%s%s: %s\n", r.out, r.error.type, r.error.message);
+        if (r.status == CR_OK) snprintf(got, n, "%s", r.stdout_text);
+        else if (r.status == CR_EUNSUPPORTED) snprintf(got, n, "%srejected: %s\n", r.stdout_text, r.error.message);
+        else snprintf(got, n, "%s%s: %s\n", r.stdout_text, r.error.type, r.error.message);
     }
     eval_result_free(&r);
     return got;

@@ -42,9 +42,9 @@ static int prints(const char *src, const char *want)
 {
     eval_result r;
     if (exec_src(src, NULL, &r) < 0) return 0;
-    int ok = r.status == CR_OK && strcmp(r.out, want) == 0;
+    int ok = r.status == CR_OK && strcmp(r.stdout_text, want) == 0;
     if (!ok)
-        fprintf(stderr, "got [%s] %s: %s\nwant [%s]\n  in: %s\n", r.out, r.error.type,
+        fprintf(stderr, "got [%s] %s: %s\nwant [%s]\n  in: %s\n", r.stdout_text, r.error.type,
                 r.error.message, want, src);
     eval_result_free(&r);
     return ok;

@@ -105,7 +105,7 @@ static void test_warm_same_as_cold(void)
         CHECK_INT(warm.limit, cold.limit);
         CHECK_INT(warm.has_value, cold.has_value);
         CHECK_STR(text(warm.value_repr), text(cold.value_repr));
-        CHECK_STR(text(warm.value_source), text(cold.value_source));
+        CHECK_STR(text(warm.value_from), text(cold.value_from));
         CHECK_STR(text(warm.error_type), text(cold.error_type));
         CHECK_INT(warm.error_line, cold.error_line);
         CHECK_INT(warm.error_col, cold.error_col);

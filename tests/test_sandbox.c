@@ -79,7 +79,7 @@ static void test_report_parse(void)
     CHECK_STR(oc.value_type, "float");
     CHECK_STR(oc.value_repr, "0.5");
     CHECK_STR(oc.value_decimal, "0.5");
-    CHECK_STR(oc.value_source, "ans");
+    CHECK_STR(oc.value_from, "ans");
     CHECK_INT(oc.raised, 0);
     sandbox_outcome_free(&oc);
 
@@ -164,7 +164,7 @@ static void check_chosen(const char *report, const char *want)
     char got[256] = "none";
     memset(&oc, 0, sizeof oc);
     CHECK_INT(sandbox_report_parse(report, strlen(report), &oc, NULL), CR_OK);
-    if (oc.has_value) snprintf(got, sizeof got, "%s %s", oc.value_source, oc.value_repr);
+    if (oc.has_value) snprintf(got, sizeof got, "%s %s", oc.value_from, oc.value_repr);
     CHECK_STR(got, want);
     sandbox_outcome_free(&oc);
 }
@@ -433,7 +433,7 @@ static void check_value(const char *code, const char *want)
     char got[512];
     if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) { CHECK(!"run"); return; }
     if (oc.has_value)
-        snprintf(got, sizeof got, "%s %s %s %s", oc.value_source, oc.value_type, oc.value_repr,
+        snprintf(got, sizeof got, "%s %s %s %s", oc.value_from, oc.value_type, oc.value_repr,
                  oc.value_decimal ? oc.value_decimal : "-");
     else
         snprintf(got, sizeof got, "none");
@@ -516,7 +516,7 @@ static void test_answer_vars_and_globals(void)
     job.answer_vars = vars;
     job.globals_json = "{\"rate\": 0.5, \"base\": 4}";
     if (sandbox_run(&job, &oc, &err) != CR_OK) { CHECK(!"run"); return; }
-    CHECK_STR(oc.value_source, "final");
+    CHECK_STR(oc.value_from, "final");
     CHECK_STR(oc.value_repr, "2.0");
     CHECK_STR(oc.value_decimal, "2.0");
     sandbox_outcome_free(&oc);

@@ -745,7 +745,7 @@ static void test_forged_report(void)
     CHECK_INT(oc.has_value, 1);
     CHECK_STR(oc.value_repr, "'seven'");
     CHECK_STR(oc.value_type, "str");
-    CHECK_STR(oc.value_source, "ans");
+    CHECK_STR(oc.value_from, "ans");
     CHECK(oc.value_decimal == NULL);
     sandbox_outcome_free(&oc);
 

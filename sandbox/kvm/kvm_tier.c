@@ -48,12 +48,30 @@ int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len)
     return available(kvm_dir, &paths, why, why_len);
 }
 
-/* What the guest needs beside the job's own memory: the kernel, the unpacked initramfs and
- * python3 itself. */
-#define GUEST_OVERHEAD (192ull << 20)
-#define MAX_REPORT (256u << 10)
-#define DATA_MAX (256ull << 20)     /* bytes of /data the guest is given in its initramfs */
-#define BOOT_ALLOWANCE_S 10.0       /* the boot's own share of the wall clock; CR_KVM_BOOT_S */
+/* How a guest is sized from its job's limits, in one place: size_guest() for a job's VM,
+ * snapshot_build() and choose_snapshot() for the snapshot's. */
+static const struct {
+    uint64_t overhead;        /* guest RAM beside the job's memory: the kernel, the unpacked
+                                 initramfs and python3 itself */
+    uint64_t mem_unit;        /* guest RAM is a whole number of these */
+    uint32_t max_report;      /* bytes of runner report the shared region holds */
+    uint64_t data_max;        /* bytes of /data the guest is given in its initramfs */
+    uint32_t page;            /* the shared region's header, and its unit */
+    uint32_t span_align;      /* each span of it (job, out, err, report, artifacts) starts so */
+    unsigned spans;
+    double boot_s;            /* the boot's own share of the wall clock; CR_KVM_BOOT_S */
+    uint64_t max_exits;       /* exits to the VMM before it gives the guest up */
+    /* The snapshot's guest (see below): a job that fits it is restored, others boot. */
+    uint64_t snap_mem;
+    uint32_t snap_shared;
+    double snap_cpu_s;        /* its warm worker's RLIMIT_CPU backstop */
+    uint32_t snap_stream;     /* its key's stdout, stderr, report and artifact span */
+} sizing = {
+    .overhead = 192ull << 20, .mem_unit = 1ull << 20, .max_report = 256u << 10,
+    .data_max = 256ull << 20, .page = 4096, .span_align = 64, .spans = 5, .boot_s = 10.0,
+    .max_exits = 10000000, .snap_mem = 1ull << 30, .snap_shared = (uint32_t)VMM_MAX_SHARED,
+    .snap_cpu_s = 3600.0, .snap_stream = 4096,
+};
 /* No PCI, no ACPI, no modules: the guest has nothing to find. reboot=k and panic=-1 turn a
  * power-off or a panic into an i8042 reset, which ends the run at once. */
 #define CMDLINE "console=ttyS0 quiet reboot=k panic=-1 pci=off acpi=off nomodule " \
@@ -80,9 +98,9 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: result page: limit %u", r->limit);
     if (r->flags & CRVM_SETUP_FAILED) {
         /* The guest's ns tier could not set up: its reason, on one line. */
-        int n = (int)strcspn(r->errs ? r->errs : "", "\n");
+        int n = (int)strcspn(r->stderr_text ? r->stderr_text : "", "\n");
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: guest: %.*s", n > 200 ? 200 : n,
-                            r->errs ? r->errs : "");
+                            r->stderr_text ? r->stderr_text : "");
     }
     out->exited = r->exited;
     out->exit_code = r->exit_code;
@@ -94,8 +112,8 @@ cr_code kvm_take_result(const vmm_page_result *r, sandbox_outcome *out, cr_error
     out->wall_s = (double)r->run_ns / 1e9;
     out->cpu_s = (double)r->cpu_ns / 1e9;
     out->peak_memory_bytes = r->peak_bytes;
-    set_buf(&out->stdout_buf, r->out, r->out_len, !!(r->flags & CRVM_OUT_TRUNCATED));
-    set_buf(&out->stderr_buf, r->errs, r->err_len, !!(r->flags & CRVM_ERR_TRUNCATED));
+    set_buf(&out->stdout_buf, r->stdout_text, r->stdout_len, !!(r->flags & CRVM_OUT_TRUNCATED));
+    set_buf(&out->stderr_buf, r->stderr_text, r->stderr_len, !!(r->flags & CRVM_ERR_TRUNCATED));
     return sandbox_report_parse(r->report, r->report_len, out, err);
 }
 
@@ -213,8 +231,9 @@ static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
     w.rc = rc;
     w.stop = stop;
     w.console_len = (uint32_t)clen;
-    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.out, r.out_len) < 0 ||
-              write_all(fd, r.errs, r.err_len) < 0 || write_all(fd, r.report, r.report_len) < 0 ||
+    int bad = write_all(fd, &w, sizeof w) < 0 || write_all(fd, r.stdout_text, r.stdout_len) < 0 ||
+              write_all(fd, r.stderr_text, r.stderr_len) < 0 ||
+              write_all(fd, r.report, r.report_len) < 0 ||
               write_all(fd, r.artifacts, r.artifacts_len) < 0 || write_all(fd, console, clen) < 0;
     _exit(bad ? 3 : 0);
 }
@@ -289,12 +308,12 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     w->err.message[sizeof w->err.message - 1] = '\0';
     w->note[sizeof w->note - 1] = '\0';
     *r = w->res;
-    r->out = r->errs = r->report = r->artifacts = NULL;
+    r->stdout_text = r->stderr_text = r->report = r->artifacts = NULL;
     r->limit_detail[sizeof r->limit_detail - 1] = '\0';
     r->tier_note[sizeof r->tier_note - 1] = '\0';
     if (w->rc != CR_OK && w->rc != CR_ENOMEM && w->rc != CR_EUSAGE && w->rc != CR_ELIMIT)
         w->rc = CR_ESANDBOX;
-    if (r->out_len > p->lim.max_stdout || r->err_len > p->lim.max_stderr ||
+    if (r->stdout_len > p->lim.max_stdout || r->stderr_len > p->lim.max_stderr ||
         r->report_len > p->lim.max_report || r->artifacts_len > p->lim.max_artifact_span ||
         w->console_len > CONSOLE_TAIL) {
         memset(r, 0, sizeof *r);
@@ -302,7 +321,8 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
         goto out;
     }
     struct { char **p; size_t *len; size_t n; } parts[] = {
-        { &r->out, &r->out_len, r->out_len }, { &r->errs, &r->err_len, r->err_len },
+        { &r->stdout_text, &r->stdout_len, r->stdout_len },
+        { &r->stderr_text, &r->stderr_len, r->stderr_len },
         { &r->report, &r->report_len, r->report_len },
         { &r->artifacts, &r->artifacts_len, r->artifacts_len },
     };
@@ -360,11 +380,8 @@ out:
  * by the first run that finds none (or one of another kernel, initramfs or VMM build), in a
  * child process like the runs, and kept beside the initramfs. The guest's warm python is made
  * with the default limits: runs with the default memory, process, /tmp and /out limits (and
- * CPU time up to SNAP_CPU_S) find it ready; others start python in the restored VM (the tier
+ * CPU time up to sizing.snap_cpu_s) find it ready; others start python in the restored VM (the tier
  * note says why). */
-#define SNAP_MEM (1ull << 30)             /* guest RAM of the snapshot: a job fits or boots */
-#define SNAP_SHARED ((uint32_t)VMM_MAX_SHARED)
-#define SNAP_CPU_S 3600.0                 /* the warm worker's RLIMIT_CPU backstop */
 
 /* Where the snapshot of this initramfs lives: CR_KVM_SNAPSHOT, else "snapshot" in the
  * initramfs's directory. The one place that knows. */
@@ -418,14 +435,15 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
      * the ns tier's clock on the cgroup; RLIMIT_CPU is only its backstop). */
     sandbox_limits d;
     memset(&d, 0, sizeof d);
-    d.cpu_s = SNAP_CPU_S;
+    d.cpu_s = sizing.snap_cpu_s;
     sandbox_limits_resolve(&d);
     vmm_job_limits key = {
         .wall_ms = (uint32_t)(d.wall_s * 1000), .cpu_ms = (uint32_t)(d.cpu_s * 1000),
-        .max_procs = d.max_procs, .memory_bytes = d.memory_bytes, .max_stdout = 4096,
-        .max_stderr = 4096, .max_report = 4096, .tmp_bytes = d.tmp_bytes,
+        .max_procs = d.max_procs, .memory_bytes = d.memory_bytes,
+        .max_stdout = sizing.snap_stream, .max_stderr = sizing.snap_stream,
+        .max_report = sizing.snap_stream, .tmp_bytes = d.tmp_bytes,
         .artifact_bytes = d.artifact_bytes, .max_artifacts = d.max_artifacts,
-        .max_artifact_span = 4096,
+        .max_artifact_span = sizing.snap_stream,
     };
     const vmm_job_limits *jl = &key;
     if (pipe2(pfd, O_CLOEXEC) < 0) return cr_error_sys(err, CR_ESANDBOX, "kvm: pipe", errno);
@@ -442,10 +460,10 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
         cr_code rc;
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         vmm_config_default(&c);
-        c.mem_bytes = SNAP_MEM;
-        c.shared_bytes = SNAP_SHARED;
+        c.mem_bytes = sizing.snap_mem;
+        c.shared_bytes = sizing.snap_shared;
         c.wall_s = boot_s;
-        c.max_exits = 10000000;
+        c.max_exits = sizing.max_exits;
         if ((rc = vmm_open(&c, &vm, &ce)) == CR_OK &&
             (rc = vmm_page_write_ex(vm, NULL, 0, NULL, 0, CRVM_JOB_SNAPSHOT, 0, jl, &ce)) == CR_OK &&
             (rc = vmm_boot_linux(vm, kernel, initrd, NULL, 0, cmdline, &ce)) == CR_OK &&
@@ -458,7 +476,7 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
                 int told = stop == VMM_STOP_DOORBELL && vmm_page_read(vm, &r, &ce) == CR_OK;
                 rc = cr_error_set(&ce, CR_ESANDBOX, 0, 0, "kvm: snapshot: the guest stopped "
                                   "(%s) before its ready point%s%.120s", vmm_stop_name(stop),
-                                  told ? ": " : "", told ? r.errs : "");
+                                  told ? ": " : "", told ? r.stderr_text : "");
                 if (told) vmm_page_result_free(&r);
             }
         }
@@ -515,13 +533,13 @@ static int choose_snapshot(vmm_plan *plan, const sandbox_limits *lim, size_t job
         snprintf(note, note_len, "cold boot: CR_KVM_CMDLINE is set");
         return 0;
     }
-    if (lim->memory_bytes + GUEST_OVERHEAD + data_len > SNAP_MEM) {
+    if (lim->memory_bytes + sizing.overhead + data_len > sizing.snap_mem) {
         snprintf(note, note_len, "cold boot: the job's memory and data pass the snapshot's "
-                 "%llu MiB", SNAP_MEM >> 20);
+                 "%llu MiB", (unsigned long long)(sizing.snap_mem >> 20));
         return 0;
     }
-    if ((uint64_t)plan->cfg.shared_bytes + data_len + 64 > SNAP_SHARED || job_len + data_len +
-        4096 > SNAP_SHARED) {
+    if ((uint64_t)plan->cfg.shared_bytes + data_len + sizing.span_align > sizing.snap_shared ||
+        job_len + data_len + sizing.page > sizing.snap_shared) {
         snprintf(note, note_len, "cold boot: the job's data and outputs pass the snapshot's "
                  "region");
         return 0;
@@ -544,23 +562,160 @@ static int choose_snapshot(vmm_plan *plan, const sandbox_limits *lim, size_t job
     return 1;
 }
 
+/* The VM for the job: its RAM (the job's memory, the guest's own and the data archive, which
+ * sits in guest RAM beside what the kernel unpacks from it; /tmp and /out count in the run's
+ * memory, as on the ns tier), the shared region (the job and everything that comes back),
+ * the clock (the run's and the boot's) and the job's limits as the guest enforces them.
+ * CR_ELIMIT when the region would pass what a VM has. */
+static cr_code size_guest(vmm_plan *plan, const sandbox_limits *lim, size_t job_len,
+                          size_t data_len, double boot_s, cr_error *err)
+{
+    vmm_config *c = &plan->cfg;
+    vmm_config_default(c);
+    uint64_t mem = lim->memory_bytes + sizing.overhead + 2 * (uint64_t)data_len;
+    c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM
+                                     : (mem + sizing.mem_unit - 1) & ~(sizing.mem_unit - 1);
+    /* Room for /out in full: its bytes, and a record header and a name for every entry. */
+    uint64_t art_span = lim->artifact_bytes +
+        (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
+    uint64_t shared = sizing.page + job_len + lim->max_stdout + lim->max_stderr +
+                      sizing.max_report + art_span + sizing.spans * sizing.span_align;
+    shared = (shared + sizing.page - 1) & ~((uint64_t)sizing.page - 1);
+    if (shared > VMM_MAX_SHARED)
+        return cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes "
+                            "of shared memory (at most %llu)", (unsigned long long)shared,
+                            VMM_MAX_SHARED);
+    c->shared_bytes = (uint32_t)shared;
+    c->wall_s = lim->wall_s + boot_s;
+    c->max_exits = sizing.max_exits;
+    plan->lim = (vmm_job_limits){
+        .wall_ms = (uint32_t)(lim->wall_s * 1000), .cpu_ms = (uint32_t)(lim->cpu_s * 1000),
+        .max_procs = lim->max_procs, .memory_bytes = lim->memory_bytes,
+        .max_stdout = (uint32_t)lim->max_stdout, .max_stderr = (uint32_t)lim->max_stderr,
+        .max_report = sizing.max_report, .tmp_bytes = lim->tmp_bytes,
+        .artifact_bytes = lim->artifact_bytes, .max_artifacts = lim->max_artifacts,
+        .max_artifact_span = (uint32_t)art_span,
+    };
+    return CR_OK;
+}
+
+/* The boot's share of the wall clock: CR_KVM_BOOT_S, else the table's. */
+static double boot_allowance(void)
+{
+    const char *boot = getenv("CR_KVM_BOOT_S");
+    return boot && atof(boot) > 0 ? atof(boot) : sizing.boot_s;
+}
+
+/* What boots and how: the kernel, the initramfs, the command line (cmdline, of cmdline_len
+ * bytes, holds it). CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1
+ * copies the guest console to stderr after the run: the two ways to see a guest that went
+ * wrong. CR_KVM_MEMSTAT=1 measures the VMM's private memory after the run. */
+static void plan_boot(vmm_plan *plan, const kvm_paths *paths, char *cmdline, size_t cmdline_len)
+{
+    const char *extra = getenv("CR_KVM_CMDLINE"), *show = getenv("CR_KVM_CONSOLE");
+    const char *memstat = getenv("CR_KVM_MEMSTAT");
+    snprintf(cmdline, cmdline_len, "%s %s", CMDLINE, extra ? extra : "");
+    plan->kernel = paths->kernel;
+    plan->initrd = paths->initrd;
+    plan->cmdline = cmdline;
+    plan->console = show && !strcmp(show, "1");
+    plan->memstat = memstat && !strcmp(memstat, "1");
+}
+
+/* One run's state through the steps of sandbox_kvm_run(). */
+typedef struct {
+    sandbox_limits lim;           /* the job's, resolved */
+    double boot_s;                /* the boot's share of the wall clock */
+    struct timespec t0;
+    vmm_plan plan;
+    struct wire w;                /* what the VMM process sent */
+    vmm_page_result r;            /* the guest's result */
+    char cmdline[1024], console[CONSOLE_TAIL + 1];
+    char snap_path[1024];         /* plan.snapshot, when restored */
+    char snap_note[256];          /* why it was not, or how the snapshot was made */
+} kvm_run;
+
+/* Runs the plan: a restored snapshot where the job fits it, else (or when it cannot be had)
+ * the boot, with the reason in snap_note. */
+static cr_code run_vm(kvm_run *k, cr_error *err)
+{
+    vmm_plan *plan = &k->plan;
+    k->snap_note[0] = '\0';
+    if (choose_snapshot(plan, &k->lim, plan->job_len, plan->data_len, k->boot_s, k->snap_path,
+                        sizeof k->snap_path, k->snap_note, sizeof k->snap_note)) {
+        vmm_config cold = plan->cfg;
+        cr_code rc;
+        plan->cfg.mem_bytes = sizing.snap_mem;
+        plan->cfg.shared_bytes = sizing.snap_shared;
+        rc = run_child(plan, &k->w, &k->r, k->console, err);
+        if (rc != CR_OK || !k->w.restore_failed) return rc;
+        k->w.err.message[sizeof k->w.err.message - 1] = '\0';
+        snprintf(k->snap_note, sizeof k->snap_note, "cold boot: %.200s", k->w.err.message);
+        plan->snapshot = NULL;
+        plan->cfg = cold;
+        vmm_page_result_free(&k->r);
+        memset(&k->w, 0, sizeof k->w);
+    }
+    return run_child(plan, &k->w, &k->r, k->console, err);
+}
+
+/* The outcome from how the VM stopped: the guest's result (its figures, and the tier note:
+ * the snapshot's word, the jail's, the guest's, then the VM's own start and stop), the wall
+ * clock's end, or an error with the console's last words. */
+static cr_code collect(kvm_run *k, const sandbox_job *job, sandbox_outcome *out, cr_error *err)
+{
+    const struct wire *w = &k->w;
+    const vmm_page_result *r = &k->r;
+    char *note = out->tier_note;
+    const size_t cap = sizeof out->tier_note;
+    cr_code rc;
+    out->tier = CR_TIER_KVM;
+    switch ((vmm_stop)w->stop) {
+    case VMM_STOP_DOORBELL: {
+        /* The guest's clock from its init's start to its ring: the VM's start and stop are
+         * the rest. A note cut short is still a note. */
+        double guest_s = r->guest_ns[3] >= r->guest_ns[0]
+                             ? (double)(r->guest_ns[3] - r->guest_ns[0]) / 1e9 : 0;
+        sandbox_note_add(note, cap, "%s", k->snap_note);
+        sandbox_note_add(note, cap, "%s", w->note);
+        sandbox_note_add(note, cap, "%s", r->tier_note);
+        sandbox_note_add(note, cap, "VM %s and stop %.3f s",
+                         k->plan.snapshot ? "restore" : "start", elapsed(&k->t0) - guest_s);
+        if (k->plan.memstat && w->private_kb >= 0)
+            sandbox_note_add(note, cap, "VMM private %lld KiB, %lld KiB of it dirty",
+                             (long long)w->private_kb, (long long)w->dirty_kb);
+        if ((rc = kvm_take_result(r, out, err)) == CR_OK)
+            rc = kvm_take_artifacts(r, job->out_dir, &k->lim, out, err);
+        return rc;
+    }
+    case VMM_STOP_TIMEOUT:
+        snprintf(note, cap, "%s", w->note);
+        out->exited = 0;
+        out->term_signal = SIGKILL;
+        out->limit = SANDBOX_LIMIT_WALL;
+        snprintf(out->limit_detail, sizeof out->limit_detail, "wall clock %.3f s (%.3f s of it "
+                 "for the boot)", k->plan.cfg.wall_s, k->boot_s);
+        return CR_OK;
+    default:
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the guest ended (%s) without a result; "
+                            "console: %s", vmm_stop_name((vmm_stop)w->stop), one_line(k->console));
+    }
+}
+
+/* Steps: check and encode the job (and its /data), size the guest, plan the boot, run the VM,
+ * collect the outcome. */
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err)
 {
-    char why[256], cmdline[1024], console[CONSOLE_TAIL + 1], snap_path[1024], snap_note[256];
+    char why[256];
     kvm_paths paths;
-    struct timespec t0;
-    sandbox_limits lim;
     cr_buf enc, data;
-    vmm_plan plan;
-    vmm_page_result r;
-    struct wire w;
+    kvm_run *k, run;
     cr_code rc;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    k = &run;
+    memset(k, 0, sizeof *k);
+    clock_gettime(CLOCK_MONOTONIC, &k->t0);
     memset(out, 0, sizeof *out);
-    memset(&r, 0, sizeof r);
-    memset(&plan, 0, sizeof plan);
-    memset(&w, 0, sizeof w);
     cr_buf_init(&enc, 0);
     cr_buf_init(&data, 0);
     if (!job) return cr_error_set(err, CR_EUSAGE, 0, 0, "kvm: no job");
@@ -571,122 +726,29 @@ cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *
     /* Fail fast, with the reason, where a Linux guest cannot run (a PVM host, say). */
     if (!available(job->kvm_dir, &paths, why, sizeof why))
         return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: %s", why);
-    lim = job->limits;
-    sandbox_limits_resolve(&lim);
+    k->lim = job->limits;
+    sandbox_limits_resolve(&k->lim);
+    k->boot_s = boot_allowance();
     if ((rc = sandbox_job_encode(job, &enc, err)) != CR_OK) goto out;
-    if (job->data_dir && (rc = kvm_data_archive(job->data_dir, DATA_MAX, &data, err)) != CR_OK)
+    if (job->data_dir &&
+        (rc = kvm_data_archive(job->data_dir, sizing.data_max, &data, err)) != CR_OK)
         goto out;
-
-    vmm_config *c = &plan.cfg;
-    vmm_config_default(c);
-    /* The data archive sits in guest RAM beside what the kernel unpacks from it. /tmp and
-     * /out count in the run's memory, as on the ns tier. */
-    uint64_t mem = lim.memory_bytes + GUEST_OVERHEAD + 2 * (uint64_t)data.len;
-    c->mem_bytes = mem > VMM_MAX_MEM ? VMM_MAX_MEM : (mem + 0xfffff) & ~0xfffffull;
-    /* Room for /out in full: its bytes, and a record header and a name for every entry. */
-    uint64_t art_span = lim.artifact_bytes +
-        (uint64_t)SANDBOX_ARTIFACT_MAX_ENTRIES * (sizeof(struct crvm_entry) + SANDBOX_ARTIFACT_NAME_MAX);
-    /* Each of the five spans (job, out, err, report, artifacts) starts 64-byte aligned. */
-    uint64_t shared = 4096 + enc.len + lim.max_stdout + lim.max_stderr + MAX_REPORT + art_span +
-                      5 * 64;
-    shared = (shared + 4095) & ~4095ull;
-    if (shared > VMM_MAX_SHARED) {
-        rc = cr_error_set(err, CR_ELIMIT, 0, 0, "kvm: job and output limits need %llu bytes of "
-                          "shared memory (at most %llu)", (unsigned long long)shared,
-                          VMM_MAX_SHARED);
+    if ((rc = size_guest(&k->plan, &k->lim, enc.len, data.len, k->boot_s, err)) != CR_OK)
+        goto out;
+    k->plan.job = enc.p;
+    k->plan.job_len = enc.len;
+    k->plan.data = data.len ? data.p : NULL;
+    k->plan.data_len = data.len;
+    plan_boot(&k->plan, &paths, k->cmdline, sizeof k->cmdline);
+    if ((rc = run_vm(k, err)) != CR_OK) goto out;
+    if (k->w.rc != CR_OK) {
+        rc = cr_error_set(err, k->w.rc, 0, 0, "%s", k->w.err.message);
         goto out;
     }
-    c->shared_bytes = (uint32_t)shared;
-    const char *boot = getenv("CR_KVM_BOOT_S");
-    double boot_s = boot && atof(boot) > 0 ? atof(boot) : BOOT_ALLOWANCE_S;
-    c->wall_s = lim.wall_s + boot_s;
-    c->max_exits = 10000000;
-    plan.lim = (vmm_job_limits){
-        .wall_ms = (uint32_t)(lim.wall_s * 1000), .cpu_ms = (uint32_t)(lim.cpu_s * 1000),
-        .max_procs = lim.max_procs, .memory_bytes = lim.memory_bytes,
-        .max_stdout = (uint32_t)lim.max_stdout, .max_stderr = (uint32_t)lim.max_stderr,
-        .max_report = MAX_REPORT, .tmp_bytes = lim.tmp_bytes,
-        .artifact_bytes = lim.artifact_bytes, .max_artifacts = lim.max_artifacts,
-        .max_artifact_span = (uint32_t)art_span,
-    };
-    /* CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1 copies the guest
-     * console to stderr after the run: the two ways to see a guest that went wrong. */
-    const char *extra = getenv("CR_KVM_CMDLINE"), *show = getenv("CR_KVM_CONSOLE");
-    snprintf(cmdline, sizeof cmdline, "%s %s", CMDLINE, extra ? extra : "");
-    plan.job = enc.p;
-    plan.job_len = enc.len;
-    plan.data = data.len ? data.p : NULL;
-    plan.data_len = data.len;
-    plan.kernel = paths.kernel;
-    plan.initrd = paths.initrd;
-    plan.cmdline = cmdline;
-    plan.console = show && !strcmp(show, "1");
-    const char *memstat = getenv("CR_KVM_MEMSTAT");
-    plan.memstat = memstat && !strcmp(memstat, "1");
-
-    /* A restored snapshot where the job fits it, else (or when it cannot be had) the boot,
-     * with the reason in the note. */
-    snap_note[0] = '\0';
-    if (choose_snapshot(&plan, &lim, enc.len, data.len, boot_s, snap_path, sizeof snap_path,
-                        snap_note, sizeof snap_note)) {
-        vmm_config cold = plan.cfg;
-        plan.cfg.mem_bytes = SNAP_MEM;
-        plan.cfg.shared_bytes = SNAP_SHARED;
-        rc = run_child(&plan, &w, &r, console, err);
-        if (rc == CR_OK && w.restore_failed) {
-            w.err.message[sizeof w.err.message - 1] = '\0';
-            snprintf(snap_note, sizeof snap_note, "cold boot: %.200s", w.err.message);
-            plan.snapshot = NULL;
-            plan.cfg = cold;
-            vmm_page_result_free(&r);
-            memset(&w, 0, sizeof w);
-        }
-    }
-    if (!plan.snapshot) {
-        rc = run_child(&plan, &w, &r, console, err);
-    }
-    if (rc != CR_OK) goto out;
-    if (w.rc != CR_OK) {
-        rc = cr_error_set(err, w.rc, 0, 0, "%s", w.err.message);
-        goto out;
-    }
-    out->tier = CR_TIER_KVM;
-    switch ((vmm_stop)w.stop) {
-    case VMM_STOP_DOORBELL: {
-        /* The guest's clock from its init's start to its ring: the VM's start and stop are
-         * the rest. A note cut short is still a note. */
-        double guest_s = r.guest_ns[3] >= r.guest_ns[0]
-                             ? (double)(r.guest_ns[3] - r.guest_ns[0]) / 1e9 : 0;
-        if (snprintf(out->tier_note, sizeof out->tier_note, "%s%s%s%s%s%sVM %s and stop %.3f s",
-                     snap_note, snap_note[0] ? "; " : "", w.note, w.note[0] ? "; " : "",
-                     r.tier_note, r.tier_note[0] ? "; " : "",
-                     plan.snapshot ? "restore" : "start", elapsed(&t0) - guest_s) < 0)
-            out->tier_note[0] = '\0';
-        size_t used = strlen(out->tier_note);
-        if (plan.memstat && w.private_kb >= 0 && used < sizeof out->tier_note)
-            snprintf(out->tier_note + used, sizeof out->tier_note - used, "; VMM private %lld "
-                     "KiB, %lld KiB of it dirty", (long long)w.private_kb,
-                     (long long)w.dirty_kb);
-        if ((rc = kvm_take_result(&r, out, err)) == CR_OK)
-            rc = kvm_take_artifacts(&r, job->out_dir, &lim, out, err);
-        break;
-    }
-    case VMM_STOP_TIMEOUT:
-        snprintf(out->tier_note, sizeof out->tier_note, "%s", w.note);
-        out->exited = 0;
-        out->term_signal = SIGKILL;
-        out->limit = SANDBOX_LIMIT_WALL;
-        snprintf(out->limit_detail, sizeof out->limit_detail, "wall clock %.3f s (%.3f s of it "
-                 "for the boot)", c->wall_s, boot_s);
-        break;
-    default:
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the guest ended (%s) without a result; "
-                          "console: %s", vmm_stop_name((vmm_stop)w.stop), one_line(console));
-        break;
-    }
+    rc = collect(k, job, out, err);
 out:
-    if (w.stop != VMM_STOP_DOORBELL) out->wall_s = out->cpu_s = elapsed(&t0);
-    vmm_page_result_free(&r);
+    if (k->w.stop != VMM_STOP_DOORBELL) out->wall_s = out->cpu_s = elapsed(&k->t0);
+    vmm_page_result_free(&k->r);
     cr_buf_free(&enc);
     cr_buf_free(&data);
     if (rc != CR_OK) sandbox_outcome_free(out);

@@ -842,8 +842,8 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
     res->limit = h.limit;
     res->flags = h.result_flags;
     memcpy(res->guest_ns, h.guest_ns, sizeof res->guest_ns);
-    if ((rc = copy_span(region, h.out, &res->out, &res->out_len, err)) != CR_OK ||
-        (rc = copy_span(region, h.err, &res->errs, &res->err_len, err)) != CR_OK ||
+    if ((rc = copy_span(region, h.out, &res->stdout_text, &res->stdout_len, err)) != CR_OK ||
+        (rc = copy_span(region, h.err, &res->stderr_text, &res->stderr_len, err)) != CR_OK ||
         (rc = copy_span(region, h.report, &res->report, &res->report_len, err)) != CR_OK ||
         (rc = copy_span(region, h.artifacts, &res->artifacts, &res->artifacts_len, err)) != CR_OK)
         vmm_page_result_free(res);
@@ -853,8 +853,8 @@ cr_code vmm_page_parse(const uint8_t *region, size_t size, const vmm_job_limits 
 void vmm_page_result_free(vmm_page_result *res)
 {
     if (!res) return;
-    free(res->out);
-    free(res->errs);
+    free(res->stdout_text);
+    free(res->stderr_text);
     free(res->report);
     free(res->artifacts);
     memset(res, 0, sizeof *res);

@@ -233,9 +233,9 @@ cr_code vmm_page_write_ex(vmm *vm, const void *job, size_t job_len, const void *
 typedef struct {
     int exited, exit_code, term_signal;
     uint32_t limit, flags;
-    char *out, *errs, *report;           /* NUL-ended copies; never NULL on CR_OK */
+    char *stdout_text, *stderr_text, *report;   /* NUL-ended copies; never NULL on CR_OK */
     char *artifacts;                     /* the artifacts span (proto.h), unchecked */
-    size_t out_len, err_len, report_len, artifacts_len;
+    size_t stdout_len, stderr_len, report_len, artifacts_len;
     uint64_t run_ns, cpu_ns, peak_bytes;
     char limit_detail[128], tier_note[256];   /* NUL-ended */
     uint64_t guest_ns[4];

@@ -28,7 +28,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -365,7 +364,9 @@ static void drop_privileges(const ns_plan *p)
     if (p->zygote) data[0].effective = data[0].permitted = 1u << CAP_SETFCAP;
     if (syscall(SYS_capset, &hdr, data) < 0) child_fail(p->ctl, STEP_CAPS);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) child_fail(p->ctl, STEP_NNP);
-    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->filter, 0, 0) < 0)
+    /* Never unfiltered: without a program the run fails at this step. */
+    if (!p->filter) errno = EINVAL;
+    if (!p->filter || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->filter, 0, 0) < 0)
         child_fail(p->ctl, STEP_SECCOMP);
 }
 
@@ -513,20 +514,6 @@ static int write_maps(pid_t pid)
     return write_proc(pid, "gid_map", map);
 }
 
-/* Appends to the tier note ("; " between), which says what the host lacked. */
-static void note_add(sandbox_outcome *out, const char *fmt, ...)
-{
-    size_t used = strlen(out->tier_note);
-    va_list ap;
-    if (used && used + 2 < sizeof out->tier_note) {
-        memcpy(out->tier_note + used, "; ", 3);
-        used += 2;
-    }
-    va_start(ap, fmt);
-    vsnprintf(out->tier_note + used, sizeof out->tier_note - used, fmt, ap);
-    va_end(ap);
-}
-
 /* The data directory as the caller reaches it. When the sandbox is another user than the
  * caller (root, mapped to nobody), a directory under a private parent would be out of its
  * reach, and the caller's own files unreadable: the caller clones the directory's mount here
@@ -540,7 +527,8 @@ static int data_open(const char *dir, sandbox_outcome *out)
     int fd;
     if (!host_ids(&uid, &gid)) return -1;
     if ((fd = open_tree(AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) < 0)
-        note_add(out, "/data opened inside as nobody (open_tree: %s)", strerror(errno));
+        sandbox_note_add(out->tier_note, sizeof out->tier_note,
+                         "/data opened inside as nobody (open_tree: %s)", strerror(errno));
     return fd;
 }
 
@@ -559,7 +547,8 @@ static int data_idmap(int tree, pid_t pid, sandbox_outcome *out)
     a.attr_set |= MOUNT_ATTR_IDMAP;
     a.userns_fd = (uint64_t)ns;
     if ((rc = mount_setattr(tree, "", AT_EMPTY_PATH, &a, sizeof a)) < 0) {
-        note_add(out, "/data read as nobody: no idmapped mount (%s)", strerror(errno));
+        sandbox_note_add(out->tier_note, sizeof out->tier_note,
+                         "/data read as nobody: no idmapped mount (%s)", strerror(errno));
         a.attr_set &= ~(uint64_t)MOUNT_ATTR_IDMAP;
         rc = mount_setattr(tree, "", AT_EMPTY_PATH, &a, sizeof a);
     }
@@ -953,326 +942,359 @@ cr_code ns_run_warm_hand(const sandbox_job *key, ns_warm *warm, ns_handoff *hand
     return ns_run_at(key, hand, warm, out, err);
 }
 
-static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
-                         sandbox_outcome *out, cr_error *err)
-{
-    sandbox_limits lim = job->limits;
+/* One run's state, from its plan to its outcome, passed through the steps of ns_run_at(). */
+typedef struct {
+    /* the call */
+    const sandbox_job *job;    /* the key until a warm worker's job arrives, then the job */
+    ns_handoff *hand;
+    ns_warm *warm;
+    sandbox_outcome *out;
+    cr_error *err;
+    sandbox_limits lim;        /* job->limits, resolved */
+    int forked;                /* a worker the zygote forks (not our child: its runner's
+                                  status comes as MSG_EXIT) */
+    /* prepared */
     ns_plan plan;
-    ns_cgroup cg;
+    const struct sock_fprog *tier_filter;
     cr_buf jobbuf, report;
-    const char *enc;
-    size_t enc_len;
-    int ctl[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 }, pv[2] = { -1, -1 };
-    int out_dir_fd = -1, job_fd = -1, runner_fd = -1, data_fd = -1, pidfd = -1, cg_made = 0;
-    int reaped = 0;
-    int warm_fd = -1;          /* a warm worker's end of its job socket */
-    int runner_pidfd = -1;     /* a forked worker's runner's (pidfd is the worker's) */
-    char why[200], fdarg[2][8] = { "3", "4" };
-    pid_t pid = -1;
-    double t0 = now_s(), deadline, drain_until = 0;
-    int runner_status = -1, setup_failed = 0, killed = 0, ctl_open = 1, early = 0;
-    /* A worker the zygote forks (not our child: its runner's status comes as MSG_EXIT). */
-    int forked = warm && !warm->zygote && warm->chan >= 0, exit_known = 0;
-    const struct sock_fprog *tier_filter = NULL;
-    int64_t cpu_base = 0;      /* a warm worker's CPU before its job */
-    double cpu_next = 0;       /* when the parent reads the cgroup's CPU clock next */
-    void *stack = NULL;
-    struct ns_msg fail = { 0 };
+    int ctl[2], po[2], pe[2], pv[2];
+    int job_fd, runner_fd;
+    int warm_fd;               /* a warm worker's end of its job socket */
+    int data_tree;             /* our descriptor of plan.data_tree, until the child has its
+                                  own and the clone its id mapping; then -1 */
+    char fdarg[2][8];
+    /* started */
+    ns_cgroup cg;
+    int cg_made;
+    pid_t pid;
+    int pidfd;
+    int runner_pidfd;          /* a forked worker's runner's (pidfd is the worker's) */
+    void *stack;
+    int out_dir_fd;            /* /out, as the child passed it */
+    /* supervised */
+    double t0;
+    int64_t cpu_base;          /* a warm worker's CPU before its job */
+    double cpu_next;           /* when the parent reads the cgroup's CPU clock next */
+    int runner_status, setup_failed, killed, ctl_open, reaped, exit_known;
+    int early;                 /* a warm run over before pid 1 was reaped: its status + 1 */
+    struct ns_msg fail;
     struct rusage ru;
-    cr_code rc = CR_OK;
+} ns_run_state;
 
-    memset(out, 0, sizeof *out);
-    memset(&plan, 0, sizeof plan);
-    cr_buf_init(&jobbuf, 0);
-    if (hand) {
-        hand->out_fd = -1;
-        cr_buf_init(&hand->report, 0);
+/* The job's bytes for the runner: already encoded by the caller (the kvm guest), or encoded
+ * here into r->jobbuf. */
+static cr_code job_bytes(ns_run_state *r, const char **p, size_t *len)
+{
+    cr_code rc;
+    if (r->hand && r->hand->job) {
+        *p = r->hand->job;
+        *len = r->hand->job_len;
+        return CR_OK;
     }
-    sandbox_limits_resolve(&lim);
-    cr_buf_init(&out->stdout_buf, lim.max_stdout);
-    cr_buf_init(&out->stderr_buf, lim.max_stderr);
-    cr_buf_init(&report, REPORT_MAX);
-    out->tier = CR_TIER_NS;
+    if ((rc = sandbox_job_encode(r->job, &r->jobbuf, r->err)) != CR_OK) return rc;
+    *p = r->jobbuf.p;
+    *len = r->jobbuf.len;
+    return CR_OK;
+}
 
-    plan.interpreter = job->interpreter ? job->interpreter : SANDBOX_DEFAULT_INTERPRETER;
-    if ((rc = sandbox_interpreter_check(plan.interpreter, job->allow_dir, err)) != CR_OK)
-        goto out;
+/* The python command line and environment. */
+static void plan_exec(ns_run_state *r)
+{
+    ns_plan *plan = &r->plan;
+    ns_warm *warm = r->warm;
+    /* argv[0] is the interpreter's own path, not a name found on PATH: a virtual
+     * environment's python knows itself by it (pyvenv.cfg beside it). Not -I: its -E would
+     * ignore PYTHONHASHSEED, and the environment is wholly ours anyway; PYTHONSAFEPATH is -P,
+     * which an interpreter before 3.11 would refuse as an option. */
+    plan->argv[0] = (char *)plan->interpreter;
+    plan->argv[1] = "-s";
+    plan->argv[2] = "-S";
+    plan->argv[3] = "-c";
+    plan->argv[4] = SANDBOX_RUNNER_BOOTSTRAP;
+    plan->argv[5] = r->fdarg[0];
+    plan->argv[6] = r->fdarg[1];
+    if (warm) plan->argv[7] = (char *)warm->preload;
+    if (warm && warm->zygote) {
+        plan->argv[8] = "zygote";
+        plan->zygote = 1;
+    }
+    plan->envp[0] = "PATH=/usr/bin:/bin";
+    plan->envp[1] = "HOME=/tmp";
+    plan->envp[2] = "TMPDIR=/tmp";
+    plan->envp[3] = "LANG=C.UTF-8";
+    plan->envp[4] = "MPLBACKEND=Agg";
+    plan->envp[5] = "PYTHONSAFEPATH=1";
+    plan->envp[6] = "PYTHONHASHSEED=0";   /* set and dict order, hash(): the same every run */
+    /* The libraries' caches (matplotlib's font list) in one place the dropped-file report
+     * leaves out (SANDBOX_CACHE_DIR). */
+    plan->envp[7] = "XDG_CACHE_HOME=" SANDBOX_CACHE_DIR;
+    plan->envp[8] = "MPLCONFIGDIR=" SANDBOX_CACHE_DIR "/matplotlib";
+    /* One BLAS thread: a float reduction then sums in the same order whatever the host's
+     * core count, and OpenBLAS never meets the process limit with a thread per core. */
+    plan->envp[9] = "OPENBLAS_NUM_THREADS=1";
+    plan->envp[10] = "OMP_NUM_THREADS=1";
+}
+
+/* Step 1: everything the child needs, checked and made before anything runs: the plan, the
+ * filters, the job and the runner as descriptors, the channels. */
+static cr_code run_prepare(ns_run_state *r)
+{
+    const sandbox_job *job = r->job;
+    ns_warm *warm = r->warm;
+    ns_plan *plan = &r->plan;
+    cr_error *err = r->err;
+    char why[200];
+    const char *enc = NULL;
+    size_t enc_len = 0;
+    cr_code rc;
+    int fd;
+
+    plan->interpreter = job->interpreter ? job->interpreter : SANDBOX_DEFAULT_INTERPRETER;
+    if ((rc = sandbox_interpreter_check(plan->interpreter, job->allow_dir, err)) != CR_OK)
+        return rc;
     if (job->allow_dir && strncmp(job->allow_dir, "/usr/", 5) != 0) {
-        plan.allow_dir = job->allow_dir;
-        snprintf(plan.allow_dst, sizeof plan.allow_dst, NEWROOT "%s", job->allow_dir);
+        plan->allow_dir = job->allow_dir;
+        snprintf(plan->allow_dst, sizeof plan->allow_dst, NEWROOT "%s", job->allow_dir);
     }
-    if (!sandbox_ns_available(why, sizeof why)) {
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
-        goto out;
-    }
-    if (!(tier_filter = ns_seccomp_program(0, why, sizeof why)) ||
-        !(plan.filter = ns_seccomp_program(warm && warm->zygote, why, sizeof why))) {
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
-        goto out;
-    }
+    if (!sandbox_ns_available(why, sizeof why))
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
+    /* No filter, no run: the child loads plan->filter and nothing else stands in for it. */
+    if (!(r->tier_filter = ns_seccomp_program(0, why, sizeof why)) ||
+        !(plan->filter = ns_seccomp_program(warm && warm->zygote, why, sizeof why)))
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s", why);
+    /* Both directories are checked now, so a bad one fails before anything runs; neither
+     * descriptor is kept: the child opens /data itself (or takes the clone data_open()
+     * makes), and /out comes back from the child. */
     if (job->out_dir) {
-        /* Checked now, so a bad directory fails before anything runs. */
-        if ((out_dir_fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-            rc = cr_error_sys(err, CR_EUSAGE, job->out_dir, errno);
-            goto out;
-        }
-        close(out_dir_fd);
-        out_dir_fd = -1;
+        if ((fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return cr_error_sys(err, CR_EUSAGE, job->out_dir, errno);
+        close(fd);
     }
     if (job->data_dir) {
-        if ((data_fd = open(job->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
-            rc = cr_error_sys(err, CR_EUSAGE, job->data_dir, errno);
-            goto out;
-        }
-        plan.data_dir = job->data_dir;
+        if ((fd = open(job->data_dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return cr_error_sys(err, CR_EUSAGE, job->data_dir, errno);
+        close(fd);
+        plan->data_dir = job->data_dir;
     }
-    plan.data_tree = job->data_dir && !forked ? data_open(job->data_dir, out) : -1;
+    r->data_tree = plan->data_tree =
+        job->data_dir && !r->forked ? data_open(job->data_dir, r->out) : -1;
     if (warm) {
         /* The job comes later, through a socket (a closed reader fails a send(), where a
          * pipe would raise SIGPIPE); the zygote's requests are messages, each with its
          * descriptors. */
         int sv[2];
         if (socketpair(AF_UNIX, (warm->zygote ? SOCK_SEQPACKET : SOCK_STREAM) | SOCK_CLOEXEC,
-                       0, sv) < 0) {
-            rc = ns_fail(err, "job socket", errno);
-            goto out;
-        }
-        job_fd = sv[1];
-        warm_fd = sv[0];
-        enc = NULL;
-        enc_len = 0;
-    } else if (!hand || !hand->job) {
-        if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
-        enc = jobbuf.p;
-        enc_len = jobbuf.len;
+                       0, sv) < 0)
+            return ns_fail(err, "job socket", errno);
+        r->job_fd = sv[1];
+        r->warm_fd = sv[0];
     } else {
-        enc = hand->job;
-        enc_len = hand->job_len;
-    }
-    if (!warm && (job_fd = memfd_of("calcroute-job", enc, enc_len)) < 0) {
-        rc = ns_fail(err, "write job", errno);
-        goto out;
+        if ((rc = job_bytes(r, &enc, &enc_len)) != CR_OK) return rc;
+        if ((r->job_fd = memfd_of("calcroute-job", enc, enc_len)) < 0)
+            return ns_fail(err, "write job", errno);
     }
     /* The runner comes as a descriptor, not as `-c`'s text: ps then shows a short line. One
      * per run, which costs microseconds: a descriptor kept for the process could be closed
      * or replaced under the library by a caller that closes what it did not open. */
-    if (!forked && (runner_fd = memfd_of("calcroute-runner", sandbox_runner_source,
-                                         sandbox_runner_source_len)) < 0) {
-        rc = ns_fail(err, "write the runner", errno);
-        goto out;
-    }
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
-        pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0 || pipe2(pv, O_CLOEXEC) < 0) {
-        rc = ns_fail(err, "pipes", errno);
-        goto out;
-    }
-    plan.ctl = ctl[1];
-    plan.parent_fds[0] = ctl[0];
-    plan.parent_fds[1] = po[0];
-    plan.parent_fds[2] = pe[0];
-    plan.parent_fds[3] = pv[0];
-    plan.out_w = po[1];
-    plan.err_w = pe[1];
-    plan.val_w = pv[1];
-    plan.job_fd = job_fd;
-    plan.runner_fd = runner_fd;
-    snprintf(plan.tmp_opts, sizeof plan.tmp_opts, "size=%llu,nr_inodes=%u,mode=1777",
-             (unsigned long long)lim.tmp_bytes, 4096u);
+    if (!r->forked && (r->runner_fd = memfd_of("calcroute-runner", sandbox_runner_source,
+                                               sandbox_runner_source_len)) < 0)
+        return ns_fail(err, "write the runner", errno);
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->ctl) < 0 ||
+        pipe2(r->po, O_CLOEXEC) < 0 || pipe2(r->pe, O_CLOEXEC) < 0 || pipe2(r->pv, O_CLOEXEC) < 0)
+        return ns_fail(err, "pipes", errno);
+    plan->ctl = r->ctl[1];
+    plan->parent_fds[0] = r->ctl[0];
+    plan->parent_fds[1] = r->po[0];
+    plan->parent_fds[2] = r->pe[0];
+    plan->parent_fds[3] = r->pv[0];
+    plan->out_w = r->po[1];
+    plan->err_w = r->pe[1];
+    plan->val_w = r->pv[1];
+    plan->job_fd = r->job_fd;
+    plan->runner_fd = r->runner_fd;
+    snprintf(plan->tmp_opts, sizeof plan->tmp_opts, "size=%llu,nr_inodes=%u,mode=1777",
+             (unsigned long long)r->lim.tmp_bytes, 4096u);
     /* Inodes bound the number of files (directories included) the code can leave in /out. */
-    snprintf(plan.out_opts, sizeof plan.out_opts, "size=%llu,nr_inodes=%u,mode=0777",
-             (unsigned long long)lim.artifact_bytes, lim.max_artifacts * 2 + 8);
-    /* argv[0] is the interpreter's own path, not a name found on PATH: a virtual
-     * environment's python knows itself by it (pyvenv.cfg beside it). Not -I: its -E would
-     * ignore PYTHONHASHSEED, and the environment is wholly ours anyway; PYTHONSAFEPATH is -P,
-     * which an interpreter before 3.11 would refuse as an option. */
-    plan.argv[0] = (char *)plan.interpreter;
-    plan.argv[1] = "-s";
-    plan.argv[2] = "-S";
-    plan.argv[3] = "-c";
-    plan.argv[4] = SANDBOX_RUNNER_BOOTSTRAP;
-    plan.argv[5] = fdarg[0];
-    plan.argv[6] = fdarg[1];
-    if (warm) plan.argv[7] = (char *)warm->preload;
-    if (warm && warm->zygote) {
-        plan.argv[8] = "zygote";
-        plan.zygote = 1;
-    }
-    plan.envp[0] = "PATH=/usr/bin:/bin";
-    plan.envp[1] = "HOME=/tmp";
-    plan.envp[2] = "TMPDIR=/tmp";
-    plan.envp[3] = "LANG=C.UTF-8";
-    plan.envp[4] = "MPLBACKEND=Agg";
-    plan.envp[5] = "PYTHONSAFEPATH=1";
-    plan.envp[6] = "PYTHONHASHSEED=0";   /* set and dict order, hash(): the same every run */
-    /* The libraries' caches (matplotlib's font list) in one place the dropped-file report
-     * leaves out (SANDBOX_CACHE_DIR). */
-    plan.envp[7] = "XDG_CACHE_HOME=" SANDBOX_CACHE_DIR;
-    plan.envp[8] = "MPLCONFIGDIR=" SANDBOX_CACHE_DIR "/matplotlib";
-    /* One BLAS thread: a float reduction then sums in the same order whatever the host's
-     * core count, and OpenBLAS never meets the process limit with a thread per core. */
-    plan.envp[9] = "OPENBLAS_NUM_THREADS=1";
-    plan.envp[10] = "OMP_NUM_THREADS=1";
-    plan_rlimits(&plan, &lim);
-    plan_lib_dirs(&plan);
-    plan.has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;
-    plan.has_fonts = access("/etc/fonts/fonts.conf", R_OK) == 0;
+    snprintf(plan->out_opts, sizeof plan->out_opts, "size=%llu,nr_inodes=%u,mode=0777",
+             (unsigned long long)r->lim.artifact_bytes, r->lim.max_artifacts * 2 + 8);
+    plan_exec(r);
+    plan_rlimits(plan, &r->lim);
+    plan_lib_dirs(plan);
+    plan->has_mplrc = access("/etc/matplotlibrc", R_OK) == 0;
+    plan->has_fonts = access("/etc/fonts/fonts.conf", R_OK) == 0;
 
     if (warm && warm->zygote) {
         /* Its workers' limits are the key's; the zygote itself lives as long as the pool,
          * forking them: its CPU time is not a run's, and its process count would be all of
          * theirs (the kernel counts a user's processes in every user namespace up the
          * chain), so it keeps the caller's limits there. */
-        if ((rc = zygote_spec(&plan, tier_filter, warm->warmup, &jobbuf, err)) != CR_OK) goto out;
-        if (getrlimit(RLIMIT_CPU, &plan.rl_cpu) < 0 || getrlimit(RLIMIT_NPROC, &plan.rl_nproc) < 0) {
-            rc = ns_fail(err, "getrlimit", errno);
-            goto out;
-        }
+        if ((rc = zygote_spec(plan, r->tier_filter, warm->warmup, &r->jobbuf, err)) != CR_OK)
+            return rc;
+        if (getrlimit(RLIMIT_CPU, &plan->rl_cpu) < 0 || getrlimit(RLIMIT_NPROC, &plan->rl_nproc) < 0)
+            return ns_fail(err, "getrlimit", errno);
     }
+    return CR_OK;
+}
 
-    ns_cgroup_create(&cg, &lim);
-    cg_made = 1;
-    if (cg.note[0]) note_add(out, "%s", cg.note);
+/* Step 2: the child in its cgroup and namespaces, told to go; a warm worker waits for its
+ * job here, which is then sent and the run's clocks restarted. */
+static cr_code run_start(ns_run_state *r)
+{
+    ns_warm *warm = r->warm;
+    cr_error *err = r->err;
+    cr_code rc;
 
-    if (forked) {
-        int *const fds[5] = { &ctl[1], &po[1], &pe[1], &job_fd, &pv[1] };
-        pid = zygote_fork(warm->chan, ctl[0], fds, err);
+    ns_cgroup_create(&r->cg, &r->lim);
+    r->cg_made = 1;
+    sandbox_note_add(r->out->tier_note, sizeof r->out->tier_note, "%s", r->cg.note);
+
+    if (r->forked) {
+        int *const fds[5] = { &r->ctl[1], &r->po[1], &r->pe[1], &r->job_fd, &r->pv[1] };
+        r->pid = zygote_fork(warm->chan, r->ctl[0], fds, err);
         close(warm->chan);
         warm->chan = -1;
-        if (pid < 0) {
-            rc = CR_ESANDBOX;
-            goto out;
-        }
-        if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) < 0) {
-            rc = ns_fail(err, "pidfd_open", errno);
-            goto out;
-        }
-    } else if ((pid = clone_vm(ns_child, &plan, NS_FLAGS, &stack)) < 0) {
-        rc = ns_fail(err, "clone", errno);
-        goto out;
+        if (r->pid < 0) return CR_ESANDBOX;
+        if ((r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0)) < 0)
+            return ns_fail(err, "pidfd_open", errno);
+    } else if ((r->pid = clone_vm(ns_child, &r->plan, NS_FLAGS, &r->stack)) < 0) {
+        return ns_fail(err, "clone", errno);
     }
-    if (!forked) {   /* zygote_fork() closed them */
-        close(ctl[1]); ctl[1] = -1;
+    if (!r->forked) {   /* zygote_fork() closed them */
+        close(r->ctl[1]); r->ctl[1] = -1;
         /* Only the runner may hold the reading end of a warm job, so that its death fails
          * the send. */
-        if (warm) { close(job_fd); job_fd = -1; }
-        close(runner_fd); runner_fd = -1;
-        close(po[1]); po[1] = -1;
-        close(pe[1]); pe[1] = -1;
-        close(pv[1]); pv[1] = -1;
+        if (warm) { close(r->job_fd); r->job_fd = -1; }
+        close(r->runner_fd); r->runner_fd = -1;
+        close(r->po[1]); r->po[1] = -1;
+        close(r->pe[1]); r->pe[1] = -1;
+        close(r->pv[1]); r->pv[1] = -1;
     }
-    if (!forked && write_maps(pid) < 0) { rc = ns_fail(err, "write uid/gid map", errno); goto out; }
-    if (plan.data_tree >= 0 && data_idmap(plan.data_tree, pid, out) < 0) {
-        rc = ns_fail(err, "prepare /data", errno);
-        goto out;
+    if (!r->forked && write_maps(r->pid) < 0) return ns_fail(err, "write uid/gid map", errno);
+    if (r->data_tree >= 0) {
+        if (data_idmap(r->data_tree, r->pid, r->out) < 0)
+            return ns_fail(err, "prepare /data", errno);
+        /* The child has a descriptor of the clone of its own (clone() copied our table, the
+         * number the same) and the mapping is the mount's: ours has done its part. The plan
+         * keeps the number: the child reads it from our memory. */
+        close(r->data_tree);
+        r->data_tree = -1;
     }
-    if (ns_cgroup_attach(&cg, pid) < 0) { rc = ns_fail(err, "join cgroup", errno); goto out; }
-    if (send(ctl[0], "g", 1, MSG_NOSIGNAL) != 1) { rc = ns_fail(err, "start the child", errno); goto out; }
+    if (ns_cgroup_attach(&r->cg, r->pid) < 0) return ns_fail(err, "join cgroup", errno);
+    if (send(r->ctl[0], "g", 1, MSG_NOSIGNAL) != 1) return ns_fail(err, "start the child", errno);
 
-    if (pidfd < 0) pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (r->pidfd < 0) r->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
     if (warm && warm->zygote) {
-        for (size_t off = 0; off < jobbuf.len;) {   /* one message */
-            ssize_t n = send(warm_fd, jobbuf.p + off, jobbuf.len - off, MSG_NOSIGNAL);
+        for (size_t off = 0; off < r->jobbuf.len;) {   /* one message */
+            ssize_t n = send(r->warm_fd, r->jobbuf.p + off, r->jobbuf.len - off, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) { rc = ns_fail(err, "the zygote's set-up", errno); goto out; }
+            if (n <= 0) return ns_fail(err, "the zygote's set-up", errno);
             off += (size_t)n;
         }
-        warm->chan = warm_fd;
+        warm->chan = r->warm_fd;
     }
     if (warm) {
-        const int drop[2] = { po[0], pe[0] };
+        const int drop[2] = { r->po[0], r->pe[0] };
         const sandbox_job *real;
-        if (pidfd < 0) { rc = ns_fail(err, "pidfd_open", errno); goto out; }
-        if (!(real = warm_wait(warm, forked, pid, pidfd, ctl[0], pv[0], drop, &out_dir_fd,
-                                &runner_pidfd, &fail, err))) {
-            if (fail.kind) setup_failed = warm->setup_failed = 1;
-            else { rc = CR_ESANDBOX; goto out; }
-        } else {
-            /* From here on the run is the job's: its limits (the key's, but for those the
-             * parent alone enforces), its clocks from now. */
-            job = real;
-            lim = job->limits;
-            sandbox_limits_resolve(&lim);
-            cr_buf_init(&out->stdout_buf, lim.max_stdout);
-            cr_buf_init(&out->stderr_buf, lim.max_stderr);
-            out->warm = 1;
-            ctl_open = forked;
-            if (cg.has_cpu && (cpu_base = ns_cgroup_cpu_ns(&cg)) < 0) cpu_base = 0;
-            t0 = now_s();
-            cpu_next = t0 + CPU_POLL_MS / 1e3;
-            const char *jp = hand && hand->job ? hand->job : NULL;
-            size_t jn = jp ? hand->job_len : 0;
-            if (!jp) {
-                if ((rc = sandbox_job_encode(job, &jobbuf, err)) != CR_OK) goto out;
-                jp = jobbuf.p;
-                jn = jobbuf.len;
-            }
-            for (size_t off = 0; off < jn;) {
-                ssize_t n = send(warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
-                if (n < 0 && errno == EINTR) continue;
-                if (n <= 0) break;   /* the runner is gone: its end says how */
-                off += (size_t)n;
-            }
-            close(warm_fd);
-            warm_fd = -1;
+        const char *jp;
+        size_t jn;
+        if (r->pidfd < 0) return ns_fail(err, "pidfd_open", errno);
+        if (!(real = warm_wait(warm, r->forked, r->pid, r->pidfd, r->ctl[0], r->pv[0], drop,
+                               &r->out_dir_fd, &r->runner_pidfd, &r->fail, err))) {
+            if (!r->fail.kind) return CR_ESANDBOX;
+            r->setup_failed = warm->setup_failed = 1;
+            return CR_OK;
         }
+        /* From here on the run is the job's: its limits (the key's, but for those the
+         * parent alone enforces), its clocks from now. */
+        r->job = real;
+        r->lim = real->limits;
+        sandbox_limits_resolve(&r->lim);
+        cr_buf_init(&r->out->stdout_buf, r->lim.max_stdout);
+        cr_buf_init(&r->out->stderr_buf, r->lim.max_stderr);
+        r->out->warm = 1;
+        r->ctl_open = r->forked;
+        if (r->cg.has_cpu && (r->cpu_base = ns_cgroup_cpu_ns(&r->cg)) < 0) r->cpu_base = 0;
+        r->t0 = now_s();
+        r->cpu_next = r->t0 + CPU_POLL_MS / 1e3;
+        if ((rc = job_bytes(r, &jp, &jn)) != CR_OK) return rc;
+        for (size_t off = 0; off < jn;) {
+            ssize_t n = send(r->warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;   /* the runner is gone: its end says how */
+            off += (size_t)n;
+        }
+        close(r->warm_fd);
+        r->warm_fd = -1;
     }
+    return CR_OK;
+}
+
+/* Step 3: the streams read and the limits enforced until pid 1 is gone (or, warm, its report
+ * is whole), then whatever is left of the run killed and its status taken. */
+static cr_code run_supervise(ns_run_state *r)
+{
+    const sandbox_job *job = r->job;
+    sandbox_outcome *out = r->out;
+    const sandbox_limits *lim = &r->lim;
+    ns_cgroup *cg = &r->cg;
     /* The clocks are checked on every turn, whatever the code did with its descriptors: the
      * loop ends when pid 1 is gone and the streams are read, never merely because the code
      * closed them, and pid 1's exit wakes it (pidfd; without one, a short poll). */
-    deadline = t0 + lim.wall_s;
-    stream st[3] = { { po[0], &out->stdout_buf, 1 }, { pe[0], &out->stderr_buf, 1 },
-                     { pv[0], &report, 1 } };
+    double deadline = r->t0 + lim->wall_s, drain_until = 0;
+    stream st[3] = { { r->po[0], &out->stdout_buf, 1 }, { r->pe[0], &out->stderr_buf, 1 },
+                     { r->pv[0], &r->report, 1 } };
     for (;;) {
         struct pollfd pfd[6];
         int nfd = 0, map[6], timeout_ms;
         double now = now_s();
-        if (!reaped && !killed && now >= deadline) {
-            kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim.wall_s);
-            killed = 1;
+        if (!r->reaped && !r->killed && now >= deadline) {
+            kill_run(r->pid, r->pidfd, cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim->wall_s);
+            r->killed = 1;
         }
         /* Every CPU_POLL_MS, not on every turn: a run that prints a line reads it thrice. */
-        if (!reaped && !killed && cg.has_cpu && now >= cpu_next) {
-            int64_t cpu = ns_cgroup_cpu_ns(&cg);
-            cpu_next = now + CPU_POLL_MS / 1e3;
-            if (cpu >= 0 && (double)(cpu - cpu_base) / 1e9 >= lim.cpu_s) {
-                kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim.cpu_s);
-                killed = 1;
+        if (!r->reaped && !r->killed && cg->has_cpu && now >= r->cpu_next) {
+            int64_t cpu = ns_cgroup_cpu_ns(cg);
+            r->cpu_next = now + CPU_POLL_MS / 1e3;
+            if (cpu >= 0 && (double)(cpu - r->cpu_base) / 1e9 >= lim->cpu_s) {
+                kill_run(r->pid, r->pidfd, cg, out, SANDBOX_LIMIT_CPU, "CPU time %.3f s", lim->cpu_s);
+                r->killed = 1;
             }
         }
-        if (killed && !drain_until) drain_until = now + DRAIN_S;
+        if (r->killed && !drain_until) drain_until = now + DRAIN_S;
         if (drain_until && now >= drain_until) break;
         for (int i = 0; i < 3; i++)
             if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
-        if (ctl_open) { pfd[nfd] = (struct pollfd){ ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
-        if (reaped && !nfd) break;
-        if (!reaped && pidfd >= 0) { pfd[nfd] = (struct pollfd){ pidfd, POLLIN, 0 }; map[nfd++] = 4; }
+        if (r->ctl_open) { pfd[nfd] = (struct pollfd){ r->ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
+        if (r->reaped && !nfd) break;
+        if (!r->reaped && r->pidfd >= 0) {
+            pfd[nfd] = (struct pollfd){ r->pidfd, POLLIN, 0 };
+            map[nfd++] = 4;
+        }
         /* The caller's interrupt stays readable once set: watched until it has killed. */
-        if (!reaped && !killed && job->interrupt_fd >= 0) {
+        if (!r->reaped && !r->killed && job->interrupt_fd >= 0) {
             pfd[nfd] = (struct pollfd){ job->interrupt_fd, POLLIN, 0 };
             map[nfd++] = 5;
         }
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
-        if (!reaped && (pidfd < 0 || (!killed && cg.has_cpu)) && timeout_ms > CPU_POLL_MS)
+        if (!r->reaped && (r->pidfd < 0 || (!r->killed && cg->has_cpu)) && timeout_ms > CPU_POLL_MS)
             timeout_ms = CPU_POLL_MS;
-        if (poll(pfd, (nfds_t)nfd, timeout_ms < 0 ? 0 : timeout_ms) < 0 && errno != EINTR) {
-            rc = ns_fail(err, "poll", errno);
-            goto out;
-        }
+        if (poll(pfd, (nfds_t)nfd, timeout_ms < 0 ? 0 : timeout_ms) < 0 && errno != EINTR)
+            return ns_fail(r->err, "poll", errno);
         for (int k = 0; k < nfd; k++) {
             if (!pfd[k].revents || map[k] == 4) continue;
             if (map[k] == 5) {
-                if (!killed) {
+                if (!r->killed) {
                     out->interrupted = 1;
-                    kill_all(pid, pidfd, &cg);
-                    killed = 1;
+                    kill_all(r->pid, r->pidfd, cg);
+                    r->killed = 1;
                 }
                 continue;
             }
             if (map[k] == 3) {
                 struct ns_msg m;
-                if (!recv_ctl(ctl[0], &m, &out_dir_fd, NULL)) { ctl_open = 0; continue; }
-                if (m.kind == MSG_SETUP_FAILED && !setup_failed) { setup_failed = 1; fail = m; }
-                if (m.kind == MSG_EXIT && forked) { runner_status = m.status; exit_known = 1; }
+                if (!recv_ctl(r->ctl[0], &m, &r->out_dir_fd, NULL)) { r->ctl_open = 0; continue; }
+                if (m.kind == MSG_SETUP_FAILED && !r->setup_failed) { r->setup_failed = 1; r->fail = m; }
+                if (m.kind == MSG_EXIT && r->forked) { r->runner_status = m.status; r->exit_known = 1; }
                 continue;
             }
             char chunk[65536];
@@ -1281,154 +1303,206 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) { s->open = 0; continue; }
             if (cr_buf_put(s->buf, chunk, (size_t)n) == CR_ELIMIT && s->buf == &out->stdout_buf &&
-                !killed) {
-                kill_run(pid, pidfd, &cg, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
-                         (double)lim.max_stdout);
-                killed = 1;
+                !r->killed) {
+                kill_run(r->pid, r->pidfd, cg, out, SANDBOX_LIMIT_OUTPUT, "stdout over %.0f bytes",
+                         (double)lim->max_stdout);
+                r->killed = 1;
             }
         }
         /* A warm run is over once the runner's report is whole (its exit status last) and
          * every stream is closed: pid 1 has nothing left to do but exit, and the teardown of
          * its namespaces, milliseconds with numpy loaded, need not hold the request. */
-        if (warm && out->warm && !reaped && !killed && !st[0].open && !st[1].open &&
-            !st[2].open && (early = sandbox_report_status(report.p, report.len) + 1) > 0) {
-            runner_status = (early - 1) << 8;    /* as wait4() would give it */
-            memset(&ru, 0, sizeof ru);
+        if (r->warm && out->warm && !r->reaped && !r->killed && !st[0].open && !st[1].open &&
+            !st[2].open && (r->early = sandbox_report_status(r->report.p, r->report.len) + 1) > 0) {
+            r->runner_status = (r->early - 1) << 8;    /* as wait4() would give it */
+            memset(&r->ru, 0, sizeof r->ru);
             break;
         }
-        if (!reaped && (forked ? gone(pidfd) : wait4(pid, &runner_status, WNOHANG, &ru) == pid)) {
-            reaped = 1;
-            pid = -1;
+        if (!r->reaped && (r->forked ? gone(r->pidfd)
+                                     : wait4(r->pid, &r->runner_status, WNOHANG, &r->ru) == r->pid)) {
+            r->reaped = 1;
+            r->pid = -1;
             /* Its namespace died with it; what is left to read is already in the pipes. */
             if (!drain_until) drain_until = now_s() + DRAIN_S;
         }
     }
-    if (forked) memset(&ru, 0, sizeof ru);
-    if (early) {
+    if (r->forked) memset(&r->ru, 0, sizeof r->ru);
+    if (r->early) {
         /* The worker's thread kills what is left (pid 1 on its way out, and anything the
          * code left running with its streams closed, which could still be writing to /out
          * while it is collected: the code's own files, in its own sandbox) and reaps pid 1
          * after the handoff: the kill alone took milliseconds. A forked worker is the
          * zygote's to reap; its cgroup's kill is enough. */
-        warm->pid_left = forked ? 0 : pid;
-        pid = -1;
-    } else if (!reaped) {
+        r->warm->pid_left = r->forked ? 0 : r->pid;
+        r->pid = -1;
+    } else if (!r->reaped) {
         /* Killed, and the drain ended first: SIGKILL from outside cannot be ignored. */
-        kill_all(pid, pidfd, &cg);
-        while (!forked && wait4(pid, &runner_status, 0, &ru) < 0) {
-            if (errno != EINTR) { memset(&ru, 0, sizeof ru); runner_status = -1; break; }
+        kill_all(r->pid, r->pidfd, cg);
+        while (!r->forked && wait4(r->pid, &r->runner_status, 0, &r->ru) < 0) {
+            if (errno != EINTR) { memset(&r->ru, 0, sizeof r->ru); r->runner_status = -1; break; }
         }
-        pid = -1;
+        r->pid = -1;
     }
     /* A forked worker that did not say how its runner ended was killed with it. */
-    if (forked && !early && !exit_known) runner_status = SIGKILL;
+    if (r->forked && !r->early && !r->exit_known) r->runner_status = SIGKILL;
+    return CR_OK;
+}
+
+/* Step 4: the outcome from what the run left: its status, the report, the cgroup's figures
+ * and which limit ended it, and /out (collected, or handed over). */
+static cr_code run_collect(ns_run_state *r)
+{
+    sandbox_outcome *out = r->out;
+    const sandbox_limits *lim = &r->lim;
+    ns_cgroup *cg = &r->cg;
+    int status = r->runner_status;
+    cr_code rc;
+
     /* The figures are final once no process of the run is left anywhere in its cgroup. */
-    if (cg_made && !early && !ns_cgroup_wait_empty(&cg, 0)) {
-        ns_cgroup_kill(&cg);
-        ns_cgroup_wait_empty(&cg, DRAIN_S);
+    if (!r->early && !ns_cgroup_wait_empty(cg, 0)) {
+        ns_cgroup_kill(cg);
+        ns_cgroup_wait_empty(cg, DRAIN_S);
     }
-    out->wall_s = now_s() - t0;
-    if (setup_failed) {
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: %s: %s",
-                          step_names[fail.step > 0 && fail.step < STEP_COUNT ? fail.step : 0],
-                          strerror(fail.err));
-        goto out;
+    out->wall_s = now_s() - r->t0;
+    if (r->setup_failed) {
+        int step = r->fail.step > 0 && r->fail.step < STEP_COUNT ? r->fail.step : 0;
+        return cr_error_set(r->err, CR_ESANDBOX, 0, 0, "ns: %s: %s", step_names[step],
+                            strerror(r->fail.err));
     }
 
     /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside,
      * before it could have said anything of the job; the caller runs the job elsewhere. */
-    if (out->warm && !killed && runner_status >= 0 && WIFSIGNALED(runner_status) &&
-        WTERMSIG(runner_status) == SIGKILL && !report.len && !out->stdout_buf.len &&
-        !out->stderr_buf.len && ns_cgroup_oom_kills(&cg) <= 0) {
-        warm->lost = 1;
-        rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker was killed before its job");
-        goto out;
+    if (out->warm && !r->killed && status >= 0 && WIFSIGNALED(status) &&
+        WTERMSIG(status) == SIGKILL && !r->report.len && !out->stdout_buf.len &&
+        !out->stderr_buf.len && ns_cgroup_oom_kills(cg) <= 0) {
+        r->warm->lost = 1;
+        return cr_error_set(r->err, CR_ESANDBOX, 0, 0, "ns: the warm worker was killed before its job");
     }
-    if (runner_status >= 0 && WIFEXITED(runner_status)) {
+    if (status >= 0 && WIFEXITED(status)) {
         out->exited = 1;
-        out->exit_code = WEXITSTATUS(runner_status);
+        out->exit_code = WEXITSTATUS(status);
     } else {
-        out->term_signal = runner_status >= 0 ? WTERMSIG(runner_status) : SIGKILL;
+        out->term_signal = status >= 0 ? WTERMSIG(status) : SIGKILL;
     }
     /* Before the limits are read from the run's end: the report says how the code's process
      * ended when it was not the runner itself. */
-    if ((rc = sandbox_report_parse(report.p ? report.p : "", report.len, out, err)) != CR_OK) goto out;
+    if ((rc = sandbox_report_parse(r->report.p ? r->report.p : "", r->report.len, out, r->err)) != CR_OK)
+        return rc;
     {
-        int64_t cpu = ns_cgroup_cpu_ns(&cg), peak = ns_cgroup_peak_bytes(&cg);
-        out->cpu_s = cpu >= 0 ? (double)(cpu - cpu_base) / 1e9
-                              : (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                                    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-        out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru.ru_maxrss * 1024;
+        const struct rusage *ru = &r->ru;
+        int64_t cpu = ns_cgroup_cpu_ns(cg), peak = ns_cgroup_peak_bytes(cg);
+        out->cpu_s = cpu >= 0 ? (double)(cpu - r->cpu_base) / 1e9
+                              : (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+                                    (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+        out->peak_memory_bytes = peak >= 0 ? (uint64_t)peak : (uint64_t)ru->ru_maxrss * 1024;
     }
     /* A signal alone proves nothing: the code can send itself SIGXCPU. */
-    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited && out->cpu_s >= lim.cpu_s &&
+    if (out->limit == SANDBOX_LIMIT_NONE && !out->exited && out->cpu_s >= lim->cpu_s &&
         (out->term_signal == SIGXCPU || out->term_signal == SIGKILL)) {
         out->limit = SANDBOX_LIMIT_CPU;
-        snprintf(out->limit_detail, sizeof out->limit_detail, "CPU time %.3f s", lim.cpu_s);
+        snprintf(out->limit_detail, sizeof out->limit_detail, "CPU time %.3f s", lim->cpu_s);
     }
-    if (out->limit == SANDBOX_LIMIT_NONE && ns_cgroup_oom_kills(&cg) > 0) {
+    if (out->limit == SANDBOX_LIMIT_NONE && ns_cgroup_oom_kills(cg) > 0) {
         out->limit = SANDBOX_LIMIT_MEMORY;
         snprintf(out->limit_detail, sizeof out->limit_detail, "memory %llu bytes",
-                 (unsigned long long)lim.memory_bytes);
+                 (unsigned long long)lim->memory_bytes);
     }
-    if (ns_cgroup_pids_refused(&cg) > 0) {
+    if (ns_cgroup_pids_refused(cg) > 0) {
         size_t used = strlen(out->limit_detail);
         if (out->limit == SANDBOX_LIMIT_NONE) out->limit = SANDBOX_LIMIT_PROCS;
         snprintf(out->limit_detail + used, sizeof out->limit_detail - used, "%sprocesses %u",
-                 used ? "; also " : "", lim.max_procs);
+                 used ? "; also " : "", lim->max_procs);
     }
-    if (out->limit == SANDBOX_LIMIT_DISK && out_dir_fd >= 0) {
+    if (out->limit == SANDBOX_LIMIT_DISK && r->out_dir_fd >= 0) {
         struct statvfs sv;
-        if (fstatvfs(out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
-            sandbox_out_full(out, &lim);
+        if (fstatvfs(r->out_dir_fd, &sv) == 0 && (sv.f_bavail == 0 || sv.f_favail == 0))
+            sandbox_out_full(out, lim);
     }
-    if (hand) {
+    if (r->hand) {
         /* The caller collects /out and reads the report itself (the kvm guest sends both). */
-        hand->out_fd = out_dir_fd;
-        out_dir_fd = -1;
-        hand->report = report;
-        cr_buf_init(&report, 0);
-    } else if (out_dir_fd >= 0 &&
-               (rc = sandbox_artifacts_collect(out_dir_fd, job->out_dir, &lim, out, err)) != CR_OK) {
-        goto out;
+        r->hand->out_fd = r->out_dir_fd;
+        r->out_dir_fd = -1;
+        r->hand->report = r->report;
+        cr_buf_init(&r->report, 0);
+        return CR_OK;
     }
+    if (r->out_dir_fd >= 0)
+        return sandbox_artifacts_collect(r->out_dir_fd, r->job->out_dir, lim, out, r->err);
+    return CR_OK;
+}
 
-out:
-    if (pid > 0 && forked) {
-        kill_all(pid, pidfd, &cg);
-        ns_cgroup_wait_empty(&cg, DRAIN_S);
-    } else if (pid > 0) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+/* Whatever the steps left: a child still alive, the descriptors, the cgroup (a warm run's is
+ * the caller's to remove). */
+static void run_release(ns_run_state *r)
+{
+    ns_warm *warm = r->warm;
+    if (r->pid > 0 && r->forked) {
+        kill_all(r->pid, r->pidfd, &r->cg);
+        ns_cgroup_wait_empty(&r->cg, DRAIN_S);
+    } else if (r->pid > 0) {
+        kill(r->pid, SIGKILL);
+        while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR) {}
     }
-    if (forked && warm->chan >= 0) {
+    if (r->forked && warm->chan >= 0) {
         close(warm->chan);
         warm->chan = -1;
     }
     if (warm && warm->zygote) warm->chan = -1;   /* warm_fd, closed below */
-    if (stack) unmap_stack(stack);   /* the child has exec'd or is gone */
-    if (pidfd >= 0) close(pidfd);
-    if (runner_pidfd >= 0) close(runner_pidfd);
-    if (cg_made && warm) {
-        warm->cg = cg;
+    if (r->stack) unmap_stack(r->stack);   /* the child has exec'd or is gone */
+    if (r->pidfd >= 0) close(r->pidfd);
+    if (r->runner_pidfd >= 0) close(r->runner_pidfd);
+    if (r->cg_made && warm) {
+        warm->cg = r->cg;
         warm->cg_left = 1;
-    } else if (cg_made) {
-        ns_cgroup_destroy(&cg);
+    } else if (r->cg_made) {
+        ns_cgroup_destroy(&r->cg);
     }
     for (int i = 0; i < 2; i++) {
-        if (ctl[i] >= 0) close(ctl[i]);
-        if (po[i] >= 0) close(po[i]);
-        if (pe[i] >= 0) close(pe[i]);
-        if (pv[i] >= 0) close(pv[i]);
+        if (r->ctl[i] >= 0) close(r->ctl[i]);
+        if (r->po[i] >= 0) close(r->po[i]);
+        if (r->pe[i] >= 0) close(r->pe[i]);
+        if (r->pv[i] >= 0) close(r->pv[i]);
     }
-    if (out_dir_fd >= 0) close(out_dir_fd);
-    if (job_fd >= 0) close(job_fd);
-    if (runner_fd >= 0) close(runner_fd);
-    if (warm_fd >= 0) close(warm_fd);
-    if (data_fd >= 0) close(data_fd);
-    if (plan.data_tree >= 0) close(plan.data_tree);
-    cr_buf_free(&jobbuf);
-    cr_buf_free(&report);
+    if (r->out_dir_fd >= 0) close(r->out_dir_fd);
+    if (r->job_fd >= 0) close(r->job_fd);
+    if (r->runner_fd >= 0) close(r->runner_fd);
+    if (r->warm_fd >= 0) close(r->warm_fd);
+    if (r->data_tree >= 0) close(r->data_tree);
+    cr_buf_free(&r->jobbuf);
+    cr_buf_free(&r->report);
+}
+
+static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm,
+                         sandbox_outcome *out, cr_error *err)
+{
+    ns_run_state *r, state = {
+        .job = job, .hand = hand, .warm = warm, .out = out, .err = err, .lim = job->limits,
+        .forked = warm && !warm->zygote && warm->chan >= 0,
+        .ctl = { -1, -1 }, .po = { -1, -1 }, .pe = { -1, -1 }, .pv = { -1, -1 },
+        .job_fd = -1, .runner_fd = -1, .warm_fd = -1, .data_tree = -1, .fdarg = { "3", "4" },
+        .pid = -1, .pidfd = -1, .runner_pidfd = -1, .out_dir_fd = -1,
+        .t0 = now_s(), .runner_status = -1, .ctl_open = 1,
+    };
+    cr_code rc;
+
+    r = &state;
+    r->plan.data_tree = -1;
+    memset(out, 0, sizeof *out);
+    cr_buf_init(&r->jobbuf, 0);
+    if (hand) {
+        hand->out_fd = -1;
+        cr_buf_init(&hand->report, 0);
+    }
+    sandbox_limits_resolve(&r->lim);
+    cr_buf_init(&out->stdout_buf, r->lim.max_stdout);
+    cr_buf_init(&out->stderr_buf, r->lim.max_stderr);
+    cr_buf_init(&r->report, REPORT_MAX);
+    out->tier = CR_TIER_NS;
+
+    if ((rc = run_prepare(r)) == CR_OK && (rc = run_start(r)) == CR_OK &&
+        (rc = run_supervise(r)) == CR_OK)
+        rc = run_collect(r);
+    run_release(r);
     /* Nothing is handed over before the last step, which cannot fail. */
     if (rc != CR_OK) sandbox_outcome_free(out);
     return rc;

@@ -80,8 +80,12 @@ static void build(filter *f, int zygote)
     int rc = 0, fd = -1;
     const char *step = "seccomp_init";
     off_t size;
+    ssize_t got;
 
-    if (!ctx) goto fail;
+    if (!ctx) {
+        errno = ENOMEM;   /* libseccomp says no more */
+        goto fail;
+    }
     step = "deny list";
     for (size_t i = 0; i < sizeof denied / sizeof denied[0] && rc == 0; i++) {
         int nr = seccomp_syscall_resolve_name(denied[i]);
@@ -95,7 +99,7 @@ static void build(filter *f, int zygote)
             rc = deny(ctx, nr, 0, NULL);
     }
     /* clone() creating any namespace. */
-    step = "clone flags";
+    if (rc == 0) step = "clone flags";
     static const unsigned long ns_flags[] = { CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS,
                                               CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
                                               CLONE_NEWNET };
@@ -108,7 +112,7 @@ static void build(filter *f, int zygote)
      * socketpair(): AF_UNIX streams and seqpackets only (multiprocessing, asyncio): born
      * connected, they cannot be pointed elsewhere, while a datagram pair could sendto() a
      * path. Families are small integers: everything outside the list is denied by ranges. */
-    step = "socket families";
+    if (rc == 0) step = "socket families";
     {
         struct scmp_arg_cmp a;
         for (int fam = 0; fam < AF_INET6 && rc == 0; fam++) {
@@ -132,7 +136,7 @@ static void build(filter *f, int zygote)
         }
     }
     /* Faking terminal input (TIOCSTI) and console tricks (TIOCLINUX). */
-    step = "ioctl";
+    if (rc == 0) step = "ioctl";
     if (rc == 0) {
         struct scmp_arg_cmp a = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
         rc = deny(ctx, SCMP_SYS(ioctl), 1, &a);
@@ -142,7 +146,7 @@ static void build(filter *f, int zygote)
         rc = deny(ctx, SCMP_SYS(ioctl), 1, &a);
     }
     /* personality(): only the query (0xffffffff) that libc and Python's platform use. */
-    step = "personality";
+    if (rc == 0) step = "personality";
     if (rc == 0) {
         struct scmp_arg_cmp a = SCMP_A0(SCMP_CMP_NE, 0xffffffffu);
         rc = deny(ctx, SCMP_SYS(personality), 1, &a);
@@ -153,9 +157,17 @@ static void build(filter *f, int zygote)
     step = "export";
     if ((fd = memfd_create("calcroute-seccomp", MFD_CLOEXEC)) < 0) goto fail;
     if ((rc = seccomp_export_bpf(ctx, fd)) != 0) { errno = -rc; goto fail; }
-    if ((size = lseek(fd, 0, SEEK_END)) <= 0 || size % sizeof(struct sock_filter)) goto fail;
-    f->program.filter = malloc((size_t)size);
-    if (!f->program.filter || pread(fd, f->program.filter, (size_t)size, 0) != size) goto fail;
+    if ((size = lseek(fd, 0, SEEK_END)) < 0) goto fail;
+    if (size == 0 || size % sizeof(struct sock_filter)) {
+        errno = EIO;   /* not a whole program */
+        goto fail;
+    }
+    step = "read back";
+    if (!(f->program.filter = malloc((size_t)size))) goto fail;
+    if ((got = pread(fd, f->program.filter, (size_t)size, 0)) != size) {
+        if (got >= 0) errno = EIO;   /* short */
+        goto fail;
+    }
     f->program.len = (unsigned short)(size / sizeof(struct sock_filter));
     close(fd);
     seccomp_release(ctx);
@@ -163,6 +175,8 @@ static void build(filter *f, int zygote)
     return;
 fail:
     snprintf(f->error, sizeof f->error, "seccomp filter: %s: %s", step, strerror(errno));
+    free(f->program.filter);
+    f->program.filter = NULL;
     if (fd >= 0) close(fd);
     if (ctx) seccomp_release(ctx);
 }
