@@ -2,7 +2,6 @@
  * DESIGN.md's final-value rule. */
 #include "common/json.h"
 #include "evaluator/eval_int.h"
-#include "parser/parser.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -1522,7 +1521,7 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
     }
     if (!IS_NUM(a) || (n->op == IR_INVERT && a->kind == V_FLOAT)) {
         eval_raise(cx, CR_EPY_TYPE, n, "bad operand type for unary %s: '%s'",
-                   n->op == IR_NEG ? "-" : n->op == IR_POS ? "+" : "~", eval_type_name(a));
+                   ir_unop_src(n->op), eval_type_name(a));
         eval_decref(cx, a);
         return NULL;
     }

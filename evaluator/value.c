@@ -787,16 +787,6 @@ int eval_eq(eval_cx *cx, val *a, val *b)
     return r;
 }
 
-static const char *cmp_sym(int op)
-{
-    switch (op) {
-    case IR_LT: return "<";
-    case IR_LE: return "<=";
-    case IR_GT: return ">";
-    default: return ">=";
-    }
-}
-
 static int cmp_result(int op, int c)
 {
     switch (op) {
@@ -874,7 +864,7 @@ int eval_cmp(eval_cx *cx, int op, val *a, val *b)
         }
     }
     eval_raise(cx, CR_EPY_TYPE, NULL, "'%s' not supported between instances of '%s' and '%s'",
-               cmp_sym(op), eval_type_name(a), eval_type_name(b));
+               ir_cmpop_src(op), eval_type_name(a), eval_type_name(b));
     return -1;
 }
 
