@@ -22,7 +22,7 @@
 
 #include "bench/bench.h"
 #include "calcroute.h"
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 static const char *const files[] = {
     "pot_tatqa.jsonl", "financemath_validation_llm.jsonl", "financemath_test_llm.jsonl",

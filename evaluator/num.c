@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/defaults.h"
-#include "evaluator/num_internal.h"
+#include "evaluator/num_int.h"
 
 /* Decimal digits per bit and back, for size predictions (log10(2), log2(10)). */
 #define BITS_PER_DIGIT 3.3219280948873623

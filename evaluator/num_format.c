@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluator/num_internal.h"
+#include "evaluator/num_int.h"
 
 /* Widths and precisions past this are a LimitError rather than a huge allocation. */
 #define FORMAT_MAX_WIDTH 1000000L

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "evaluator/num_internal.h"
+#include "evaluator/num_int.h"
 
 /* Results below the smallest subnormal double are 0.0 in CPython too; keeping them would
  * also make denominators of millions of bits. */

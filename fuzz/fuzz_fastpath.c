@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 #include "tests/ir_compare.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

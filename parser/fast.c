@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "ir/build.h"
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 /* ---- tokens ----------------------------------------------------------------------------- */
 

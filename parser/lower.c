@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "ir/build.h"
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 /* ---- symbols and fields, resolved once ------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 /* tree-sitter 0.20.7 (Debian 12) aborts inside error recovery once about 65 536 tokens are
  * pending on its stack (e.g. 70 000 unclosed "(" or "-"); it never gets that far with fewer

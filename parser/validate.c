@@ -9,7 +9,7 @@
 #include <string.h>
 #include <uninorm.h>
 
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 /* ---- a set of names (open addressing; the strings are borrowed) --------------------------- */
 

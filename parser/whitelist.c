@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "ir/subset.h"
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 
 /* Every public name of CPython 3.11's math module: what `from math import *` binds. Those
  * the registry lacks would be bound by CPython and not by the evaluator. */

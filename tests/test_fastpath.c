@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parser/internal.h"
+#include "parser/parser_int.h"
 #include "tests/ir_compare.h"
 #include "tests/testlib.h"
 

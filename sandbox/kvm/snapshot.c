@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/kvm/vmm_impl.h"
+#include "sandbox/kvm/vmm_int.h"
 
 #define MSR_IA32_TSC 0x10u
 #define MSR_IA32_TSC_DEADLINE 0x6e0u

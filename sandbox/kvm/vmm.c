@@ -1,6 +1,6 @@
 /* sandbox/kvm/vmm.c: the VMM: VM and vCPU set-up, the run loop and its device model, the
  * job/result region. Every ioctl is named in its error, with advice for the usual errno. */
-#include "sandbox/kvm/vmm_impl.h"
+#include "sandbox/kvm/vmm_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-/* sandbox/kvm/vmm_impl.h: the vmm's insides, shared by vmm.c and snapshot.c only. */
+/* sandbox/kvm/vmm_int.h: the vmm's insides, shared by vmm.c and snapshot.c only. */
 #ifndef CR_KVM_VMM_IMPL_H
 #define CR_KVM_VMM_IMPL_H
 

@@ -1,4 +1,4 @@
-/* parser/internal.h: what the files of parser/ share with each other (not with other modules). */
+/* parser/parser_int.h: what the files of parser/ share with each other (not with other modules). */
 #ifndef CR_PARSER_INTERNAL_H
 #define CR_PARSER_INTERNAL_H
 

@@ -1,4 +1,4 @@
-/* evaluator/num_internal.h: helpers shared by num.c, num_math.c and num_format.c. Not part
+/* evaluator/num_int.h: helpers shared by num.c, num_math.c and num_format.c. Not part
  * of the module's contract (that is num.h). */
 #ifndef CR_NUM_INTERNAL_H
 #define CR_NUM_INTERNAL_H
