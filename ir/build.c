@@ -55,7 +55,7 @@ ir_node *ir_prefix(ir_module *m, ir_kind kind, int op, int line, int col, ir_nod
 
 int ir_int_leading_zeros(const char *s, size_t n)
 {
-    if (n < 2 || s[0] != '0' || s[1] < '0' || s[1] > '9') return 0;
+    if (n < 2 || s[0] != '0' || ((s[1] < '0' || s[1] > '9') && s[1] != '_')) return 0;
     for (size_t i = 1; i < n; i++)
         if (s[i] != '0' && s[i] != '_') return 1;
     return 0;

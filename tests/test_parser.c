@@ -446,6 +446,8 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("a b\n"), "E4 1:1 unexpected 'a'");
     CHECK_STR(ir("print 'x'\n"), "E4 1:1 Missing parentheses in call to 'print'");
     CHECK_STR(ir("x = 0777\n"), "E4 1:5 leading zeros in decimal integer literals are not permitted");
+    CHECK_STR(ir("x = 0_7\n"), "E4 1:5 leading zeros in decimal integer literals are not permitted");
+    CHECK_STR(ir("x = 0_0 + 00\n"), "(module (assign (name x) (binop + (num 0_0) (num 00))))");
     CHECK_STR(ir("return 1\n"), "E4 1:1 'return' outside function");
     CHECK_STR(ir("break\n"), "E4 1:1 'break' outside loop");
     CHECK_STR(ir("def f():\nx = 1\n"), "E4 1:9 expected an indented block");
