@@ -8,7 +8,8 @@ pass=0 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
-LIBS=$(make -s --no-print-directory print-libs)
+# Not the calling make's flags (a jobserver, -w): this make only prints the list.
+LIBS=$(MAKEFLAGS= MAKELEVEL= make -s --no-print-directory print-libs)
 # A sanitized build's objects need their runtime (make check-asan, check-tsan).
 case "$B" in *asan*) LIBS="-fsanitize=address,undefined $LIBS" ;; *tsan*) LIBS="-fsanitize=thread $LIBS" ;; esac
 
