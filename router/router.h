@@ -185,6 +185,17 @@ void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim);
 /* Appends res's record to the engine's ledger (when it has one) and sets res->audit_*. */
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
                       cr_error *err);
+/* The manifest of a data directory (router/record.c): {"files": [{name, size, sha256} for a
+ * regular file, {name, type} for a symlink (not followed) or other entry], "max_files",
+ * "max_depth", and "cut" (why the walk stopped short) when it did}, names relative and in
+ * bytewise order, depth first. The walk reads at most ROUTER_DATA_MAX_ENTRIES names, lists at
+ * most ROUTER_DATA_MAX_FILES entries and enters ROUTER_DATA_MAX_DEPTH levels. What a record
+ * keeps and what replay compares DIR against. CR_EUSAGE when dir cannot be opened. */
+#define ROUTER_DATA_MAX_FILES 10000
+#define ROUTER_DATA_MAX_ENTRIES 100000
+#define ROUTER_DATA_MAX_DEPTH 32
+#define ROUTER_DATA_NAME_MAX 4096
+cr_code router_data_manifest(const char *dir, json_t **out, cr_error *err);
 const char *router_status_name(cr_code status);
 /* The result as cr_result_json() prints it (router/result.c), a new reference; NULL only when
  * out of memory. */
