@@ -190,15 +190,17 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_resu
     return s;
 }
 
-/* A sandboxed run's inputs beyond the request: the data directory's manifest (when the
- * engine has one), and what the runner said of the interpreter and the packages loaded. NULL
- * for an in-process run, which reads nothing but the request. */
+/* A sandboxed run's inputs beyond the request (the seed is the policy's own member): what
+ * the runner said of the interpreter and the packages loaded, and the data directory's
+ * manifest when the engine has one. NULL for an in-process run, which reads nothing but the
+ * request. */
 static cr_code record_inputs(const cr_engine *e, const cr_result *res, json_t **out,
                              cr_error *err)
 {
     *out = NULL;
     if (res->route != CR_ROUTE_NS && res->route != CR_ROUTE_KVM) return CR_OK;
-    json_t *o = json_object(), *data = NULL;
+    json_t *o = res->sandbox_inputs ? json_deep_copy(res->sandbox_inputs) : json_object();
+    json_t *data = NULL;
     int failed = !o;
     if (e->data_dir) {
         cr_error why = {0};

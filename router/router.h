@@ -140,6 +140,9 @@ struct cr_result {
     int sandbox_warm;       /* a warm pool's worker ran it (wall and CPU from the handoff) */
     char *start_note;       /* why a request to an engine with a pool started cold, or NULL */
     uint64_t peak_memory;
+    json_t *sandbox_inputs; /* sandboxed: {"interpreter": {path, version}, "packages": {name:
+                               version}} as the runner reported them (absent members: not
+                               reported), for the audit record; NULL in-process */
     int has_seed;           /* a sandbox ran: seed is what random and numpy.random drew from */
     uint32_t seed;
     uint64_t audit_seq;

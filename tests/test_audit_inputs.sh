@@ -1,5 +1,6 @@
 #!/bin/sh
-# A sandboxed record's inputs: the --data directory's manifest (relative names, sizes,
+# A sandboxed record's inputs: the interpreter and the packages the code loaded, as the runner
+# reports them, and the --data directory's manifest (relative names, sizes,
 # SHA-256, computed here independently with sha256sum) in the record's policy, covered by the
 # chain; `calc-audit replay --rerun-sandbox --data DIR` passes with the same data and names
 # each file changed, missing or added (exit 1), before anything runs.
@@ -32,7 +33,7 @@ printf 'year,revenue\n2019,100\n2020,120\n' >"$d/rev.csv"
 printf 'hello' >"$d/sub/notes.txt"
 : >"$d/sub/deeper/empty"
 ln -s rev.csv "$d/link"
-code='import numpy
+code='import numpy, numpy_financial
 rows = open("/data/rev.csv").read().splitlines()[1:]
 ans = sum(int(r.split(",")[1]) for r in rows)'
 printf '%s' "$code" | "$R" --tier ns --data "$d" --audit "$tmp/l.db" >/dev/null 2>"$tmp/err"
@@ -52,6 +53,15 @@ link - symlink
 rev.csv $(wc -c <"$d/rev.csv") $(sum_of rev.csv)
 sub/deeper/empty 0 $(sum_of sub/deeper/empty)
 sub/notes.txt 5 $(sum_of sub/notes.txt)"
+# The interpreter as the runner saw it, the packages the code's process loaded with their
+# versions (numpy's as the same interpreter gives it; numpy_financial is the one we serve).
+got=$("$A" show "$tmp/l.db" 1 | "$PY" -c '
+import json, sys
+i = json.load(sys.stdin)["policy"]["inputs"]
+print(i["interpreter"]["path"], i["interpreter"]["version"])
+print(sorted(i["packages"].items()))')
+check interpreter-packages "$got" "$PY $("$PY" -c 'import sys; print(sys.version)')
+[('numpy', '$("$PY" -c 'import numpy; print(numpy.__version__)')'), ('numpy_financial', 'calcroute')]"
 check verify "$("$A" verify "$tmp/l.db" | head -n 1 | cut -d" " -f1-3)" "ok: 1 records,"
 
 # Same data: the run is reproduced.
