@@ -71,9 +71,11 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
     size_t n;
     cr_code rc = CR_OK;
     int failed = 0;
-    if (sandbox_dir_names(dirfd, &w->budget, &names, &n) < 0)
-        return errno == ENOMEM ? CR_ENOMEM : (walk_cut(w, "unreadable directory: ", prefix),
-                                              CR_OK);
+    if (sandbox_dir_names(dirfd, &w->budget, &names, &n) < 0) {
+        if (errno == ENOMEM) return CR_ENOMEM;
+        walk_cut(w, "unreadable directory: ", prefix);
+        return CR_OK;
+    }
     if (!w->budget) walk_cut(w, "more entries than ", CR_DEFAULT_TEXT(ROUTER_DATA_MAX_ENTRIES));
     for (size_t i = 0; i < n && rc == CR_OK && !failed; i++) {
         char rel[ROUTER_DATA_NAME_MAX];
@@ -91,12 +93,16 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
                 walk_cut(w, "directory too deep: ", rel);
                 continue;
             }
+            size_t len = strlen(rel);
+            if (len + 2 > sizeof rel) {
+                walk_cut(w, "name too long: ", rel);
+                continue;
+            }
             int cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             if (cfd < 0) { walk_cut(w, "unreadable directory: ", rel); continue; }
-            size_t len = strlen(rel);
-            rel[len] = '/';         /* snprintf above left room: len + 1 < sizeof rel */
+            rel[len] = '/';
             rel[len + 1] = 0;
-            rc = len + 2 <= sizeof rel ? walk_dir(w, cfd, rel, depth + 1) : CR_OK;
+            rc = walk_dir(w, cfd, rel, depth + 1);
             close(cfd);
             continue;
         }
@@ -115,8 +121,10 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
             char hex[65];
             uint64_t size;
             int fd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            errno = 0;
             if (fd < 0 || file_sha256(w, fd, &size, hex) < 0) {
-                cr_json_set(o, "unreadable", json_string(strerror(errno)), &failed);
+                cr_json_set(o, "unreadable", json_string(errno ? strerror(errno) : "SHA-256 failed"),
+                            &failed);
             } else {
                 cr_json_set(o, "size", json_integer((json_int_t)size), &failed);
                 cr_json_set(o, "sha256", json_string(hex), &failed);

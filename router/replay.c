@@ -20,6 +20,7 @@ typedef struct {
     int ndiff;                  /* fields that differed in the current record */
     const char *data_dir;       /* --data: the directory sandboxed records re-run with */
     json_t *data_files;         /* its manifest's "files", made on first use */
+    json_t *data_by;            /* the same by name */
     cr_error data_err;          /* why it could not be made */
 } replay_ctx;
 
@@ -178,26 +179,32 @@ static char *entry_text(json_t *f)
     json_t *type = json_object_get(f, "type"), *un = json_object_get(f, "unreadable");
     if (json_is_string(type)) t = strdup(json_string_value(type));
     else if (json_is_string(un)) t = strdup(json_string_value(un));
-    else if (asprintf(&t, "%lld bytes, sha256 %s",
-                      (long long)json_integer_value(json_object_get(f, "size")),
-                      json_string_value(json_object_get(f, "sha256")) ?: "?") < 0)
-        t = NULL;
+    else {
+        const char *h = json_string_value(json_object_get(f, "sha256"));
+        if (asprintf(&t, "%lld bytes, sha256 %s",
+                     (long long)json_integer_value(json_object_get(f, "size")), h ? h : "?") < 0)
+            t = NULL;
+    }
     return t;
 }
 
-static json_t *entry_named(json_t *files, const char *name)
+/* A manifest's files by name (a new reference; NULL when out of memory). */
+static json_t *by_name(json_t *files)
 {
+    json_t *o = json_object(), *f;
     size_t i;
-    json_t *f;
-    json_array_foreach(files, i, f)
-        if (json_is_string(json_object_get(f, "name")) &&
-            strcmp(json_string_value(json_object_get(f, "name")), name) == 0)
-            return f;
-    return NULL;
+    json_array_foreach(files, i, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        if (o && name && json_object_set(o, name, f) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return o;
 }
 
-/* Each file of `a` that `b` lacks or holds otherwise, as a difference "data/NAME" (want is
- * the recorded side). */
+/* Each file of `a` that `b` (by name) lacks or holds otherwise, as a difference "data/NAME"
+ * (want is the recorded side). */
 static void data_side(replay_ctx *cx, uint64_t seq, json_t *a, json_t *b, int a_recorded)
 {
     size_t i;
@@ -205,7 +212,7 @@ static void data_side(replay_ctx *cx, uint64_t seq, json_t *a, json_t *b, int a_
     json_array_foreach(a, i, f) {
         const char *name = json_string_value(json_object_get(f, "name"));
         if (!name) continue;
-        json_t *g = entry_named(b, name);
+        json_t *g = json_object_get(b, name);
         char *ft = entry_text(f), *gt = g ? entry_text(g) : NULL;
         if ((!g || strcmp(ft ? ft : "", gt ? gt : "")) && (a_recorded || !g)) {
             char field[ROUTER_DATA_NAME_MAX + 8];
@@ -245,8 +252,15 @@ static void check_data(replay_ctx *cx, uint64_t seq, const audit_record *r)
             differ(cx, seq, "data", "a data directory", 16, cx->data_err.message,
                    strlen(cx->data_err.message));
         } else {
-            data_side(cx, seq, want, cx->data_files, 1);
-            data_side(cx, seq, cx->data_files, want, 0);
+            json_t *want_by = by_name(want);
+            if (!cx->data_by) cx->data_by = by_name(cx->data_files);
+            if (!want_by || !cx->data_by) {
+                differ(cx, seq, "data", "a data directory", 16, "out of memory", 13);
+            } else {
+                data_side(cx, seq, want, cx->data_by, 1);
+                data_side(cx, seq, cx->data_files, want_by, 0);
+            }
+            json_decref(want_by);
         }
     }
     json_decref(p);
@@ -326,6 +340,7 @@ cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
     cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
     for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
     json_decref(cx.data_files);
+    json_decref(cx.data_by);
     return rc;
 }
 

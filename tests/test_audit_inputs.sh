@@ -100,9 +100,22 @@ FAIL: 1 replayed, 0 identical, 1 differ, 0 sandboxed differ (not failures), 0 sk
 "$A" replay "$tmp/l.db" --data "$d" >/dev/null 2>&1
 check data-alone "$?" 2
 
+# A walk cut short says so: 33 levels of directories, one more than are entered.
+deep="$tmp/deep"
+p=$deep
+for i in $(seq 1 33); do p="$p/d"; done
+mkdir -p "$p"
+printf 'x' >"$p/f"
+printf 'import os\nans = 1' | "$R" --tier ns --data "$deep" --audit "$tmp/l.db" >/dev/null 2>&1
+got=$("$A" show "$tmp/l.db" 2 | "$PY" -c '
+import json, sys
+d = json.load(sys.stdin)["policy"]["inputs"]["data"]
+print(d["files"], d["cut"])')
+check cut "$got" "[] directory too deep: $(printf 'd/%.0s' $(seq 1 31))d"
+
 # An in-process record keeps no inputs: its policy is what it was before.
 printf 'ans = 1 + 2' | "$R" --data "$d" --audit "$tmp/l.db" >/dev/null 2>&1
-got=$("$A" show "$tmp/l.db" 2 | "$PY" -c 'import json, sys; print(sorted(json.load(sys.stdin)["policy"]))')
+got=$("$A" show "$tmp/l.db" 3 | "$PY" -c 'import json, sys; print(sorted(json.load(sys.stdin)["policy"]))')
 check inprocess-policy "$got" "['answer_vars', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
 
 echo "$pass passed, $fail failed, 0 skipped"
