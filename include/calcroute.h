@@ -405,7 +405,9 @@ CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flag
  * directory. A sandboxed record that keeps a manifest of its data directory is first checked
  * against data_dir's: each file added, missing or differing in size or SHA-256 is a
  * difference "data/NAME" (a record replayed without data_dir, one difference "data"); such
- * a record is not run and counts in rep->differences, a failure. */
+ * a record is not run and counts in rep->differences, a failure. After a re-run, another
+ * interpreter version ("interpreter") or a recorded package loaded in another version
+ * ("packages/NAME") is a sandboxed difference. */
 CR_API cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
                                     const char *data_dir,
                                     void (*diff)(uint64_t seq, const char *field,

@@ -266,6 +266,33 @@ static void check_data(replay_ctx *cx, uint64_t seq, const audit_record *r)
     json_decref(p);
 }
 
+/* The run's interpreter and packages against the record's: the interpreter's version, and
+ * the version of each recorded package the re-run loaded too (a package loaded on one side
+ * alone, such as a warm worker's preload, is no finding: a missing import shows in the
+ * result). Differences of a sandboxed record: reported, not failed. */
+static void check_runtime(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                          const cr_result *res)
+{
+    json_t *p = r->policy ? json_loadb(r->policy, r->policy_len, 0, NULL) : NULL;
+    json_t *want = json_object_get(p, "inputs"), *got = res->sandbox_inputs;
+    const char *wv = json_string_value(json_object_get(json_object_get(want, "interpreter"),
+                                                       "version"));
+    const char *gv = json_string_value(json_object_get(json_object_get(got, "interpreter"),
+                                                       "version"));
+    if (wv && gv) compare_str(cx, seq, "interpreter", wv, strlen(wv), gv);
+    json_t *wp = json_object_get(want, "packages"), *gp = json_object_get(got, "packages"), *v;
+    const char *name;
+    json_object_foreach(wp, name, v) {
+        const char *w = json_string_value(v), *g = json_string_value(json_object_get(gp, name));
+        if (w && g && strcmp(w, g) != 0) {
+            char field[300];
+            snprintf(field, sizeof field, "packages/%s", name);
+            compare_str(cx, seq, field, w, strlen(w), g);
+        }
+    }
+    json_decref(p);
+}
+
 /* audit_walk()'s visitor: one record. Failing to replay it is a difference, never a stop. */
 static cr_code replay_one(const audit_entry *e, void *arg)
 {
@@ -317,6 +344,7 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         g = cr_result_stderr(res, &gl);
         compare_bytes(cx, e->seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0);
         compare_error(cx, e->seq, r, res);
+        if (which > 0) check_runtime(cx, e->seq, r, res);
     }
     cx->rep->replayed++;
     if (cx->ndiff == 0) cx->rep->matched++;

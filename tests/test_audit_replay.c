@@ -175,6 +175,28 @@ static void test_replay_sandboxed(void)
     CHECK_INT(rep.differences, 0);
     CHECK(d.n >= 1);
     cr_audit_close(a);
+
+    /* The interpreter and a package the re-run loaded in other versions: reported. */
+    snprintf(path, sizeof path, "%s/runtime.db", dir);
+    CHECK_INT(append_made_up(path, "ns", "import os, numpy\nprint(1)",
+                             "{\"inputs\":{\"interpreter\":{\"version\":\"2.7\"},"
+                             "\"packages\":{\"numpy\":\"0.0.1\",\"absent\":\"1\"}}}",
+                             NULL, NULL, "1\n"), 1);
+    a = cr_audit_open(path, 0, &err);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    if (d.n == 2) {
+        CHECK_STR(d.field[0], "interpreter");
+        CHECK_STR(d.want[0], "2.7");
+        CHECK_STR(d.field[1], "packages/numpy");
+        CHECK_STR(d.want[1], "0.0.1");
+        CHECK_INT(rep.sandbox_differences, 1);
+        CHECK_INT(rep.differences, 0);
+    } else {
+        SKIP("the ns sandbox did not run here (%d differences, the first %s: %s)", d.n,
+             d.field[0], d.got[0]);
+    }
+    cr_audit_close(a);
 }
 
 /* A sandboxed run with a data directory: its record keeps the manifest, a replay with the
