@@ -62,7 +62,10 @@ static int file_sha256(manifest_walk *w, int fd, uint64_t *size, char hex[65])
 
 static void walk_cut(manifest_walk *w, const char *why, const char *rel)
 {
-    if (!w->cut[0]) snprintf(w->cut, sizeof w->cut, "%s%s", why, rel);
+    /* The first reason only; a long name is shortened to what the note holds. */
+    if (!w->cut[0])
+        snprintf(w->cut, sizeof w->cut, "%s%.*s", why, (int)(sizeof w->cut - 1 - strlen(why)),
+                 rel);
 }
 
 static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int depth)
