@@ -256,7 +256,8 @@ static void test_replay_data(void)
     CHECK_STR(d.field[0], "data/rows.csv");
     CHECK_STR(d.field[1], "data/new.txt");
     CHECK_STR(d.want[1], "(absent)");
-    CHECK_STR(d.got[1], "0 bytes, sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK_STR(d.got[1], "0 bytes, sha256 "
+                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     cr_audit_close(a);
 }
 
