@@ -18,10 +18,12 @@ static const char usage_text[] =
     "  verify DB [--pubkey FILE]   recompute the hash chain and check the checkpoints; with\n"
     "                              --pubkey only checkpoints by that key count, and at least\n"
     "                              one must exist (detects a rewritten or truncated chain)\n"
-    "  replay DB [--from N] [--to N] [--rerun-sandbox]\n"
+    "  replay DB [--from N] [--to N] [--rerun-sandbox [--data DIR]]\n"
     "                              re-run in-process records and demand identical results;\n"
     "                              --rerun-sandbox also re-runs sandboxed ones (differences\n"
-    "                              there are reported, not failed)\n"
+    "                              there are reported, not failed), with DIR as their data\n"
+    "                              directory: a file added, missing or changed against the\n"
+    "                              record's manifest fails, named, and that record is not run\n"
     "  show DB N                   record N as JSON\n"
     "  export DB [--from N] [--to N]\n"
     "                              records as JSON lines\n"
@@ -72,7 +74,7 @@ static int parse_seq(const char *s, uint64_t *out)
 }
 
 typedef struct {
-    const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint;
+    const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data;
     uint64_t from, to, size;
     int rerun_sandbox, consistency;
 } options;
@@ -86,7 +88,8 @@ static int parse_options(int argc, char **argv, options *o)
         { "rerun-sandbox", no_argument, NULL, 'r' }, { "origin", required_argument, NULL, 'o' },
         { "size", required_argument, NULL, 's' },   { "consistency", no_argument, NULL, 'c' },
         { "checkpoint", required_argument, NULL, 'C' },
-        { "old-checkpoint", required_argument, NULL, 'O' }, { NULL, 0, NULL, 0 },
+        { "old-checkpoint", required_argument, NULL, 'O' },
+        { "data", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
@@ -99,6 +102,7 @@ static int parse_options(int argc, char **argv, options *o)
         case 'c': o->consistency = 1; break;
         case 'C': o->checkpoint = optarg; break;
         case 'O': o->old_checkpoint = optarg; break;
+        case 'd': o->data = optarg; break;
         case 'f':
         case 't':
         case 's':
@@ -172,8 +176,10 @@ static int cmd_replay(cr_audit *a, const options *o)
 {
     cr_audit_replay_report rep;
     cr_error err = {0};
-    if (cr_audit_replay(a, o->from, o->to, o->rerun_sandbox ? CR_REPLAY_SANDBOX : 0,
-                        print_diff, NULL, &rep, &err) != CR_OK)
+    if (o->data && !o->rerun_sandbox)
+        return usage("%s", "replay: --data is for --rerun-sandbox");
+    if (cr_audit_replay_data(a, o->from, o->to, o->rerun_sandbox ? CR_REPLAY_SANDBOX : 0,
+                             o->data, print_diff, NULL, &rep, &err) != CR_OK)
         return fail(&err);
     printf("%s: %" PRIu64 " replayed, %" PRIu64 " identical, %" PRIu64 " differ, %" PRIu64
            " sandboxed differ (not failures), %" PRIu64 " skipped\n",

@@ -390,7 +390,8 @@ CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_pa
 enum { CR_REPLAY_SANDBOX = 1 };
 typedef struct {
     uint64_t replayed, matched, skipped;
-    uint64_t differences;         /* in-process records that differ: replay failed */
+    uint64_t differences;         /* in-process records that differ, sandboxed ones whose data
+                                     directory does not match: replay failed */
     uint64_t sandbox_differences; /* reported, not failures */
 } cr_audit_replay_report;
 /* `diff` (may be NULL) is called once per differing field; strings are borrowed for the
@@ -400,6 +401,19 @@ CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flag
                                void (*diff)(uint64_t seq, const char *field, const char *want,
                                             const char *got, void *arg),
                                void *arg, cr_audit_replay_report *rep, cr_error *err);
+/* cr_audit_replay() with sandboxed records re-run with data_dir (NULL: none) as their data
+ * directory. A sandboxed record that keeps a manifest of its data directory is first checked
+ * against data_dir's: each file added, missing or differing in size or SHA-256 is a
+ * difference "data/NAME" (a record replayed without data_dir, one difference "data"); such
+ * a record is not run and counts in rep->differences, a failure. After a re-run, another
+ * interpreter version ("interpreter") or a recorded package loaded in another version
+ * ("packages/NAME") is a sandboxed difference. */
+CR_API cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                                    const char *data_dir,
+                                    void (*diff)(uint64_t seq, const char *field,
+                                                 const char *want, const char *got,
+                                                 void *arg),
+                                    void *arg, cr_audit_replay_report *rep, cr_error *err);
 
 #ifdef __cplusplus
 }

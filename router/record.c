@@ -1,9 +1,15 @@
 /* router/record.c: one audit record per request, whatever its route or outcome. The result
  * is handed back only after its record committed, so a caller never holds an answer that the
  * ledger does not. */
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "common/json.h"
@@ -16,7 +22,158 @@ static char *dump_member(json_t *o, const char *key)
     return v && !json_is_null(v) ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 }
 
-static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_result *res)
+
+/* ---- the data directory's manifest ------------------------------------------------------
+ * What a sandboxed run could read under /data, as the host sees it when the record is made
+ * (right after the run; the sandbox mounts the directory read-only, so the code cannot have
+ * changed it): every regular file's relative name, size and SHA-256, in name order, and each
+ * symlink or other entry by name alone (never followed: the sandbox sees the same link). */
+
+typedef struct {
+    json_t *files;
+    size_t budget;          /* directory entries left to read (sandbox_dir_names()) */
+    size_t nfiles;
+    char cut[160];          /* "" or why the walk stopped short */
+    EVP_MD_CTX *md;
+} manifest_walk;
+
+/* SHA-256 of the open file fd, read to its end, into hex; its byte count in *size. */
+static int file_sha256(manifest_walk *w, int fd, uint64_t *size, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char buf[1 << 16], h[EVP_MAX_MD_SIZE];
+    unsigned int hl = 0;
+    ssize_t n;
+    *size = 0;
+    if (EVP_DigestInit_ex(w->md, EVP_sha256(), NULL) != 1) return -1;
+    while ((n = read(fd, buf, sizeof buf)) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || EVP_DigestUpdate(w->md, buf, (size_t)n) != 1) return -1;
+        *size += (uint64_t)n;
+    }
+    if (EVP_DigestFinal_ex(w->md, h, &hl) != 1 || hl != 32) return -1;
+    for (unsigned i = 0; i < 32; i++) {
+        hex[2 * i] = digits[h[i] >> 4];
+        hex[2 * i + 1] = digits[h[i] & 15];
+    }
+    hex[64] = 0;
+    return 0;
+}
+
+static void walk_cut(manifest_walk *w, const char *why, const char *rel)
+{
+    /* The first reason only; a long name is shortened to what the note holds. */
+    if (!w->cut[0])
+        snprintf(w->cut, sizeof w->cut, "%s%.*s", why, (int)(sizeof w->cut - 1 - strlen(why)),
+                 rel);
+}
+
+static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int depth)
+{
+    char **names;
+    size_t n;
+    cr_code rc = CR_OK;
+    int failed = 0;
+    if (sandbox_dir_names(dirfd, &w->budget, &names, &n) < 0) {
+        if (errno == ENOMEM) return CR_ENOMEM;
+        walk_cut(w, "unreadable directory: ", prefix);
+        return CR_OK;
+    }
+    if (!w->budget) walk_cut(w, "more entries than ", CR_DEFAULT_TEXT(ROUTER_DATA_MAX_ENTRIES));
+    for (size_t i = 0; i < n && rc == CR_OK && !failed; i++) {
+        char rel[ROUTER_DATA_NAME_MAX];
+        struct stat sb;
+        if ((size_t)snprintf(rel, sizeof rel, "%s%s", prefix, names[i]) >= sizeof rel) {
+            walk_cut(w, "name too long under ", prefix);
+            continue;
+        }
+        if (fstatat(dirfd, names[i], &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+            walk_cut(w, "unreadable: ", rel);
+            continue;
+        }
+        if (S_ISDIR(sb.st_mode)) {
+            if (depth >= ROUTER_DATA_MAX_DEPTH) {
+                walk_cut(w, "directory too deep: ", rel);
+                continue;
+            }
+            size_t len = strlen(rel);
+            if (len + 2 > sizeof rel) {
+                walk_cut(w, "name too long: ", rel);
+                continue;
+            }
+            int cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            if (cfd < 0) { walk_cut(w, "unreadable directory: ", rel); continue; }
+            rel[len] = '/';
+            rel[len + 1] = 0;
+            rc = walk_dir(w, cfd, rel, depth + 1);
+            close(cfd);
+            continue;
+        }
+        if (w->nfiles >= ROUTER_DATA_MAX_FILES) {
+            walk_cut(w, "more files than ", CR_DEFAULT_TEXT(ROUTER_DATA_MAX_FILES));
+            break;
+        }
+        w->nfiles++;
+        json_t *o = json_object();
+        failed |= !o;
+        cr_json_set(o, "name", cr_json_text(rel, strlen(rel), NULL), &failed);
+        json_t *raw = cr_json_bytes_if_not_utf8(rel, strlen(rel));
+        if (json_is_null(raw)) json_decref(raw);
+        else cr_json_set(o, "name_base64", raw, &failed);   /* the bytes, when not UTF-8 */
+        if (S_ISREG(sb.st_mode)) {
+            char hex[65];
+            uint64_t size;
+            int fd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+            errno = 0;
+            if (fd < 0 || file_sha256(w, fd, &size, hex) < 0) {
+                cr_json_set(o, "unreadable", json_string(errno ? strerror(errno) : "SHA-256 failed"),
+                            &failed);
+            } else {
+                cr_json_set(o, "size", json_integer((json_int_t)size), &failed);
+                cr_json_set(o, "sha256", json_string(hex), &failed);
+            }
+            if (fd >= 0) close(fd);
+        } else {
+            cr_json_set(o, "type", json_string(S_ISLNK(sb.st_mode) ? "symlink" : "other"),
+                        &failed);
+        }
+        cr_json_append(w->files, o, &failed);
+    }
+    sandbox_names_free(names, n);
+    return failed ? CR_ENOMEM : rc;
+}
+
+cr_code router_data_manifest(const char *dir, json_t **out, cr_error *err)
+{
+    manifest_walk w = { .files = json_array(), .budget = ROUTER_DATA_MAX_ENTRIES,
+                        .md = EVP_MD_CTX_new() };
+    cr_code rc = w.files && w.md ? CR_OK : CR_ENOMEM;
+    int failed = 0, fd = -1;
+    *out = NULL;
+    if (rc == CR_OK && (fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        rc = cr_error_sys(err, CR_EUSAGE, dir, errno);
+    else if (rc == CR_OK)
+        rc = walk_dir(&w, fd, "", 1);
+    if (fd >= 0) close(fd);
+    EVP_MD_CTX_free(w.md);
+    if (rc == CR_OK) {
+        json_t *o = json_object();
+        failed = !o;
+        cr_json_set(o, "files", json_incref(w.files), &failed);
+        cr_json_set(o, "max_files", json_integer(ROUTER_DATA_MAX_FILES), &failed);
+        cr_json_set(o, "max_depth", json_integer(ROUTER_DATA_MAX_DEPTH), &failed);
+        if (w.cut[0]) cr_json_set(o, "cut", cr_json_text(w.cut, strlen(w.cut), NULL), &failed);
+        if (failed) json_decref(o);
+        else *out = o;
+    }
+    json_decref(w.files);
+    if (rc == CR_ENOMEM || failed)
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "data manifest of %s", dir);
+    return rc;
+}
+
+static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_result *res,
+                         json_t *inputs)
 {
     static const char *const tiers[] = {"auto", "ns", "kvm", "none"};
     cr_buf names;
@@ -35,10 +192,45 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_resu
     cr_json_set(o, "memory_mib", json_integer((json_int_t)e->memory_mib), &failed);
     /* The seed a sandboxed run drew from, given or derived: replay passes it back. */
     if (res->has_seed) cr_json_set(o, "seed", json_integer(res->seed), &failed);
+    /* What else a sandboxed run depended on (absent from older records, whose encoding is
+     * thus unchanged): replay checks the data directory against it. */
+    if (inputs) cr_json_set(o, "inputs", json_incref(inputs), &failed);
     cr_buf_free(&names);
     char *s = failed ? NULL : json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;
+}
+
+/* A sandboxed run's inputs beyond the request (the seed is the policy's own member): what
+ * the runner said of the interpreter and the packages loaded, and the data directory's
+ * manifest when the engine has one. NULL for an in-process run, which reads nothing but the
+ * request. */
+static cr_code record_inputs(const cr_engine *e, const cr_result *res, json_t **out,
+                             cr_error *err)
+{
+    *out = NULL;
+    if (res->route != CR_ROUTE_NS && res->route != CR_ROUTE_KVM) return CR_OK;
+    json_t *o = res->sandbox_inputs ? json_deep_copy(res->sandbox_inputs) : json_object();
+    json_t *data = NULL;
+    int failed = !o;
+    if (e->data_dir) {
+        cr_error why = {0};
+        cr_code rc = router_data_manifest(e->data_dir, &data, &why);
+        if (rc == CR_EUSAGE && (data = json_object()))    /* gone since the run */
+            cr_json_set(data, "unreadable", json_string(why.message), &failed);
+        else if (rc != CR_OK) {
+            json_decref(o);
+            return cr_error_set(err, rc, 0, 0, "%s", why.message);
+        }
+        cr_json_set(data, "dir", cr_json_text(e->data_dir, strlen(e->data_dir), NULL), &failed);
+        cr_json_set(o, "data", data, &failed);
+    }
+    if (failed || !json_object_size(o)) {
+        json_decref(o);
+        return failed ? cr_error_set(err, CR_ENOMEM, 0, 0, "audit record: inputs") : CR_OK;
+    }
+    *out = o;
+    return CR_OK;
 }
 
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
@@ -53,12 +245,20 @@ cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol,
     json_t *rj = router_result_to_json(res);
     char *bindings = req->nbinds ? router_bindings_json(req) : NULL;
     char *tables = router_table_json(req);
-    char *policy = policy_json(e, pol, res);
+    json_t *inputs = NULL;
+    cr_code rc = record_inputs(e, res, &inputs, err);
+    if (rc != CR_OK) {
+        json_decref(rj);
+        free(bindings);
+        free(tables);
+        return rc;
+    }
+    char *policy = policy_json(e, pol, res, inputs);
+    json_decref(inputs);
     char *reasons = rj ? dump_member(rj, "reasons") : NULL;
     char *error = rj ? dump_member(rj, "error") : NULL;
     if (!error && rj && res->status == CR_ELIMIT) error = dump_member(rj, "limit");
     char *timings = rj ? dump_member(rj, "timings") : NULL;
-    cr_code rc = CR_OK;
     if (!rj || !policy || !reasons || !timings || (req->nbinds && !bindings)) {
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "audit record");
         goto out;

@@ -9,6 +9,7 @@
 
 #include "audit/audit.h"
 #include "calcroute.h"
+#include "router/router.h"      /* router_data_manifest(): the one walk of a data directory */
 
 typedef struct {
     cr_engine *engines[3];      /* in-process only (tier none), ns, kvm: opened on first use */
@@ -17,6 +18,10 @@ typedef struct {
     cr_audit_replay_report *rep;
     int flags;                  /* CR_REPLAY_* */
     int ndiff;                  /* fields that differed in the current record */
+    const char *data_dir;       /* --data: the directory sandboxed records re-run with */
+    json_t *data_files;         /* its manifest's "files", made on first use */
+    json_t *data_by;            /* the same by name */
+    cr_error data_err;          /* why it could not be made */
 } replay_ctx;
 
 static int field_is(const char *p, size_t len, const char *want)
@@ -159,11 +164,133 @@ static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
             cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
             return NULL;
         }
-        if (cr_config_set(cfg, "tier", tiers[which], err) == CR_OK)
+        if (cr_config_set(cfg, "tier", tiers[which], err) == CR_OK &&
+            (!cx->data_dir || cr_config_set(cfg, "data", cx->data_dir, err) == CR_OK))
             cx->engines[which] = cr_engine_open(cfg, err);
         cr_config_free(cfg);
     }
     return cx->engines[which];
+}
+
+/* "N bytes, sha256 H" (or the entry's type) of one manifest entry, for a difference. */
+static char *entry_text(json_t *f)
+{
+    char *t = NULL;
+    json_t *type = json_object_get(f, "type"), *un = json_object_get(f, "unreadable");
+    if (json_is_string(type)) t = strdup(json_string_value(type));
+    else if (json_is_string(un)) t = strdup(json_string_value(un));
+    else {
+        const char *h = json_string_value(json_object_get(f, "sha256"));
+        if (asprintf(&t, "%lld bytes, sha256 %s",
+                     (long long)json_integer_value(json_object_get(f, "size")), h ? h : "?") < 0)
+            t = NULL;
+    }
+    return t;
+}
+
+/* A manifest's files by name (a new reference; NULL when out of memory). */
+static json_t *by_name(json_t *files)
+{
+    json_t *o = json_object(), *f;
+    size_t i;
+    json_array_foreach(files, i, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        if (o && name && json_object_set(o, name, f) != 0) {
+            json_decref(o);
+            o = NULL;
+        }
+    }
+    return o;
+}
+
+/* Each file of `a` that `b` (by name) lacks or holds otherwise, as a difference "data/NAME"
+ * (want is the recorded side). */
+static void data_side(replay_ctx *cx, uint64_t seq, json_t *a, json_t *b, int a_recorded)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(a, i, f) {
+        const char *name = json_string_value(json_object_get(f, "name"));
+        if (!name) continue;
+        json_t *g = json_object_get(b, name);
+        char *ft = entry_text(f), *gt = g ? entry_text(g) : NULL;
+        if ((!g || strcmp(ft ? ft : "", gt ? gt : "")) && (a_recorded || !g)) {
+            char field[ROUTER_DATA_NAME_MAX + 8];
+            snprintf(field, sizeof field, "data/%s", name);
+            const char *w = a_recorded ? ft : gt, *x = a_recorded ? gt : ft;
+            differ(cx, seq, field, w, w ? strlen(w) : 0, x, x ? strlen(x) : 0);
+        }
+        free(ft);
+        free(gt);
+    }
+}
+
+/* The recorded manifest of the data directory against --data's, before anything runs: a file
+ * added, missing or different is a difference naming it; so is a record that read a data
+ * directory replayed without one. */
+static void check_data(replay_ctx *cx, uint64_t seq, const audit_record *r)
+{
+    json_t *p = r->policy ? json_loadb(r->policy, r->policy_len, 0, NULL) : NULL;
+    json_t *want = json_object_get(json_object_get(json_object_get(p, "inputs"), "data"),
+                                   "files");
+    if (!want) {
+        json_decref(p);
+        return;
+    }
+    if (!cx->data_dir) {
+        static const char w[] = "a data directory (replay with --data DIR)";
+        differ(cx, seq, "data", w, sizeof w - 1, NULL, 0);
+    } else {
+        if (!cx->data_files && !cx->data_err.message[0]) {
+            json_t *m = NULL;
+            if (router_data_manifest(cx->data_dir, &m, &cx->data_err) == CR_OK) {
+                cx->data_files = json_incref(json_object_get(m, "files"));
+                json_decref(m);
+            }
+        }
+        if (!cx->data_files) {
+            differ(cx, seq, "data", "a data directory", 16, cx->data_err.message,
+                   strlen(cx->data_err.message));
+        } else {
+            json_t *want_by = by_name(want);
+            if (!cx->data_by) cx->data_by = by_name(cx->data_files);
+            if (!want_by || !cx->data_by) {
+                differ(cx, seq, "data", "a data directory", 16, "out of memory", 13);
+            } else {
+                data_side(cx, seq, want, cx->data_by, 1);
+                data_side(cx, seq, cx->data_files, want_by, 0);
+            }
+            json_decref(want_by);
+        }
+    }
+    json_decref(p);
+}
+
+/* The run's interpreter and packages against the record's: the interpreter's version, and
+ * the version of each recorded package the re-run loaded too (a package loaded on one side
+ * alone, such as a warm worker's preload, is no finding: a missing import shows in the
+ * result). Differences of a sandboxed record: reported, not failed. */
+static void check_runtime(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                          const cr_result *res)
+{
+    json_t *p = r->policy ? json_loadb(r->policy, r->policy_len, 0, NULL) : NULL;
+    json_t *want = json_object_get(p, "inputs"), *got = res->sandbox_inputs;
+    const char *wv = json_string_value(json_object_get(json_object_get(want, "interpreter"),
+                                                       "version"));
+    const char *gv = json_string_value(json_object_get(json_object_get(got, "interpreter"),
+                                                       "version"));
+    if (wv && gv) compare_str(cx, seq, "interpreter", wv, strlen(wv), gv);
+    json_t *wp = json_object_get(want, "packages"), *gp = json_object_get(got, "packages"), *v;
+    const char *name;
+    json_object_foreach(wp, name, v) {
+        const char *w = json_string_value(v), *g = json_string_value(json_object_get(gp, name));
+        if (w && g && strcmp(w, g) != 0) {
+            char field[300];
+            snprintf(field, sizeof field, "packages/%s", name);
+            compare_str(cx, seq, field, w, strlen(w), g);
+        }
+    }
+    json_decref(p);
 }
 
 /* audit_walk()'s visitor: one record. Failing to replay it is a difference, never a stop. */
@@ -184,6 +311,15 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     }
     cr_request *req = NULL;
     cr_result *res = NULL;
+    if (which > 0) {
+        check_data(cx, e->seq, r);
+        if (cx->ndiff) {
+            /* Different inputs make different answers: the run would only restate that. */
+            cx->rep->replayed++;
+            cx->rep->differences++;
+            return CR_OK;
+        }
+    }
     cr_engine *eng = engine_for(cx, which, err);
     cr_code rc = eng ? build_request(r, &req, err) : CR_EINTERNAL;
     if (rc == CR_OK) rc = cr_run(eng, req, &res, err);
@@ -208,6 +344,7 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         g = cr_result_stderr(res, &gl);
         compare_bytes(cx, e->seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0);
         compare_error(cx, e->seq, r, res);
+        if (which > 0) check_runtime(cx, e->seq, r, res);
     }
     cx->rep->replayed++;
     if (cx->ndiff == 0) cx->rep->matched++;
@@ -218,15 +355,27 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     return CR_OK;
 }
 
+cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                             const char *data_dir,
+                             void (*diff)(uint64_t seq, const char *field, const char *want,
+                                          const char *got, void *arg),
+                             void *arg, cr_audit_replay_report *rep, cr_error *err)
+{
+    replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep, .flags = flags,
+                      .data_dir = data_dir };
+    memset(rep, 0, sizeof *rep);
+    /* Records asked for that the ledger does not hold are a finding, not an empty success. */
+    cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
+    for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
+    json_decref(cx.data_files);
+    json_decref(cx.data_by);
+    return rc;
+}
+
 cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flags,
                         void (*diff)(uint64_t seq, const char *field, const char *want,
                                      const char *got, void *arg),
                         void *arg, cr_audit_replay_report *rep, cr_error *err)
 {
-    replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep, .flags = flags };
-    memset(rep, 0, sizeof *rep);
-    /* Records asked for that the ledger does not hold are a finding, not an empty success. */
-    cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
-    for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
-    return rc;
+    return cr_audit_replay_data(a, from, to, flags, NULL, diff, arg, rep, err);
 }

@@ -24,6 +24,7 @@ void cr_result_free(cr_result *res)
     free(res->reasons);
     free(res->artifacts_json);
     free(res->dropped_json);
+    json_decref(res->sandbox_inputs);
     json_decref(res->artifacts);
     free(res->tier_note);
     free(res->tier_why);

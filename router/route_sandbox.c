@@ -236,6 +236,39 @@ static char *artifacts_json(const sandbox_outcome *oc)
 }
 
 /* The files the code left outside /out, as JSON text; NULL only when out of memory. */
+/* The runner's word on what the run depended on (sandbox_outcome's imports and interpreter)
+ * as JSON; NULL only when out of memory. */
+static json_t *inputs_json(const sandbox_outcome *oc)
+{
+    json_t *o = json_object(), *pk = oc->imports ? json_object() : NULL;
+    int failed = !o || (oc->imports && !pk);
+    if (oc->interpreter_path || oc->interpreter_version) {
+        json_t *in = json_object();
+        failed |= !in;
+        cr_json_set(in, "path", cr_json_str(oc->interpreter_path), &failed);
+        cr_json_set(in, "version", cr_json_str(oc->interpreter_version), &failed);
+        cr_json_set(o, "interpreter", in, &failed);
+    }
+    for (const char *p = oc->imports; p && *p && !failed;) {
+        const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+        const char *sp = memchr(p, ' ', (size_t)(end - p));
+        if (sp) {
+            char *name = strndup(p, (size_t)(sp - p));
+            failed |= !name;
+            if (name) cr_json_set(pk, name, cr_json_text(sp + 1, (size_t)(end - sp - 1), NULL),
+                                  &failed);
+            free(name);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    if (pk) cr_json_set(o, "packages", pk, &failed);
+    if (failed) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static char *dropped_json(const sandbox_outcome *oc)
 {
     json_t *o = json_object(), *names = json_array();
@@ -354,6 +387,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     }
     if (!(res->artifacts_json = artifacts_json(&oc))) oom = 1;
     if (!(res->dropped_json = dropped_json(&oc))) oom = 1;
+    if (!(res->sandbox_inputs = inputs_json(&oc))) oom = 1;
     res->sandbox_warm = oc.warm;
     if (e->pool && oc.start_note[0] && !(res->start_note = strdup(oc.start_note))) oom = 1;
     res->sandbox_wall_s = oc.wall_s;

@@ -140,6 +140,9 @@ struct cr_result {
     int sandbox_warm;       /* a warm pool's worker ran it (wall and CPU from the handoff) */
     char *start_note;       /* why a request to an engine with a pool started cold, or NULL */
     uint64_t peak_memory;
+    json_t *sandbox_inputs; /* sandboxed: {"interpreter": {path, version}, "packages": {name:
+                               version}} as the runner reported them (absent members: not
+                               reported), for the audit record; NULL in-process */
     int has_seed;           /* a sandbox ran: seed is what random and numpy.random drew from */
     uint32_t seed;
     uint64_t audit_seq;
@@ -185,6 +188,17 @@ void router_sandbox_limits(const cr_engine *e, sandbox_limits *lim);
 /* Appends res's record to the engine's ledger (when it has one) and sets res->audit_*. */
 cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol, cr_result *res,
                       cr_error *err);
+/* The manifest of a data directory (router/record.c): {"files": [{name, size, sha256} for a
+ * regular file, {name, type} for a symlink (not followed) or other entry], "max_files",
+ * "max_depth", and "cut" (why the walk stopped short) when it did}, names relative and in
+ * bytewise order, depth first. The walk reads at most ROUTER_DATA_MAX_ENTRIES names, lists at
+ * most ROUTER_DATA_MAX_FILES entries and enters ROUTER_DATA_MAX_DEPTH levels. What a record
+ * keeps and what replay compares DIR against. CR_EUSAGE when dir cannot be opened. */
+#define ROUTER_DATA_MAX_FILES 10000
+#define ROUTER_DATA_MAX_ENTRIES 100000
+#define ROUTER_DATA_MAX_DEPTH 32
+#define ROUTER_DATA_NAME_MAX 4096
+cr_code router_data_manifest(const char *dir, json_t **out, cr_error *err);
 const char *router_status_name(cr_code status);
 /* The result as cr_result_json() prints it (router/result.c), a new reference; NULL only when
  * out of memory. */

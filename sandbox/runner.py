@@ -45,6 +45,8 @@ NATIVE_DEPTH = 200          # as the in-process evaluator's native form (DESIGN.
 NATIVE_PARTS = 10 ** 6
 ERROR_KEYS = ("error.type", "error.message", "error.line", "error.col", "error.errno",
               "error.filename")
+IMPORTS_MAX = 512           # packages named in the "imports" record
+VERSION_MAX = 128           # characters of one package's version
 
 
 def read_records(data):
@@ -343,8 +345,14 @@ def checked_result(data, allowed):
         raise ValueError("over %d bytes" % RESULT_MAX)
     got = {}
     values = {}
+    imports = []
     for key, val in read_records(data):
         group, _, field = key.partition(".")
+        if key == "imports":
+            if imports:
+                raise ValueError("a second imports record")
+            imports.append(imports_record(val))
+            continue
         if key in ERROR_KEYS:
             pass
         elif group not in GROUPS or field not in VALUE_FIELDS:
@@ -358,8 +366,8 @@ def checked_result(data, allowed):
         raise ValueError("both a value and an exception")
     if values:
         return [r for group in GROUPS if group in values
-                for r in value_records(group, values[group], allowed)]
-    return error_records(got) if got else []
+                for r in value_records(group, values[group], allowed)] + imports
+    return (error_records(got) if got else []) + imports
 
 
 def module_level(body, ast):
@@ -876,12 +884,69 @@ def child_main(job, res_fd, done_fd):
         sys.stdout.flush()
     except BaseException:
         pass
+    try:
+        recs.append(record("imports", imported_packages()))
+    except BaseException:
+        pass
     # Whatever the code itself wrote there goes first.
     posix.ftruncate(res_fd, 0)
     data, off = b"".join(recs), 0
     while off < len(data):
         off += posix.pwrite(res_fd, data[off:], off)
     leave(status, mod, done_fd)
+
+
+def imported_packages():
+    """The packages loaded in the code's process when it ended, one line "name version" each in
+    name order: every top-level module outside the standard library and the interpreter's
+    built-ins, which is what the code imported and what those imported (in a warm worker, the
+    preload list's too). The version is the module's __version__, else its distribution's by
+    importlib.metadata (imported only then: it costs more than most runs), else empty. Said by
+    the code's process, so the code can misstate it, as it can anything it imports."""
+    skip = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+    tops = {}
+    for name, m in list(sys.modules.items()):
+        top = name.partition(".")[0]
+        if top not in skip and top != "__main__" and not top.startswith("_") and m is not None:
+            tops.setdefault(top, sys.modules.get(top))
+    # Not packages: modules made at run time (Cython's cython_runtime, say) have no file or
+    # path; ours has its own origin.
+    tops = {k: m for k, m in tops.items()
+            if hasattr(m, "__file__") or hasattr(m, "__path__") or
+            getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>"}
+    lines = []
+    for top in sorted(tops)[:IMPORTS_MAX]:
+        m = tops[top]
+        if getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>":
+            v = "calcroute"      # served by this runner (ServedModules)
+        else:
+            v = getattr(m, "__version__", None)
+        if not isinstance(v, str):
+            try:
+                import importlib.metadata
+                v = importlib.metadata.version(top)
+            except BaseException:
+                v = ""
+        lines.append("%s %s\n" % (top, "".join(c for c in v if c.isprintable())[:VERSION_MAX]))
+    return "".join(lines)
+
+
+def imports_record(text):
+    """The child's "imports" record, checked: lines "name version", names identifiers in
+    order, at most IMPORTS_MAX; ValueError names what does not hold."""
+    lines = text.decode("utf-8").split("\n")
+    if lines.pop() != "":
+        raise ValueError("an imports record whose last line is not whole")
+    if len(lines) > IMPORTS_MAX:
+        raise ValueError("an imports record of %d lines" % len(lines))
+    names = []
+    for line in lines:
+        name, sp, version = line.partition(" ")
+        if not sp or not name.isidentifier() or len(version) > VERSION_MAX or \
+                not version.isprintable() or (names and name <= names[-1]):
+            raise ValueError("imports line %r" % line[:40])
+        names.append(name)
+    return record("imports", text)
 
 
 def leave(status, mod, done_fd):
@@ -951,6 +1016,9 @@ def finish(rep_fd, records, status, warm):
             posix.close(fd)
         except OSError:
             pass
+    # The interpreter as the runner knows it: the code's process cannot change what we say.
+    records = records + [record("interpreter.path", sys.executable or ""),
+                         record("interpreter.version", sys.version)]
     write_all(rep_fd, b"".join(records) + record("exit.status", str(status)))
     posix.close(rep_fd)
     if warm:

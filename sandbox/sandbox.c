@@ -125,6 +125,9 @@ void sandbox_outcome_free(sandbox_outcome *out)
     }
     free(out->artifacts);
     free(out->dropped_names);
+    free(out->imports);
+    free(out->interpreter_path);
+    free(out->interpreter_version);
     memset(out, 0, sizeof *out);
 }
 
@@ -326,10 +329,11 @@ static int same_number(const char *a, size_t an, const char *b, size_t bn)
 }
 
 enum { R_ETYPE, R_EMESSAGE, R_ELINE, R_ECOL, R_ERRNO, R_EFILE, R_SIGNAL, R_DCOUNT, R_STATUS,
-       R_DNAMES, R_COUNT };
+       R_DNAMES, R_IMPORTS, R_IPATH, R_IVERSION, R_COUNT };
 static const char *const report_keys[R_COUNT] = {
     "error.type", "error.message", "error.line", "error.col", "error.errno", "error.filename",
-    "exit.signal", "dropped.count", "exit.status", "dropped.names",
+    "exit.signal", "dropped.count", "exit.status", "dropped.names", "imports",
+    "interpreter.path", "interpreter.version",
 };
 
 /* The record at buf[*i]: 1 with its key and value, the offset past it in *i; 0 at the end
@@ -554,6 +558,12 @@ cr_code sandbox_report_parse(const char *buf, size_t len, sandbox_outcome *out, 
         if (!(out->dropped_names = dup_field(v[R_DNAMES], n[R_DNAMES])))
             return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     }
+    /* What the run depended on, kept as said for the audit record. */
+    if ((v[R_IMPORTS] && !(out->imports = dup_field(v[R_IMPORTS], n[R_IMPORTS]))) ||
+        (v[R_IPATH] && !(out->interpreter_path = dup_field(v[R_IPATH], n[R_IPATH]))) ||
+        (v[R_IVERSION] &&
+         !(out->interpreter_version = dup_field(v[R_IVERSION], n[R_IVERSION]))))
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "sandbox: report field");
     if (v[R_STATUS] && !out->term_signal) {
         /* What the runner exits with: the run's status before pid 1 is reaped. */
         out->exited = 1;

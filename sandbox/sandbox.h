@@ -187,6 +187,12 @@ typedef struct {
     char *dropped_names;
     size_t dropped_names_len;
 
+    /* What the run depended on, from the report (NULL when it has none): "imports", lines
+     * "name version" of the packages loaded in the code's process when it ended (runner.py,
+     * imported_packages(): the code's own word); the interpreter's sys.executable and
+     * sys.version, the runner's. */
+    char *imports, *interpreter_path, *interpreter_version;
+
     int warm;                 /* 1: a pool's warm worker ran it (sandbox_pool_run): wall_s
                                  and cpu_s count from the handoff of the job; 0: a cold
                                  start */
@@ -320,7 +326,8 @@ cr_code sandbox_record_put(cr_buf *b, const char *key, const char *val, size_t l
  * expression statement's value), "assigned" (the last variable assigned, with ".name");
  * "error.type", "error.message", "error.line", "error.col", "error.errno",
  * "error.filename"; "dropped.count" and "dropped.names" (NUL-separated, at most
- * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; "exit.signal" when the
+ * SANDBOX_DROPPED_NAMES_MAX and count) for files left outside /out; "imports",
+ * "interpreter.path" and "interpreter.version" (kept as they are, see the outcome); "exit.signal" when the
  * code's process died by that signal, which sets exited, exit_code and term_signal; and
  * "exit.status", what the runner exits with, which sets exited and exit_code.
  * cr_final_choose() picks the value among the candidates, as the evaluator does.

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -173,6 +174,90 @@ static void test_replay_sandboxed(void)
     CHECK_INT(rep.sandbox_differences, 1);
     CHECK_INT(rep.differences, 0);
     CHECK(d.n >= 1);
+    cr_audit_close(a);
+
+    /* The interpreter and a package the re-run loaded in other versions: reported. */
+    snprintf(path, sizeof path, "%s/runtime.db", dir);
+    CHECK_INT(append_made_up(path, "ns", "import os, numpy\nprint(1)",
+                             "{\"inputs\":{\"interpreter\":{\"version\":\"2.7\"},"
+                             "\"packages\":{\"numpy\":\"0.0.1\",\"absent\":\"1\"}}}",
+                             NULL, NULL, "1\n"), 1);
+    a = cr_audit_open(path, 0, &err);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    if (d.n == 2) {
+        CHECK_STR(d.field[0], "interpreter");
+        CHECK_STR(d.want[0], "2.7");
+        CHECK_STR(d.field[1], "packages/numpy");
+        CHECK_STR(d.want[1], "0.0.1");
+        CHECK_INT(rep.sandbox_differences, 1);
+        CHECK_INT(rep.differences, 0);
+    } else {
+        SKIP("the ns sandbox did not run here (%d differences, the first %s: %s)", d.n,
+             d.field[0], d.got[0]);
+    }
+    cr_audit_close(a);
+}
+
+/* A sandboxed run with a data directory: its record keeps the manifest, a replay with the
+ * same directory matches, one with a file changed and one added fails naming both, before
+ * anything runs (tests/test_audit_inputs.sh checks the digests and the CLI). */
+static json_t *shown(const char *path, uint64_t seq);
+
+static void test_replay_data(void)
+{
+    char path[400], data[400], file[500];
+    cr_error err = {0};
+    snprintf(path, sizeof path, "%s/data.db", dir);
+    snprintf(data, sizeof data, "%s/data", dir);
+    snprintf(file, sizeof file, "%s/rows.csv", data);
+    FILE *f = (mkdir(data, 0755) == 0) ? fopen(file, "w") : NULL;
+    CHECK(f != NULL);
+    if (!f) return;
+    fputs("a,b\n1,2\n", f);
+    fclose(f);
+    cr_engine *e = t_engine(&err, "audit", path, "tier", "ns", "data", data, NULL);
+    CHECK(e != NULL);
+    if (!e) return;
+    int route = run1(e, CR_LANG_PYTHON, "ans = open('/data/rows.csv').read()", NULL, NULL,
+                     NULL);
+    cr_engine_close(e);
+    json_t *j = shown(path, 1);
+    json_t *files = json_object_get(json_object_get(json_object_get(
+        json_object_get(j, "policy"), "inputs"), "data"), "files");
+    CHECK_INT(json_array_size(files), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(files, 0), "name")), "rows.csv");
+    CHECK_INT(json_integer_value(json_object_get(json_array_get(files, 0), "size")), 8);
+    json_decref(j);
+
+    cr_audit_replay_report rep;
+    diffs d = {0};
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    if (route == CR_ROUTE_NS) {
+        CHECK_INT(cr_audit_replay_data(a, 0, 0, CR_REPLAY_SANDBOX, data, keep_diff, &d, &rep,
+                                       &err), CR_OK);
+        CHECK_INT(rep.matched, 1);
+        CHECK_INT(d.n, 0);
+    } else {
+        SKIP("the ns sandbox did not run here (route %d)", route);
+    }
+    if ((f = fopen(file, "a"))) {
+        fputs("3,4\n", f);
+        fclose(f);
+    }
+    snprintf(file, sizeof file, "%s/new.txt", data);
+    if ((f = fopen(file, "w"))) fclose(f);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay_data(a, 0, 0, CR_REPLAY_SANDBOX, data, keep_diff, &d, &rep, &err),
+              CR_OK);
+    CHECK_INT(rep.differences, 1);
+    CHECK_INT(rep.matched, 0);
+    CHECK_INT(d.n, 2);
+    CHECK_STR(d.field[0], "data/rows.csv");
+    CHECK_STR(d.field[1], "data/new.txt");
+    CHECK_STR(d.want[1], "(absent)");
+    CHECK_STR(d.got[1], "0 bytes, sha256 "
+                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     cr_audit_close(a);
 }
 
@@ -366,6 +451,7 @@ int main(void)
     snprintf(ledger, sizeof ledger, "%s/r.db", dir);
     test_replay_identical_and_different();
     test_replay_sandboxed();
+    test_replay_data();
     test_record_text_not_utf8();
     test_replay_hostile();
     test_corpus_replay();

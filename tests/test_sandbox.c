@@ -278,6 +278,14 @@ static void test_report_refused(void)
     CHECK_STR(oc.value_repr, "7");
     sandbox_outcome_free(&oc);
     memset(&oc, 0, sizeof oc);
+    /* What the run depended on is kept as the runner said it. */
+    CHECK_INT(PARSE("imports 13\nnumpy 1.24.2\n\ninterpreter.path 16\n/usr/bin/python3\n"
+                    "interpreter.version 6\n3.11.2\nexit.status 1\n0\n"), CR_OK);
+    CHECK_STR(oc.imports, "numpy 1.24.2\n");
+    CHECK_STR(oc.interpreter_path, "/usr/bin/python3");
+    CHECK_STR(oc.interpreter_version, "3.11.2");
+    sandbox_outcome_free(&oc);
+    memset(&oc, 0, sizeof oc);
     CHECK_INT(PARSE("exit.signal 1\n9\nexit.status 1\n0\n"), CR_OK);
     CHECK_INT(oc.exited, 0);
     CHECK_INT(oc.term_signal, 9);
@@ -319,7 +327,10 @@ static const char runner_harness[] =
     "         v(\"int\", \"1\") + R(\"var0.kind\", \"int\"),\n"
     "         v(\"int\", \"1\") + R(\"error.type\", \"MemoryError\"), R(\"error.type\", \"not a name\"),\n"
     "         R(\"error.type\", \"KeyError\") + R(\"error.line\", \"x\"), b\"xyz\", R(\"var0.exact\", \"1\"),\n"
-    "         R(\"value.kind\", \"int\"), b\"\"]\n"
+    "         R(\"value.kind\", \"int\"), b\"\",\n"
+    "         v(\"int\", \"42\") + R(\"imports\", \"numpy 1.24.2\\npandas \\n\"),\n"
+    "         R(\"imports\", \"b 1\\na 2\\n\"), R(\"imports\", \"numpy\\n\"),\n"
+    "         R(\"imports\", \"numpy 1.0\"), R(\"imports\", \"\") + R(\"imports\", \"\")]\n"
     "for data in cases:\n"
     "    try:\n"
     "        recs = ns[\"checked_result\"](data, {\"var0\": {\"ans\"}, \"expr\": None})\n"
@@ -356,7 +367,13 @@ static void test_runner_checks(void)
         "refused: a malformed record at byte 0\n"
         "refused: unknown record 'var0.exact'\n"
         "refused: unknown record 'value.kind'\n"
-        "ok \n";
+        "ok \n"
+        "ok var0.type=int var0.repr=42 var0.decimal=42 var0.name=ans imports=numpy 1.24.2\n"
+        "pandas \n\n"
+        "refused: imports line 'a 2'\n"
+        "refused: imports line 'numpy'\n"
+        "refused: an imports record whose last line is not whole\n"
+        "refused: a second imports record\n";
     char src[] = "/tmp/cr-runner-XXXXXX", hn[] = "/tmp/cr-harness-XXXXXX", cmd[256], got[4096];
     int fs = mkstemp(src), fh = mkstemp(hn);
     size_t n = 0;
