@@ -69,6 +69,12 @@ version=$(sed -n 's/^#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p
 expect "the manifests name make image's tag" "deploy/batch-job.yaml:localhost/calcroute:$version
 deploy/serve.yaml:localhost/calcroute:$version" "$(grep -o 'image: .*' deploy/*.yaml | sed 's/image: //')"
 
+# The image carries what sandboxed code may import: install-deps.sh's python3-* packages but
+# those that build and test calcroute.
+expect "the image's python3 packages are install-deps.sh's" \
+    "$(grep -o 'python3-[a-z][a-z]*' scripts/install-deps.sh | grep -vx 'python3-\(venv\|setuptools\|wheel\|pip\|pytest\)' | sort)" \
+    "$(sed -n '/^IMAGE_PACKAGES :=/,/[^\\]$/p' deploy/module.mk | grep -o 'python3-[a-z][a-z]*' | sort)"
+
 # The seccomp profile: what the ns tier calls is allowed, what the runtime's default refuses
 # and the tier does not need stays refused.
 expect "the seccomp profile" "default SCMP_ACT_ALLOW
@@ -78,7 +84,7 @@ const p = JSON.parse(require("fs").readFileSync("deploy/seccomp/calcroute-ns.jso
 const denied = new Set(p.syscalls.filter((r) => r.action !== "SCMP_ACT_ALLOW").flatMap((r) => r.names));
 const needed = ["clone", "clone3", "unshare", "mount", "umount2", "pivot_root", "open_tree",
                 "move_mount", "mount_setattr", "seccomp", "prctl", "pidfd_open", "memfd_create",
-                "execve", "execveat", "chroot"];
+                "execve", "execveat", "sethostname", "setdomainname"];
 console.log("default " + p.defaultAction);
 console.log("needed but denied: " + needed.filter((n) => denied.has(n)).join(","));
 console.log("denied: " + ["bpf", "kexec_load", "keyctl", "perf_event_open", "ptrace", "setns",
