@@ -4,6 +4,7 @@
 # a new calc-route makes a new top layer in seconds. deploy/README.md and the Kubernetes
 # manifests beside it use the image.
 IMAGE ?= localhost/calcroute:$(VERSION)
+IMAGE_BASE := localhost/calcroute-base:$(VERSION)
 IMAGE_MIRROR ?= http://deb.debian.org/debian
 # What runs in the image: libmicrohttpd12 (serve dlopens it), python3 and the packages
 # sandboxed code imports (scripts/install-deps.sh's python3-* list, which README states).
@@ -37,19 +38,23 @@ $(B)/image/base.tar: deploy/module.mk
 
 # The base's image id; imported again when the tar is new or the image is gone.
 $(B)/image/base.id: $(B)/image/base.tar
-	podman import $< >$@.tmp && mv $@.tmp $@
+	podman import $< $(IMAGE_BASE) >$@.tmp && mv $@.tmp $@
 
-# Listening on every address is right in a container (the pod's network is its own; the
+# The tag's previous image is removed once replaced, so that rebuilds leave no untagged
+# images behind. Listening on every address is right in a container (the pod's network is its own; the
 # Service is what is reached): serve refuses it without --listen-public.
 image: $(B)/image/base.id $(B)/calc-route $(B)/calc-audit
 	@podman image exists "$$(cat $<)" || { echo "podman import $(B)/image/base.tar"; \
-	    podman import $(B)/image/base.tar >$<; }
-	@c=$$(podman create "$$(cat $<)" /bin/true) && \
+	    podman import $(B)/image/base.tar $(IMAGE_BASE) >$<; }
+	@old=$$(podman image inspect --format '{{.Id}}' $(IMAGE) 2>/dev/null); \
+	c=$$(podman create "$$(cat $<)" /bin/true) && \
 	    podman cp $(B)/calc-route $$c:/usr/local/bin/calc-route && \
 	    podman cp $(B)/calc-audit $$c:/usr/local/bin/calc-audit && \
 	    podman commit -q \
 	    --change 'ENTRYPOINT ["/usr/local/bin/calc-route", "serve", "--listen", "0.0.0.0:8080", "--listen-public"]' \
 	    --change 'CMD []' --change 'USER $(IMAGE_UID):$(IMAGE_UID)' --change 'EXPOSE 8080/tcp' \
 	    --change 'WORKDIR /tmp' --change 'ENV LANG=C.UTF-8' $$c $(IMAGE) >/dev/null; \
-	    rc=$$?; podman rm -f $$c >/dev/null; exit $$rc
+	    rc=$$?; podman rm -f $$c >/dev/null; [ $$rc = 0 ] || exit $$rc; \
+	    [ -z "$$old" ] || [ "$$old" = "$$(podman image inspect --format '{{.Id}}' $(IMAGE))" ] || \
+	    podman rmi "$$old" >/dev/null 2>&1 || true
 	@podman image inspect --format '$(IMAGE): {{.Size}} bytes' $(IMAGE)
