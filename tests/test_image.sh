@@ -105,6 +105,32 @@ else
     expect "exit after SIGTERM" "0" "$($P inspect --format '{{.State.ExitCode}}' "$cid")"
 fi
 
+# deploy/batch-job.yaml's command (its folded scalar, joined as YAML joins it), as two pods of
+# an Indexed Job run it: index 0 of 2 takes lines 1, 3, 5, index 1 lines 2 and 4.
+job=$(sed -n '/^ *- >-$/,/^ *env:/{/>-$/d;/env:/d;s/^ *//;p}' deploy/batch-job.yaml | paste -sd' ')
+mkdir -p "$tmp/corpus" && chmod 755 "$tmp" "$tmp/corpus"
+printf '%s\n' '{"id":1,"code":"2**10"}' '{"id":2,"code":"import os\nprint(6*7)"}' \
+    '{"id":3,"code":"1/4"}' '{"id":4,"code":"3*3"}' \
+    '{"id":5,"code":"import numpy as np\nprint(np.arange(3).sum())"}' >"$tmp/corpus/lines.jsonl"
+chmod 644 "$tmp/corpus/lines.jsonl"
+for i in 0 1; do
+    $P run --rm $RUN $POD -v "$tmp/corpus:/corpus:ro" -e JOB_COMPLETION_INDEX=$i -e CR_SHARDS=2 \
+        --entrypoint /bin/sh "$IMAGE" -c "$job" >"$tmp/shard$i" 2>&1
+    echo "exit $?" >>"$tmp/shard$i"
+done
+expect "the Indexed Job's shards" '"id":1,"route":"inprocess","status":"ok" "fraction":"1024" "stdout":""
+"id":3,"route":"inprocess","status":"ok" "fraction":"1/4" "stdout":""
+"id":5,"route":"ns","status":"ok" "stdout":"3\n"
+exit 0
+"id":2,"route":"ns","status":"ok" "stdout":"42\n"
+"id":4,"route":"inprocess","status":"ok" "fraction":"9" "stdout":""
+exit 0' "$(for i in 0 1; do
+    grep -v '^exit' "$tmp/shard$i" | while IFS= read -r l; do
+        printf '%s\n' "$l" | grep -o '"id":[0-9]*,"route":"[a-z]*","status":"[a-z]*"\|"fraction":"[^"]*"\|"stdout":"[^"]*"' | paste -sd' '
+    done
+    grep '^exit' "$tmp/shard$i"
+done)"
+
 # Without the profile (the runtime's default seccomp), the ns tier cannot build its sandbox:
 # why the manifests name a Localhost profile.
 printf 'import os\nprint(6 * 7)\n' >"$tmp/job.py"
