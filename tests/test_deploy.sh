@@ -57,9 +57,9 @@ exit 1" "$($V "$tmp/bad.yaml" 2>&1; echo "exit $?")"
 # What the pods promise (deploy/README.md): their own user namespace, not root, the
 # Localhost seccomp and AppArmor profiles, nothing privileged, no capability, a read-only
 # root, limits; /proc unmasked for the ns tier's own proc mount.
-expect "the pods' security settings" "Job/calcroute-batch hostUsers=false automountServiceAccountToken=false runAsNonRoot=true runAsUser=10001 runAsGroup=10001 seccomp=Localhost:calcroute-ns.json apparmor=Localhost:calcroute-serve hostNetwork=false hostPID=false volumes=corpus:persistentVolumeClaim,tmp:emptyDir
+expect "the pods' security settings" "Job/calcroute-batch hostUsers=false automountServiceAccountToken=false runAsNonRoot=true runAsUser=10001 runAsGroup=10001 fsGroup=undefined seccomp=Localhost:calcroute-ns.json apparmor=Localhost:calcroute-serve hostNetwork=false hostPID=false volumes=corpus:persistentVolumeClaim,tmp:emptyDir
   batch privileged=false allowPrivilegeEscalation=false readOnlyRootFilesystem=true drop=ALL add= procMount=Unmasked limits=cpu,memory requests=cpu,memory
-Deployment/calcroute hostUsers=false automountServiceAccountToken=false runAsNonRoot=true runAsUser=10001 runAsGroup=10001 seccomp=Localhost:calcroute-ns.json apparmor=Localhost:calcroute-serve hostNetwork=false hostPID=false volumes=tmp:emptyDir,token:secret
+Deployment/calcroute hostUsers=false automountServiceAccountToken=false runAsNonRoot=true runAsUser=10001 runAsGroup=10001 fsGroup=10001 seccomp=Localhost:calcroute-ns.json apparmor=Localhost:calcroute-serve hostNetwork=false hostPID=false volumes=tmp:emptyDir,token:secret
   serve privileged=false allowPrivilegeEscalation=false readOnlyRootFilesystem=true drop=ALL add= procMount=Unmasked limits=cpu,memory,ephemeral-storage requests=cpu,memory,ephemeral-storage" \
     "$($V --settings deploy/batch-job.yaml deploy/serve.yaml 2>&1)"
 

@@ -50,7 +50,7 @@ function settings(file) {
         const sc = pod.securityContext ?? {};
         console.log(`${doc.kind}/${doc.metadata.name} ` + line({
             hostUsers: pod.hostUsers, automountServiceAccountToken: pod.automountServiceAccountToken,
-            runAsNonRoot: sc.runAsNonRoot, runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup,
+            runAsNonRoot: sc.runAsNonRoot, runAsUser: sc.runAsUser, runAsGroup: sc.runAsGroup, fsGroup: sc.fsGroup,
             seccomp: prof(sc.seccompProfile), apparmor: prof(sc.appArmorProfile),
             hostNetwork: pod.hostNetwork ?? false, hostPID: pod.hostPID ?? false,
             volumes: (pod.volumes ?? []).map((v) => `${v.name}:${Object.keys(v).find((k) => k !== "name")}`) }));
