@@ -40,15 +40,14 @@ ok
 
 # How to run a container here: podman as it is; else, on a host where crun cannot (cgroup v1
 # or a hybrid hierarchy, which crun refuses) and the limits podman sets by default cannot be
-# raised (no CAP_SYS_RESOURCE), runc with lower ones. $CR_PODMAN_RUN overrides both.
-P=podman RUN=""
+# raised (no CAP_SYS_RESOURCE), runc with lower ones. $CR_PODMAN (the command, e.g.
+# "podman --runtime runc") and $CR_PODMAN_RUN_OPTS (options to its run) override both.
+P=${CR_PODMAN:-podman} RUN=${CR_PODMAN_RUN_OPTS:-}
 probe() {
     $P run --rm --name "$name-probe" $RUN --entrypoint /bin/true "$IMAGE" >"$tmp/probe" 2>&1 ||
         { $P rm -f "$name-probe" >/dev/null 2>&1; return 1; }
 }
-if [ -n "${CR_PODMAN_RUN:-}" ]; then
-    P=${CR_PODMAN_RUN%% run*} RUN=${CR_PODMAN_RUN#* run}
-elif ! probe; then
+if [ -z "${CR_PODMAN:-}${CR_PODMAN_RUN_OPTS:-}" ] && ! probe; then
     first=$(tail -n 1 "$tmp/probe")
     P="podman --runtime runc" RUN="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
     command -v runc >/dev/null 2>&1 && probe ||
