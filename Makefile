@@ -1,4 +1,4 @@
-# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, install-kvm, clean.
+# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, install-kvm, image (deploy/), clean.
 PREFIX ?= /usr/local
 CC ?= cc
 CFLAGS ?= -O2 -g

@@ -5,7 +5,10 @@
 # build, install and test the Python package offline (tests/test_python_binding.sh); nodejs and
 # npm run the MCP SDK's client that tests `calc-route mcp` (tests/test_mcp_sdk.sh);
 # libmicrohttpd-dev is `calc-route serve`'s HTTP server (its header to build; serve loads
-# libmicrohttpd12, which it brings), curl what tests/test_serve.sh calls it with.
+# libmicrohttpd12, which it brings), curl what tests/test_serve.sh calls it with; mmdebstrap
+# and podman build and run the OCI image (make image, tests/test_image.sh; runc where crun
+# cannot run on the host's cgroups), apparmor's parser compiles deploy/'s profile
+# (tests/test_deploy.sh).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -19,7 +22,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \
     python3-setuptools python3-wheel python3-pip python3-pytest \
-    qemu-system-x86 busybox-static cpio openssl >/dev/null
+    qemu-system-x86 busybox-static cpio openssl \
+    mmdebstrap podman runc apparmor >/dev/null
 # Debian's nodejs and npm, unless a nodejs that carries its own npm is installed already
 # (NodeSource's package does, and conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 ||
