@@ -26,8 +26,7 @@
 #include <microhttpd.h>
 #include <sodium.h>
 
-#include "router/router.h"
-#include "sandbox/sandbox.h"
+#include "common/defaults.h"
 
 /* ---- libmicrohttpd, loaded when serve starts ----------------------------------------------
  * Linked in, it would cost every one-shot calc-route run: its constructor initialises GnuTLS
@@ -272,13 +271,14 @@ static char *metrics_text(server *s)
             "calcroute_ledger_appends_total %llu\n",
             atomic_load(&m->bad_lines), atomic_load(&m->engine_errors),
             atomic_load(&m->ledger_appends));
-    const char *pool = cr_config_get(s->engine->cfg, "pool");
+    size_t pool_size, pool_ready;
+    cr_engine_pool_state(s->engine, &pool_size, &pool_ready);
     pthread_mutex_lock(&s->lock);
     unsigned in_flight = s->in_flight;
     pthread_mutex_unlock(&s->lock);
     fprintf(f, "# HELP calcroute_pool_size Warm sandboxes configured (option pool).\n"
             "# TYPE calcroute_pool_size gauge\n"
-            "calcroute_pool_size %s\n"
+            "calcroute_pool_size %zu\n"
             "# HELP calcroute_pool_ready Warm sandboxes ready now.\n"
             "# TYPE calcroute_pool_ready gauge\n"
             "calcroute_pool_ready %zu\n"
@@ -288,8 +288,7 @@ static char *metrics_text(server *s)
             "# HELP calcroute_connections Connections open now.\n"
             "# TYPE calcroute_connections gauge\n"
             "calcroute_connections %u\n",
-            pool && *pool ? pool : "0",
-            s->engine->pool ? sandbox_pool_ready(s->engine->pool, NULL, 0) : (size_t)0,
+            pool_size, pool_ready,
             in_flight, atomic_load(&s->open));
     if (fclose(f) != 0) {
         free(text);
@@ -616,7 +615,8 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     if (o->token_file && read_token(s, o->token_file) < 0) rc = 2;
     /* The engine's timeout bounds each run; a connection silent for longer than a run may
      * take, plus the slack a client needs, is closed. */
-    unsigned timeout = (unsigned)ceil(engine->timeout_s) + 30;
+    const char *run_s = cr_config_get(cr_engine_config(engine), "timeout");
+    unsigned timeout = (unsigned)ceil(run_s ? strtod(run_s, NULL) : CR_DEFAULT_TIMEOUT_S) + 30;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);

@@ -173,6 +173,12 @@ CR_API const char *cr_config_option(size_t i);
  * no run or other call on the engine is under way. */
 CR_API cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err);
 CR_API void cr_engine_close(cr_engine *engine);      /* NULL is a no-op */
+/* The options the engine was opened with: its own copy, read with cr_config_get(); valid
+ * until cr_engine_close(). Any thread. */
+CR_API const cr_config *cr_engine_config(const cr_engine *engine);
+/* The warm pool now: *size the sandboxes it keeps (0: the engine has no pool), *ready those
+ * ready to take a request. Any thread, any time (a service's metrics). */
+CR_API void cr_engine_pool_state(cr_engine *engine, size_t *size, size_t *ready);
 /* Ends the engine's runs at once: each run under way, and each one started until
  * cr_engine_resume(), returns a result with status CR_EINTERRUPTED (a sandboxed run is killed
  * with everything it started; the in-process evaluator stops at its next budget check, within

@@ -99,6 +99,17 @@ void cr_engine_close(cr_engine *e)
     free(e);
 }
 
+const cr_config *cr_engine_config(const cr_engine *e)
+{
+    return e->cfg;
+}
+
+void cr_engine_pool_state(cr_engine *e, size_t *size, size_t *ready)
+{
+    *size = e->pool ? (size_t)e->cfg->v[CFG_POOL].u : 0;
+    *ready = e->pool ? sandbox_pool_ready(e->pool, NULL, 0) : 0;
+}
+
 /* Only a write(2), async-signal-safe. The pipe stays readable until resumed, so every run
  * under way, and each one started meanwhile, sees it (a full pipe is readable already). */
 void cr_engine_interrupt(cr_engine *e)
