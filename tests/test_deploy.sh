@@ -5,18 +5,10 @@
 # security settings deploy/README.md promises compared exactly, the seccomp profile leaving
 # the ns tier its system calls, the AppArmor profile parsed by apparmor_parser where it is
 # installed, and the image the manifests name being the one `make image` tags.
-pass=0 fail=0 skip=0
+. tests/lib.sh
 DIR=${DEPLOY_VALIDATE_DIR:-build/deploy-validate}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
-# expect NAME WANT GOT
-expect() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1:
-  got  [$3]
-  want [$2]"; fi
-}
 
 if ! why=$(scripts/k8s-validator.sh "$DIR" 2>&1); then
     echo "SKIP test_deploy: $why" >&2
@@ -104,5 +96,5 @@ else
     skip=$((skip + 1))
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" = 0 ]

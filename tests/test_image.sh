@@ -4,18 +4,11 @@
 # with serve as its entrypoint, imports the sandboxes' packages, and answers a request on a
 # published loopback port exactly as calc-route serve does outside it. Skipped, saying why,
 # where podman or mmdebstrap is missing or cannot run containers here.
-pass=0 fail=0 skip=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 # Every container is named, so that one whose start failed is removed as well.
 name=calcroute-test-$$
 trap '${P:-podman} rm -f --ignore "$name" "$name-probe" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
-expect() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1:
-  got  [$3]
-  want [$2]"; fi
-}
 skip_all() {
     echo "SKIP test_image: $*" >&2
     echo "0 passed, 0 failed, 1 skipped"
@@ -33,7 +26,7 @@ if ! make -s image >"$tmp/make" 2>&1; then
         skip_all "mmdebstrap could not make the root (no Debian mirror?): $(grep '^E:' "$tmp/make" | tail -n 1)"
     fi
     bad "make image: $(tail -n 5 "$tmp/make")"
-    echo "$pass passed, $fail failed, $skip skipped"
+    summary
     exit 1
 fi
 ok
@@ -138,5 +131,5 @@ expect "the ns tier under the default seccomp profile" "calc-route: sandbox fail
         -v "$tmp/job.py:/job.py:ro" --entrypoint /usr/local/bin/calc-route "$IMAGE" --tier ns \
         /job.py 2>&1 | cut -d: -f1-3)"
 
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" = 0 ]

@@ -5,7 +5,7 @@
 # none is lost, the exit is 0 and the ledger verifies with one record an answer.
 B=${BUILD:-build}
 R="$B/calc-route"
-pass=0 fail=0 skip=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 pids=""
 trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -16,14 +16,6 @@ if ! command -v curl >/dev/null; then
     exit 0
 fi
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
-# expect NAME WANT GOT
-expect() {
-    if [ "$2" = "$3" ]; then ok; else bad "$1:
-  got  [$3]
-  want [$2]"; fi
-}
 
 # start NAME ARGS...: a server on a free loopback port; sets $url and $pid.
 start() {
@@ -78,7 +70,7 @@ V='"value":{"repr":"0.01639058413251961639058413251961639","type":"float","fract
 REST='"stdout":"","stdout_truncated":false,"stdout_replaced":false,"stderr":"","stderr_replaced":false'
 TAIL='"artifacts":[],"tier_note":null,"tier_why":null,"dropped":null,"seed":null'
 
-start main --tier none || { echo "$pass passed, $fail failed, $skip skipped"; exit 1; }
+start main --tier none || { summary; exit 1; }
 main_pid=$pid
 
 expect run "200 {\"id\":null,\"route\":\"inprocess\",\"status\":\"ok\",\"lang\":\"python\",\"reasons\":[],$V,$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":3,\"explained\":false,\"audit\":null}" \
@@ -249,5 +241,5 @@ else
     echo "SKIP ledger checks: no $B/calc-audit" >&2
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" = 0 ]
