@@ -40,7 +40,6 @@ typedef struct {
 /* SHA-256 of the open file fd, read to its end, into hex; its byte count in *size. */
 static int file_sha256(manifest_walk *w, int fd, uint64_t *size, char hex[65])
 {
-    static const char digits[] = "0123456789abcdef";
     unsigned char buf[1 << 16], h[EVP_MAX_MD_SIZE];
     unsigned int hl = 0;
     ssize_t n;
@@ -52,11 +51,7 @@ static int file_sha256(manifest_walk *w, int fd, uint64_t *size, char hex[65])
         *size += (uint64_t)n;
     }
     if (EVP_DigestFinal_ex(w->md, h, &hl) != 1 || hl != 32) return -1;
-    for (unsigned i = 0; i < 32; i++) {
-        hex[2 * i] = digits[h[i] >> 4];
-        hex[2 * i + 1] = digits[h[i] & 15];
-    }
-    hex[64] = 0;
+    sodium_bin2hex(hex, 65, h, 32);
     return 0;
 }
 
