@@ -6,7 +6,7 @@ WERROR ?=
 # What libcalcroute links, one list: the shared library, the tests, the tools' static link
 # (below), the installed calcroute.pc's Libs.private and tests/test_api.sh (make print-libs).
 DEP_LIBS := -ltree-sitter -lsqlite3 -lseccomp -lsodium -ljansson -lmpfr -lgmp -lunistring -lcrypto
-PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson libcrypto 2>/dev/null)
+PKG_CFLAGS := $(shell pkg-config --cflags tree-sitter sqlite3 libseccomp libsodium jansson libcrypto libpq 2>/dev/null)
 PKG_LIBS := $(DEP_LIBS) -lm -lpthread
 # The command-line tools take the libraries' archives: a one-formula run of calc-route spent
 # 86% of its 2.0M instructions in the dynamic loader binding seven shared libraries (279k
@@ -74,6 +74,8 @@ $(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute-dev.a
 $(B)/bench/%: bench/%.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
+# Its plain-PostgreSQL peer calls libpq itself (the library loads it only when needed).
+$(B)/bench/bench_audit: PKG_LIBS += -lpq
 
 print-libs:
 	@echo $(PKG_LIBS)

@@ -15,7 +15,9 @@ cr_audit *cr_audit_open(const char *path, int writable, cr_error *err)
         cr_error_set(err, CR_ENOMEM, 0, 0, "audit: handle");
         return NULL;
     }
-    if (audit_open(path, writable ? 0 : AUDIT_OPEN_READONLY, &a->db, err) != CR_OK) {
+    int flags = writable == CR_AUDIT_CREATE ? AUDIT_OPEN_CREATE
+                : writable ? 0 : AUDIT_OPEN_READONLY;
+    if (audit_open(path, flags, &a->db, err) != CR_OK) {
         free(a);
         return NULL;
     }

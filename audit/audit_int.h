@@ -42,11 +42,69 @@ struct audit_waiter {
 };
 #define AUDIT_GROUP_MAX 256   /* records in one shared commit at most */
 
+/* One stored checkpoint as read back: blobs as stored (a tampered row may hold other
+ * lengths), valid until the next read of the same walk. */
+typedef struct {
+    int64_t id, seq, time_us;
+    const uint8_t *head, *pk, *sig;
+    size_t head_len, pk_len, sig_len;
+} audit_ckpt_row;
+
+/* A walk over rows (records or checkpoints) of either store: the store keeps its cursor in
+ * state. */
+struct audit_iter {
+    audit_db *db;
+    void *state;
+};
+
+enum {
+    AUDIT_TX_READ = 1,     /* one snapshot for several reads */
+    AUDIT_TX_APPEND = 2,   /* holds the ledger's append lock: the head cannot move under us */
+};
+
+/* Where a ledger lives: SQLite, the embedded default (audit/sqlite.c), or PostgreSQL
+ * (audit/pg.c, chosen by a postgresql:// URI). The chain, the encoding, group commit,
+ * verify, checkpoints and proofs are written once above these operations. */
+typedef struct {
+    const char *name;
+    cr_code (*open)(audit_db *db, const char *where, int flags, cr_error *err);
+    void (*close)(audit_db *db);
+    /* Refills the work budget of the operation that starts (SQLite; a no-op elsewhere). */
+    void (*budget)(audit_db *db);
+    cr_code (*begin)(audit_db *db, int kind, cr_error *err);   /* AUDIT_TX_* */
+    cr_code (*commit)(audit_db *db, cr_error *err);
+    void (*rollback)(audit_db *db);
+    /* After insert() failed: 1 when the transaction is still usable (that record failed
+     * alone), 0 when the store ended it. */
+    int (*txn_alive)(audit_db *db);
+    /* The last record, inside a transaction the caller holds. */
+    cr_code (*head)(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err);
+    cr_code (*insert)(audit_db *db, uint64_t seq, const audit_record *r,
+                      const uint8_t prev[AUDIT_HASH_LEN], const uint8_t hash[AUDIT_HASH_LEN],
+                      cr_error *err);
+    /* Records with from <= seq <= to in seq order (bounds as signed: a tampered seq can be
+     * negative and verify must see it). */
+    cr_code (*iter_open)(audit_iter *it, int64_t from, int64_t to, cr_error *err);
+    int (*iter_next)(audit_iter *it, audit_entry *e, cr_error *err);
+    void (*iter_close)(audit_iter *it);
+    cr_code (*ckpt_insert)(audit_db *db, const audit_ckpt_row *c, cr_error *err);
+    /* Every checkpoint, by seq then id; closed with iter_close. */
+    cr_code (*ckpt_open)(audit_iter *it, cr_error *err);
+    int (*ckpt_next)(audit_iter *it, audit_ckpt_row *c, cr_error *err);
+} audit_store;
+
+extern const audit_store audit_store_sqlite, audit_store_pg;
+
+/* The stored checkpoints, by seq then id (closed with audit_iter_close()); next as
+ * audit_iter_next(). */
+cr_code audit_ckpt_open(audit_db *db, audit_iter **out, cr_error *err);
+int audit_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err);
+
+struct audit_pg;
+
 struct audit_db {
-    sqlite3 *sql;
+    const audit_store *store;
     int readonly;
-    uint64_t work;                       /* progress callbacks left in this operation */
-    sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
     /* Appends from many threads: they queue, and whichever finds no commit under way takes
      * the whole queue into one transaction (one fsync) while the others wait for it. */
     pthread_mutex_t mu;
@@ -54,6 +112,12 @@ struct audit_db {
     audit_waiter *queue, **tail;
     int committing;
     uint64_t commits;   /* appending transactions committed (records per commit: the bench) */
+    /* SQLite's connection (audit/sqlite.c, audit/schema.c) */
+    sqlite3 *sql;
+    uint64_t work;                       /* progress callbacks left in this operation */
+    sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
+    /* PostgreSQL's (audit/pg.c) */
+    struct audit_pg *pg;
 };
 
 /* SHA-256 of the concatenated parts (audit/hash.c): the ledger's one hash function. */
@@ -62,6 +126,8 @@ typedef struct {
     size_t len;
 } audit_span;
 void audit_sha256(const audit_span *parts, size_t n, uint8_t out[AUDIT_HASH_LEN]);
+
+/* ---- the SQLite store's own (audit/sqlite.c, audit/schema.c) ---- */
 
 /* The error of the last SQLite call; CR_ELEDGER when the file caused it (too big, too much
  * work, not a database), CR_EAUDIT otherwise. */
@@ -72,9 +138,11 @@ cr_code audit_schema_open(audit_db *db, int flags, cr_error *err);
 /* Refills the work budget: called as each operation (append, head, verify, a read) starts. */
 void audit_budget(audit_db *db);
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err);
+
 int64_t audit_now_us(void);
-/* The head, inside a transaction the caller holds. */
-cr_code audit_head_locked(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN],
-                          cr_error *err);
+/* A record's stored size (its strings' bytes): a store refuses one over AUDIT_MAX_ROW with
+ * this error before it touches the transaction, so the record fails alone. */
+size_t audit_record_bytes(const audit_record *r);
+cr_code audit_too_big(cr_error *err);
 
 #endif

@@ -1,5 +1,6 @@
-/* audit/ledger.c: the SQLite ledger: durable chained appends, iteration (the schema and the
- * connection's limits are in audit/schema.c). */
+/* audit/ledger.c: the ledger above its store: opening, the canonical encoding and the chain,
+ * durable appends (group commit), the head, iteration. Where the rows live is the store's
+ * (audit/sqlite.c, audit/pg.c). */
 #include "audit/audit_int.h"
 
 #include <sodium.h>
@@ -12,80 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The record's columns in the order of AUDIT_FIELDS (out is stdout, err_out is stderr); the
- * SELECT and the INSERT below bind and read them in that order. */
-#define RECORD_COLS \
-    "request_id, time_us, engine_version, grammar_version, lang, code, bindings, tables, " \
-    "policy, route, reasons, status, value_fraction, value_repr, value_type, value_exact, " \
-    "stdout, stderr, error, artifacts, timings"
-
-cr_code audit_sqlite_fail(audit_db *db, cr_error *err, const char *step)
-{
-    if (!db || !db->sql) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: no database", step);
-    /* What the file did to us, as opposed to what the system did (I/O, locks, memory). */
-    switch (sqlite3_errcode(db->sql) & 0xff) {
-    case SQLITE_INTERRUPT:
-        if (db->work) break;
-        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: the query took"
-                            " more work than the file's size allows", step);
-    case SQLITE_TOOBIG:
-        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: a value is"
-                            " larger than %d MiB", step, AUDIT_MAX_ROW >> 20);
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT:
-        return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: not a ledger: %s", step,
-                            sqlite3_errmsg(db->sql));
-    }
-    return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: %s", step, sqlite3_errmsg(db->sql));
-}
-
-cr_code audit_exec(audit_db *db, const char *sql, cr_error *err)
-{
-    if (sqlite3_exec(db->sql, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return audit_sqlite_fail(db, err, sql);
-    return CR_OK;
-}
-
-static cr_code audit_prepare(audit_db *db, sqlite3_stmt **st, const char *sql, cr_error *err)
-{
-    if (*st) {
-        sqlite3_reset(*st);
-        sqlite3_clear_bindings(*st);
-        return CR_OK;
-    }
-    if (sqlite3_prepare_v2(db->sql, sql, -1, st, NULL) != SQLITE_OK)
-        return audit_sqlite_fail(db, err, "prepare");
-    return CR_OK;
-}
-
 int64_t audit_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* Why SQLite could not open the ledger: its own text ("unable to open database file") does not
- * say, and its errno is that of its last attempt (a read-only retry), so the open is tried
- * here: " (reason)", or "" when it works. */
-static void open_failure(const char *path, int readonly, int create, char *why, size_t n)
-{
-    why[0] = '\0';
-    int fd = open(path, (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-    if (fd >= 0) {
-        close(fd);
-        return;
-    }
-    if (errno != ENOENT || !create) {
-        snprintf(why, n, " (%s)", strerror(errno));
-        return;
-    }
-    /* missing: the directory that would hold it must exist and take a new file */
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (access(dir, W_OK | X_OK) != 0) snprintf(why, n, " (%s: %s)", dir, strerror(errno));
 }
 
 /* A writer appends to the head: one that does not verify (its hash, its link to the record
@@ -132,6 +64,14 @@ static cr_code check_head(audit_db *db, cr_error *err)
     return CR_OK;
 }
 
+/* A PostgreSQL URI names the PostgreSQL store; anything else is a SQLite file's path. */
+static const audit_store *store_for(const char *where)
+{
+    if (!strncmp(where, "postgresql://", 13) || !strncmp(where, "postgres://", 11))
+        return &audit_store_pg;
+    return &audit_store_sqlite;
+}
+
 cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
 {
     cr_code rc;
@@ -144,19 +84,8 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
     pthread_cond_init(&db->cv, NULL);
     db->tail = &db->queue;
     db->readonly = (flags & AUDIT_OPEN_READONLY) != 0;
-    int oflags = db->readonly ? SQLITE_OPEN_READONLY
-                              : SQLITE_OPEN_READWRITE | ((flags & AUDIT_OPEN_CREATE)
-                                                         ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &db->sql, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        char why[PATH_MAX + 64];
-        open_failure(path, db->readonly, (flags & AUDIT_OPEN_CREATE) != 0, why, sizeof why);
-        rc = cr_error_set(err, CR_EAUDIT, 0, 0, "audit: open %s: %s%s", path,
-                          db->sql ? sqlite3_errmsg(db->sql) : "out of memory", why);
-        goto fail;
-    }
-    /* Other processes append too: wait for their write lock instead of failing at once. */
-    sqlite3_busy_timeout(db->sql, AUDIT_BUSY_MS);
-    if ((rc = audit_schema_open(db, flags, err)) != CR_OK) goto fail;
+    db->store = store_for(path);
+    if ((rc = db->store->open(db, path, flags, err)) != CR_OK) goto fail;
     if (!db->readonly && (rc = check_head(db, err)) != CR_OK) goto fail;
     *out = db;
     return CR_OK;
@@ -168,9 +97,7 @@ fail:
 void audit_close(audit_db *db)
 {
     if (!db) return;
-    sqlite3_finalize(db->st_head);
-    sqlite3_finalize(db->st_insert);
-    sqlite3_close(db->sql);
+    db->store->close(db);
     pthread_cond_destroy(&db->cv);
     pthread_mutex_destroy(&db->mu);
     free(db);
@@ -235,40 +162,24 @@ void audit_hex(const uint8_t hash[AUDIT_HASH_LEN], char hex[2 * AUDIT_HASH_LEN +
 
 /* ---- append -------------------------------------------------------------------------- */
 
-cr_code audit_head_locked(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN],
-                          cr_error *err)
+size_t audit_record_bytes(const audit_record *r)
 {
-    cr_code rc = audit_prepare(db, &db->st_head,
-                               "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1", err);
-    if (rc != CR_OK) return rc;
-    int s = sqlite3_step(db->st_head);
-    if (s == SQLITE_DONE) {
-        *seq = 0;
-        memset(hash, 0, AUDIT_HASH_LEN);
-    } else if (s == SQLITE_ROW) {
-        int64_t q = sqlite3_column_int64(db->st_head, 0);
-        const void *h = sqlite3_column_blob(db->st_head, 1);
-        if (q < 1 || sqlite3_column_bytes(db->st_head, 1) != AUDIT_HASH_LEN || !h) {
-            sqlite3_reset(db->st_head);
-            return cr_error_set(err, CR_ELEDGER, 0, 0,
-                                "audit: head record %lld is malformed; run calc-audit verify",
-                                (long long)q);
-        }
-        *seq = (uint64_t)q;
-        memcpy(hash, h, AUDIT_HASH_LEN);
-    } else {
-        rc = audit_sqlite_fail(db, err, "read head");
-    }
-    sqlite3_reset(db->st_head);
-    return rc;
+    size_t n = 0;
+#define S(f) n += r->f##_len;
+#define I(f) n += sizeof r->f;
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    return n;
 }
 
-static void bind_str(sqlite3_stmt *st, int i, const char *p, size_t len)
+cr_code audit_too_big(cr_error *err)
 {
-    if (p) sqlite3_bind_text64(st, i, p, len, SQLITE_STATIC, SQLITE_UTF8);
-    else sqlite3_bind_null(st, i);
+    return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: the record is larger than %d MiB,"
+                        " the ledger's limit for a row", AUDIT_MAX_ROW >> 20);
 }
 
+/* Encodes, chains and stores one record as seq; prev becomes its hash. */
 static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
                           uint8_t prev[AUDIT_HASH_LEN], cr_buf *enc, cr_error *err)
 {
@@ -279,31 +190,9 @@ static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
         return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record encoding");
     uint8_t hash[AUDIT_HASH_LEN];
     audit_chain_hash(prev, enc->p, enc->len, hash);
-
-    cr_code rc = audit_prepare(db, &db->st_insert,
-                               "INSERT INTO records(seq, format, " RECORD_COLS ", prev_hash, hash)"
-                               " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
-    if (rc != CR_OK) return rc;
-    sqlite3_stmt *st = db->st_insert;
-    int i = 1;
-    sqlite3_bind_int64(st, i++, (int64_t)seq);
-    sqlite3_bind_int64(st, i++, AUDIT_FORMAT_VERSION);
-#define S(f) bind_str(st, i++, r.f, r.f##_len);
-#define I(f) sqlite3_bind_int64(st, i++, r.f);
-    AUDIT_FIELDS(S, I)
-#undef S
-#undef I
-    sqlite3_bind_blob(st, i++, prev, AUDIT_HASH_LEN, SQLITE_STATIC);
-    sqlite3_bind_blob(st, i++, hash, AUDIT_HASH_LEN, SQLITE_STATIC);
-    int s = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    if (s == SQLITE_TOOBIG)
-        return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: the record is larger than %d MiB,"
-                            " the ledger's limit for a row", AUDIT_MAX_ROW >> 20);
-    if (s != SQLITE_DONE) return audit_sqlite_fail(db, err, "insert record");
-    memcpy(prev, hash, AUDIT_HASH_LEN);
-    return CR_OK;
+    cr_code rc = db->store->insert(db, seq, &r, prev, hash, err);
+    if (rc == CR_OK) memcpy(prev, hash, AUDIT_HASH_LEN);
+    return rc;
 }
 
 /* Waits until no commit is under way on this handle and marks one as under way; the caller
@@ -336,20 +225,18 @@ cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
     if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
     cr_buf_init(&enc, 0);
     commit_begin(db);
-    audit_budget(db);
-    /* BEGIN IMMEDIATE, not BEGIN: take the write lock before reading the head hash, or two
-     * writers could both chain onto the same prev_hash. */
-    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) goto out;
-    if ((rc = audit_head_locked(db, &seq, prev, err)) != CR_OK) goto rollback;
+    db->store->budget(db);
+    if ((rc = db->store->begin(db, AUDIT_TX_APPEND, err)) != CR_OK) goto out;
+    if ((rc = db->store->head(db, &seq, prev, err)) != CR_OK) goto rollback;
     if (first_seq) *first_seq = seq + 1;
     for (size_t k = 0; k < n; k++)
         if ((rc = insert_one(db, &recs[k], seq + 1 + k, prev, &enc, err)) != CR_OK) goto rollback;
-    if ((rc = audit_exec(db, "COMMIT", err)) != CR_OK) goto rollback;
+    if ((rc = db->store->commit(db, err)) != CR_OK) goto rollback;
     db->commits++;
     if (last_hash) memcpy(last_hash, prev, AUDIT_HASH_LEN);
     goto out;
 rollback:
-    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+    db->store->rollback(db);
 out:
     commit_end(db);
     cr_buf_free(&enc);
@@ -377,29 +264,29 @@ static void commit_group(audit_db *db, audit_waiter *group)
     cr_error err = {0};
     cr_code rc;
     cr_buf_init(&enc, 0);
-    audit_budget(db);
-    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", &err)) != CR_OK) {
+    db->store->budget(db);
+    if ((rc = db->store->begin(db, AUDIT_TX_APPEND, &err)) != CR_OK) {
         group_fail(group, rc, &err);
         goto out;
     }
-    if ((rc = audit_head_locked(db, &seq, prev, &err)) != CR_OK) goto rollback;
+    if ((rc = db->store->head(db, &seq, prev, &err)) != CR_OK) goto rollback;
     for (audit_waiter *w = group; w; w = w->next) {
         w->rc = insert_one(db, w->rec, seq + 1, prev, &enc, &w->err);
         if (w->rc == CR_OK) {
             w->seq = ++seq;
             memcpy(w->hash, prev, AUDIT_HASH_LEN);
-        } else if (sqlite3_get_autocommit(db->sql)) {   /* SQLite ended the transaction */
+        } else if (!db->store->txn_alive(db)) {
             rc = w->rc;
             err = w->err;
             goto rollback;
         }
     }
-    if ((rc = audit_exec(db, "COMMIT", &err)) == CR_OK) {
+    if ((rc = db->store->commit(db, &err)) == CR_OK) {
         db->commits++;
         goto out;
     }
 rollback:
-    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+    db->store->rollback(db);
     for (audit_waiter *w = group; w; w = w->next) w->rc = CR_OK;
     group_fail(group, rc, &err);
 out:
@@ -452,119 +339,64 @@ cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
 cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
 {
     cr_code rc;
-    audit_budget(db);
+    db->store->budget(db);
     /* A read transaction so seq and hash come from the same snapshot. */
-    if ((rc = audit_exec(db, "BEGIN", err)) != CR_OK) return rc;
-    rc = audit_head_locked(db, seq, hash, err);
-    sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL);
+    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) != CR_OK) return rc;
+    rc = db->store->head(db, seq, hash, err);
+    db->store->commit(db, NULL);
     return rc;
 }
 
 /* ---- iteration ----------------------------------------------------------------------- */
 
-struct audit_iter {
-    audit_db *db;
-    sqlite3_stmt *st;
-};
+static cr_code walk_new(audit_db *db, audit_iter **out, cr_error *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
+    (*out)->db = db;
+    db->store->budget(db);
+    return CR_OK;
+}
+
+static cr_code walk_opened(audit_iter **out, cr_code rc)
+{
+    if (rc != CR_OK) {
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
 
 cr_code audit_iter_open(audit_db *db, uint64_t from, uint64_t to, audit_iter **out,
                         cr_error *err)
 {
-    *out = NULL;
-    audit_iter *it = calloc(1, sizeof *it);
-    if (!it) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
-    it->db = db;
-    audit_budget(db);
-    if (sqlite3_prepare_v2(db->sql,
-                           "SELECT seq, format, " RECORD_COLS ", prev_hash, hash FROM records"
-                           " WHERE seq >= ? AND seq <= ? ORDER BY seq", -1, &it->st, NULL)
-        != SQLITE_OK) {
-        cr_code rc = audit_sqlite_fail(db, err, "read records");
-        free(it);
-        return rc;
-    }
+    cr_code rc = walk_new(db, out, err);
+    if (rc != CR_OK) return rc;
     /* Bounds as signed: a tampered seq can be negative, and verify must see it. */
-    sqlite3_bind_int64(it->st, 1, from ? (int64_t)from : INT64_MIN);
-    sqlite3_bind_int64(it->st, 2, to ? (int64_t)to : INT64_MAX);
-    *out = it;
-    return CR_OK;
-}
-
-static void col_str(sqlite3_stmt *st, int i, const char **p, size_t *len)
-{
-    if (sqlite3_column_type(st, i) == SQLITE_NULL) {
-        *p = NULL;
-        *len = 0;
-        return;
-    }
-    /* column_blob gives the stored bytes whatever the column's type; NULL for zero bytes. */
-    const void *b = sqlite3_column_blob(st, i);
-    *len = (size_t)sqlite3_column_bytes(st, i);
-    *p = b ? (const char *)b : "";
-}
-
-static void col_hash(sqlite3_stmt *st, int i, uint8_t out[AUDIT_HASH_LEN], size_t *len)
-{
-    const void *b = sqlite3_column_blob(st, i);
-    *len = (size_t)sqlite3_column_bytes(st, i);
-    memset(out, 0, AUDIT_HASH_LEN);
-    if (b) memcpy(out, b, *len < AUDIT_HASH_LEN ? *len : AUDIT_HASH_LEN);
-}
-
-/* The storage class each selected column must have, in SELECT order: what the INSERT above
- * binds. Reads convert silently (text into an integer, a blob into text), so a value of
- * another class could hash like the genuine one; verify refuses it instead. */
-static const unsigned char col_class[] = {
-    SQLITE_INTEGER, SQLITE_INTEGER,
-#define S(f) SQLITE_TEXT,
-#define I(f) SQLITE_INTEGER,
-    AUDIT_FIELDS(S, I)
-#undef S
-#undef I
-    SQLITE_BLOB, SQLITE_BLOB,
-};
-
-static void check_classes(sqlite3_stmt *st, char *bad, size_t n)
-{
-    static const char *const names[] = { "?", "an integer", "a real", "text", "a blob", "NULL" };
-    bad[0] = '\0';
-    for (int i = 0; i < (int)sizeof col_class; i++) {
-        int t = sqlite3_column_type(st, i);
-        /* Absent strings are NULL; nothing else may be. */
-        if (t == col_class[i] || (t == SQLITE_NULL && col_class[i] == SQLITE_TEXT)) continue;
-        snprintf(bad, n, "column %s holds %s, expected %s", sqlite3_column_name(st, i),
-                 names[t], names[col_class[i]]);
-        return;
-    }
+    return walk_opened(out, db->store->iter_open(*out, from ? (int64_t)from : INT64_MIN,
+                                                 to ? (int64_t)to : INT64_MAX, err));
 }
 
 int audit_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
 {
-    int s = sqlite3_step(it->st);
-    if (s == SQLITE_DONE) return 0;
-    if (s != SQLITE_ROW) {
-        audit_sqlite_fail(it->db, err, "read records");
-        return -1;
-    }
-    sqlite3_stmt *st = it->st;
-    audit_record *r = &e->rec;
-    int i = 0;
-    check_classes(st, e->bad, sizeof e->bad);
-    e->seq = (uint64_t)sqlite3_column_int64(st, i++);
-    e->format = sqlite3_column_int64(st, i++);
-#define S(f) col_str(st, i++, &r->f, &r->f##_len);
-#define I(f) r->f = sqlite3_column_int64(st, i++);
-    AUDIT_FIELDS(S, I)
-#undef S
-#undef I
-    col_hash(st, i++, e->prev_hash, &e->prev_hash_len);
-    col_hash(st, i++, e->hash, &e->hash_len);
-    return 1;
+    return it->db->store->iter_next(it, e, err);
 }
 
 void audit_iter_close(audit_iter *it)
 {
     if (!it) return;
-    sqlite3_finalize(it->st);
+    if (it->state) it->db->store->iter_close(it);
     free(it);
+}
+
+cr_code audit_ckpt_open(audit_db *db, audit_iter **out, cr_error *err)
+{
+    cr_code rc = walk_new(db, out, err);
+    if (rc != CR_OK) return rc;
+    return walk_opened(out, db->store->ckpt_open(*out, err));
+}
+
+int audit_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err)
+{
+    return it->db->store->ckpt_next(it, c, err);
 }

@@ -87,13 +87,12 @@ cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq_out,
     uint64_t seq;
     uint8_t head[AUDIT_HASH_LEN], sig[crypto_sign_BYTES], pk[crypto_sign_PUBLICKEYBYTES];
     unsigned char msg[CKPT_MSG_LEN];
-    sqlite3_stmt *st = NULL;
     if (db->readonly) return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: ledger opened read-only");
-    audit_budget(db);
+    db->store->budget(db);
     crypto_sign_ed25519_sk_to_pk(pk, sk);
-    /* IMMEDIATE: the head we sign is the head when the checkpoint lands. */
-    if ((rc = audit_exec(db, "BEGIN IMMEDIATE", err)) != CR_OK) return rc;
-    if ((rc = audit_head_locked(db, &seq, head, err)) != CR_OK) goto rollback;
+    /* The append lock: the head we sign is the head when the checkpoint lands. */
+    if ((rc = db->store->begin(db, AUDIT_TX_APPEND, err)) != CR_OK) return rc;
+    if ((rc = db->store->head(db, &seq, head, err)) != CR_OK) goto rollback;
     if (seq == 0) {
         rc = cr_error_set(err, CR_EUSAGE, 0, 0, "audit: the ledger is empty: nothing to sign");
         goto rollback;
@@ -101,29 +100,16 @@ cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq_out,
     int64_t now = audit_now_us();
     ckpt_message(seq, head, now, msg);
     crypto_sign_detached(sig, NULL, msg, sizeof msg, sk);
-    if (sqlite3_prepare_v2(db->sql, "INSERT INTO checkpoints(seq, head_hash, time_us, pubkey,"
-                           " signature) VALUES(?,?,?,?,?)", -1, &st, NULL) != SQLITE_OK) {
-        rc = audit_sqlite_fail(db, err, "prepare checkpoint");
-        goto rollback;
-    }
-    sqlite3_bind_int64(st, 1, (int64_t)seq);
-    sqlite3_bind_blob(st, 2, head, sizeof head, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 3, now);
-    sqlite3_bind_blob(st, 4, pk, sizeof pk, SQLITE_STATIC);
-    sqlite3_bind_blob(st, 5, sig, sizeof sig, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        rc = audit_sqlite_fail(db, err, "insert checkpoint");
-        goto rollback;
-    }
-    sqlite3_finalize(st);
-    if ((rc = audit_exec(db, "COMMIT", err)) != CR_OK) goto rollback_nofin;
+    audit_ckpt_row c = { .seq = (int64_t)seq, .time_us = now, .head = head,
+                         .head_len = sizeof head, .pk = pk, .pk_len = sizeof pk, .sig = sig,
+                         .sig_len = sizeof sig };
+    if ((rc = db->store->ckpt_insert(db, &c, err)) != CR_OK) goto rollback;
+    if ((rc = db->store->commit(db, err)) != CR_OK) goto rollback;
     if (seq_out) *seq_out = seq;
     if (head_out) memcpy(head_out, head, AUDIT_HASH_LEN);
     return CR_OK;
 rollback:
-    sqlite3_finalize(st);
-rollback_nofin:
-    sqlite3_exec(db->sql, "ROLLBACK", NULL, NULL, NULL);
+    db->store->rollback(db);
     return rc;
 }
 
@@ -147,27 +133,28 @@ static int report_bad(cr_audit_report *rep, uint64_t seq, const char *fmt, ...)
     return 0;
 }
 
-static int blob_into(sqlite3_stmt *st, int col, uint8_t *out, size_t n)
+static int blob_into(const uint8_t *b, size_t len, uint8_t *out, size_t n)
 {
-    const void *b = sqlite3_column_blob(st, col);
-    if (!b || (size_t)sqlite3_column_bytes(st, col) != n) return 0;
+    if (!b || len != n) return 0;
     memcpy(out, b, n);
     return 1;
 }
 
 /* Steps to the next checkpoint that counts: signed by `pubkey` when given, with a valid
  * signature. Returns 1 with *c filled, 0 at the end, -1 when the report says what failed. */
-static int next_ckpt(sqlite3_stmt *st, const uint8_t *pubkey, ckpt *c, cr_audit_report *rep)
+static int next_ckpt(audit_iter *st, const uint8_t *pubkey, ckpt *c, cr_audit_report *rep)
 {
     for (;;) {
-        int s = sqlite3_step(st);
-        if (s == SQLITE_DONE) return 0;
-        if (s != SQLITE_ROW) return report_bad(rep, 0, "reading checkpoints failed"), -1;
-        c->id = sqlite3_column_int64(st, 0);
-        c->seq = sqlite3_column_int64(st, 1);
-        c->time_us = sqlite3_column_int64(st, 3);
-        if (!blob_into(st, 2, c->head, sizeof c->head) || !blob_into(st, 4, c->pk, sizeof c->pk)
-            || !blob_into(st, 5, c->sig, sizeof c->sig)) {
+        audit_ckpt_row r;
+        int s = audit_ckpt_next(st, &r, NULL);
+        if (s == 0) return 0;
+        if (s < 0) return report_bad(rep, 0, "reading checkpoints failed"), -1;
+        c->id = r.id;
+        c->seq = r.seq;
+        c->time_us = r.time_us;
+        if (!blob_into(r.head, r.head_len, c->head, sizeof c->head)
+            || !blob_into(r.pk, r.pk_len, c->pk, sizeof c->pk)
+            || !blob_into(r.sig, r.sig_len, c->sig, sizeof c->sig)) {
             report_bad(rep, 0, "checkpoint %lld is malformed", (long long)c->id);
             return -1;
         }
@@ -220,8 +207,7 @@ static int check_row(const audit_entry *e, uint64_t want_seq, const uint8_t prev
 cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, cr_error *err)
 {
     cr_code rc;
-    audit_iter *it = NULL;
-    sqlite3_stmt *cst = NULL;
+    audit_iter *it = NULL, *cst = NULL;
     audit_entry e;
     ckpt c;
     uint8_t prev[AUDIT_HASH_LEN] = {0}, hash[AUDIT_HASH_LEN];
@@ -229,16 +215,12 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
     cr_buf_init(&enc, 0);
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
-    audit_budget(db);
+    db->store->budget(db);
     /* One read transaction: a snapshot, however many appenders run meanwhile. */
-    if ((rc = audit_exec(db, "BEGIN", err)) != CR_OK) return rc;
+    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) != CR_OK) return rc;
     if ((rc = audit_iter_open(db, 0, 0, &it, err)) != CR_OK) goto out;
     /* Checkpoints in seq order, walked alongside the records. */
-    if (sqlite3_prepare_v2(db->sql, "SELECT id, seq, head_hash, time_us, pubkey, signature"
-                           " FROM checkpoints ORDER BY seq, id", -1, &cst, NULL) != SQLITE_OK) {
-        rc = audit_sqlite_fail(db, err, "read checkpoints");
-        goto out;
-    }
+    if ((rc = audit_ckpt_open(db, &cst, err)) != CR_OK) goto out;
     int have = next_ckpt(cst, pubkey, &c, rep);
     uint64_t want = 1;
     int s = 0;
@@ -274,9 +256,9 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
         report_bad(rep, 0, "no checkpoint signed by this key");
 out:
     audit_hex(prev, rep->head_hash);
-    sqlite3_finalize(cst);
+    audit_iter_close(cst);
     audit_iter_close(it);
-    sqlite3_exec(db->sql, "COMMIT", NULL, NULL, NULL);
+    db->store->commit(db, NULL);
     cr_buf_free(&enc);
     return rc;
 }

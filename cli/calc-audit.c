@@ -15,6 +15,10 @@ enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 5 };
 static const char usage_text[] =
     "usage: calc-audit COMMAND [OPTIONS]\n"
     "\n"
+    "DB is a ledger: a SQLite file, or a PostgreSQL URI (postgresql://USER@HOST/DATABASE...).\n"
+    "\n"
+    "  init DB                     create the ledger's tables if there are none (the role\n"
+    "                              that owns them; writers then need only SELECT, INSERT)\n"
     "  verify DB [--pubkey FILE]   recompute the hash chain and check the checkpoints; with\n"
     "                              --pubkey only checkpoints by that key count, and at least\n"
     "                              one must exist (detects a rewritten or truncated chain)\n"
@@ -276,7 +280,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "verify-proof")) return cmd_verify_proof(pos, npos, &o);
     static const char *const cmds[] = { "verify", "replay", "show", "export", "head",
-                                        "checkpoint", "prove", NULL };
+                                        "checkpoint", "prove", "init", NULL };
     int known = 0;
     for (int i = 0; cmds[i]; i++) known |= !strcmp(cmd, cmds[i]);
     if (!known) return usage("unknown command %s", cmd);
@@ -284,7 +288,8 @@ int main(int argc, char **argv)
     if (npos != want) return usage("%s: wrong number of arguments", cmd);
     if (!strcmp(cmd, "checkpoint") && !o.key) return usage("%s", "checkpoint wants --key FILE");
 
-    cr_audit *a = cr_audit_open(pos[0], !strcmp(cmd, "checkpoint"), &err);
+    cr_audit *a = cr_audit_open(pos[0], !strcmp(cmd, "init") ? CR_AUDIT_CREATE
+                                        : !strcmp(cmd, "checkpoint"), &err);
     if (!a) return fail(&err);
     uint64_t seq;
     char hex[65];
@@ -300,6 +305,9 @@ int main(int argc, char **argv)
         free(json);
     } else if (!strcmp(cmd, "export")) {
         if (cr_audit_export(a, o.from, o.to, print_line, NULL, &err) != CR_OK) rc = fail(&err);
+    } else if (!strcmp(cmd, "init")) {
+        if (cr_audit_head(a, &seq, hex, &err) != CR_OK) rc = fail(&err);
+        else printf("ok: a ledger of %" PRIu64 " records\n", seq);
     } else if (!strcmp(cmd, "head")) {
         if (cr_audit_head(a, &seq, hex, &err) != CR_OK) rc = fail(&err);
         else printf("%" PRIu64 " %s\n", seq, hex);

@@ -301,13 +301,18 @@ CR_API const char *cr_result_json(const cr_result *res);
 
 /* A ledger opened for inspection (calc-audit). Engines record through their option "audit";
  * these functions read, verify, sign and replay. Hashes are 64 lowercase hex digits.
+ * A ledger is a SQLite file's path, or a PostgreSQL URI (postgresql://... or postgres://...,
+ * libpq's syntax; libpq5 is loaded when the first such ledger opens).
  * Thread safety: a handle is used by one thread at a time, from cr_audit_open() to
- * cr_audit_close(); distinct handles (on the same file too: SQLite locks it) by distinct
- * threads freely; cr_audit_keygen() from any thread. */
+ * cr_audit_close(); distinct handles (on the same ledger too: the store serialises appends)
+ * by distinct threads freely; cr_audit_keygen() from any thread. */
 typedef struct cr_audit cr_audit;
 
-/* Opens a ledger; writable adds checkpoints (the file must exist either way). NULL on
- * failure with err filled; the caller owns the handle: cr_audit_close(). */
+/* cr_audit_open()'s writable: creates the ledger (a SQLite file, PostgreSQL tables) when
+ * there is none yet, then opens it writable. */
+#define CR_AUDIT_CREATE 2
+/* Opens a ledger; writable (1) adds checkpoints; without CR_AUDIT_CREATE the ledger must
+ * exist. NULL on failure with err filled; the caller owns the handle: cr_audit_close(). */
 CR_API cr_audit *cr_audit_open(const char *path, int writable, cr_error *err);
 CR_API void cr_audit_close(cr_audit *a);             /* NULL is a no-op */
 

@@ -8,7 +8,9 @@
 # libmicrohttpd12, which it brings), curl what tests/test_serve.sh calls it with; mmdebstrap
 # and podman build and run the OCI image (make image, tests/test_image.sh; runc where crun
 # cannot run on the host's cgroups), apparmor's parser compiles deploy/'s profile
-# (tests/test_deploy.sh).
+# (tests/test_deploy.sh); libpq-dev is the PostgreSQL ledger's client (its header to build; the
+# library loads libpq5 when a postgresql:// ledger opens) and postgresql the throwaway server
+# tests/test_audit_pg.sh starts (tests/pg-server.sh).
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -17,7 +19,7 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential pkg-config clang llvm \
     libgmp-dev libmpfr-dev libtree-sitter-dev libsqlite3-dev sqlite3 libseccomp-dev libsodium-dev libssl-dev libjansson-dev \
-    libmicrohttpd-dev curl \
+    libmicrohttpd-dev curl libpq-dev postgresql \
     libunistring-dev python3 bubblewrap ca-certificates \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \

@@ -1,7 +1,9 @@
 /* tests/test_audit_crash.c: several processes append to one ledger while the test kills
  * them with SIGKILL at random moments. Afterwards the chain must verify and every append that
  * a child reported as committed (on a pipe, right after audit_append returned) must be there.
- * CR_TEST_SEED fixes the random schedule; the seed used is printed. */
+ * CR_TEST_SEED fixes the random schedule; the seed used is printed. With an argument, the
+ * ledger is that one (a fresh PostgreSQL ledger's URI: tests/test_audit_pg.sh) instead of a
+ * new SQLite file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -85,13 +87,14 @@ static long ms_since(const struct timespec *t0)
     return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    char dir[256], path[300];
+    char dir[256], file[300];
     snprintf(dir, sizeof dir, "%s/cr-test-audit-crash-XXXXXX",
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
-    snprintf(path, sizeof path, "%s/ledger.db", dir);
+    snprintf(file, sizeof file, "%s/ledger.db", dir);
+    const char *path = argc > 1 ? argv[1] : file;
     unsigned seed = getenv("CR_TEST_SEED") ? (unsigned)strtoul(getenv("CR_TEST_SEED"), NULL, 10)
                                            : (unsigned)time(NULL) ^ (unsigned)getpid();
     fprintf(stderr, "seed %u\n", seed);

@@ -541,7 +541,8 @@ _ENGINE_PARAMS = """        tier: where code outside the in-process subset runs:
         timeout: seconds a run may take (a sandbox's wall clock, in-process CPU time):
             above 0, at most 86400 (default 10).
         memory: MiB a sandboxed run may use: 16 to 1048576 (default 512).
-        audit: path of a SQLite audit ledger every request is appended to.
+        audit: the ledger every request is appended to: a SQLite file's path, or a
+            PostgreSQL URI (postgresql://...).
         data: a directory the sandbox sees read-only at /data.
         out: a directory where files the sandboxed code writes to /out are copied.
         interpreter: the sandbox's python (default /usr/bin/python3), under /usr or

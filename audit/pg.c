@@ -1,0 +1,695 @@
+/* audit/pg.c: the PostgreSQL store: one ledger shared by many processes on many machines,
+ * named by a postgresql:// URI (libpq's syntax; the tables are found through the connection's
+ * search_path, so `options=-csearch_path%3DNAME` puts a ledger in its own schema).
+ *
+ * Appends serialise on a transaction-level advisory lock keyed by the records table, taken
+ * before the head is read (READ COMMITTED: the head read after the lock is the last committed
+ * one); seq is the primary key, so even a writer that skipped the lock could not fork the
+ * chain. Every commit is durable (synchronous_commit=on for this session whatever the server
+ * default). Strings are stored as bytea: a record's bytes may hold NULs and need not be UTF-8,
+ * and what is hashed is what is stored.
+ *
+ * libpq is loaded when the first PostgreSQL ledger is opened: linked in, its dependencies
+ * (TLS, Kerberos, LDAP) would be bound by every one-shot run that never uses it.
+ *
+ * Reads go through cursors (a verify walks records and checkpoints side by side on one
+ * connection), in batches whose size is bounded whatever the table holds: a batch carries a
+ * row's columns only when the row is at most ROW_INLINE bytes, and a larger one is fetched
+ * alone by its ctid, refused past AUDIT_MAX_ROW as SQLite's limit refuses it. */
+#include "audit/audit_int.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PQ_SONAME "libpq.so.5"
+#define PQ_FUNCTIONS(X) X(connectdb) X(status) X(errorMessage) X(finish) X(exec) \
+    X(execParams) X(prepare) X(execPrepared) X(resultStatus) X(resultErrorMessage) \
+    X(resultErrorField) X(clear) X(ntuples) X(nfields) X(getvalue) X(getlength) X(getisnull) \
+    X(transactionStatus) X(setNoticeProcessor)
+
+static struct {
+#define X(f) __typeof__(PQ##f) *f;
+    PQ_FUNCTIONS(X)
+#undef X
+} pq;
+static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
+static char pq_error[256];
+
+static void pq_load(void)
+{
+    void *h = dlopen(PQ_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(pq_error, sizeof pq_error, "a PostgreSQL ledger needs libpq (Debian: libpq5):"
+                 " %s", dlerror());
+        return;
+    }
+#define X(f) \
+    if (!(*(void **)&pq.f = dlsym(h, "PQ" #f))) { \
+        snprintf(pq_error, sizeof pq_error, "%s has no PQ" #f, PQ_SONAME); \
+        return; \
+    }
+    PQ_FUNCTIONS(X)
+#undef X
+}
+
+/* Rows of a batch; a row over ROW_INLINE bytes comes alone. */
+#define FETCH_ROWS 256
+#define ROW_INLINE (64 << 10)
+/* The lock every appender of one ledger takes: "CRLG" and the records table's oid. */
+#define APPEND_LOCK "SELECT pg_advisory_xact_lock((1129466951::int8 << 32) |" \
+                    " 'records'::regclass::oid::int8)"
+
+struct audit_pg {
+    PGconn *conn;
+    int prepared;         /* the insert statement, once per connection */
+    unsigned cursors;     /* names of this connection's cursors */
+};
+
+/* Builds SQL text in a buffer; a failed allocation anywhere makes the whole text NULL. */
+typedef struct {
+    cr_buf b;
+    int bad;
+} sqltext;
+#define SQL(t, ...) ((t)->bad |= cr_buf_printf(&(t)->b, __VA_ARGS__) != CR_OK)
+
+static const char *sql_done(sqltext *t)
+{
+    return t->bad ? NULL : t->b.p;
+}
+
+/* ---- the schema: one table of columns for CREATE and for the check --------------------- */
+
+typedef struct {
+    const char *table, *name, *type;
+    int notnull;
+} column;
+
+#define REC_COL(f) (!strcmp(#f, "out") ? "stdout" : !strcmp(#f, "err_out") ? "stderr" : #f)
+static const column columns[] = {
+    { "schema_version", "version", "bigint", 1 },
+    { "schema_version", "created_us", "bigint", 1 },
+    { "records", "seq", "bigint", 1 },
+    { "records", "format", "bigint", 1 },
+#define S(f) { "records", NULL, "bytea", 0 },
+#define I(f) { "records", NULL, "bigint", 1 },
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    { "records", "prev_hash", "bytea", 1 },
+    { "records", "hash", "bytea", 1 },
+    { "checkpoints", "id", "bigint", 1 },
+    { "checkpoints", "seq", "bigint", 1 },
+    { "checkpoints", "head_hash", "bytea", 1 },
+    { "checkpoints", "time_us", "bigint", 1 },
+    { "checkpoints", "pubkey", "bytea", 1 },
+    { "checkpoints", "signature", "bytea", 1 },
+};
+#define NCOLUMNS (sizeof columns / sizeof columns[0])
+static const char *field_names[AUDIT_NFIELDS];
+static const char *const tables[] = { "schema_version", "records", "checkpoints" };
+
+static const char *col_name(size_t i)
+{
+    return columns[i].name ? columns[i].name : field_names[i - 4];
+}
+
+static void names_init(void)
+{
+    size_t i = 0;
+#define S(f) field_names[i++] = REC_COL(f);
+#define I(f) field_names[i++] = REC_COL(f);
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+}
+
+/* What a PostgreSQL ledger adds to the columns: keys, the identity, the append-only guards. */
+static const char schema_extra[] =
+    "ALTER TABLE records ADD PRIMARY KEY (seq);"
+    "ALTER TABLE checkpoints ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;"
+    "ALTER TABLE checkpoints ADD PRIMARY KEY (id);"
+    /* Guards for honest mistakes and for a role that was granted too much; the chain and the
+     * signed checkpoints are what catch a superuser who disables them. */
+    "CREATE FUNCTION calcroute_append_only() RETURNS trigger LANGUAGE plpgsql AS"
+    " $$BEGIN RAISE EXCEPTION 'audit ledger is append-only'; END$$;"
+    "CREATE TRIGGER records_append_only BEFORE UPDATE OR DELETE ON records"
+    " FOR EACH ROW EXECUTE FUNCTION calcroute_append_only();"
+    "CREATE TRIGGER records_no_truncate BEFORE TRUNCATE ON records"
+    " FOR EACH STATEMENT EXECUTE FUNCTION calcroute_append_only();"
+    "CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON checkpoints"
+    " FOR EACH ROW EXECUTE FUNCTION calcroute_append_only();"
+    "CREATE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON checkpoints"
+    " FOR EACH STATEMENT EXECUTE FUNCTION calcroute_append_only();";
+
+/* ---- errors and statements -------------------------------------------------------------- */
+
+static cr_code pg_fail(audit_db *db, PGresult *res, cr_error *err, const char *step)
+{
+    char msg[300];
+    /* The server's primary message without libpq's "ERROR:  " and context lines. */
+    const char *m = res ? pq.resultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    if (!m && res) m = pq.resultErrorMessage(res);
+    if (!m || !*m) m = pq.errorMessage(db->pg->conn);
+    /* One line: libpq's connection messages continue on tab-indented lines. */
+    size_t n = 0;
+    for (const char *p = m && *m ? m : "failed"; *p && n < sizeof msg - 1; p++) {
+        int space = *p == '\n' || *p == '\t' || *p == ' ';
+        if (!space) msg[n++] = *p;
+        else if (n && msg[n - 1] != ' ') msg[n++] = ' ';
+    }
+    while (n && msg[n - 1] == ' ') n--;
+    msg[n] = '\0';
+    if (res) pq.clear(res);
+    return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s: %s", step, msg);
+}
+
+/* Runs sql expecting `want`; the result is the caller's when out is non-NULL. */
+static cr_code run(audit_db *db, const char *sql, ExecStatusType want, PGresult **out,
+                   cr_error *err, const char *step)
+{
+    PGresult *res = pq.exec(db->pg->conn, sql);
+    if (!res || pq.resultStatus(res) != want) return pg_fail(db, res, err, step);
+    if (out) *out = res;
+    else pq.clear(res);
+    return CR_OK;
+}
+
+static cr_code cmd(audit_db *db, const char *sql, cr_error *err)
+{
+    return run(db, sql, PGRES_COMMAND_OK, NULL, err, sql);
+}
+
+static cr_code not_ledger(cr_error *err, const char *why, const char *what)
+{
+    return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: not a ledger: %s%s", why, what);
+}
+
+static uint64_t get_be64(const char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | (unsigned char)p[i];
+    return v;
+}
+
+static void put_be64(char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xff);
+}
+
+/* An int8 column of a binary result; 0 when it is not one. */
+static int get_i64(const PGresult *r, int row, int col, int64_t *v)
+{
+    if (pq.getisnull(r, row, col) || pq.getlength(r, row, col) != 8) return 0;
+    *v = (int64_t)get_be64(pq.getvalue(r, row, col));
+    return 1;
+}
+
+/* ---- the schema check ------------------------------------------------------------------- */
+
+static cr_code check_table(audit_db *db, const char *table, cr_error *err)
+{
+    char sql[512], want[200], got[200];
+    PGresult *r;
+    snprintf(sql, sizeof sql, "SELECT c.relkind::text, c.relrowsecurity::text FROM pg_class c"
+             " WHERE c.oid = to_regclass('%s')", table);
+    cr_code rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema");
+    if (rc != CR_OK) return rc;
+    if (pq.ntuples(r) != 1) rc = not_ledger(err, "no table ", table);
+    else if (strcmp(pq.getvalue(r, 0, 0), "r")) rc = not_ledger(err, "not an ordinary table: ", table);
+    else if (strcmp(pq.getvalue(r, 0, 1), "false"))
+        rc = not_ledger(err, "row-level security hides rows of ", table);
+    pq.clear(r);
+    if (rc != CR_OK) return rc;
+    snprintf(sql, sizeof sql, "SELECT attname::text, format_type(atttypid, atttypmod),"
+             " attnotnull::text FROM pg_attribute WHERE attrelid = to_regclass('%s')"
+             " AND attnum > 0 AND NOT attisdropped ORDER BY attnum", table);
+    if ((rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema")) != CR_OK) return rc;
+    int row = 0, n = pq.ntuples(r);
+    for (size_t i = 0; i < NCOLUMNS && rc == CR_OK; i++) {
+        if (strcmp(columns[i].table, table)) continue;
+        snprintf(want, sizeof want, "%s %s%s", col_name(i), columns[i].type,
+                 columns[i].notnull ? " NOT NULL" : "");
+        if (row >= n) {
+            snprintf(got, sizeof got, "%s has no column %s", table, col_name(i));
+            rc = not_ledger(err, got, "");
+            break;
+        }
+        snprintf(got, sizeof got, "%.60s %.60s%s", pq.getvalue(r, row, 0), pq.getvalue(r, row, 1),
+                 !strcmp(pq.getvalue(r, row, 2), "true") ? " NOT NULL" : "");
+        if (strcmp(got, want)) {
+            char why[480];
+            snprintf(why, sizeof why, "table %s column %d is \"%s\", expected \"%s\"", table,
+                     row + 1, got, want);
+            rc = not_ledger(err, why, "");
+        }
+        row++;
+    }
+    if (rc == CR_OK && row < n) {
+        snprintf(got, sizeof got, "table %s has an extra column %.60s", table,
+                 pq.getvalue(r, row, 0));
+        rc = not_ledger(err, got, "");
+    }
+    pq.clear(r);
+    return rc;
+}
+
+static cr_code check_schema(audit_db *db, cr_error *err)
+{
+    cr_code rc = CR_OK;
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0] && rc == CR_OK; i++)
+        rc = check_table(db, tables[i], err);
+    if (rc != CR_OK) return rc;
+    PGresult *r;
+    if ((rc = run(db, "SELECT max(version)::text FROM schema_version", PGRES_TUPLES_OK, &r, err,
+                  "read schema version")) != CR_OK)
+        return rc;
+    const char *v = pq.ntuples(r) == 1 && !pq.getisnull(r, 0, 0) ? pq.getvalue(r, 0, 0) : "none";
+    if (strtoll(v, NULL, 10) != AUDIT_SCHEMA_VERSION || !strcmp(v, "none"))
+        rc = cr_error_set(err, CR_ELEDGER, 0, 0, "audit: schema version %s, expected %d", v,
+                          AUDIT_SCHEMA_VERSION);
+    pq.clear(r);
+    return rc;
+}
+
+/* Creates the tables in a database (search_path) that has none of them, under a lock so two
+ * processes opening a fresh ledger at once cannot both create it. One that holds some of them
+ * is left for check_schema() to name what is wrong. */
+static cr_code create_schema(audit_db *db, cr_error *err)
+{
+    cr_code rc;
+    PGresult *r;
+    sqltext t = { .bad = 0 };
+    if ((rc = cmd(db, "BEGIN", err)) != CR_OK) return rc;
+    if ((rc = run(db, "SELECT pg_advisory_xact_lock(1129466951)", PGRES_TUPLES_OK, NULL, err,
+                  "lock schema")) != CR_OK)
+        goto fail;
+    if ((rc = run(db, "SELECT to_regclass('records') IS NULL AND to_regclass('checkpoints') IS"
+                  " NULL AND to_regclass('schema_version') IS NULL", PGRES_TUPLES_OK, &r, err,
+                  "read schema")) != CR_OK)
+        goto fail;
+    int empty = !strcmp(pq.getvalue(r, 0, 0), "t");
+    pq.clear(r);
+    if (!empty) return cmd(db, "COMMIT", err);
+    cr_buf_init(&t.b, 0);
+    for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++) {
+        SQL(&t, "CREATE TABLE %s(", tables[k]);
+        const char *sep = "";
+        for (size_t i = 0; i < NCOLUMNS; i++) {
+            if (strcmp(columns[i].table, tables[k])) continue;
+            SQL(&t, "%s%s %s%s", sep, col_name(i), columns[i].type,
+                columns[i].notnull ? " NOT NULL" : "");
+            sep = ", ";
+        }
+        SQL(&t, ");");
+    }
+    SQL(&t, "%sINSERT INTO schema_version VALUES(%d, %" PRId64 ")", schema_extra,
+        AUDIT_SCHEMA_VERSION, audit_now_us());
+    const char *sql = sql_done(&t);
+    rc = sql ? cmd(db, sql, err) : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: schema");
+    cr_buf_free(&t.b);
+    if (rc != CR_OK) goto fail;
+    return cmd(db, "COMMIT", err);
+fail:
+    pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
+    return rc;
+}
+
+/* ---- the store -------------------------------------------------------------------------- */
+
+static void quiet(void *arg, const char *message)
+{
+    (void)arg;
+    (void)message;   /* NOTICEs (an existing object, a trigger) are for psql's user */
+}
+
+static cr_code pg_open(audit_db *db, const char *uri, int flags, cr_error *err)
+{
+    static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+    pthread_once(&pq_once, pq_load);
+    pthread_once(&names_once, names_init);
+    if (pq_error[0]) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: %s", pq_error);
+    if (!(db->pg = calloc(1, sizeof *db->pg)))
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: ledger handle");
+    db->pg->conn = pq.connectdb(uri);
+    if (!db->pg->conn) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: PostgreSQL connection");
+    if (pq.status(db->pg->conn) != CONNECTION_OK)
+        return pg_fail(db, NULL, err, "connect to PostgreSQL");
+    pq.setNoticeProcessor(db->pg->conn, quiet, NULL);
+    cr_code rc = cmd(db, db->readonly ? "SET default_transaction_read_only = on"
+                                      : "SET synchronous_commit = on", err);
+    if (rc == CR_OK && !db->readonly && (flags & AUDIT_OPEN_CREATE)) rc = create_schema(db, err);
+    if (rc == CR_OK) rc = check_schema(db, err);
+    return rc;
+}
+
+static void pg_close(audit_db *db)
+{
+    if (!db->pg) return;
+    if (db->pg->conn) pq.finish(db->pg->conn);
+    free(db->pg);
+    db->pg = NULL;
+}
+
+static void pg_budget(audit_db *db)
+{
+    (void)db;   /* the server does the work; a read is bounded by its batches */
+}
+
+static cr_code pg_begin(audit_db *db, int kind, cr_error *err)
+{
+    if (kind == AUDIT_TX_READ) return cmd(db, "BEGIN ISOLATION LEVEL REPEATABLE READ", err);
+    /* One round trip for both; the head is read by the next statement, whose snapshot (READ
+     * COMMITTED) is taken after the lock is held. */
+    cr_code rc = run(db, "BEGIN; " APPEND_LOCK, PGRES_TUPLES_OK, NULL, err, "append lock");
+    if (rc != CR_OK) pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
+    return rc;
+}
+
+static cr_code pg_commit(audit_db *db, cr_error *err)
+{
+    /* COMMIT of a failed transaction reports success as ROLLBACK: not a commit. */
+    if (pq.transactionStatus(db->pg->conn) != PQTRANS_INTRANS) {
+        pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
+        return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: commit: the transaction had failed");
+    }
+    return cmd(db, "COMMIT", err);
+}
+
+static void pg_rollback(audit_db *db)
+{
+    pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
+}
+
+static int pg_txn_alive(audit_db *db)
+{
+    return pq.transactionStatus(db->pg->conn) == PQTRANS_INTRANS;
+}
+
+static cr_code pg_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
+{
+    PGresult *r = pq.execParams(db->pg->conn, "SELECT seq, hash FROM records ORDER BY seq DESC"
+                                " LIMIT 1", 0, NULL, NULL, NULL, NULL, 1);
+    if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, "read head");
+    cr_code rc = CR_OK;
+    int64_t q = 0;
+    if (pq.ntuples(r) == 0) {
+        *seq = 0;
+        memset(hash, 0, AUDIT_HASH_LEN);
+    } else if (!get_i64(r, 0, 0, &q) || q < 1 || pq.getlength(r, 0, 1) != AUDIT_HASH_LEN) {
+        rc = cr_error_set(err, CR_ELEDGER, 0, 0, "audit: head record %lld is malformed; run"
+                          " calc-audit verify", (long long)q);
+    } else {
+        *seq = (uint64_t)q;
+        memcpy(hash, pq.getvalue(r, 0, 1), AUDIT_HASH_LEN);
+    }
+    pq.clear(r);
+    return rc;
+}
+
+#define NPARAMS (AUDIT_NFIELDS + 4)
+
+static cr_code pg_insert(audit_db *db, uint64_t seq, const audit_record *rec,
+                         const uint8_t prev[AUDIT_HASH_LEN], const uint8_t hash[AUDIT_HASH_LEN],
+                         cr_error *err)
+{
+    if (audit_record_bytes(rec) > AUDIT_MAX_ROW) return audit_too_big(err);
+    if (!db->pg->prepared) {
+        char sql[512];
+        int n = snprintf(sql, sizeof sql, "INSERT INTO records VALUES(");
+        for (int i = 1; i <= NPARAMS; i++)
+            n += snprintf(sql + n, sizeof sql - (size_t)n, "%s$%d", i > 1 ? "," : "", i);
+        snprintf(sql + n, sizeof sql - (size_t)n, ")");
+        PGresult *r = pq.prepare(db->pg->conn, "calcroute_insert", sql, NPARAMS, NULL);
+        if (!r || pq.resultStatus(r) != PGRES_COMMAND_OK) return pg_fail(db, r, err, "prepare");
+        pq.clear(r);
+        db->pg->prepared = 1;
+    }
+    /* Binary parameters: int8 as 8 big-endian bytes, bytea as its bytes. */
+    const char *val[NPARAMS];
+    int len[NPARAMS], fmt[NPARAMS];
+    char ints[NPARAMS][8];
+    int i = 0;
+#define INT(v) (put_be64(ints[i], (uint64_t)(v)), val[i] = ints[i], len[i] = 8, fmt[i++] = 1)
+#define BYTES(p, n) (val[i] = (const char *)(p), len[i] = (int)(n), fmt[i++] = 1)
+    INT(seq);
+    INT(AUDIT_FORMAT_VERSION);
+#define S(f) BYTES(rec->f, rec->f##_len);
+#define I(f) INT(rec->f);
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    BYTES(prev, AUDIT_HASH_LEN);
+    BYTES(hash, AUDIT_HASH_LEN);
+#undef INT
+#undef BYTES
+    PGresult *r = pq.execPrepared(db->pg->conn, "calcroute_insert", NPARAMS, val, len, fmt, 0);
+    if (!r || pq.resultStatus(r) != PGRES_COMMAND_OK) return pg_fail(db, r, err, "insert record");
+    pq.clear(r);
+    return CR_OK;
+}
+
+/* ---- reading through cursors ------------------------------------------------------------ */
+
+typedef struct {
+    char name[32];
+    int owns_txn;      /* the walk began its own snapshot: it ends it */
+    int records;       /* a records walk (else checkpoints) */
+    PGresult *batch, *big;
+    int row;
+} walk;
+
+static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_error *err)
+{
+    audit_db *db = it->db;
+    walk *w = calloc(1, sizeof *w);
+    if (!w) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
+    w->records = records;
+    snprintf(w->name, sizeof w->name, "calcroute_%u", ++db->pg->cursors);
+    cr_code rc = CR_OK;
+    /* A cursor lives in a transaction: a walk outside one takes its own snapshot. */
+    if (pq.transactionStatus(db->pg->conn) == PQTRANS_IDLE) {
+        if ((rc = cmd(db, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err)) != CR_OK) {
+            free(w);
+            return rc;
+        }
+        w->owns_txn = 1;
+    }
+    sqltext t = { .bad = 0 };
+    cr_buf_init(&t.b, 0);
+    SQL(&t, "DECLARE %s NO SCROLL CURSOR FOR %s", w->name, select);
+    const char *sql = sql_done(&t);
+    rc = sql ? cmd(db, sql, err) : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
+    cr_buf_free(&t.b);
+    if (rc != CR_OK) {
+        if (w->owns_txn) pg_rollback(db);
+        free(w);
+        return rc;
+    }
+    it->state = w;
+    return CR_OK;
+}
+
+/* The record columns of a SELECT over `records` (a single row by ctid) or over the walk's
+ * subquery, which adds c (the ctid) and n (the strings' total), where a row carries its
+ * strings only when n is at most ROW_INLINE. */
+static void record_select(sqltext *t, int batch)
+{
+    SQL(t, batch ? "SELECT c::text, n" : "SELECT ctid::text, 0::int8");
+    for (size_t i = 2; i < 4 + AUDIT_NFIELDS + 2; i++) {
+        int str = i >= 4 && i < 4 + AUDIT_NFIELDS && !strcmp(columns[i].type, "bytea");
+        if (batch && str)
+            SQL(t, ", CASE WHEN n <= %d THEN %s END", ROW_INLINE, col_name(i));
+        else if (i >= 4 + AUDIT_NFIELDS)   /* the hashes: a tampered one may be any size */
+            SQL(t, ", substring(%s for 64), octet_length(%s)::int8", col_name(i), col_name(i));
+        else
+            SQL(t, ", %s", col_name(i));
+    }
+}
+
+static cr_code pg_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *err)
+{
+    sqltext t = { .bad = 0 };
+    cr_buf_init(&t.b, 0);
+    record_select(&t, 1);
+    SQL(&t, " FROM (SELECT *, ctid AS c, (0");
+    for (size_t i = 4; i < 4 + AUDIT_NFIELDS; i++)
+        if (!strcmp(columns[i].type, "bytea"))
+            SQL(&t, " + coalesce(octet_length(%s), 0)", col_name(i));
+    SQL(&t, ")::int8 AS n FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64
+        ") r ORDER BY seq", from, to);
+    const char *sql = sql_done(&t);
+    cr_code rc = sql ? walk_declare(it, sql, 1, err)
+                     : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
+    cr_buf_free(&t.b);
+    return rc;
+}
+
+/* The next row of the walk: 1 with *res and *row set, 0 at the end, -1 on failure. */
+static int walk_row(audit_iter *it, PGresult **res, int *row, const char *what, cr_error *err)
+{
+    walk *w = it->state;
+    if (!w->batch || w->row >= pq.ntuples(w->batch)) {
+        char sql[64];
+        if (w->batch && pq.ntuples(w->batch) < FETCH_ROWS) return 0;
+        pq.clear(w->batch);
+        snprintf(sql, sizeof sql, "FETCH %d FROM %s", FETCH_ROWS, w->name);
+        w->batch = pq.execParams(it->db->pg->conn, sql, 0, NULL, NULL, NULL, NULL, 1);
+        w->row = 0;
+        if (!w->batch || pq.resultStatus(w->batch) != PGRES_TUPLES_OK) {
+            PGresult *r = w->batch;
+            w->batch = NULL;
+            pg_fail(it->db, r, err, what);
+            return -1;
+        }
+        if (pq.ntuples(w->batch) == 0) return 0;
+    }
+    *res = w->batch;
+    *row = w->row++;
+    return 1;
+}
+
+static void get_str(const PGresult *r, int row, int col, const char **p, size_t *len)
+{
+    if (pq.getisnull(r, row, col)) {
+        *p = NULL;
+        *len = 0;
+        return;
+    }
+    *p = pq.getvalue(r, row, col);
+    *len = (size_t)pq.getlength(r, row, col);
+}
+
+static int pg_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
+{
+    walk *w = it->state;
+    PGresult *r;
+    int row, s = walk_row(it, &r, &row, "read records", err);
+    if (s != 1) return s;
+    int64_t n = 0;
+    get_i64(r, row, 1, &n);
+    if (n > ROW_INLINE) {
+        /* Too long for a batch: this row alone, by its place in the table. */
+        if (n > AUDIT_MAX_ROW) {
+            cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: not a ledger: a value is"
+                         " larger than %d MiB", AUDIT_MAX_ROW >> 20);
+            return -1;
+        }
+        sqltext t = { .bad = 0 };
+        cr_buf_init(&t.b, 0);
+        record_select(&t, 0);
+        SQL(&t, " FROM records WHERE ctid = $1::tid");
+        const char *ctid = pq.getvalue(r, row, 0), *sql = sql_done(&t);
+        pq.clear(w->big);
+        w->big = sql ? pq.execParams(it->db->pg->conn, sql, 1, NULL, &ctid, NULL, NULL, 1) : NULL;
+        cr_buf_free(&t.b);
+        if (!w->big || pq.resultStatus(w->big) != PGRES_TUPLES_OK || pq.ntuples(w->big) != 1) {
+            PGresult *b = w->big;
+            w->big = NULL;
+            if (b && pq.resultStatus(b) == PGRES_TUPLES_OK) {
+                pq.clear(b);
+                cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: a row changed while"
+                             " it was read");
+            } else {
+                pg_fail(it->db, b, err, "read records");
+            }
+            return -1;
+        }
+        r = w->big;
+        row = 0;
+    }
+    audit_record *rec = &e->rec;
+    int i = 2;
+    int64_t v = 0;
+    e->bad[0] = '\0';
+    get_i64(r, row, i++, &v);
+    e->seq = (uint64_t)v;
+    get_i64(r, row, i++, &e->format);
+#define S(f) get_str(r, row, i++, &rec->f, &rec->f##_len);
+#define I(f) \
+    if (!get_i64(r, row, i++, &rec->f) && !e->bad[0]) \
+        snprintf(e->bad, sizeof e->bad, "column %s holds NULL, expected an integer", REC_COL(f));
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    uint8_t *hashes[2] = { e->prev_hash, e->hash };
+    size_t *lens[2] = { &e->prev_hash_len, &e->hash_len };
+    for (int k = 0; k < 2; k++, i += 2) {
+        int64_t stored = 0;
+        get_i64(r, row, i + 1, &stored);
+        size_t got = (size_t)pq.getlength(r, row, i);
+        memset(hashes[k], 0, AUDIT_HASH_LEN);
+        memcpy(hashes[k], pq.getvalue(r, row, i), got < AUDIT_HASH_LEN ? got : AUDIT_HASH_LEN);
+        *lens[k] = (size_t)stored;
+    }
+    return 1;
+}
+
+static void pg_iter_close(audit_iter *it)
+{
+    walk *w = it->state;
+    pq.clear(w->batch);
+    pq.clear(w->big);
+    char sql[64];
+    snprintf(sql, sizeof sql, "CLOSE %s", w->name);
+    if (pq.transactionStatus(it->db->pg->conn) == PQTRANS_INTRANS)
+        pq.clear(pq.exec(it->db->pg->conn, sql));
+    if (w->owns_txn) pg_rollback(it->db);   /* read only: nothing to commit */
+    free(w);
+}
+
+static cr_code pg_ckpt_insert(audit_db *db, const audit_ckpt_row *c, cr_error *err)
+{
+    char seq[8], t[8];
+    put_be64(seq, (uint64_t)c->seq);
+    put_be64(t, (uint64_t)c->time_us);
+    const char *val[5] = { seq, (const char *)c->head, t, (const char *)c->pk,
+                           (const char *)c->sig };
+    int len[5] = { 8, (int)c->head_len, 8, (int)c->pk_len, (int)c->sig_len };
+    int fmt[5] = { 1, 1, 1, 1, 1 };
+    PGresult *r = pq.execParams(db->pg->conn, "INSERT INTO checkpoints(seq, head_hash, time_us,"
+                                " pubkey, signature) VALUES($1::int8, $2::bytea, $3::int8,"
+                                " $4::bytea, $5::bytea)", 5, NULL, val, len, fmt, 0);
+    if (!r || pq.resultStatus(r) != PGRES_COMMAND_OK)
+        return pg_fail(db, r, err, "insert checkpoint");
+    pq.clear(r);
+    return CR_OK;
+}
+
+static cr_code pg_ckpt_open(audit_iter *it, cr_error *err)
+{
+    /* A genuine checkpoint's blobs are 32 to 64 bytes: longer ones are cut, and then fail
+     * their length check as malformed. */
+    return walk_declare(it, "SELECT id, seq, substring(head_hash for 65), time_us,"
+                        " substring(pubkey for 65), substring(signature for 65) FROM checkpoints"
+                        " ORDER BY seq, id", 0, err);
+}
+
+static int pg_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err)
+{
+    PGresult *r;
+    int row, s = walk_row(it, &r, &row, "read checkpoints", err);
+    if (s != 1) return s;
+    get_i64(r, row, 0, &c->id);
+    get_i64(r, row, 1, &c->seq);
+    get_i64(r, row, 3, &c->time_us);
+    c->head = (const uint8_t *)pq.getvalue(r, row, 2);
+    c->head_len = (size_t)pq.getlength(r, row, 2);
+    c->pk = (const uint8_t *)pq.getvalue(r, row, 4);
+    c->pk_len = (size_t)pq.getlength(r, row, 4);
+    c->sig = (const uint8_t *)pq.getvalue(r, row, 5);
+    c->sig_len = (size_t)pq.getlength(r, row, 5);
+    return 1;
+}
+
+const audit_store audit_store_pg = {
+    .name = "postgresql",
+    .open = pg_open, .close = pg_close, .budget = pg_budget,
+    .begin = pg_begin, .commit = pg_commit, .rollback = pg_rollback, .txn_alive = pg_txn_alive,
+    .head = pg_head, .insert = pg_insert,
+    .iter_open = pg_iter_open, .iter_next = pg_iter_next, .iter_close = pg_iter_close,
+    .ckpt_insert = pg_ckpt_insert, .ckpt_open = pg_ckpt_open, .ckpt_next = pg_ckpt_next,
+};

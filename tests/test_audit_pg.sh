@@ -1,0 +1,218 @@
+#!/bin/sh
+# The ledger on PostgreSQL: a real server (tests/pg-server.sh: initdb into a temporary
+# directory, an unprivileged owner, a Unix socket only), the same commands as on SQLite:
+# appends from many processes, SIGKILL during appends (test_audit_crash on a PostgreSQL
+# ledger), verify naming a tampered row by seq and a truncation after a checkpoint, show,
+# export, head, checkpoint, inclusion and consistency proofs checked offline, replay (a
+# changed data file named), the roles an operator creates, and refusals (not a ledger, no
+# server). CR_TEST_PG: the base URI of a server that is already running (CI starts one).
+. tests/lib.sh
+B=${BUILD:-build}
+R="$B/calc-route"
+A="$B/calc-audit"
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+srv="$tmp/pg"
+cleanup() {
+    if [ -n "${CR_TEST_PG:-}" ]; then   # a shared server keeps running: leave it as found
+        for k in $(seq 1 "$(cat "$tmp/n" 2>/dev/null || echo 0)"); do
+            dropdb -h "$host" -U "$user" --if-exists "crtest_$$_$k" 2>/dev/null
+        done
+        for r in crw_$$ crr_$$ crowner_$$; do
+            psql -X -q -h "$host" -U "$user" -d postgres -c "DROP ROLE IF EXISTS $r" 2>/dev/null
+        done
+    else
+        sh tests/pg-server.sh stop "$srv"
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if [ -n "${CR_TEST_PG:-}" ]; then
+    base=$CR_TEST_PG
+else
+    base=$(sh tests/pg-server.sh start "$srv" 2>"$tmp/err")
+    st=$?
+    if [ "$st" != 0 ]; then
+        echo "SKIP: no PostgreSQL server could start here (exit $st): $(head -c 300 "$tmp/err")" >&2
+        skip=1
+        summary
+        exit 0
+    fi
+fi
+# base is postgresql:///?host=DIR&user=NAME: a database NAME is postgresql:///NAME?host=...
+host=$(echo "$base" | sed -n 's/.*[?&]host=\([^&]*\).*/\1/p')
+user=$(echo "$base" | sed -n 's/.*[?&]user=\([^&]*\).*/\1/p')
+uri() { echo "postgresql:///$1?host=$host&user=${2:-$user}"; }
+# A fresh database for a fresh ledger (called in $(...): the count lives in a file).
+echo 0 >"$tmp/n"
+newdb() {
+    k=$(($(cat "$tmp/n") + 1))
+    echo "$k" >"$tmp/n"
+    createdb -h "$host" -U "$user" "crtest_$$_$k" && uri "crtest_$$_$k"
+}
+dbname() { x=${1#postgresql:///}; echo "${x%%\?*}"; }
+sql() { psql -X -q -A -t -h "$host" -U "$user" -d "$1" -v ON_ERROR_STOP=1 -c "$2"; }
+
+# ---- appends from several processes -------------------------------------------------------
+L=$(newdb)
+db=$(dbname "$L")
+printf 'ans = 6 * 7\n' >"$tmp/p.py"
+expect first "= 42 0" "$("$R" --audit "$L" "$tmp/p.py" 2>&1 | tr '\n' ' ')$?"
+expect second "= 42 0" "$("$R" --audit "$L" "$tmp/p.py" 2>&1 | tr '\n' ' ')$?"
+for w in 1 2 3 4; do
+    (for i in $(seq 1 12); do "$R" --audit "$L" "$tmp/p.py" >/dev/null || echo "append failed" >&2; done) &
+done
+wait
+expect concurrent-head "50" "$("$A" head "$L" | cut -d' ' -f1)"
+expect concurrent-verify "0 ok: 50 records, head seq 50" \
+    "$("$A" verify "$L" | head -n 1 | cut -d' ' -f1-6 | sed 's/^/0 /')"
+expect seqs "1 50 50" "$(sql "$db" "SELECT min(seq), max(seq), count(DISTINCT seq) FROM records" | tr '|' ' ')"
+# The chain in the rows: each prev_hash is the hash before it.
+expect linked "0" "$(sql "$db" "SELECT count(*) FROM records a JOIN records b ON b.seq = a.seq + 1 WHERE b.prev_hash <> a.hash")"
+
+# ---- show, export, head, a missing record -------------------------------------------------
+got=$("$A" show "$L" 3 | "$PY" -c 'import json,sys; r=json.load(sys.stdin); print(r["seq"], r["code"].strip(), r["value_repr"], r["route"])')
+expect show "3 ans = 6 * 7 42 inprocess" "$got"
+expect export "50 1 50" "$("$A" export "$L" | "$PY" -c '
+import json, sys
+s = [json.loads(l)["seq"] for l in sys.stdin]
+print(len(s), s[0], s[-1])')"
+expect export-range "3 4 5" "$("$A" export "$L" --from 3 --to 5 | "$PY" -c '
+import json, sys; print(*[json.loads(l)["seq"] for l in sys.stdin])')"
+out=$("$A" show "$L" 51 2>&1)
+expect missing "1 calc-audit: audit: no record with seq 51" "$? $out"
+
+# ---- SIGKILL during appends: no acknowledged record lost ----------------------------------
+if "$B/tests/test_audit_crash" "$(newdb)" >"$tmp/crash.out" 2>"$tmp/crash.err"; then ok; else
+    bad "test_audit_crash on PostgreSQL: $(tail -n 5 "$tmp/crash.out" "$tmp/crash.err")"
+fi
+
+# ---- checkpoints and proofs ---------------------------------------------------------------
+"$A" keygen "$tmp/k" >/dev/null
+"$A" checkpoint "$L" --key "$tmp/k" --origin example.com/ledger >"$tmp/note50" 2>/dev/null
+expect note "example.com/ledger 50" "$(head -n 2 "$tmp/note50" | tr '\n' ' ' | sed 's/ $//')"
+"$A" prove "$L" 17 >"$tmp/proof17"
+out=$("$A" verify-proof "$tmp/proof17" --checkpoint "$tmp/note50" --pubkey "$tmp/k.pub")
+expect inclusion "0 ok: record seq 17" "$? $(echo "$out" | cut -d' ' -f1-4)"
+"$R" --audit "$L" "$tmp/p.py" >/dev/null
+"$A" checkpoint "$L" --key "$tmp/k" --origin example.com/ledger >"$tmp/note51" 2>/dev/null
+"$A" prove "$L" --consistency 50 51 >"$tmp/cons"
+out=$("$A" verify-proof "$tmp/cons" --checkpoint "$tmp/note51" --old-checkpoint "$tmp/note50" --pubkey "$tmp/k.pub")
+expect consistency "0" "$?"
+# A forged proof: one hash of the path replaced.
+"$PY" - "$tmp/proof17" "$tmp/forged" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+lines[-2] = "A" * 43 + "="
+open(sys.argv[2], "w").write("\n".join(lines))
+EOF
+"$A" verify-proof "$tmp/forged" --checkpoint "$tmp/note50" --pubkey "$tmp/k.pub" >/dev/null 2>&1
+expect forged "1" "$?"
+# The proof's hashes are those an independent RFC 6962 computation gives from the records.
+"$A" export "$L" --to 50 >"$tmp/all.jsonl"
+expect root-independent "ok" "$("$PY" - "$tmp/note50" "$L" "$A" <<'EOF'
+import base64, hashlib, subprocess, sys
+note, ledger, audit = sys.argv[1:4]
+root = base64.b64decode(open(note).read().split("\n")[2])
+# leaf data: the canonical encoding, which `prove` carries; take it for every record
+leaves = []
+for seq in range(1, 51):
+    p = subprocess.run([audit, "prove", ledger, str(seq), "--size", "50"], capture_output=True, text=True).stdout.split("\n")
+    enc = base64.b64decode(p[3])
+    leaves.append(hashlib.sha256(b"\0" + enc).digest())
+def mth(l):
+    if len(l) == 1: return l[0]
+    k = 1
+    while k * 2 < len(l): k *= 2
+    return hashlib.sha256(b"\1" + mth(l[:k]) + mth(l[k:])).digest()
+print("ok" if mth(leaves) == root else "root differs")
+EOF
+)"
+expect verify-key "0 ok: 51 records, head seq 51" "$("$A" verify "$L" --pubkey "$tmp/k.pub" | head -n 1 | cut -d' ' -f1-6 | sed 's/^/0 /')"
+
+# ---- roles: the writer may append, never change; the reader only reads ---------------------
+sql "$db" "CREATE ROLE crw_$$ LOGIN; CREATE ROLE crr_$$ LOGIN;
+  GRANT SELECT, INSERT ON records, checkpoints, schema_version TO crw_$$;
+  GRANT SELECT ON records, checkpoints, schema_version TO crr_$$"
+W=$(uri "$db" "crw_$$")
+expect writer-append "= 42 0" "$("$R" --audit "$W" "$tmp/p.py" 2>&1 | tr '\n' ' ')$?"
+"$A" checkpoint "$W" --key "$tmp/k" >/dev/null 2>&1
+expect writer-checkpoint "0" "$?"
+out=$(psql -X -q -h "$host" -U "crw_$$" -d "$db" -c "UPDATE records SET route = 'x' WHERE seq = 1" 2>&1)
+expect writer-update "ERROR:  permission denied for table records" "$out"
+out=$(sql "$db" "DELETE FROM records WHERE seq = 1" 2>&1)
+expect owner-delete "ERROR:  audit ledger is append-only" "$(echo "$out" | head -n 1)"
+expect reader-verify "0 ok: 52 records, head seq 52" "$("$A" verify "$(uri "$db" "crr_$$")" | head -n 1 | cut -d' ' -f1-6 | sed 's/^/0 /')"
+out=$("$R" --audit "$(uri "$db" "crr_$$")" "$tmp/p.py" 2>&1)
+expect reader-append "5 calc-route: internal failure: audit ledger failure: audit: insert record: permission denied for table records" "$? $out"
+
+expect replay "ok: 52 replayed, 52 identical, 0 differ, 0 sandboxed differ (not failures), 0 skipped 0" \
+    "$("$A" replay "$L" 2>&1 | tr -d '\n'; echo " $?")"
+
+# ---- a ledger in its own schema, made by the role that owns it -------------------------------
+S=$(newdb)
+sdb=$(dbname "$S")
+sql "$sdb" "CREATE ROLE crowner_$$ LOGIN; CREATE SCHEMA ledger AUTHORIZATION crowner_$$"
+SO="$(uri "$sdb" "crowner_$$")&options=-csearch_path%3Dledger"
+expect init "ok: a ledger of 0 records 0" "$("$A" init "$SO" 2>&1) $?"
+expect init-again "ok: a ledger of 0 records 0" "$("$A" init "$SO" 2>&1) $?"
+sql "$sdb" "GRANT USAGE ON SCHEMA ledger TO crw_$$;
+  GRANT SELECT, INSERT ON ledger.records, ledger.checkpoints, ledger.schema_version TO crw_$$"
+SW="$(uri "$sdb" "crw_$$")&options=-csearch_path%3Dledger"
+expect schema-append "= 42 0" "$("$R" --audit "$SW" "$tmp/p.py" 2>&1 | tr '\n' ' ')$?"
+expect schema-tables "ledger.checkpoints ledger.records ledger.schema_version" \
+    "$(sql "$sdb" "SELECT string_agg(schemaname || '.' || tablename, ' ' ORDER BY tablename) FROM pg_tables WHERE tableowner = 'crowner_$$'")"
+expect schema-verify "ok: 1 records, head seq 1" "$("$A" verify "$SW" | head -n 1 | cut -d' ' -f1-6)"
+
+# ---- tampering: a changed row named by seq; a truncation after a checkpoint ----------------
+sql "$db" "SET session_replication_role = replica; UPDATE records SET stdout = convert_to('43', 'UTF8') WHERE seq = 7"
+out=$("$A" verify "$L" 2>&1)
+expect tampered "1 FAIL seq 7: hash mismatch:" "$? $(echo "$out" | head -n 1 | cut -d' ' -f1-5)"
+T=$(newdb)
+tdb=$(dbname "$T")
+for i in 1 2 3 4; do "$R" --audit "$T" "$tmp/p.py" >/dev/null; done
+"$A" checkpoint "$T" --key "$tmp/k" >/dev/null 2>&1
+sql "$tdb" "SET session_replication_role = replica; DELETE FROM records WHERE seq = 4"
+out=$("$A" verify "$T" 2>&1)
+expect truncated "1 FAIL seq 4: checkpoint 1 signs seq 4 but the chain ends at seq 3 (truncated)" "$? $(echo "$out" | head -n 1)"
+# A writer refuses to chain onto a head that does not verify.
+sql "$tdb" "SET session_replication_role = replica; UPDATE records SET code = convert_to('x', 'UTF8') WHERE seq = 3"
+out=$("$R" --audit "$T" "$tmp/p.py" 2>&1)
+expect bad-head "2 calc-route: audit: the ledger's last record (seq 3) does not verify: nothing is appended to it (calc-audit verify names what is wrong)" "$? $out"
+
+# ---- not a ledger, no server -----------------------------------------------------------------
+O=$(newdb)
+odb=$(dbname "$O")
+sql "$odb" "CREATE TABLE records(id int)"
+out=$("$A" verify "$O" 2>&1)
+expect other-table '1 calc-audit: audit: not a ledger: no table schema_version' "$? $out"
+sql "$odb" "DROP TABLE records; CREATE TABLE schema_version(version bigint NOT NULL, created_us bigint NOT NULL); CREATE TABLE records(seq bigint, format bigint)"
+out=$("$R" --audit "$O" "$tmp/p.py" 2>&1)
+expect other-columns '2 calc-route: audit: not a ledger: table records column 1 is "seq bigint", expected "seq bigint NOT NULL"' "$? $out"
+out=$("$A" verify "postgresql:///x?host=$tmp/none&user=$user" 2>&1)
+expect no-server "5 calc-audit: audit: connect to PostgreSQL: connection to server on socket \"$tmp/none/.s.PGSQL.5432\" failed: No such file or directory Is the server running locally and accepting connections on that socket?" "$? $out"
+
+# ---- replay, and a changed data file named ---------------------------------------------------
+if printf 'import os\nans = 1' | "$R" --tier ns >/dev/null 2>"$tmp/err"; then
+    D=$(newdb)
+    mkdir "$tmp/data"
+    printf 'year,revenue\n2019,100\n2020,120\n' >"$tmp/data/rev.csv"
+    printf 'rows = open("/data/rev.csv").read().splitlines()[1:]\nans = sum(int(r.split(",")[1]) for r in rows)' |
+        "$R" --tier ns --data "$tmp/data" --audit "$D" >/dev/null 2>&1
+    out=$("$A" replay "$D" --rerun-sandbox --data "$tmp/data" 2>&1)
+    expect replay-data "0 ok: 1 replayed, 1 identical, 0 differ, 0 sandboxed differ (not failures), 0 skipped" "$? $out"
+    old=$(sha256sum "$tmp/data/rev.csv" | cut -d' ' -f1)
+    printf 'year,revenue\n2019,100\n2020,121\n' >"$tmp/data/rev.csv"
+    out=$("$A" replay "$D" --rerun-sandbox --data "$tmp/data" 2>&1)
+    expect replay-data-changed "1 seq 1: data/rev.csv differs
+  recorded: \"31 bytes, sha256 $old\"
+  replayed: \"31 bytes, sha256 $(sha256sum "$tmp/data/rev.csv" | cut -d' ' -f1)\"
+FAIL: 1 replayed, 0 identical, 1 differ, 0 sandboxed differ (not failures), 0 skipped" "$? $out"
+else
+    echo "SKIP: replay with data: the ns sandbox cannot run here: $(head -c 200 "$tmp/err")" >&2
+    skip=$((skip + 2))
+fi
+summary
+[ "$fail" = 0 ]
