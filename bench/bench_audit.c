@@ -8,7 +8,12 @@
  * appends (1000 per transaction), and verify over VERIFY records (default 1,000,000); the peer writes the same
  * rows with the same pragmas into a plain table with no hashing and no triggers, and its
  * "verify" reads every row and column without hashing. Files go under DIR and are removed.
- * Figures only: nothing here passes or fails on time. */
+ * With BENCH_AUDIT_PG set to a PostgreSQL database's URI (bench/run-audit.sh starts a
+ * throwaway server), the same rows again on PostgreSQL: the ledger's PostgreSQL store beside
+ * plain inserts into a table of the same columns (synchronous_commit=on, binary parameters,
+ * no hashing), and verify beside a cursor reading every row. The ledger's tables there are
+ * dropped before each run. Figures only: nothing here passes or fails on time. */
+#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +151,20 @@ static double plain_scan(const char *path, long *rows)
 
 /* ---- the ledger ------------------------------------------------------------------------ */
 
+static int is_pg(const char *where)
+{
+    return !strncmp(where, "postgresql://", 13);
+}
+
+static void pg_drop(const char *uri, int ledger);
+
+/* An empty place for a ledger: no file, or no ledger tables. */
+static void fresh(const char *where)
+{
+    if (is_pg(where)) pg_drop(where, 1);
+    else unlink(where);
+}
+
 static double ledger_run(const char *path, long n, int per_txn)
 {
     audit_db *db = NULL;
@@ -153,7 +172,7 @@ static double ledger_run(const char *path, long n, int per_txn)
     audit_record *recs = calloc((size_t)per_txn, sizeof *recs);
     char (*ids)[40] = calloc((size_t)per_txn, sizeof *ids);
     double rate = -1;
-    unlink(path);
+    fresh(path);
     if (!recs || !ids || audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) goto out;
     double t0 = now_s();
     for (long i = 0; i < n; i += per_txn) {
@@ -181,8 +200,131 @@ static double ledger_verify(const char *path, long *rows)
     cr_code rc = audit_verify(db, NULL, &rep, &err);
     double dt = now_s() - t0;
     audit_close(db);
+    if (rc != CR_OK || !rep.ok)
+        fprintf(stderr, "bench_audit: verify: %s\n", rc != CR_OK ? err.message : rep.problem);
     *rows = (long)rep.records;
     return rc == CR_OK && rep.ok ? (double)rep.records / dt : -1;
+}
+
+/* ---- the peer on PostgreSQL: the same columns, plain inserts ---------------------------- */
+
+static PGconn *pg_connect(const char *uri)
+{
+    PGconn *c = PQconnectdb(uri);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fprintf(stderr, "bench_audit: %s", PQerrorMessage(c));
+        PQfinish(c);
+        return NULL;
+    }
+    PQclear(PQexec(c, "SET client_min_messages = warning; SET synchronous_commit = on"));
+    return c;
+}
+
+static int pg_ok(PGresult *r)
+{
+    int ok = r && (PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK);
+    if (!ok) fprintf(stderr, "bench_audit: %s", r ? PQresultErrorMessage(r) : "no result\n");
+    PQclear(r);
+    return ok;
+}
+
+/* The ledger's tables gone (ledger = 1), or the peer's table empty and new. */
+static void pg_drop(const char *uri, int ledger)
+{
+    PGconn *c = pg_connect(uri);
+    if (!c) return;
+    if (ledger)
+        pg_ok(PQexec(c, "DROP TABLE IF EXISTS records, checkpoints, schema_version;"
+                        " DROP FUNCTION IF EXISTS calcroute_append_only() CASCADE"));
+    else
+        pg_ok(PQexec(c, "DROP TABLE IF EXISTS plain_records;"
+                    " CREATE TABLE plain_records(seq bigserial PRIMARY KEY, request_id bytea,"
+                    " time_us bigint, engine_version bytea, grammar_version bytea, lang bytea,"
+                    " code bytea, bindings bytea, tables bytea, policy bytea, route bytea,"
+                    " reasons bytea, status bigint, value_fraction bytea, value_repr bytea,"
+                    " value_type bytea, value_exact bigint, stdout bytea, stderr bytea,"
+                    " error bytea, artifacts bytea, timings bytea)"));
+    PQfinish(c);
+}
+
+static void be64(char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xff);
+}
+
+static int pg_plain_insert(PGconn *c, const audit_record *r)
+{
+    const char *val[AUDIT_NFIELDS];
+    int len[AUDIT_NFIELDS], fmt[AUDIT_NFIELDS];
+    char ints[AUDIT_NFIELDS][8];
+    int i = 0;
+#define S(f) (val[i] = r->f, len[i] = (int)r->f##_len, fmt[i++] = 1);
+#define I(f) (be64(ints[i], (uint64_t)r->f), val[i] = ints[i], len[i] = 8, fmt[i++] = 1);
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    return pg_ok(PQexecPrepared(c, "ins", AUDIT_NFIELDS, val, len, fmt, 0));
+}
+
+static PGconn *pg_plain_open(const char *uri)
+{
+    PGconn *c = pg_connect(uri);
+    if (c && !pg_ok(PQprepare(c, "ins", "INSERT INTO plain_records(request_id, time_us,"
+                              " engine_version, grammar_version, lang, code, bindings, tables,"
+                              " policy, route, reasons, status, value_fraction, value_repr,"
+                              " value_type, value_exact, stdout, stderr, error, artifacts,"
+                              " timings) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,"
+                              "$15,$16,$17,$18,$19,$20,$21)", AUDIT_NFIELDS, NULL))) {
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
+static double pg_plain_run(const char *uri, long n, int per_txn)
+{
+    char id[40];
+    audit_record r;
+    pg_drop(uri, 0);
+    PGconn *c = pg_plain_open(uri);
+    if (!c) return -1;
+    double t0 = now_s();
+    for (long i = 0; i < n; i += per_txn) {
+        if (!pg_ok(PQexec(c, "BEGIN"))) return -1;
+        for (long k = i; k < i + per_txn && k < n; k++) {
+            sample(&r, id, sizeof id, k);
+            if (!pg_plain_insert(c, &r)) return -1;
+        }
+        if (!pg_ok(PQexec(c, "COMMIT"))) return -1;
+    }
+    double dt = now_s() - t0;
+    PQfinish(c);
+    return (double)n / dt;
+}
+
+/* Every column of every row through a cursor, binary, as the ledger's store reads. */
+static double pg_plain_scan(const char *uri, long *rows)
+{
+    PGconn *c = pg_connect(uri);
+    size_t bytes = 0;
+    *rows = 0;
+    if (!c) return -1;
+    double t0 = now_s();
+    pg_ok(PQexec(c, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+    pg_ok(PQexec(c, "DECLARE s NO SCROLL CURSOR FOR SELECT * FROM plain_records ORDER BY seq"));
+    for (;;) {
+        PGresult *r = PQexecParams(c, "FETCH 256 FROM s", 0, NULL, NULL, NULL, NULL, 1);
+        int n = PQresultStatus(r) == PGRES_TUPLES_OK ? PQntuples(r) : 0;
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < PQnfields(r); k++) bytes += (size_t)PQgetlength(r, i, k);
+        *rows += n;
+        PQclear(r);
+        if (n < 256) break;
+    }
+    double dt = now_s() - t0;
+    pg_ok(PQexec(c, "COMMIT"));
+    PQfinish(c);
+    return bytes ? (double)*rows / dt : -1;
 }
 
 /* ---- concurrent requests ---------------------------------------------------------------- */
@@ -190,7 +332,7 @@ static double ledger_verify(const char *path, long *rows)
 #define CONCURRENT 16
 
 typedef struct {
-    const char *path;
+    const char *path;       /* the peer's file, or PostgreSQL database */
     audit_db *db;           /* the ledger's side: one handle shared by every thread */
     cr_engine *engine;      /* the engine's side */
     long n;
@@ -212,6 +354,22 @@ static void *ledger_worker(void *p)
 
 /* The peer without group commit: each thread its own connection, one insert per
  * transaction, SQLite's write lock serializing them. */
+static void *pg_plain_worker(void *p)
+{
+    worker *w = p;
+    char id[40];
+    audit_record r;
+    PGconn *c = pg_plain_open(w->path);
+    if (!c) w->failed = 1;
+    for (long i = 0; i < w->n && !w->failed; i++) {
+        sample(&r, id, sizeof id, w->t * w->n + i);
+        if (!pg_ok(PQexec(c, "BEGIN")) || !pg_plain_insert(c, &r) || !pg_ok(PQexec(c, "COMMIT")))
+            w->failed = 1;
+    }
+    PQfinish(c);
+    return NULL;
+}
+
 static void *plain_worker(void *p)
 {
     worker *w = p;
@@ -286,54 +444,56 @@ static void row(const char *what, double ours, double peer)
     printf("%-48s %14.0f/s %14.0f/s %8.2fx\n", what, ours, peer, peer > 0 ? ours / peer : 0);
 }
 
-int main(int argc, char **argv)
+/* One store's table: the ledger at `ours` beside plain inserts at `peer` (the same database
+ * on PostgreSQL, whose peer table is plain_records). */
+static int bench_store(const char *ours, const char *peer, long durable, long batched,
+                       long verify)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_audit DIR [DURABLE [BATCHED [VERIFY]]]\n");
-        return 2;
-    }
-    long durable = argc > 2 ? atol(argv[2]) : 500, batched = argc > 3 ? atol(argv[3]) : 100000,
-         verify = argc > 4 ? atol(argv[4]) : 1000000;
-    char ours[512], peer[512], line[96];
-    snprintf(ours, sizeof ours, "%s/bench-ledger.db", argv[1]);
-    snprintf(peer, sizeof peer, "%s/bench-plain.db", argv[1]);
-    char id[40];
-    audit_record r;
-    cr_buf enc;
-    cr_buf_init(&enc, 0);
-    sample(&r, id, sizeof id, 0);
-    audit_encode(&r, 1, &enc);
-    printf("audit ledger: records of %zu encoded bytes; WAL, synchronous=FULL\n", enc.len);
-    cr_buf_free(&enc);
-    printf("%-48s %16s %16s %9s\n", "", "calcroute audit", "plain SQLite", "ratio");
+    int pg = is_pg(ours);
+    char line[96];
+    printf("%-48s %16s %16s %9s\n", "", "calcroute audit", pg ? "plain PG" : "plain SQLite",
+           "ratio");
+    double (*plain_rate)(const char *, long, int) = pg ? pg_plain_run : plain_run;
 
     snprintf(line, sizeof line, "durable appends, 1 per transaction (%ld)", durable);
-    double a = ledger_run(ours, durable, 1), b = plain_run(peer, durable, 1);
+    double a = ledger_run(ours, durable, 1), b = plain_rate(peer, durable, 1);
     row(line, a, b);
 
     /* 16 requests at once: the ledger's appends share commits; the peer's cannot */
     long nconc = durable * 4;
     audit_db *db = NULL;
     cr_error err = {0};
-    unlink_db(ours);
-    unlink_db(peer);
+    if (pg) {
+        fresh(ours);
+    } else {
+        unlink_db(ours);
+        unlink_db(peer);
+    }
     worker proto = { .path = peer };
-    if (audit_open(ours, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 1;
+    if (audit_open(ours, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) {
+        fprintf(stderr, "bench_audit: %s\n", err.message);
+        return 1;
+    }
     proto.db = db;
     a = concurrent(ledger_worker, &proto, nconc);
     uint64_t commits = db->commits;
     audit_close(db);
-    plain first;   /* the file and table made before the threads open it */
-    if (!plain_open(&first, peer)) return 1;
-    sqlite3_finalize(first.ins);
-    sqlite3_close(first.db);
-    b = concurrent(plain_worker, &proto, nconc);
+    if (!pg) {
+        plain first;   /* the file and table made before the threads open it */
+        if (!plain_open(&first, peer)) return 1;
+        sqlite3_finalize(first.ins);
+        sqlite3_close(first.db);
+    } else {
+        pg_drop(peer, 0);
+    }
+    b = concurrent(pg ? pg_plain_worker : plain_worker, &proto, nconc);
     snprintf(line, sizeof line, "durable appends, %d concurrent (%ld)", CONCURRENT, nconc);
     row(line, a, b);
     printf("    %.1f records per commit\n", commits ? (double)nconc / (double)commits : 0);
 
     cr_config *cfg = cr_config_new();
-    unlink_db(ours);
+    if (pg) fresh(ours);
+    else unlink_db(ours);
     if (!cfg || cr_config_set(cfg, "audit", ours, &err) != CR_OK) return 1;
     proto.engine = cr_engine_open(cfg, &err);
     cr_config_free(cfg);
@@ -345,19 +505,53 @@ int main(int argc, char **argv)
 
     snprintf(line, sizeof line, "batched appends, %d per transaction (%ld)", BATCH, batched);
     a = ledger_run(ours, batched, BATCH);
-    b = plain_run(peer, batched, BATCH);
+    b = plain_rate(peer, batched, BATCH);
     row(line, a, b);
 
-    /* The 1M-record ledger is written in big batches; only verify is timed. */
+    /* The verified ledger is written in big batches; only verify is timed. */
     long rows_a = 0, rows_b = 0;
-    if (ledger_run(ours, verify, 10000) < 0 || plain_run(peer, verify, 10000) < 0) return 1;
+    if (ledger_run(ours, verify, 10000) < 0 || plain_rate(peer, verify, 10000) < 0) return 1;
     a = ledger_verify(ours, &rows_a);
-    b = plain_scan(peer, &rows_b);
+    b = pg ? pg_plain_scan(peer, &rows_b) : plain_scan(peer, &rows_b);
     snprintf(line, sizeof line, "verify (peer: read all rows), %ld records", rows_a);
     row(line, a, b);
     if (rows_a != verify || rows_b != verify) fprintf(stderr, "bench_audit: row counts differ\n");
-
-    unlink_db(ours);
-    unlink_db(peer);
+    if (pg) {
+        pg_drop(ours, 1);
+        pg_drop(peer, 0);
+    } else {
+        unlink_db(ours);
+        unlink_db(peer);
+    }
     return a > 0 && b > 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_audit DIR [DURABLE [BATCHED [VERIFY]]]\n");
+        return 2;
+    }
+    long durable = argc > 2 ? atol(argv[2]) : 500, batched = argc > 3 ? atol(argv[3]) : 100000,
+         verify = argc > 4 ? atol(argv[4]) : 1000000;
+    char ours[512], peer[512];
+    snprintf(ours, sizeof ours, "%s/bench-ledger.db", argv[1]);
+    snprintf(peer, sizeof peer, "%s/bench-plain.db", argv[1]);
+    char id[40];
+    audit_record r;
+    cr_buf enc;
+    cr_buf_init(&enc, 0);
+    sample(&r, id, sizeof id, 0);
+    audit_encode(&r, 1, &enc);
+    printf("audit ledger: records of %zu encoded bytes\n", enc.len);
+    cr_buf_free(&enc);
+    printf("SQLite: WAL, synchronous=FULL\n");
+    int rc = bench_store(ours, peer, durable, batched, verify);
+    const char *pg = getenv("BENCH_AUDIT_PG");
+    if (pg && *pg) {
+        /* A server's commits cost a round trip each: a fifth of the verified records. */
+        printf("PostgreSQL: synchronous_commit=on, one connection per handle\n");
+        rc |= bench_store(pg, pg, durable, batched, verify / 5);
+    }
+    return rc;
 }
