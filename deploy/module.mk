@@ -6,10 +6,11 @@
 IMAGE ?= localhost/calcroute:$(VERSION)
 IMAGE_BASE := localhost/calcroute-base:$(VERSION)
 IMAGE_MIRROR ?= http://deb.debian.org/debian
-# What runs in the image: libmicrohttpd12 (serve dlopens it), python3 and the packages
+# What runs in the image: libmicrohttpd12 (serve dlopens it), libpq5 (loaded when a
+# PostgreSQL ledger opens), python3 and the packages
 # sandboxed code imports (scripts/install-deps.sh's python3-* list, which README states).
 # The tools link everything else statically (Makefile, STATIC_LIBS); only libc is shared.
-IMAGE_PACKAGES := libmicrohttpd12 python3 python3-numpy python3-pandas python3-scipy \
+IMAGE_PACKAGES := libmicrohttpd12 libpq5 python3 python3-numpy python3-pandas python3-scipy \
     python3-sympy python3-statsmodels python3-matplotlib python3-dateutil
 # The service's user: not root, and a uid no host account is likely to have. The manifests'
 # runAsUser (tests/test_deploy.sh checks they agree).

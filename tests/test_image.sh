@@ -8,7 +8,14 @@
 tmp=$(mktemp -d)
 # Every container is named, so that one whose start failed is removed as well.
 name=calcroute-test-$$
-trap '${P:-podman} rm -f --ignore "$name" "$name-probe" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+pgsock= pgdb=
+cleanup() {
+    ${P:-podman} rm -f --ignore "$name" "$name-probe" >/dev/null 2>&1
+    if [ -n "$pgdb" ] && [ -n "${CR_TEST_PG:-}" ]; then dropdb -h "$pgsock" -U calcroute --if-exists "$pgdb"
+    elif [ -n "$pgsock" ]; then sh tests/pg-server.sh stop "$pgsock"; fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 skip_all() {
     echo "SKIP test_image: $*" >&2
     echo "0 passed, 0 failed, 1 skipped"
@@ -109,8 +116,22 @@ printf '%s\n' '{"id":1,"code":"2**10"}' '{"id":2,"code":"import os\nprint(6*7)"}
     '{"id":3,"code":"1/4"}' '{"id":4,"code":"3*3"}' \
     '{"id":5,"code":"import numpy as np\nprint(np.arange(3).sum())"}' >"$tmp/corpus/lines.jsonl"
 chmod 644 "$tmp/corpus/lines.jsonl"
+# Both shards append to one PostgreSQL ledger, as the Job's pods do (its socket directory
+# mounted where the URI points).
+if [ -n "${CR_TEST_PG:-}" ]; then
+    pgsock=$(echo "$CR_TEST_PG" | sed -n 's/.*[?&]host=\([^&]*\).*/\1/p')
+else
+    pgsock="$tmp/pg"
+    sh tests/pg-server.sh start "$pgsock" >/dev/null 2>"$tmp/pgerr" || pgsock=
+fi
+ledger=
+if [ -n "$pgsock" ]; then
+    pgdb="crimage_$$"
+    createdb -h "$pgsock" -U calcroute "$pgdb" && ledger="postgresql:///$pgdb?host=/pg&user=calcroute"
+fi
 for i in 0 1; do
-    $P run --rm $RUN $POD -v "$tmp/corpus:/corpus:ro" -e JOB_COMPLETION_INDEX=$i -e CR_SHARDS=2 \
+    $P run --rm $RUN $POD -v "$tmp/corpus:/corpus:ro" ${ledger:+-v "$pgsock:/pg"} \
+        -e JOB_COMPLETION_INDEX=$i -e CR_SHARDS=2 -e LEDGER_URI="${ledger:-/tmp/ledger.db}" \
         --entrypoint /bin/sh "$IMAGE" -c "$job" >"$tmp/shard$i" 2>&1
     echo "exit $?" >>"$tmp/shard$i"
 done
@@ -126,6 +147,13 @@ exit 0' "$(for i in 0 1; do
     done
     grep '^exit' "$tmp/shard$i"
 done)"
+if [ -n "$ledger" ]; then
+    expect "the shards' one ledger" "ok: 5 records, head seq 5" \
+        "$("${BUILD:-build}/calc-audit" verify "postgresql:///$pgdb?host=$pgsock&user=calcroute" | head -n 1 | cut -d' ' -f1-6)"
+else
+    echo "SKIP the shards' ledger: no PostgreSQL server here: $(tail -n 1 "$tmp/pgerr" 2>/dev/null)" >&2
+    skip=$((skip + 1))
+fi
 
 # Without the profile (the runtime's default seccomp), the ns tier cannot build its sandbox:
 # why the manifests name a Localhost profile.
