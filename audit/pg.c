@@ -519,8 +519,10 @@ static cr_code pg_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *
     for (size_t i = 4; i < 4 + AUDIT_NFIELDS; i++)
         if (!strcmp(columns[i].type, "bytea"))
             SQL(&t, " + coalesce(octet_length(%s), 0)", col_name(i));
+    /* OFFSET 0 keeps the subquery whole: flattened, n's sum would be computed again in
+     * every CASE (three times the server's work for the walk). */
     SQL(&t, ")::int8 AS n FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64
-        ") r ORDER BY seq", from, to);
+        " ORDER BY seq OFFSET 0) r ORDER BY seq", from, to);
     const char *sql = sql_done(&t);
     cr_code rc = sql ? walk_declare(it, sql, 1, err)
                      : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
