@@ -29,7 +29,7 @@
 #define PQ_FUNCTIONS(X) X(connectdb) X(status) X(errorMessage) X(finish) X(exec) \
     X(execParams) X(prepare) X(execPrepared) X(resultStatus) X(resultErrorMessage) \
     X(resultErrorField) X(clear) X(ntuples) X(nfields) X(getvalue) X(getlength) X(getisnull) \
-    X(transactionStatus) X(setNoticeProcessor)
+    X(transactionStatus) X(setNoticeProcessor) X(reset)
 
 static struct {
 #define X(f) __typeof__(PQ##f) *f;
@@ -326,6 +326,16 @@ static void quiet(void *arg, const char *message)
     (void)message;   /* NOTICEs (an existing object, a trigger) are for psql's user */
 }
 
+/* What every connection of ours sets, whatever the server's defaults: commits durable, and a
+ * wait for another appender's lock bounded as SQLite's busy timeout bounds it. */
+static cr_code session(audit_db *db, cr_error *err)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SET synchronous_commit = on; SET lock_timeout = %d%s",
+             AUDIT_BUSY_MS, db->readonly ? "; SET default_transaction_read_only = on" : "");
+    return cmd(db, sql, err);
+}
+
 static cr_code pg_open(audit_db *db, const char *uri, int flags, cr_error *err)
 {
     static pthread_once_t names_once = PTHREAD_ONCE_INIT;
@@ -339,8 +349,7 @@ static cr_code pg_open(audit_db *db, const char *uri, int flags, cr_error *err)
     if (pq.status(db->pg->conn) != CONNECTION_OK)
         return pg_fail(db, NULL, err, "connect to PostgreSQL");
     pq.setNoticeProcessor(db->pg->conn, quiet, NULL);
-    cr_code rc = cmd(db, db->readonly ? "SET default_transaction_read_only = on"
-                                      : "SET synchronous_commit = on", err);
+    cr_code rc = session(db, err);
     if (rc == CR_OK && !db->readonly && (flags & AUDIT_OPEN_CREATE)) rc = create_schema(db, err);
     if (rc == CR_OK) rc = check_schema(db, err);
     return rc;
@@ -359,13 +368,39 @@ static void pg_budget(audit_db *db)
     (void)db;   /* the server does the work; a read is bounded by its batches */
 }
 
-static cr_code pg_begin(audit_db *db, int kind, cr_error *err)
+/* Makes a lost connection again: 1 when there is one to use. */
+static int reconnect(audit_db *db)
+{
+    if (pq.status(db->pg->conn) == CONNECTION_OK) return 1;
+    pq.reset(db->pg->conn);
+    if (pq.status(db->pg->conn) != CONNECTION_OK) return 0;
+    db->pg->prepared = 0;
+    return session(db, NULL) == CR_OK;
+}
+
+static cr_code begin_once(audit_db *db, int kind, cr_error *err)
 {
     if (kind == AUDIT_TX_READ) return cmd(db, "BEGIN ISOLATION LEVEL REPEATABLE READ", err);
     /* One round trip for both; the head is read by the next statement, whose snapshot (READ
      * COMMITTED) is taken after the lock is held. */
     cr_code rc = run(db, "BEGIN; " APPEND_LOCK, PGRES_TUPLES_OK, NULL, err, "append lock");
     if (rc != CR_OK) pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
+    return rc;
+}
+
+static cr_code pg_begin(audit_db *db, int kind, cr_error *err)
+{
+    /* A long-lived engine outlives a server restart or a failover: a connection found lost
+     * when a transaction starts (nothing of it done yet) is made again and the start tried
+     * once more; never inside a transaction. (A COMMIT whose answer was lost with the
+     * connection may have committed: its records are then in the ledger although their
+     * results were refused, never the other way round.) */
+    if (!reconnect(db)) return pg_fail(db, NULL, err, "reconnect to PostgreSQL");
+    cr_code rc = begin_once(db, kind, err);
+    if (rc != CR_OK && pq.status(db->pg->conn) != CONNECTION_OK) {
+        if (!reconnect(db)) return pg_fail(db, NULL, err, "reconnect to PostgreSQL");
+        rc = begin_once(db, kind, err);
+    }
     return rc;
 }
 
@@ -471,8 +506,9 @@ static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_
     snprintf(w->name, sizeof w->name, "calcroute_%u", ++db->pg->cursors);
     cr_code rc = CR_OK;
     /* A cursor lives in a transaction: a walk outside one takes its own snapshot. */
-    if (pq.transactionStatus(db->pg->conn) == PQTRANS_IDLE) {
-        if ((rc = cmd(db, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", err)) != CR_OK) {
+    PGTransactionStatusType ts = pq.transactionStatus(db->pg->conn);
+    if (ts == PQTRANS_IDLE || ts == PQTRANS_UNKNOWN) {   /* unknown: the connection was lost */
+        if ((rc = pg_begin(db, AUDIT_TX_READ, err)) != CR_OK) {
             free(w);
             return rc;
         }

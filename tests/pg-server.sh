@@ -4,6 +4,7 @@
 # one Unix socket in DIR, trust for the superuser `calcroute`. Nothing outside DIR is touched.
 #   pg-server.sh start DIR    prints the base URI (postgresql:///?host=DIR&user=calcroute)
 #   pg-server.sh db DIR NAME  creates database NAME, prints its URI
+#   pg-server.sh restart DIR  stops and starts it (every connection is cut)
 #   pg-server.sh stop DIR     stops the server (the caller removes DIR)
 # Exit 77 when no PostgreSQL server is installed (the caller skips, saying so).
 set -eu
@@ -33,11 +34,14 @@ db)
     "$bin/createdb" -h "$dir" -U calcroute "$3"
     uri "$3"
     ;;
+restart)
+    as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w -t 60 restart >/dev/null
+    ;;
 stop)
     as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
     ;;
 *)
-    echo "usage: pg-server.sh start|db|stop DIR [NAME]" >&2
+    echo "usage: pg-server.sh start|db|restart|stop DIR [NAME]" >&2
     exit 2
     ;;
 esac

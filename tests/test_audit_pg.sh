@@ -182,6 +182,22 @@ sql "$tdb" "SET session_replication_role = replica; UPDATE records SET code = co
 out=$("$R" --audit "$T" "$tmp/p.py" 2>&1)
 expect bad-head "2 calc-route: audit: the ledger's last record (seq 3) does not verify: nothing is appended to it (calc-audit verify names what is wrong)" "$? $out"
 
+# ---- a server restart under a long-lived engine: it connects again ---------------------------
+C=$(newdb)
+mkfifo "$tmp/in"
+"$R" --batch --audit "$C" <"$tmp/in" >"$tmp/batch.out" 2>"$tmp/batch.err" &
+bpid=$!
+exec 3>"$tmp/in"
+echo '{"id":1,"code":"1 + 1"}' >&3
+k=0
+while [ "$(wc -l <"$tmp/batch.out")" -lt 1 ] && [ $k -lt 100 ]; do sleep 0.1; k=$((k + 1)); done
+sh tests/pg-server.sh restart "$host" 3>&-   # the server must not hold the pipe open
+echo '{"id":2,"code":"2 + 2"}' >&3
+exec 3>&-
+wait $bpid
+expect restart-batch "0 2 ok ok" "$? $(grep -c '"status":"ok"' "$tmp/batch.out") $(sed -n 's/.*"id":\([0-9]*\),"route":"inprocess","status":"\(ok\)".*/\2/p' "$tmp/batch.out" | paste -sd' ')"
+expect restart-ledger "ok: 2 records, head seq 2" "$("$A" verify "$C" | head -n 1 | cut -d' ' -f1-6)"
+
 # ---- not a ledger, no server -----------------------------------------------------------------
 O=$(newdb)
 odb=$(dbname "$O")
