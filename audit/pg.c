@@ -56,6 +56,8 @@ static void pq_load(void)
 #undef X
 }
 
+/* A record row as read: ctid, n, seq, format, the fields, each hash and its length. */
+#define RECORD_NCOLS (4 + AUDIT_NFIELDS + 4)
 /* Rows of a batch; a row over ROW_INLINE bytes comes alone. */
 #define FETCH_ROWS 256
 #define ROW_INLINE (64 << 10)
@@ -493,6 +495,7 @@ typedef struct {
     char name[32];
     int owns_txn;      /* the walk began its own snapshot: it ends it */
     int records;       /* a records walk (else checkpoints) */
+    int ncols;         /* what each row of its SELECT has */
     PGresult *batch, *big;
     int row;
 } walk;
@@ -503,6 +506,7 @@ static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_
     walk *w = calloc(1, sizeof *w);
     if (!w) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
     w->records = records;
+    w->ncols = records ? RECORD_NCOLS : 6;
     snprintf(w->name, sizeof w->name, "calcroute_%u", ++db->pg->cursors);
     cr_code rc = CR_OK;
     /* A cursor lives in a transaction: a walk outside one takes its own snapshot. */
@@ -584,6 +588,11 @@ static int walk_row(audit_iter *it, PGresult **res, int *row, const char *what, 
             return -1;
         }
         if (pq.ntuples(w->batch) == 0) return 0;
+        if (pq.nfields(w->batch) != w->ncols) {
+            cr_error_set(err, CR_ELEDGER, 0, 0, "audit: %s: %d columns a row, expected %d", what,
+                         pq.nfields(w->batch), w->ncols);
+            return -1;
+        }
     }
     *res = w->batch;
     *row = w->row++;
@@ -624,7 +633,8 @@ static int pg_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
         pq.clear(w->big);
         w->big = sql ? pq.execParams(it->db->pg->conn, sql, 1, NULL, &ctid, NULL, NULL, 1) : NULL;
         cr_buf_free(&t.b);
-        if (!w->big || pq.resultStatus(w->big) != PGRES_TUPLES_OK || pq.ntuples(w->big) != 1) {
+        if (!w->big || pq.resultStatus(w->big) != PGRES_TUPLES_OK || pq.ntuples(w->big) != 1
+            || pq.nfields(w->big) != RECORD_NCOLS) {
             PGresult *b = w->big;
             w->big = NULL;
             if (b && pq.resultStatus(b) == PGRES_TUPLES_OK) {
