@@ -103,14 +103,8 @@ static inline int64_t sdiv_exact(int64_t n, uint64_t d)   /* d divides n */
     return POW2(d) ? n >> __builtin_ctzll(d) : n / (int64_t)d;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
+static uint64_t gcd64_slow(uint64_t a, uint64_t b)   /* a >= b > 1, b no power of two */
 {
-    if (a < b) { uint64_t t = a; a = b; b = t; }
-    if (b <= 1) return b ? 1 : a;   /* an integer's denominator: the common case */
-    if (POW2(b)) {
-        uint64_t low = a & -a;      /* a's largest power-of-two factor */
-        return low < b ? low : b;
-    }
     if (!(a %= b)) return b;        /* one division brings the larger to the smaller's size */
     int k = __builtin_ctzll(a | b);
     a >>= __builtin_ctzll(a);
@@ -122,9 +116,33 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a << k;
 }
 
+/* The common cases inline: a loop's operands are mostly integers and halves. */
+static inline uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    if (a < b) { uint64_t t = a; a = b; b = t; }
+    if (b <= 1) return b ? 1 : a;   /* an integer's denominator */
+    if (POW2(b)) {
+        uint64_t low = a & -a;      /* a's largest power-of-two factor */
+        return low < b ? low : b;
+    }
+    return gcd64_slow(a, b);
+}
+
 /* q's numerator and denominator, when each fits 62 bits. */
 static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
 {
+#if GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0
+    /* gmp.h's public fields, as eval_q_set_small writes them: a canonical denominator is
+     * positive, so its size is 1 here; the numerator's is -1, 0 or 1 */
+    mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
+    int sa = a->_mp_size;
+    if (b->_mp_size != 1 || sa < -1 || sa > 1) return 0;
+    uint64_t la = sa ? a->_mp_d[0] : 0, lb = b->_mp_d[0];
+    if ((la | lb) >> 62) return 0;
+    *n = sa < 0 ? -(int64_t)la : (int64_t)la;
+    *d = lb;
+    return 1;
+#else
     mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
     if (mpz_size(a) > 1 || mpz_size(b) > 1) return 0;
     uint64_t la = mpz_getlimbn(a, 0), lb = mpz_getlimbn(b, 0);
@@ -132,6 +150,7 @@ static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
     *n = mpz_sgn(a) < 0 ? -(int64_t)la : (int64_t)la;
     *d = lb;
     return 1;
+#endif
 }
 
 /* x + y, x - y or x * y into r in machine words when the parts are small, as Knuth's
@@ -594,6 +613,30 @@ static int store_ref(eval_cx *cx, const ir_node *n, val *v)
     *slot = v;
     eval_decref(cx, old);
     return 0;
+}
+
+/* A loop over a range whose target is a plain name, when that name alone holds the last
+ * item (an exact int nothing else took a reference to): the next item is written into it,
+ * so the loop makes and frees no number an iteration. The step is charged at `at`. 1 bound,
+ * 0 not this way (nothing taken: the caller takes the next item itself, or finds the end),
+ * -1 raised. */
+static int next_in_place(eval_cx *cx, eval_iter *it, const ir_node *target, const ir_node *at)
+{
+    if (it->src->kind != V_RANGE || target->kind != IR_NAME) return 0;
+    const res_ent *e = resolve_get(&cx->rs, target);
+    if (!e) return 0;
+    val **slot = e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx] : frame_at(cx, &e->ref);
+    val *cur = slot ? *slot : NULL;
+    int64_t r;
+    /* limbs already there: eval_q_set_small allocates none, so the accounting stays true */
+    if (!cur || cur->kind != V_INT || cur->rc != 1 || cur->flags ||
+        mpq_numref(cur->u.q)->_mp_alloc < 1 || mpq_denref(cur->u.q)->_mp_alloc < 1 ||
+        !eval_range_step(it, &r))
+        return 0;
+    if (eval_count(cx, 1, at) < 0) return -1;
+    eval_q_set_small(cur->u.q, r, 1);
+    if (e->ref.kind == REF_GLOBAL && !cx->frame) cx->last_assigned = e->ref.idx;
+    return 1;
 }
 
 /* ---- functions ------------------------------------------------------------------------- */
@@ -1637,8 +1680,11 @@ fail:
  * step is charged at `at`. */
 static int comp_bind(eval_cx *cx, const ir_node *f, val *x, const ir_node *at)
 {
-    int rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
-    eval_decref(cx, x);
+    int rc = 0;
+    if (x) {   /* NULL: next_in_place() bound it */
+        rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
+        eval_decref(cx, x);
+    }
     for (uint32_t c = 2; c < f->n && rc == 0; c++) {
         val *t = eval_expr(cx, f->kid[c]);
         if (!t) return -1;
@@ -1659,7 +1705,10 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     if (i != first) eval_decref(cx, it_src);
     if (rc < 0) return -1;
     val *x;
-    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+    for (;;) {
+        x = NULL;
+        if ((rc = next_in_place(cx, &it, f->kid[0], f)) < 0) break;
+        if (!rc && (rc = eval_iter_next(cx, &it, &x)) <= 0) break;
         if ((rc = comp_bind(cx, f, x, f)) < 0) break;
         if (!rc) continue;
         if (i + 1 < n->n) {
@@ -1712,7 +1761,9 @@ int eval_gen_next(eval_cx *cx, val *g, val **out)
     while (lz->k) {
         const ir_node *f = n->kid[lz->k];
         eval_iter *it = &lz->its[lz->k - 1];
-        if ((rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
+        x = NULL;
+        if ((rc = next_in_place(cx, it, f->kid[0], NULL)) < 0) break;
+        if (!rc && (rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
         if (rc == 0) {
             eval_iter_done(cx, it);
             lz->k--;
@@ -1860,6 +1911,16 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     return r;
 }
 
+/* An operand: a name or a literal, the most common ones, without eval_expr's stack check
+ * (they do not recurse) but placed as it places them. */
+static val *operand(eval_cx *cx, const ir_node *n)
+{
+    if (n->kind != IR_NAME && n->kind != IR_NUM) return eval_expr(cx, n);
+    val *r = n->kind == IR_NAME ? load(cx, n) : constant(cx, n);
+    if (!r) eval_at(cx, n);
+    return r;
+}
+
 static val *expr_inner(eval_cx *cx, const ir_node *n)
 {
     val *a, *b, *r;
@@ -1870,8 +1931,8 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_NONE: return eval_none(cx);
     case IR_ELLIPSIS: return eval_ellipsis(cx);
     case IR_BINOP:
-        if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        if (!(b = eval_expr(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
+        if (!(a = operand(cx, n->kid[0]))) return NULL;
+        if (!(b = operand(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
         r = eval_binop(cx, n->op, a, b, n);
         eval_decref(cx, a);
         eval_decref(cx, b);
@@ -2381,9 +2442,12 @@ static xres exec_for(eval_cx *cx, const ir_node *n)
     eval_decref(cx, src);
     if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;
     xres res = X_NORMAL;
-    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
-        rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
-        eval_decref(cx, x);
+    for (;;) {
+        if (!(rc = next_in_place(cx, &it, n->kid[0], n))) {
+            if ((rc = eval_iter_next(cx, &it, &x)) <= 0) break;
+            rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
+            eval_decref(cx, x);
+        }
         if (rc < 0) { res = X_ERROR; break; }
         xres r = exec_block(cx, n->kid[2]);
         if (r == X_BREAK) { res = X_BREAK; break; }

@@ -430,6 +430,25 @@ static const struct {
       "10000000000.0 1e+16 9007199254740993.0\n" },
     { "print(-0.0 == 0, 0.1 * 0)",
       "True 0.0\n" },
+    /* a range loop's variable is written in place only while nothing else holds it */
+    { "l = []\nfor i in range(3):\n    l.append(i)\nprint(l, i)",
+      "[0, 1, 2] 2\n" },
+    { "g = (i for i in range(4))\nprint(list(zip(g, g)))",
+      "[(0, 1), (2, 3)]\n" },
+    { "print(max((i * 2 for i in range(5)), key=lambda v: -v), sorted(i % 3 for i in range(6)))",
+      "0 [0, 0, 1, 1, 2, 2]\n" },
+    { "print([(i, j) for i in range(2) for j in range(i, 3)])",
+      "[(0, 0), (0, 1), (0, 2), (1, 1), (1, 2)]\n" },
+    { "fs = [lambda: i for i in range(3)]\nprint([f() for f in fs])",
+      "[2, 2, 2]\n" },
+    { "big = 2 ** 62\nprint([i - big for i in range(big - 2, big + 2)], sum(range(2 ** 63 - 3, 2 ** 63 - 1)))",
+      "[-2, -1, 0, 1] 18446744073709551611\n" },
+    { "d = {}\nfor k in range(5, 0, -2):\n    d[k] = k * 0.5\nprint(d, k)",
+      "{5: 2.5, 3: 1.5, 1: 0.5} 1\n" },
+    { "for i in range(3):\n    for i in range(10, 12):\n        pass\nprint(i)",
+      "11\n" },
+    { "t = 0\nfor i in range(4):\n    i += 10\n    t += i\nprint(t, i)",
+      "46 13\n" },
 };
 
 static void test_prints(void)
