@@ -536,6 +536,24 @@ void eval_bound(int id, eval_args *a, val **out);
  * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
 int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
                   val **out, const ir_node *at);
+/* The binder of C functions that take keywords through PyArg_ParseTupleAndKeywords (datetime's
+ * constructors and methods, decimal's), with its messages: types[i] per parameter, 'i' a C
+ * int (into iv[i], eval_c_int), 'O' any object, 'U' / 's' a str, 'C' a one-character str;
+ * the first nreq required, at most maxpos positional (the format's '$'). Conversions run
+ * left to right as arguments are taken, so a bad type comes before a missing argument
+ * further on. ov[i]: parameter i's argument or NULL. 0, -1 raised. */
+typedef struct {
+    const char *fn;              /* the format's name with "()", "replace()"; NULL: none */
+    const char *types;
+    const char *const *names;
+    int nreq, maxpos;
+} eval_argspec;
+int eval_parse_args(eval_cx *cx, eval_args *a, const eval_argspec *sp, val **ov, long *iv,
+                    const ir_node *at);
+/* CPython's 'i' converter: an int within a C int. 0, -1 raised. */
+int eval_c_int(eval_cx *cx, val *v, long *out, const ir_node *at);
+/* A METH_NOARGS method's check ("date.weekday"): 0, -1 raised. */
+int eval_no_args(eval_cx *cx, eval_args *a, const char *qual, const ir_node *at);
 val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at);   /* f(x), new reference */
 /* self.name(...) of method id: an object's class first, then the built-in type's library
  * (str_methods.c, seq_methods.c, dict_methods.c). */

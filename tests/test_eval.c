@@ -1478,6 +1478,15 @@ static void test_decimal_errors(void)
                  "TypeError", "function missing required argument 'exp' (pos 1)", 2, 0));
     CHECK(raises(DEC "x = D(1).is_zero(1)\n",
                  "TypeError", "Decimal.is_zero() takes no arguments (1 given)", 2, 0));
+    /* the binder datetime's constructors share (PyArg_ParseTupleAndKeywords, no name) */
+    CHECK(raises(DEC "x = D(1).is_zero(x=1)\n",
+                 "TypeError", "Decimal.is_zero() takes no keyword arguments", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(a=1, b=2, c=3, d=4)\n",
+                 "TypeError", "function takes at most 3 keyword arguments (4 given)", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(foo=1)\n",
+                 "TypeError", "function missing required argument 'exp' (pos 1)", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(D(1), foo=1)\n",
+                 "TypeError", "'foo' is an invalid keyword argument for this function", 2, 0));
     CHECK(raises(DEC "getcontext().prec = 0\n",
                  "ValueError", "valid range for prec is [1, MAX_PREC]", 2, 0));
     CHECK(raises(DEC "getcontext().prec = 1.5\n",
