@@ -153,22 +153,42 @@ static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
 #endif
 }
 
-/* x + y, x - y or x * y into r in machine words when the parts are small, as Knuth's
+/* x + y, x - y or x * y as *rn / *rd in machine words when the parts are small, as Knuth's
  * algorithms (4.5.1) reduce them, so the result is canonical: 1 done, 0 not small (mpq's own
  * operations spend most of a loop's time in general gcd code). */
-static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
+static int small_rat(int op, int64_t *rn, uint64_t *rd, mpq_srcptr x, mpq_srcptr y)
 {
     int64_t xn, yn;
-    uint64_t xd, yd, dn;
+    uint64_t xd, yd;
     __int128 n;
     unsigned __int128 d;
     if (!small_q(x, &xn, &xd) || !small_q(y, &yn, &yd)) return 0;
     if (op == IR_SUB) yn = -yn;
-    if (op == IR_MUL) {
-        if (!xn || !yn) {
-            mpq_set_ui(r, 0, 1);
-            return 1;
+    if (op == IR_MUL && (!xn || !yn)) {
+        *rn = 0;
+        *rd = 1;
+        return 1;
+    }
+    if (xd == 1 || yd == 1) {
+        /* an integer operand (i * 0.5, x + 1, s + i): a sum keeps the other's denominator,
+         * already coprime to its numerator; a product divides one gcd out */
+        int64_t k = yd == 1 ? yn : xn, m = yd == 1 ? xn : yn, n1;
+        uint64_t d1 = yd == 1 ? xd : yd;
+        if (op != IR_MUL) {
+            if (__builtin_mul_overflow(k, (int64_t)d1, &n1) || __builtin_add_overflow(n1, m, &n1))
+                return 0;
+            if (!n1) d1 = 1;
+        } else {
+            uint64_t g = gcd64((uint64_t)(k < 0 ? -k : k), d1);
+            if (g > 1) { k = sdiv_exact(k, g); d1 = udiv_exact(d1, g); }
+            if (__builtin_mul_overflow(k, m, &n1)) return 0;
         }
+        if (n1 == INT64_MIN) return 0;
+        *rn = n1;
+        *rd = d1;
+        return 1;
+    }
+    if (op == IR_MUL) {
         uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
         uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
         if (d1 > 1) { xn = sdiv_exact(xn, d1); yd = udiv_exact(yd, d1); }
@@ -190,8 +210,8 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
         d = n64 ? (unsigned __int128)xd * udiv_exact(g, g2) * yd : 1;
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
-    dn = (uint64_t)d;
-    eval_q_set_small(r, (int64_t)n, dn);   /* canonical already */
+    *rn = (int64_t)n;
+    *rd = (uint64_t)d;
     return 1;
 }
 
@@ -213,6 +233,18 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     const mpq_srcptr x = a->u.q, y = b->u.q;
     val *r;
     cr_code rc;
+    int64_t sn;
+    uint64_t sd;
+    /* the common case first: parts of a word each, a result of a word each (an int result
+     * within max_bits); no charge is due at this size */
+    if ((op == IR_ADD || op == IR_SUB || op == IR_MUL) && (fl || cx->nc.max_bits >= 64) &&
+        small_rat(op, &sn, &sd, x, y)) {
+        vkind k = fl ? V_FLOAT : V_INT;
+        if (!(r = reuse ? num_out(cx, k, reuse) : eval_num_any(cx, k))) return NULL;
+        eval_q_set_small(r->u.q, sn, sd);   /* canonical already */
+        if (inexact && fl && op != IR_MUL && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
+        return eval_num_finish(cx, r, inexact);
+    }
     if (charge(cx, op, a, b, at) < 0) return NULL;
     if (!fl && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
         /* integers: numerators only, no canonicalisation; the size is predicted from limbs
@@ -243,8 +275,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
         /* each way below writes the whole result: a new value need not be zeroed first */
         r = reuse ? num_out(cx, fl ? V_FLOAT : V_INT, reuse) : eval_num_any(cx, fl ? V_FLOAT : V_INT);
         if (!r) return NULL;
-        if (small_rat(op, r->u.q, x, y)) {
-        } else if (op == IR_ADD) {
+        if (op == IR_ADD) {
             mpq_add(r->u.q, x, y);
         } else {
             mpq_sub(r->u.q, x, y);
@@ -254,7 +285,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     case IR_MUL: {
         if (!fl && bits_of(a) + bits_of(b) > cx->nc.max_bits) return eval_int_limit(cx, at);
         if (!(r = eval_num_any(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
+        mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
     }
     case IR_DIV:

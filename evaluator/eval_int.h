@@ -368,7 +368,7 @@ static inline val *eval_num_finish(eval_cx *cx, val *r, int inexact)
     /* a value of a limb or two, accounted so already, is within every bound: the common
      * result of a loop's arithmetic takes no call */
     if (mpz_size(mpq_numref(r->u.q)) <= 1 && mpz_size(mpq_denref(r->u.q)) == 1 &&
-        r->msz == NUM_COST_SMALL) {
+        r->msz == NUM_COST_SMALL && cx->nc.float_bits >= 2 * GMP_NUMB_BITS) {
         if (inexact) r->flags |= VF_INEXACT;
         return r;
     }

@@ -430,6 +430,11 @@ static const struct {
       "10000000000.0 1e+16 9007199254740993.0\n" },
     { "print(-0.0 == 0, 0.1 * 0)",
       "True 0.0\n" },
+    /* machine-word arithmetic with an integer operand, and where a word no longer holds it */
+    { "print(1 - 0.25, 0.75 - 2, 3 * 0.125, -4 * 0.5, 0.5 * 0, 6 * 0.25, 0.375 + 5, 2 - 0.5 - 1.5)",
+      "0.75 -1.25 0.375 -2.0 0.0 1.5 5.375 0.0\n" },
+    { "print(2**61 + 2**61 + 2**61, (2**62 - 1) * 2, -(2**62) - 2**62, (2**62 + 1) * -(2**62 + 1), 3037000499 * 3037000500)",
+      "6917529027641081856 9223372036854775806 -9223372036854775808 -21267647932558653975684285001340289025 9223372033963249500\n" },
     /* a range loop's variable is written in place only while nothing else holds it */
     { "l = []\nfor i in range(3):\n    l.append(i)\nprint(l, i)",
       "[0, 1, 2] 2\n" },
