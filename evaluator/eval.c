@@ -2646,6 +2646,7 @@ typedef struct {
     size_t nodes;
     char why[160];
     int failed;            /* out of memory, or the evaluator raised (a limit) */
+    const char *fraction;  /* the top-level number's fraction, made already, or NULL */
 } native_cx;
 
 static json_t *tagged(const char *tag, json_t *v)
@@ -2673,6 +2674,10 @@ static json_t *native_of(native_cx *n, val *v, int depth)
     case V_BOOL: r = json_boolean(mpq_sgn(v->u.q) != 0); break;
     case V_INT: case V_FLOAT:
         /* an inexact float is the value it prints, as the top-level fraction is */
+        if (!depth && n->fraction && (v->kind == V_FLOAT || !(v->flags & VF_INEXACT))) {
+            r = tagged(v->kind == V_INT ? "int" : "float", json_string(n->fraction));
+            break;
+        }
         cr_buf_reset(&n->b);
         if (num_fraction_text(&n->b, v->kind == V_INT ? v->u.q : eval_shown(n->cx, v, 0)) != CR_OK)
             break;
@@ -2726,7 +2731,7 @@ static json_t *native_of(native_cx *n, val *v, int depth)
 
 static cr_code fill_native(eval_cx *cx, val *v, eval_result *res)
 {
-    native_cx n = {.cx = cx};
+    native_cx n = {.cx = cx, .fraction = IS_NUM(v) ? res->value_fraction : NULL};
     cr_buf_init(&n.b, cx->lim->max_str_len);
     json_t *j = native_of(&n, v, 0);
     cr_buf_free(&n.b);
