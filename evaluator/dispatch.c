@@ -132,6 +132,100 @@ int eval_check_args(eval_cx *cx, eval_args *a, size_t lo, size_t hi, const char 
                ? -1 : 0;
 }
 
+int eval_c_int(eval_cx *cx, val *v, long *out, const ir_node *at)
+{
+    if (v->kind != V_INT && v->kind != V_BOOL) {
+        eval_raise(cx, CR_EPY_TYPE, at, "'%s' object cannot be interpreted as an integer",
+                   eval_type_name(v));
+        return -1;
+    }
+    mpz_srcptr z = mpq_numref(v->u.q);
+    if (!mpz_fits_slong_p(z)) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C long");
+        return -1;
+    }
+    long n = mpz_get_si(z);
+    if (n > INT32_MAX || n < INT32_MIN) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "signed integer is %s",
+                   n > 0 ? "greater than maximum" : "less than minimum");
+        return -1;
+    }
+    *out = n;
+    return 0;
+}
+
+/* getargs.c's vgetargskeywords, in its order of checks. Without a name in the format CPython
+ * says "function" where the name would stand, and "this function" of a bad keyword. */
+int eval_parse_args(eval_cx *cx, eval_args *a, const eval_argspec *sp, val **ov, long *iv,
+                    const ir_node *at)
+{
+    const char *fn = sp->fn ? sp->fn : "function";
+    size_t n = strlen(sp->types), given = a->npos + a->nkw, used = 0;
+    if (given > n) {
+        eval_raise(cx, CR_EPY_TYPE, at, "%s takes at most %zu %sargument%s (%zu given)", fn, n,
+                   a->npos ? "" : "keyword ", n == 1 ? "" : "s", given);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if ((int)i == sp->maxpos && a->npos > i) {
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "%s takes at most %zu positional argument%s (%zu given)", fn, i,
+                       i == 1 ? "" : "s", a->npos);
+            return -1;
+        }
+        val *v = i < a->npos ? a->pos[i] : NULL;
+        if (!v && (v = eval_kwarg(a, sp->names[i]))) used++;
+        ov[i] = v;
+        if (!v) {
+            if ((int)i < sp->nreq) {
+                eval_raise(cx, CR_EPY_TYPE, at, "%s missing required argument '%s' (pos %zu)",
+                           fn, sp->names[i], i + 1);
+                return -1;
+            }
+            continue;
+        }
+        char t = sp->types[i];
+        if (t == 'i' && eval_c_int(cx, v, &iv[i], at) < 0) return -1;
+        if ((t == 'U' || t == 's') && v->kind != V_STR) {
+            eval_raise(cx, CR_EPY_TYPE, at, "%s argument %zu must be str, not %s", fn, i + 1,
+                       eval_type_name(v));
+            return -1;
+        }
+        if (t == 'C' && (v->kind != V_STR || v->u.str.nch != 1)) {
+            eval_raise(cx, CR_EPY_TYPE, at, "%s argument %zu must be a unicode character, not %s",
+                       fn, i + 1, eval_type_name(v));
+            return -1;
+        }
+    }
+    if (used == a->nkw) return 0;
+    for (size_t i = 0; i < a->npos && i < n; i++)
+        if (eval_kwarg(a, sp->names[i])) {
+            eval_raise(cx, CR_EPY_TYPE, at,
+                       "argument for %s given by name ('%s') and position (%zu)", fn,
+                       sp->names[i], i + 1);
+            return -1;
+        }
+    for (size_t k = 0; k < a->nkw; k++) {
+        size_t i = 0;
+        while (i < n && strcmp(sp->names[i], a->kwname[k]) != 0) i++;
+        if (i == n) {
+            eval_raise(cx, CR_EPY_TYPE, at, "'%s' is an invalid keyword argument for %s",
+                       a->kwname[k], sp->fn ? sp->fn : "this function");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int eval_no_args(eval_cx *cx, eval_args *a, const char *qual, const ir_node *at)
+{
+    if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no keyword arguments", qual), -1;
+    if (a->npos)
+        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", qual,
+                          a->npos), -1;
+    return 0;
+}
+
 val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at)
 {
     val *argv[1] = { x };
@@ -333,7 +427,7 @@ static int bind_row(eval_cx *cx, int id, eval_args *a, reg_sig *s, val **out, co
         if (n != 1) return type_error(cx, at, "%s() takes exactly one argument (%zu given)", qual, n);
         break;
     case AR_NOARGS:
-        if (n) return type_error(cx, at, "%s() takes no arguments (%zu given)", qual, n);
+        if (eval_no_args(cx, a, qual, at) < 0) return -1;
         break;
     case AR_CHECK:   /* _PyArg_CheckPositional, in the row's name */
         if (n < (size_t)lo || (n > (size_t)hi && hi != AR_MANY)) {

@@ -103,14 +103,8 @@ static inline int64_t sdiv_exact(int64_t n, uint64_t d)   /* d divides n */
     return POW2(d) ? n >> __builtin_ctzll(d) : n / (int64_t)d;
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
+static uint64_t gcd64_slow(uint64_t a, uint64_t b)   /* a >= b > 1, b no power of two */
 {
-    if (a < b) { uint64_t t = a; a = b; b = t; }
-    if (b <= 1) return b ? 1 : a;   /* an integer's denominator: the common case */
-    if (POW2(b)) {
-        uint64_t low = a & -a;      /* a's largest power-of-two factor */
-        return low < b ? low : b;
-    }
     if (!(a %= b)) return b;        /* one division brings the larger to the smaller's size */
     int k = __builtin_ctzll(a | b);
     a >>= __builtin_ctzll(a);
@@ -122,9 +116,33 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
     return a << k;
 }
 
+/* The common cases inline: a loop's operands are mostly integers and halves. */
+static inline uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    if (a < b) { uint64_t t = a; a = b; b = t; }
+    if (b <= 1) return b ? 1 : a;   /* an integer's denominator */
+    if (POW2(b)) {
+        uint64_t low = a & -a;      /* a's largest power-of-two factor */
+        return low < b ? low : b;
+    }
+    return gcd64_slow(a, b);
+}
+
 /* q's numerator and denominator, when each fits 62 bits. */
 static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
 {
+#if GMP_NUMB_BITS == 64 && GMP_NAIL_BITS == 0
+    /* gmp.h's public fields, as eval_q_set_small writes them: a canonical denominator is
+     * positive, so its size is 1 here; the numerator's is -1, 0 or 1 */
+    mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
+    int sa = a->_mp_size;
+    if (b->_mp_size != 1 || sa < -1 || sa > 1) return 0;
+    uint64_t la = sa ? a->_mp_d[0] : 0, lb = b->_mp_d[0];
+    if ((la | lb) >> 62) return 0;
+    *n = sa < 0 ? -(int64_t)la : (int64_t)la;
+    *d = lb;
+    return 1;
+#else
     mpz_srcptr a = mpq_numref(q), b = mpq_denref(q);
     if (mpz_size(a) > 1 || mpz_size(b) > 1) return 0;
     uint64_t la = mpz_getlimbn(a, 0), lb = mpz_getlimbn(b, 0);
@@ -132,24 +150,45 @@ static inline int small_q(mpq_srcptr q, int64_t *n, uint64_t *d)
     *n = mpz_sgn(a) < 0 ? -(int64_t)la : (int64_t)la;
     *d = lb;
     return 1;
+#endif
 }
 
-/* x + y, x - y or x * y into r in machine words when the parts are small, as Knuth's
+/* x + y, x - y or x * y as *rn / *rd in machine words when the parts are small, as Knuth's
  * algorithms (4.5.1) reduce them, so the result is canonical: 1 done, 0 not small (mpq's own
  * operations spend most of a loop's time in general gcd code). */
-static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
+static int small_rat(int op, int64_t *rn, uint64_t *rd, mpq_srcptr x, mpq_srcptr y)
 {
     int64_t xn, yn;
-    uint64_t xd, yd, dn;
+    uint64_t xd, yd;
     __int128 n;
     unsigned __int128 d;
     if (!small_q(x, &xn, &xd) || !small_q(y, &yn, &yd)) return 0;
     if (op == IR_SUB) yn = -yn;
-    if (op == IR_MUL) {
-        if (!xn || !yn) {
-            mpq_set_ui(r, 0, 1);
-            return 1;
+    if (op == IR_MUL && (!xn || !yn)) {
+        *rn = 0;
+        *rd = 1;
+        return 1;
+    }
+    if (xd == 1 || yd == 1) {
+        /* an integer operand (i * 0.5, x + 1, s + i): a sum keeps the other's denominator,
+         * already coprime to its numerator; a product divides one gcd out */
+        int64_t k = yd == 1 ? yn : xn, m = yd == 1 ? xn : yn, n1;
+        uint64_t d1 = yd == 1 ? xd : yd;
+        if (op != IR_MUL) {
+            if (__builtin_mul_overflow(k, (int64_t)d1, &n1) || __builtin_add_overflow(n1, m, &n1))
+                return 0;
+            if (!n1) d1 = 1;
+        } else {
+            uint64_t g = gcd64((uint64_t)(k < 0 ? -k : k), d1);
+            if (g > 1) { k = sdiv_exact(k, g); d1 = udiv_exact(d1, g); }
+            if (__builtin_mul_overflow(k, m, &n1)) return 0;
         }
+        if (n1 == INT64_MIN) return 0;
+        *rn = n1;
+        *rd = d1;
+        return 1;
+    }
+    if (op == IR_MUL) {
         uint64_t d1 = gcd64((uint64_t)(xn < 0 ? -xn : xn), yd);
         uint64_t d2 = gcd64((uint64_t)(yn < 0 ? -yn : yn), xd);
         if (d1 > 1) { xn = sdiv_exact(xn, d1); yd = udiv_exact(yd, d1); }
@@ -171,8 +210,8 @@ static int small_rat(int op, mpq_ptr r, mpq_srcptr x, mpq_srcptr y)
         d = n64 ? (unsigned __int128)xd * udiv_exact(g, g2) * yd : 1;
     }
     if (n > INT64_MAX || n < -INT64_MAX || d > UINT64_MAX / 2) return 0;
-    dn = (uint64_t)d;
-    eval_q_set_small(r, (int64_t)n, dn);   /* canonical already */
+    *rn = (int64_t)n;
+    *rd = (uint64_t)d;
     return 1;
 }
 
@@ -194,6 +233,18 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     const mpq_srcptr x = a->u.q, y = b->u.q;
     val *r;
     cr_code rc;
+    int64_t sn;
+    uint64_t sd;
+    /* the common case first: parts of a word each, a result of a word each (an int result
+     * within max_bits); no charge is due at this size */
+    if ((op == IR_ADD || op == IR_SUB || op == IR_MUL) && (fl || cx->nc.max_bits >= 64) &&
+        small_rat(op, &sn, &sd, x, y)) {
+        vkind k = fl ? V_FLOAT : V_INT;
+        if (!(r = reuse ? num_out(cx, k, reuse) : eval_num_any(cx, k))) return NULL;
+        eval_q_set_small(r->u.q, sn, sd);   /* canonical already */
+        if (inexact && fl && op != IR_MUL && cancels(cx, op, a, b, r->u.q)) mpq_set_ui(r->u.q, 0, 1);
+        return eval_num_finish(cx, r, inexact);
+    }
     if (charge(cx, op, a, b, at) < 0) return NULL;
     if (!fl && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
         /* integers: numerators only, no canonicalisation; the size is predicted from limbs
@@ -224,8 +275,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
         /* each way below writes the whole result: a new value need not be zeroed first */
         r = reuse ? num_out(cx, fl ? V_FLOAT : V_INT, reuse) : eval_num_any(cx, fl ? V_FLOAT : V_INT);
         if (!r) return NULL;
-        if (small_rat(op, r->u.q, x, y)) {
-        } else if (op == IR_ADD) {
+        if (op == IR_ADD) {
             mpq_add(r->u.q, x, y);
         } else {
             mpq_sub(r->u.q, x, y);
@@ -235,7 +285,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     case IR_MUL: {
         if (!fl && bits_of(a) + bits_of(b) > cx->nc.max_bits) return eval_int_limit(cx, at);
         if (!(r = eval_num_any(cx, fl ? V_FLOAT : V_INT))) return NULL;
-        if (!small_rat(op, r->u.q, x, y)) mpq_mul(r->u.q, x, y);
+        mpq_mul(r->u.q, x, y);
         return eval_num_finish(cx, r, inexact);
     }
     case IR_DIV:
@@ -594,6 +644,30 @@ static int store_ref(eval_cx *cx, const ir_node *n, val *v)
     *slot = v;
     eval_decref(cx, old);
     return 0;
+}
+
+/* A loop over a range whose target is a plain name, when that name alone holds the last
+ * item (an exact int nothing else took a reference to): the next item is written into it,
+ * so the loop makes and frees no number an iteration. The step is charged at `at`. 1 bound,
+ * 0 not this way (nothing taken: the caller takes the next item itself, or finds the end),
+ * -1 raised. */
+static int next_in_place(eval_cx *cx, eval_iter *it, const ir_node *target, const ir_node *at)
+{
+    if (it->src->kind != V_RANGE || target->kind != IR_NAME) return 0;
+    const res_ent *e = resolve_get(&cx->rs, target);
+    if (!e) return 0;
+    val **slot = e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx] : frame_at(cx, &e->ref);
+    val *cur = slot ? *slot : NULL;
+    int64_t r;
+    /* limbs already there: eval_q_set_small allocates none, so the accounting stays true */
+    if (!cur || cur->kind != V_INT || cur->rc != 1 || cur->flags ||
+        mpq_numref(cur->u.q)->_mp_alloc < 1 || mpq_denref(cur->u.q)->_mp_alloc < 1 ||
+        !eval_range_step(it, &r))
+        return 0;
+    if (eval_count(cx, 1, at) < 0) return -1;
+    eval_q_set_small(cur->u.q, r, 1);
+    if (e->ref.kind == REF_GLOBAL && !cx->frame) cx->last_assigned = e->ref.idx;
+    return 1;
 }
 
 /* ---- functions ------------------------------------------------------------------------- */
@@ -1637,8 +1711,11 @@ fail:
  * step is charged at `at`. */
 static int comp_bind(eval_cx *cx, const ir_node *f, val *x, const ir_node *at)
 {
-    int rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
-    eval_decref(cx, x);
+    int rc = 0;
+    if (x) {   /* NULL: next_in_place() bound it */
+        rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
+        eval_decref(cx, x);
+    }
     for (uint32_t c = 2; c < f->n && rc == 0; c++) {
         val *t = eval_expr(cx, f->kid[c]);
         if (!t) return -1;
@@ -1659,7 +1736,10 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     if (i != first) eval_decref(cx, it_src);
     if (rc < 0) return -1;
     val *x;
-    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
+    for (;;) {
+        x = NULL;
+        if ((rc = next_in_place(cx, &it, f->kid[0], f)) < 0) break;
+        if (!rc && (rc = eval_iter_next(cx, &it, &x)) <= 0) break;
         if ((rc = comp_bind(cx, f, x, f)) < 0) break;
         if (!rc) continue;
         if (i + 1 < n->n) {
@@ -1712,7 +1792,9 @@ int eval_gen_next(eval_cx *cx, val *g, val **out)
     while (lz->k) {
         const ir_node *f = n->kid[lz->k];
         eval_iter *it = &lz->its[lz->k - 1];
-        if ((rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
+        x = NULL;
+        if ((rc = next_in_place(cx, it, f->kid[0], NULL)) < 0) break;
+        if (!rc && (rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
         if (rc == 0) {
             eval_iter_done(cx, it);
             lz->k--;
@@ -1860,6 +1942,16 @@ static val *eval_attr(eval_cx *cx, const ir_node *n)
     return r;
 }
 
+/* An operand: a name or a literal, the most common ones, without eval_expr's stack check
+ * (they do not recurse) but placed as it places them. */
+static val *operand(eval_cx *cx, const ir_node *n)
+{
+    if (n->kind != IR_NAME && n->kind != IR_NUM) return eval_expr(cx, n);
+    val *r = n->kind == IR_NAME ? load(cx, n) : constant(cx, n);
+    if (!r) eval_at(cx, n);
+    return r;
+}
+
 static val *expr_inner(eval_cx *cx, const ir_node *n)
 {
     val *a, *b, *r;
@@ -1870,8 +1962,8 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_NONE: return eval_none(cx);
     case IR_ELLIPSIS: return eval_ellipsis(cx);
     case IR_BINOP:
-        if (!(a = eval_expr(cx, n->kid[0]))) return NULL;
-        if (!(b = eval_expr(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
+        if (!(a = operand(cx, n->kid[0]))) return NULL;
+        if (!(b = operand(cx, n->kid[1]))) { eval_decref(cx, a); return NULL; }
         r = eval_binop(cx, n->op, a, b, n);
         eval_decref(cx, a);
         eval_decref(cx, b);
@@ -2381,9 +2473,12 @@ static xres exec_for(eval_cx *cx, const ir_node *n)
     eval_decref(cx, src);
     if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;
     xres res = X_NORMAL;
-    while ((rc = eval_iter_next(cx, &it, &x)) > 0) {
-        rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
-        eval_decref(cx, x);
+    for (;;) {
+        if (!(rc = next_in_place(cx, &it, n->kid[0], n))) {
+            if ((rc = eval_iter_next(cx, &it, &x)) <= 0) break;
+            rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
+            eval_decref(cx, x);
+        }
         if (rc < 0) { res = X_ERROR; break; }
         xres r = exec_block(cx, n->kid[2]);
         if (r == X_BREAK) { res = X_BREAK; break; }
@@ -2551,6 +2646,7 @@ typedef struct {
     size_t nodes;
     char why[160];
     int failed;            /* out of memory, or the evaluator raised (a limit) */
+    const char *fraction;  /* the top-level number's fraction, made already, or NULL */
 } native_cx;
 
 static json_t *tagged(const char *tag, json_t *v)
@@ -2578,6 +2674,10 @@ static json_t *native_of(native_cx *n, val *v, int depth)
     case V_BOOL: r = json_boolean(mpq_sgn(v->u.q) != 0); break;
     case V_INT: case V_FLOAT:
         /* an inexact float is the value it prints, as the top-level fraction is */
+        if (!depth && n->fraction && (v->kind == V_FLOAT || !(v->flags & VF_INEXACT))) {
+            r = tagged(v->kind == V_INT ? "int" : "float", json_string(n->fraction));
+            break;
+        }
         cr_buf_reset(&n->b);
         if (num_fraction_text(&n->b, v->kind == V_INT ? v->u.q : eval_shown(n->cx, v, 0)) != CR_OK)
             break;
@@ -2631,7 +2731,7 @@ static json_t *native_of(native_cx *n, val *v, int depth)
 
 static cr_code fill_native(eval_cx *cx, val *v, eval_result *res)
 {
-    native_cx n = {.cx = cx};
+    native_cx n = {.cx = cx, .fraction = IS_NUM(v) ? res->value_fraction : NULL};
     cr_buf_init(&n.b, cx->lim->max_str_len);
     json_t *j = native_of(&n, v, 0);
     cr_buf_free(&n.b);

@@ -360,7 +360,20 @@ static inline void eval_q_set_small(mpq_ptr q, int64_t n, uint64_t d)
 val *eval_num_done(eval_cx *cx, val *v);          /* accounts limbs; NULL past the memory */
 /* Ends an arithmetic result: a float is bounded (num_bound_float), the inexact flag set
  * when `inexact` or the bounding rounded; then eval_num_done. */
-val *eval_num_finish(eval_cx *cx, val *r, int inexact);
+val *eval_num_finish_slow(eval_cx *cx, val *r, int inexact);
+/* What a number whose parts take a limb each at most is accounted (value.c's num_cost) */
+#define NUM_COST_SMALL (eval_heap_cost(sizeof(val)) + 2 * eval_heap_cost(sizeof(mp_limb_t)))
+static inline val *eval_num_finish(eval_cx *cx, val *r, int inexact)
+{
+    /* a value of a limb or two, accounted so already, is within every bound: the common
+     * result of a loop's arithmetic takes no call */
+    if (mpz_size(mpq_numref(r->u.q)) <= 1 && mpz_size(mpq_denref(r->u.q)) == 1 &&
+        r->msz == NUM_COST_SMALL && cx->nc.float_bits >= 2 * GMP_NUMB_BITS) {
+        if (inexact) r->flags |= VF_INEXACT;
+        return r;
+    }
+    return eval_num_finish_slow(cx, r, inexact);
+}
 val *eval_int_limit(eval_cx *cx, const ir_node *at);
 val *eval_int_si(eval_cx *cx, long n);
 val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
@@ -409,6 +422,16 @@ typedef struct {
 } eval_iter;
 int eval_iter_init(eval_cx *cx, eval_iter *it, val *v);   /* 0, or -1 not iterable */
 int eval_iter_next(eval_cx *cx, eval_iter *it, val **out); /* 1 item (new ref), 0 end, -1 */
+/* A range walk's next item into *r: 1, or 0 at its end. */
+static inline int eval_range_step(eval_iter *it, int64_t *r)
+{
+    const val *v = it->src;
+    *r = it->r;
+    if (v->u.rng.step > 0 ? *r >= v->u.rng.stop : *r <= v->u.rng.stop) return 0;
+    if (__builtin_add_overflow(*r, v->u.rng.step, &it->r))
+        it->r = v->u.rng.step > 0 ? INT64_MAX : INT64_MIN;
+    return 1;
+}
 void eval_iter_done(eval_cx *cx, eval_iter *it);
 
 /* A one-shot iterator's state (iter.c). Errors are raised without a place, so that the
@@ -513,6 +536,24 @@ void eval_bound(int id, eval_args *a, val **out);
  * (counted in the messages), ufunc for a numpy ufunc's words. 0, -1 raised. */
 int eval_bind_def(eval_cx *cx, eval_args *a, const reg_sig *s, size_t lo, size_t self, int ufunc,
                   val **out, const ir_node *at);
+/* The binder of C functions that take keywords through PyArg_ParseTupleAndKeywords (datetime's
+ * constructors and methods, decimal's), with its messages: types[i] per parameter, 'i' a C
+ * int (into iv[i], eval_c_int), 'O' any object, 'U' / 's' a str, 'C' a one-character str;
+ * the first nreq required, at most maxpos positional (the format's '$'). Conversions run
+ * left to right as arguments are taken, so a bad type comes before a missing argument
+ * further on. ov[i]: parameter i's argument or NULL. 0, -1 raised. */
+typedef struct {
+    const char *fn;              /* the format's name with "()", "replace()"; NULL: none */
+    const char *types;
+    const char *const *names;
+    int nreq, maxpos;
+} eval_argspec;
+int eval_parse_args(eval_cx *cx, eval_args *a, const eval_argspec *sp, val **ov, long *iv,
+                    const ir_node *at);
+/* CPython's 'i' converter: an int within a C int. 0, -1 raised. */
+int eval_c_int(eval_cx *cx, val *v, long *out, const ir_node *at);
+/* A METH_NOARGS method's check ("date.weekday"): 0, -1 raised. */
+int eval_no_args(eval_cx *cx, eval_args *a, const char *qual, const ir_node *at);
 val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at);   /* f(x), new reference */
 /* self.name(...) of method id: an object's class first, then the built-in type's library
  * (str_methods.c, seq_methods.c, dict_methods.c). */
@@ -551,7 +592,24 @@ int eval_dict_update(eval_cx *cx, val *d, val *src, eval_args *a, const ir_node 
 /* ---- resolve.c ---- */
 int resolve_module(eval_cx *cx, const ir_node *root, cr_error *err);
 int resolve_sym(eval_cx *cx, const char *name);           /* interns; -1 on ENOMEM */
-const res_ent *resolve_get(const resolver *rs, const void *node);
+static inline uint64_t resolve_hash_ptr(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 32;
+    return x;
+}
+/* A node's entry, or NULL; inline: every name and literal evaluated asks it. */
+static inline const res_ent *resolve_get(const resolver *rs, const void *node)
+{
+    if (!rs->cap) return NULL;
+    size_t mask = rs->cap - 1;
+    for (size_t i = resolve_hash_ptr(node) & mask;; i = (i + 1) & mask) {
+        if (rs->ent[i].key == node) return &rs->ent[i];
+        if (!rs->ent[i].key) return NULL;
+    }
+}
 int resolve_find(const resolver *rs, const char *name);    /* symbol or -1, never adds */
 void resolve_free(eval_cx *cx);
 void *resolve_alloc(eval_cx *cx, size_t size);             /* zeroed; NULL on ENOMEM */

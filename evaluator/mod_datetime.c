@@ -237,110 +237,6 @@ static void round_even(mpz_t out, mpq_srcptr q)
 /* ---- arguments -------------------------------------------------------------------------- */
 
 /* An argument CPython converts to a C int ("i"). */
-static int arg_int(eval_cx *cx, val *v, long *out, const ir_node *at)
-{
-    if (v->kind != V_INT && v->kind != V_BOOL) {
-        eval_raise(cx, CR_EPY_TYPE, at, "'%s' object cannot be interpreted as an integer",
-                   eval_type_name(v));
-        return -1;
-    }
-    mpz_srcptr z = mpq_numref(v->u.q);
-    if (!mpz_fits_slong_p(z)) {
-        eval_raise(cx, CR_EPY_OVERFLOW, at, "Python int too large to convert to C long");
-        return -1;
-    }
-    long n = mpz_get_si(z);
-    if (n > INT32_MAX || n < INT32_MIN) {
-        eval_raise(cx, CR_EPY_OVERFLOW, at, "signed integer is %s",
-                   n > 0 ? "greater than maximum" : "less than minimum");
-        return -1;
-    }
-    *out = n;
-    return 0;
-}
-
-/* CPython's keyword parsing (PyArg_ParseTupleAndKeywords) over `names`, in its order of
- * checks: conversions run left to right as the arguments are taken, so a bad type comes
- * before a missing argument further on. types[i]: 'i' a C int (into iv[i]), 'O' any
- * object, 'U' / 's' a str, 'C' a one-character str. The first nreq names are required,
- * at most maxpos may be positional. ov[i]: NULL when absent. */
-typedef struct {
-    const char *fn;              /* "function", "replace()", ... */
-    const char *types;
-    const char *const *names;
-    int nreq, maxpos;
-} argspec;
-
-static int parse_args(eval_cx *cx, eval_args *a, const argspec *sp, val **ov, long *iv,
-                      const ir_node *at)
-{
-    size_t n = strlen(sp->types), given = a->npos + a->nkw, used = 0;
-    if (given > n) {
-        eval_raise(cx, CR_EPY_TYPE, at, "%s takes at most %zu %sargument%s (%zu given)", sp->fn, n,
-                   a->npos ? "" : "keyword ", n == 1 ? "" : "s", given);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if ((int)i == sp->maxpos && a->npos > i) {
-            eval_raise(cx, CR_EPY_TYPE, at,
-                       "%s takes at most %zu positional argument%s (%zu given)", sp->fn, i,
-                       i == 1 ? "" : "s", a->npos);
-            return -1;
-        }
-        val *v = i < a->npos ? a->pos[i] : NULL;
-        if (!v && (v = eval_kwarg(a, sp->names[i]))) used++;
-        ov[i] = v;
-        if (!v) {
-            if ((int)i < sp->nreq) {
-                eval_raise(cx, CR_EPY_TYPE, at, "%s missing required argument '%s' (pos %zu)",
-                           sp->fn, sp->names[i], i + 1);
-                return -1;
-            }
-            continue;
-        }
-        char t = sp->types[i];
-        if (t == 'i' && arg_int(cx, v, &iv[i], at) < 0) return -1;
-        if ((t == 'U' || t == 's') && v->kind != V_STR) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s argument %zu must be str, not %s", sp->fn, i + 1,
-                       eval_type_name(v));
-            return -1;
-        }
-        if (t == 'C' && (v->kind != V_STR || v->u.str.nch != 1)) {
-            eval_raise(cx, CR_EPY_TYPE, at, "%s argument %zu must be a unicode character, not %s",
-                       sp->fn, i + 1, eval_type_name(v));
-            return -1;
-        }
-    }
-    if (used == a->nkw) return 0;
-    for (size_t i = 0; i < a->npos && i < n; i++)
-        if (eval_kwarg(a, sp->names[i])) {
-            eval_raise(cx, CR_EPY_TYPE, at,
-                       "argument for %s given by name ('%s') and position (%zu)", sp->fn,
-                       sp->names[i], i + 1);
-            return -1;
-        }
-    for (size_t k = 0; k < a->nkw; k++) {
-        size_t i = 0;
-        while (i < n && strcmp(sp->names[i], a->kwname[k]) != 0) i++;
-        if (i == n) {
-            eval_raise(cx, CR_EPY_TYPE, at, "'%s' is an invalid keyword argument for %s",
-                       a->kwname[k], sp->fn);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* A METH_NOARGS method's check. */
-static int no_args(eval_cx *cx, eval_args *a, const char *qual, const ir_node *at)
-{
-    if (a->nkw) return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no keyword arguments", qual), -1;
-    if (a->npos)
-        return eval_raise(cx, CR_EPY_TYPE, at, "%s() takes no arguments (%zu given)", qual,
-                          a->npos), -1;
-    return 0;
-}
-
 static int tzinfo_none(eval_cx *cx, val *tz, const ir_node *at)
 {
     if (!tz || tz->kind == V_NONE) return 0;
@@ -357,11 +253,11 @@ static const char *const dt_names[] = { "year", "month", "day", "hour", "minute"
  * constructor, whose first three arguments are required). */
 static val *make_dt(eval_cx *cx, int kind, const dtm *base, eval_args *a, const ir_node *at)
 {
-    argspec sp = { base ? "replace()" : "function", kind == DT_DATE ? "iii" : "iiiiiiiOi",
-                   dt_names, base ? 0 : 3, kind == DT_DATE ? 3 : 8 };
+    eval_argspec sp = { base ? "replace()" : NULL, kind == DT_DATE ? "iii" : "iiiiiiiOi",
+                        dt_names, base ? 0 : 3, kind == DT_DATE ? 3 : 8 };
     val *ov[9];
     long iv[9];
-    if (parse_args(cx, a, &sp, ov, iv, at) < 0) return NULL;
+    if (eval_parse_args(cx, a, &sp, ov, iv, at) < 0) return NULL;
     dtm t = base ? *base : (dtm){ 0 };
     int *field[9] = { &t.y, &t.mo, &t.d, &t.h, &t.mi, &t.s, &t.us, NULL, &t.fold };
     long f[9];
@@ -383,9 +279,9 @@ static val *make_td(eval_cx *cx, eval_args *a, const ir_node *at)
 {
     static const long us_of[] = { 86400000000L, 1000000, 1, 1000, 60000000, 3600000000L,
                                   604800000000L };
-    argspec sp = { "__new__()", "OOOOOOO", td_names, 0, 7 };
+    eval_argspec sp = { "__new__()", "OOOOOOO", td_names, 0, 7 };
     val *ov[7];
-    if (parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
+    if (eval_parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
     mpq_t sum, x;
     mpz_t us;
     mpq_inits(sum, x, NULL);
@@ -1284,7 +1180,7 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     int k = kind_of(self);
     if (k == DT_DELTA) {
         if (id == MT_TOTAL_SECONDS) {
-            if (no_args(cx, a, "timedelta.total_seconds", at) < 0) return NULL;
+            if (eval_no_args(cx, a, "timedelta.total_seconds", at) < 0) return NULL;
             mpz_t x;
             mpz_init(x);
             td_total(x, TD(self));
@@ -1306,16 +1202,16 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     switch (id) {
     case MT_WEEKDAY: case MT_ISOWEEKDAY: case MT_TOORDINAL:
         snprintf(q, sizeof q, "date.%s", eval_method_name(id));
-        if (no_args(cx, a, q, at) < 0) return NULL;
+        if (eval_no_args(cx, a, q, at) < 0) return NULL;
         return eval_int_si(cx, id == MT_TOORDINAL ? ymd_to_ord(t->y, t->mo, t->d)
                                               : weekday(t) + (id == MT_ISOWEEKDAY));
     case MT_DATE:
         if (k != DT_DATETIME) goto none;
-        if (no_args(cx, a, "datetime.date", at) < 0) return NULL;
+        if (eval_no_args(cx, a, "datetime.date", at) < 0) return NULL;
         return new_dt(cx, DT_DATE, t);
     case MT_CTIME:
         snprintf(q, sizeof q, "%s.ctime", qual);
-        if (no_args(cx, a, q, at) < 0) return NULL;
+        if (eval_no_args(cx, a, q, at) < 0) return NULL;
         {
             val *f = eval_str(cx, "%a %b %e %H:%M:%S %Y", 20);
             val *r = f ? dt_strftime(cx, t, f, at) : NULL;
@@ -1324,7 +1220,7 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
         }
     case MT_ISOFORMAT: {
         if (k == DT_DATE) {
-            if (no_args(cx, a, "date.isoformat", at) < 0) return NULL;
+            if (eval_no_args(cx, a, "date.isoformat", at) < 0) return NULL;
             cr_buf b;
             cr_buf_init(&b, cx->lim->max_str_len);
             if (dt_repr(cx, &b, self, 1) < 0) { cr_buf_free(&b); return NULL; }
@@ -1333,9 +1229,9 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
         static const char *const names[] = { "sep", "timespec" };
         static const char *const specs[] = { "auto", "hours", "minutes", "seconds",
                                              "milliseconds", "microseconds" };
-        argspec sp = { "isoformat()", "Cs", names, 0, 2 };
+        eval_argspec sp = { "isoformat()", "Cs", names, 0, 2 };
         val *ov[2];
-        if (parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
+        if (eval_parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
         int spec = 0;
         if (ov[1]) {
             while (spec < 6 && strcmp(specs[spec], ov[1]->u.str.s)) spec++;
@@ -1352,9 +1248,9 @@ static val *dt_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_nod
     }
     case MT_STRFTIME: {
         static const char *const names[] = { "format" };
-        argspec sp = { "strftime()", "U", names, 1, 1 };
+        eval_argspec sp = { "strftime()", "U", names, 1, 1 };
         val *ov[1];
-        if (parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
+        if (eval_parse_args(cx, a, &sp, ov, NULL, at) < 0) return NULL;
         return dt_strftime(cx, t, ov[0], at);
     }
     case MT_REPLACE: return make_dt(cx, k, t, a, at);
@@ -1472,7 +1368,7 @@ static val *class_method(eval_cx *cx, int k, int id, eval_args *a, const ir_node
         if (a->npos != 1)
             return eval_raise(cx, CR_EPY_TYPE, at,
                               "fromordinal() takes exactly 1 argument (%zu given)", a->npos);
-        if (arg_int(cx, a->pos[0], &ord, at) < 0) return NULL;
+        if (eval_c_int(cx, a->pos[0], &ord, at) < 0) return NULL;
         if (ord < 1) return eval_raise(cx, CR_EPY_VALUE, at, "ordinal must be >= 1");
         if (ord > MAX_ORD) return eval_raise(cx, CR_EPY_VALUE, at, "year 10000 is out of range");
         return new_date_ord(cx, k, ord, at);

@@ -1393,44 +1393,22 @@ static int rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
     return -1;
 }
 
-/* The argument checks of _decimal's methods, with their messages: at most `max` arguments,
- * keywords among kws, the first `need` of them required. 0, -1 raised. */
+/* The argument checks of _decimal's methods: PyArg_ParseTupleAndKeywords over the first
+ * `max` of kws (its format names no function), the first `need` required, or METH_NOARGS
+ * when max is 0; and a context= argument that is one. 0, -1 raised. */
 static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
                        size_t need, val **out, const char *name, const ir_node *at)
 {
-    size_t given = a->npos + a->nkw;
-    if (!max && given) {
-        eval_raise(cx, CR_EPY_TYPE, at, "Decimal.%s() takes no arguments (%zu given)", name, given);
-        return -1;
+    if (!max) {
+        char qual[64];
+        snprintf(qual, sizeof qual, "Decimal.%s", name);
+        return eval_no_args(cx, a, qual, at);
     }
-    if (given > max) {
-        eval_raise(cx, CR_EPY_TYPE, at, "function takes at most %zu argument%s (%zu given)", max,
-                   max == 1 ? "" : "s", given);
-        return -1;
-    }
-    for (size_t i = 0; i < max; i++) out[i] = i < a->npos ? a->pos[i] : NULL;
-    for (size_t k = 0; k < a->nkw; k++) {
-        size_t i = 0;
-        while (i < max && strcmp(kws[i], a->kwname[k]) != 0) i++;
-        if (i == max) {
-            eval_raise(cx, CR_EPY_TYPE, at, "'%s' is an invalid keyword argument for this function",
-                       a->kwname[k]);
-            return -1;
-        }
-        if (out[i]) {
-            eval_raise(cx, CR_EPY_TYPE, at, "argument for function given by name ('%s') and "
-                       "position (%zu)", kws[i], i + 1);
-            return -1;
-        }
-        out[i] = a->kw[k];
-    }
-    for (size_t i = 0; i < need; i++)
-        if (!out[i]) {
-            eval_raise(cx, CR_EPY_TYPE, at, "function missing required argument '%s' (pos %zu)",
-                       kws[i], i + 1);
-            return -1;
-        }
-    if (max && kws[max - 1][0] == 'c' && out[max - 1] && out[max - 1]->kind != V_NONE &&
+    static const char objects[] = "OOOOOOOOO";
+    if (max >= sizeof objects) return eval_raise(cx, CR_EINTERNAL, at, "too many parameters"), -1;
+    eval_argspec sp = { NULL, objects + sizeof objects - 1 - max, kws, (int)need, (int)max };
+    if (eval_parse_args(cx, a, &sp, out, NULL, at) < 0) return -1;
+    if (kws[max - 1][0] == 'c' && out[max - 1] && out[max - 1]->kind != V_NONE &&
         !(out[max - 1]->kind == V_OBJ && out[max - 1]->u.obj.cls == &ctx_cls)) {
         eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
         return -1;

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_ptr(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 32;
-    return x;
-}
-
 /* Eight bytes a step: every mention of a name is hashed, and a byte at a time this was a
  * fifth of the resolver's time. The shifts bring high bytes down to the bits a table uses. */
 static uint32_t hash_name(const char *s, size_t len)
@@ -42,16 +33,6 @@ static int sym_is(const resolver *rs, uint32_t s, const char *name, size_t len, 
     return rs->symhash[s] == h && rs->symlen[s] == len && memcmp(rs->syms[s], name, len) == 0;
 }
 
-const res_ent *resolve_get(const resolver *rs, const void *node)
-{
-    if (!rs->cap) return NULL;
-    size_t mask = rs->cap - 1;
-    for (size_t i = hash_ptr(node) & mask;; i = (i + 1) & mask) {
-        if (rs->ent[i].key == node) return &rs->ent[i];
-        if (!rs->ent[i].key) return NULL;
-    }
-}
-
 static res_ent *put_ent(eval_cx *cx, const void *node)
 {
     resolver *rs = &cx->rs;
@@ -61,7 +42,7 @@ static res_ent *put_ent(eval_cx *cx, const void *node)
         if (!ent) return NULL;
         for (size_t i = 0; i < rs->cap; i++) {
             if (!rs->ent[i].key) continue;
-            size_t j = hash_ptr(rs->ent[i].key) & (cap - 1);
+            size_t j = resolve_hash_ptr(rs->ent[i].key) & (cap - 1);
             while (ent[j].key) j = (j + 1) & (cap - 1);
             ent[j] = rs->ent[i];
         }
@@ -69,7 +50,7 @@ static res_ent *put_ent(eval_cx *cx, const void *node)
         rs->cap = cap;
     }
     size_t mask = rs->cap - 1;
-    size_t i = hash_ptr(node) & mask;
+    size_t i = resolve_hash_ptr(node) & mask;
     while (rs->ent[i].key && rs->ent[i].key != node) i = (i + 1) & mask;
     if (!rs->ent[i].key) rs->n++;
     rs->ent[i].key = node;

@@ -225,8 +225,6 @@ int eval_count_slow(eval_cx *cx, const ir_node *at)
     return 0;
 }
 
-/* num_cost() of a number whose parts take a limb each at most */
-#define NUM_COST_SMALL (eval_heap_cost(sizeof(val)) + 2 * eval_heap_cost(sizeof(mp_limb_t)))
 static inline size_t num_cost(const val *v)
 {
     size_t a = mpz_size(mpq_numref(v->u.q)), b = mpz_size(mpq_denref(v->u.q));
@@ -370,7 +368,7 @@ val *eval_num_any(eval_cx *cx, vkind kind)
 
 /* noinline: inlined into every arithmetic path, GCC 12 loses track of the mpq_t size and
  * warns falsely (-Wstringop-overflow). */
-__attribute__((noinline)) val *eval_num_finish(eval_cx *cx, val *r, int inexact)
+__attribute__((noinline)) val *eval_num_finish_slow(eval_cx *cx, val *r, int inexact)
 {
     if (r->kind == V_FLOAT) {
         int exact = 1;
@@ -1085,10 +1083,8 @@ int eval_iter_next(eval_cx *cx, eval_iter *it, val **out)
         return 1;
     }
     case V_RANGE: {
-        int64_t r = it->r;
-        if (v->u.rng.step > 0 ? r >= v->u.rng.stop : r <= v->u.rng.stop) return 0;
-        if (__builtin_add_overflow(r, v->u.rng.step, &it->r))
-            it->r = v->u.rng.step > 0 ? INT64_MAX : INT64_MIN;
+        int64_t r;
+        if (!eval_range_step(it, &r)) return 0;
         *out = eval_int_si(cx, (long)r);
         return *out ? 1 : -1;
     }

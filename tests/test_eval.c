@@ -430,6 +430,30 @@ static const struct {
       "10000000000.0 1e+16 9007199254740993.0\n" },
     { "print(-0.0 == 0, 0.1 * 0)",
       "True 0.0\n" },
+    /* machine-word arithmetic with an integer operand, and where a word no longer holds it */
+    { "print(1 - 0.25, 0.75 - 2, 3 * 0.125, -4 * 0.5, 0.5 * 0, 6 * 0.25, 0.375 + 5, 2 - 0.5 - 1.5)",
+      "0.75 -1.25 0.375 -2.0 0.0 1.5 5.375 0.0\n" },
+    { "print(2**61 + 2**61 + 2**61, (2**62 - 1) * 2, -(2**62) - 2**62, (2**62 + 1) * -(2**62 + 1), 3037000499 * 3037000500)",
+      "6917529027641081856 9223372036854775806 -9223372036854775808 -21267647932558653975684285001340289025 9223372033963249500\n" },
+    /* a range loop's variable is written in place only while nothing else holds it */
+    { "l = []\nfor i in range(3):\n    l.append(i)\nprint(l, i)",
+      "[0, 1, 2] 2\n" },
+    { "g = (i for i in range(4))\nprint(list(zip(g, g)))",
+      "[(0, 1), (2, 3)]\n" },
+    { "print(max((i * 2 for i in range(5)), key=lambda v: -v), sorted(i % 3 for i in range(6)))",
+      "0 [0, 0, 1, 1, 2, 2]\n" },
+    { "print([(i, j) for i in range(2) for j in range(i, 3)])",
+      "[(0, 0), (0, 1), (0, 2), (1, 1), (1, 2)]\n" },
+    { "fs = [lambda: i for i in range(3)]\nprint([f() for f in fs])",
+      "[2, 2, 2]\n" },
+    { "big = 2 ** 62\nprint([i - big for i in range(big - 2, big + 2)], sum(range(2 ** 63 - 3, 2 ** 63 - 1)))",
+      "[-2, -1, 0, 1] 18446744073709551611\n" },
+    { "d = {}\nfor k in range(5, 0, -2):\n    d[k] = k * 0.5\nprint(d, k)",
+      "{5: 2.5, 3: 1.5, 1: 0.5} 1\n" },
+    { "for i in range(3):\n    for i in range(10, 12):\n        pass\nprint(i)",
+      "11\n" },
+    { "t = 0\nfor i in range(4):\n    i += 10\n    t += i\nprint(t, i)",
+      "46 13\n" },
 };
 
 static void test_prints(void)
@@ -1459,6 +1483,15 @@ static void test_decimal_errors(void)
                  "TypeError", "function missing required argument 'exp' (pos 1)", 2, 0));
     CHECK(raises(DEC "x = D(1).is_zero(1)\n",
                  "TypeError", "Decimal.is_zero() takes no arguments (1 given)", 2, 0));
+    /* the binder datetime's constructors share (PyArg_ParseTupleAndKeywords, no name) */
+    CHECK(raises(DEC "x = D(1).is_zero(x=1)\n",
+                 "TypeError", "Decimal.is_zero() takes no keyword arguments", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(a=1, b=2, c=3, d=4)\n",
+                 "TypeError", "function takes at most 3 keyword arguments (4 given)", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(foo=1)\n",
+                 "TypeError", "function missing required argument 'exp' (pos 1)", 2, 0));
+    CHECK(raises(DEC "x = D(1).quantize(D(1), foo=1)\n",
+                 "TypeError", "'foo' is an invalid keyword argument for this function", 2, 0));
     CHECK(raises(DEC "getcontext().prec = 0\n",
                  "ValueError", "valid range for prec is [1, MAX_PREC]", 2, 0));
     CHECK(raises(DEC "getcontext().prec = 1.5\n",

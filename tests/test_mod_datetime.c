@@ -165,6 +165,9 @@ static const dt_case cases[] = {
     { "from datetime import timedelta\n"
       "timedelta(foo=1)\n",
       "TypeError: 'foo' is an invalid keyword argument for __new__()\n" },
+    { "from datetime import datetime\n"
+      "datetime(2020, 1, 1, foo=1)\n",
+      "TypeError: 'foo' is an invalid keyword argument for this function\n" },
     { "from datetime import timedelta\n"
       "timedelta(days=1000000000)\n",
       "OverflowError: days=1000000000; must have magnitude <= 999999999\n" },
