@@ -111,39 +111,49 @@ static void put_u64(unsigned char *p, uint64_t v)
 }
 
 /* Each field: a kind byte, then for bytes an 8-byte big-endian length and the bytes, for an
- * integer its 8 bytes big-endian two's complement. Absent and empty differ by kind. */
+ * integer its 8 bytes big-endian two's complement. Absent and empty differ by kind. The size
+ * is summed first and the buffer grown once: verify encodes every record. */
 enum { ENC_ABSENT = 0, ENC_BYTES = 1, ENC_INT = 2 };
 
-static cr_code enc_bytes(cr_buf *out, const char *p, size_t len)
+static unsigned char *enc_bytes(unsigned char *p, const char *s, size_t len)
 {
-    unsigned char h[9] = { ENC_ABSENT };
-    if (!p) return cr_buf_put(out, h, 1);
-    h[0] = ENC_BYTES;
-    put_u64(h + 1, len);
-    cr_code rc = cr_buf_put(out, h, sizeof h);
-    return rc != CR_OK ? rc : cr_buf_put(out, p, len);
+    if (!s) {
+        *p = ENC_ABSENT;
+        return p + 1;
+    }
+    *p = ENC_BYTES;
+    put_u64(p + 1, len);
+    if (len) memcpy(p + 9, s, len);
+    return p + 9 + len;
 }
 
-static cr_code enc_int(cr_buf *out, int64_t v)
+static unsigned char *enc_int(unsigned char *p, int64_t v)
 {
-    unsigned char h[9] = { ENC_INT };
-    put_u64(h + 1, (uint64_t)v);
-    return cr_buf_put(out, h, sizeof h);
+    *p = ENC_INT;
+    put_u64(p + 1, (uint64_t)v);
+    return p + 9;
 }
 
 cr_code audit_encode(const audit_record *r, uint64_t seq, cr_buf *out)
 {
-    /* format version (4 bytes), seq (8), field count (4), all big-endian */
-    unsigned char head[16];
-    put_u64(head, ((uint64_t)AUDIT_FORMAT_VERSION << 32) | (seq >> 32));
-    put_u64(head + 8, (seq << 32) | AUDIT_NFIELDS);
-    cr_code rc = cr_buf_put(out, head, sizeof head);
-#define S(f) if (rc == CR_OK) rc = enc_bytes(out, r->f, r->f##_len);
-#define I(f) if (rc == CR_OK) rc = enc_int(out, r->f);
+    size_t n = 16;
+#define S(f) n += r->f ? 9 + r->f##_len : 1;
+#define I(f) n += 9;
     AUDIT_FIELDS(S, I)
 #undef S
 #undef I
-    return rc;
+    unsigned char *p = (unsigned char *)cr_buf_extend(out, n);
+    if (!p) return CR_ENOMEM;
+    /* format version (4 bytes), seq (8), field count (4), all big-endian */
+    put_u64(p, ((uint64_t)AUDIT_FORMAT_VERSION << 32) | (seq >> 32));
+    put_u64(p + 8, (seq << 32) | AUDIT_NFIELDS);
+    p += 16;
+#define S(f) p = enc_bytes(p, r->f, r->f##_len);
+#define I(f) p = enc_int(p, r->f);
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    return CR_OK;
 }
 
 void audit_chain_hash(const uint8_t prev[AUDIT_HASH_LEN], const void *enc, size_t len,

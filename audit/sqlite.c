@@ -207,9 +207,34 @@ static cr_code sq_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *
     return rc;
 }
 
-static void col_str(sqlite3_stmt *st, int i, const char **p, size_t *len)
+/* The storage class each selected column must have, in SELECT order: what the INSERT above
+ * binds. Reads convert silently (text into an integer, a blob into text), so a value of
+ * another class could hash like the genuine one; verify refuses it instead. */
+static const unsigned char col_class[] = {
+    SQLITE_INTEGER, SQLITE_INTEGER,
+#define S(f) SQLITE_TEXT,
+#define I(f) SQLITE_INTEGER,
+    AUDIT_FIELDS(S, I)
+#undef S
+#undef I
+    SQLITE_BLOB, SQLITE_BLOB,
+};
+
+/* Column i's storage class, checked against col_class (the first mismatch goes into bad). */
+static int col_type(sqlite3_stmt *st, int i, char *bad, size_t n)
 {
-    if (sqlite3_column_type(st, i) == SQLITE_NULL) {
+    static const char *const names[] = { "?", "an integer", "a real", "text", "a blob", "NULL" };
+    int t = sqlite3_column_type(st, i);
+    /* Absent strings are NULL; nothing else may be. */
+    if (t != col_class[i] && !(t == SQLITE_NULL && col_class[i] == SQLITE_TEXT) && !bad[0])
+        snprintf(bad, n, "column %s holds %s, expected %s", sqlite3_column_name(st, i),
+                 names[t], names[col_class[i]]);
+    return t;
+}
+
+static void col_str(sqlite3_stmt *st, int i, int type, const char **p, size_t *len)
+{
+    if (type == SQLITE_NULL) {
         *p = NULL;
         *len = 0;
         return;
@@ -226,33 +251,6 @@ static void col_hash(sqlite3_stmt *st, int i, uint8_t out[AUDIT_HASH_LEN], size_
     *len = (size_t)sqlite3_column_bytes(st, i);
     memset(out, 0, AUDIT_HASH_LEN);
     if (b) memcpy(out, b, *len < AUDIT_HASH_LEN ? *len : AUDIT_HASH_LEN);
-}
-
-/* The storage class each selected column must have, in SELECT order: what the INSERT above
- * binds. Reads convert silently (text into an integer, a blob into text), so a value of
- * another class could hash like the genuine one; verify refuses it instead. */
-static const unsigned char col_class[] = {
-    SQLITE_INTEGER, SQLITE_INTEGER,
-#define S(f) SQLITE_TEXT,
-#define I(f) SQLITE_INTEGER,
-    AUDIT_FIELDS(S, I)
-#undef S
-#undef I
-    SQLITE_BLOB, SQLITE_BLOB,
-};
-
-static void check_classes(sqlite3_stmt *st, char *bad, size_t n)
-{
-    static const char *const names[] = { "?", "an integer", "a real", "text", "a blob", "NULL" };
-    bad[0] = '\0';
-    for (int i = 0; i < (int)sizeof col_class; i++) {
-        int t = sqlite3_column_type(st, i);
-        /* Absent strings are NULL; nothing else may be. */
-        if (t == col_class[i] || (t == SQLITE_NULL && col_class[i] == SQLITE_TEXT)) continue;
-        snprintf(bad, n, "column %s holds %s, expected %s", sqlite3_column_name(st, i),
-                 names[t], names[col_class[i]]);
-        return;
-    }
 }
 
 /* 1 on a row, 0 at the end, -1 with err filled. */
@@ -272,15 +270,21 @@ static int sq_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
     sqlite3_stmt *st = it->state;
     audit_record *r = &e->rec;
     int i = 0;
-    check_classes(st, e->bad, sizeof e->bad);
+    char *bad = e->bad;
+    size_t nb = sizeof e->bad;
+    bad[0] = '\0';
+    col_type(st, i, bad, nb);
     e->seq = (uint64_t)sqlite3_column_int64(st, i++);
+    col_type(st, i, bad, nb);
     e->format = sqlite3_column_int64(st, i++);
-#define S(f) col_str(st, i++, &r->f, &r->f##_len);
-#define I(f) r->f = sqlite3_column_int64(st, i++);
+#define S(f) col_str(st, i, col_type(st, i, bad, nb), &r->f, &r->f##_len), i++;
+#define I(f) col_type(st, i, bad, nb), r->f = sqlite3_column_int64(st, i++);
     AUDIT_FIELDS(S, I)
 #undef S
 #undef I
+    col_type(st, i, bad, nb);
     col_hash(st, i++, e->prev_hash, &e->prev_hash_len);
+    col_type(st, i, bad, nb);
     col_hash(st, i++, e->hash, &e->hash_len);
     return 1;
 }

@@ -184,6 +184,7 @@ void cr_buf_reset(cr_buf *b)
 
 static cr_code buf_reserve(cr_buf *b, size_t extra)
 {
+    if (extra > SIZE_MAX - b->len - 1) return CR_ENOMEM;
     if (b->len + extra + 1 <= b->cap) return CR_OK;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < b->len + extra + 1) {
@@ -212,6 +213,15 @@ cr_code cr_buf_put(cr_buf *b, const void *data, size_t len)
     if (rc == CR_ELIMIT) b->len = cr_utf8_cut(b->p, b->len);
     b->p[b->len] = '\0';
     return rc;
+}
+
+char *cr_buf_extend(cr_buf *b, size_t n)
+{
+    if (b->max || buf_reserve(b, n) != CR_OK) return NULL;
+    char *at = b->p + b->len;
+    b->len += n;
+    b->p[b->len] = '\0';
+    return at;
 }
 
 cr_code cr_buf_putc(cr_buf *b, char c) { return cr_buf_put(b, &c, 1); }

@@ -53,6 +53,10 @@ cr_code cr_buf_put(cr_buf *b, const void *data, size_t len);
 cr_code cr_buf_putc(cr_buf *b, char c);
 cr_code cr_buf_puts(cr_buf *b, const char *s);
 cr_code cr_buf_printf(cr_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* n more bytes at the end of an unbounded buffer (max 0), for the caller to fill: one
+ * reservation where a writer knows the size beforehand. NULL without memory (or when the
+ * buffer has a bound, which this cannot honour). */
+char *cr_buf_extend(cr_buf *b, size_t n);
 /* Hands `p` to the caller (malloc'd; "" when empty) and leaves the buffer empty. */
 char *cr_buf_take(cr_buf *b, size_t *len);
 
