@@ -85,8 +85,9 @@ check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
 
 # ThreadSanitizer on the shared-engine test, then on serve (tests/test_serve.sh and the bench's
-# SIGTERM under load: concurrent clients, /metrics, drain). The sandbox tiers stay out: their
-# clone() is more than the runtime follows. A report from any process fails the target.
+# SIGTERM under load: concurrent clients, /metrics, drain) and mcp (its reader thread and
+# cancellations). The sandbox tiers stay out: their clone() is more than the runtime follows.
+# A report from any process fails the target.
 # clang's runtime: gcc 12's libtsan dies at start-up on this kernel's address layout.
 TSAN_REPORTS := build/tsan/reports
 check-tsan:
@@ -96,6 +97,7 @@ check-tsan:
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report; \
 	BUILD=build/tsan sh tests/test_serve.sh || rc=1; \
+	BUILD=build/tsan CR_TEST_NO_SANDBOX=1 sh tests/test_mcp.sh || rc=1; \
 	build/tsan/bench/bench_serve build/tsan/calc-route 1 drain || rc=1; \
 	for f in $(TSAN_REPORTS)/report.*; do [ -e "$$f" ] && cat "$$f" && rc=1; done; exit $$rc
 
