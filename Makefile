@@ -95,9 +95,10 @@ check-tsan:
 	    build/tsan/calc-route build/tsan/calc-audit build/tsan/bench/bench_serve
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
-	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report; \
-	BUILD=build/tsan sh tests/test_serve.sh || rc=1; \
-	BUILD=build/tsan CR_TEST_NO_SANDBOX=1 sh tests/test_mcp.sh || rc=1; \
+	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report CR_TEST_NO_SANDBOX=1 \
+	    BUILD=build/tsan; \
+	sh tests/test_serve.sh || rc=1; \
+	sh tests/test_mcp.sh || rc=1; \
 	build/tsan/bench/bench_serve build/tsan/calc-route 1 drain || rc=1; \
 	for f in $(TSAN_REPORTS)/report.*; do [ -e "$$f" ] && cat "$$f" && rc=1; done; exit $$rc
 
