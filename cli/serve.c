@@ -390,6 +390,18 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
     if (atomic_load(&s->open) > s->connections)
         return fail(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                     "too many connections at once: try again");
+    if (r->route == R_HEALTHZ || r->route == R_METRICS) return MHD_YES;   /* on_body_done() */
+    const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > s->max_body) return too_large(s, c, r);
+    return MHD_YES;
+}
+
+/* An answer queued at the first call, before the (empty) body is read, makes libmicrohttpd
+ * close the connection after it: errors only; GETs come here, so a kept-alive probe or scraper
+ * keeps its connection. */
+static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
+{
     if (r->route == R_HEALTHZ)
         return queue(s, c, r, MHD_HTTP_OK, json_body(strdup("{\"status\":\"ok\"}")),
                      "application/json");
@@ -400,14 +412,6 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
                                                             MHD_RESPMEM_MUST_FREE) : NULL,
                      "text/plain; version=0.0.4; charset=utf-8");
     }
-    const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > s->max_body) return too_large(s, c, r);
-    return MHD_YES;
-}
-
-static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
-{
     if (r->route == R_BATCH) {
         batch *b = calloc(1, sizeof *b);
         if (!b) return MHD_NO;

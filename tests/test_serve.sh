@@ -151,6 +151,9 @@ calcroute_in_flight 1
 calcroute_connections 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
 expect metrics-histogram 'calcroute_http_request_duration_seconds_count{route="/v1/batch"} 3' \
     "$(grep '^calcroute_http_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
+# The GETs keep their connection (a probe or a scraper reuses it): one connect for two.
+expect get-keep-alive "1 0 " "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' \
+    "$url/healthz" "$url/metrics")"
 kill -TERM "$main_pid"
 wait "$main_pid"
 expect main-exit 0 "$?"
