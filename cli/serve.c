@@ -574,8 +574,8 @@ static int read_token(server *s, const char *path)
     return 0;
 }
 
-/* Waits until no request is under way and no connection is open, or CR_SERVE_LINGER_MS have
- * passed since it began with none under way. Every answer given while stopping closes its
+/* Waits until no request is under way and no connection is open, or until no request is under
+ * way once CR_SERVE_LINGER_MS have passed since it began. Every answer given while stopping closes its
  * connection, so the clients that were busy go at once; one idle on a kept-alive connection may
  * have sent a request that crossed the stop, which the wait lets in to be answered 503 (when
  * it comes later, it meets a closed connection, unread and not run). A byte more on stop_fd (a

@@ -23,8 +23,9 @@ typedef struct {
 /* Connections past --connections that are answered 503 (and closed); past these, one is
  * closed as soon as it is accepted. */
 #define CR_SERVE_OVERFLOW 16u
-/* Stopping, once nothing is under way: how long connections still open are kept (at most),
- * so that a request already on its way on one is answered 503 rather than cut off unread. */
+/* Stopping: how long from the signal connections still open are kept at most once nothing is
+ * under way, so that a request already on its way on one is answered 503 rather than cut off
+ * unread. */
 #define CR_SERVE_LINGER_MS 500
 
 /* Sets option `name` (listen, listen-public, token-file, connections, max-body) from `value`;
