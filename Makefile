@@ -86,11 +86,23 @@ test: all
 check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
 
-# ThreadSanitizer on the shared-engine test (the sandbox forks, so it stays out of this one).
+# ThreadSanitizer on the shared-engine test, then on serve (tests/test_serve.sh and the bench's
+# SIGTERM under load: concurrent clients, /metrics, drain) and mcp (its reader thread and
+# cancellations). The sandbox tiers stay out: their clone() is more than the runtime follows.
+# A report from any process fails the target.
 # clang's runtime: gcc 12's libtsan dies at start-up on this kernel's address layout.
+TSAN_REPORTS := build/tsan/reports
 check-tsan:
-	$(MAKE) CC=clang WERROR= B=build/tsan SAN='-fsanitize=thread' CFLAGS='-O1 -g' build/tsan/tests/test_threads
+	$(MAKE) CC=clang WERROR= B=build/tsan SAN='-fsanitize=thread' CFLAGS='-O1 -g' build/tsan/tests/test_threads \
+	    build/tsan/calc-route build/tsan/calc-audit build/tsan/bench/bench_serve
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
+	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report CR_TEST_NO_SANDBOX=1 \
+	    BUILD=build/tsan; \
+	sh tests/test_serve.sh || rc=1; \
+	sh tests/test_mcp.sh || rc=1; \
+	build/tsan/bench/bench_serve build/tsan/calc-route 1 drain || rc=1; \
+	for f in $(TSAN_REPORTS)/report.*; do [ -e "$$f" ] && cat "$$f" && rc=1; done; exit $$rc
 
 bench: all $(BENCH_BIN)
 	@bench/run.sh $(B)

@@ -1,9 +1,12 @@
 /* cli/mcp.c: `calc-route mcp`, the Model Context Protocol's stdio transport (one JSON-RPC 2.0
  * message a line, no embedded newlines) over one engine, so that a warm pool and the ledger
- * live as long as the agent's session. Requests are answered one at a time, in order. */
+ * live as long as the agent's session. Requests are answered one at a time, in order, on the
+ * calling thread; a reader thread takes the input meanwhile, so that a notifications/cancelled
+ * reaches the request it names while that one runs or waits. */
 #include "cli/mcp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -102,12 +105,35 @@ static const struct {
       "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}" },
 };
 
+/* A message read and waiting to be handled. */
+typedef struct item {
+    struct item *next;
+    json_t *msg;              /* NULL: a line that is not one, answered with code and why */
+    int code;
+    char *why;
+    char *id;                 /* msg's id as compact JSON, for a cancellation; NULL: none */
+} item;
+
+/* At most this many messages wait; the reader reads on when one is taken (the pipe holds the
+ * rest, as it did before there was a reader). */
+#define QUEUE_MAX 64
+
 typedef struct {
     cr_engine *engine;
     cr_line_defaults defaults;
-    int out_fd, write_failed;
+    int in_fd, out_fd, stop_fd, write_failed;
     const char *version;      /* negotiated by initialize; NULL before */
     json_t *tool_list;        /* tools/list's result, built once */
+    /* Shared with the reader, under lock: */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* an item queued or taken, the reader done, or quit */
+    item *head, **tail;
+    size_t queued;
+    int reader_done;          /* end of input, a read error, or stop_fd readable */
+    int quit;                 /* the server is ending: the reader stops */
+    char *running;            /* the tools/call under way: its id as compact JSON; NULL */
+    int cancelled;            /* and it was cancelled: the engine was interrupted */
+    int wake[2];              /* quit wakes the reader's poll through this */
 } server;
 
 static json_t *rpc_error(json_t *id, int code, const char *message, json_t *data)
@@ -456,8 +482,25 @@ static json_t *handle(server *s, json_t *msg, int in_batch)
         if (args && !json_is_object(args))
             return rpc_error(id, RPC_PARAMS, "arguments must be an object", NULL);
         json_t *none = args ? NULL : json_object();
+        char *running = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+        pthread_mutex_lock(&s->lock);
+        s->running = running;
+        pthread_mutex_unlock(&s->lock);
         r = call_tool(s, (enum tool)t, args ? args : none);
         json_decref(none);
+        pthread_mutex_lock(&s->lock);
+        int cancelled = s->cancelled;
+        s->running = NULL;
+        s->cancelled = 0;
+        /* The interrupt is the engine's until resumed; taken back here, under the lock the
+         * reader interrupts under, so it cannot reach the next request. */
+        if (cancelled) cr_engine_resume(s->engine);
+        pthread_mutex_unlock(&s->lock);
+        free(running);
+        if (cancelled) {   /* not answered, as the protocol asks */
+            json_decref(r);
+            return NULL;
+        }
         if (!r) return rpc_error(id, RPC_INTERNAL, "out of memory", NULL);
     } else {
         char msg[160];
@@ -469,16 +512,13 @@ static json_t *handle(server *s, json_t *msg, int in_batch)
     return a;
 }
 
-static void handle_line(server *s, const char *line, size_t n)
+/* One message read: answered, or (a batch of notifications, a cancelled request) not. */
+static void handle_item(server *s, item *it)
 {
-    json_error_t jerr;
-    json_t *msg = json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr);
-    json_t *reply = NULL;
-    if (!msg) {
-        char why[200];
-        snprintf(why, sizeof why, "parse error: %s (column %d)", jerr.text, jerr.column);
-        reply = rpc_error(NULL, RPC_PARSE, why, NULL);
-    } else if (json_is_array(msg)) {
+    json_t *msg = it->msg, *reply = NULL;
+    if (!msg)
+        reply = rpc_error(NULL, it->code, it->why ? it->why : "out of memory", NULL);
+    else if (json_is_array(msg)) {
         /* JSON-RPC batches: in the one revision that has them, else refused whole. */
         if (!s->version || strcmp(s->version, BATCH_VERSION) != 0) {
             char why[160];
@@ -504,53 +544,117 @@ static void handle_line(server *s, const char *line, size_t n)
         reply = handle(s, msg, 0);
     if (reply) send_message(s, reply);
     json_decref(reply);
-    json_decref(msg);
 }
 
-int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
-                 cr_code (*defaults)(cr_request *, cr_error *))
+static void item_free(item *it)
 {
-    server s = { engine, defaults, out_fd, 0, NULL, build_tool_list() };
-    /* A line is gathered in buf; past the limit the rest of it is read and dropped. */
+    if (!it) return;
+    json_decref(it->msg);
+    free(it->why);
+    free(it->id);
+    free(it);
+}
+
+/* ---- the reader ------------------------------------------------------------------------- */
+
+/* notifications/cancelled for ID (compact JSON): the request under way with that id is
+ * interrupted (the engine runs one request at a time here, so only that one ends), or a
+ * waiting one dropped; an id neither has (answered already, or never sent) changes nothing. A
+ * cancellation inside a batch is an ordinary notification, and a batch's requests are not
+ * dropped one by one: its running one is interrupted all the same. Under s->lock. */
+static void cancel(server *s, const char *id)
+{
+    if (s->running && strcmp(s->running, id) == 0) {
+        if (!s->cancelled) cr_engine_interrupt(s->engine);
+        s->cancelled = 1;
+        return;
+    }
+    for (item **p = &s->head; *p; p = &(*p)->next)
+        if ((*p)->id && strcmp((*p)->id, id) == 0) {
+            item *it = *p;
+            *p = it->next;
+            if (!*p) s->tail = p;
+            s->queued--;
+            item_free(it);
+            return;
+        }
+}
+
+/* A line read (or, line NULL, one past the limit): parsed here, so that a cancellation acts
+ * at once; anything else waits its turn. */
+static void take_line(server *s, const char *line, size_t n)
+{
+    item *it = calloc(1, sizeof *it);
+    if (!it) return;   /* dropped unanswered: the protocol has no way to say which */
+    json_error_t jerr;
+    char why[200];
+    it->msg = line ? json_loadb(line, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &jerr) : NULL;
+    json_t *id = json_object_get(it->msg, "id");
+    if (!line) {
+        snprintf(why, sizeof why, "request line longer than %u bytes", CR_MCP_MAX_LINE);
+        it->code = RPC_INVALID;
+        it->why = strdup(why);
+    } else if (!it->msg) {
+        snprintf(why, sizeof why, "parse error: %s (column %d)", jerr.text, jerr.column);
+        it->code = RPC_PARSE;
+        it->why = strdup(why);
+    } else if (json_is_string(id) || json_is_integer(id))
+        it->id = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
+    const char *method = json_string_value(json_object_get(it->msg, "method"));
+    json_t *target = json_object_get(json_object_get(it->msg, "params"), "requestId");
+    char *cancel_id = !id && method && strcmp(method, "notifications/cancelled") == 0 &&
+                      (json_is_string(target) || json_is_integer(target))
+                      ? json_dumps(target, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    pthread_mutex_lock(&s->lock);
+    if (cancel_id) {
+        cancel(s, cancel_id);
+        item_free(it);   /* a notification: nothing more to do or answer */
+    } else {
+        while (s->queued >= QUEUE_MAX && !s->quit) pthread_cond_wait(&s->changed, &s->lock);
+        *s->tail = it;
+        s->tail = &it->next;
+        s->queued++;
+        pthread_cond_broadcast(&s->changed);
+    }
+    pthread_mutex_unlock(&s->lock);
+    free(cancel_id);
+}
+
+/* Reads lines until the end of input, stop_fd or quit; a line past CR_MCP_MAX_LINE is read
+ * to its end and dropped, answered with an error. */
+static void *reader_main(void *arg)
+{
+    server *s = arg;
     size_t cap = 65536, len = 0;
     char *buf = malloc(cap);
-    int too_long = 0, done = 0;
-    if (!buf || !s.tool_list) {
-        free(buf);
-        json_decref(s.tool_list);
-        return 5;
-    }
-    while (!done && !s.write_failed) {
+    int too_long = 0;
+    while (buf) {
         if (len == cap && cap <= CR_MCP_MAX_LINE) {
             char *b = realloc(buf, cap * 2);
             if (!b) too_long = 1, len = 0;
             else buf = b, cap *= 2;
         }
-        struct pollfd p[2] = { { in_fd, POLLIN, 0 }, { stop_fd, POLLIN, 0 } };
-        if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+        struct pollfd p[3] = { { s->in_fd, POLLIN, 0 }, { s->wake[0], POLLIN, 0 },
+                               { s->stop_fd, POLLIN, 0 } };
+        if (poll(p, 3, -1) < 0) {
             if (errno == EINTR) continue;
             break;
         }
-        if (p[1].revents) break;
-        ssize_t k = read(in_fd, buf + len, cap - len);
+        if (p[1].revents || p[2].revents) break;
+        ssize_t k = read(s->in_fd, buf + len, cap - len);
         if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-        if (k <= 0) {
-            done = 1;   /* a last line without its newline is still a message */
-            if (len && !too_long) handle_line(&s, buf, len);
+        if (k <= 0) {   /* a last line without its newline is still a message */
+            if (len && !too_long) take_line(s, buf, len);
             break;
         }
         size_t start = 0, end = len + (size_t)k;
         for (char *nl; (nl = memchr(buf + len, '\n', end - len)); len = start) {
             size_t n = (size_t)(nl - buf) - start;
             if (too_long || n > CR_MCP_MAX_LINE) {
-                char why[80];
-                snprintf(why, sizeof why, "request line longer than %u bytes", CR_MCP_MAX_LINE);
-                json_t *r = rpc_error(NULL, RPC_INVALID, why, NULL);
-                send_message(&s, r);
-                json_decref(r);
+                take_line(s, NULL, 0);
                 too_long = 0;
             } else if (n && !(n == 1 && buf[start] == '\r'))
-                handle_line(&s, buf + start, n && buf[start + n - 1] == '\r' ? n - 1 : n);
+                take_line(s, buf + start, n && buf[start + n - 1] == '\r' ? n - 1 : n);
             start = (size_t)(nl - buf) + 1;
         }
         len = end;
@@ -564,6 +668,70 @@ int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
         }
     }
     free(buf);
+    pthread_mutex_lock(&s->lock);
+    s->reader_done = 1;
+    pthread_cond_broadcast(&s->changed);
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+static int stop_requested(int stop_fd)
+{
+    struct pollfd p = { stop_fd, POLLIN, 0 };
+    return stop_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
+                 cr_code (*defaults)(cr_request *, cr_error *))
+{
+    server s = { .engine = engine, .defaults = defaults, .in_fd = in_fd, .out_fd = out_fd,
+                 .stop_fd = stop_fd, .tool_list = build_tool_list(), .wake = { -1, -1 } };
+    s.tail = &s.head;
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.changed, NULL);
+    /* The reader takes no signal: the caller's handler runs on this thread. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_t reader;
+    int started = 0;
+    if (s.tool_list && pipe2(s.wake, O_CLOEXEC) == 0) {
+        pthread_sigmask(SIG_BLOCK, &block, &old);
+        started = pthread_create(&reader, NULL, reader_main, &s) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    while (started && !s.write_failed) {
+        pthread_mutex_lock(&s.lock);
+        while (!s.head && !s.reader_done) pthread_cond_wait(&s.changed, &s.lock);
+        item *it = s.head;
+        if (it && !(s.head = it->next)) s.tail = &s.head;
+        if (it) s.queued--;
+        pthread_cond_broadcast(&s.changed);
+        pthread_mutex_unlock(&s.lock);
+        if (!it || stop_requested(stop_fd)) {
+            item_free(it);
+            break;
+        }
+        handle_item(&s, it);
+        item_free(it);
+    }
+    if (started) {
+        pthread_mutex_lock(&s.lock);
+        s.quit = 1;
+        pthread_cond_broadcast(&s.changed);
+        pthread_mutex_unlock(&s.lock);
+        (void)!write(s.wake[1], "", 1);
+        pthread_join(reader, NULL);
+    }
+    while (s.head) {
+        item *it = s.head;
+        s.head = it->next;
+        item_free(it);
+    }
+    if (s.wake[0] >= 0) close(s.wake[0]), close(s.wake[1]);
+    pthread_cond_destroy(&s.changed);
+    pthread_mutex_destroy(&s.lock);
     json_decref(s.tool_list);
-    return s.write_failed ? 5 : 0;
+    return !started ? 5 : s.write_failed ? 5 : 0;
 }

@@ -162,11 +162,17 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-static enum MHD_Result queue(struct MHD_Connection *c, request *r, unsigned code,
+static enum MHD_Result queue(server *s, struct MHD_Connection *c, request *r, unsigned code,
                              struct MHD_Response *resp, const char *type)
 {
     if (!resp) return MHD_NO;   /* out of memory: the connection is closed */
     mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    /* A body left unread, or a service stopping: the connection is not reused (a client
+     * that sent another request on it would meet a service that no longer answers; it
+     * connects again and is refused instead). */
+    if (code == MHD_HTTP_CONTENT_TOO_LARGE || code == MHD_HTTP_SERVICE_UNAVAILABLE ||
+        atomic_load(&s->draining))
+        mhd.add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     r->code = code;
     enum MHD_Result ok = mhd.queue_response(c, code, resp);
     mhd.destroy_response(resp);
@@ -189,7 +195,7 @@ static struct MHD_Response *json_body(char *text)
 
 /* An error in --json's error shape: {"id":null,"status":...,"error":{type, message, line,
  * col}}. */
-static enum MHD_Result fail(struct MHD_Connection *c, request *r, unsigned code,
+static enum MHD_Result fail(server *s, struct MHD_Connection *c, request *r, unsigned code,
                             const char *status, const char *message)
 {
     struct MHD_Response *resp = json_body(cr_line_error(NULL, status, "HTTPError", message,
@@ -199,10 +205,7 @@ static enum MHD_Result fail(struct MHD_Connection *c, request *r, unsigned code,
     if (resp && code == MHD_HTTP_METHOD_NOT_ALLOWED)
         mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
                                 r->route <= R_BATCH ? "POST" : "GET");
-    /* A body left unread, or a service stopping: the connection is not reused. */
-    if (resp && (code == MHD_HTTP_CONTENT_TOO_LARGE || code == MHD_HTTP_SERVICE_UNAVAILABLE))
-        mhd.add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
-    return queue(c, r, code, resp, "application/json");
+    return queue(s, c, r, code, resp, "application/json");
 }
 
 /* The bearer token, compared as hashes in constant time: neither its bytes nor its length
@@ -357,7 +360,7 @@ static enum MHD_Result too_large(server *s, struct MHD_Connection *c, request *r
 {
     char why[96];
     snprintf(why, sizeof why, "a request body is at most %zu bytes", s->max_body);
-    return fail(c, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", why);
+    return fail(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", why);
 }
 
 /* The first call for a request: what can be answered from its headers alone. MHD_YES with
@@ -370,41 +373,45 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
               strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     char why[160];
     if (r->route == R_OTHER)
-        return fail(c, r, MHD_HTTP_NOT_FOUND, "not_found",
+        return fail(s, c, r, MHD_HTTP_NOT_FOUND, "not_found",
                     "no such path: POST /v1/run, /v1/explain, /v1/batch; GET /healthz, "
                     "/metrics");
     if (r->route <= R_BATCH ? !post : !get) {
         snprintf(why, sizeof why, "%s takes %s, not %.40s", route_names[r->route],
                  r->route <= R_BATCH ? "POST" : "GET", method);
-        return fail(c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", why);
+        return fail(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", why);
     }
     if (r->route != R_HEALTHZ && !authorized(s, c))
-        return fail(c, r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+        return fail(s, c, r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
                     "a valid bearer token is wanted (Authorization: Bearer TOKEN)");
     if (atomic_load(&s->draining))
-        return fail(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+        return fail(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                     "the service is stopping");
     if (atomic_load(&s->open) > s->connections)
-        return fail(c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
+        return fail(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
                     "too many connections at once: try again");
-    if (r->route == R_HEALTHZ)
-        return queue(c, r, MHD_HTTP_OK, json_body(strdup("{\"status\":\"ok\"}")),
-                     "application/json");
-    if (r->route == R_METRICS) {
-        char *text = metrics_text(s);
-        return queue(c, r, MHD_HTTP_OK,
-                     text ? mhd.create_response_from_buffer(strlen(text), text,
-                                                            MHD_RESPMEM_MUST_FREE) : NULL,
-                     "text/plain; version=0.0.4; charset=utf-8");
-    }
+    if (r->route == R_HEALTHZ || r->route == R_METRICS) return MHD_YES;   /* on_body_done() */
     const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > s->max_body) return too_large(s, c, r);
     return MHD_YES;
 }
 
+/* An answer queued at the first call, before the (empty) body is read, makes libmicrohttpd
+ * close the connection after it: errors only; GETs come here, so a kept-alive probe or scraper
+ * keeps its connection. */
 static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
 {
+    if (r->route == R_HEALTHZ)
+        return queue(s, c, r, MHD_HTTP_OK, json_body(strdup("{\"status\":\"ok\"}")),
+                     "application/json");
+    if (r->route == R_METRICS) {
+        char *text = metrics_text(s);
+        return queue(s, c, r, MHD_HTTP_OK,
+                     text ? mhd.create_response_from_buffer(strlen(text), text,
+                                                            MHD_RESPMEM_MUST_FREE) : NULL,
+                     "text/plain; version=0.0.4; charset=utf-8");
+    }
     if (r->route == R_BATCH) {
         batch *b = calloc(1, sizeof *b);
         if (!b) return MHD_NO;
@@ -414,7 +421,7 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
                                                                       batch_read, b,
                                                                       batch_free);
         if (!resp) batch_free(b);
-        return queue(c, r, MHD_HTTP_OK, resp, "application/x-ndjson");
+        return queue(s, c, r, MHD_HTTP_OK, resp, "application/x-ndjson");
     }
     cr_line_info info;
     char *text = cr_line_result(s->engine, r->body ? r->body : "", r->len, NULL,
@@ -423,7 +430,7 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
     unsigned code = info.outcome == CR_LINE_BAD ? MHD_HTTP_BAD_REQUEST
                   : info.outcome == CR_LINE_ENGINE ? MHD_HTTP_INTERNAL_SERVER_ERROR
                   : MHD_HTTP_OK;
-    return queue(c, r, code, json_body(text), "application/json");
+    return queue(s, c, r, code, json_body(text), "application/json");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -567,15 +574,21 @@ static int read_token(server *s, const char *path)
     return 0;
 }
 
-/* Waits until no request is under way; a byte more on stop_fd (a second signal) ends the runs
- * under way, which are then answered as interrupted. */
+/* Waits until no request is under way and no connection is open, or until no request is under
+ * way once CR_SERVE_LINGER_MS have passed since it began. Every answer given while stopping closes its
+ * connection, so the clients that were busy go at once; one idle on a kept-alive connection may
+ * have sent a request that crossed the stop, which the wait lets in to be answered 503 (when
+ * it comes later, it meets a closed connection, unread and not run). A byte more on stop_fd (a
+ * second signal) ends the runs under way, which are then answered as interrupted. */
 static void drain(server *s, int stop_fd)
 {
+    struct timespec begun;
+    clock_gettime(CLOCK_MONOTONIC, &begun);
     pthread_mutex_lock(&s->lock);
-    while (s->in_flight) {
+    while (s->in_flight || (atomic_load(&s->open) && since(&begun) * 1e3 < CR_SERVE_LINGER_MS)) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 100000000;
+        until.tv_nsec += s->in_flight ? 100000000 : 10000000;
         if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
         pthread_cond_timedwait(&s->idle, &s->lock, &until);
         char byte;

@@ -23,6 +23,10 @@ typedef struct {
 /* Connections past --connections that are answered 503 (and closed); past these, one is
  * closed as soon as it is accepted. */
 #define CR_SERVE_OVERFLOW 16u
+/* Stopping: how long from the signal connections still open are kept at most once nothing is
+ * under way, so that a request already on its way on one is answered 503 rather than cut off
+ * unread. */
+#define CR_SERVE_LINGER_MS 500
 
 /* Sets option `name` (listen, listen-public, token-file, connections, max-body) from `value`;
  * 0, or -1 with the reason in why. */

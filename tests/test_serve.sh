@@ -2,7 +2,8 @@
 # calc-route serve over loopback with curl: every endpoint's exact answer, malformed, oversized
 # and misrouted requests (a clear 4xx, the service stays up), the bearer token, the address
 # policy, 16 clients at once, and SIGTERM under load: the requests under way are answered,
-# none is lost, the exit is 0 and the ledger verifies with one record an answer.
+# those after them refused (503 on a connection already open, else no connection), none is
+# lost or answered twice, the exit is 0 and the ledger verifies with one record an answer.
 B=${BUILD:-build}
 R="$B/calc-route"
 . tests/lib.sh
@@ -46,8 +47,6 @@ get() {
     printf '%s %s' "$(cat "$tmp/code")" "$(cat "$tmp/body")"
 }
 
-# A request that takes a while (0.2 s and more).
-SLOW='"code":"n = 0\nfor i in range(2000000):\n    n += i\nn"'
 # Background clients: their pids are in $curls.
 wait_for_curls() {
     for j in $curls; do wait "$j"; done
@@ -152,6 +151,9 @@ calcroute_in_flight 1
 calcroute_connections 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
 expect metrics-histogram 'calcroute_http_request_duration_seconds_count{route="/v1/batch"} 3' \
     "$(grep '^calcroute_http_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
+# The GETs keep their connection (a probe or a scraper reuses it): one connect for two.
+expect get-keep-alive "1 0 " "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' \
+    "$url/healthz" "$url/metrics")"
 kill -TERM "$main_pid"
 wait "$main_pid"
 expect main-exit 0 "$?"
@@ -206,12 +208,39 @@ expect under-limit 2 "$(answered l 0 7)"
 kill -TERM "$pid"
 wait "$pid"
 
-# SIGTERM under load: 8 slow requests under way when it comes are answered, the listener is
-# closed to new ones, the exit is 0, and the ledger holds one verified record an answer.
+# SIGTERM under load. Under way when it comes: 8 requests whose bodies are held back until it
+# has been taken (so none can finish first, however loaded the machine), each followed on its
+# connection by another; and one kept-alive connection, idle, whose next request comes after
+# it. The idle connection's request is answered 503; the 8 are answered, each answer closing
+# its connection, so the 8 requests after them meet the closed listener (curl: 7, could not
+# connect); the exit is 0; the ledger verifies and holds exactly one record for each 200, with
+# the seq the answer gave, and none for anything else.
 start drain --tier none --audit "$tmp/ledger.db"
+# The idle connection: raw HTTP/1.1 through curl's telnet, its second request held back.
+run_req() {
+    printf 'POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s' ${#1} "$1"
+}
+# await FILE PATTERN: until FILE has a line matching PATTERN (10 s at most).
+await() {
+    tries=0
+    while ! grep -qs "$2" "$1" && [ $tries -lt 200 ]; do
+        tries=$((tries + 1))
+        sleep 0.05
+    done
+}
+(run_req '{"id":200,"code":"ans = 200"}'
+    while [ ! -e "$tmp/go-idle" ]; do sleep 0.05; done
+    run_req '{"id":201,"code":"ans = 201"}') | curl -sN "telnet://${url#http://}" >"$tmp/idle" &
+curls="$curls $!"
+await "$tmp/idle" '^{"id":200,'
 i=0
 while [ $i -lt 8 ]; do
-    printf '{"id":%d,%s}' $i "$SLOW" | curl -s --data-binary @- "$url/v1/run" >"$tmp/d$i" &
+    printf '{"id":%d,"code":"ans = %d"}' $((100 + i)) $((100 + i)) >"$tmp/t$i"
+    ( (while [ ! -e "$tmp/go" ]; do sleep 0.05; done
+       printf '{"id":%d,"code":"ans = %d * 1001"}' $i $i) |
+        curl -s -T - -X POST -o "$tmp/d$i" "$url/v1/run" \
+            --next --data-binary @"$tmp/t$i" -o "$tmp/e$i" "$url/v1/run"
+      echo $? >"$tmp/rc$i") &
     curls="$curls $!"
     i=$((i + 1))
 done
@@ -221,21 +250,43 @@ while [ "$n" -lt 9 ] && [ $tries -lt 200 ]; do
     n=$(curl -s "$url/metrics" | sed -n 's/^calcroute_in_flight //p')
     [ -n "$n" ] || n=0
     tries=$((tries + 1))
+    [ "$n" -ge 9 ] || sleep 0.05
 done
 expect drain-under-way 9 "$n"
 kill -TERM "$pid"
-sleep 0.3
+tries=0
+while curl -s "$url/healthz" >/dev/null && [ $tries -lt 200 ]; do
+    tries=$((tries + 1))
+    sleep 0.05
+done
 curl -s "$url/healthz" >/dev/null
 expect drain-refuses-new 7 "$?"
+# The idle connection's request first: the 8 still under way keep the service up for it.
+touch "$tmp/go-idle"
+await "$tmp/idle" '^HTTP/1.1 503'
+touch "$tmp/go"
 wait "$pid"
 expect drain-exit 0 "$?"
 wait_for_curls
-expect drain-answered 8 "$(answered d $(yes 1999999000000 | head -n 8))"
+expect drain-answered 8 "$(answered d $(seq 0 1001 7007))"
+expect drain-next-refused "7 7 7 7 7 7 7 7 none" "$(cat "$tmp"/rc? | tr '\n' ' ')$(ls "$tmp"/e? 2>/dev/null || echo none)"
+expect drain-idle '200
+503
+Connection: close
+{"id":null,"status":"unavailable","error":{"type":"HTTPError","message":"the service is stopping","line":0,"col":0}}' \
+    "$(tr -d '\r' <"$tmp/idle" | sed -n -e 's/^HTTP\/1.1 \([0-9]*\) .*/\1/p' -e '/^Connection:/p' -e '/^{"id":null/p')"
 expect drain-stderr "calc-route: serve: stopped, every request answered" "$(cat "$tmp/drain.err")"
 if [ -x "$B/calc-audit" ]; then
     "$B/calc-audit" verify "$tmp/ledger.db" >"$tmp/verify" 2>&1
     expect ledger-verifies 0 "$?"
-    expect ledger-count 8 "$("$B/calc-audit" head "$tmp/ledger.db" | cut -d' ' -f1)"
+    # "ID SEQ" for each 200 (its id and the seq its answer gave), and for each record (the id
+    # its code carries and its seq): the same 9 lines.
+    cat "$tmp"/d? "$tmp/idle" | sed -n 's/^{"id":\([0-9]*\),.*"audit":{"seq":\([0-9]*\),.*/\1 \2/p' |
+        sort -n >"$tmp/answered"
+    "$B/calc-audit" export "$tmp/ledger.db" |
+        sed -n 's/^{"seq":\([0-9]*\),.*"code":"ans = \([0-9]*\).*/\2 \1/p' | sort -n >"$tmp/recorded"
+    expect ledger-ids "0 1 2 3 4 5 6 7 200" "$(cut -d' ' -f1 "$tmp/recorded" | paste -sd' ')"
+    expect ledger-records "9 $(cat "$tmp/answered")" "$("$B/calc-audit" export "$tmp/ledger.db" | wc -l) $(cat "$tmp/recorded")"
 else
     skip=$((skip + 1))
     echo "SKIP ledger checks: no $B/calc-audit" >&2
