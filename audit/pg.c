@@ -136,7 +136,7 @@ static const char schema_extra[] =
     "ALTER TABLE checkpoints ADD PRIMARY KEY (id);"
     /* Guards for honest mistakes and for a role that was granted too much; the chain and the
      * signed checkpoints are what catch a superuser who disables them. */
-    "CREATE FUNCTION calcroute_append_only() RETURNS trigger LANGUAGE plpgsql AS"
+    "CREATE OR REPLACE FUNCTION calcroute_append_only() RETURNS trigger LANGUAGE plpgsql AS"
     " $$BEGIN RAISE EXCEPTION 'audit ledger is append-only'; END$$;"
     "CREATE TRIGGER records_append_only BEFORE UPDATE OR DELETE ON records"
     " FOR EACH ROW EXECUTE FUNCTION calcroute_append_only();"
@@ -221,7 +221,8 @@ static cr_code check_table(audit_db *db, const char *table, cr_error *err)
     cr_code rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema");
     if (rc != CR_OK) return rc;
     if (pq.ntuples(r) != 1) rc = not_ledger(err, "no table ", table);
-    else if (strcmp(pq.getvalue(r, 0, 0), "r")) rc = not_ledger(err, "not an ordinary table: ", table);
+    else if (strcmp(pq.getvalue(r, 0, 0), "r"))
+        rc = not_ledger(err, "not an ordinary table: ", table);
     else if (strcmp(pq.getvalue(r, 0, 1), "false"))
         rc = not_ledger(err, "row-level security hides rows of ", table);
     pq.clear(r);

@@ -80,6 +80,12 @@ cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
         cr_engine_close(e);
         return NULL;
     }
+    /* Every audited sandboxed run records the data directory's manifest. */
+    if (e->audit && e->data_dir && !(e->digests = router_digests_new())) {
+        cr_error_set(err, CR_ENOMEM, 0, 0, "engine: data digests");
+        cr_engine_close(e);
+        return NULL;
+    }
     if (v[CFG_POOL].u &&
         open_pool(e, v[CFG_PRELOAD].text, v[CFG_WARMUP].text, err) != CR_OK) {
         cr_engine_close(e);
@@ -93,6 +99,7 @@ void cr_engine_close(cr_engine *e)
     if (!e) return;
     sandbox_pool_close(e->pool);
     audit_close(e->audit);
+    router_digests_free(e->digests);
     if (e->intr[0] >= 0) close(e->intr[0]);
     if (e->intr[1] >= 0) close(e->intr[1]);
     cr_config_free(e->cfg);

@@ -4,11 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit/audit.h"
@@ -35,7 +37,85 @@ typedef struct {
     size_t nfiles;
     char cut[160];          /* "" or why the walk stopped short */
     EVP_MD_CTX *md;
+    router_digests *digests;
 } manifest_walk;
+
+/* ---- digests kept between requests ----------------------------------------------------
+ * A service with a large --data directory would hash all of it for every audited sandboxed
+ * request. A file is known by what stat says of it; a digest is kept only when the file's
+ * ctime was at least CACHE_SETTLE_S old when it was read (timestamps advance by clock ticks,
+ * so a write just after the read could leave them unchanged), and any change of content
+ * changes ctime, which no caller can set. */
+#define CACHE_SLOTS 16384   /* a power of two above ROUTER_DATA_MAX_FILES */
+#define CACHE_SETTLE_S 1
+
+typedef struct {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime, ctime;
+    char hex[65];
+    int used;
+} digest_slot;
+
+struct router_digests {
+    pthread_mutex_t mu;
+    digest_slot slot[CACHE_SLOTS];
+};
+
+router_digests *router_digests_new(void)
+{
+    router_digests *d = calloc(1, sizeof *d);
+    if (d) pthread_mutex_init(&d->mu, NULL);
+    return d;
+}
+
+void router_digests_free(router_digests *d)
+{
+    if (!d) return;
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+}
+
+static digest_slot *slot_of(router_digests *d, const struct stat *sb)
+{
+    uint64_t h = ((uint64_t)sb->st_dev * 0x9E3779B97F4A7C15ull) ^ (uint64_t)sb->st_ino;
+    h ^= h >> 29;
+    return &d->slot[(h * 0xBF58476D1CE4E5B9ull >> 40) & (CACHE_SLOTS - 1)];
+}
+
+static int same_time(struct timespec a, struct timespec b)
+{
+    return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* The kept digest of the file sb describes into hex: 1 when there is one. */
+static int digest_get(router_digests *d, const struct stat *sb, char hex[65])
+{
+    if (!d) return 0;
+    pthread_mutex_lock(&d->mu);
+    digest_slot *s = slot_of(d, sb);
+    int hit = s->used && s->dev == sb->st_dev && s->ino == sb->st_ino && s->size == sb->st_size
+              && same_time(s->mtime, sb->st_mtim) && same_time(s->ctime, sb->st_ctim);
+    if (hit) memcpy(hex, s->hex, 65);
+    pthread_mutex_unlock(&d->mu);
+    return hit;
+}
+
+/* Keeps hex as the digest of the file sb described before it was read (a collision replaces
+ * the slot's file: a miss later, never a wrong digest). */
+static void digest_put(router_digests *d, const struct stat *sb, const char hex[65])
+{
+    struct timespec now;
+    if (!d || clock_gettime(CLOCK_REALTIME, &now) != 0) return;
+    if (sb->st_ctim.tv_sec > now.tv_sec - CACHE_SETTLE_S) return;   /* not settled */
+    pthread_mutex_lock(&d->mu);
+    digest_slot *s = slot_of(d, sb);
+    *s = (digest_slot){ .dev = sb->st_dev, .ino = sb->st_ino, .size = sb->st_size,
+                        .mtime = sb->st_mtim, .ctime = sb->st_ctim, .used = 1 };
+    memcpy(s->hex, hex, 65);
+    pthread_mutex_unlock(&d->mu);
+}
 
 /* SHA-256 of the open file fd, read to its end, into hex; its byte count in *size. */
 static int file_sha256(manifest_walk *w, int fd, uint64_t *size, char hex[65])
@@ -76,7 +156,7 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
     }
     if (!w->budget) walk_cut(w, "more entries than ", CR_DEFAULT_TEXT(ROUTER_DATA_MAX_ENTRIES));
     for (size_t i = 0; i < n && rc == CR_OK && !failed; i++) {
-        char rel[ROUTER_DATA_NAME_MAX];
+        char rel[ROUTER_DATA_NAME_MAX], hex_kept[65];
         struct stat sb;
         if ((size_t)snprintf(rel, sizeof rel, "%s%s", prefix, names[i]) >= sizeof rel) {
             walk_cut(w, "name too long under ", prefix);
@@ -115,17 +195,24 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
         json_t *raw = cr_json_bytes_if_not_utf8(rel, strlen(rel));
         if (json_is_null(raw)) json_decref(raw);
         else cr_json_set(o, "name_base64", raw, &failed);   /* the bytes, when not UTF-8 */
-        if (S_ISREG(sb.st_mode)) {
+        if (S_ISREG(sb.st_mode) && digest_get(w->digests, &sb, hex_kept)) {
+            cr_json_set(o, "size", json_integer((json_int_t)sb.st_size), &failed);
+            cr_json_set(o, "sha256", json_string(hex_kept), &failed);
+        } else if (S_ISREG(sb.st_mode)) {
             char hex[65];
             uint64_t size;
+            struct stat at;
             int fd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
             errno = 0;
-            if (fd < 0 || file_sha256(w, fd, &size, hex) < 0) {
+            if (fd < 0 || fstat(fd, &at) < 0 || file_sha256(w, fd, &size, hex) < 0) {
                 cr_json_set(o, "unreadable", json_string(errno ? strerror(errno) : "SHA-256 failed"),
                             &failed);
             } else {
                 cr_json_set(o, "size", json_integer((json_int_t)size), &failed);
                 cr_json_set(o, "sha256", json_string(hex), &failed);
+                /* kept under what stat said before the read, and only if the read saw that
+                 * many bytes: a file changing meanwhile is hashed again next time */
+                if ((uint64_t)at.st_size == size) digest_put(w->digests, &at, hex);
             }
             if (fd >= 0) close(fd);
         } else {
@@ -138,10 +225,11 @@ static cr_code walk_dir(manifest_walk *w, int dirfd, const char *prefix, int dep
     return failed ? CR_ENOMEM : rc;
 }
 
-cr_code router_data_manifest(const char *dir, json_t **out, cr_error *err)
+cr_code router_data_manifest(const char *dir, router_digests *digests, json_t **out,
+                             cr_error *err)
 {
     manifest_walk w = { .files = json_array(), .budget = ROUTER_DATA_MAX_ENTRIES,
-                        .md = EVP_MD_CTX_new() };
+                        .md = EVP_MD_CTX_new(), .digests = digests };
     cr_code rc = w.files && w.md ? CR_OK : CR_ENOMEM;
     int failed = 0, fd = -1;
     *out = NULL;
@@ -210,7 +298,7 @@ static cr_code record_inputs(const cr_engine *e, const cr_result *res, json_t **
     int failed = !o;
     if (e->data_dir) {
         cr_error why = {0};
-        cr_code rc = router_data_manifest(e->data_dir, &data, &why);
+        cr_code rc = router_data_manifest(e->data_dir, e->digests, &data, &why);
         if (rc == CR_EUSAGE && (data = json_object()))    /* gone since the run */
             cr_json_set(data, "unreadable", json_string(why.message), &failed);
         else if (rc != CR_OK) {

@@ -243,7 +243,7 @@ static void check_data(replay_ctx *cx, uint64_t seq, const audit_record *r)
     } else {
         if (!cx->data_files && !cx->data_err.message[0]) {
             json_t *m = NULL;
-            if (router_data_manifest(cx->data_dir, &m, &cx->data_err) == CR_OK) {
+            if (router_data_manifest(cx->data_dir, NULL, &m, &cx->data_err) == CR_OK) {
                 cx->data_files = json_incref(json_object_get(m, "files"));
                 json_decref(m);
             }

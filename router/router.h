@@ -85,6 +85,8 @@ struct cr_engine {
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
     sandbox_pool *pool;     /* warm ns workers (option "pool"), or NULL */
+    struct router_digests *digests;   /* the data directory's file digests, reused while a
+                                         file is unchanged (router/record.c); NULL: none */
 };
 
 struct cr_request {
@@ -198,7 +200,15 @@ cr_code router_record(cr_engine *e, const cr_request *req, const cr_policy *pol,
 #define ROUTER_DATA_MAX_ENTRIES 100000
 #define ROUTER_DATA_MAX_DEPTH 32
 #define ROUTER_DATA_NAME_MAX 4096
-cr_code router_data_manifest(const char *dir, json_t **out, cr_error *err);
+/* digests: a cache of the engine's (router_digests_new()) that spares hashing again a file
+ * whose device, inode, size, mtime and ctime are what they were when it was hashed (and whose
+ * ctime was then at least a second old, so a write in the same clock tick cannot hide), or
+ * NULL to hash every file. */
+typedef struct router_digests router_digests;
+router_digests *router_digests_new(void);
+void router_digests_free(router_digests *d);
+cr_code router_data_manifest(const char *dir, router_digests *digests, json_t **out,
+                             cr_error *err);
 const char *router_status_name(cr_code status);
 /* The result as cr_result_json() prints it (router/result.c), a new reference; NULL only when
  * out of memory. */

@@ -118,5 +118,32 @@ printf 'ans = 1 + 2' | "$R" --data "$d" --audit "$tmp/l.db" >/dev/null 2>&1
 got=$("$A" show "$tmp/l.db" 3 | "$PY" -c 'import json, sys; print(sorted(json.load(sys.stdin)["policy"]))')
 check inprocess-policy "$got" "['answer_vars', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
 
+# One engine, many requests: a file's digest is kept while the file is unchanged, and a file
+# rewritten with its size and mtime put back (only its ctime moves) is hashed again.
+k="$tmp/kept"
+mkdir "$k"
+printf 'a,1\nb,2\n' >"$k/t.csv"
+cp -p "$k/t.csv" "$tmp/t.orig"
+sleep 1.1   # a digest is kept only for a file whose ctime has settled
+mkfifo "$tmp/lines"
+"$R" --batch --tier ns --data "$k" --audit "$tmp/k.db" - <"$tmp/lines" >"$tmp/k.out" 2>&1 &
+kpid=$!
+exec 3>"$tmp/lines"
+line='{"code":"import os\nans = len(open(\"/data/t.csv\").read())"}'
+printf "%s\n" "$line" >&3
+printf "%s\n" "$line" >&3
+n=0
+while [ "$(wc -l <"$tmp/k.out")" -lt 2 ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+printf 'a,7\nb,2\n' >"$k/t.csv"
+touch -r "$tmp/t.orig" "$k/t.csv"
+printf "%s\n" "$line" >&3
+exec 3>&-
+wait $kpid
+grep -q "\"status\":\"ok\"" "$tmp/k.out" || cat "$tmp/k.out" >&2
+digest() { "$A" show "$tmp/k.db" "$1" | "$PY" -c '
+import json, sys; print(json.load(sys.stdin)["policy"]["inputs"]["data"]["files"][0]["sha256"])'; }
+check kept-digests "$(digest 1) $(digest 2) $(digest 3)" \
+    "$(sha256sum "$tmp/t.orig" | cut -d' ' -f1) $(sha256sum "$tmp/t.orig" | cut -d' ' -f1) $(sha256sum "$k/t.csv" | cut -d' ' -f1)"
+
 echo "$pass passed, $fail failed, 0 skipped"
 [ "$fail" = 0 ]
