@@ -86,7 +86,8 @@ test: all
 check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
 
-# ThreadSanitizer on the shared-engine test, then on serve (tests/test_serve.sh and the bench's
+# ThreadSanitizer on the shared-engine test and the ledger's (group commit, verify's hashing
+# thread), then on serve (tests/test_serve.sh and the bench's
 # SIGTERM under load: concurrent clients, /metrics, drain) and mcp (its reader thread and
 # cancellations). The sandbox tiers stay out: their clone() is more than the runtime follows.
 # A report from any process fails the target.
@@ -94,8 +95,10 @@ check-asan:
 TSAN_REPORTS := build/tsan/reports
 check-tsan:
 	$(MAKE) CC=clang WERROR= B=build/tsan SAN='-fsanitize=thread' CFLAGS='-O1 -g' build/tsan/tests/test_threads \
-	    build/tsan/calc-route build/tsan/calc-audit build/tsan/bench/bench_serve
+	    build/tsan/tests/test_audit build/tsan/calc-route build/tsan/calc-audit build/tsan/bench/bench_serve
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
+	# the ledger's group commit and verify's hashing thread
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_audit
 	rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
 	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report CR_TEST_NO_SANDBOX=1 \
 	    BUILD=build/tsan; \

@@ -173,10 +173,113 @@ static int next_ckpt(audit_iter *st, const uint8_t *pubkey, ckpt *c, cr_audit_re
     }
 }
 
+/* ---- the walk: reading and hashing side by side ------------------------------------------
+ * Hashing is a quarter of a verify's work and reading the rows most of the rest, so they
+ * overlap: this thread reads rows and encodes them into one batch while a hashing thread
+ * chains the batch before (the chain is sequential, so one hasher), then this thread checks
+ * the hashed batch in seq order, checkpoints alongside, and stops at the first failure. The
+ * report is what a single pass gives. Without a thread (pthread_create failed), the batch is
+ * hashed here. */
+
+#define VBATCH 256
+
+/* A row as the checks need it once the walk has moved on: what was stored, its encoding's
+ * place in the batch, and the chain hash computed over it. */
+typedef struct {
+    uint64_t seq;
+    int64_t format;
+    uint8_t prev_hash[AUDIT_HASH_LEN], hash[AUDIT_HASH_LEN], computed[AUDIT_HASH_LEN];
+    size_t prev_hash_len, hash_len, off, len;
+    int enc_failed;
+    char bad[sizeof ((audit_entry *)0)->bad];
+} vrow;
+
+typedef struct {
+    vrow rows[VBATCH];
+    size_t n;
+    cr_buf enc;
+    int state;             /* 0 free, 1 to hash, 2 hashed */
+} vbatch;
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    vbatch b[2];
+    int next, stop, threaded;
+    uint8_t chain[AUDIT_HASH_LEN];   /* the hasher's: the last hash it computed */
+    pthread_t th;
+} vpipe;
+
+static void hash_batch(vpipe *p, vbatch *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        vrow *r = &b->rows[i];
+        if (r->enc_failed) continue;
+        audit_chain_hash(p->chain, b->enc.p + r->off, r->len, r->computed);
+        memcpy(p->chain, r->computed, AUDIT_HASH_LEN);
+    }
+}
+
+static void *hasher(void *arg)
+{
+    vpipe *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        vbatch *b = &p->b[p->next];
+        while (!p->stop && b->state != 1) pthread_cond_wait(&p->cv, &p->mu);
+        if (b->state != 1) break;
+        pthread_mutex_unlock(&p->mu);
+        hash_batch(p, b);
+        pthread_mutex_lock(&p->mu);
+        b->state = 2;
+        p->next ^= 1;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+static void submit(vpipe *p, vbatch *b)
+{
+    if (!p->threaded) {
+        hash_batch(p, b);
+        b->state = 2;
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    b->state = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void await(vpipe *p, vbatch *b)
+{
+    if (!p->threaded) return;
+    pthread_mutex_lock(&p->mu);
+    while (b->state != 2) pthread_cond_wait(&p->cv, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Takes the row into the batch: copies what the checks compare and encodes the record. */
+static void take_row(vbatch *b, const audit_entry *e)
+{
+    vrow *r = &b->rows[b->n++];
+    r->seq = e->seq;
+    r->format = e->format;
+    memcpy(r->prev_hash, e->prev_hash, AUDIT_HASH_LEN);
+    memcpy(r->hash, e->hash, AUDIT_HASH_LEN);
+    r->prev_hash_len = e->prev_hash_len;
+    r->hash_len = e->hash_len;
+    memcpy(r->bad, e->bad, sizeof r->bad);
+    r->off = b->enc.len;
+    r->enc_failed = audit_encode(&e->rec, e->seq, &b->enc) != CR_OK;
+    r->len = r->enc_failed ? 0 : b->enc.len - r->off;
+}
+
 /* Checks one row against the chain so far; 0 with the report filled when it breaks. Plain
  * memcmp: the hashes are public, nothing here needs constant time. */
-static int check_row(const audit_entry *e, uint64_t want_seq, const uint8_t prev[AUDIT_HASH_LEN],
-                     cr_buf *enc, uint8_t hash[AUDIT_HASH_LEN], cr_audit_report *rep)
+static int check_row(const vrow *e, uint64_t want_seq, const uint8_t prev[AUDIT_HASH_LEN],
+                     cr_audit_report *rep)
 {
     char a[2 * AUDIT_HASH_LEN + 1], b[2 * AUDIT_HASH_LEN + 1];
     if ((int64_t)e->seq < (int64_t)want_seq)
@@ -192,73 +295,131 @@ static int check_row(const audit_entry *e, uint64_t want_seq, const uint8_t prev
     if (e->format != AUDIT_FORMAT_VERSION)
         return report_bad(rep, e->seq, "hash mismatch: unknown format version %lld",
                           (long long)e->format);
-    cr_buf_reset(enc);
-    if (audit_encode(&e->rec, e->seq, enc) != CR_OK)
-        return report_bad(rep, e->seq, "out of memory encoding the record");
-    audit_chain_hash(prev, enc->p, enc->len, hash);
-    if (e->hash_len != AUDIT_HASH_LEN || memcmp(e->hash, hash, AUDIT_HASH_LEN)) {
+    if (e->enc_failed) return report_bad(rep, e->seq, "out of memory encoding the record");
+    if (e->hash_len != AUDIT_HASH_LEN || memcmp(e->hash, e->computed, AUDIT_HASH_LEN)) {
         audit_hex(e->hash, a);
-        audit_hex(hash, b);
+        audit_hex(e->computed, b);
         return report_bad(rep, e->seq, "hash mismatch: stored %.16s..., computed %.16s...", a, b);
     }
     return 1;
 }
 
+typedef struct {
+    audit_iter *cst;
+    const uint8_t *pubkey;
+    ckpt c;
+    int have;              /* next_ckpt()'s: 1 a checkpoint waits in c, 0 none left, -1 failed */
+    uint64_t want;
+    uint8_t prev[AUDIT_HASH_LEN];
+} vcheck;
+
+/* The checks of a hashed batch, in order: 0 when one failed (the report says which). */
+static int check_batch(vcheck *k, vbatch *b, cr_audit_report *rep)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const vrow *e = &b->rows[i];
+        if (!check_row(e, k->want, k->prev, rep)) return 0;
+        memcpy(k->prev, e->computed, AUDIT_HASH_LEN);
+        rep->records++;
+        rep->head_seq = e->seq;
+        k->want++;
+        for (; k->have == 1 && k->c.seq <= (int64_t)e->seq;
+             k->have = next_ckpt(k->cst, k->pubkey, &k->c, rep)) {
+            if (k->c.seq < (int64_t)e->seq || memcmp(k->c.head, e->computed, AUDIT_HASH_LEN)) {
+                report_bad(rep, (uint64_t)k->c.seq,
+                           "checkpoint %lld: the chain at seq %lld differs from the signed head"
+                           " (rewritten)", (long long)k->c.id, (long long)k->c.seq);
+                return 0;
+            }
+            rep->checkpoints++;
+            rep->checkpoint_seq = (uint64_t)k->c.seq;
+        }
+        if (k->have < 0) return 0;
+    }
+    return 1;
+}
+
+/* A checked batch, free to fill again. */
+static void release(vpipe *p, vbatch *b)
+{
+    b->n = 0;
+    cr_buf_reset(&b->enc);
+    pthread_mutex_lock(&p->mu);
+    b->state = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
 cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, cr_error *err)
 {
     cr_code rc;
-    audit_iter *it = NULL, *cst = NULL;
+    audit_iter *it = NULL;
     audit_entry e;
-    ckpt c;
-    uint8_t prev[AUDIT_HASH_LEN] = {0}, hash[AUDIT_HASH_LEN];
-    cr_buf enc;
-    cr_buf_init(&enc, 0);
+    vcheck k = { .pubkey = pubkey, .want = 1 };
+    vpipe *p = calloc(1, sizeof *p);
     memset(rep, 0, sizeof *rep);
     rep->ok = 1;
+    if (!p) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: verify");
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    cr_buf_init(&p->b[0].enc, 0);
+    cr_buf_init(&p->b[1].enc, 0);
     db->store->budget(db);
     /* One read transaction: a snapshot, however many appenders run meanwhile. */
-    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) != CR_OK) return rc;
+    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) != CR_OK) goto free;
     if ((rc = audit_iter_open(db, 0, 0, &it, err)) != CR_OK) goto out;
     /* Checkpoints in seq order, walked alongside the records. */
-    if ((rc = audit_ckpt_open(db, &cst, err)) != CR_OK) goto out;
-    int have = next_ckpt(cst, pubkey, &c, rep);
-    uint64_t want = 1;
-    int s = 0;
-    while (have >= 0 && (s = audit_iter_next(it, &e, err)) == 1) {
-        if (!check_row(&e, want, prev, &enc, hash, rep)) goto out;
-        memcpy(prev, hash, AUDIT_HASH_LEN);
-        rep->records++;
-        rep->head_seq = e.seq;
-        want++;
-        for (; have == 1 && c.seq <= (int64_t)e.seq; have = next_ckpt(cst, pubkey, &c, rep)) {
-            if (c.seq < (int64_t)e.seq || memcmp(c.head, hash, AUDIT_HASH_LEN)) {
-                report_bad(rep, (uint64_t)c.seq,
-                           "checkpoint %lld: the chain at seq %lld differs from the signed head"
-                           " (rewritten)", (long long)c.id, (long long)c.seq);
-                goto out;
-            }
-            rep->checkpoints++;
-            rep->checkpoint_seq = (uint64_t)c.seq;
+    if ((rc = audit_ckpt_open(db, &k.cst, err)) != CR_OK) goto out;
+    k.have = next_ckpt(k.cst, pubkey, &k.c, rep);
+    p->threaded = k.have >= 0 && pthread_create(&p->th, NULL, hasher, p) == 0;
+    int s = 0, cur = 0, ok = k.have >= 0;
+    while (ok) {
+        vbatch *b = &p->b[cur], *other = &p->b[cur ^ 1];
+        while (b->n < VBATCH && (s = audit_iter_next(it, &e, err)) == 1) take_row(b, &e);
+        if (b->n) submit(p, b);
+        /* the batch before this one is hashed by now or soon: its checks come first */
+        if (other->n) {
+            await(p, other);
+            if ((ok = check_batch(&k, other, rep))) release(p, other);
         }
+        if (!b->n || s != 1) {
+            if (ok && b->n) {
+                await(p, b);
+                ok = check_batch(&k, b, rep);
+            }
+            break;
+        }
+        cur ^= 1;
     }
-    if (have < 0) goto out;
+    if (!ok) goto out;   /* the report says what failed */
     if (s < 0) {
         rc = err ? err->code : CR_EAUDIT;
         goto out;
     }
-    if (have == 1) {
-        report_bad(rep, (uint64_t)c.seq, "checkpoint %lld signs seq %lld but the chain ends at"
-                   " seq %llu (truncated)", (long long)c.id, (long long)c.seq,
+    if (k.have == 1) {
+        report_bad(rep, (uint64_t)k.c.seq, "checkpoint %lld signs seq %lld but the chain ends at"
+                   " seq %llu (truncated)", (long long)k.c.id, (long long)k.c.seq,
                    (unsigned long long)rep->head_seq);
         goto out;
     }
     if (pubkey && rep->checkpoints == 0)
         report_bad(rep, 0, "no checkpoint signed by this key");
 out:
-    audit_hex(prev, rep->head_hash);
-    audit_iter_close(cst);
+    if (p->threaded) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = 1;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_join(p->th, NULL);
+    }
+    audit_hex(k.prev, rep->head_hash);
+    audit_iter_close(k.cst);
     audit_iter_close(it);
     db->store->commit(db, NULL);
-    cr_buf_free(&enc);
+free:
+    cr_buf_free(&p->b[0].enc);
+    cr_buf_free(&p->b[1].enc);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
     return rc;
 }

@@ -126,6 +126,7 @@ printf 'a,1\nb,2\n' >"$k/t.csv"
 cp -p "$k/t.csv" "$tmp/t.orig"
 sleep 1.1   # a digest is kept only for a file whose ctime has settled
 mkfifo "$tmp/lines"
+: >"$tmp/k.out"   # there before the engine's shell opens it, for the wait below
 "$R" --batch --tier ns --data "$k" --audit "$tmp/k.db" - <"$tmp/lines" >"$tmp/k.out" 2>&1 &
 kpid=$!
 exec 3>"$tmp/lines"

@@ -185,6 +185,7 @@ expect bad-head "2 calc-route: audit: the ledger's last record (seq 3) does not 
 # ---- a server restart under a long-lived engine: it connects again ---------------------------
 C=$(newdb)
 mkfifo "$tmp/in"
+: >"$tmp/batch.out"   # there before the engine's shell opens it, for the wait below
 "$R" --batch --audit "$C" <"$tmp/in" >"$tmp/batch.out" 2>"$tmp/batch.err" &
 bpid=$!
 exec 3>"$tmp/in"
