@@ -250,7 +250,6 @@ static int is_id_start(unsigned char c)
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-static int is_id(unsigned char c) { return is_id_start(c) || (c >= '0' && c <= '9'); }
 static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 /* Digits with single underscores between them; returns how many digits. */
@@ -285,8 +284,9 @@ static void lex_number(fast_ctx *p)
         is_float = 1;
     }
     /* 1j, 1L, 0x1F, 1_, 1.2.3, 1if: left to tree-sitter and lowering. */
-    if (p->pos < p->len && (is_id((unsigned char)p->s[p->pos]) || p->s[p->pos] == '.' ||
-                            (unsigned char)p->s[p->pos] >= 0x80))
+    if (p->pos < p->len &&
+        (parser_ascii_word((unsigned char)p->s[p->pos]) || p->s[p->pos] == '.' ||
+         (unsigned char)p->s[p->pos] >= 0x80))
         decline(p, "number suffix");
     /* Leading zeros: CPython refuses 01, accepts 000 (`300,000` is a tuple) and 0.5. */
     if (!is_float && ir_int_leading_zeros(p->s + a, p->pos - a)) decline(p, "leading zero");
@@ -435,8 +435,9 @@ static void lex_string(fast_ctx *p, uint32_t a, int raw, int fmt, char outer_q)
 
 static void lex_name(fast_ctx *p, char outer_q)
 {
-    uint32_t a = p->pos;
-    while (p->pos < p->len && is_id((unsigned char)p->s[p->pos])) p->pos++;
+    uint32_t a = p->pos, e = a;
+    while (e < p->len && parser_ascii_word((unsigned char)p->s[e])) e++;
+    p->pos = e;
     if (p->pos < p->len && (unsigned char)p->s[p->pos] >= 0x80) decline(p, "non-ASCII name");
     uint32_t n = p->pos - a;
     const char *w = p->s + a;
@@ -500,6 +501,15 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     decline(p, "character");
 }
 
+/* Steps over a comment to the end of its line. */
+static void skip_comment(fast_ctx *p)
+{
+    const char *nl = memchr(p->s + p->pos, '\n', p->len - p->pos);
+    uint32_t end = nl ? (uint32_t)(nl - p->s) : p->len;
+    if (memchr(p->s + p->pos, '\r', end - p->pos)) decline(p, "carriage return");
+    p->pos = end;
+}
+
 /* At the start of a line outside brackets: skips blank and comment lines, then emits the
  * INDENT or DEDENTs of the next line of code, or the end. A DEDENT records where its block
  * ends when tree-sitter-python's scanner files a comment into it: the comment on the block's
@@ -518,10 +528,7 @@ static int line_start(fast_ctx *p)
         if (c == '#') {
             if (ncom == FAST_MAX_COMMENTS) decline(p, "comments");
             if (!p->first_l) { p->first_l = p->line; p->first_c = (int)(p->pos - p->ls) + 1; }
-            while (p->pos < p->len && p->s[p->pos] != '\n') {
-                if (p->s[p->pos] == '\r') decline(p, "carriage return");
-                p->pos++;
-            }
+            skip_comment(p);
             p->com[ncom++] = (comment){ width, p->line, (int)(p->pos - p->ls) + 1 };
             continue;
         }
@@ -637,10 +644,7 @@ static void tokenize(fast_ctx *p)
             continue;
         }
         if (c == '#') {
-            while (p->pos < p->len && p->s[p->pos] != '\n') {
-                if (p->s[p->pos] == '\r') decline(p, "carriage return");
-                p->pos++;
-            }
+            skip_comment(p);
             if (!p->paren) { p->tc_el = p->line; p->tc_ec = (int)(p->pos - p->ls) + 1; }
             continue;
         }

@@ -27,12 +27,6 @@ void parser_position_of(const char *src, size_t off, int *line, int *col)
     *col = (int)(off - start) + 1;
 }
 
-static int is_word(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c >= 0x80;
-}
-
 /* CPython's tokenizer keeps at most this many indentation levels, the outermost (column 0)
  * included; one more is "too many levels of indentation" (MAXINDENT in its tokenizer.h). */
 #define PY_MAXINDENT 100
@@ -214,16 +208,26 @@ static cr_code prescan_all(scan_ctx *sc)
             continue;
         }
         if (c == '#') {
+            const unsigned char *nl = memchr(s + sc->i, '\n', len - sc->i);
+            size_t end = nl ? (size_t)(nl - s) : len;
             sc->tokens++;
-            while (sc->i < len && s[sc->i] != '\n')
+            for (;;) {
+                sc->i += parser_ascii_span(s + sc->i, end - sc->i);
+                if (sc->i == end) break;
                 if (scan_char(sc) != CR_OK) return SCAN_BAD;
+            }
             continue;
         }
-        if (is_word(c)) {
+        if (parser_ascii_word(c) || c >= 0x80) {   /* a name, a keyword or a string's prefix */
             size_t start = sc->i;
             int fmt;
-            while (sc->i < len && is_word(s[sc->i]))
-                if (scan_char(sc) != CR_OK) return SCAN_BAD;
+            for (;;) {
+                size_t i = sc->i;   /* a local: a store through sc each byte doubles the cost */
+                while (i < len && parser_ascii_word(s[i])) i++;
+                sc->i = i;
+                if (i == len || s[i] < 0x80) break;
+                if (scan_wide(sc) != CR_OK) return SCAN_BAD;
+            }
             if (sc->i < len && (s[sc->i] == '"' || s[sc->i] == '\'') &&
                 string_prefix(s + start, sc->i - start, &fmt)) {
                 if (scan_string(sc, fmt) != CR_OK) return SCAN_BAD;

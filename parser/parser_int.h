@@ -2,11 +2,48 @@
 #ifndef CR_PARSER_INTERNAL_H
 #define CR_PARSER_INTERNAL_H
 
+#include <stdint.h>
+#include <string.h>
 #include <tree_sitter/api.h>
 
 #include "parser/parser.h"
 
 const TSLanguage *tree_sitter_python(void);
+
+/* The source scans of parse.c and fast.c run over every byte of every program: these keep
+ * the common case (ASCII names, comments) to a few instructions a byte. */
+
+/* An ASCII letter, digit or '_'. */
+static inline int parser_ascii_word(unsigned char c)
+{
+    static const unsigned char word[256] = {
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+        0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1,
+        0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0,
+    };
+    return word[c];
+}
+
+/* The length of the longest prefix of s[0..n) whose bytes are all in 1..0x7F, eight bytes at
+ * a time: (x - 0x01..) | x has a byte's top bit set iff some byte is 0 or above 0x7F (a byte
+ * in 1..0x7F borrows nothing), and the bytes of the word that hit are then found one by one. */
+static inline size_t parser_ascii_span(const unsigned char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, tops = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (((x - ones) | x) & tops) break;
+    }
+    while (i < n && s[i] - 1u < 0x7Fu) i++;
+    return i;
+}
 
 /* Buffers lowering reuses from one parse to the next, one set per thread (parse.c keeps it
  * with the thread's TSParser). All malloc'd; zeroed means empty. */

@@ -20,34 +20,41 @@ static size_t name_hash(const char *s)
     return (size_t)h;
 }
 
+/* The slot holding name, or the empty slot where it would go (set->cap > 0). */
+static size_t name_slot(const parser_nameset *set, const char *name, size_t h)
+{
+    size_t i = h & (set->cap - 1);
+    while (set->slot[i] && set->slot[i] != name && strcmp(set->slot[i], name) != 0)
+        i = (i + 1) & (set->cap - 1);
+    return i;
+}
+
 int parser_nameset_has(const parser_nameset *set, const char *name)
 {
     if (!set->cap || !name) return 0;
-    for (size_t i = name_hash(name) & (set->cap - 1);; i = (i + 1) & (set->cap - 1)) {
-        if (!set->slot[i]) return 0;
-        if (strcmp(set->slot[i], name) == 0) return 1;
-    }
+    return set->slot[name_slot(set, name, name_hash(name))] != NULL;
 }
 
 cr_code parser_nameset_add(parser_nameset *set, const char *name)
 {
-    if (!name || parser_nameset_has(set, name)) return CR_OK;
+    if (!name) return CR_OK;
+    size_t h = name_hash(name), j = 0;
+    if (set->cap && set->slot[j = name_slot(set, name, h)]) return CR_OK;
     if (2 * (set->n + 1) > set->cap) {
         size_t cap = set->cap ? set->cap * 2 : 32;
         const char **slot = calloc(cap, sizeof *slot);
         if (!slot) return CR_ENOMEM;
         for (size_t i = 0; i < set->cap; i++) {
             if (!set->slot[i]) continue;
-            size_t j = name_hash(set->slot[i]) & (cap - 1);
-            while (slot[j]) j = (j + 1) & (cap - 1);
-            slot[j] = set->slot[i];
+            size_t k = name_hash(set->slot[i]) & (cap - 1);
+            while (slot[k]) k = (k + 1) & (cap - 1);
+            slot[k] = set->slot[i];
         }
         free(set->slot);
         set->slot = slot;
         set->cap = cap;
+        j = name_slot(set, name, h);
     }
-    size_t j = name_hash(name) & (set->cap - 1);
-    while (set->slot[j]) j = (j + 1) & (set->cap - 1);
     set->slot[j] = name;
     set->n++;
     return CR_OK;

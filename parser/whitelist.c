@@ -94,7 +94,9 @@ static int is_python_builtin(const char *name)
     size_t lo = 0, hi = sizeof parser_python_builtins / sizeof parser_python_builtins[0] - 1;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(parser_python_builtins[mid], name);
+        const char *b = parser_python_builtins[mid];
+        int c = (unsigned char)b[0] - (unsigned char)name[0];   /* first byte: cheap */
+        if (c == 0) c = strcmp(b, name);
         if (c == 0) return 1;
         if (c < 0) lo = mid + 1;
         else hi = mid;

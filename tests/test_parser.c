@@ -686,6 +686,18 @@ static void test_bytes_and_limits(void)
     CHECK_STR(ir("x = f'{a[\xc3\xa9]}' \xf0\x9f\x98\x80 \xf4\x90\x80\x80\n"), "E4 1:21 invalid UTF-8 byte 0xf4");
     CHECK_STR(ir("\xc3\xa9t\xc3\xa9 = 'caf\\\xc3\xa9'\n"),
               "(module (assign (name \xc3\xa9t\xc3\xa9) (str \"caf\\\\\xc3\xa9\")))");
+    /* Comments and names are scanned eight bytes at a time: a bad byte past the first
+     * word, a sequence cut by the end of the line or of the source, non-ASCII between ASCII. */
+    CHECK_STR(ir("x = 1  # a comment of some length \xff and more\n"), "E4 1:35 invalid UTF-8 byte 0xff");
+    CHECK_STR(parse_n("x = 1  # a comment of some length \0 and more\n", 45, NULL),
+              "E4 1:35 source code cannot contain null bytes");
+    CHECK_STR(ir("# 0123456789abcdef\xc3\nx = 1\n"), "E4 1:19 invalid UTF-8 byte 0xc3");
+    CHECK_STR(ir("x = 1\n# 0123456789abcdef \xe2\x82"), "E4 2:20 invalid UTF-8 byte 0xe2");
+    CHECK_STR(ir("# caf\xc3\xa9 0123456789 \xe2\x82\xac 0123456789 \xf0\x9f\x98\x80\nx = 1\n"),
+              "(module (assign (name x) (num 1)))");
+    CHECK_STR(ir("abcdefghijkl\xff = 1\n"), "E4 1:13 invalid UTF-8 byte 0xff");
+    CHECK_STR(ir("abcdefgh\xc3\xa9ijklmnop\xc3\xa9qr = 1\n"),
+              "(module (assign (name abcdefgh\xc3\xa9ijklmnop\xc3\xa9qr) (num 1)))");
 
     cr_policy pol;
     cr_policy_default(&pol);
