@@ -265,43 +265,6 @@ static int read_full(int fd, void *p, size_t n, const struct timespec *deadline)
     return 0;
 }
 
-/* A VMM's exit, once its whole result is read, is the VM's teardown (its memory, KVM's page
- * tables): 50 ms of a 0.5 s restore in the nested test host, which the caller need not wait
- * for. A detached thread reaps it and removes its cgroup; should the caller exit first, the
- * empty cgroup goes at the next run's sweep (ns/cgroup.c). */
-typedef struct {
-    pid_t pid;
-    ns_cgroup cg;
-} reap_arg;
-
-static void *reaper(void *arg)
-{
-    reap_arg *a = arg;
-    while (waitpid(a->pid, NULL, 0) < 0 && errno == EINTR) {}
-    ns_cgroup_destroy(&a->cg);
-    free(a);
-    return NULL;
-}
-
-/* 1 when a thread has taken pid and cg over. */
-static int reap_later(pid_t pid, const ns_cgroup *cg)
-{
-    reap_arg *a = malloc(sizeof *a);
-    pthread_attr_t at;
-    pthread_t t;
-    if (!a) return 0;
-    a->pid = pid;
-    a->cg = *cg;
-    int ok = pthread_attr_init(&at) == 0;
-    if (ok) {
-        ok = pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED) == 0 &&
-             pthread_create(&t, &at, reaper, a) == 0;
-        pthread_attr_destroy(&at);
-    }
-    if (!ok) free(a);
-    return ok;
-}
-
 /* Runs the plan in a jailed child; fills *w and the buffers of *r (the caller frees them
  * with vmm_page_result_free()) and the console tail. The child is gone on return. */
 static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, char *console,
@@ -388,11 +351,6 @@ static cr_code run_child(const vmm_plan *p, struct wire *w, vmm_page_result *r, 
     console[w->console_len] = '\0';
 out:
     close(pfd[0]);
-    /* Whole: the child has nothing left to do or say but exit. */
-    if (rc == CR_OK) {
-        vmm_cgroup_note(&cg, &p->cfg, cg_note, sizeof cg_note);
-        if (reap_later(pid, &cg)) goto noted;
-    }
     if (rc != CR_OK) kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     /* A child that died says why in its exit status, not in its (absent) message. */
@@ -409,9 +367,8 @@ out:
     if (!hung && WIFEXITED(status) && WEXITSTATUS(status) == VMM_JAIL_TRAPPED)
         rc = cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: the VMM process made a system call "
                           "outside its seccomp filter (named on stderr)");
-    if (rc != CR_OK) vmm_cgroup_note(&cg, &p->cfg, cg_note, sizeof cg_note);
+    vmm_cgroup_note(&cg, &p->cfg, cg_note, sizeof cg_note);
     ns_cgroup_destroy(&cg);
-noted:
     if (rc == CR_OK && cg_note[0]) {
         char jail[sizeof w->note];
         memcpy(jail, w->note, sizeof jail);
