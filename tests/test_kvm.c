@@ -853,7 +853,7 @@ static void test_snap_header_checks(void)
     uint64_t size;
     snap_files(dir, sizeof dir, kernel, initrd, sizeof kernel);
     CHECK_INT(vmm_snap_identity(kernel, initrd, "", &id, &e), CR_OK);
-    CHECK(strncmp(id.build, "crvm4 snap1 state", 17) == 0);
+    CHECK(strncmp(id.build, "crvm4 snap2 state", 17) == 0);
     CHECK_INT(vmm_snap_identity(kernel, "/nonexistent/initrd", "", &other, &e), CR_ESANDBOX);
     CHECK_STR(e.message, "kvm: snapshot: stat /nonexistent/initrd: No such file or directory");
 
@@ -873,11 +873,17 @@ static void test_snap_header_checks(void)
     size = h.mem_off + h.mem_bytes;
     CHECK_INT(got.nmsrs, 10);
     CHECK_INT(got.mem_bytes, 4u << 20);
+    vmm_snap_header ws = h;
+    ws.ws_off = size;
+    ws.ws_write = 2;
+    ws.ws_read = 1;
+    CHECK_INT(vmm_snap_header_parse(&ws, sizeof ws, size + 24, &id, &got, &e), CR_OK);
+    CHECK_INT(got.ws_write, 2);
 
     static const char *const want[] = {
         "kvm: snapshot: 8 bytes, shorter than its header",
         "kvm: snapshot: not a snapshot (magic)",
-        "kvm: snapshot: format 2 (header ",
+        "kvm: snapshot: format 3 (header ",
         "kvm: snapshot made from another kernel: refused",
         "kvm: snapshot made from another initramfs: refused",
         "kvm: snapshot made from another VMM build: refused",
@@ -886,6 +892,9 @@ static void test_snap_header_checks(void)
         "kvm: snapshot: 4000 MSRs, 20 CPUID entries",
         "kvm: snapshot: layout (state 4096+",
         "kvm: snapshot: layout (state 4096+",
+        "kvm: snapshot: layout (state 4096+",
+        "kvm: snapshot: layout (state 4096+",
+        "kvm: snapshot: 262145 working-set ranges",
     };
     for (int i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
         vmm_snap_header b = h;
@@ -894,7 +903,7 @@ static void test_snap_header_checks(void)
         switch (i) {
         case 0: len = 8; break;
         case 1: b.magic ^= 1; break;
-        case 2: b.version = 2; break;
+        case 2: b.version = 3; break;
         case 3: b.id.kernel[1]++; break;
         case 4: b.id.initrd[0]++; break;
         case 5: b.id.build[0] ^= 1; break;
@@ -903,6 +912,10 @@ static void test_snap_header_checks(void)
         case 8: b.nmsrs = 4000; break;
         case 9: fsize = size + 4096; break;
         case 10: b.mem_off += 4096; break;
+        /* A working set is the file's last part, of its ranges' size. */
+        case 11: b.ws_write = 2; b.ws_off = size; break;
+        case 12: b.ws_read = 1; b.ws_off = size + 8; fsize = size + 8; break;
+        case 13: b.ws_write = VMM_SNAP_MAX_RANGES; b.ws_read = 1; break;
         }
         /* A build string that is not NUL-ended is one the caller's differs from, too:
          * compare with an id that carries it, so that the NUL check is the one seen. */
@@ -984,6 +997,41 @@ static void test_snapshot_tiny_guest(void)
         CHECK_INT(rw[1], 0xbeef);                       /* si came back */
         CHECK(vmm_exit_count(r) <= 2);
         vmm_close(r);
+    }
+    /* A first job's pages kept with it: the page the guest wrote among those it copies at
+     * restore, which then runs as before; learned once only. */
+    vmm *l = NULL;
+    if (CHECK_RET(vmm_snapshot_restore(&c, path, &id, &l, &e) == CR_OK)) {
+        CHECK_INT(vmm_run(l, &stop, &e), CR_OK);
+        CHECK_INT(vmm_snapshot_learn(l, path, &e), CR_OK);
+        CHECK_INT(vmm_snapshot_learn(l, path, &e), CR_ESANDBOX);
+        CHECK(strstr(e.message, "has a working set") != NULL);
+        vmm_close(l);
+    }
+    {
+        int hf = open(path, O_RDONLY);
+        vmm_snap_header lh;
+        struct stat ls;
+        CHECK(hf >= 0 && pread(hf, &lh, sizeof lh, 0) == (ssize_t)sizeof lh && fstat(hf, &ls) == 0);
+        CHECK(lh.ws_write >= 1 && lh.ws_read >= 1);
+        CHECK((ls.st_mode & 0777) == 0444);
+        struct { uint32_t first, count; } rg[64];
+        uint32_t nr = lh.ws_write + lh.ws_read, hit = 0;
+        ssize_t want = (ssize_t)(nr * sizeof rg[0]);
+        CHECK(nr <= 64 && pread(hf, rg, (size_t)want, (off_t)lh.ws_off) == want);
+        for (uint32_t i = 0; i < lh.ws_write && i < 64; i++)
+            hit |= rg[i].first <= DATA_GPA / 4096 && DATA_GPA / 4096 < rg[i].first + rg[i].count;
+        CHECK(hit);
+        if (hf >= 0) close(hf);
+    }
+    if (CHECK_RET(vmm_snapshot_restore(&c, path, &id, &l, &e) == CR_OK)) {
+        uint16_t *lw = (uint16_t *)vmm_guest_ptr(l, DATA_GPA, 4);
+        CHECK_INT(lw[0], 41);
+        CHECK_INT(vmm_run(l, &stop, &e), CR_OK);
+        CHECK_INT(stop, VMM_STOP_HLT);
+        CHECK_INT(lw[0], 42);
+        CHECK_INT(lw[1], 0xbeef);
+        vmm_close(l);
     }
     /* The file is untouched by the copies. */
     int fd = open(path, O_RDONLY);

@@ -405,6 +405,38 @@ static void test_restored_isolation(void)
     free(t);
 }
 
+/* A job of other memory and process limits takes the warm python all the same, set to its
+ * limits: the code's process has the job's rlimits, and an allocation past the job's memory
+ * fails as it would in a python started for it. */
+static void test_warm_python_takes_other_limits(void)
+{
+    if (!available) { SKIP("%s", why); return; }
+    static const char code[] =
+        "for l in open('/proc/self/limits'):\n"
+        "    if l.startswith(('Max data size', 'Max processes')):\n"
+        "        print(l[26:46].strip())\n"
+        "try:\n"
+        "    b = bytearray(300 << 20)\n"
+        "except MemoryError:\n"
+        "    print('MemoryError')\n";
+    sandbox_job job;
+    sandbox_outcome oc;
+    cr_error e = {0};
+    kvm_job(&job, code, 60);
+    job.limits.memory_bytes = 200u << 20;
+    job.limits.max_procs = 16;
+    if (sandbox_run(&job, &oc, &e) != CR_OK) {
+        fprintf(stderr, "run: %s\n", e.message);
+        CHECK(0);
+        return;
+    }
+    if (oc.exit_code != 0) show(&oc);
+    CHECK_STR(oc.stdout_buf.p ? oc.stdout_buf.p : "", "209715200\n17\nMemoryError\n");
+    CHECK(has(oc.tier_note, "python warm in the snapshot"));
+    if (!has(oc.tier_note, "python warm")) fprintf(stderr, "note: %s\n", oc.tier_note);
+    sandbox_outcome_free(&oc);
+}
+
 /* A snapshot of another kernel is refused and made again: here the kernel's time changes. */
 static void test_snapshot_of_other_kernel_refused(void)
 {
@@ -435,6 +467,7 @@ int main(void)
     test_snapshot_made_and_restored();
     test_print_and_value();
     test_restored_isolation();
+    test_warm_python_takes_other_limits();
     test_cold_boot_on_request();
     test_exception_and_stderr();
     test_seccomp_in_guest();

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -412,9 +413,10 @@ static void page_limits(sandbox_limits *lim)
  * The snapshot's init starts a warm ns worker (ns_run_warm_hand(): the runner started, the
  * preload list imported, the code's process forked) and rings ready from the worker's ready()
  * callback, so every restored VM wakes with python already waiting. The worker's sandbox is
- * made with the snapshot's limits (the host's defaults), as a pool's key: a job of other
- * memory, process, /tmp or /out limits, more CPU time, or /data (the worker has none), is
- * turned away (ready() returns NULL) and runs cold as at a boot. */
+ * made with the snapshot's limits (the host's defaults), as a pool's key. A job of other
+ * memory or process limits takes it all the same, set to the job's limits first (retarget());
+ * one of other /tmp or /out limits, more CPU time, or /data (the worker has none), is turned
+ * away (ready() returns NULL) and runs cold as at a boot. */
 #define GUEST_PRELOAD "decimal,fractions,statistics,datetime,json,csv,collections,math,re"
 
 static uint64_t t_start, t_run, t_end;
@@ -426,14 +428,71 @@ static ns_handoff *warm_hand;
 
 static const char *limits_differ(const sandbox_limits *a, const sandbox_limits *b)
 {
-    if (a->memory_bytes != b->memory_bytes) return "memory limit";
-    if (a->max_procs != b->max_procs) return "process limit";
     if (a->tmp_bytes != b->tmp_bytes) return "/tmp size";
     if (a->artifact_bytes != b->artifact_bytes || a->max_artifacts != b->max_artifacts)
         return "/out size";
     /* The worker's RLIMIT_CPU is only a backstop: the job's own limit is the ns tier's clock
      * on the cgroup, so any job within it may use the worker. */
     if (ceil(a->cpu_s) > ceil(b->cpu_s)) return "CPU limit";
+    return NULL;
+}
+
+/* The file's first line into buf; 0, or -1. */
+static int read_line(const char *path, char *buf, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, buf, n - 1);
+    if (fd >= 0) close(fd);
+    if (got <= 0) return -1;
+    buf[got] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
+static int write_text(const char *dir, const char *file, unsigned long long v)
+{
+    char path[512], num[32];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    int fd = open(path, O_WRONLY | O_CLOEXEC), n = snprintf(num, sizeof num, "%llu", v);
+    int ok = fd >= 0 && write(fd, num, (size_t)n) == n;
+    if (fd >= 0) close(fd);
+    return ok ? 0 : -1;
+}
+
+/* The warm worker set to the job's memory and process limits where they are not the key's,
+ * as the ns tier would have made it for the job: its cgroup's memory.max and pids.max
+ * (cgroup.c) and the RLIMIT_DATA and RLIMIT_NPROC of its runner and of the code's process it
+ * forked (ns.c's plan_rlimits()). What the warm python already holds counts against the job's
+ * memory, as on a warm pool's worker; one that holds more, or more processes, than the job
+ * may is refused: NULL, or what stopped it. */
+static const char *retarget(pid_t runner, const sandbox_limits *job, const sandbox_limits *key)
+{
+    char path[256], line[256], dir[320];
+    if (job->memory_bytes == key->memory_bytes && job->max_procs == key->max_procs) return NULL;
+    /* The runner's cgroup, as init (in the root cgroup namespace) sees it: "0::/name". */
+    snprintf(path, sizeof path, "/proc/%ld/cgroup", (long)runner);
+    if (read_line(path, line, sizeof line) < 0 || strncmp(line, "0::/", 4) ||
+        strchr(line + 4, '/'))
+        return "its cgroup";
+    snprintf(dir, sizeof dir, "/sys/fs/cgroup/%s", line + 4);
+    snprintf(path, sizeof path, "%s/memory.current", dir);
+    if (read_line(path, line, sizeof line) < 0 || strtoull(line, NULL, 10) >= job->memory_bytes)
+        return "memory limit, below what the warm python holds";
+    snprintf(path, sizeof path, "%s/pids.current", dir);
+    if (read_line(path, line, sizeof line) < 0 || strtoull(line, NULL, 10) > job->max_procs)
+        return "process limit";
+    pid_t pids[2] = { runner, 0 };
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", (long)runner, (long)runner);
+    if (read_line(path, line, sizeof line) == 0) pids[1] = (pid_t)atol(line);
+    struct rlimit data = { job->memory_bytes, job->memory_bytes };
+    struct rlimit nproc = { job->max_procs + 1, job->max_procs + 1 };
+    for (int i = 0; i < 2; i++)
+        if (pids[i] > 0 && (prlimit(pids[i], RLIMIT_DATA, &data, NULL) < 0 ||
+                            prlimit(pids[i], RLIMIT_NPROC, &nproc, NULL) < 0))
+            return "rlimits";
+    if (write_text(dir, "memory.max", (unsigned long long)job->memory_bytes) < 0 ||
+        write_text(dir, "pids.max", job->max_procs) < 0)
+        return "cgroup limits";
     return NULL;
 }
 
@@ -451,7 +510,7 @@ static int job_span_ok(void)
 static const sandbox_job *guest_ready(ns_warm *w, int pidfd, pid_t pid)
 {
     const char *why;
-    (void)w; (void)pidfd; (void)pid;
+    (void)w; (void)pidfd;
     ring(CRVM_RING_READY);
     restored = 1;
     t_start = mono_ns();
@@ -466,6 +525,11 @@ static const sandbox_job *guest_ready(ns_warm *w, int pidfd, pid_t pid)
     if ((why = limits_differ(&warm_job.limits, &warm_key))) {
         snprintf(warm_note, sizeof warm_note, "python cold: the job's %s differs from the "
                  "snapshot's", why);
+        return NULL;
+    }
+    if ((why = retarget(pid, &warm_job.limits, &warm_key))) {
+        snprintf(warm_note, sizeof warm_note, "python cold: the warm one could not take the "
+                 "job's limits (%s)", why);
         return NULL;
     }
     warm_hand->job = (const char *)region + page->job.off;

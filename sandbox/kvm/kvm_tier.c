@@ -130,7 +130,7 @@ struct wire {
     uint32_t console_len;
     char note[256];               /* the jail's; the parent puts the cgroup's first */
     int32_t restore_failed;       /* the snapshot could not be restored (no guest ran) */
-    int64_t private_kb, dirty_kb; /* the VMM's private memory after the run, or -1 */
+    int64_t own_kb, mapped_kb;    /* the VMM's memory after the run (memory_kb()), or -1 */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -152,30 +152,28 @@ typedef struct {
     const char *data;             /* the data directory's cpio archive, or NULL */
     size_t data_len;
     int console;                  /* copy the guest console to stderr */
-    int memstat;                  /* measure the VMM's private memory after the run */
+    int memstat;                  /* measure the VMM's memory after the run */
     const char *snapshot;         /* restore from this snapshot instead of booting, or NULL */
     vmm_snap_id id;               /* what the snapshot must have been made from */
 } vmm_plan;
 
-/* Private_Clean + Private_Dirty of an open smaps_rollup, in KiB, and the dirty part alone
- * (the copies the VM wrote; clean private pages are the snapshot's page cache, mapped by this
- * process only); -1 when unreadable. Only read(): the jail allows nothing else. */
-static int64_t private_kb(int fd, int64_t *dirty)
+/* From an open smaps_rollup, in KiB: the VMM's own memory (Anonymous: the guest's copies on
+ * write, the region, the VMM's heap), returned, and in *mapped the rest of its resident
+ * memory, pages of the snapshot's page cache that every restored VM shares (on a tmpfs they
+ * count as private and dirty while one VM alone maps them); -1 when unreadable. Only read():
+ * the jail allows nothing else. */
+static int64_t memory_kb(int fd, int64_t *mapped)
 {
     char buf[4096];
     ssize_t n = read(fd, buf, sizeof buf - 1);
-    *dirty = -1;
+    *mapped = -1;
     if (n <= 0) return -1;
     buf[n] = '\0';
-    int64_t kb = 0;
-    for (const char *k = buf; (k = strstr(k, "Private_")); k++) {
-        const char *colon = strchr(k, ':');
-        if (!colon) continue;
-        int64_t v = strtoll(colon + 1, NULL, 10);
-        kb += v;
-        if (!strncmp(k, "Private_Dirty:", 14)) *dirty = v;
-    }
-    return kb;
+    const char *rss = strstr(buf, "\nRss:"), *anon = strstr(buf, "\nAnonymous:");
+    if (!rss || !anon) return -1;
+    int64_t own = strtoll(anon + 11, NULL, 10);
+    *mapped = strtoll(rss + 5, NULL, 10) - own;
+    return own;
 }
 
 /* The child's whole life: join its cgroup, set up, jail, run, report. Never returns. */
@@ -203,17 +201,23 @@ static _Noreturn void vmm_child(const vmm_plan *p, const ns_cgroup *cg, int fd)
                (rc = vmm_page_write(vm, p->job, p->job_len, &p->lim, &w.err)) == CR_OK) {
         rc = vmm_boot_linux(vm, p->kernel, p->initrd, p->data, p->data_len, p->cmdline, &w.err);
     }
-    /* Opened before the jail, read once after the run: a /proc file is generated when read. */
+    /* Opened before the jail, read once after the run: a /proc file is generated when read,
+     * and so are KVM's counters. */
     int smaps = p->memstat ? open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC) : -1;
+    int kst[2] = { -1, -1 };
+    if (vm && p->console) vmm_stats_open(vm, kst);
     if (rc == CR_OK && (rc = vmm_jail(w.note, sizeof w.note, &w.err)) == CR_OK)
         rc = vmm_run(vm, &stop, &w.err);
-    w.private_kb = smaps >= 0 ? private_kb(smaps, &w.dirty_kb) : -1;
+    w.own_kb = smaps >= 0 ? memory_kb(smaps, &w.mapped_kb) : -1;
     if (vm) {
         console = vmm_serial(vm, &clen, NULL);
         if (p->console) {
-            char stats[1024];
+            static char stats[1024], kvm_vm[2048], kvm_vcpu[2048];
             vmm_exit_stats(vm, stats, sizeof stats);
-            fprintf(stderr, "%s\nkvm: %s: %s\n", console, vmm_stop_name(stop), stats);
+            vmm_stats_format(kst[0], kvm_vm, sizeof kvm_vm);
+            vmm_stats_format(kst[1], kvm_vcpu, sizeof kvm_vcpu);
+            fprintf(stderr, "%s\nkvm: %s: %s\nkvm: KVM's counters: VM%s; vCPU%s\n", console,
+                    vmm_stop_name(stop), stats, kvm_vm, kvm_vcpu);
         }
         /* A panic's first line says why; the trace after it does not. */
         const char *panic = strstr(console, "Kernel panic");
@@ -423,6 +427,36 @@ static int snapshot_usable(const char *path, const vmm_snap_id *id, char *why, s
     return 1;
 }
 
+/* The snapshot's first job, in a VM restored from it (the caller's child): print(1) with
+ * the warm worker's limits, whose pages vmm_snapshot_learn() keeps with it. */
+static cr_code snapshot_learn(const char *path, const vmm_snap_id *id, const vmm_job_limits *jl,
+                              double wall_s)
+{
+    static const char code[] = "print(1)\n";
+    vmm_config c;
+    vmm *vm = NULL;
+    vmm_stop stop = VMM_STOP_NONE;
+    sandbox_job job;
+    cr_error e = {0};
+    cr_buf enc;
+    cr_code rc;
+    vmm_config_default(&c);
+    c.wall_s = wall_s;
+    c.max_exits = sizing.max_exits;
+    sandbox_job_init(&job);
+    job.code = code;
+    job.code_len = sizeof code - 1;
+    cr_buf_init(&enc, 0);
+    if ((rc = sandbox_job_encode(&job, &enc, &e)) == CR_OK &&
+        (rc = vmm_snapshot_restore(&c, path, id, &vm, &e)) == CR_OK &&
+        (rc = vmm_page_write_ex(vm, enc.p, enc.len, NULL, 0, 0, 1, jl, &e)) == CR_OK &&
+        (rc = vmm_run(vm, &stop, &e)) == CR_OK)
+        rc = stop == VMM_STOP_DOORBELL ? vmm_snapshot_learn(vm, path, &e) : CR_ESANDBOX;
+    vmm_close(vm);
+    cr_buf_free(&enc);
+    return rc;
+}
+
 /* Boots the guest with CRVM_JOB_SNAPSHOT until it rings ready and saves it at path, in a
  * child process (the VM's signals, timers and memory stay out of the caller). */
 static cr_code snapshot_build(const char *kernel, const char *initrd, const char *cmdline,
@@ -469,7 +503,20 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
             (rc = vmm_boot_linux(vm, kernel, initrd, NULL, 0, cmdline, &ce)) == CR_OK &&
             (rc = vmm_run(vm, &stop, &ce)) == CR_OK) {
             if (stop == VMM_STOP_READY) {
-                rc = vmm_snapshot_save(vm, id, path, &ce);
+                /* Saved, and its working set learnt, under a name of its own: renamed into
+                 * place whole. */
+                char tmp[PATH_MAX + 32];
+                snprintf(tmp, sizeof tmp, "%s.new.%ld", path, (long)getpid());
+                if ((rc = vmm_snapshot_save(vm, id, tmp, &ce)) == CR_OK) {
+                    vmm_close(vm);
+                    vm = NULL;
+                    /* Without its working set the snapshot still serves, slower. */
+                    (void)snapshot_learn(tmp, id, jl, boot_s);
+                    if (rename(tmp, path) < 0)
+                        rc = cr_error_set(&ce, CR_ESANDBOX, 0, 0, "kvm: snapshot: rename to "
+                                          "%s: %s", path, strerror(errno));
+                }
+                if (rc != CR_OK) unlink(tmp);
             } else {
                 /* The guest's own word on why, when it rang with a failure. */
                 vmm_page_result r;
@@ -609,7 +656,7 @@ static double boot_allowance(void)
 /* What boots and how: the kernel, the initramfs, the command line (cmdline, of cmdline_len
  * bytes, holds it). CR_KVM_CMDLINE adds kernel arguments ("loglevel=8"); CR_KVM_CONSOLE=1
  * copies the guest console to stderr after the run: the two ways to see a guest that went
- * wrong. CR_KVM_MEMSTAT=1 measures the VMM's private memory after the run. */
+ * wrong. CR_KVM_MEMSTAT=1 measures the VMM's memory after the run (memory_kb()). */
 static void plan_boot(vmm_plan *plan, const kvm_paths *paths, char *cmdline, size_t cmdline_len)
 {
     const char *extra = getenv("CR_KVM_CMDLINE"), *show = getenv("CR_KVM_CONSOLE");
@@ -681,9 +728,9 @@ static cr_code collect(kvm_run *k, const sandbox_job *job, sandbox_outcome *out,
         sandbox_note_add(note, cap, "%s", r->tier_note);
         sandbox_note_add(note, cap, "VM %s and stop %.3f s",
                          k->plan.snapshot ? "restore" : "start", elapsed(&k->t0) - guest_s);
-        if (k->plan.memstat && w->private_kb >= 0)
-            sandbox_note_add(note, cap, "VMM private %lld KiB, %lld KiB of it dirty",
-                             (long long)w->private_kb, (long long)w->dirty_kb);
+        if (k->plan.memstat && w->own_kb >= 0)
+            sandbox_note_add(note, cap, "VMM memory %lld KiB its own, %lld KiB mapped from "
+                             "the snapshot", (long long)w->own_kb, (long long)w->mapped_kb);
         if ((rc = kvm_take_result(r, out, err)) == CR_OK)
             rc = kvm_take_artifacts(r, job->out_dir, &k->lim, out, err);
         return rc;

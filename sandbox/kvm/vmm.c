@@ -705,6 +705,40 @@ void vmm_exit_stats(const vmm *vm, char *buf, size_t n)
         snprintf(buf + used, n - used, ", other ports %llu", (unsigned long long)vm->io_other);
 }
 
+void vmm_stats_open(vmm *vm, int fds[2])
+{
+    fds[0] = kio(vm->vm_fd, KVM_GET_STATS_FD, NULL);
+    fds[1] = kio(vm->vcpu_fd, KVM_GET_STATS_FD, NULL);
+}
+
+/* The file is a header, descriptors (each with a name of name_size bytes) and the values: a
+ * fresh descriptor reads it all from offset 0 in one read(), in the jail. */
+void vmm_stats_format(int fd, char *buf, size_t n)
+{
+    static uint8_t b[1 << 16];
+    struct kvm_stats_header h;
+    size_t used = 0;
+    buf[0] = '\0';
+    if (fd < 0) return;
+    ssize_t got = read(fd, b, sizeof b);
+    close(fd);
+    if (got < (ssize_t)sizeof h) return;
+    memcpy(&h, b, sizeof h);
+    size_t dsz = sizeof(struct kvm_stats_desc) + h.name_size;
+    for (uint32_t i = 0; i < h.num_desc && used < n; i++) {
+        struct kvm_stats_desc d;
+        uint64_t v;
+        size_t off = (size_t)h.desc_offset + i * dsz;
+        if (off + dsz > (size_t)got) break;
+        memcpy(&d, b + off, sizeof d);
+        size_t at = (size_t)h.data_offset + d.offset;
+        if (d.size != 1 || at + sizeof v > (size_t)got) continue;   /* histograms left out */
+        memcpy(&v, b + at, sizeof v);
+        if (v) used += (size_t)snprintf(buf + used, n - used, " %.*s=%llu", (int)h.name_size,
+                                        (const char *)b + off + sizeof d, (unsigned long long)v);
+    }
+}
+
 const char *vmm_stop_name(vmm_stop stop)
 {
     static const char *const names[] = {

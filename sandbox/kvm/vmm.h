@@ -134,6 +134,12 @@ uint64_t vmm_exit_count(const vmm *vm);
 const vmm_config *vmm_get_config(const vmm *vm);     /* borrowed from vm */
 /* "N exits, mmio N, port 0x3f8 N, ..." into buf: where a slow guest spends its exits. */
 void vmm_exit_stats(const vmm *vm, char *buf, size_t n);
+/* KVM's own counters (binary stats, Linux 5.14+) of the VM into fds[0] and of its vCPU into
+ * fds[1], -1 where there are none: opened before the jail, each read once after the run as
+ * " name=value" for the non-zero ones, and closed (CR_KVM_CONSOLE=1 prints them: the nested
+ * page faults of a restored guest are there). */
+void vmm_stats_open(vmm *vm, int fds[2]);
+void vmm_stats_format(int fd, char *buf, size_t n);
 
 /* Loads a bzImage and its initramfs (boot.c) and points the vCPU at the kernel's 64-bit
  * entry; extra_len bytes at `extra` (another cpio archive, kvm_data_archive()) follow the
@@ -158,12 +164,14 @@ cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, 
  *                         MSR of KVM_GET_MSR_INDEX_LIST this vCPU has, the TSC deadline last),
  *                         then ncpuid struct kvm_cpuid_entry2
  *   [mem_off, +mem_bytes) guest RAM from address 0, sparse (zero pages are holes)
+ *   [ws_off, ...)         the working set (optional): ws_write then ws_read ranges of
+ *                         guest pages, each {u32 first page, u32 page count}
  *
  * The header names what made it (vmm_snap_id): a snapshot of another kernel, initramfs or
  * VMM build is refused on load. The guest's job/result region is not saved: a restored VM
  * gets a fresh one of shared_bytes. */
 #define VMM_SNAP_MAGIC 0x50414e534d565243ull   /* "CRVMSNAP" read as a little-endian u64 */
-#define VMM_SNAP_VERSION 1u
+#define VMM_SNAP_VERSION 2u
 #define VMM_SNAP_HEADER 4096u
 #define VMM_SNAP_MAX_MSRS 1024u
 #define VMM_SNAP_MAX_CPUID 512u
@@ -185,7 +193,12 @@ typedef struct {
     uint32_t nmsrs, ncpuid;
     uint32_t tsc_khz, reserved;         /* the vCPU's TSC rate (0: unknown) */
     vmm_snap_id id;
+    /* What a restored guest touched running a first job (vmm_snapshot_learn()): the pages it
+     * wrote and those it only read, as ranges after the memory; 0, 0 and 0 when not known. */
+    uint64_t ws_off;
+    uint32_t ws_write, ws_read;
 } vmm_snap_header;
+#define VMM_SNAP_MAX_RANGES (1u << 18)
 
 /* The identity of kernel + initrd (stat), of this VMM build and of the command line.
  * CR_ESANDBOX naming a file that cannot be stat'ed. */
@@ -206,6 +219,12 @@ cr_code vmm_snapshot_save(vmm *vm, const vmm_snap_id *id, const char *path, cr_e
  * be opened, CR_ESANDBOX when it is refused or KVM refuses the state. */
 cr_code vmm_snapshot_restore(const vmm_config *cfg, const char *path, const vmm_snap_id *id,
                              vmm **out, cr_error *err);
+/* Adds the working set to the snapshot at path, which vm was restored from and has since run
+ * a job like the ones to come: the pages of its RAM it wrote (private copies now) and those
+ * it read (mapped from the file), from /proc/self/pagemap. A restore then copies and maps
+ * them before the guest runs, where each would otherwise cost it one to three exits. The
+ * file must have none yet; it stays 0444. */
+cr_code vmm_snapshot_learn(vmm *vm, const char *path, cr_error *err);
 
 /* ---- the job/result region ---------------------------------------------------------------- */
 
