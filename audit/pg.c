@@ -19,6 +19,7 @@
 #include "audit/audit_int.h"
 
 #include <dlfcn.h>
+#include <sodium.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -69,7 +70,14 @@ struct audit_pg {
     PGconn *conn;
     int prepared;         /* the insert statement, once per connection */
     unsigned cursors;     /* names of this connection's cursors */
+    PGresult *head;       /* the head read with an append's BEGIN, for pg_head() */
 };
+
+/* The head as text (one parse for both ways it is read): seq, hex of at most 33 bytes of the
+ * hash (a tampered one may be any size), the hash's length; ordered by the column, not by
+ * the text that takes its name ("9" > "10"). */
+#define HEAD_SQL "SELECT seq::text, encode(substring(hash for 33), 'hex'), octet_length(hash)" \
+                 " FROM records ORDER BY records.seq DESC LIMIT 1"
 
 /* Builds SQL text in a buffer; a failed allocation anywhere makes the whole text NULL. */
 typedef struct {
@@ -361,6 +369,7 @@ static cr_code pg_open(audit_db *db, const char *uri, int flags, cr_error *err)
 static void pg_close(audit_db *db)
 {
     if (!db->pg) return;
+    pq.clear(db->pg->head);
     if (db->pg->conn) pq.finish(db->pg->conn);
     free(db->pg);
     db->pg = NULL;
@@ -384,9 +393,12 @@ static int reconnect(audit_db *db)
 static cr_code begin_once(audit_db *db, int kind, cr_error *err)
 {
     if (kind == AUDIT_TX_READ) return cmd(db, "BEGIN ISOLATION LEVEL REPEATABLE READ", err);
-    /* One round trip for both; the head is read by the next statement, whose snapshot (READ
-     * COMMITTED) is taken after the lock is held. */
-    cr_code rc = run(db, "BEGIN; " APPEND_LOCK, PGRES_TUPLES_OK, NULL, err, "append lock");
+    /* One round trip for the three: in READ COMMITTED each statement of the string takes its
+     * own snapshot, so the head is read after the lock is held; pg_head() takes it. */
+    pq.clear(db->pg->head);
+    db->pg->head = NULL;
+    cr_code rc = run(db, "BEGIN; " APPEND_LOCK "; " HEAD_SQL, PGRES_TUPLES_OK, &db->pg->head,
+                     err, "append lock");
     if (rc != CR_OK) pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
     return rc;
 }
@@ -429,20 +441,26 @@ static int pg_txn_alive(audit_db *db)
 
 static cr_code pg_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
 {
-    PGresult *r = pq.execParams(db->pg->conn, "SELECT seq, hash FROM records ORDER BY seq DESC"
-                                " LIMIT 1", 0, NULL, NULL, NULL, NULL, 1);
+    PGresult *r = db->pg->head;
+    db->pg->head = NULL;
+    if (!r) r = pq.exec(db->pg->conn, HEAD_SQL);
     if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, "read head");
     cr_code rc = CR_OK;
-    int64_t q = 0;
     if (pq.ntuples(r) == 0) {
         *seq = 0;
         memset(hash, 0, AUDIT_HASH_LEN);
-    } else if (!get_i64(r, 0, 0, &q) || q < 1 || pq.getlength(r, 0, 1) != AUDIT_HASH_LEN) {
-        rc = cr_error_set(err, CR_ELEDGER, 0, 0, "audit: head record %lld is malformed; run"
-                          " calc-audit verify", (long long)q);
     } else {
-        *seq = (uint64_t)q;
-        memcpy(hash, pq.getvalue(r, 0, 1), AUDIT_HASH_LEN);
+        char *end;
+        const char *q = pq.getvalue(r, 0, 0), *hex = pq.getvalue(r, 0, 1);
+        long long n = strtoll(q, &end, 10);
+        size_t got = 0;
+        if (*end || n < 1 || strcmp(pq.getvalue(r, 0, 2), "32") ||
+            sodium_hex2bin(hash, AUDIT_HASH_LEN, hex, strlen(hex), NULL, &got, NULL) != 0 ||
+            got != AUDIT_HASH_LEN)
+            rc = cr_error_set(err, CR_ELEDGER, 0, 0, "audit: head record %.20s is malformed;"
+                              " run calc-audit verify", q);
+        else
+            *seq = (uint64_t)n;
     }
     pq.clear(r);
     return rc;
