@@ -1220,7 +1220,7 @@ static cr_code run_start(ns_run_state *r)
         for (size_t off = 0; off < jn;) {
             ssize_t n = send(r->warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;   /* the runner is gone: its end says how */
+            if (n <= 0) break;   /* the code's process is gone: the run's end says how */
             off += (size_t)n;
         }
         close(r->warm_fd);
@@ -1370,11 +1370,12 @@ static cr_code run_collect(ns_run_state *r)
                             strerror(r->fail.err));
     }
 
-    /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside,
-     * before it could have said anything of the job; the caller runs the job elsewhere. */
+    /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside
+     * before its runner said anything of the job; the caller runs the job elsewhere. The
+     * code's process, which takes the job itself, may have begun it while pid 1 died (its
+     * output is dropped with the rest). */
     if (out->warm && !r->killed && status >= 0 && WIFSIGNALED(status) &&
-        WTERMSIG(status) == SIGKILL && !r->report.len && !out->stdout_buf.len &&
-        !out->stderr_buf.len && ns_cgroup_oom_kills(cg) <= 0) {
+        WTERMSIG(status) == SIGKILL && !r->report.len && ns_cgroup_oom_kills(cg) <= 0) {
         r->warm->lost = 1;
         return cr_error_set(r->err, CR_ESANDBOX, 0, 0, "ns: the warm worker was killed before its job");
     }
