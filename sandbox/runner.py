@@ -340,8 +340,8 @@ def error_records(got):
 def checked_result(data, allowed):
     """The report records for what the child described: candidate values, or one exception, or
     nothing; anything else (an unknown or repeated record, a value and an exception at once,
-    a number that does not read back as itself) is a ValueError. allowed: allowed_of()'s map,
-    or a function that makes it, called only when there is a value to check."""
+    a number that does not read back as itself) is a ValueError. allowed: allowed_of()'s
+    map."""
     if len(data) > RESULT_MAX:
         raise ValueError("over %d bytes" % RESULT_MAX)
     got = {}
@@ -366,8 +366,6 @@ def checked_result(data, allowed):
     if values and len(got) > sum(len(g) for g in values.values()):
         raise ValueError("both a value and an exception")
     if values:
-        if callable(allowed):
-            allowed = allowed()
         return [r for group in GROUPS if group in values
                 for r in value_records(group, values[group], allowed)] + imports
     return (error_records(got) if got else []) + imports
@@ -385,13 +383,27 @@ def allowed_of(info, answer_vars):
     return allowed
 
 
-def job_allowed(data):
-    """allowed_of() the job's records: their code's syntax tree is enough (the child compiled
-    and ran it); SyntaxError as the child's compile raised it."""
-    import _ast as ast
-    code, answer_vars, _, _, _ = read_job(data)
-    tree = compile(code, FILENAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    return allowed_of(Analysis(tree, ast), answer_vars)
+def allowed_records(allowed):
+    """allowed_of()'s map as records: "names.<group>" with its names one a line, or
+    "any.<group>" for a group that carries none."""
+    return b"".join(record("any." + g, b"") if names is None else
+                    record("names." + g, "\n".join(sorted(names)))
+                    for g, names in sorted(allowed.items()))
+
+
+def allowed_read(data):
+    """allowed_records()' map; {} (no value allowed) for anything else: a code's process that
+    died before it wrote them all, or one whose job did not compile."""
+    allowed = {}
+    try:
+        for key, val in read_records(data):
+            kind, _, group = key.partition(".")
+            if group not in GROUPS or group in allowed or kind not in ("any", "names"):
+                return {}
+            allowed[group] = None if kind == "any" else set(val.decode("utf-8").split("\n"))
+    except ValueError:
+        return {}
+    return allowed
 
 
 def read_file(fd, most=None):
@@ -1164,7 +1176,7 @@ def rehearse_runner():
     result, looking for dropped files) once before the job, for the pages it writes (copies
     of the zygote's, for a forked worker)."""
     checked_result(record("expr.kind", "float") + record("expr.text", "3.5"),
-                   lambda: job_allowed(record("code", REHEARSAL)))
+                   allowed_read(record("any.expr", b"")))
     dropped_files()
 
 
@@ -1203,9 +1215,10 @@ def rehearse():
     try:
         code, answer_vars, globals_json, mod, _ = read_job(record("code", REHEARSAL))
         compiled, info = compile_job(code, globals_json, mod)
+        allowed = allowed_records(allowed_of(info, answer_vars))
         recs = run_code(compiled, info, mod, answer_vars, "")[1]
         res_fd = posix.memfd_create("calcroute-rehearsal", posix.MFD_CLOEXEC)
-        write_file(res_fd, b"".join(recs))
+        write_file(res_fd, allowed + b"".join(recs))
         read_file(res_fd)
         posix.close(res_fd)
         mod.__dict__.clear()
@@ -1227,15 +1240,21 @@ def rehearse():
         forget_module(name)
 
 
-def warm_child(data, res_fd, done_fd):
-    """Warm mode: the code's process compiles the job's code itself and runs it. Code that
-    does not compile is reported as a cold runner reports it: its exception alone, status 1."""
+def warm_child(data, res_fd, done_fd, allowed_fd):
+    """Warm mode: the code's process compiles the job's code itself, leaves the candidates it
+    can have in allowed_fd for the runner (no code has run yet: they are the job's) and runs
+    it. Code that does not compile is reported as a cold runner reports it: its exception
+    alone, status 1."""
+    import posix
     code, answer_vars, globals_json, mod, seed = read_job(data)
     text = code.decode("utf-8", "replace")
     try:
         compiled, info = compile_job(code, globals_json, mod)
     except BaseException as e:
+        posix.close(allowed_fd)
         child_end(1, exception_records(e, text), mod, res_fd, done_fd)
+    write_file(allowed_fd, allowed_records(allowed_of(info, answer_vars)))
+    posix.close(allowed_fd)
     return child_main((compiled, info, mod, answer_vars, text, seed), res_fd, done_fd)
 
 
@@ -1533,9 +1552,9 @@ def main():
 
     if warm:
         # The job goes from the host straight to the code's process, which compiles and runs
-        # it, and leaves a copy of what it got here before the code runs; the runner needs it
-        # only to check a value the child describes (allowed_of()), after the child is done.
-        copy_fd = posix.memfd_create("calcroute-job", posix.MFD_CLOEXEC)
+        # it; before the code runs, it leaves here what the runner needs to check a value it
+        # describes (allowed_of()), made of the job alone, so the runner parses nothing.
+        allowed_fd = posix.memfd_create("calcroute-allowed", posix.MFD_CLOEXEC)
         done_r, done_w = posix.pipe()   # from it: rehearsed; then its exit status (leave())
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1550,10 +1569,8 @@ def main():
             write_all(done_fd, b"r")
             data = read_all(job_fd)
             posix.close(job_fd)
-            write_file(copy_fd, data)
-            posix.close(copy_fd)
             # No job: the worker was never used.
-            return warm_child(data, res_fd, done_fd) if data else 0
+            return warm_child(data, res_fd, done_fd, allowed_fd) if data else 0
         posix.close(job_fd)
         posix.close(done_w)
         child = ChildWait(pid, done_r)
@@ -1563,12 +1580,7 @@ def main():
         posix.read(done_r, 1)
         write_all(rep_fd, b"R")         # ready: the host may hand a job over
         st = child.status()
-
-        def allowed():
-            try:
-                return job_allowed(read_file(copy_fd))
-            except BaseException:
-                raise ValueError("a value of a job that does not compile")
+        allowed = allowed_read(read_file(allowed_fd))
     else:
         with open(job_fd, "rb") as f:
             data = f.read()
