@@ -58,6 +58,11 @@
 #define REPORT_MAX (16u << 20)   /* bytes of runner report kept */
 #define CPU_POLL_MS 20           /* how often the parent reads the cgroup's CPU clock */
 #define DRAIN_S 3.0              /* after a kill, how long to wait for the pipes to close */
+/* A warm run's first milliseconds, in which the parent leaves its output in the pipes (64 KiB
+ * each) until the report comes: a short run then wakes it once, not also for its output while
+ * the code's process and the runner are finishing, which on a busy machine took the CPU they
+ * needed. */
+#define QUIET_MS 10
 #define HIGH_FD 100              /* where the runner's descriptors wait before dup2() */
 #define OVERFLOW_ID 65534        /* the host's nobody/nogroup: who the sandbox is outside */
 
@@ -1276,11 +1281,12 @@ static cr_code run_supervise(ns_run_state *r)
      * loop ends when pid 1 is gone and the streams are read, never merely because the code
      * closed them, and pid 1's exit wakes it (pidfd; without one, a short poll). */
     double deadline = r->t0 + lim->wall_s, drain_until = 0;
+    double quiet_until = out->warm ? r->t0 + QUIET_MS / 1e3 : 0;
     stream st[3] = { { r->po[0], &out->stdout_buf, 1 }, { r->pe[0], &out->stderr_buf, 1 },
                      { r->pv[0], &r->report, 1 } };
     for (;;) {
         struct pollfd pfd[6];
-        int nfd = 0, map[6], timeout_ms;
+        int nfd = 0, map[6], timeout_ms, quiet;
         double now = now_s();
         if (!r->reaped && !r->killed && now >= deadline) {
             kill_run(r->pid, r->pidfd, cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim->wall_s);
@@ -1297,7 +1303,8 @@ static cr_code run_supervise(ns_run_state *r)
         }
         if (r->killed && !drain_until) drain_until = now + DRAIN_S;
         if (drain_until && now >= drain_until) break;
-        for (int i = 0; i < 3; i++)
+        quiet = now < quiet_until && !r->report.len && !r->killed && !r->reaped;
+        for (int i = quiet ? 2 : 0; i < 3; i++)
             if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
         if (r->ctl_open) { pfd[nfd] = (struct pollfd){ r->ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
         if (r->reaped && !nfd) break;
@@ -1313,6 +1320,8 @@ static cr_code run_supervise(ns_run_state *r)
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
         if (!r->reaped && (r->pidfd < 0 || (!r->killed && cg->has_cpu)) && timeout_ms > CPU_POLL_MS)
             timeout_ms = CPU_POLL_MS;
+        if (quiet && timeout_ms > (int)((quiet_until - now) * 1000) + 1)
+            timeout_ms = (int)((quiet_until - now) * 1000) + 1;
         if (poll(pfd, (nfds_t)nfd, timeout_ms < 0 ? 0 : timeout_ms) < 0 && errno != EINTR)
             return ns_fail(r->err, "poll", errno);
         for (int k = 0; k < nfd; k++) {
