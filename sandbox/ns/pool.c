@@ -34,6 +34,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,6 +123,10 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     p->failures = 0;
     pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
+    /* From here this thread only waits, then tears the worker down once the request has its
+     * outcome: woken at the request's end (pid 1's exit, our wake), it must not take the CPU
+     * from the request's thread, which has its answer to return. */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     while (poll(f, 2, -1) < 0 && errno == EINTR) {}
     pool_lock(p);
     /* Taken: whatever woke us (the run's end, pid 1's exit), the run is the request's until
