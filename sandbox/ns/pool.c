@@ -31,6 +31,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,7 @@ typedef struct worker {
     int pidfd;                    /* pid 1's, while ready */
     pid_t pid;
     const sandbox_job *job;       /* set by the request that takes it */
+    atomic_int taken;             /* the same, for its thread to read without the lock */
     int finished;                 /* its run is over */
     int forked;                   /* made by the zygote */
     int busy;                     /* counted in the pool's busy */
@@ -123,11 +125,17 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     p->failures = 0;
     pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
-    /* From here this thread only waits, then tears the worker down once the request has its
-     * outcome: woken at the request's end (pid 1's exit, our wake), it must not take the CPU
-     * from the request's thread, which has its answer to return. */
+    /* From here this thread only waits, then tears the worker down: woken at a request's end,
+     * it must not take the CPU from the request's thread, which has its answer to return. */
     setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     while (poll(f, 2, -1) < 0 && errno == EINTR) {}
+    /* Taken: the request makes the run and writes a byte on the wake pipe once it is over.
+     * Woken before that (pid 1's exit comes first), we wait for the byte, not on the pool's
+     * lock, which the request needs at its end. */
+    if (atomic_load(&w->taken)) {
+        char c;
+        while (read(w->wake[0], &c, 1) < 0 && errno == EINTR) {}
+    }
     pool_lock(p);
     /* Taken: whatever woke us (the run's end, pid 1's exit), the run is the request's until
      * it says it is over. */
@@ -202,6 +210,8 @@ static void *worker_main(void *arg)
     ns_run_warm(&p->key, &w->warm, &out, &err);
     /* Empty when the request made the run: its outcome is the request's. */
     sandbox_outcome_free(&out);
+    /* The teardown is nobody's wait (worker_ready() lowered it already for a ready worker). */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     pool_lock(p);
     /* With a job, the request has its outcome already: the teardown below is off its path. */
     if (!w->job) {
@@ -518,6 +528,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
          * run it replaces. */
         w->state = W_TAKEN;
         w->job = job;
+        atomic_store(&w->taken, 1);
         p->busy++;
         w->busy = 1;
     } else if (p->failures >= FAILURES_MAX) {
@@ -544,8 +555,8 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
         p->busy--;
         w->busy = 0;
     }
-    /* Its thread waits in worker_ready(): poll() or, woken by pid 1's exit, the condition.
-     * Before the lock goes: once its thread has ended, the manager frees it. */
+    /* Its thread waits in worker_ready() for this byte (or, in a race with pid 1's death, on
+     * the condition), then for the lock: w is ours until we let the lock go. */
     wake(w);
     pthread_cond_broadcast(&w->done);
     pthread_cond_broadcast(&p->changed);
