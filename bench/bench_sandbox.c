@@ -12,10 +12,11 @@
  * ready worker beside an idle bare interpreter. The warm pool's goals are printed beside the
  * figures, met or not.
  *
- *     build/bench/bench_sandbox [ROUNDS] [LIB_ROUNDS] [BATCH_WARM] [BATCH_COLD] [BWRAP] [CALC_ROUTE]
+ *     build/bench/bench_sandbox [ROUNDS] [LIB_ROUNDS] [BATCH_WARM] [BATCH_COLD] [BWRAP] [CALC_ROUTE] [warm]
  *     (defaults: 200 rounds of print(1), 30 of each library program, 100 and 10 batch
  *     requests, /usr/bin/bwrap (also when given as ""), calc-route in the directory above
- *     the bench's)
+ *     the bench's; "warm": the warm pool alone, no batch and no memory, to compare builds
+ *     run after run on a busy machine)
  *
  * Figures only: nothing here passes or fails on time. */
 #include <dirent.h>
@@ -442,6 +443,7 @@ int main(int argc, char **argv)
     int count[N_PROGRAMS][N_WAYS] = { { 0 } }, cold_warm[N_PROGRAMS] = { 0 };
     cr_engine *eng[N_PROGRAMS] = { 0 };
     int via_engine[N_PROGRAMS];
+    int warm_only = argc > 7 && !strcmp(argv[7], "warm");
 
     if (rounds < 1 || rounds > MAX_SAMPLES) rounds = 200;
     if (lib_rounds < 1 || lib_rounds > MAX_SAMPLES) lib_rounds = 30;
@@ -472,10 +474,12 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < N_PROGRAMS; s++) {
         int w;
         double in, inc;
-        run_bare(programs[s].code, 0);
-        if (!programs[s].library) run_bare(programs[s].code, 1);
-        if (have_bwrap) run_bwrap(bwrap, programs[s].code);
-        run_job(eng[s], NULL, programs[s].code, &w, &in, &inc);
+        if (!warm_only) {
+            run_bare(programs[s].code, 0);
+            if (!programs[s].library) run_bare(programs[s].code, 1);
+            if (have_bwrap) run_bwrap(bwrap, programs[s].code);
+            run_job(eng[s], NULL, programs[s].code, &w, &in, &inc);
+        }
         sandbox_pool_wait_ready(eng[s]->pool, 1, READY_S);
         if (via_engine[s]) run_request(eng[s], programs[s].code, &w, &in, &inc);
         else run_job(eng[s], eng[s]->pool, programs[s].code, &w, &in, &inc);
@@ -490,6 +494,7 @@ int main(int argc, char **argv)
                 double t0, c0, t1, c1, in = 0, inc = 0;
                 if (way == WAY_BARE_S && programs[s].library) continue;
                 if (way == WAY_BWRAP && !have_bwrap) continue;
+                if (warm_only && way != WAY_WARM) continue;
                 t0 = now();
                 c0 = cpu_now();
                 ok = way == WAY_BARE ? run_bare(programs[s].code, 0)
@@ -538,13 +543,18 @@ int main(int argc, char **argv)
                "cpu p50");
         for (int w = 0; w < N_WAYS; w++) {
             if (w == WAY_BARE_S && programs[s].library) continue;
+            if (warm_only && w != WAY_WARM) continue;
             if (w == WAY_BWRAP && !have_bwrap) {
                 printf("  %-20s skipped: no executable %s\n", way_names[w], bwrap);
                 continue;
             }
             if (!count[s][w]) { printf("  %-20s n/a (every run failed)\n", way_names[w]); continue; }
-            printf("  %-20s %8.2f %8.2f %+10.2f %8.3f", way_names[w], p50[w] * 1e3,
-                   p99[w] * 1e3, (p50[w] - p50[WAY_BARE]) * 1e3, p50[w] / p50[WAY_BARE]);
+            if (warm_only)
+                printf("  %-20s %8.2f %8.2f %10s %8s", way_names[w], p50[w] * 1e3, p99[w] * 1e3,
+                       "", "");
+            else
+                printf("  %-20s %8.2f %8.2f %+10.2f %8.3f", way_names[w], p50[w] * 1e3,
+                       p99[w] * 1e3, (p50[w] - p50[WAY_BARE]) * 1e3, p50[w] / p50[WAY_BARE]);
             /* bubblewrap's monitor exits without reaping the sandboxed process, so the kernel
              * never adds that time to ours; a warm worker's start-up CPU (its imports) is
              * reaped with the request that used it. Neither is the request's own cost. */
@@ -582,6 +592,7 @@ int main(int argc, char **argv)
                    pct(inside_cpu[s], count[s][WAY_WARM], 0.5) * 1e3);
     }
     for (size_t s = 0; s < N_PROGRAMS; s++) cr_engine_close(eng[s]);
+    if (warm_only) return 0;
 
     printf("\n== %s through %s --batch --tier ns: sustained throughput\n",
            programs[PROGRAM_PANDAS].name, calc_route);

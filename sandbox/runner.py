@@ -340,7 +340,8 @@ def error_records(got):
 def checked_result(data, allowed):
     """The report records for what the child described: candidate values, or one exception, or
     nothing; anything else (an unknown or repeated record, a value and an exception at once,
-    a number that does not read back as itself) is a ValueError."""
+    a number that does not read back as itself) is a ValueError. allowed: allowed_of()'s
+    map."""
     if len(data) > RESULT_MAX:
         raise ValueError("over %d bytes" % RESULT_MAX)
     got = {}
@@ -368,6 +369,57 @@ def checked_result(data, allowed):
         return [r for group in GROUPS if group in values
                 for r in value_records(group, values[group], allowed)] + imports
     return (error_records(got) if got else []) + imports
+
+
+def allowed_of(info, answer_vars):
+    """The candidates a program can have (its Analysis), with the names each must carry."""
+    allowed = {"var%d" % i: {name} for i, name in enumerate(answer_vars[:ANSWER_VARS_MAX])}
+    if info.assigned:
+        allowed["assigned"] = set(info.assigned)
+    if info.solution_defs:
+        allowed["solution"] = None
+    if info.exprs:
+        allowed["expr"] = None
+    return allowed
+
+
+def allowed_records(allowed):
+    """allowed_of()'s map as records: "names.<group>" with its names one a line, or
+    "any.<group>" for a group that carries none."""
+    return b"".join(record("any." + g, b"") if names is None else
+                    record("names." + g, "\n".join(sorted(names)))
+                    for g, names in sorted(allowed.items()))
+
+
+def allowed_read(data):
+    """allowed_records()' map; {} (no value allowed) for anything else: a code's process that
+    died before it wrote them all, or one whose job did not compile."""
+    allowed = {}
+    try:
+        for key, val in read_records(data):
+            kind, _, group = key.partition(".")
+            if group not in GROUPS or group in allowed or kind not in ("any", "names"):
+                return {}
+            allowed[group] = None if kind == "any" else set(val.decode("utf-8").split("\n"))
+    except ValueError:
+        return {}
+    return allowed
+
+
+def read_file(fd, most=None):
+    """What a memfd holds, read by its size (up to `most` bytes): a buffer of the largest
+    result for every run cost more than a small run."""
+    import posix
+    size = posix.fstat(fd).st_size
+    if most is not None:
+        size = min(size, most)
+    data = b""
+    while len(data) < size:
+        chunk = posix.pread(fd, size - len(data), len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def module_level(body, ast):
@@ -872,7 +924,6 @@ def preload(names):
 def child_main(job, res_fd, done_fd):
     """The code's process: runs the job (what compile_job() made of it) and leaves the
     description of its result in res_fd; done_fd (warm mode; None when cold): see leave()."""
-    import posix
     import _signal
     compiled, info, mod, answer_vars, text, seed = job
     set_dumpable(1)
@@ -888,12 +939,24 @@ def child_main(job, res_fd, done_fd):
         recs.append(record("imports", imported_packages()))
     except BaseException:
         pass
+    child_end(status, recs, mod, res_fd, done_fd)
+
+
+def child_end(status, recs, mod, res_fd, done_fd):
+    """The code's process: its result's description into res_fd, then leave()."""
+    import posix
     # Whatever the code itself wrote there goes first.
     posix.ftruncate(res_fd, 0)
-    data, off = b"".join(recs), 0
-    while off < len(data):
-        off += posix.pwrite(res_fd, data[off:], off)
+    write_file(res_fd, b"".join(recs))
     leave(status, mod, done_fd)
+
+
+def write_file(fd, data):
+    """data into the memfd fd from its start."""
+    import posix
+    off = 0
+    while off < len(data):
+        off += posix.pwrite(fd, data[off:], off)
 
 
 def imported_packages():
@@ -902,33 +965,55 @@ def imported_packages():
     built-ins, which is what the code imported and what those imported (in a warm worker, the
     preload list's too). The version is the module's __version__, else its distribution's by
     importlib.metadata (imported only then: it costs more than most runs), else empty. Said by
-    the code's process, so the code can misstate it, as it can anything it imports."""
-    skip = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
-    tops = {}
-    for name, m in list(sys.modules.items()):
-        top = name.partition(".")[0]
-        if top not in skip and top != "__main__" and not top.startswith("_") and m is not None:
-            tops.setdefault(top, sys.modules.get(top))
-    # Not packages: modules made at run time (Cython's cython_runtime, say) have no file or
-    # path; ours has its own origin.
-    tops = {k: m for k, m in tops.items()
-            if hasattr(m, "__file__") or hasattr(m, "__path__") or
-            getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>"}
+    the code's process, so the code can misstate it, as it can anything it imports.
+    A warm worker's rehearsal makes it once before the job (with a preload list, a
+    millisecond and more): the job's end makes again only what changed since (PACKAGES)."""
+    seen, snap = PACKAGES, PACKAGES["modules"]
+    if snap is not None:
+        # Each run has its own __main__, which is no package.
+        snap.pop("__main__", None)
+        if "__main__" in sys.modules:
+            snap["__main__"] = sys.modules["__main__"]
+    if snap is not None and snap == sys.modules:
+        tops = seen["tops"]
+    else:
+        if seen["skip"] is None:
+            seen["skip"] = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+        skip = seen["skip"]
+        tops = {}
+        for name, m in list(sys.modules.items()):
+            top = name.partition(".")[0]
+            if top not in skip and top != "__main__" and not top.startswith("_") and m is not None:
+                tops.setdefault(top, sys.modules.get(top))
+        # Not packages: modules made at run time (Cython's cython_runtime, say) have no file
+        # or path; ours has its own origin.
+        tops = {k: m for k, m in tops.items()
+                if hasattr(m, "__file__") or hasattr(m, "__path__") or
+                getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>"}
+        seen["modules"], seen["tops"] = dict(sys.modules), tops
     lines = []
     for top in sorted(tops)[:IMPORTS_MAX]:
         m = tops[top]
-        if getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>":
-            v = "calcroute"      # served by this runner (ServedModules)
-        else:
-            v = getattr(m, "__version__", None)
-        if not isinstance(v, str):
-            try:
-                import importlib.metadata
-                v = importlib.metadata.version(top)
-            except BaseException:
-                v = ""
-        lines.append("%s %s\n" % (top, "".join(c for c in v if c.isprintable())[:VERSION_MAX]))
+        served = getattr(getattr(m, "__spec__", None), "origin", None) == "<calcroute>"
+        v = "calcroute" if served else getattr(m, "__version__", None)   # ServedModules
+        line = seen["lines"].get(top)
+        if line is None or line[0] is not m or line[1] is not v:
+            text = v
+            if not isinstance(text, str):
+                try:
+                    import importlib.metadata
+                    text = importlib.metadata.version(top)
+                except BaseException:
+                    text = ""
+            text = "".join(c for c in text if c.isprintable())[:VERSION_MAX]
+            line = seen["lines"][top] = (m, v, "%s %s\n" % (top, text))
+        lines.append(line[2])
     return "".join(lines)
+
+
+# imported_packages()'s last answer: sys.modules as it was then, the packages of it, and for
+# each its module, its __version__ and its line.
+PACKAGES = {"skip": None, "modules": None, "tops": None, "lines": {}}
 
 
 def imports_record(text):
@@ -1087,17 +1172,27 @@ class ChildWait:
 
 
 def rehearse_runner():
-    """Warm mode: the runner's own part of a job (compiling it, handing it over, checking a
+    """Warm mode: the runner's own part of a job (reading its copy, compiling it, checking a
     result, looking for dropped files) once before the job, for the pages it writes (copies
     of the zygote's, for a forked worker)."""
-    import marshal
-    compiled, info = compile_job(REHEARSAL, None, type(sys)("__main__"))
-    marshal.dumps((compiled, tuple(info.solution_lines), tuple(info.assigned)))
-    checked_result(record("expr.kind", "float") + record("expr.text", "3.5"), {"expr": None})
+    checked_result(record("expr.kind", "float") + record("expr.text", "3.5"),
+                   allowed_read(record("any.expr", b"")))
     dropped_files()
 
 
 ATEXIT = [None]     # the atexit module, for leave(): imported before a warm job
+
+
+def forget_module(name):
+    """name out of sys.modules, and out of its package's attributes: a later import finds it
+    as one that never happened would."""
+    m = sys.modules.pop(name, None)
+    parent, _, attr = name.rpartition(".")
+    if parent in sys.modules and getattr(sys.modules[parent], attr, None) is m:
+        try:
+            delattr(sys.modules[parent], attr)
+        except BaseException:
+            pass
 
 
 def own_module(name):
@@ -1116,41 +1211,51 @@ def rehearse():
     copies those it touches (reference counts, caches, the compiler's and the evaluator's
     state) while the run's clock is not going yet. It prints nothing: output before the job
     must not reach it."""
-    import builtins
-    mod = type(sys)("__main__")
-    mod.__dict__["__builtins__"] = builtins
+    import posix
     try:
-        compiled, info = compile_job(REHEARSAL, None, mod)
-        run_code(compiled, info, mod, ["ans"], "")
+        code, answer_vars, globals_json, mod, _ = read_job(record("code", REHEARSAL))
+        compiled, info = compile_job(code, globals_json, mod)
+        allowed = allowed_records(allowed_of(info, answer_vars))
+        recs = run_code(compiled, info, mod, answer_vars, "")[1]
+        res_fd = posix.memfd_create("calcroute-rehearsal", posix.MFD_CLOEXEC)
+        write_file(res_fd, allowed + b"".join(recs))
+        read_file(res_fd)
+        posix.close(res_fd)
+        mod.__dict__.clear()
     except BaseException:
         pass
-    mod.__dict__.clear()
     # Importing it when the job is done took a tenth of a print(1)'s run.
     ATEXIT[0] = own_module("atexit")
     # The pool's warm-up again, here: the pages a like job will write are copied now.
     if WARMUP[0]:
         warm_up(WARMUP[0])
+    # Last: what the job's end reports of the packages loaded now is made once, here; what
+    # that imports (importlib.metadata, for a package without __version__) is not the code's.
+    before = set(sys.modules)
+    try:
+        imported_packages()
+    except BaseException:
+        pass
+    for name in set(sys.modules) - before:
+        forget_module(name)
 
 
-class Compiled:
-    """What run_code() needs of an Analysis, from the runner's: the code's process of a warm
-    worker gets the job compiled (marshal), not compiled again."""
-
-    def __init__(self, solution_lines, assigned):
-        self.solution_lines = set(solution_lines)
-        self.assigned = list(assigned)
-
-
-def warm_child(data, res_fd, done_fd):
-    """Warm mode: the code's process gets the job's records and what the runner compiled of
-    them (a marshalled code object and the analysis run_code() needs)."""
-    import marshal
-    got = dict(read_records(data))
-    code, answer_vars, globals_json, mod, seed = read_job(got["job"])
-    apply_globals(globals_json, mod)
-    compiled, lines, assigned = marshal.loads(got["compiled"])
-    return child_main((compiled, Compiled(lines, assigned), mod, answer_vars,
-                       code.decode("utf-8", "replace"), seed), res_fd, done_fd)
+def warm_child(data, res_fd, done_fd, allowed_fd):
+    """Warm mode: the code's process compiles the job's code itself, leaves the candidates it
+    can have in allowed_fd for the runner (no code has run yet: they are the job's) and runs
+    it. Code that does not compile is reported as a cold runner reports it: its exception
+    alone, status 1."""
+    import posix
+    code, answer_vars, globals_json, mod, seed = read_job(data)
+    text = code.decode("utf-8", "replace")
+    try:
+        compiled, info = compile_job(code, globals_json, mod)
+    except BaseException as e:
+        posix.close(allowed_fd)
+        child_end(1, exception_records(e, text), mod, res_fd, done_fd)
+    write_file(allowed_fd, allowed_records(allowed_of(info, answer_vars)))
+    posix.close(allowed_fd)
+    return child_main((compiled, info, mod, answer_vars, text, seed), res_fd, done_fd)
 
 
 # The zygote of a warm pool (sandbox/ns/pool.c): a warm runner that never takes a job. It
@@ -1198,19 +1303,22 @@ def zygote_spec(chan_fd):
 def warm_up(code):
     """The pool's warm-up program, run once in the zygote after the imports (what it
     initialises, every worker inherits), in a module of its own, its output discarded and
-    its errors ignored: it is the operator's, not a job."""
+    its errors ignored: it is the operator's, not a job. It runs as a job does, its final
+    value described too: a DataFrame's first repr in a worker cost more than its groupby."""
     import posix
-    import builtins
-    mod = type(sys)("__main__")
-    mod.__dict__["__builtins__"] = builtins
     null = posix.open("/dev/null", posix.O_WRONLY)
     saved = [posix.dup(1), posix.dup(2)]
     posix.dup2(null, 1)
     posix.dup2(null, 2)
+    main, mod = sys.modules.get("__main__"), None
     try:
-        exec(compile(code, "<warmup>", "exec", dont_inherit=True), mod.__dict__)
+        _, answer_vars, globals_json, mod, _ = read_job(b"")
+        compiled, info = compile_job(code, globals_json, mod)
+        run_code(compiled, info, mod, answer_vars, "")
     except BaseException:
         pass
+    if main is not None:
+        sys.modules["__main__"] = main
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1220,7 +1328,8 @@ def warm_up(code):
         if to is not None:
             posix.dup2(fd, to)
         posix.close(fd)
-    mod.__dict__.clear()
+    if mod is not None:
+        mod.__dict__.clear()
 
 
 def zygote(chan_fd, rep_fd):
@@ -1442,7 +1551,10 @@ def main():
     _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
 
     if warm:
-        hand_r, hand_w = posix.pipe()   # the job, to the code's process
+        # The job goes from the host straight to the code's process, which compiles and runs
+        # it; before the code runs, it leaves here what the runner needs to check a value it
+        # describes (allowed_of()), made of the job alone, so the runner parses nothing.
+        allowed_fd = posix.memfd_create("calcroute-allowed", posix.MFD_CLOEXEC)
         done_r, done_w = posix.pipe()   # from it: rehearsed; then its exit status (leave())
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1450,18 +1562,16 @@ def main():
         gc.freeze()
         pid = posix.fork()
         if pid == 0:
-            posix.close(job_fd)
-            posix.close(hand_w)
             done_fd = child_done_fd(done_r, done_w, rep_fd)
             rehearse()
             # What the rehearsal left is not the code's: leave() looks at the code's alone.
             gc.freeze()
             write_all(done_fd, b"r")
-            data = read_all(hand_r)
-            posix.close(hand_r)
-            # No job: the runner refused it, or the worker was never used.
-            return warm_child(data, res_fd, done_fd) if data else 0
-        posix.close(hand_r)
+            data = read_all(job_fd)
+            posix.close(job_fd)
+            # No job: the worker was never used.
+            return warm_child(data, res_fd, done_fd, allowed_fd) if data else 0
+        posix.close(job_fd)
         posix.close(done_w)
         child = ChildWait(pid, done_r)
         rehearse_runner()
@@ -1469,32 +1579,18 @@ def main():
         # share the CPU with the rehearsal (on a small machine, wait for it).
         posix.read(done_r, 1)
         write_all(rep_fd, b"R")         # ready: the host may hand a job over
-        data = read_all(job_fd)
+        st = child.status()
+        allowed = allowed_read(read_file(allowed_fd))
     else:
         with open(job_fd, "rb") as f:
             data = f.read()
-    code, answer_vars, globals_json, mod, seed = read_job(data)
-    text = code.decode("utf-8", "replace")
-    try:
-        compiled, info = compile_job(code, globals_json, mod)
-    except BaseException as e:
-        finish(rep_fd, exception_records(e, text), 1, warm)
-    # The candidates this program can have, with the names each must carry.
-    allowed = {"var%d" % i: {name} for i, name in enumerate(answer_vars[:ANSWER_VARS_MAX])}
-    if info.assigned:
-        allowed["assigned"] = set(info.assigned)
-    if info.solution_defs:
-        allowed["solution"] = None
-    if info.exprs:
-        allowed["expr"] = None
-
-    if warm:
-        import marshal
-        sys.stderr.flush()
-        write_all(hand_w, record("job", data) + record("compiled", marshal.dumps(
-            (compiled, tuple(info.solution_lines), tuple(info.assigned)))))
-        posix.close(hand_w)
-    else:
+        code, answer_vars, globals_json, mod, seed = read_job(data)
+        text = code.decode("utf-8", "replace")
+        try:
+            compiled, info = compile_job(code, globals_json, mod)
+        except BaseException as e:
+            finish(rep_fd, exception_records(e, text), 1, warm)
+        allowed = allowed_of(info, answer_vars)
         done_r, done_w = posix.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
@@ -1506,17 +1602,11 @@ def main():
             child_done_fd(done_r, done_w, rep_fd)
             return child_main((compiled, info, mod, answer_vars, text, seed), res_fd, None)
         posix.close(done_w)
-    # A cold run's host waits for pid 1's exit anyway, and its rusage counts the child's CPU
-    # only once we reap it (where no cgroup counts it): the done pipe stays open, unread.
-    st = child.status() if warm else posix.waitpid(pid, 0)[1]
-    # Read by its size: a buffer of RESULT_MAX for every run costs more than a small run.
-    size = min(posix.fstat(res_fd).st_size, RESULT_MAX + 1)
-    data = b""
-    while len(data) < size:
-        chunk = posix.pread(res_fd, size - len(data), len(data))
-        if not chunk:
-            break
-        data += chunk
+        # A cold run's host waits for pid 1's exit anyway, and its rusage counts the child's
+        # CPU only once we reap it (where no cgroup counts it): the done pipe stays open,
+        # unread.
+        st = posix.waitpid(pid, 0)[1]
+    data = read_file(res_fd, RESULT_MAX + 1)
     try:
         report = checked_result(data, allowed)
     except Exception as e:

@@ -54,6 +54,10 @@ static void test_warm_same_as_cold(void)
         { "def solution():\n    return 2 ** 100\n", NULL },
         { "rate * 100\n", "{\"rate\": 0.25}" },
         { "import sys\nprint('err', file=sys.stderr)\nresult = 'done'\n", NULL },
+        /* Output a warm run's parent leaves in the pipes for its first milliseconds: near
+         * their size on both streams, and more than the output cap. */
+        { "import sys\nsys.stderr.write('e' * 60000)\nprint('o' * 60000)\n", NULL },
+        { "print('x' * 100000)\nprint('never')\n", NULL },
         { "1 / 0\n", NULL },
         { "def f(:\n", NULL },
         { "x = 1 is 1\nprint(x)\n", NULL },      /* a SyntaxWarning, shown once */

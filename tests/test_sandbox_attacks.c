@@ -194,8 +194,10 @@ static void test_table(void)
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) run_attack(&table[i]);
 }
 
+static void test_forged_report(void);
+
 /* The table again on a warm pool's workers (ns tier only), each attack waiting for a ready
- * worker so that none of them starts cold. */
+ * worker so that none of them starts cold; then the forged reports. */
 static void test_table_warm(void)
 {
     sandbox_pool_config cfg = { .size = 2, .refill = 1 };
@@ -211,6 +213,7 @@ static void test_table_warm(void)
         if (!sandbox_pool_wait_ready(test_pool, 1, SECS(60))) { CHECK(!"ready"); break; }
         run_attack(&table[i]);
     }
+    test_forged_report();
     sandbox_pool_close(test_pool);
     test_pool = NULL;
 }
@@ -726,19 +729,31 @@ static void test_closed_streams(void)
     CHECK(!cgroup_left((long)getpid()));
 }
 
+/* limit_run() on a ready worker of test_pool when it is set, else cold; *oc must say which. */
+static sandbox_outcome forge_run(const char *code)
+{
+    sandbox_outcome oc;
+    if (test_pool) CHECK(sandbox_pool_wait_ready(test_pool, 1, SECS(60)));
+    oc = limit_run(code, NULL, NULL);
+    CHECK_INT(oc.warm, test_pool != NULL);
+    return oc;
+}
+
 /* The report is the runner's alone: records the code writes wherever it can (the report's
  * format, and the one its child describes its result in), a runner patched from the code's
- * frames, a description spoiled at exit: ignored, or refused by name, never taken. */
+ * frames, a description spoiled at exit: ignored, or refused by name, never taken. Cold, and
+ * on warm workers, whose code's process takes the job and says what values it can have
+ * before the code runs. */
 static void test_forged_report(void)
 {
     sandbox_outcome oc;
-    oc = limit_run(PRELUDE
+    oc = forge_run(PRELUDE
                    "forged = (b'solution.type 3\\nint\\nsolution.repr 2\\n42\\nsolution.decimal 2\\n42\\n'\n"
                    "          b'solution.by 3\\nend\\nerror.type 11\\nMemoryError\\n'\n"
                    "          b'var0.kind 3\\nint\\nvar0.text 2\\n42\\nvar0.name 3\\nans\\n')\n"
                    "for fd in range(3, 1024):\n"
                    "    t(lambda: os.write(fd, forged))\n"
-                   "ans = 'seven'\n", NULL, NULL);
+                   "ans = 'seven'\n");
     CHECK_STR(out_text(&oc), "");
     CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
     CHECK_INT(oc.raised, 0);
@@ -749,23 +764,23 @@ static void test_forged_report(void)
     CHECK(oc.value_decimal == NULL);
     sandbox_outcome_free(&oc);
 
-    oc = limit_run("import sys\ng = sys._getframe(1).f_globals\nrec = g['record']\n"
+    oc = forge_run("import sys\ng = sys._getframe(1).f_globals\nrec = g['record']\n"
                    "g['record'] = lambda k, v: rec(k.replace('var0.', 'solution.'), v)\n"
-                   "ans = 7\n", NULL, NULL);
+                   "ans = 7\n");
     CHECK_INT(oc.has_value, 0);
     CHECK_INT(oc.exit_code, 2);
     CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "calcroute runner: the code's result was "
                                     "refused: a solution value this program cannot have"));
     sandbox_outcome_free(&oc);
 
-    oc = limit_run("import atexit, os\n"
+    oc = forge_run("import atexit, os\n"
                    "def spoil():\n"
                    "    for fd in range(3, 1024):\n"
                    "        try:\n"
                    "            os.pwrite(fd, b'var0.kind 3\\nint\\nvar0.kind 3\\nint\\n', 0)\n"
                    "        except OSError:\n"
                    "            pass\n"
-                   "atexit.register(spoil)\nans = 7\n", NULL, NULL);
+                   "atexit.register(spoil)\nans = 7\n");
     CHECK_INT(oc.has_value, 0);
     CHECK_INT(oc.exit_code, 2);
     CHECK(oc.stderr_buf.p && strstr(oc.stderr_buf.p, "refused: a second var0.kind record"));

@@ -58,6 +58,11 @@
 #define REPORT_MAX (16u << 20)   /* bytes of runner report kept */
 #define CPU_POLL_MS 20           /* how often the parent reads the cgroup's CPU clock */
 #define DRAIN_S 3.0              /* after a kill, how long to wait for the pipes to close */
+/* A warm run's first milliseconds, in which the parent leaves its output in the pipes (64 KiB
+ * each) until the report comes: a short run then wakes it once, not also for its output while
+ * the code's process and the runner are finishing, which on a busy machine took the CPU they
+ * needed. */
+#define QUIET_MS 10
 #define HIGH_FD 100              /* where the runner's descriptors wait before dup2() */
 #define OVERFLOW_ID 65534        /* the host's nobody/nogroup: who the sandbox is outside */
 
@@ -740,29 +745,27 @@ static void kill_run(pid_t pid, int pidfd, const ns_cgroup *cg, sandbox_outcome 
 
 #define WARM_START_S 120.0   /* a warm worker's set-up and imports, at most */
 
-/* A warm worker's wait for its job: the control socket's end (the child exec'd, or says
- * which step failed), then the runner's "ready", then warm->ready(). Output of the warm-up
- * is not the job's: it is dropped at the handoff. NULL when the worker ends without a job
- * (err says why, or *fail holds the failed step). */
-static const sandbox_job *warm_wait(ns_warm *warm, int forked, pid_t pid, int pidfd, int ctl,
-                                    int pv, const int drop[2], int *out_dir_fd,
-                                    int *runner_pidfd, struct ns_msg *fail, cr_error *err)
+/* A warm worker's start: the control socket's end (the child exec'd, or says which step
+ * failed), then the runner's "ready". The runner's pid (pid 1 of the worker's namespace, as
+ * we see it), or 0 when the worker ends first (err says why, or *fail holds the failed
+ * step). */
+static pid_t warm_wait(ns_warm *warm, int forked, pid_t pid, int pidfd, int ctl, int pv,
+                       int *out_dir_fd, int *runner_pidfd, struct ns_msg *fail, cr_error *err)
 {
     double until = now_s() + WARM_START_S;
     int ctl_open = 1, ready = 0;
     pid_t runner = pid;
-    const sandbox_job *job;
     /* A forked worker keeps its end to say how its runner ended; its set-up is over once
      * /out has come and its runner has said hello. */
     while ((forked ? *out_dir_fd < 0 || *runner_pidfd < 0 : ctl_open) || !ready) {
         struct pollfd pfd[4] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
                                  { pidfd, POLLIN, 0 }, { warm->cancel_fd, POLLIN, 0 } };
         int left = (int)((until - now_s()) * 1000);
-        if (left <= 0) { ns_fail(err, "warm worker start", ETIMEDOUT); return NULL; }
-        if (poll(pfd, 4, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return NULL; }
+        if (left <= 0) { ns_fail(err, "warm worker start", ETIMEDOUT); return 0; }
+        if (poll(pfd, 4, left) < 0 && errno != EINTR) { ns_fail(err, "poll", errno); return 0; }
         if (pfd[3].revents) {
             cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm pool closed while the worker started");
-            return NULL;
+            return 0;
         }
         if (pfd[0].revents) {
             struct ns_msg m;
@@ -771,17 +774,17 @@ static const sandbox_job *warm_wait(ns_warm *warm, int forked, pid_t pid, int pi
                 ctl_open = 0;
                 if (forked) {
                     cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the forked worker died while starting");
-                    return NULL;
+                    return 0;
                 }
             } else if (m.kind == MSG_SETUP_FAILED) {
                 *fail = m;
-                return NULL;
+                return 0;
             } else if (m.kind == MSG_HELLO && forked && *runner_pidfd < 0 && sender > 0) {
                 /* The worker's runner: its pid namespace's init, which a kill from outside
                  * must take for the worker to be gone at once. */
                 if ((*runner_pidfd = (int)syscall(SYS_pidfd_open, sender, 0)) < 0) {
                     ns_fail(err, "pidfd_open", errno);
-                    return NULL;
+                    return 0;
                 }
                 runner = sender;
             }
@@ -791,25 +794,16 @@ static const sandbox_job *warm_wait(ns_warm *warm, int forked, pid_t pid, int pi
             char c = 0;
             if (read(pv, &c, 1) != 1 || c != 'R') {
                 cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm runner did not say it was ready");
-                return NULL;
+                return 0;
             }
             ready = 1;
         }
         if (pfd[2].revents) {
             cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker died while starting");
-            return NULL;
+            return 0;
         }
     }
-    if (!(job = warm->ready(warm, forked ? *runner_pidfd : pidfd, runner))) {
-        cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker ended before its job");
-        return NULL;
-    }
-    for (int i = 0; i < 2; i++) {
-        char chunk[4096];
-        struct pollfd p = { drop[i], POLLIN, 0 };
-        while (poll(&p, 1, 0) == 1 && read(drop[i], chunk, sizeof chunk) > 0) {}
-    }
-    return job;
+    return runner;
 }
 
 
@@ -977,6 +971,7 @@ typedef struct {
     double cpu_next;           /* when the parent reads the cgroup's CPU clock next */
     int runner_status, setup_failed, killed, ctl_open, reaped, exit_known;
     int early;                 /* a warm run over before pid 1 was reaped: its status + 1 */
+    int ran;                   /* a warm run that ns_warm_run() made on another thread */
     struct ns_msg fail;
     struct rusage ru;
 } ns_run_state;
@@ -1136,13 +1131,17 @@ static cr_code run_prepare(ns_run_state *r)
     return CR_OK;
 }
 
+static cr_code warm_job_start(ns_run_state *r, const sandbox_job *real);
+static cr_code run_supervise(ns_run_state *r);
+static cr_code run_collect(ns_run_state *r);
+
 /* Step 2: the child in its cgroup and namespaces, told to go; a warm worker waits for its
- * job here, which is then sent and the run's clocks restarted. */
+ * job here, which is then sent and the run's clocks restarted (or, with run_elsewhere, the
+ * whole run made by ns_warm_run() on another thread). */
 static cr_code run_start(ns_run_state *r)
 {
     ns_warm *warm = r->warm;
     cr_error *err = r->err;
-    cr_code rc;
 
     ns_cgroup_create(&r->cg, &r->lim);
     r->cg_made = 1;
@@ -1195,38 +1194,79 @@ static cr_code run_start(ns_run_state *r)
     if (warm) {
         const int drop[2] = { r->po[0], r->pe[0] };
         const sandbox_job *real;
-        const char *jp;
-        size_t jn;
+        pid_t runner;
         if (r->pidfd < 0) return ns_fail(err, "pidfd_open", errno);
-        if (!(real = warm_wait(warm, r->forked, r->pid, r->pidfd, r->ctl[0], r->pv[0], drop,
-                               &r->out_dir_fd, &r->runner_pidfd, &r->fail, err))) {
+        if (!(runner = warm_wait(warm, r->forked, r->pid, r->pidfd, r->ctl[0], r->pv[0],
+                                 &r->out_dir_fd, &r->runner_pidfd, &r->fail, err))) {
             if (!r->fail.kind) return CR_ESANDBOX;
             r->setup_failed = warm->setup_failed = 1;
             return CR_OK;
         }
-        /* From here on the run is the job's: its limits (the key's, but for those the
-         * parent alone enforces), its clocks from now. */
-        r->job = real;
-        r->lim = real->limits;
-        sandbox_limits_resolve(&r->lim);
-        cr_buf_init(&r->out->stdout_buf, r->lim.max_stdout);
-        cr_buf_init(&r->out->stderr_buf, r->lim.max_stderr);
-        r->out->warm = 1;
-        r->ctl_open = r->forked;
-        if (r->cg.has_cpu && (r->cpu_base = ns_cgroup_cpu_ns(&r->cg)) < 0) r->cpu_base = 0;
-        r->t0 = now_s();
-        r->cpu_next = r->t0 + CPU_POLL_MS / 1e3;
-        if ((rc = job_bytes(r, &jp, &jn)) != CR_OK) return rc;
-        for (size_t off = 0; off < jn;) {
-            ssize_t n = send(r->warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;   /* the runner is gone: its end says how */
-            off += (size_t)n;
+        /* Output of the warm-up is not the job's. */
+        for (int i = 0; i < 2; i++) {
+            char chunk[4096];
+            struct pollfd p = { drop[i], POLLIN, 0 };
+            while (poll(&p, 1, 0) == 1 && read(drop[i], chunk, sizeof chunk) > 0) {}
         }
-        close(r->warm_fd);
-        r->warm_fd = -1;
+        /* Idle from here until its job: the CPU time it spent so far is not the job's. */
+        if (r->cg.has_cpu && (r->cpu_base = ns_cgroup_cpu_ns(&r->cg)) < 0) r->cpu_base = 0;
+        warm->run = r;
+        real = warm->ready(warm, r->forked ? r->runner_pidfd : r->pidfd, runner);
+        warm->run = NULL;
+        if (!real) {
+            cr_error_set(err, CR_ESANDBOX, 0, 0, "ns: the warm worker ended before its job");
+            return CR_ESANDBOX;
+        }
+        if (warm->run_elsewhere) {
+            r->ran = 1;
+            return CR_OK;
+        }
+        return warm_job_start(r, real);
     }
     return CR_OK;
+}
+
+/* A warm worker's job: from here on the run is the job's: its limits (the key's, but for
+ * those the parent alone enforces), its wall clock from now; the job goes to the code's
+ * process. */
+static cr_code warm_job_start(ns_run_state *r, const sandbox_job *real)
+{
+    const char *jp;
+    size_t jn;
+    cr_code rc;
+    r->job = real;
+    r->lim = real->limits;
+    sandbox_limits_resolve(&r->lim);
+    cr_buf_init(&r->out->stdout_buf, r->lim.max_stdout);
+    cr_buf_init(&r->out->stderr_buf, r->lim.max_stderr);
+    r->out->warm = 1;
+    r->ctl_open = r->forked;
+    r->t0 = now_s();
+    r->cpu_next = r->t0 + CPU_POLL_MS / 1e3;
+    if ((rc = job_bytes(r, &jp, &jn)) != CR_OK) return rc;
+    for (size_t off = 0; off < jn;) {
+        ssize_t n = send(r->warm_fd, jp + off, jn - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;   /* the code's process is gone: the run's end says how */
+        off += (size_t)n;
+    }
+    close(r->warm_fd);
+    r->warm_fd = -1;
+    return CR_OK;
+}
+
+cr_code ns_warm_run(ns_warm *warm, const sandbox_job *job, sandbox_outcome *out, cr_error *err)
+{
+    ns_run_state *r = warm->run;
+    cr_code rc;
+    /* What the worker's set-up noted (its cgroup's note); no output yet. */
+    *out = *r->out;
+    r->out = out;
+    r->err = err;
+    if ((rc = warm_job_start(r, job)) == CR_OK && (rc = run_supervise(r)) == CR_OK)
+        rc = run_collect(r);
+    if (rc != CR_OK) sandbox_outcome_free(out);
+    return rc;
 }
 
 /* Step 3: the streams read and the limits enforced until pid 1 is gone (or, warm, its report
@@ -1241,11 +1281,12 @@ static cr_code run_supervise(ns_run_state *r)
      * loop ends when pid 1 is gone and the streams are read, never merely because the code
      * closed them, and pid 1's exit wakes it (pidfd; without one, a short poll). */
     double deadline = r->t0 + lim->wall_s, drain_until = 0;
+    double quiet_until = out->warm ? r->t0 + QUIET_MS / 1e3 : 0;
     stream st[3] = { { r->po[0], &out->stdout_buf, 1 }, { r->pe[0], &out->stderr_buf, 1 },
                      { r->pv[0], &r->report, 1 } };
     for (;;) {
         struct pollfd pfd[6];
-        int nfd = 0, map[6], timeout_ms;
+        int nfd = 0, map[6], timeout_ms, quiet;
         double now = now_s();
         if (!r->reaped && !r->killed && now >= deadline) {
             kill_run(r->pid, r->pidfd, cg, out, SANDBOX_LIMIT_WALL, "wall clock %.3f s", lim->wall_s);
@@ -1262,7 +1303,8 @@ static cr_code run_supervise(ns_run_state *r)
         }
         if (r->killed && !drain_until) drain_until = now + DRAIN_S;
         if (drain_until && now >= drain_until) break;
-        for (int i = 0; i < 3; i++)
+        quiet = now < quiet_until && !r->report.len && !r->killed && !r->reaped;
+        for (int i = quiet ? 2 : 0; i < 3; i++)
             if (st[i].open) { pfd[nfd] = (struct pollfd){ st[i].fd, POLLIN, 0 }; map[nfd++] = i; }
         if (r->ctl_open) { pfd[nfd] = (struct pollfd){ r->ctl[0], POLLIN, 0 }; map[nfd++] = 3; }
         if (r->reaped && !nfd) break;
@@ -1278,6 +1320,8 @@ static cr_code run_supervise(ns_run_state *r)
         timeout_ms = (int)(((drain_until ? drain_until : deadline) - now) * 1000) + 1;
         if (!r->reaped && (r->pidfd < 0 || (!r->killed && cg->has_cpu)) && timeout_ms > CPU_POLL_MS)
             timeout_ms = CPU_POLL_MS;
+        if (quiet && timeout_ms > (int)((quiet_until - now) * 1000) + 1)
+            timeout_ms = (int)((quiet_until - now) * 1000) + 1;
         if (poll(pfd, (nfds_t)nfd, timeout_ms < 0 ? 0 : timeout_ms) < 0 && errno != EINTR)
             return ns_fail(r->err, "poll", errno);
         for (int k = 0; k < nfd; k++) {
@@ -1370,11 +1414,12 @@ static cr_code run_collect(ns_run_state *r)
                             strerror(r->fail.err));
     }
 
-    /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside,
-     * before it could have said anything of the job; the caller runs the job elsewhere. */
+    /* Nothing inside can SIGKILL pid 1, and we did not: the worker was killed from outside
+     * before its runner said anything of the job; the caller runs the job elsewhere. The
+     * code's process, which takes the job itself, may have begun it while pid 1 died (its
+     * output is dropped with the rest). */
     if (out->warm && !r->killed && status >= 0 && WIFSIGNALED(status) &&
-        WTERMSIG(status) == SIGKILL && !r->report.len && !out->stdout_buf.len &&
-        !out->stderr_buf.len && ns_cgroup_oom_kills(cg) <= 0) {
+        WTERMSIG(status) == SIGKILL && !r->report.len && ns_cgroup_oom_kills(cg) <= 0) {
         r->warm->lost = 1;
         return cr_error_set(r->err, CR_ESANDBOX, 0, 0, "ns: the warm worker was killed before its job");
     }
@@ -1499,7 +1544,7 @@ static cr_code ns_run_at(const sandbox_job *job, ns_handoff *hand, ns_warm *warm
     cr_buf_init(&r->report, REPORT_MAX);
     out->tier = CR_TIER_NS;
 
-    if ((rc = run_prepare(r)) == CR_OK && (rc = run_start(r)) == CR_OK &&
+    if ((rc = run_prepare(r)) == CR_OK && (rc = run_start(r)) == CR_OK && !r->ran &&
         (rc = run_supervise(r)) == CR_OK)
         rc = run_collect(r);
     run_release(r);

@@ -71,7 +71,10 @@ cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, c
  * and returns it, whose key must match, or returns NULL to end the worker (the run then
  * fails with CR_ESANDBOX and nothing to free). From the handoff on, the run is the job's as
  * sandbox_ns_run() would make it, but that its wall clock and CPU time count from the
- * handoff and out->warm is 1. */
+ * handoff and out->warm is 1.
+ * With run_elsewhere set, the job's thread makes the run itself instead: while ready()
+ * blocks, another thread calls ns_warm_run() with the job; ready() returns (non-NULL) once
+ * that is over, and ns_run_warm() then only releases the worker (CR_OK, `out` empty). */
 typedef struct ns_warm {
     const char *preload;          /* comma-separated module names; "" for none */
     /* in: 1 makes the pool's zygote instead: a warm runner that takes no job but forks
@@ -84,6 +87,8 @@ typedef struct ns_warm {
      * start python afresh; out, for a zygote: its channel. */
     int chan;
     const sandbox_job *(*ready)(struct ns_warm *w, int pidfd, pid_t pid);
+    int run_elsewhere;            /* in: see above */
+    void *run;                    /* the run's state while ready() runs: ns_warm_run()'s */
     int lost;                     /* out: pid 1 was killed from outside with no sign of the
                                      job (the run fails; the job may run elsewhere) */
     int setup_failed;             /* out: a step of the sandbox's set-up failed */
@@ -99,6 +104,9 @@ typedef struct ns_warm {
     pid_t pid_left;
 } ns_warm;
 cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out, cr_error *err);
+/* The job on a worker that waits in ready() with run_elsewhere set, made on the calling
+ * thread: one hand-over between threads fewer each way. Once only, then ready() returns. */
+cr_code ns_warm_run(ns_warm *warm, const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 /* ns_run_warm() for the kvm guest's init, which holds the job already encoded: ready() sets
  * hand->job and hand->job_len before it returns the job (whose limits the run takes), and
  * /out and the report are handed over as ns_run() hands them. */

@@ -4,14 +4,15 @@
  * tmpfs root, cgroup, seccomp, the runner started, the preload modules imported and the code's
  * process forked, blocked on its job. It takes one job and dies with it, so nothing of one
  * request is ever seen by another. Each worker lives on a thread of its own, because pid 1
- * dies with the thread that cloned it (PR_SET_PDEATHSIG) and supervises the run from there,
- * the same code as a cold run; a manager thread, as long-lived as the pool, starts workers
- * and reaps their threads: those that died before a job, and those whose request has its
- * outcome already (a used worker's thread kills and reaps pid 1 and removes the cgroup
- * after the handoff, off the request's path, and its replacement starts after that). A
- * request takes a ready worker whose key (interpreter, data directory, every limit the
- * sandbox bakes in) matches its job, and waits for that worker's thread to hand the outcome
- * back; without one it starts cold.
+ * dies with the thread that cloned it (PR_SET_PDEATHSIG); a manager thread, as long-lived
+ * as the pool, starts workers and reaps their threads: those that died before a job, and
+ * those whose request has its outcome already (a used worker's thread kills and reaps pid 1
+ * and removes the cgroup after the handoff, off the request's path, and its replacement
+ * starts after that). A request takes a ready worker whose key (interpreter, data directory,
+ * every limit the sandbox bakes in) matches its job and makes the run on it from its own
+ * thread (ns_warm_run(), the same code as a cold run's), while the worker's thread waits:
+ * a hand-over between threads each way was a tenth of a print(1)'s time; without one it
+ * starts cold.
  *
  * Workers are forked by the pool's zygote (ns_warm.zygote), a warm runner of its own, started
  * first, that imported the preload list once and forks a worker on each request; the worker
@@ -30,9 +31,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,14 +58,11 @@ typedef struct worker {
     int pidfd;                    /* pid 1's, while ready */
     pid_t pid;
     const sandbox_job *job;       /* set by the request that takes it */
-    int finished, lost;           /* the run is over; the worker was dead at the handoff */
+    atomic_int taken;             /* the same, for its thread to read without the lock */
+    int finished;                 /* its run is over */
     int forked;                   /* made by the zygote */
     int busy;                     /* counted in the pool's busy */
     int woken;                    /* the zygote: told to end */
-    int handed;                   /* the request has the outcome */
-    cr_code rc;
-    cr_error err;
-    sandbox_outcome out;
     pthread_cond_t done;
     struct worker *next;
 } worker;
@@ -103,7 +104,9 @@ static void wake(worker *w)
     while (write(w->wake[1], "w", 1) < 0 && errno == EINTR) {}
 }
 
-/* Called by ns_run_warm() on the worker's thread once the runner waits for its job. */
+/* Called by ns_run_warm() on the worker's thread once the runner waits for its job: returns
+ * once the request that took it has made its run (ns_warm_run()), or NULL when the worker
+ * died idle or the pool closes. */
 static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
 {
     worker *w = (worker *)nw;
@@ -122,14 +125,23 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     p->failures = 0;
     pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
+    /* From here this thread only waits, then tears the worker down: woken at a request's end,
+     * it must not take the CPU from the request's thread, which has its answer to return. */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     while (poll(f, 2, -1) < 0 && errno == EINTR) {}
+    /* Taken: the request makes the run and writes a byte on the wake pipe once it is over.
+     * Woken before that (pid 1's exit comes first), we wait for the byte, not on the pool's
+     * lock, which the request needs at its end. */
+    if (atomic_load(&w->taken)) {
+        char c;
+        while (read(w->wake[0], &c, 1) < 0 && errno == EINTR) {}
+    }
     pool_lock(p);
+    /* Taken: whatever woke us (the run's end, pid 1's exit), the run is the request's until
+     * it says it is over. */
+    while (w->job && !w->finished) pthread_cond_wait(&w->done, &p->lock);
     job = w->job;
     if (!job) w->state = W_ENDING;          /* died idle, or the pool closes */
-    else {
-        struct pollfd alive = { pidfd, POLLIN, 0 };
-        if (poll(&alive, 1, 0) != 0) { w->lost = 1; job = NULL; }
-    }
     pool_unlock(p);
     return job;
 }
@@ -195,19 +207,14 @@ static void *worker_main(void *arg)
     sandbox_pool *p = w->pool;
     sandbox_outcome out;
     cr_error err = { 0 };
-    cr_code rc = ns_run_warm(&p->key, &w->warm, &out, &err);
+    ns_run_warm(&p->key, &w->warm, &out, &err);
+    /* Empty when the request made the run: its outcome is the request's. */
+    sandbox_outcome_free(&out);
+    /* The teardown is nobody's wait (worker_ready() lowered it already for a ready worker). */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
     pool_lock(p);
-    if (w->job) {
-        w->rc = rc;
-        w->err = err;
-        w->out = out;
-        w->finished = 1;
-        pthread_cond_broadcast(&w->done);
-        /* The teardown waits until the request has its outcome: on a small machine it
-         * would take the CPU the request needs to wake up. */
-        while (!w->handed) pthread_cond_wait(&w->done, &p->lock);
-    } else {
-        sandbox_outcome_free(&out);
+    /* With a job, the request has its outcome already: the teardown below is off its path. */
+    if (!w->job) {
         if (w->state == W_STARTING && !p->closing) {
             /* A forked worker's set-up failing says the zygote's way does not work here:
              * after a few the pool starts python for each worker instead. One that died
@@ -251,6 +258,7 @@ static void spawn(sandbox_pool *p, int zygote)
     w->pool = p;
     w->warm.preload = p->preload;
     w->warm.ready = zygote ? zygote_ready : worker_ready;
+    w->warm.run_elsewhere = !zygote;
     w->warm.zygote = zygote;
     w->warm.warmup = p->warmup;
     w->warm.cancel_fd = -1;
@@ -520,6 +528,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
          * run it replaces. */
         w->state = W_TAKEN;
         w->job = job;
+        atomic_store(&w->taken, 1);
         p->busy++;
         w->busy = 1;
     } else if (p->failures >= FAILURES_MAX) {
@@ -528,24 +537,27 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     }
     pool_unlock(p);
     if (!w) return run_cold(job, out, err, why[0] ? why : "cold start: no warm worker ready", NULL);
-    wake(w);
+    {
+        cr_error run_err = { 0 };
+        rc = ns_warm_run(&w->warm, job, out, &run_err);
+        if (rc != CR_OK && err) *err = run_err;
+    }
     pool_lock(p);
-    while (!w->finished) pthread_cond_wait(&w->done, &p->lock);
-    lost = w->lost || w->warm.lost;
-    rc = w->rc;
-    *out = w->out;
-    if (rc != CR_OK && err) *err = w->err;
+    lost = w->warm.lost;
+    w->finished = 1;
     /* Back on the list for the manager to join once its thread has removed the cgroup. */
-    if (w->state != W_DEAD) w->state = W_RETIRING;
+    w->state = W_RETIRING;
     w->next = p->workers;
     p->workers = w;
-    w->handed = 1;
     /* A forked worker's replacement costs a fork, not a start of python: it need not wait
      * for the teardown. */
     if (w->forked) {
         p->busy--;
         w->busy = 0;
     }
+    /* Its thread waits in worker_ready() for this byte (or, in a race with pid 1's death, on
+     * the condition), then for the lock: w is ours until we let the lock go. */
+    wake(w);
     pthread_cond_broadcast(&w->done);
     pthread_cond_broadcast(&p->changed);
     pool_unlock(p);
