@@ -502,9 +502,10 @@ static cr_code prefault(vmm *vm, int fd, const vmm_snap_header *h, cr_error *err
     }
     for (uint32_t i = 0; i < n; i++) {
         if (!r[i].count || r[i].first >= pages || r[i].count > pages - r[i].first) {
+            uint32_t first = r[i].first, count = r[i].count;
             free(r);
             return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: snapshot: working-set range "
-                                "%u+%u outside its memory", r[i].first, r[i].count);
+                                "%u+%u outside its memory", first, count);
         }
         uint8_t *p = vm->ram + (uint64_t)r[i].first * 4096;
         size_t len = (size_t)r[i].count * 4096;
