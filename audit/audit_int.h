@@ -140,6 +140,9 @@ void audit_budget(audit_db *db);
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err);
 
 int64_t audit_now_us(void);
+/* 8 bytes big-endian: the encoding's integers, the checkpoint message, PostgreSQL's int8. */
+void audit_put_be64(void *out, uint64_t v);
+uint64_t audit_get_be64(const void *in);
 /* A record's stored size (its strings' bytes): a store refuses one over AUDIT_MAX_ROW with
  * this error before it touches the transaction, so the record fails alone. */
 size_t audit_record_bytes(const audit_record *r);

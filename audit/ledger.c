@@ -105,9 +105,18 @@ void audit_close(audit_db *db)
 
 /* ---- canonical encoding -------------------------------------------------------------- */
 
-static void put_u64(unsigned char *p, uint64_t v)
+void audit_put_be64(void *out, uint64_t v)
 {
+    unsigned char *p = out;
     for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (unsigned char)v;
+}
+
+uint64_t audit_get_be64(const void *in)
+{
+    const unsigned char *p = in;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
 }
 
 /* Each field: a kind byte, then for bytes an 8-byte big-endian length and the bytes, for an
@@ -122,7 +131,7 @@ static unsigned char *enc_bytes(unsigned char *p, const char *s, size_t len)
         return p + 1;
     }
     *p = ENC_BYTES;
-    put_u64(p + 1, len);
+    audit_put_be64(p + 1, len);
     if (len) memcpy(p + 9, s, len);
     return p + 9 + len;
 }
@@ -130,7 +139,7 @@ static unsigned char *enc_bytes(unsigned char *p, const char *s, size_t len)
 static unsigned char *enc_int(unsigned char *p, int64_t v)
 {
     *p = ENC_INT;
-    put_u64(p + 1, (uint64_t)v);
+    audit_put_be64(p + 1, (uint64_t)v);
     return p + 9;
 }
 
@@ -145,8 +154,8 @@ cr_code audit_encode(const audit_record *r, uint64_t seq, cr_buf *out)
     unsigned char *p = (unsigned char *)cr_buf_extend(out, n);
     if (!p) return CR_ENOMEM;
     /* format version (4 bytes), seq (8), field count (4), all big-endian */
-    put_u64(p, ((uint64_t)AUDIT_FORMAT_VERSION << 32) | (seq >> 32));
-    put_u64(p + 8, (seq << 32) | AUDIT_NFIELDS);
+    audit_put_be64(p, ((uint64_t)AUDIT_FORMAT_VERSION << 32) | (seq >> 32));
+    audit_put_be64(p + 8, (seq << 32) | AUDIT_NFIELDS);
     p += 16;
 #define S(f) p = enc_bytes(p, r->f, r->f##_len);
 #define I(f) p = enc_int(p, r->f);

@@ -198,23 +198,11 @@ static cr_code not_ledger(cr_error *err, const char *why, const char *what)
     return cr_error_set(err, CR_ELEDGER, 0, 0, "audit: not a ledger: %s%s", why, what);
 }
 
-static uint64_t get_be64(const char *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++) v = v << 8 | (unsigned char)p[i];
-    return v;
-}
-
-static void put_be64(char *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8) p[i] = (char)(v & 0xff);
-}
-
 /* An int8 column of a binary result; 0 when it is not one. */
 static int get_i64(const PGresult *r, int row, int col, int64_t *v)
 {
     if (pq.getisnull(r, row, col) || pq.getlength(r, row, col) != 8) return 0;
-    *v = (int64_t)get_be64(pq.getvalue(r, row, col));
+    *v = (int64_t)audit_get_be64(pq.getvalue(r, row, col));
     return 1;
 }
 
@@ -489,7 +477,7 @@ static cr_code pg_insert(audit_db *db, uint64_t seq, const audit_record *rec,
     int len[NPARAMS], fmt[NPARAMS];
     char ints[NPARAMS][8];
     int i = 0;
-#define INT(v) (put_be64(ints[i], (uint64_t)(v)), val[i] = ints[i], len[i] = 8, fmt[i++] = 1)
+#define INT(v) (audit_put_be64(ints[i], (uint64_t)(v)), val[i] = ints[i], len[i] = 8, fmt[i++] = 1)
 #define BYTES(p, n) (val[i] = (const char *)(p), len[i] = (int)(n), fmt[i++] = 1)
     INT(seq);
     INT(AUDIT_FORMAT_VERSION);
@@ -513,7 +501,6 @@ static cr_code pg_insert(audit_db *db, uint64_t seq, const audit_record *rec,
 typedef struct {
     char name[32];
     int owns_txn;      /* the walk began its own snapshot: it ends it */
-    int records;       /* a records walk (else checkpoints) */
     int ncols;         /* what each row of its SELECT has */
     PGresult *batch, *big;
     int row;
@@ -524,7 +511,6 @@ static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_
     audit_db *db = it->db;
     walk *w = calloc(1, sizeof *w);
     if (!w) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
-    w->records = records;
     w->ncols = records ? RECORD_NCOLS : 6;
     snprintf(w->name, sizeof w->name, "calcroute_%u", ++db->pg->cursors);
     cr_code rc = CR_OK;
@@ -711,8 +697,8 @@ static void pg_iter_close(audit_iter *it)
 static cr_code pg_ckpt_insert(audit_db *db, const audit_ckpt_row *c, cr_error *err)
 {
     char seq[8], t[8];
-    put_be64(seq, (uint64_t)c->seq);
-    put_be64(t, (uint64_t)c->time_us);
+    audit_put_be64(seq, (uint64_t)c->seq);
+    audit_put_be64(t, (uint64_t)c->time_us);
     const char *val[5] = { seq, (const char *)c->head, t, (const char *)c->pk,
                            (const char *)c->sig };
     int len[5] = { 8, (int)c->head_len, 8, (int)c->pk_len, (int)c->sig_len };

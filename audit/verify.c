@@ -73,11 +73,9 @@ static void ckpt_message(uint64_t seq, const uint8_t head[AUDIT_HASH_LEN], int64
 {
     size_t tag = sizeof AUDIT_TAG_CHECKPOINT - 1;
     memcpy(msg, AUDIT_TAG_CHECKPOINT, tag);
-    for (int i = 0; i < 8; i++) {
-        msg[tag + i] = (unsigned char)(seq >> (56 - 8 * i));
-        msg[tag + 8 + AUDIT_HASH_LEN + i] = (unsigned char)((uint64_t)time_us >> (56 - 8 * i));
-    }
+    audit_put_be64(msg + tag, seq);
     memcpy(msg + tag + 8, head, AUDIT_HASH_LEN);
+    audit_put_be64(msg + tag + 8 + AUDIT_HASH_LEN, (uint64_t)time_us);
 }
 
 cr_code audit_checkpoint(audit_db *db, const uint8_t sk[64], uint64_t *seq_out,
