@@ -1433,6 +1433,14 @@ static cr_code run_collect(ns_run_state *r)
      * ended when it was not the runner itself. */
     if ((rc = sandbox_report_parse(r->report.p ? r->report.p : "", r->report.len, out, r->err)) != CR_OK)
         return rc;
+    /* A run a limit stopped ends as the kill made it end: the code's process may have exited
+     * by itself in the moment between its last write and our read of it, a race whose winner
+     * must not change the outcome. */
+    if (r->killed && out->limit != SANDBOX_LIMIT_NONE) {
+        out->exited = 0;
+        out->exit_code = 0;
+        out->term_signal = SIGKILL;
+    }
     {
         const struct rusage *ru = &r->ru;
         int64_t cpu = ns_cgroup_cpu_ns(cg), peak = ns_cgroup_peak_bytes(cg);
