@@ -186,8 +186,10 @@ static void test_guest_panic(void)
     sandbox_outcome oc;
     cr_error e = {0};
     setenv("CR_KVM_CMDLINE", "rdinit=/missing", 1);
+    double t0 = now();
     CHECK_INT(run("print(1)\n", 60, &oc, &e), CR_ESANDBOX);
     unsetenv("CR_KVM_CMDLINE");
+    fprintf(stderr, "boot to panic and reset: %.3f s\n", now() - t0);
     CHECK(strncmp(e.message, "kvm: the guest ended (reset) without a result; console: ",
                   56) == 0);
     if (!strstr(e.message, "Kernel panic")) fprintf(stderr, "panic run: %s\n", e.message);

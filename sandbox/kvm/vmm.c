@@ -19,8 +19,14 @@
 #define COM1 0x3f8u
 #define CMOS_INDEX 0x70u
 #define CMOS_DATA 0x71u
-#define I8042_CMD 0x64u
+#define I8042_CMD 0x64u            /* written: a command; read: the controller's status */
 #define I8042_RESET 0xfeu
+/* The status a reset needs: the input buffer empty (bit 1 clear), everything else floating
+ * high. The kernel's keyboard reset polls the status up to 65 536 times for that bit, an exit
+ * each: with 0xff every panic and power-off ended in that storm (seconds under nested
+ * emulation). The output buffer stays "full" (bit 0), so the i8042 driver's probe still
+ * flushes its 16 bytes and finds no controller, as with 0xff. */
+#define I8042_STATUS 0xfdu
 /* Where KVM keeps the TSS Intel's real mode needs: three pages just below the BIOS, above
  * anything we map (the region ends below 0xd4000000). */
 #define TSS_GPA 0xfffbd000ull
@@ -518,6 +524,8 @@ static cr_code handle_io(vmm *vm, vmm_stop *stop, cr_error *err)
             if ((rc = doorbell(data, size, stop, err)) != CR_OK) return rc;
         } else if (port == I8042_CMD && out && data[0] == I8042_RESET) {
             *stop = VMM_STOP_RESET;
+        } else if (port == I8042_CMD) {
+            memset(data, I8042_STATUS, size);          /* other commands vanish */
         } else if (!out) {
             memset(data, 0xff, size);                  /* absent hardware floats high */
         }
