@@ -85,6 +85,10 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
     db->tail = &db->queue;
     db->readonly = (flags & AUDIT_OPEN_READONLY) != 0;
     db->store = store_for(path);
+    if (!(db->where = strdup(path))) {
+        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "audit: ledger handle");
+        goto fail;
+    }
     if ((rc = db->store->open(db, path, flags, err)) != CR_OK) goto fail;
     if (!db->readonly && (rc = check_head(db, err)) != CR_OK) goto fail;
     *out = db;
@@ -98,6 +102,7 @@ void audit_close(audit_db *db)
 {
     if (!db) return;
     db->store->close(db);
+    free(db->where);
     pthread_cond_destroy(&db->cv);
     pthread_mutex_destroy(&db->mu);
     free(db);
