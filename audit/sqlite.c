@@ -162,9 +162,12 @@ static cr_code sq_insert(audit_db *db, uint64_t seq, const audit_record *r,
                          const uint8_t prev[AUDIT_HASH_LEN], const uint8_t hash[AUDIT_HASH_LEN],
                          cr_error *err)
 {
-    cr_code rc = prepare(db, &db->st_insert,
-                         "INSERT INTO records(seq, format, " RECORD_COLS ", prev_hash, hash)"
-                         " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    /* reset and cleared after each step below: every column is bound again here */
+    cr_code rc = db->st_insert ? CR_OK
+                               : prepare(db, &db->st_insert,
+                                         "INSERT INTO records(seq, format, " RECORD_COLS
+                                         ", prev_hash, hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                                         "?,?,?,?,?,?,?,?,?,?,?)", err);
     if (rc != CR_OK) return rc;
     sqlite3_stmt *st = db->st_insert;
     int i = 1;
