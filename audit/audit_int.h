@@ -109,7 +109,7 @@ struct audit_pg;
 
 struct audit_db {
     const audit_store *store;
-    char *where;   /* as opened: verify opens more read handles on it */
+    char *where;   /* where it lives (a SQLite file's full name): verify opens more handles */
     int readonly;
     /* Appends from many threads: they queue, and whichever finds no commit under way takes
      * the whole queue into one transaction (one fsync) while the others wait for it. */

@@ -93,6 +93,14 @@ static cr_code sq_open(audit_db *db, const char *path, int flags, cr_error *err)
     }
     /* Other processes append too: wait for their write lock instead of failing at once. */
     sqlite3_busy_timeout(db->sql, AUDIT_BUSY_MS);
+    /* The file's full name, which opens the same file after a chdir (verify's other handles);
+     * empty for a database in memory, which no other handle sees. */
+    const char *file = sqlite3_db_filename(db->sql, "main");
+    char *full = file && *file ? strdup(file) : NULL;
+    if (full) {
+        free(db->where);
+        db->where = full;
+    }
     return audit_schema_open(db, flags, err);
 }
 
