@@ -643,7 +643,8 @@ cr_code audit_verify(audit_db *db, const uint8_t *pubkey, cr_audit_report *rep, 
     if (db->store->last_seq) {
         if ((rc = db->store->last_seq(db, &last, err)) != CR_OK) goto out;
         long cpus = audit_verify_ranges ? audit_verify_ranges : sysconf(_SC_NPROCESSORS_ONLN);
-        uint64_t most = last > 0 ? (uint64_t)last / (audit_verify_range_min ? audit_verify_range_min : 1) : 0;
+        uint64_t min = audit_verify_range_min ? audit_verify_range_min : 1;
+        uint64_t most = last > 0 ? (uint64_t)last / min : 0;
         nr = cpus < 1 ? 1 : cpus > VRANGES_MAX ? VRANGES_MAX : (int)cpus;
         if ((uint64_t)nr > most) nr = (int)most;
     }

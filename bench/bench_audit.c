@@ -465,7 +465,8 @@ static void turn(turns *t, double a, double b)
 static void turns_row(const char *what, const turns *t)
 {
     row(what, t->a, t->b);
-    if (t->n > 1) printf("    best of %d turns each; ratio in each turn %.2f-%.2fx\n", t->n, t->lo, t->hi);
+    if (t->n > 1)
+        printf("    best of %d turns each; ratio in each turn %.2f-%.2fx\n", t->n, t->lo, t->hi);
 }
 
 /* One store's table: the ledger at `ours` beside plain inserts at `peer` (the same database
