@@ -91,6 +91,11 @@ typedef struct {
     /* Every checkpoint, by seq then id; closed with iter_close. */
     cr_code (*ckpt_open)(audit_iter *it, cr_error *err);
     int (*ckpt_next)(audit_iter *it, audit_ckpt_row *c, cr_error *err);
+    /* The largest seq stored, inside a read transaction: where verify splits the records
+     * into ranges read side by side through more handles on the same ledger. 0 when empty or
+     * when no other handle would see the same rows (SQLite in memory); NULL: verify reads
+     * through one handle. */
+    cr_code (*last_seq)(audit_db *db, int64_t *seq, cr_error *err);
 } audit_store;
 
 extern const audit_store audit_store_sqlite, audit_store_pg;
@@ -104,6 +109,7 @@ struct audit_pg;
 
 struct audit_db {
     const audit_store *store;
+    char *where;   /* where it lives (a SQLite file's full name): verify opens more handles */
     int readonly;
     /* Appends from many threads: they queue, and whichever finds no commit under way takes
      * the whole queue into one transaction (one fsync) while the others wait for it. */
@@ -119,6 +125,12 @@ struct audit_db {
     /* PostgreSQL's (audit/pg.c) */
     struct audit_pg *pg;
 };
+
+/* Verify reads ranges side by side only when each would hold at least this many records (a
+ * handle's open costs about a millisecond), in as many ranges as CPUs are online (at most 8)
+ * or audit_verify_ranges when set: tests set both to cut small ledgers anywhere. */
+extern uint64_t audit_verify_range_min;
+extern int audit_verify_ranges;
 
 /* SHA-256 of the concatenated parts (audit/hash.c): the ledger's one hash function. */
 typedef struct {

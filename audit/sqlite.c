@@ -93,6 +93,14 @@ static cr_code sq_open(audit_db *db, const char *path, int flags, cr_error *err)
     }
     /* Other processes append too: wait for their write lock instead of failing at once. */
     sqlite3_busy_timeout(db->sql, AUDIT_BUSY_MS);
+    /* The file's full name, which opens the same file after a chdir (verify's other handles);
+     * empty for a database in memory, which no other handle sees. */
+    const char *file = sqlite3_db_filename(db->sql, "main");
+    char *full = file && *file ? strdup(file) : NULL;
+    if (full) {
+        free(db->where);
+        db->where = full;
+    }
     return audit_schema_open(db, flags, err);
 }
 
@@ -162,9 +170,12 @@ static cr_code sq_insert(audit_db *db, uint64_t seq, const audit_record *r,
                          const uint8_t prev[AUDIT_HASH_LEN], const uint8_t hash[AUDIT_HASH_LEN],
                          cr_error *err)
 {
-    cr_code rc = prepare(db, &db->st_insert,
-                         "INSERT INTO records(seq, format, " RECORD_COLS ", prev_hash, hash)"
-                         " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", err);
+    /* reset and cleared after each step below: every column is bound again here */
+    cr_code rc = db->st_insert ? CR_OK
+                               : prepare(db, &db->st_insert,
+                                         "INSERT INTO records(seq, format, " RECORD_COLS
+                                         ", prev_hash, hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                                         "?,?,?,?,?,?,?,?,?,?,?)", err);
     if (rc != CR_OK) return rc;
     sqlite3_stmt *st = db->st_insert;
     int i = 1;
@@ -207,6 +218,21 @@ static cr_code sq_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *
     return rc;
 }
 
+static cr_code sq_last_seq(audit_db *db, int64_t *seq, cr_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    int s = SQLITE_ERROR;
+    const char *file = sqlite3_db_filename(db->sql, "main");
+    *seq = 0;
+    if (!file || !*file) return CR_OK;   /* in memory: another handle would not see it */
+    /* seq is the rowid: max() reads the last leaf, not the table */
+    if (sqlite3_prepare_v2(db->sql, "SELECT max(seq) FROM records", -1, &st, NULL) == SQLITE_OK)
+        s = sqlite3_step(st);
+    if (s == SQLITE_ROW) *seq = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return s == SQLITE_ROW ? CR_OK : audit_sqlite_fail(db, err, "read records");
+}
+
 /* The storage class each selected column must have, in SELECT order: what the INSERT above
  * binds. Reads convert silently (text into an integer, a blob into text), so a value of
  * another class could hash like the genuine one; verify refuses it instead. */
@@ -220,35 +246,40 @@ static const unsigned char col_class[] = {
     SQLITE_BLOB, SQLITE_BLOB,
 };
 
-/* Column i's storage class, checked against col_class (the first mismatch goes into bad). */
-static int col_type(sqlite3_stmt *st, int i, char *bad, size_t n)
+/* Column i's value, its storage class checked against col_class (the first mismatch goes
+ * into bad). One sqlite3_column_value() a column, not a column_type, column_blob and
+ * column_bytes call each: a verify reads 25 columns of every row, and each column_ call pays
+ * SQLite's API exit checks. The value is read on the statement's thread before the next
+ * step, which is all SQLite asks of it. */
+static sqlite3_value *col(sqlite3_stmt *st, int i, int *type, char *bad, size_t n)
 {
     static const char *const names[] = { "?", "an integer", "a real", "text", "a blob", "NULL" };
-    int t = sqlite3_column_type(st, i);
+    sqlite3_value *v = sqlite3_column_value(st, i);
+    int t = *type = sqlite3_value_type(v);
     /* Absent strings are NULL; nothing else may be. */
     if (t != col_class[i] && !(t == SQLITE_NULL && col_class[i] == SQLITE_TEXT) && !bad[0])
         snprintf(bad, n, "column %s holds %s, expected %s", sqlite3_column_name(st, i),
                  names[t], names[col_class[i]]);
-    return t;
+    return v;
 }
 
-static void col_str(sqlite3_stmt *st, int i, int type, const char **p, size_t *len)
+static void col_str(sqlite3_value *v, int type, const char **p, size_t *len)
 {
     if (type == SQLITE_NULL) {
         *p = NULL;
         *len = 0;
         return;
     }
-    /* column_blob gives the stored bytes whatever the column's type; NULL for zero bytes. */
-    const void *b = sqlite3_column_blob(st, i);
-    *len = (size_t)sqlite3_column_bytes(st, i);
+    /* value_blob gives the stored bytes whatever the column's type; NULL for zero bytes. */
+    const void *b = sqlite3_value_blob(v);
+    *len = (size_t)sqlite3_value_bytes(v);
     *p = b ? (const char *)b : "";
 }
 
-static void col_hash(sqlite3_stmt *st, int i, uint8_t out[AUDIT_HASH_LEN], size_t *len)
+static void col_hash(sqlite3_value *v, uint8_t out[AUDIT_HASH_LEN], size_t *len)
 {
-    const void *b = sqlite3_column_blob(st, i);
-    *len = (size_t)sqlite3_column_bytes(st, i);
+    const void *b = sqlite3_value_blob(v);
+    *len = (size_t)sqlite3_value_bytes(v);
     memset(out, 0, AUDIT_HASH_LEN);
     if (b) memcpy(out, b, *len < AUDIT_HASH_LEN ? *len : AUDIT_HASH_LEN);
 }
@@ -269,23 +300,19 @@ static int sq_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
     if (s != 1) return s;
     sqlite3_stmt *st = it->state;
     audit_record *r = &e->rec;
-    int i = 0;
+    int i = 0, t;
     char *bad = e->bad;
     size_t nb = sizeof e->bad;
     bad[0] = '\0';
-    col_type(st, i, bad, nb);
-    e->seq = (uint64_t)sqlite3_column_int64(st, i++);
-    col_type(st, i, bad, nb);
-    e->format = sqlite3_column_int64(st, i++);
-#define S(f) col_str(st, i, col_type(st, i, bad, nb), &r->f, &r->f##_len), i++;
-#define I(f) col_type(st, i, bad, nb), r->f = sqlite3_column_int64(st, i++);
+    e->seq = (uint64_t)sqlite3_value_int64(col(st, i, &t, bad, nb)), i++;
+    e->format = sqlite3_value_int64(col(st, i, &t, bad, nb)), i++;
+#define S(f) { sqlite3_value *v = col(st, i++, &t, bad, nb); col_str(v, t, &r->f, &r->f##_len); }
+#define I(f) r->f = sqlite3_value_int64(col(st, i, &t, bad, nb)), i++;
     AUDIT_FIELDS(S, I)
 #undef S
 #undef I
-    col_type(st, i, bad, nb);
-    col_hash(st, i++, e->prev_hash, &e->prev_hash_len);
-    col_type(st, i, bad, nb);
-    col_hash(st, i++, e->hash, &e->hash_len);
+    col_hash(col(st, i, &t, bad, nb), e->prev_hash, &e->prev_hash_len), i++;
+    col_hash(col(st, i, &t, bad, nb), e->hash, &e->hash_len), i++;
     return 1;
 }
 
@@ -346,4 +373,5 @@ const audit_store audit_store_sqlite = {
     .head = sq_head, .insert = sq_insert,
     .iter_open = sq_iter_open, .iter_next = sq_iter_next, .iter_close = sq_iter_close,
     .ckpt_insert = sq_ckpt_insert, .ckpt_open = sq_ckpt_open, .ckpt_next = sq_ckpt_next,
+    .last_seq = sq_last_seq,
 };

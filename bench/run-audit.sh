@@ -1,7 +1,7 @@
 #!/bin/sh
 # The audit ledger beside plain SQLite and plain PostgreSQL: durable and batched appends,
 # verify over 1M records (200k on PostgreSQL).
-#   sh bench/run-audit.sh [BUILD_DIR]     (BENCH_AUDIT_ARGS="DURABLE BATCHED VERIFY")
+#   sh bench/run-audit.sh [BUILD_DIR]     (BENCH_AUDIT_ARGS="DURABLE BATCHED VERIFY RUNS")
 # PostgreSQL: a throwaway server (tests/pg-server.sh), or BENCH_AUDIT_PG=URI of a database.
 B=${1:-build}
 tmp=$(mktemp -d)
