@@ -27,7 +27,7 @@ $(KVM_GUEST_DIR)/pkgs.erofs: sandbox/guest/build-pkgs.sh sandbox/guest/lib.sh
 	sandbox/guest/build-pkgs.sh $(KVM_GUEST_DIR)
 # `make install` installs the guest when it was built (it takes minutes: not part of `all`);
 # this builds it first.
-install-kvm: kvm-kernel kvm-guest
+install-kvm: kvm-kernel kvm-guest kvm-pkgs
 	$(KVM_INSTALL)
 $(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/guest/lib.sh \
     sandbox/runner.py sandbox/numpy_financial.py $(wildcard $(KVM_KERNEL_DIR)/version) \
