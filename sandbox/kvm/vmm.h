@@ -123,9 +123,9 @@ cr_code vmm_jail(char *note, size_t note_len, cr_error *err);
  * and the guest's RAM are charged to it, removed with ns_cgroup_destroy() once the VMM is
  * reaped. memory.max is vmm_cgroup_memory(): the guest's RAM, the region twice (the guest's
  * and the copy of the result the VMM sends), and VMM_CGROUP_OVERHEAD for the process itself
- * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel and
- * initramfs it reads, which is reclaimable) and the kernel's accounted memory for the VM
- * (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
+ * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel,
+ * initramfs and package image it reads, which is reclaimable) and the kernel's accounted
+ * memory for the VM (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
  * nothing. Where the host has no cgroup (or controller) to give, the run goes on and cg->note
  * says what bounds the VMM instead, as the ns tier's runs do. */
 #define VMM_CGROUP_OVERHEAD (64ull << 20)
