@@ -307,6 +307,42 @@ static void test_triple_fault_and_reset(void)
     vmm_close(vm);
 }
 
+/* The package image is mapped whole, in VMM_PMEM_ALIGN units, and never as writable guest
+ * memory: a file of another size, or none, is refused at open, naming it. */
+static void test_package_image_mapped(void)
+{
+    NEED_KVM();
+    char path[] = "/tmp/cr-pmem-XXXXXX";
+    int fd = mkstemp(path);
+    if (!CHECK_RET(fd >= 0)) return;
+    vmm_config c;
+    vmm *vm = NULL;
+    cr_error e = {0};
+    vmm_config_default(&c);
+    c.pmem_path = path;
+    CHECK(ftruncate(fd, 4097) == 0);
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_ESANDBOX);
+    char want[256];
+    snprintf(want, sizeof want, "kvm: package image %s: 4097 bytes, want a file of a multiple "
+             "of 2097152 bytes up to 17179869184", path);
+    CHECK_STR(e.message, want);
+    CHECK(vm == NULL);
+    CHECK(ftruncate(fd, 2 * VMM_PMEM_ALIGN) == 0);
+    if (CHECK_RET(vmm_open(&c, &vm, &e) == CR_OK)) {
+        CHECK_INT(vmm_pmem_size(vm), 2 * VMM_PMEM_ALIGN);
+        CHECK(vmm_guest_ptr(vm, VMM_PMEM_GPA, 4096) == NULL);    /* not the VMM's to write */
+        vmm_close(vm);
+    } else {
+        fprintf(stderr, "open: %s\n", e.message);
+    }
+    close(fd);
+    unlink(path);
+    c.pmem_path = path;
+    CHECK_INT(vmm_open(&c, &vm, &e), CR_ESANDBOX);
+    snprintf(want, sizeof want, "kvm: package image %s: No such file or directory", path);
+    CHECK_STR(e.message, want);
+}
+
 static void test_guest_ptr_bounds(void)
 {
     NEED_KVM();
@@ -852,9 +888,13 @@ static void test_snap_header_checks(void)
     cr_error e = {0};
     uint64_t size;
     snap_files(dir, sizeof dir, kernel, initrd, sizeof kernel);
-    CHECK_INT(vmm_snap_identity(kernel, initrd, "", &id, &e), CR_OK);
-    CHECK(strncmp(id.build, "crvm4 snap2 state", 17) == 0);
-    CHECK_INT(vmm_snap_identity(kernel, "/nonexistent/initrd", "", &other, &e), CR_ESANDBOX);
+    CHECK_INT(vmm_snap_identity(kernel, initrd, NULL, "", &id, &e), CR_OK);
+    CHECK(strncmp(id.build, "crvm4 snap3 state", 17) == 0);
+    /* No package image: its identity is all zeros; with one, the file's. */
+    CHECK(id.pmem[0] == 0 && id.pmem[1] == 0 && id.pmem[2] == 0);
+    CHECK_INT(vmm_snap_identity(kernel, initrd, initrd, "", &other, &e), CR_OK);
+    CHECK(memcmp(other.pmem, other.initrd, sizeof other.pmem) == 0);
+    CHECK_INT(vmm_snap_identity(kernel, "/nonexistent/initrd", NULL, "", &other, &e), CR_ESANDBOX);
     CHECK_STR(e.message, "kvm: snapshot: stat /nonexistent/initrd: No such file or directory");
 
     h = good_header(&id, &size);
@@ -883,7 +923,7 @@ static void test_snap_header_checks(void)
     static const char *const want[] = {
         "kvm: snapshot: 8 bytes, shorter than its header",
         "kvm: snapshot: not a snapshot (magic)",
-        "kvm: snapshot: format 3 (header ",
+        "kvm: snapshot: format 4 (header ",
         "kvm: snapshot made from another kernel: refused",
         "kvm: snapshot made from another initramfs: refused",
         "kvm: snapshot made from another VMM build: refused",
@@ -895,6 +935,7 @@ static void test_snap_header_checks(void)
         "kvm: snapshot: layout (state 4096+",
         "kvm: snapshot: layout (state 4096+",
         "kvm: snapshot: 262145 working-set ranges",
+        "kvm: snapshot made from another package image: refused",
     };
     for (int i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
         vmm_snap_header b = h;
@@ -903,7 +944,7 @@ static void test_snap_header_checks(void)
         switch (i) {
         case 0: len = 8; break;
         case 1: b.magic ^= 1; break;
-        case 2: b.version = 3; break;
+        case 2: b.version = 4; break;
         case 3: b.id.kernel[1]++; break;
         case 4: b.id.initrd[0]++; break;
         case 5: b.id.build[0] ^= 1; break;
@@ -916,6 +957,7 @@ static void test_snap_header_checks(void)
         case 11: b.ws_write = 2; b.ws_off = size; break;
         case 12: b.ws_read = 1; b.ws_off = size + 8; fsize = size + 8; break;
         case 13: b.ws_write = VMM_SNAP_MAX_RANGES; b.ws_read = 1; break;
+        case 14: b.id.pmem[2]++; break;
         }
         /* A build string that is not NUL-ended is one the caller's differs from, too:
          * compare with an id that carries it, so that the NUL check is the one seen. */
@@ -950,7 +992,7 @@ static void test_snapshot_tiny_guest(void)
     vmm_stop stop;
     snap_files(dir, sizeof dir, kernel, initrd, sizeof kernel);
     snprintf(path, sizeof path, "%s/snapshot", dir);
-    if (!CHECK_RET(vmm_snap_identity(kernel, initrd, "", &id, &e) == CR_OK)) return;
+    if (!CHECK_RET(vmm_snap_identity(kernel, initrd, NULL, "", &id, &e) == CR_OK)) return;
 
     vmm *vm = open_vm(0, 5, 1000, 1024);
     if (!CHECK_RET(vm)) return;
@@ -1073,6 +1115,7 @@ int main(void)
     test_exit_cap();
     test_triple_fault_and_reset();
     test_guest_ptr_bounds();
+    test_package_image_mapped();
     test_page_round_trip();
     test_page_rejects_bad_results();
     test_doorbell_misuse();

@@ -102,6 +102,13 @@ static void test_precedence_on_fake_trees(void)
     CHECK_INT(kvm_dir_resolve_in(at("mine"), at("env"), inst, build, &p, why, sizeof why), 1);
     CHECK_STR(p.from, "kvm_dir");
     CHECK_STR(p.initrd, at("mine/initrd.cpio"));
+    /* The package image is optional: named beside them, and taken when it is there. */
+    CHECK_STR(p.pkgs, at("mine/pkgs.erofs"));
+    CHECK_INT(p.has_pkgs, 0);
+    put("mine/pkgs.erofs");
+    CHECK_INT(kvm_dir_resolve_in(at("mine"), at("env"), inst, build, &p, why, sizeof why), 1);
+    CHECK_INT(p.has_pkgs, 1);
+    CHECK_STR(why, "");
 }
 
 /* The real resolution: the environment, and build/kvm of the current directory (this binary

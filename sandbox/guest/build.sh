@@ -5,7 +5,8 @@
 # what the ns tier binds from its host (/usr, the lib directories, /etc/ld.so.cache,
 # /etc/alternatives). Reproducible: sorted entries, fixed times and owners.
 # Usage: sandbox/guest/build.sh [OUT]   (default build/kvm/guest) -> OUT/initrd.cpio
-# Env: CC (default cc), PYTHON (default /usr/bin/python3), GUEST_MODULES (more modules).
+# Env: CC (default cc), PYTHON (default /usr/bin/python3), GUEST_MODULES (more modules),
+# KVM_MODULES (the kernel modules' directory).
 set -eu
 out=${1:-build/kvm/guest}
 py=${PYTHON:-/usr/bin/python3}
@@ -30,18 +31,20 @@ for d in bin sbin lib lib64; do
     fi
 done
 
-copy() {   # a file at the same path in the image, symlinks resolved
-    [ -e "$root$1" ] && return 0
-    mkdir -p "$root$(dirname "$1")"
-    cp -L "$1" "$root$1"
-}
-copy_libs() {
-    ldd "$1" 2>/dev/null | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p' |
-    while read -r lib; do copy "$lib"; done
-}
+. sandbox/guest/lib.sh
 cp -L "$py" "$root/usr/bin/python3"
 copy_libs "$py"
 cp /etc/ld.so.cache "$root/etc/ld.so.cache"
+# Debian's matplotlib reads its defaults here (the package image, build-pkgs.sh, has the rest).
+if [ -f /etc/matplotlibrc ]; then cp -L /etc/matplotlibrc "$root/etc/matplotlibrc"; fi
+# The modules that give the guest the package image as legacy persistent memory (the e820
+# entry the VMM adds) and mount it, in load order; init loads them only when that device is
+# there. From the kernel sandbox/kvm/fetch-kernel.sh unpacked (KVM_MODULES).
+mods=${KVM_MODULES:-build/kvm/kernel/modules}
+mkdir -p "$root/modules"
+for m in libnvdimm nd_btt nd_pmem nd_e820 libcrc32c erofs; do
+    if [ -f "$mods/$m.ko" ]; then cp "$mods/$m.ko" "$root/modules/$m.ko"; fi
+done
 # What code in the sandbox runs or probes: a shell, ls, and su (no PAM configuration here, so
 # it fails, as the ns tier's does; copied without its setuid bit all the same).
 for prog in /bin/sh /bin/ls /usr/bin/su; do

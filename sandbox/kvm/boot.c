@@ -166,6 +166,7 @@ cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const vo
     e820_add(bp, 0x100000, mem - 0x100000, 1);
     e820_add(bp, CRVM_DOORBELL_GPA, 4096, 2);          /* reserved: the doorbell page */
     e820_add(bp, CRVM_SHARED_GPA, vmm_get_config(vm)->shared_bytes, 2);   /* reserved: the region */
+    if (vmm_pmem_size(vm)) e820_add(bp, VMM_PMEM_GPA, vmm_pmem_size(vm), 12);   /* legacy pmem */
 
     return vmm_set_long_mode(vm, pref + STARTUP_64, 0x8ff0, VMM_ZERO_PAGE_GPA, err);
 }

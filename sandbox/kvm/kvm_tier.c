@@ -72,9 +72,13 @@ static const struct {
     .max_exits = 10000000, .snap_mem = 1ull << 30, .snap_shared = (uint32_t)VMM_MAX_SHARED,
     .snap_cpu_s = 3600.0, .snap_stream = 4096,
 };
-/* No PCI, no ACPI, no modules: the guest has nothing to find. reboot=k and panic=-1 turn a
- * power-off or a panic into an i8042 reset, which ends the run at once. */
-#define CMDLINE "console=ttyS0 quiet reboot=k panic=-1 pci=off acpi=off nomodule " \
+/* No ACPI, and PCI configuration by the first mechanism: the VMM answers its address latch
+ * alone, so the kernel enumerates no device, yet surveys its resources, which is where the
+ * e820's persistent memory (the package image) is listed (with pci=off it never is).
+ * Modules: only the package image's, which init loads from its initramfs before it turns
+ * loading off. reboot=k and panic=-1 turn a power-off or a panic into an i8042 reset, which
+ * ends the run at once. */
+#define CMDLINE "console=ttyS0 quiet reboot=k panic=-1 pci=conf1 acpi=off " \
                 "i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd rdinit=/init"
 
 static double elapsed(const struct timespec *t0)
@@ -148,6 +152,7 @@ typedef struct {
     vmm_config cfg;
     vmm_job_limits lim;
     const char *job, *kernel, *initrd, *cmdline;
+    const char *pmem;             /* the package image, or NULL */
     size_t job_len;
     const char *data;             /* the data directory's cpio archive, or NULL */
     size_t data_len;
@@ -429,8 +434,8 @@ static int snapshot_usable(const char *path, const vmm_snap_id *id, char *why, s
 
 /* The snapshot's first job, in a VM restored from it (the caller's child): print(1) with
  * the warm worker's limits, whose pages vmm_snapshot_learn() keeps with it. */
-static cr_code snapshot_learn(const char *path, const vmm_snap_id *id, const vmm_job_limits *jl,
-                              double wall_s)
+static cr_code snapshot_learn(const char *path, const char *pmem, const vmm_snap_id *id,
+                              const vmm_job_limits *jl, double wall_s)
 {
     static const char code[] = "print(1)\n";
     vmm_config c;
@@ -443,6 +448,7 @@ static cr_code snapshot_learn(const char *path, const vmm_snap_id *id, const vmm
     vmm_config_default(&c);
     c.wall_s = wall_s;
     c.max_exits = sizing.max_exits;
+    c.pmem_path = pmem;
     sandbox_job_init(&job);
     job.code = code;
     job.code_len = sizeof code - 1;
@@ -459,8 +465,7 @@ static cr_code snapshot_learn(const char *path, const vmm_snap_id *id, const vmm
 
 /* Boots the guest with CRVM_JOB_SNAPSHOT until it rings ready and saves it at path, in a
  * child process (the VM's signals, timers and memory stay out of the caller). */
-static cr_code snapshot_build(const char *kernel, const char *initrd, const char *cmdline,
-                              const char *path, const vmm_snap_id *id, double boot_s,
+static cr_code snapshot_build(const vmm_plan *plan, const char *path, double boot_s,
                               cr_error *err)
 {
     int pfd[2], status = 0;
@@ -498,20 +503,22 @@ static cr_code snapshot_build(const char *kernel, const char *initrd, const char
         c.shared_bytes = sizing.snap_shared;
         c.wall_s = boot_s;
         c.max_exits = sizing.max_exits;
+        c.pmem_path = plan->pmem;
         if ((rc = vmm_open(&c, &vm, &ce)) == CR_OK &&
             (rc = vmm_page_write_ex(vm, NULL, 0, NULL, 0, CRVM_JOB_SNAPSHOT, 0, jl, &ce)) == CR_OK &&
-            (rc = vmm_boot_linux(vm, kernel, initrd, NULL, 0, cmdline, &ce)) == CR_OK &&
+            (rc = vmm_boot_linux(vm, plan->kernel, plan->initrd, NULL, 0, plan->cmdline,
+                                 &ce)) == CR_OK &&
             (rc = vmm_run(vm, &stop, &ce)) == CR_OK) {
             if (stop == VMM_STOP_READY) {
                 /* Saved, and its working set learnt, under a name of its own: renamed into
                  * place whole. */
                 char tmp[PATH_MAX + 32];
                 snprintf(tmp, sizeof tmp, "%s.new.%ld", path, (long)getpid());
-                if ((rc = vmm_snapshot_save(vm, id, tmp, &ce)) == CR_OK) {
+                if ((rc = vmm_snapshot_save(vm, &plan->id, tmp, &ce)) == CR_OK) {
                     vmm_close(vm);
                     vm = NULL;
                     /* Without its working set the snapshot still serves, slower. */
-                    (void)snapshot_learn(tmp, id, jl, boot_s);
+                    (void)snapshot_learn(tmp, plan->pmem, &plan->id, jl, boot_s);
                     if (rename(tmp, path) < 0)
                         rc = cr_error_set(&ce, CR_ESANDBOX, 0, 0, "kvm: snapshot: rename to "
                                           "%s: %s", path, strerror(errno));
@@ -591,15 +598,15 @@ static int choose_snapshot(vmm_plan *plan, const sandbox_limits *lim, size_t job
                  "region");
         return 0;
     }
-    if (vmm_snap_identity(plan->kernel, plan->initrd, plan->cmdline, &plan->id, &e) != CR_OK) {
+    if (vmm_snap_identity(plan->kernel, plan->initrd, plan->pmem, plan->cmdline, &plan->id,
+                          &e) != CR_OK) {
         snprintf(note, note_len, "cold boot: %.200s", e.message);
         return 0;
     }
     snapshot_path(plan->initrd, path, path_len);
     if (!snapshot_usable(path, &plan->id, why, sizeof why)) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (snapshot_build(plan->kernel, plan->initrd, plan->cmdline, path, &plan->id, boot_s,
-                           &e) != CR_OK) {
+        if (snapshot_build(plan, path, boot_s, &e) != CR_OK) {
             snprintf(note, note_len, "cold boot: %.100s; %.120s", why, e.message);
             return 0;
         }
@@ -664,6 +671,8 @@ static void plan_boot(vmm_plan *plan, const kvm_paths *paths, char *cmdline, siz
     snprintf(cmdline, cmdline_len, "%s %s", CMDLINE, extra ? extra : "");
     plan->kernel = paths->kernel;
     plan->initrd = paths->initrd;
+    plan->pmem = paths->has_pkgs ? paths->pkgs : NULL;
+    plan->cfg.pmem_path = plan->pmem;
     plan->cmdline = cmdline;
     plan->console = show && !strcmp(show, "1");
     plan->memstat = memstat && !strcmp(memstat, "1");

@@ -44,6 +44,8 @@ static int look(kvm_paths *p, const char *dir, const char *from, char *missing, 
     snprintf(p->dir, sizeof p->dir, "%s", dir);
     snprintf(p->kernel, sizeof p->kernel, "%s/" KVM_KERNEL_FILE, dir);
     snprintf(p->initrd, sizeof p->initrd, "%s/" KVM_INITRD_FILE, dir);
+    snprintf(p->pkgs, sizeof p->pkgs, "%s/" KVM_PKGS_FILE, dir);
+    p->has_pkgs = access(p->pkgs, R_OK) == 0;
     p->from = from;
     kernel_ok = access(p->kernel, R_OK) == 0;
     initrd_ok = access(p->initrd, R_OK) == 0;

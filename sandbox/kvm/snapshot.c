@@ -68,15 +68,16 @@ static cr_code file_id(const char *path, uint64_t out[3], cr_error *err)
     return CR_OK;
 }
 
-cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *cmdline,
-                          vmm_snap_id *id, cr_error *err)
+cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *pmem,
+                          const char *cmdline, vmm_snap_id *id, cr_error *err)
 {
     uint64_t h = 0xcbf29ce484222325ull;                 /* FNV-1a of the command line */
     for (const char *c = cmdline ? cmdline : ""; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
     cr_code rc;
     memset(id, 0, sizeof *id);
     if ((rc = file_id(kernel, id->kernel, err)) != CR_OK ||
-        (rc = file_id(initrd, id->initrd, err)) != CR_OK)
+        (rc = file_id(initrd, id->initrd, err)) != CR_OK ||
+        (pmem && (rc = file_id(pmem, id->pmem, err)) != CR_OK))
         return rc;
     /* The VMM's side: the state layout, the region protocol the guest init speaks, and the
      * kernel command line the guest booted with. */
@@ -91,6 +92,7 @@ static const char *id_mismatch(const vmm_snap_id *got, const vmm_snap_id *want)
 {
     if (memcmp(got->kernel, want->kernel, sizeof got->kernel)) return "another kernel";
     if (memcmp(got->initrd, want->initrd, sizeof got->initrd)) return "another initramfs";
+    if (memcmp(got->pmem, want->pmem, sizeof got->pmem)) return "another package image";
     if (memcmp(got->build, want->build, sizeof got->build)) return "another VMM build";
     return NULL;
 }

@@ -13,11 +13,13 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define COM1 0x3f8u
 #define CMOS_INDEX 0x70u
+#define PCI_CONF_ADDR 0xcf8u
 #define CMOS_DATA 0x71u
 #define I8042_CMD 0x64u            /* written: a command; read: the controller's status */
 #define I8042_RESET 0xfeu
@@ -135,6 +137,44 @@ static cr_code map_memory(vmm *vm, uint32_t slot, uint64_t gpa, uint64_t size, i
     return CR_OK;
 }
 
+/* The package image at VMM_PMEM_GPA: the file's pages, shared by every VM that maps it and
+ * read-only (a guest's write to it exits as MMIO and is dropped, vmm_run()). */
+static cr_code map_pmem(vmm *vm, const char *path, cr_error *err)
+{
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: package image %s: %s", path,
+                            strerror(e));
+    }
+    uint64_t size = (uint64_t)st.st_size;
+    if (!S_ISREG(st.st_mode) || size == 0 || size % VMM_PMEM_ALIGN || size > VMM_PMEM_MAX) {
+        close(fd);
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: package image %s: %llu bytes, want "
+                            "a file of a multiple of %llu bytes up to %llu", path,
+                            (unsigned long long)size, VMM_PMEM_ALIGN, VMM_PMEM_MAX);
+    }
+    if (kio(vm->kvm_fd, KVM_CHECK_EXTENSION, KIO_VAL(KVM_CAP_READONLY_MEM)) <= 0) {
+        close(fd);
+        return cr_error_set(err, CR_ESANDBOX, 0, 0, "kvm: KVM lacks KVM_CAP_READONLY_MEM for "
+                            "the package image");
+    }
+    void *p = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return vmm_fail(err, "mmap the package image", errno);
+    vm->pmem = p;
+    vm->pmem_bytes = size;
+    struct kvm_userspace_memory_region r = {
+        .slot = 2, .flags = KVM_MEM_READONLY, .guest_phys_addr = VMM_PMEM_GPA,
+        .memory_size = size, .userspace_addr = (uint64_t)(uintptr_t)p,
+    };
+    if (kio(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+        return vmm_fail(err, "KVM_SET_USER_MEMORY_REGION (package image)", errno);
+    return CR_OK;
+}
+
 /* The host CPU's features as KVM can virtualize them, passed through unchanged: the guest
  * then runs the host's own python3 build without illegal-instruction surprises. */
 static cr_code set_cpuid(vmm *vm, cr_error *err)
@@ -227,6 +267,7 @@ cr_code vmm_create(const vmm_config *cfg, int mem_fd, uint64_t mem_off, vmm **ou
     if ((rc = map_memory(vm, 1, CRVM_SHARED_GPA, cfg->shared_bytes, -1, 0, &vm->shared, err)) !=
         CR_OK)
         goto fail;
+    if (cfg->pmem_path && (rc = map_pmem(vm, cfg->pmem_path, err)) != CR_OK) goto fail;
     if (cfg->irqchip) {
         /* The irqchip before the vCPU, so the vCPU gets an in-kernel local APIC. */
         if (kio(vm->vm_fd, KVM_CREATE_IRQCHIP, NULL) < 0) {
@@ -273,11 +314,14 @@ void vmm_close(vmm *vm)
     if (vm->kvm_fd >= 0) close(vm->kvm_fd);
     if (vm->ram) munmap(vm->ram, vm->cfg.mem_bytes);
     if (vm->shared) munmap(vm->shared, vm->cfg.shared_bytes);
+    if (vm->pmem) munmap((void *)vm->pmem, vm->pmem_bytes);
     cr_buf_free(&vm->serial);
     free(vm);
 }
 
 /* ---- guest memory ---------------------------------------------------------------------------- */
+
+uint64_t vmm_pmem_size(const vmm *vm) { return vm->pmem_bytes; }
 
 uint8_t *vmm_guest_ptr(vmm *vm, uint64_t gpa, uint64_t len)
 {
@@ -516,6 +560,12 @@ static cr_code handle_io(vmm *vm, vmm_stop *stop, cr_error *err)
         if (port >= COM1 && port < COM1 + 8) {
             if (out) uart_out(vm, port - COM1, data[0]);
             else memset(data, uart_in(vm, port - COM1), size);
+        } else if (port == PCI_CONF_ADDR && size == 4) {
+            /* The address latch alone: the kernel finds a PCI host this way, enumerates no
+             * device (every config read is all-ones) and, doing so, lists the e820's
+             * persistent memory as a resource, which the package image's driver needs. */
+            if (out) memcpy(&vm->pci_addr, data, 4);
+            else memcpy(data, &vm->pci_addr, 4);
         } else if (port == CMOS_INDEX && out) {
             vm->cmos_index = data[0] & 0x7f;
         } else if (port == CMOS_DATA && !out) {

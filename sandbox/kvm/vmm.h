@@ -1,9 +1,10 @@
 /* sandbox/kvm/vmm.h: a minimal virtual machine monitor over /dev/kvm (the kvm tier).
  *
  * One VM with one vCPU per run: guest RAM from physical address 0, the job/result region of
- * proto.h at CRVM_SHARED_GPA, an 8250 serial port at 0x3f8 whose output is kept for
- * diagnostics, a read-only CMOS clock, the doorbell port, and nothing else (other ports read
- * as all-ones and ignore writes, as absent hardware does). The run loop is bounded by a wall clock and a count of
+ * proto.h at CRVM_SHARED_GPA, the package image read-only at VMM_PMEM_GPA when given, an 8250
+ * serial port at 0x3f8 whose output is kept for diagnostics, a read-only CMOS clock, the PCI
+ * configuration address latch (a host bridge with no device behind it), the doorbell port,
+ * and nothing else (other ports read as all-ones and ignore writes, as absent hardware does). The run loop is bounded by a wall clock and a count of
  * exits; the VM and everything it holds go with vmm_close().
  *
  *     vmm_config c; vmm *vm; vmm_stop stop;
@@ -34,6 +35,13 @@
 #define VMM_MAX_MEM (3ull << 30)        /* RAM stays below the 32-bit hole and the region */
 #define VMM_MIN_MEM (1ull << 20)        /* page tables and the boot data live below 1 MiB */
 #define VMM_MAX_SHARED (256ull << 20)   /* /out's 64 MiB default fits, with room to spare */
+/* The package image (sandbox/guest/build-pkgs.sh), when given, is guest-physical memory from
+ * 4 GiB up, above everything else, mapped read-only from its file and shown to the guest as
+ * legacy persistent memory (an e820 entry of type 12: Linux's nd_e820 makes it /dev/pmem0).
+ * Its size is a multiple of VMM_PMEM_ALIGN, the unit in which Linux maps device memory. */
+#define VMM_PMEM_GPA (4ull << 30)
+#define VMM_PMEM_ALIGN (2ull << 20)
+#define VMM_PMEM_MAX (16ull << 30)
 
 /* Fixed guest-physical addresses of what the VMM builds in low memory. */
 #define VMM_GDT_GPA 0x500ull
@@ -50,9 +58,10 @@ typedef struct {
     double wall_s;            /* vmm_run() gives up after this long (per call) */
     uint64_t max_exits;       /* ... or after this many exits to the VMM */
     size_t max_serial;        /* the last this many bytes of serial output are kept */
+    const char *pmem_path;    /* the package image, or NULL: see VMM_PMEM_GPA */
 } vmm_config;
 
-/* 64 MiB RAM, 1 MiB region, irqchip on, 10 s, 1e6 exits, 64 KiB of serial. */
+/* 64 MiB RAM, 1 MiB region, irqchip on, 10 s, 1e6 exits, 64 KiB of serial, no image. */
 void vmm_config_default(vmm_config *c);
 
 typedef enum {
@@ -70,7 +79,9 @@ const char *vmm_stop_name(vmm_stop stop);   /* "doorbell", "hlt", ...; never NUL
 
 typedef struct vmm vmm;
 
-/* Creates the VM and its vCPU (CPUID from KVM_GET_SUPPORTED_CPUID). On CR_OK *out is the
+/* Creates the VM and its vCPU (CPUID from KVM_GET_SUPPORTED_CPUID), and maps the package
+ * image when cfg names one (CR_ESANDBOX when it cannot be opened or is not a whole number of
+ * VMM_PMEM_ALIGN up to VMM_PMEM_MAX, or KVM has no read-only memory). On CR_OK *out is the
  * caller's: vmm_close(). CR_EUSAGE for a bad config; CR_ESANDBOX naming the step and advice
  * for the errno ("no /dev/kvm: try --tier ns"). */
 cr_code vmm_open(const vmm_config *cfg, vmm **out, cr_error *err);
@@ -79,6 +90,8 @@ void vmm_close(vmm *vm);                     /* NULL is a no-op */
 /* A host pointer to guest bytes [gpa, gpa + len) in RAM or in the region; NULL when the range
  * is not wholly inside one of them. Borrowed: valid until vmm_close(). */
 uint8_t *vmm_guest_ptr(vmm *vm, uint64_t gpa, uint64_t len);
+/* The package image's size at VMM_PMEM_GPA; 0 when the VM has none. */
+uint64_t vmm_pmem_size(const vmm *vm);
 /* Copies bytes into guest memory; CR_EUSAGE when they do not fit. */
 cr_code vmm_load(vmm *vm, uint64_t gpa, const void *bytes, size_t len, cr_error *err);
 
@@ -110,9 +123,9 @@ cr_code vmm_jail(char *note, size_t note_len, cr_error *err);
  * and the guest's RAM are charged to it, removed with ns_cgroup_destroy() once the VMM is
  * reaped. memory.max is vmm_cgroup_memory(): the guest's RAM, the region twice (the guest's
  * and the copy of the result the VMM sends), and VMM_CGROUP_OVERHEAD for the process itself
- * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel and
- * initramfs it reads, which is reclaimable) and the kernel's accounted memory for the VM
- * (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
+ * (its binary's and libraries' pages it touches, its heap, the page cache of the kernel,
+ * initramfs and package image it reads, which is reclaimable) and the kernel's accounted
+ * memory for the VM (page tables, the vCPU). pids.max is VMM_CGROUP_TASKS: the VMM is one thread and starts
  * nothing. Where the host has no cgroup (or controller) to give, the run goes on and cg->note
  * says what bounds the VMM instead, as the ns tier's runs do. */
 #define VMM_CGROUP_OVERHEAD (64ull << 20)
@@ -143,7 +156,7 @@ void vmm_stats_format(int fd, char *buf, size_t n);
 
 /* Loads a bzImage and its initramfs (boot.c) and points the vCPU at the kernel's 64-bit
  * entry; extra_len bytes at `extra` (another cpio archive, kvm_data_archive()) follow the
- * initramfs. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
+ * initramfs. The e820 map has the package image when the VM has one. Wants irqchip on and RAM for the kernel's init_size above 16 MiB plus the
  * initramfs. CR_ESANDBOX naming the file and what is wrong with it. */
 cr_code vmm_boot_linux(vmm *vm, const char *kernel, const char *initrd, const void *extra,
                        size_t extra_len, const char *cmdline, cr_error *err);
@@ -171,16 +184,17 @@ cr_code kvm_data_archive(const char *data_dir, uint64_t max_bytes, cr_buf *out, 
  * VMM build is refused on load. The guest's job/result region is not saved: a restored VM
  * gets a fresh one of shared_bytes. */
 #define VMM_SNAP_MAGIC 0x50414e534d565243ull   /* "CRVMSNAP" read as a little-endian u64 */
-#define VMM_SNAP_VERSION 2u
+#define VMM_SNAP_VERSION 3u
 #define VMM_SNAP_HEADER 4096u
 #define VMM_SNAP_MAX_MSRS 1024u
 #define VMM_SNAP_MAX_CPUID 512u
 
-/* What a snapshot belongs to: the kernel's and the initramfs's size, modification time (ns)
- * and inode, and the VMM's state layout, region protocol and the guest's kernel command line
- * (a hash), NUL-ended. */
+/* What a snapshot belongs to: the kernel's, the initramfs's and the package image's size,
+ * modification time (ns) and inode (the image's all 0 when there is none: its guest has its
+ * files mapped, and the python in it has imported from them), and the VMM's state layout,
+ * region protocol and the guest's kernel command line (a hash), NUL-ended. */
 typedef struct {
-    uint64_t kernel[3], initrd[3];
+    uint64_t kernel[3], initrd[3], pmem[3];
     char build[64];
 } vmm_snap_id;
 
@@ -200,10 +214,10 @@ typedef struct {
 } vmm_snap_header;
 #define VMM_SNAP_MAX_RANGES (1u << 18)
 
-/* The identity of kernel + initrd (stat), of this VMM build and of the command line.
- * CR_ESANDBOX naming a file that cannot be stat'ed. */
-cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *cmdline,
-                          vmm_snap_id *id, cr_error *err);
+/* The identity of kernel + initrd + package image (stat; pmem NULL for none), of this VMM
+ * build and of the command line. CR_ESANDBOX naming a file that cannot be stat'ed. */
+cr_code vmm_snap_identity(const char *kernel, const char *initrd, const char *pmem,
+                          const char *cmdline, vmm_snap_id *id, cr_error *err);
 /* Checks the first len bytes of a snapshot of file_size bytes against `want`: magic,
  * version, identity, sizes in range, a layout that adds up to the file. Bounded and pure (the
  * unit tests' and fuzzers' entry). CR_ESANDBOX naming the first thing wrong ("kvm: snapshot
@@ -214,7 +228,7 @@ cr_code vmm_snap_header_parse(const void *buf, size_t len, uint64_t file_size,
  * beside it, mode 0444, and renamed over it. The VM stays usable. */
 cr_code vmm_snapshot_save(vmm *vm, const vmm_snap_id *id, const char *path, cr_error *err);
 /* A new VM from the snapshot at path (checked against id): cfg's memory, region and irqchip
- * are the snapshot's, its clocks and caps the caller's. RAM is mapped MAP_PRIVATE from the
+ * are the snapshot's, its clocks, caps and package image the caller's (id names the image). RAM is mapped MAP_PRIVATE from the
  * file, read lazily; the region is fresh (vmm_page_write() it). CR_EIO when the file cannot
  * be opened, CR_ESANDBOX when it is refused or KVM refuses the state. */
 cr_code vmm_snapshot_restore(const vmm_config *cfg, const char *path, const vmm_snap_id *id,
@@ -313,6 +327,9 @@ cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
  * (running from a checkout's top, which `make kvm-kernel kvm-guest` fills). */
 #define KVM_KERNEL_FILE "vmlinuz"
 #define KVM_INITRD_FILE "initrd.cpio"
+/* Optional beside them (`make kvm-pkgs`): the package image; without it the guest's python
+ * has the standard library only. */
+#define KVM_PKGS_FILE "pkgs.erofs"
 #define KVM_DIR_ENV "CALCROUTE_KVM_DIR"
 #define KVM_DIR_INSTALLED "lib/calcroute/kvm"
 #define KVM_DIR_BUILD "build/kvm"
@@ -320,6 +337,8 @@ cr_code kvm_take_artifacts(const vmm_page_result *r, const char *out_dir,
 typedef struct {
     char dir[PATH_MAX];
     char kernel[PATH_MAX + 16], initrd[PATH_MAX + 16];   /* dir/KVM_KERNEL_FILE, ... */
+    char pkgs[PATH_MAX + 16];         /* dir/KVM_PKGS_FILE */
+    int has_pkgs;                     /* 1 when it is readable */
     const char *from;     /* static: "kvm_dir", "$CALCROUTE_KVM_DIR", "installed", "build tree" */
 } kvm_paths;
 

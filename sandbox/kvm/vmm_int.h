@@ -15,11 +15,14 @@ struct vmm {
     vmm_config cfg;
     int kvm_fd, vm_fd, vcpu_fd;
     uint8_t *ram, *shared;
+    const uint8_t *pmem;            /* the package image, read-only; NULL when none */
+    uint64_t pmem_bytes;
     struct kvm_run *run;
     size_t run_size;
     cr_buf serial;
     struct uart uart;
     uint8_t cmos_index;
+    uint32_t pci_addr;              /* PCI configuration address latch (0xcf8) */
     uint64_t exits;
     struct { uint16_t port; uint64_t n; } io_hist[32];   /* where the exits go: diagnostics */
     uint64_t io_other, mmio_exits;

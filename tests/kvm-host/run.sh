@@ -6,8 +6,9 @@
 # Usage: tests/kvm-host/run.sh [BUILD]     (BUILD defaults to build; make check-kvm runs it)
 # Needs: qemu-system-x86_64, busybox (static), cpio, gzip, and the kernel that
 # sandbox/kvm/fetch-kernel.sh unpacks into BUILD/kvm/kernel (or KVMHOST_KERNEL), and the
-# guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST). Env: KVMHOST_TIMEOUT (seconds,
-# default 2400 a boot), KVMHOST_MEM (MiB, default 2048), KVMHOST_TESTS (binaries to run, default
+# guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST), with the
+# package image of build-pkgs.sh beside it when there is one. Env: KVMHOST_TIMEOUT (seconds,
+# default 2400 a boot), KVMHOST_MEM (MiB, default 2048, 3072 with the package image), KVMHOST_TESTS (binaries to run, default
 # every BUILD/tests/test_kvm*), KVMHOST_RETRIES and KVMHOST_BUDGET (after a stall, below),
 # KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
 # exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
@@ -20,7 +21,10 @@ B=${1:-build}
 kernel=${KVMHOST_KERNEL:-$B/kvm/kernel}
 guest=${KVMHOST_GUEST:-$B/kvm/guest}
 timeout_s=${KVMHOST_TIMEOUT:-2400}
-mem=${KVMHOST_MEM:-2048}
+pkgs=$guest/pkgs.erofs
+[ -f "$pkgs" ] || pkgs=
+# The image sits in the nested host's RAM (its root is an initramfs) beside the guests'.
+mem=${KVMHOST_MEM:-$([ -n "$pkgs" ] && echo 3072 || echo 2048)}
 tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true)}
 tests=$(echo $tests)   # one line: it goes into the init script
 
@@ -78,10 +82,11 @@ mount -t tmpfs -o size=512m tmp /tmp
 mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo "+memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || echo "KVMHOST: no cgroup2"
 for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \$m failed"; done
 [ -c /dev/kvm ] || echo "KVMHOST: no /dev/kvm"
-# Everything inside is emulated instruction by instruction: give the guest boot its time, and
-# the sandbox suites' limits and timing checks ten times theirs (the guest's python runs
+# Everything inside is emulated instruction by instruction: give the guest boot its time (the
+# snapshot's boot imports numpy and pandas from the package image: 90 s on a loaded machine),
+# and the sandbox suites' limits and timing checks ten times theirs (the guest's python runs
 # tens of times slower than on hardware; tests/test_sandbox_util.h).
-export CR_KVM_BOOT_S=240 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CALCROUTE_KVM_DIR=/guest ${KVMHOST_ENV:-}
+export CR_KVM_BOOT_S=360 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CALCROUTE_KVM_DIR=/guest ${KVMHOST_ENV:-}
 # A heartbeat on the second serial port: the host sees the nested host's clock go on.
 ( while :; do sleep 10; echo tick >/dev/ttyS1; done ) &
 cd /work
@@ -103,6 +108,16 @@ INIT
 boot() {
     write_init "$1"
     (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$work/initrd.gz"
+    if [ -n "$pkgs" ]; then
+        # The package image as an archive of its own, not compressed (inflating it under
+        # emulation would take minutes), at a 512-byte boundary (the kernel skips the zeros
+        # and finds it at a 4-byte one).
+        pad=$(( (512 - $(wc -c <"$work/initrd.gz") % 512) % 512 ))
+        head -c "$pad" /dev/zero >>"$work/initrd.gz"
+        mkdir -p "$work/pk/guest"
+        ln -sf "$(realpath "$pkgs")" "$work/pk/guest/pkgs.erofs"
+        (cd "$work/pk" && echo guest/pkgs.erofs | cpio -o -H newc -L 2>/dev/null) >>"$work/initrd.gz"
+    fi
     raw=$work/console.raw
     beat=$work/heartbeat
     : >"$beat"
