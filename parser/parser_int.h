@@ -45,6 +45,10 @@ static inline size_t parser_ascii_span(const unsigned char *s, size_t n)
     return i;
 }
 
+/* CPython's tokenizer keeps at most this many open brackets (MAXLEVEL): one more is its
+ * SyntaxError, whatever our own depth limit. */
+#define PY_MAXLEVEL 200
+
 /* Buffers lowering reuses from one parse to the next, one set per thread (parse.c keeps it
  * with the thread's TSParser). All malloc'd; zeroed means empty. */
 typedef struct {
@@ -77,7 +81,8 @@ cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *
  * runs. What CPython rejects after its grammar is parser_validate()'s, on either path's IR. On
  * CR_OK *out is the caller's (ir_module_free()). *why, when not NULL, names the first reason
  * it declined (a static string, for coverage reports). `sc` keeps its buffers between parses.
- * The source must have passed parse.c's pre-scan (UTF-8, no NUL, depth, size). */
+ * The source must be UTF-8 without NUL bytes and within cr_limits.max_source; brackets
+ * nested deeper than the pre-scan allows (max_depth, PY_MAXLEVEL) are declined. */
 #define PARSER_FAST_DECLINED ((cr_code)0x7fff)
 cr_code parser_fast(const char *src, size_t len, const cr_limits *lim, parser_scratch *sc,
                     ir_module **out, const char **why);

@@ -105,6 +105,7 @@ typedef struct {
     const ir_node *fstr;        /* the outermost f-string being walked */
     int spec_depth;             /* format specs around the node being walked, in that f-string */
     size_t nglobal;
+    int ascii;                  /* the source is ASCII: so is every identifier in the IR */
 } vd_ctx;
 
 static size_t pos_to_offset(vd_ctx *v, int line, int col)
@@ -128,7 +129,7 @@ static cr_code nfkc(vd_ctx *v, const char **text, uint32_t *len)
     const unsigned char *s = (const unsigned char *)*text;
     size_t n = 0, outn;
     int wide = 0;
-    if (!s) return CR_OK;
+    if (!s || v->ascii) return CR_OK;
     for (; s[n]; n++) wide |= s[n] >= 0x80;
     if (!wide) return CR_OK;
     uint8_t buf[256];
@@ -636,6 +637,7 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
 cr_code parser_validate(ir_module *m, const char *src, size_t len, cr_error *err)
 {
     vd_ctx v = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
+    v.ascii = parser_ascii_span((const unsigned char *)src, len) == len;
     cr_code rc = walk(&v, m->root, 0);
     if (rc == CR_OK && v.nglobal && !v.first[ST_PARSER].code) {
         scope top = { 0 };
