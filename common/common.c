@@ -287,7 +287,7 @@ void cr_arena_free(cr_arena *a)
     a->used = 0;
 }
 
-void *cr_arena_alloc(cr_arena *a, size_t size)
+static void *arena_bump(cr_arena *a, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     if (size == 0) size = 16;
@@ -305,13 +305,19 @@ void *cr_arena_alloc(cr_arena *a, size_t size)
     }
     void *p = b->data + b->used;
     b->used += size;
-    memset(p, 0, size);
+    return p;
+}
+
+void *cr_arena_alloc(cr_arena *a, size_t size)
+{
+    void *p = arena_bump(a, size);
+    if (p) memset(p, 0, size);
     return p;
 }
 
 char *cr_arena_strndup(cr_arena *a, const char *s, size_t len)
 {
-    char *p = cr_arena_alloc(a, len + 1);
+    char *p = arena_bump(a, len + 1);   /* every byte written below */
     if (!p) return NULL;
     memcpy(p, s, len);
     p[len] = '\0';
