@@ -324,6 +324,25 @@ char *cr_arena_strndup(cr_arena *a, const char *s, size_t len)
     return p;
 }
 
+/* The shifts bring high bytes down to the bits a table uses. */
+uint32_t cr_hash_name(const char *s, size_t len)
+{
+    uint64_t x = 0xcbf29ce484222325ULL ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        x = (x ^ w) * 0x9e3779b97f4a7c15ULL;
+        x ^= x >> 32;
+    }
+    w = 0;
+    if (len & 4) { uint32_t t; memcpy(&t, s, 4); w = t; s += 4; }
+    if (len & 2) { uint16_t t; memcpy(&t, s, 2); w = w << 16 | t; s += 2; }
+    if (len & 1) w = w << 8 | (unsigned char)*s;
+    x = (x ^ w) * 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebULL;
+    return (uint32_t)(x ^ (x >> 32));
+}
+
 /* ---- policy ---------------------------------------------------------------------------- */
 
 void cr_policy_default(cr_policy *p)

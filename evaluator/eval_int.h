@@ -123,7 +123,7 @@ typedef struct {
     res_ent *ent;
     size_t cap, n;
     const char **syms;     /* symbol id → name */
-    uint32_t *symlen, *symhash;   /* symbol id → strlen(name), hash_name(name) */
+    uint32_t *symlen, *symhash;   /* symbol id → strlen(name), cr_hash_name(name) */
     uint32_t nsyms, symcap;
     uint32_t *symidx;      /* open addressing over syms */
     size_t symicap;

@@ -15,9 +15,7 @@
 
 static size_t name_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603u;                /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return (size_t)h;
+    return cr_hash_name(s, strlen(s));
 }
 
 /* The slot holding name, or the empty slot where it would go (set->cap > 0). */
