@@ -175,6 +175,7 @@ typedef struct eval_cx {
     const ir_node *docstring; /* the module's docstring statement: not an expression's value */
     val *mods[MOD_COUNT];  /* module values, made on demand */
     val *bvals[B_COUNT];   /* builtin function values, made on demand */
+    uint32_t nbvals;       /* how many of bvals[] are set (or more): cx_free stops there */
     int solution_called;
     val *solution_value;   /* what the last call of solution() that returned gave, whoever
                               called it */
