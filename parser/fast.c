@@ -521,13 +521,11 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     decline(p, "character");
 }
 
-/* Steps over a comment to the end of its line. */
+/* Steps over a comment to the end of its line (a source with a CR was declined whole). */
 static void skip_comment(fast_ctx *p)
 {
     const char *nl = memchr(p->s + p->pos, '\n', p->len - p->pos);
-    uint32_t end = nl ? (uint32_t)(nl - p->s) : p->len;
-    if (memchr(p->s + p->pos, '\r', end - p->pos)) decline(p, "carriage return");
-    p->pos = end;
+    p->pos = nl ? (uint32_t)(nl - p->s) : p->len;
 }
 
 /* At the start of a line outside brackets: skips blank and comment lines, then emits the

@@ -48,9 +48,10 @@ cr_code parser_nameset_add(parser_nameset *set, const char *name)
             while (slot[k]) k = (k + 1) & (cap - 1);
             slot[k] = set->slot[i];
         }
-        free(set->slot);
+        if (set->own) free(set->slot);
         set->slot = slot;
         set->cap = cap;
+        set->own = 1;
         j = name_slot(set, name, h);
     }
     set->slot[j] = name;
@@ -60,7 +61,7 @@ cr_code parser_nameset_add(parser_nameset *set, const char *name)
 
 void parser_nameset_free(parser_nameset *set)
 {
-    free(set->slot);
+    if (set->own) free(set->slot);
     memset(set, 0, sizeof *set);
 }
 
@@ -103,7 +104,6 @@ typedef struct {
     const ir_node *fstr;        /* the outermost f-string being walked */
     int spec_depth;             /* format specs around the node being walked, in that f-string */
     size_t nglobal;
-    int ascii;                  /* the source is ASCII: so is every identifier in the IR */
 } vd_ctx;
 
 static size_t pos_to_offset(vd_ctx *v, int line, int col)
@@ -121,15 +121,14 @@ static void report(vd_ctx *v, int stage, int line, int col, const char *fmt, con
 }
 
 /* CPython turns every identifier into its NFKC form while parsing (PEP 3131); ASCII ones
- * already are. `*len`, when not 0, is the node's byte count to update. */
+ * already are. `*len`, when not 0, is the text's byte count, updated with it. */
 static cr_code nfkc(vd_ctx *v, const char **text, uint32_t *len)
 {
     const unsigned char *s = (const unsigned char *)*text;
-    size_t n = 0, outn;
-    int wide = 0;
-    if (!s || v->ascii) return CR_OK;
-    for (; s[n]; n++) wide |= s[n] >= 0x80;
-    if (!wide) return CR_OK;
+    size_t n, outn;
+    if (!s) return CR_OK;
+    n = len && *len ? *len : strlen(*text);
+    if (parser_ascii_span(s, n) == n) return CR_OK;   /* no NUL inside: a name */
     uint8_t buf[256];
     outn = sizeof buf;
     uint8_t *out = u8_normalize(UNINORM_NFKC, s, n, buf, &outn);
@@ -635,7 +634,6 @@ static cr_code scope_walk(vd_ctx *v, scope *s, const ir_node *n, int depth)
 cr_code parser_validate(ir_module *m, const char *src, size_t len, cr_error *err)
 {
     vd_ctx v = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
-    v.ascii = parser_ascii_span((const unsigned char *)src, len) == len;
     cr_code rc = walk(&v, m->root, 0);
     if (rc == CR_OK && v.nglobal && !v.first[ST_PARSER].code) {
         scope top = { 0 };

@@ -662,15 +662,17 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
             rc = add_reason2(w, n, "import:%s", m, n->kid[0]->text);
         return rc;
     }
-    case IR_NAME:
+    case IR_NAME: {
         /* A builtin the evaluator lacks, read and never bound (`except OSError:`, `f = hex`),
          * is a value in CPython and a NameError here. */
-        if ((special(n->text) & SN_FORBIDDEN) || (dunder(n->text) && !readable_dunder(n->text)) ||
-            (is_python_builtin(n->text) && registry_attr(MOD_NONE, n->text, NULL) != REG_FUNC &&
+        unsigned sp = special(n->text);
+        if ((sp & SN_FORBIDDEN) || (dunder(n->text) && !readable_dunder(n->text)) ||
+            ((sp & SN_BUILTIN) && registry_attr(MOD_NONE, n->text, NULL) != REG_FUNC &&
              !parser_nameset_has(&w->bound, n->text) && !readable_dunder(n->text) &&
              (!WL_NAME_AND_ELLIPSIS || strcmp(n->text, "Ellipsis") != 0)))
             rc = add_reason(w, n, "name:%s", n->text);
         return rc == CR_OK ? star_name(w, n, n->text) : rc;
+    }
     case IR_AUGASSIGN:
         /* The target is read (below) and written. */
         if (n->n && n->kid[0] && n->kid[0]->kind == IR_ATTR &&
@@ -755,7 +757,9 @@ static void sort_reasons(ir_module *m)
 
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
+    const char *bound[64] = { 0 };
+    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len },
+                 .bound = { .slot = bound, .cap = sizeof bound / sizeof bound[0] } };
     pthread_once(&specials_once, specials_init);
     cr_code rc = collect(&w, m->root, 0);
     if (rc == CR_OK) rc = check(&w, m->root, 0);
