@@ -699,10 +699,28 @@ void num_ceil(mpz_t out, const mpq_t x) { mpz_cdiv_q(out, mpq_numref(x), mpq_den
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
+/* The decimal digits of n in buf (at least 21 bytes), NUL-terminated; returns their count.
+ * snprintf's "%lu" and mpz_get_str cost several times as much, once per final value. */
+static int put_ulong(char *buf, unsigned long n)
+{
+    char t[24];
+    int k = 0;
+    do t[k++] = (char)('0' + n % 10); while ((n /= 10) != 0);
+    for (int i = 0; i < k; i++) buf[i] = t[k - 1 - i];
+    buf[k] = '\0';
+    return k;
+}
+
 /* Writes z in base 10 into out. */
 static cr_code put_mpz(cr_buf *out, const mpz_t z)
 {
     char small[64];
+    if (mpz_size(z) <= 1) {   /* a word: most final values' numerator and denominator */
+        small[0] = '-';
+        int k = mpz_sgn(z) < 0;
+        k += put_ulong(small + k, mpz_getlimbn(z, 0));
+        return cr_buf_put(out, small, (size_t)k);
+    }
     if (mpz_sizeinbase(z, 10) + 2 <= sizeof small) {
         mpz_get_str(small, 10, z);
         return cr_buf_puts(out, small);
@@ -751,18 +769,6 @@ static cr_code put_rep(cr_buf *out, char c, size_t n)
         n -= k;
     }
     return rc;
-}
-
-/* The decimal digits of n in buf (at least 21 bytes), NUL-terminated; returns their count.
- * snprintf's "%lu" cost ten times as much, once per final value. */
-static int put_ulong(char *buf, unsigned long n)
-{
-    char t[24];
-    int k = 0;
-    do t[k++] = (char)('0' + n % 10); while ((n /= 10) != 0);
-    for (int i = 0; i < k; i++) buf[i] = t[k - 1 - i];
-    buf[k] = '\0';
-    return k;
 }
 
 /* Decimal digits of |x| rounded to prec significant digits, trailing zeros removed, in
