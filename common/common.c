@@ -3,6 +3,7 @@
 #include "common/defaults.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,13 +275,38 @@ void cr_arena_init(cr_arena *a, size_t max)
     a->nomem = 0;
 }
 
+#define ARENA_BLOCK 16384
+
+/* One block of the usual size kept per thread: a program's IR fits in one, and each run
+ * made and freed it (a malloc and free of 16 KiB, and cold memory). Freed at thread exit. */
+static _Thread_local cr_arena_block *tl_spare;
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static int spare_key_ok;
+
+static void spare_destroy(void *p)
+{
+    free(p);
+    tl_spare = NULL;
+}
+
+static void spare_key_init(void)
+{
+    spare_key_ok = pthread_key_create(&spare_key, spare_destroy) == 0;
+}
+
 void cr_arena_free(cr_arena *a)
 {
     if (!a) return;
     cr_arena_block *b = a->head;
     while (b) {
         cr_arena_block *next = b->next;
-        free(b);
+        pthread_once(&spare_once, spare_key_init);
+        if (b->size == ARENA_BLOCK && !tl_spare && spare_key_ok &&
+            pthread_setspecific(spare_key, b) == 0)
+            tl_spare = b;
+        else
+            free(b);
         b = next;
     }
     a->head = NULL;
@@ -293,10 +319,15 @@ static void *arena_bump(cr_arena *a, size_t size)
     if (size == 0) size = 16;
     cr_arena_block *b = a->head;
     if (!b || b->size - b->used < size) {
-        size_t bsize = size > 16384 ? size : 16384;
+        size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
         if (a->max && a->used + bsize > a->max) return a->nomem = 0, NULL;
-        b = malloc(sizeof *b + bsize);
-        if (!b) return a->nomem = 1, NULL;
+        if (bsize == ARENA_BLOCK && tl_spare) {
+            b = tl_spare;
+            tl_spare = NULL;
+            pthread_setspecific(spare_key, NULL);
+        } else if (!(b = malloc(sizeof *b + bsize))) {
+            return a->nomem = 1, NULL;
+        }
         b->next = a->head;
         b->size = bsize;
         b->used = 0;
