@@ -475,7 +475,7 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
         rc = nfkc(v, &n->text, &n->len);
         break;
     case IR_IMPORT: case IR_IMPORT_FROM:
-        if ((rc = nfkc(v, &n->text, NULL)) == CR_OK) rc = nfkc(v, &n->aux, NULL);
+        if ((rc = nfkc(v, &n->text, &n->len)) == CR_OK) rc = nfkc(v, &n->aux, NULL);
         break;
     case IR_NUM:
         check_number(v, n);
