@@ -3,6 +3,7 @@
 #include "common/defaults.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,29 +275,59 @@ void cr_arena_init(cr_arena *a, size_t max)
     a->nomem = 0;
 }
 
+#define ARENA_BLOCK 16384
+
+/* One block of the usual size kept per thread: a program's IR fits in one, and each run
+ * made and freed it (a malloc and free of 16 KiB, and cold memory). Freed at thread exit. */
+static _Thread_local cr_arena_block *tl_spare;
+static pthread_key_t spare_key;
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static int spare_key_ok;
+
+static void spare_destroy(void *p)
+{
+    free(p);
+    tl_spare = NULL;
+}
+
+static void spare_key_init(void)
+{
+    spare_key_ok = pthread_key_create(&spare_key, spare_destroy) == 0;
+}
+
 void cr_arena_free(cr_arena *a)
 {
     if (!a) return;
     cr_arena_block *b = a->head;
     while (b) {
         cr_arena_block *next = b->next;
-        free(b);
+        pthread_once(&spare_once, spare_key_init);
+        if (b->size == ARENA_BLOCK && !tl_spare && spare_key_ok &&
+            pthread_setspecific(spare_key, b) == 0)
+            tl_spare = b;
+        else
+            free(b);
         b = next;
     }
     a->head = NULL;
     a->used = 0;
 }
 
-void *cr_arena_alloc(cr_arena *a, size_t size)
+static void *arena_bump(cr_arena *a, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     if (size == 0) size = 16;
     cr_arena_block *b = a->head;
     if (!b || b->size - b->used < size) {
-        size_t bsize = size > 16384 ? size : 16384;
+        size_t bsize = size > ARENA_BLOCK ? size : ARENA_BLOCK;
         if (a->max && a->used + bsize > a->max) return a->nomem = 0, NULL;
-        b = malloc(sizeof *b + bsize);
-        if (!b) return a->nomem = 1, NULL;
+        if (bsize == ARENA_BLOCK && tl_spare) {
+            b = tl_spare;
+            tl_spare = NULL;
+            pthread_setspecific(spare_key, NULL);
+        } else if (!(b = malloc(sizeof *b + bsize))) {
+            return a->nomem = 1, NULL;
+        }
         b->next = a->head;
         b->size = bsize;
         b->used = 0;
@@ -305,17 +336,42 @@ void *cr_arena_alloc(cr_arena *a, size_t size)
     }
     void *p = b->data + b->used;
     b->used += size;
-    memset(p, 0, size);
+    return p;
+}
+
+void *cr_arena_alloc(cr_arena *a, size_t size)
+{
+    void *p = arena_bump(a, size);
+    if (p) memset(p, 0, size);
     return p;
 }
 
 char *cr_arena_strndup(cr_arena *a, const char *s, size_t len)
 {
-    char *p = cr_arena_alloc(a, len + 1);
+    char *p = arena_bump(a, len + 1);   /* every byte written below */
     if (!p) return NULL;
     memcpy(p, s, len);
     p[len] = '\0';
     return p;
+}
+
+/* The shifts bring high bytes down to the bits a table uses. */
+uint32_t cr_hash_name(const char *s, size_t len)
+{
+    uint64_t x = 0xcbf29ce484222325ULL ^ len, w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        x = (x ^ w) * 0x9e3779b97f4a7c15ULL;
+        x ^= x >> 32;
+    }
+    w = 0;
+    if (len & 4) { uint32_t t; memcpy(&t, s, 4); w = t; s += 4; }
+    if (len & 2) { uint16_t t; memcpy(&t, s, 2); w = w << 16 | t; s += 2; }
+    if (len & 1) w = w << 8 | (unsigned char)*s;
+    x = (x ^ w) * 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    x *= 0x94d049bb133111ebULL;
+    return (uint32_t)(x ^ (x >> 32));
 }
 
 /* ---- policy ---------------------------------------------------------------------------- */

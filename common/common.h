@@ -76,6 +76,10 @@ void cr_arena_free(cr_arena *a);
 void *cr_arena_alloc(cr_arena *a, size_t size);      /* zeroed, 16-byte aligned */
 char *cr_arena_strndup(cr_arena *a, const char *s, size_t len);
 
+/* A hash of the bytes s[0..len) for the name tables of the parser, the registry and the
+ * resolver: eight bytes a step, since every mention of a name is hashed. */
+uint32_t cr_hash_name(const char *s, size_t len);
+
 /* ---- the C stack (stack.c) -------------------------------------------------------------
  * cr_stack_lo(): the lowest address of the calling thread's stack, 0 when unknown;
  * cr_stack_left(): the bytes below the caller's frame, 0 when unknown (or when the caller

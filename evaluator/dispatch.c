@@ -64,6 +64,7 @@ static val *cached(eval_cx *cx, val **slot, vkind kind, int sub)
 
 val *eval_builtin_val(eval_cx *cx, int id)
 {
+    cx->nbvals += !cx->bvals[id];
     return cached(cx, &cx->bvals[id], V_BUILTIN, id);
 }
 

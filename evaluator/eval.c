@@ -2897,7 +2897,11 @@ static void cx_free(eval_cx *cx)
     eval_decref(cx, cx->solution_value);
     eval_decref(cx, cx->dec_cur);
     for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);
-    for (i = 0; i < B_COUNT; i++) eval_decref(cx, cx->bvals[i]);
+    for (i = 0; i < B_COUNT && cx->nbvals; i++)
+        if (cx->bvals[i]) {
+            eval_decref(cx, cx->bvals[i]);
+            cx->nbvals--;
+        }
     if (cx->globals)
         for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
     free(cx->globals);

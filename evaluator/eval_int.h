@@ -123,7 +123,7 @@ typedef struct {
     res_ent *ent;
     size_t cap, n;
     const char **syms;     /* symbol id → name */
-    uint32_t *symlen, *symhash;   /* symbol id → strlen(name), hash_name(name) */
+    uint32_t *symlen, *symhash;   /* symbol id → strlen(name), cr_hash_name(name) */
     uint32_t nsyms, symcap;
     uint32_t *symidx;      /* open addressing over syms */
     size_t symicap;
@@ -175,6 +175,7 @@ typedef struct eval_cx {
     const ir_node *docstring; /* the module's docstring statement: not an expression's value */
     val *mods[MOD_COUNT];  /* module values, made on demand */
     val *bvals[B_COUNT];   /* builtin function values, made on demand */
+    uint32_t nbvals;       /* how many of bvals[] are set (or more): cx_free stops there */
     int solution_called;
     val *solution_value;   /* what the last call of solution() that returned gave, whoever
                               called it */

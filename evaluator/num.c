@@ -425,13 +425,32 @@ cr_code num_parse_literal(mpq_t out, const char *text, size_t len, int *is_float
         if (rc == CR_OK) mpz_set_ui(mpq_denref(out), 1);
         return rc;
     }
-    /* Fast path: a plain integer that fits a word. */
-    if (len && len <= 18) {
-        unsigned long long v = 0;
+    /* Fast path: a plain integer or decimal ("0.05") of at most 18 digits, which fits a word
+     * over a power of ten, reduced by a word gcd (within any max_bits of 64 or more). */
+    if (len && len <= 19) {
+        unsigned long long v = 0, den = 1;
         size_t k = 0;
-        for (; k < len && text[k] >= '0' && text[k] <= '9'; k++) v = v * 10 + (unsigned)(text[k] - '0');
-        if (k == len) {
-            mpq_set_ui(out, (unsigned long)v, 1);
+        int dot = 0, nd = 0;
+        for (; k < len; k++) {
+            if (text[k] >= '0' && text[k] <= '9') {
+                v = v * 10 + (unsigned)(text[k] - '0');
+                nd++;
+                den *= dot ? 10 : 1;
+            } else if (text[k] == '.' && !dot) {
+                dot = 1;
+            } else {
+                break;
+            }
+        }
+        if (k == len && nd && nd <= 18 && (!dot || ctx->max_bits >= 64)) {
+            unsigned long long a = v, g = den;
+            while (a) {
+                unsigned long long t = g % a;
+                g = a;
+                a = t;
+            }
+            *is_float = dot;
+            mpq_set_ui(out, (unsigned long)(v / g), (unsigned long)(den / g));
             return CR_OK;
         }
     }
@@ -680,10 +699,28 @@ void num_ceil(mpz_t out, const mpq_t x) { mpz_cdiv_q(out, mpq_numref(x), mpq_den
 
 /* ---- rendering --------------------------------------------------------------------------- */
 
+/* The decimal digits of n in buf (at least 21 bytes), NUL-terminated; returns their count.
+ * snprintf's "%lu" and mpz_get_str cost several times as much, once per final value. */
+static int put_ulong(char *buf, unsigned long n)
+{
+    char t[24];
+    int k = 0;
+    do t[k++] = (char)('0' + n % 10); while ((n /= 10) != 0);
+    for (int i = 0; i < k; i++) buf[i] = t[k - 1 - i];
+    buf[k] = '\0';
+    return k;
+}
+
 /* Writes z in base 10 into out. */
 static cr_code put_mpz(cr_buf *out, const mpz_t z)
 {
     char small[64];
+    if (mpz_size(z) <= 1) {   /* a word: most final values' numerator and denominator */
+        small[0] = '-';
+        int k = mpz_sgn(z) < 0;
+        k += put_ulong(small + k, mpz_getlimbn(z, 0));
+        return cr_buf_put(out, small, (size_t)k);
+    }
     if (mpz_sizeinbase(z, 10) + 2 <= sizeof small) {
         mpz_get_str(small, 10, z);
         return cr_buf_puts(out, small);
@@ -752,7 +789,7 @@ static int short_decimal(const mpq_t x, int prec, char *buf, size_t bufsz, size_
     unsigned long mult = (unsigned long)POW10_U64[k] / den;
     unsigned long n;
     if (__builtin_mul_overflow(num, mult, &n)) return 0;
-    int len = snprintf(buf, bufsz, "%lu", n);
+    int len = put_ulong(buf, n);
     long ex = len - 1 - k;
     while (len > 1 && buf[len - 1] == '0') len--;
     buf[len] = '\0';
@@ -795,9 +832,11 @@ cr_code num_repr_float(cr_buf *out, const mpq_t v, const num_ctx *ctx)
     if (is_int(v) && mpz_cmpabs_ui(mpq_numref(v), 1000000000000000UL) < 0 &&
         mpz_size(mpq_numref(v)) <= 1) {
         char t[32];
-        long n = mpz_get_si(mpq_numref(v));
-        int k = snprintf(t, sizeof t, "%ld.0", n);
-        return cr_buf_put(out, t, (size_t)k);
+        t[0] = '-';
+        int k = sgn < 0;
+        k += put_ulong(t + k, mpz_getlimbn(mpq_numref(v), 0));
+        memcpy(t + k, ".0", 2);
+        return cr_buf_put(out, t, (size_t)k + 2);
     }
     char small[80], *digs;
     size_t nd = 0;

@@ -8,26 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Eight bytes a step: every mention of a name is hashed, and a byte at a time this was a
- * fifth of the resolver's time. The shifts bring high bytes down to the bits a table uses. */
-static uint32_t hash_name(const char *s, size_t len)
-{
-    uint64_t x = 0xcbf29ce484222325ULL ^ len, w;
-    for (; len >= 8; s += 8, len -= 8) {
-        memcpy(&w, s, 8);
-        x = (x ^ w) * 0x9e3779b97f4a7c15ULL;
-        x ^= x >> 32;
-    }
-    w = 0;
-    if (len & 4) { uint32_t t; memcpy(&t, s, 4); w = t; s += 4; }
-    if (len & 2) { uint16_t t; memcpy(&t, s, 2); w = w << 16 | t; s += 2; }
-    if (len & 1) w = w << 8 | (unsigned char)*s;
-    x = (x ^ w) * 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 29;
-    x *= 0x94d049bb133111ebULL;
-    return (uint32_t)(x ^ (x >> 32));
-}
-
 static int sym_is(const resolver *rs, uint32_t s, const char *name, size_t len, uint32_t h)
 {
     return rs->symhash[s] == h && rs->symlen[s] == len && memcmp(rs->syms[s], name, len) == 0;
@@ -94,7 +74,7 @@ int resolve_sym(eval_cx *cx, const char *name)
     resolver *rs = &cx->rs;
     if ((rs->nsyms + 1) * 2 > rs->symicap && grow_syms(cx) < 0) return -1;
     size_t len = strlen(name), mask = rs->symicap - 1;
-    uint32_t h = hash_name(name, len);
+    uint32_t h = cr_hash_name(name, len);
     size_t j = h & mask;
     for (; rs->symidx[j] != UINT32_MAX; j = (j + 1) & mask)
         if (sym_is(rs, rs->symidx[j], name, len, h)) return (int)rs->symidx[j];
@@ -111,7 +91,7 @@ int resolve_find(const resolver *rs, const char *name)
 {
     if (!rs->symicap) return -1;
     size_t len = strlen(name), mask = rs->symicap - 1;
-    uint32_t h = hash_name(name, len);
+    uint32_t h = cr_hash_name(name, len);
     for (size_t j = h & mask; rs->symidx[j] != UINT32_MAX; j = (j + 1) & mask)
         if (sym_is(rs, rs->symidx[j], name, len, h)) return (int)rs->symidx[j];
     return -1;

@@ -126,12 +126,10 @@ void ir_module_free(ir_module *m)
 
 ir_node *ir_node_new(ir_module *m, ir_kind kind, int line, int col, uint32_t n)
 {
-    ir_node *node = cr_arena_alloc(&m->arena, sizeof *node);
+    /* one allocation for the node and its kid[] (most nodes have kids) */
+    ir_node *node = cr_arena_alloc(&m->arena, sizeof *node + n * sizeof(ir_node *));
     if (!node) return NULL;
-    if (n) {
-        node->kid = cr_arena_alloc(&m->arena, n * sizeof(ir_node *));
-        if (!node->kid) return NULL;
-    }
+    if (n) node->kid = (ir_node **)(node + 1);
     node->kind = (uint16_t)kind;
     node->line = node->end_line = line;
     node->col = node->end_col = col;

@@ -3,7 +3,10 @@
 #include "ir/subset.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
+
+#include "common/common.h"
 
 static const char *const mod_names[MOD_COUNT] = {
 #define MODULE(id, name) [id] = name,
@@ -127,17 +130,53 @@ int registry_func_module(int id)
     return id >= 0 && id < B_COUNT ? rows[id].mod : -1;
 }
 
+/* registry_attr() and registry_method() answer at every name a program calls or reads (the
+ * whitelist, the evaluator): one open-addressed index over rows[] and method_names[], made
+ * once. A slot holds 1 + a row's index, or -(1 + a method's id) (key: module MOD_COUNT), 0
+ * when empty; the first row of a name wins, as a scan in order would find. */
+#define INDEX_CAP 2048
+_Static_assert(2 * (NROWS + MT_COUNT_END) < INDEX_CAP, "the registry's index is at most half full");
+static int16_t index_slot[INDEX_CAP];
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static const char *slot_name(int16_t v) { return v > 0 ? rows[v - 1].name : method_names[-v - 1]; }
+static int slot_mod(int16_t v) { return v > 0 ? rows[v - 1].mod : MOD_COUNT; }
+
+/* The slot of (mod, name): where it is, or the empty one where it would go. */
+static size_t index_find(int mod, const char *name)
+{
+    size_t i = (cr_hash_name(name, strlen(name)) ^ (uint32_t)mod * 0x9e3779b9u) & (INDEX_CAP - 1);
+    for (; index_slot[i]; i = (i + 1) & (INDEX_CAP - 1))
+        if (slot_mod(index_slot[i]) == mod && same(slot_name(index_slot[i]), name)) break;
+    return i;
+}
+
+static void index_init(void)
+{
+    for (size_t r = 0; r < NROWS; r++) {
+        size_t i = index_find(rows[r].mod, rows[r].name);
+        if (!index_slot[i]) index_slot[i] = (int16_t)(r + 1);
+    }
+    for (int m = 0; m < MT_COUNT_END; m++) {
+        size_t i = index_find(MOD_COUNT, method_names[m]);
+        if (!index_slot[i]) index_slot[i] = (int16_t)-(m + 1);
+    }
+}
+
 int registry_attr(int mod, const char *name, int *id)
 {
-    for (size_t i = 0; i < NROWS; i++)
-        if (rows[i].mod == mod && same(rows[i].name, name)) {
-            if (id) *id = rows[i].kind == REG_FUNC ? rows[i].id : (int)(i - B_COUNT);
-            return rows[i].kind;
-        }
+    pthread_once(&index_once, index_init);
+    int16_t v = index_slot[index_find(mod, name)];
+    if (v) {
+        size_t i = (size_t)v - 1;
+        if (id) *id = rows[i].kind == REG_FUNC ? rows[i].id : (int)(i - B_COUNT);
+        return rows[i].kind;
+    }
+    if (mod == MOD_NONE) return -1;
     /* "a.b" is module a's attribute b */
     size_t n = strlen(mod_names[mod]);
     for (int i = 1; i < MOD_COUNT; i++)
-        if (mod != MOD_NONE && strncmp(mod_names[i], mod_names[mod], n) == 0 &&
+        if (strncmp(mod_names[i], mod_names[mod], n) == 0 &&
             mod_names[i][n] == '.' && strcmp(mod_names[i] + n + 1, name) == 0) {
             if (id) *id = i;
             return REG_MODULE;
@@ -147,9 +186,9 @@ int registry_attr(int mod, const char *name, int *id)
 
 int registry_method(const char *name)
 {
-    for (int i = 0; i < MT_COUNT_END; i++)
-        if (same(method_names[i], name)) return i;
-    return -1;
+    pthread_once(&index_once, index_init);
+    int16_t v = index_slot[index_find(MOD_COUNT, name)];
+    return v ? -v - 1 : -1;
 }
 
 const char *registry_method_name(int id)

@@ -182,6 +182,10 @@ typedef struct {
     uint32_t pos, ls;       /* offset, start of its line */
     int line;
     int paren;
+    /* Open brackets, f-string fields included, and the bracket bytes of strings inside
+     * fields (parse.c's pre-scan counts those until the f-string ends): past nest_max the
+     * pre-scan would refuse the source, so the fast path declines and leaves it to that. */
+    int nest, nest_max, fextra;
     int ind[FAST_MAX_INDENTS];
     int nind;
     int tc_el, tc_ec;       /* a comment after the code of the logical line just ended */
@@ -298,6 +302,11 @@ static void lex_number(fast_ctx *p)
 
 static void lex_token(fast_ctx *p, int *depth, char outer_q);
 
+static void open_nest(fast_ctx *p)
+{
+    if (++p->nest + p->fextra > p->nest_max) decline(p, "nesting");
+}
+
 /* A string body from p->pos (the opening quote) whose prefix starts at `a`. */
 static void lex_string(fast_ctx *p, uint32_t a, int raw, int fmt, char outer_q);
 
@@ -307,6 +316,7 @@ static void lex_field(fast_ctx *p, char q, int level)
     size_t k = p->nt;
     int depth = 0;
     emit(p, K_FIELD, p->pos);
+    open_nest(p);
     p->pos++;
     size_t first = p->nt;
     for (;;) {
@@ -359,6 +369,7 @@ static void lex_field(fast_ctx *p, char q, int level)
     }
     if (p->pos >= p->len || p->s[p->pos] != '}') decline(p, "f-string");
     p->pos++;
+    p->nest--;
     emit(p, K_FIELD_END, p->pos);
     close_tok(p, k);
 }
@@ -412,6 +423,11 @@ static void lex_string(fast_ctx *p, uint32_t a, int raw, int fmt, char outer_q)
             if (p->pos + 1 < p->len && p->s[p->pos + 1] == '}') { p->pos += 2; continue; }
             decline(p, "single '}' in f-string");
         }
+        if (outer_q && (c == '(' || c == '[' || c == '{')) {
+            p->fextra++;
+            open_nest(p);
+            p->nest--;
+        }
         p->pos++;
     }
     if (fmt) {
@@ -420,6 +436,7 @@ static void lex_string(fast_ctx *p, uint32_t a, int raw, int fmt, char outer_q)
             l->b = p->pos;
             l->flags = raw ? TF_RAW : 0;
         }
+        p->fextra = 0;             /* an f-string is never inside another here */
         size_t e = p->nt;
         emit(p, K_FEND, p->pos);
         p->pos += triple ? 3 : 1;
@@ -487,10 +504,13 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     int op = operator_at(p->s + p->pos, p->len - p->pos, &n);
     if (op != O_NONE) {
         if (op == O_CMP + IR_NE && p->s[p->pos] == '<') decline(p, "<>");
-        if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) (*depth)++;
-        else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
+        if (op == O_LPAR || op == O_LSQB || op == O_LBRACE) {
+            (*depth)++;
+            open_nest(p);
+        } else if (op == O_RPAR || op == O_RSQB || op == O_RBRACE) {
             if (*depth == 0) decline(p, "unmatched bracket");
             (*depth)--;
+            p->nest--;
         }
         size_t i = p->nt;
         emit(p, K_OP, p->pos)->op = (uint8_t)op;
@@ -501,13 +521,11 @@ static void lex_token(fast_ctx *p, int *depth, char outer_q)
     decline(p, "character");
 }
 
-/* Steps over a comment to the end of its line. */
+/* Steps over a comment to the end of its line (a source with a CR was declined whole). */
 static void skip_comment(fast_ctx *p)
 {
     const char *nl = memchr(p->s + p->pos, '\n', p->len - p->pos);
-    uint32_t end = nl ? (uint32_t)(nl - p->s) : p->len;
-    if (memchr(p->s + p->pos, '\r', end - p->pos)) decline(p, "carriage return");
-    p->pos = end;
+    p->pos = nl ? (uint32_t)(nl - p->s) : p->len;
 }
 
 /* At the start of a line outside brackets: skips blank and comment lines, then emits the
@@ -1904,6 +1922,7 @@ cr_code parser_fast(const char *src, size_t len, const cr_limits *lim, parser_sc
     p->capstk = sc->fast_stk_cap;
     p->line = 1;
     p->nind = 1;
+    p->nest_max = lim->max_depth < PY_MAXLEVEL ? (int)lim->max_depth : PY_MAXLEVEL;
     p->rc = PARSER_FAST_DECLINED;
     cr_buf_init(&p->sbuf, lim->max_str_len);
     if (setjmp(p->jb) == 0) {

@@ -30,9 +30,6 @@ void parser_position_of(const char *src, size_t off, int *line, int *col)
 /* CPython's tokenizer keeps at most this many indentation levels, the outermost (column 0)
  * included; one more is "too many levels of indentation" (MAXINDENT in its tokenizer.h). */
 #define PY_MAXINDENT 100
-/* ... and at most this many open brackets (MAXLEVEL): one more is its SyntaxError, whatever
- * our own depth limit. */
-#define PY_MAXLEVEL 200
 static const char TOO_DEEP_MSG[] = "too many levels of indentation";
 
 /* The one pass over the source before tree-sitter sees it: NUL bytes, UTF-8, bracket depth,
@@ -553,7 +550,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
     TSTree *tree = NULL;
     ir_module *m = NULL;
     cr_code rc;
-    int owned = 0, nomem, cookie;
+    int owned = 0, nomem, cookie, early;
     cr_error indent;
     parser_cookie ck;
     char *copy, *split_src = NULL;
@@ -573,10 +570,6 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         rc = CR_ESYNTAX;
         goto out;
     }
-    if ((rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
-    ts_src = src;
-    ts_len = len;
-
     if (!(st = thread_state_get(&owned))) {
         rc = owned < 0 ? cr_error_set(err, CR_ENOMEM, 0, 0, "parser state")
                        : cr_error_set(err, CR_EINTERNAL, 0, 0,
@@ -584,12 +577,21 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         owned = 0;
         goto out;
     }
-    /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. */
+    /* The common subset skips tree-sitter (parser/fast.c); anything else is declined. On
+     * ASCII without NUL bytes, in at most a third of the token limit (the pre-scan counts at
+     * most three tokens a byte), the pre-scan finds nothing in what the fast path accepts: it
+     * declines deeper brackets, and tabs, form feeds and vertical tabs outside strings. So
+     * such a source goes there first, and the pre-scan only runs when it declines. */
+    early = fast && len <= PARSER_MAX_TOKENS / 3 && parser_ascii_span((const unsigned char *)src, len) == len;
+    if (!early && (rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
     if (fast && indent.code == CR_OK &&
         (rc = parser_fast(src, len, lim, &st->sc, &m, NULL)) != PARSER_FAST_DECLINED) {
         if (rc == CR_OK && (rc = finish(m, src, len, &ck, err)) == CR_OK) { *out = m; m = NULL; }
         goto out;
     }
+    if (early && (rc = prescan(src, len, lim->max_depth, &indent, err)) != CR_OK) goto out;
+    ts_src = src;
+    ts_len = len;
     /* tree-sitter-python 0.23.6's external scanner keeps `inside_f_string` across parses
      * (its deserialize clears only the stacks), so a program ending inside an unclosed
      * f-string would break every later parse on this thread: setting the language again

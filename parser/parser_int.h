@@ -36,6 +36,13 @@ static inline size_t parser_ascii_span(const unsigned char *s, size_t n)
 {
     const uint64_t ones = 0x0101010101010101u, tops = 0x8080808080808080u;
     size_t i = 0;
+    for (; i + 32 <= n; i += 32) {   /* a whole source: four words a test */
+        uint64_t x[4];
+        memcpy(x, s + i, 32);
+        if ((((x[0] - ones) | x[0]) | ((x[1] - ones) | x[1]) | ((x[2] - ones) | x[2]) |
+             ((x[3] - ones) | x[3])) & tops)
+            break;
+    }
     for (; i + 8 <= n; i += 8) {
         uint64_t x;
         memcpy(&x, s + i, 8);
@@ -44,6 +51,10 @@ static inline size_t parser_ascii_span(const unsigned char *s, size_t n)
     while (i < n && s[i] - 1u < 0x7Fu) i++;
     return i;
 }
+
+/* CPython's tokenizer keeps at most this many open brackets (MAXLEVEL): one more is its
+ * SyntaxError, whatever our own depth limit. */
+#define PY_MAXLEVEL 200
 
 /* Buffers lowering reuses from one parse to the next, one set per thread (parse.c keeps it
  * with the thread's TSParser). All malloc'd; zeroed means empty. */
@@ -77,7 +88,8 @@ cr_code parser_lower(const char *src, size_t len, TSNode root, const cr_limits *
  * runs. What CPython rejects after its grammar is parser_validate()'s, on either path's IR. On
  * CR_OK *out is the caller's (ir_module_free()). *why, when not NULL, names the first reason
  * it declined (a static string, for coverage reports). `sc` keeps its buffers between parses.
- * The source must have passed parse.c's pre-scan (UTF-8, no NUL, depth, size). */
+ * The source must be UTF-8 without NUL bytes and within cr_limits.max_source; brackets
+ * nested deeper than the pre-scan allows (max_depth, PY_MAXLEVEL) are declined. */
 #define PARSER_FAST_DECLINED ((cr_code)0x7fff)
 cr_code parser_fast(const char *src, size_t len, const cr_limits *lim, parser_scratch *sc,
                     ir_module **out, const char **why);
@@ -91,10 +103,13 @@ cr_code parser_parse_python_ts(const char *src, size_t len, const cr_limits *lim
  * `src` gives the snippets. */
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err);
 
-/* A set of names (strings borrowed, e.g. from an IR arena). Zeroed means empty. */
+/* A set of names (strings borrowed, e.g. from an IR arena). Zeroed means empty; or it may
+ * start in the caller's zeroed array (slot, cap a power of two, `own` 0), left for a
+ * malloc'd one when it fills: a short program's names then need no allocation. */
 typedef struct {
     const char **slot;
     size_t cap, n;
+    int own;               /* slot is malloc'd (freed by parser_nameset_free) */
 } parser_nameset;
 
 int parser_nameset_has(const parser_nameset *set, const char *name);

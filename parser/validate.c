@@ -15,9 +15,7 @@
 
 static size_t name_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603u;                /* FNV-1a */
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return (size_t)h;
+    return cr_hash_name(s, strlen(s));
 }
 
 /* The slot holding name, or the empty slot where it would go (set->cap > 0). */
@@ -50,9 +48,10 @@ cr_code parser_nameset_add(parser_nameset *set, const char *name)
             while (slot[k]) k = (k + 1) & (cap - 1);
             slot[k] = set->slot[i];
         }
-        free(set->slot);
+        if (set->own) free(set->slot);
         set->slot = slot;
         set->cap = cap;
+        set->own = 1;
         j = name_slot(set, name, h);
     }
     set->slot[j] = name;
@@ -62,7 +61,7 @@ cr_code parser_nameset_add(parser_nameset *set, const char *name)
 
 void parser_nameset_free(parser_nameset *set)
 {
-    free(set->slot);
+    if (set->own) free(set->slot);
     memset(set, 0, sizeof *set);
 }
 
@@ -122,15 +121,14 @@ static void report(vd_ctx *v, int stage, int line, int col, const char *fmt, con
 }
 
 /* CPython turns every identifier into its NFKC form while parsing (PEP 3131); ASCII ones
- * already are. `*len`, when not 0, is the node's byte count to update. */
+ * already are. `*len`, when not 0, is the text's byte count, updated with it. */
 static cr_code nfkc(vd_ctx *v, const char **text, uint32_t *len)
 {
     const unsigned char *s = (const unsigned char *)*text;
-    size_t n = 0, outn;
-    int wide = 0;
+    size_t n, outn;
     if (!s) return CR_OK;
-    for (; s[n]; n++) wide |= s[n] >= 0x80;
-    if (!wide) return CR_OK;
+    n = len && *len ? *len : strlen(*text);
+    if (parser_ascii_span(s, n) == n) return CR_OK;   /* no NUL inside: a name */
     uint8_t buf[256];
     outn = sizeof buf;
     uint8_t *out = u8_normalize(UNINORM_NFKC, s, n, buf, &outn);
@@ -477,7 +475,7 @@ static cr_code walk(vd_ctx *v, ir_node *n, int depth)
         rc = nfkc(v, &n->text, &n->len);
         break;
     case IR_IMPORT: case IR_IMPORT_FROM:
-        if ((rc = nfkc(v, &n->text, NULL)) == CR_OK) rc = nfkc(v, &n->aux, NULL);
+        if ((rc = nfkc(v, &n->text, &n->len)) == CR_OK) rc = nfkc(v, &n->aux, NULL);
         break;
     case IR_NUM:
         check_number(v, n);

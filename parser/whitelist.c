@@ -1,5 +1,6 @@
 /* parser/whitelist.c: the in-process subset's callables, and the check that reports every
  * import, call, attribute and method outside it, with its position. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,20 +90,42 @@ static int in_list(const char *const *list, const char *name)
     return 0;
 }
 
-static int is_python_builtin(const char *name)
+/* Every name of the lists above, hashed once per process, with what the lists say of it:
+ * the checks ask about every name a program reads or calls. */
+enum { SN_BUILTIN = 1, SN_FORBIDDEN = 2, SN_STAR = 4 /* star_mods[k]: SN_STAR << k */ };
+#define SN_CAP 1024
+static struct { const char *name; unsigned flags; } specials[SN_CAP];
+static pthread_once_t specials_once = PTHREAD_ONCE_INIT;
+
+static size_t special_slot(const char *name)
 {
-    size_t lo = 0, hi = sizeof parser_python_builtins / sizeof parser_python_builtins[0] - 1;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const char *b = parser_python_builtins[mid];
-        int c = (unsigned char)b[0] - (unsigned char)name[0];   /* first byte: cheap */
-        if (c == 0) c = strcmp(b, name);
-        if (c == 0) return 1;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return 0;
+    size_t i = cr_hash_name(name, strlen(name)) & (SN_CAP - 1);
+    while (specials[i].name && strcmp(specials[i].name, name) != 0) i = (i + 1) & (SN_CAP - 1);
+    return i;
 }
+
+static void specials_add(const char *const *list, unsigned flag)
+{
+    for (; *list; list++) {
+        size_t i = special_slot(*list);
+        specials[i].name = *list;
+        specials[i].flags |= flag;
+    }
+}
+
+static void specials_init(void)
+{
+    specials_add(parser_python_builtins, SN_BUILTIN);
+    specials_add(forbidden_names, SN_FORBIDDEN);
+    for (size_t k = 0; k < NSTAR; k++) specials_add(star_mods[k].names, SN_STAR << k);
+}
+
+static unsigned special(const char *name)
+{
+    return specials[special_slot(name)].flags;   /* specials_init() ran: parser_whitelist() */
+}
+
+static int is_python_builtin(const char *name) { return special(name) & SN_BUILTIN; }
 
 /* Reading `__name__` (`if __name__ == "__main__":`) and the `...` constant are in the subset:
  * the evaluator gives them "__main__" and Ellipsis. 0 turns both back into reasons (for an
@@ -221,9 +244,10 @@ static cr_code add_reason2(wl_ctx *w, const ir_node *n, const char *kind, int mo
  * would be math's in CPython, wherever it appears; the same for decimal (localcontext). */
 static cr_code star_name(wl_ctx *w, const ir_node *n, const char *name)
 {
+    if (!w->star) return CR_OK;
     for (size_t k = 0; k < NSTAR; k++) {
         int m = star_mods[k].mod;
-        if ((w->star >> k & 1) && in_list(star_mods[k].names, name) &&
+        if ((w->star >> k & 1) && (special(name) & SN_STAR << k) &&
             registry_attr(m, name, NULL) < 0)
             return add_reason2(w, n, "import:%s", m, name);
     }
@@ -545,7 +569,7 @@ static cr_code check_callee(wl_ctx *w, const ir_node *call, int depth)
         if ((rc = star_name(w, f, name)) != CR_OK) return rc;
         if (from_import_of(w, name, &fm, &orig) && registry_module_shaped(fm))
             return check_shapes(w, call, fm, orig, depth);
-        int ok = !in_list(forbidden_names, name) && !dunder(name) &&
+        int ok = !(special(name) & SN_FORBIDDEN) && !dunder(name) &&
                  (registry_attr(MOD_NONE, name, NULL) == REG_FUNC ||
                   parser_nameset_has(&w->bound, name) ||
                   !is_python_builtin(name));
@@ -638,15 +662,17 @@ static cr_code check(wl_ctx *w, const ir_node *n, int depth)
             rc = add_reason2(w, n, "import:%s", m, n->kid[0]->text);
         return rc;
     }
-    case IR_NAME:
+    case IR_NAME: {
         /* A builtin the evaluator lacks, read and never bound (`except OSError:`, `f = hex`),
          * is a value in CPython and a NameError here. */
-        if (in_list(forbidden_names, n->text) || (dunder(n->text) && !readable_dunder(n->text)) ||
-            (is_python_builtin(n->text) && registry_attr(MOD_NONE, n->text, NULL) != REG_FUNC &&
+        unsigned sp = special(n->text);
+        if ((sp & SN_FORBIDDEN) || (dunder(n->text) && !readable_dunder(n->text)) ||
+            ((sp & SN_BUILTIN) && registry_attr(MOD_NONE, n->text, NULL) != REG_FUNC &&
              !parser_nameset_has(&w->bound, n->text) && !readable_dunder(n->text) &&
              (!WL_NAME_AND_ELLIPSIS || strcmp(n->text, "Ellipsis") != 0)))
             rc = add_reason(w, n, "name:%s", n->text);
         return rc == CR_OK ? star_name(w, n, n->text) : rc;
+    }
     case IR_AUGASSIGN:
         /* The target is read (below) and written. */
         if (n->n && n->kid[0] && n->kid[0]->kind == IR_ATTR &&
@@ -731,7 +757,10 @@ static void sort_reasons(ir_module *m)
 
 cr_code parser_whitelist(ir_module *m, const char *src, size_t len, cr_error *err)
 {
-    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len } };
+    const char *bound[64] = { 0 };
+    wl_ctx w = { .m = m, .src = src, .len = len, .lines = { .src = src, .len = len },
+                 .bound = { .slot = bound, .cap = sizeof bound / sizeof bound[0] } };
+    pthread_once(&specials_once, specials_init);
     cr_code rc = collect(&w, m->root, 0);
     if (rc == CR_OK) rc = check(&w, m->root, 0);
     if (rc == CR_OK) sort_reasons(m);

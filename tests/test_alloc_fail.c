@@ -22,9 +22,10 @@
  *
  * A leak is found without LeakSanitizer: the wrappers keep the set of blocks they handed
  * out, which must be empty once the run's thread has ended (a fresh thread per run, so that
- * the per-thread caches, the parser's and the evaluator's number pool, start empty and are
- * freed by their destructors). CR_ALLOC_FAIL_STEP=k tries every k-th n only (quick runs
- * under a sanitizer); CR_ALLOC_FAIL_TRACE=NAME:N runs one case and prints where it failed. */
+ * the per-thread caches, the parser's, the evaluator's number pool and the arena's spare
+ * block, start empty and are freed by their destructors). CR_ALLOC_FAIL_STEP=k tries every
+ * k-th n only (quick runs under a sanitizer); CR_ALLOC_FAIL_TRACE=NAME:N runs one case and
+ * prints where it failed. */
 #include <errno.h>
 #include <execinfo.h>
 #include <jansson.h>

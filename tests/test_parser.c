@@ -519,6 +519,15 @@ static void test_cpython_checks(void)
     CHECK_STR(ir("def \xef\xbd\x86(\xef\xbd\x81=1):\n    return \xef\xbd\x81\n"),
               "(module (funcdef f (params (param a (num 1))) (block (return (name a)))))");
     CHECK_STR(ir("import \xef\xbd\x8d\xef\xbd\x81\xef\xbd\x94\xef\xbd\x88\n"), "(module (import math math))");
+    {   /* ... its length too (the fuzzer compared 12 bytes of the 4 of "math") */
+        cr_policy pol;
+        cr_policy_default(&pol);
+        ir_module *m = NULL;
+        const char *src = "import \xef\xbd\x8d\xef\xbd\x81\xef\xbd\x94\xef\xbd\x88\n";
+        CHECK(parser_parse_python(src, strlen(src), &pol.limits, &m, NULL) == CR_OK);
+        CHECK(m && m->root->n == 1 && m->root->kid[0]->len == 4);
+        ir_module_free(m);
+    }
     /* The whitelist sees the normalised name: `__ｃlass__` is `__class__`. */
     CHECK_STR(reasons("y = x.__\xef\xbd\x83" "lass__\n"), "attr:.__class__ 1:5 [x.__\xef\xbd\x83" "lass__]");
     CHECK_STR(ir("def f(a, \xef\xbd\x81):\n    pass\n"), "E4 1:10 duplicate argument 'a' in function definition");
