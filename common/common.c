@@ -278,7 +278,19 @@ void cr_arena_init(cr_arena *a, size_t max)
 #define ARENA_BLOCK 16384
 
 /* One block of the usual size kept per thread: a program's IR fits in one, and each run
- * made and freed it (a malloc and free of 16 KiB, and cold memory). Freed at thread exit. */
+ * made and freed it (a malloc and free of 16 KiB, and cold memory). Freed at thread exit.
+ * Not under AddressSanitizer, whose report of a use after free of IR memory a reused block
+ * would hide. */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_KEEP_SPARE 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_KEEP_SPARE 0
+#endif
+#endif
+#ifndef ARENA_KEEP_SPARE
+#define ARENA_KEEP_SPARE 1
+#endif
 static _Thread_local cr_arena_block *tl_spare;
 static pthread_key_t spare_key;
 static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
@@ -302,7 +314,7 @@ void cr_arena_free(cr_arena *a)
     while (b) {
         cr_arena_block *next = b->next;
         pthread_once(&spare_once, spare_key_init);
-        if (b->size == ARENA_BLOCK && !tl_spare && spare_key_ok &&
+        if (ARENA_KEEP_SPARE && b->size == ARENA_BLOCK && !tl_spare && spare_key_ok &&
             pthread_setspecific(spare_key, b) == 0)
             tl_spare = b;
         else
