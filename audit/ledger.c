@@ -204,16 +204,25 @@ cr_code audit_too_big(cr_error *err)
 }
 
 /* Encodes, chains and stores one record as seq; prev becomes its hash. */
+/* r's time (now, when it has none), its encoding at seq in enc and its chain hash after prev:
+ * what a record is stored with. CR_ENOMEM only. */
+static cr_code record_hash(audit_record *r, uint64_t seq, const uint8_t prev[AUDIT_HASH_LEN],
+                           cr_buf *enc, uint8_t hash[AUDIT_HASH_LEN])
+{
+    if (r->time_us == 0) r->time_us = audit_now_us();
+    cr_buf_reset(enc);
+    if (audit_encode(r, seq, enc) != CR_OK) return CR_ENOMEM;
+    audit_chain_hash(prev, enc->p, enc->len, hash);
+    return CR_OK;
+}
+
 static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
                           uint8_t prev[AUDIT_HASH_LEN], cr_buf *enc, cr_error *err)
 {
     audit_record r = *rec;
-    if (r.time_us == 0) r.time_us = audit_now_us();
-    cr_buf_reset(enc);
-    if (audit_encode(&r, seq, enc) != CR_OK)
-        return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record encoding");
     uint8_t hash[AUDIT_HASH_LEN];
-    audit_chain_hash(prev, enc->p, enc->len, hash);
+    if (record_hash(&r, seq, prev, enc, hash) != CR_OK)
+        return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: record encoding");
     cr_code rc = db->store->insert(db, seq, &r, prev, hash, err);
     if (rc == CR_OK) memcpy(prev, hash, AUDIT_HASH_LEN);
     return rc;
@@ -271,10 +280,7 @@ static void hash_claimed(ahead *a, size_t k, cr_buf *enc)
     memcpy(prev, a->prev, AUDIT_HASH_LEN);
     pthread_mutex_unlock(&a->mu);
     audit_record r = a->recs[k];
-    if (r.time_us == 0) r.time_us = audit_now_us();
-    cr_buf_reset(enc);
-    int failed = audit_encode(&r, a->seq + k, enc) != CR_OK;
-    if (!failed) audit_chain_hash(prev, enc->p, enc->len, h);
+    int failed = record_hash(&r, a->seq + k, prev, enc, h) != CR_OK;
     pthread_mutex_lock(&a->mu);
     if (failed) {
         a->failed = 1;
