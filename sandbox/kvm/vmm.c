@@ -19,8 +19,8 @@
 
 #define COM1 0x3f8u
 #define CMOS_INDEX 0x70u
-#define PCI_CONF_ADDR 0xcf8u
 #define CMOS_DATA 0x71u
+#define PCI_CONF_ADDR 0xcf8u
 #define I8042_CMD 0x64u            /* written: a command; read: the controller's status */
 #define I8042_RESET 0xfeu
 /* The status a reset needs: the input buffer empty (bit 1 clear), everything else floating
