@@ -68,13 +68,15 @@ static void test_warm_same_as_cold(void)
         /* The sandbox a worker forked by the zygote makes for itself is the cold one: the
          * same privileges, ids, limits, devices and mounts (the user namespace's map is
          * shown relative to its parent's, which differs, and its filter is the tier's on
-         * top of the zygote's). */
+         * top of the zygote's), the same scheduling (the pool's threads' SCHED_BATCH is
+         * theirs alone). */
         { "import os, resource, socket\n"
           "def status(*keys):\n"
           "    st = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\n"
           "    return [st[k] for k in keys]\n"
           "print(status('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'NSpid'))\n"
           "print(socket.gethostname(), os.getuid(), os.getgid(), os.getgroups(), os.getsid(0), os.getpgid(0))\n"
+          "print(os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))\n"
           "print(sorted(os.listdir('/dev')), sorted({l.split()[1] for l in open('/proc/self/mounts')}))\n"
           "print([resource.getrlimit(getattr(resource, 'RLIMIT_' + n)) for n in\n"
           "       ('CPU', 'NPROC', 'FSIZE', 'DATA', 'NOFILE', 'CORE', 'MSGQUEUE', 'SIGPENDING', 'MEMLOCK')])\n"

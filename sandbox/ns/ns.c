@@ -122,6 +122,7 @@ typedef struct {
     int lib_kind[N_LIB_DIRS];        /* 0 absent, 1 symlink, 2 directory */
     int has_mplrc, has_fonts;        /* the host has /etc/matplotlibrc, /etc/fonts */
     int zygote;                      /* the warm pool's zygote: see drop_privileges() */
+    int unbatch;                     /* a warm pool's: SCHED_BATCH is its threads', not ours */
 } ns_plan;
 
 /* ---- the children -------------------------------------------------------------------------- */
@@ -448,6 +449,10 @@ static int ns_child(void *arg)
      * after the id change, which clears it; a parent gone before that shows as a hang-up. */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) child_fail(ctl, STEP_SYNC);
     if (poll(&alive, 1, 0) != 0) _exit(127);
+    if (p->unbatch && sched_getscheduler(0) == SCHED_BATCH) {
+        struct sched_param sp = { 0 };
+        sched_setscheduler(0, SCHED_OTHER, &sp);
+    }
     if (unshare(CLONE_NEWCGROUP) < 0) child_fail(ctl, STEP_CGROUP_NS);
     build_root(p);
     if (sethostname("calcroute", 9) < 0) child_fail(ctl, STEP_HOSTNAME);
@@ -1009,6 +1014,7 @@ static void plan_exec(ns_run_state *r)
     plan->argv[5] = r->fdarg[0];
     plan->argv[6] = r->fdarg[1];
     if (warm) plan->argv[7] = (char *)warm->preload;
+    plan->unbatch = warm != NULL;
     if (warm && warm->zygote) {
         plan->argv[8] = "zygote";
         plan->zygote = 1;

@@ -301,6 +301,12 @@ static void spawn(sandbox_pool *p, int zygote)
 static void *manager_main(void *arg)
 {
     sandbox_pool *p = arg;
+    struct sched_param sp = { 0 };
+    /* The pool's threads (this one and the worker threads it starts, which inherit it) never
+     * preempt on waking: a request's thread that wakes them at its end keeps its CPU until it
+     * has returned (woken at once, a refill's start took it for milliseconds at p90). The
+     * sandboxes they start go back to SCHED_OTHER (ns_child()). */
+    pthread_setschedparam(pthread_self(), SCHED_BATCH, &sp);
     pool_lock(p);
     for (;;) {
         unsigned starting = 0, live = 0;
