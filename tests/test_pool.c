@@ -2,6 +2,7 @@
  * cold start gives, takes one job and is gone, is replaced when used or dead, and the pool
  * leaves no process, cgroup or mount behind when it closes. The attack suite runs on warm
  * workers too (tests/test_sandbox_attacks.c). */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -499,10 +500,21 @@ static int count_lines(const char *path)
     return n;
 }
 
-/* Closing a full pool, and one whose workers are still starting, leaves nothing. */
+static int count_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
+/* Closing a full pool, and one whose workers are still starting, leaves nothing: no process,
+ * cgroup, mount or descriptor (a run's cgroup keeps its figures' files open). */
 static void test_close_leaves_nothing(void)
 {
-    int mounts = count_lines("/proc/self/mountinfo");
+    int mounts = count_lines("/proc/self/mountinfo"), fds = count_fds();
     sandbox_pool *p = open_pool(3, "json", 1);
     if (!p) { CHECK(!"pool"); return; }
     CHECK(sandbox_pool_wait_ready(p, 3, READY_S));
@@ -539,6 +551,7 @@ static void test_close_leaves_nothing(void)
     CHECK_INT(waitpid(-1, NULL, WNOHANG), -1);
     CHECK(!cgroup_left());
     CHECK_INT(count_lines("/proc/self/mountinfo"), mounts);
+    CHECK_INT(count_fds(), fds);
 }
 
 static void test_bad_config(void)

@@ -45,22 +45,40 @@ static int read_file(const char *dir, const char *file, char *buf, size_t len)
     return 0;
 }
 
-static int64_t read_int(const char *dir, const char *file)
+/* A figure's file, open since the cgroup was made (fd), else by its path. */
+static int read_figure(int fd, const char *dir, const char *file, char *buf, size_t len)
+{
+    ssize_t n;
+    if (fd < 0) return !dir[0] ? -1 : read_file(dir, file, buf, len);
+    if ((n = pread(fd, buf, len - 1, 0)) < 0) return -1;
+    buf[n] = 0;
+    return 0;
+}
+
+static int64_t read_int(int fd, const char *dir, const char *file)
 {
     char buf[64];
-    if (!dir[0] || read_file(dir, file, buf, sizeof buf) < 0) return -1;
+    if (read_figure(fd, dir, file, buf, sizeof buf) < 0) return -1;
     return strtoll(buf, NULL, 10);
 }
 
 /* The value after "key " in a flat keyed file (memory.events, pids.events, oom_control). */
-static int64_t read_key(const char *dir, const char *file, const char *key)
+static int64_t read_key(int fd, const char *dir, const char *file, const char *key)
 {
     char buf[1024];
     size_t klen = strlen(key);
-    if (!dir[0] || read_file(dir, file, buf, sizeof buf) < 0) return -1;
+    if (read_figure(fd, dir, file, buf, sizeof buf) < 0) return -1;
     for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
         if (!strncmp(line, key, klen) && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
     return -1;
+}
+
+static int open_figure(int has, const char *dir, const char *file)
+{
+    char path[PATH_MAX + 64];
+    if (!has || !dir[0]) return -1;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return open(path, O_RDONLY | O_CLOEXEC);
 }
 
 /* 1 when `tok` is one of the comma-separated words of `list` (which it leaves intact). */
@@ -175,6 +193,7 @@ void ns_cgroup_create(ns_cgroup *cg, const sandbox_limits *lim)
 {
     char name[64], num[32];
     memset(cg, 0, sizeof *cg);
+    cg->fd_cpu = cg->fd_peak = cg->fd_oom = cg->fd_pids = -1;
     snprintf(name, sizeof name, "calcroute-%ld-%u", (long)getpid(), atomic_fetch_add(&seq, 1));
     snprintf(num, sizeof num, "%llu", (unsigned long long)lim->memory_bytes);
 
@@ -198,6 +217,13 @@ void ns_cgroup_create(ns_cgroup *cg, const sandbox_limits *lim)
         cg->has_pids = strstr(ctl, "pids") && write_file(cg->mem, "pids.max", num) == 0;
         cg->has_cpu = 1;  /* cpu.stat's usage_usec exists without the cpu controller */
     }
+    if (cg->version) {
+        int v1 = cg->version == 1;
+        cg->fd_cpu = open_figure(cg->has_cpu, v1 ? cg->cpu : cg->mem, v1 ? "cpuacct.usage" : "cpu.stat");
+        cg->fd_peak = open_figure(cg->has_mem, cg->mem, v1 ? "memory.max_usage_in_bytes" : "memory.peak");
+        cg->fd_oom = open_figure(cg->has_mem, cg->mem, v1 ? "memory.oom_control" : "memory.events");
+        cg->fd_pids = open_figure(cg->has_pids, v1 ? cg->pids : cg->mem, "pids.events");
+    }
     if (!cg->version) add_note(cg, "no cgroup could be made: memory bounded by RLIMIT_DATA, processes by RLIMIT_NPROC");
     else {
         if (!cg->has_mem) add_note(cg, "no memory cgroup: memory bounded by RLIMIT_DATA only");
@@ -218,9 +244,9 @@ int ns_cgroup_attach(const ns_cgroup *cg, pid_t pid)
 
 int64_t ns_cgroup_cpu_ns(const ns_cgroup *cg)
 {
-    if (cg->version == 1) return read_int(cg->cpu, "cpuacct.usage");
+    if (cg->version == 1) return read_int(cg->fd_cpu, cg->cpu, "cpuacct.usage");
     if (cg->version == 2) {
-        int64_t us = read_key(cg->mem, "cpu.stat", "usage_usec");
+        int64_t us = read_key(cg->fd_cpu, cg->mem, "cpu.stat", "usage_usec");
         return us < 0 ? -1 : us * 1000;
     }
     return -1;
@@ -229,20 +255,21 @@ int64_t ns_cgroup_cpu_ns(const ns_cgroup *cg)
 int64_t ns_cgroup_peak_bytes(const ns_cgroup *cg)
 {
     if (!cg->has_mem) return -1;
-    return read_int(cg->mem, cg->version == 1 ? "memory.max_usage_in_bytes" : "memory.peak");
+    return read_int(cg->fd_peak, cg->mem,
+                    cg->version == 1 ? "memory.max_usage_in_bytes" : "memory.peak");
 }
 
 int64_t ns_cgroup_oom_kills(const ns_cgroup *cg)
 {
     if (!cg->has_mem) return -1;
-    if (cg->version == 1) return read_key(cg->mem, "memory.oom_control", "oom_kill");
-    return read_key(cg->mem, "memory.events", "oom_kill");
+    if (cg->version == 1) return read_key(cg->fd_oom, cg->mem, "memory.oom_control", "oom_kill");
+    return read_key(cg->fd_oom, cg->mem, "memory.events", "oom_kill");
 }
 
 int64_t ns_cgroup_pids_refused(const ns_cgroup *cg)
 {
     if (!cg->has_pids) return -1;
-    return read_key(cg->version == 1 ? cg->pids : cg->mem, "pids.events", "max");
+    return read_key(cg->fd_pids, cg->version == 1 ? cg->pids : cg->mem, "pids.events", "max");
 }
 
 /* SIGKILL to every process listed in dir's cgroup.procs; the number listed (-1: unreadable). */
@@ -278,7 +305,7 @@ int ns_cgroup_wait_empty(const ns_cgroup *cg, double seconds)
     for (long waited_ms = 0;; waited_ms += 5) {
         char buf[64];
         if (!dir[0]) return 1;
-        if (cg->version == 2 ? read_key(dir, "cgroup.events", "populated") == 0
+        if (cg->version == 2 ? read_key(-1, dir, "cgroup.events", "populated") == 0
                              : read_file(dir, "cgroup.procs", buf, sizeof buf) == 0 && !buf[0])
             return 1;
         if (waited_ms >= seconds * 1000) return 0;
@@ -300,6 +327,12 @@ static void remove_dir(char *dir)
 
 void ns_cgroup_destroy(ns_cgroup *cg)
 {
+    int *fds[] = { &cg->fd_cpu, &cg->fd_peak, &cg->fd_oom, &cg->fd_pids };
+    for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
     remove_dir(cg->mem);
     remove_dir(cg->pids);
     remove_dir(cg->cpu);
