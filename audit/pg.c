@@ -13,9 +13,11 @@
  * (TLS, Kerberos, LDAP) would be bound by every one-shot run that never uses it.
  *
  * Reads go through cursors (a verify walks records and checkpoints side by side on one
- * connection), in batches whose size is bounded whatever the table holds: a batch carries a
- * row's columns only when the row is at most ROW_INLINE bytes, and a larger one is fetched
- * alone by its ctid, refused past AUDIT_MAX_ROW as SQLite's limit refuses it. */
+ * connection), binary (bytea comes as its bytes), in batches whose size is bounded whatever
+ * the table holds: the cursor over records leaves out every row over ROW_INLINE bytes, and
+ * where its seqs jump the rows left out there are fetched alone, refused past AUDIT_MAX_ROW as
+ * SQLite's limit refuses them. The cursor is a plain SELECT * with a filter: any computed
+ * column would make the server build every row again (a third of its work for a verify). */
 #include "audit/audit_int.h"
 
 #include <dlfcn.h>
@@ -57,8 +59,9 @@ static void pq_load(void)
 #undef X
 }
 
-/* A record row as read: ctid, n, seq, format, the fields, each hash and its length. */
-#define RECORD_NCOLS (4 + AUDIT_NFIELDS + 4)
+/* A record row as read, the table's columns in order: seq, format, the fields, prev_hash,
+ * hash (the schema check holds them to exactly these). */
+#define RECORD_NCOLS (2 + AUDIT_NFIELDS + 2)
 /* Rows of a batch; a row over ROW_INLINE bytes comes alone. */
 #define FETCH_ROWS 256
 #define ROW_INLINE (64 << 10)
@@ -504,6 +507,9 @@ typedef struct {
     int ncols;         /* what each row of its SELECT has */
     PGresult *batch, *big;
     int row;
+    /* records: the rows not returned yet have seq >= next (none when done), up to `to` */
+    int64_t next, to;
+    int done;
 } walk;
 
 static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_error *err)
@@ -538,45 +544,52 @@ static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_
     return CR_OK;
 }
 
-/* The record columns of a SELECT over `records` (a single row by ctid) or over the walk's
- * subquery, which adds c (the ctid) and n (the strings' total), where a row carries its
- * strings only when n is at most ROW_INLINE. */
-static void record_select(sqltext *t, int batch)
+/* A row's stored bytes (every bytea column, the hashes too: a tampered one may be any size),
+ * what the cursor and the fetch of one row are bounded by; summed as int8 from the start
+ * (int8 + int4 stays int8), where two values of 1 GiB would overflow an int4. */
+static void row_size(sqltext *t)
 {
-    SQL(t, batch ? "SELECT c::text, n" : "SELECT ctid::text, 0::int8");
-    for (size_t i = 2; i < 4 + AUDIT_NFIELDS + 2; i++) {
-        int str = i >= 4 && i < 4 + AUDIT_NFIELDS && !strcmp(columns[i].type, "bytea");
-        if (batch && str)
-            SQL(t, ", CASE WHEN n <= %d THEN %s END", ROW_INLINE, col_name(i));
-        else if (i >= 4 + AUDIT_NFIELDS)   /* the hashes: a tampered one may be any size */
-            SQL(t, ", substring(%s for 64), octet_length(%s)::int8", col_name(i), col_name(i));
-        else
-            SQL(t, ", %s", col_name(i));
-    }
+    SQL(t, "(0::int8");
+    for (size_t i = 0; i < NCOLUMNS; i++)
+        if (!strcmp(columns[i].table, "records") && !strcmp(columns[i].type, "bytea"))
+            SQL(t, " + coalesce(octet_length(%s), 0)", col_name(i));
+    SQL(t, ")");
+}
+
+/* Runs the SQL in t (binary results, expecting rows); NULL with err set when it fails. */
+static PGresult *query(audit_db *db, sqltext *t, const char *what, cr_error *err)
+{
+    const char *sql = sql_done(t);
+    PGresult *r = sql ? pq.execParams(db->pg->conn, sql, 0, NULL, NULL, NULL, NULL, 1) : NULL;
+    cr_buf_free(&t->b);
+    if (!sql) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: %s", what), NULL;
+    if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, what), NULL;
+    return r;
 }
 
 static cr_code pg_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *err)
 {
     sqltext t = { .bad = 0 };
     cr_buf_init(&t.b, 0);
-    record_select(&t, 1);
-    SQL(&t, " FROM (SELECT *, ctid AS c, (0");
-    for (size_t i = 4; i < 4 + AUDIT_NFIELDS; i++)
-        if (!strcmp(columns[i].type, "bytea"))
-            SQL(&t, " + coalesce(octet_length(%s), 0)", col_name(i));
-    /* OFFSET 0 keeps the subquery whole: flattened, n's sum would be computed again in
-     * every CASE (three times the server's work for the walk). */
-    SQL(&t, ")::int8 AS n FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64
-        " ORDER BY seq OFFSET 0) r ORDER BY seq", from, to);
+    SQL(&t, "SELECT * FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64 " AND ", from,
+        to);
+    row_size(&t);
+    SQL(&t, " <= %d ORDER BY seq", ROW_INLINE);
     const char *sql = sql_done(&t);
     cr_code rc = sql ? walk_declare(it, sql, 1, err)
                      : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
     cr_buf_free(&t.b);
+    if (rc == CR_OK) {
+        walk *w = it->state;
+        w->next = from;
+        w->to = to;
+    }
     return rc;
 }
 
-/* The next row of the walk: 1 with *res and *row set, 0 at the end, -1 on failure. */
-static int walk_row(audit_iter *it, PGresult **res, int *row, const char *what, cr_error *err)
+/* The next row of the walk, left in place: 1 with *res and *row set, 0 at the end, -1 on
+ * failure. */
+static int walk_peek(audit_iter *it, PGresult **res, int *row, const char *what, cr_error *err)
 {
     walk *w = it->state;
     if (!w->batch || w->row >= pq.ntuples(w->batch)) {
@@ -600,7 +613,52 @@ static int walk_row(audit_iter *it, PGresult **res, int *row, const char *what, 
         }
     }
     *res = w->batch;
-    *row = w->row++;
+    *row = w->row;
+    return 1;
+}
+
+/* The next row of the walk, taken. */
+static int walk_row(audit_iter *it, PGresult **res, int *row, const char *what, cr_error *err)
+{
+    int s = walk_peek(it, res, row, what, err);
+    if (s == 1) ((walk *)it->state)->row++;
+    return s;
+}
+
+/* The first row the cursor left out with lo <= seq <= hi, alone in w->big: 1 with it there,
+ * 0 when there is none, -1 on failure. */
+static int big_row(audit_iter *it, int64_t lo, int64_t hi, cr_error *err)
+{
+    walk *w = it->state;
+    sqltext t = { .bad = 0 };
+    cr_buf_init(&t.b, 0);
+    SQL(&t, "SELECT seq, ");
+    row_size(&t);
+    SQL(&t, " FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64 " ORDER BY seq LIMIT 1",
+        lo, hi);
+    PGresult *r = query(it->db, &t, "read records", err);
+    if (!r) return -1;
+    int64_t seq = 0, n = 0;
+    int found = pq.ntuples(r) == 1 && get_i64(r, 0, 0, &seq) && get_i64(r, 0, 1, &n);
+    pq.clear(r);
+    if (!found) return 0;
+    if (n > AUDIT_MAX_ROW) {
+        cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: not a ledger: a value is"
+                     " larger than %d MiB", AUDIT_MAX_ROW >> 20);
+        return -1;
+    }
+    /* The bound again in the same statement: the row cannot grow between the two. */
+    cr_buf_init(&t.b, 0);
+    SQL(&t, "SELECT * FROM records WHERE seq = %" PRId64 " AND ", seq);
+    row_size(&t);
+    SQL(&t, " <= %d", AUDIT_MAX_ROW);
+    pq.clear(w->big);
+    if (!(w->big = query(it->db, &t, "read records", err))) return -1;
+    if (pq.ntuples(w->big) != 1 || pq.nfields(w->big) != RECORD_NCOLS) {
+        cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: a row changed while it was"
+                     " read");
+        return -1;
+    }
     return 1;
 }
 
@@ -619,47 +677,33 @@ static int pg_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
 {
     walk *w = it->state;
     PGresult *r;
-    int row, s = walk_row(it, &r, &row, "read records", err);
-    if (s != 1) return s;
-    int64_t n = 0;
-    get_i64(r, row, 1, &n);
-    if (n > ROW_INLINE) {
-        /* Too long for a batch: this row alone, by its place in the table. */
-        if (n > AUDIT_MAX_ROW) {
-            cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: not a ledger: a value is"
-                         " larger than %d MiB", AUDIT_MAX_ROW >> 20);
-            return -1;
-        }
-        sqltext t = { .bad = 0 };
-        cr_buf_init(&t.b, 0);
-        record_select(&t, 0);
-        SQL(&t, " FROM records WHERE ctid = $1::tid");
-        const char *ctid = pq.getvalue(r, row, 0), *sql = sql_done(&t);
-        pq.clear(w->big);
-        w->big = sql ? pq.execParams(it->db->pg->conn, sql, 1, NULL, &ctid, NULL, NULL, 1) : NULL;
-        cr_buf_free(&t.b);
-        if (!w->big || pq.resultStatus(w->big) != PGRES_TUPLES_OK || pq.ntuples(w->big) != 1
-            || pq.nfields(w->big) != RECORD_NCOLS) {
-            PGresult *b = w->big;
-            w->big = NULL;
-            if (b && pq.resultStatus(b) == PGRES_TUPLES_OK) {
-                pq.clear(b);
-                cr_error_set(err, CR_ELEDGER, 0, 0, "audit: read records: a row changed while"
-                             " it was read");
-            } else {
-                pg_fail(it->db, b, err, "read records");
-            }
-            return -1;
-        }
+    int row, s = walk_peek(it, &r, &row, "read records", err);
+    if (s < 0) return s;
+    /* Rows the cursor left out lie where its seqs jump (or after its last): none in a ledger
+     * of small rows, so that costs a query at the end. */
+    int64_t seq = 0;
+    if (s == 1) get_i64(r, row, 0, &seq);
+    int b = 0;
+    if (!w->done && (s == 1 ? w->next < seq : w->next <= w->to)
+        && (b = big_row(it, w->next, s == 1 ? seq - 1 : w->to, err)) < 0)
+        return b;
+    if (b == 1) {
         r = w->big;
         row = 0;
+    } else if (s == 0) {
+        w->done = 1;
+        return 0;
+    } else {
+        w->row++;
     }
     audit_record *rec = &e->rec;
-    int i = 2;
+    int i = 0;
     int64_t v = 0;
     e->bad[0] = '\0';
     get_i64(r, row, i++, &v);
     e->seq = (uint64_t)v;
+    w->done = v == INT64_MAX;
+    w->next = v + !w->done;
     get_i64(r, row, i++, &e->format);
 #define S(f) get_str(r, row, i++, &rec->f, &rec->f##_len);
 #define I(f) \
@@ -670,13 +714,11 @@ static int pg_iter_next(audit_iter *it, audit_entry *e, cr_error *err)
 #undef I
     uint8_t *hashes[2] = { e->prev_hash, e->hash };
     size_t *lens[2] = { &e->prev_hash_len, &e->hash_len };
-    for (int k = 0; k < 2; k++, i += 2) {
-        int64_t stored = 0;
-        get_i64(r, row, i + 1, &stored);
+    for (int k = 0; k < 2; k++, i++) {
         size_t got = (size_t)pq.getlength(r, row, i);
         memset(hashes[k], 0, AUDIT_HASH_LEN);
         memcpy(hashes[k], pq.getvalue(r, row, i), got < AUDIT_HASH_LEN ? got : AUDIT_HASH_LEN);
-        *lens[k] = (size_t)stored;
+        *lens[k] = got;
     }
     return 1;
 }
@@ -738,6 +780,20 @@ static int pg_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err)
     return 1;
 }
 
+/* Where verify's ranges end. Their own connections' later snapshots hold the same rows up to
+ * it: appends commit in seq order under the append lock, so a snapshot that sees seq n sees
+ * every seq before it, and the triggers refuse changes. */
+static cr_code pg_last_seq(audit_db *db, int64_t *seq, cr_error *err)
+{
+    PGresult *r = pq.execParams(db->pg->conn, "SELECT max(seq) FROM records", 0, NULL, NULL,
+                                NULL, NULL, 1);
+    if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, "read last seq");
+    *seq = 0;
+    if (pq.ntuples(r) == 1) get_i64(r, 0, 0, seq);   /* NULL: empty */
+    pq.clear(r);
+    return CR_OK;
+}
+
 const audit_store audit_store_pg = {
     .name = "postgresql",
     .open = pg_open, .close = pg_close, .budget = pg_budget,
@@ -745,4 +801,5 @@ const audit_store audit_store_pg = {
     .head = pg_head, .insert = pg_insert,
     .iter_open = pg_iter_open, .iter_next = pg_iter_next, .iter_close = pg_iter_close,
     .ckpt_insert = pg_ckpt_insert, .ckpt_open = pg_ckpt_open, .ckpt_next = pg_ckpt_next,
+    .last_seq = pg_last_seq,
 };

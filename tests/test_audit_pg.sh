@@ -2,7 +2,8 @@
 # The ledger on PostgreSQL: a real server (tests/pg-server.sh: initdb into a temporary
 # directory, an unprivileged owner, a Unix socket only), the same commands as on SQLite:
 # appends from many processes, SIGKILL during appends (test_audit_crash on a PostgreSQL
-# ledger), verify naming a tampered row by seq and a truncation after a checkpoint, show,
+# ledger), verify naming a tampered row by seq and a truncation after a checkpoint, verify cut
+# into ranges read through their own connections (the same reports as one pass), show,
 # export, head, checkpoint, inclusion and consistency proofs checked offline, replay (a
 # changed data file named), the roles an operator creates, and refusals (not a ledger, no
 # server). CR_TEST_PG: the base URI of a server that is already running (CI starts one).
@@ -19,7 +20,7 @@ cleanup() {
         for k in $(seq 1 "$(cat "$tmp/n" 2>/dev/null || echo 0)"); do
             dropdb -h "$host" -U "$user" --if-exists "crtest_$$_$k" 2>/dev/null
         done
-        for r in crw_$$ crr_$$ crowner_$$; do
+        for r in crw_$$ crr_$$ crowner_$$ crl_$$; do
             psql -X -q -h "$host" -U "$user" -d postgres -c "DROP ROLE IF EXISTS $r" 2>/dev/null
         done
     else
@@ -181,6 +182,40 @@ expect truncated "1 FAIL seq 4: checkpoint 1 signs seq 4 but the chain ends at s
 sql "$tdb" "SET session_replication_role = replica; UPDATE records SET code = convert_to('x', 'UTF8') WHERE seq = 3"
 out=$("$R" --audit "$T" "$tmp/p.py" 2>&1)
 expect bad-head "2 calc-route: audit: the ledger's last record (seq 3) does not verify: nothing is appended to it (calc-audit verify names what is wrong)" "$? $out"
+
+# ---- verify cut into ranges, each read through its own connection -------------------------
+# test_audit --verify-cut: the report of one pass, and the checks that the ledger cut into 2,
+# 3, 4 and 7 ranges gave the same, field for field. Rows past the cursor's batch bound (64 KiB)
+# lie inside a range, first in one and last in the ledger.
+V=$(newdb)
+vdb=$(dbname "$V")
+for i in $(seq 1 40); do
+    case $i in
+    13 | 21 | 40) echo "{\"id\":$i,\"code\":\"print('x' * 100000)\"}" ;;
+    *) echo "{\"id\":$i,\"code\":\"$i * 2\"}" ;;
+    esac
+done | "$R" --batch --audit "$V" >/dev/null
+"$A" checkpoint "$V" --key "$tmp/k" >/dev/null 2>&1
+vcut() { "$B/tests/test_audit" --verify-cut "$@" 2>>"$tmp/cut.err" | paste -sd' ' -; }
+all="36 passed, 0 failed, 0 skipped"
+expect ranges "ok: 40 records, head seq 40, 1 checkpoints $all" "$(vcut "$V" "$tmp/k.pub")"
+expect ranges-big-row "100001" "$("$A" show "$V" 21 | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["stdout"]))')"
+# A role allowed one connection: every range falls back to the caller's.
+sql "$vdb" "CREATE ROLE crl_$$ LOGIN CONNECTION LIMIT 1; GRANT SELECT ON records, checkpoints, schema_version TO crl_$$"
+expect ranges-one-connection "ok: 40 records, head seq 40, 1 checkpoints $all" "$(vcut "$(uri "$vdb" "crl_$$")" "$tmp/k.pub")"
+# Tampered in a later range (the 2nd of 2, the 3rd of 3 and of 4, the 6th of 7), a large row,
+# a gap where a large row was, a stored hash too large for a batch: the first is named, by
+# calc-audit verify's words.
+tamper() {
+    sql "$vdb" "SET session_replication_role = replica; $2"
+    first=$("$A" verify "$V" 2>&1 | head -n 1)
+    expect "ranges-$1" "$3" "$(echo "$first" | cut -c1-${#3})"
+    expect "ranges-$1-cut" "$first $all" "$(vcut "$V")"
+}
+tamper 30 "UPDATE records SET stdout = convert_to('43', 'UTF8') WHERE seq = 30" "FAIL seq 30: hash mismatch: stored "
+tamper 21 "UPDATE records SET stdout = stdout || '\\x79'::bytea WHERE seq = 21" "FAIL seq 21: hash mismatch: stored "
+tamper 13 "DELETE FROM records WHERE seq = 13" "FAIL seq 13: gap: seq 13 is missing (next is seq 14)"
+tamper 5 "UPDATE records SET hash = decode(repeat('ab', 70000), 'hex') WHERE seq = 5" "FAIL seq 5: hash mismatch: stored abababababababab..., computed "
 
 # ---- a server restart under a long-lived engine: it connects again ---------------------------
 C=$(newdb)
