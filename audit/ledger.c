@@ -203,7 +203,6 @@ cr_code audit_too_big(cr_error *err)
                         " the ledger's limit for a row", AUDIT_MAX_ROW >> 20);
 }
 
-/* Encodes, chains and stores one record as seq; prev becomes its hash. */
 /* r's time (now, when it has none), its encoding at seq in enc and its chain hash after prev:
  * what a record is stored with. CR_ENOMEM only. */
 static cr_code record_hash(audit_record *r, uint64_t seq, const uint8_t prev[AUDIT_HASH_LEN],
@@ -216,6 +215,7 @@ static cr_code record_hash(audit_record *r, uint64_t seq, const uint8_t prev[AUD
     return CR_OK;
 }
 
+/* Encodes, chains and stores one record as seq; prev becomes its hash. */
 static cr_code insert_one(audit_db *db, const audit_record *rec, uint64_t seq,
                           uint8_t prev[AUDIT_HASH_LEN], cr_buf *enc, cr_error *err)
 {

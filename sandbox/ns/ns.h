@@ -19,8 +19,8 @@ typedef struct {
     char pids[PATH_MAX];          /* v1 pids dir ("" when absent; v2 uses mem) */
     char cpu[PATH_MAX];           /* v1 cpuacct dir ("" when absent; v2 uses mem) */
     int has_mem, has_pids, has_cpu;
-    /* The figures' files, open from the start (-1: absent) and read again with pread(): a
-     * warm run's end read four by path, 25 us of its host's part. Closed by destroy. */
+    /* The figures' files, open from the start (-1: absent) and read again with pread(), so
+     * a run's end walks no path (docs/DESIGN.md, warm pool). Closed by destroy. */
     int fd_cpu, fd_peak, fd_oom, fd_pids;
     char note[200];
 } ns_cgroup;
