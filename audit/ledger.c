@@ -513,6 +513,22 @@ cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr
     return rc;
 }
 
+cr_code audit_check(audit_db *db, cr_error *err)
+{
+    uint64_t seq;
+    uint8_t hash[AUDIT_HASH_LEN];
+    /* Between commits: the connection is the committing thread's while one is under way. */
+    commit_begin(db);
+    db->store->budget(db);
+    cr_code rc = db->store->begin(db, AUDIT_TX_READ, err);
+    if (rc == CR_OK) {
+        rc = db->store->head(db, &seq, hash, err);
+        db->store->commit(db, NULL);
+    }
+    commit_end(db);
+    return rc;
+}
+
 /* ---- iteration ----------------------------------------------------------------------- */
 
 static cr_code walk_new(audit_db *db, audit_iter **out, cr_error *err)

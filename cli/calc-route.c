@@ -72,11 +72,19 @@ static const char usage[] =
     "                          default 1); the results still come out in input order, each\n"
     "                          as soon as those before it have. With --pool, N warm sandboxes\n"
     "                          keep N lines warm\n"
-    "  --pool N                keep N sandboxes (ns tier, 0..64) warm before requests arrive,\n"
-    "                          each used once; a request finding none ready starts cold\n"
-    "                          (--json's timings.sandbox_start says which). For --batch\n"
-    "  --preload MODULES       comma-separated modules the warm sandboxes import first\n"
-    "                          (e.g. numpy,pandas)\n"
+    "  --pool N|auto           keep N sandboxes (ns tier, 0..64) warm before requests arrive,\n"
+    "                          each used once. Default for serve, mcp and --batch: auto (2 a\n"
+    "                          CPU, fewer where memory is short); one-shot runs: 0. A request\n"
+    "                          finding none ready waits its turn for one being made, and\n"
+    "                          starts cold only where the pool cannot make one (--json's\n"
+    "                          timings.sandbox_start says which)\n"
+    "  --queue N               requests that may wait for a warm sandbox at once (1..4096,\n"
+    "                          default " CR_DEFAULT_TEXT(CR_DEFAULT_POOL_QUEUE) "); past them a request fails at once as\n"
+    "                          overloaded (serve: 429 queue_full)\n"
+    "  --preload MODULES|auto  comma-separated modules the warm sandboxes import first\n"
+    "                          (default with a pool: auto, numpy and pandas where installed)\n"
+    "  --wait-ready SECONDS    --batch: wait up to SECONDS for the warm pool to fill (and the\n"
+    "                          ledger to answer) before the first line\n"
     "  --no-refill             do not replace warm sandboxes once used\n"
     "  --warmup FILE           Python the warm sandboxes' zygote runs once after the imports\n"
     "                          (e.g. a small groupby): what it initialises, every one starts\n"
@@ -635,9 +643,13 @@ static int run_batch(cr_engine *engine, FILE *f, unsigned jobs)
 
 /* Sets an engine option; on a refusal, the library's message ("KEY: want ...") as the flag
  * named like the option says it, or after --config's name. */
+static int pool_given, preload_given;   /* by a flag or --config: not the front end's default */
+
 static int set_config_as(cr_config *cfg, int via_config, const char *key, const char *value)
 {
     cr_error e = {0};
+    pool_given |= strcmp(key, "pool") == 0;
+    preload_given |= strcmp(key, "preload") == 0;
     if (cr_config_set(cfg, key, value, &e) == CR_OK) return EX_OK;
     if (via_config) return die_usage("--config: %s", e.message);
     /* the library names the option ("kvm_dir: ..."), the user typed its flag (--kvm-dir) */
@@ -723,6 +735,7 @@ typedef struct {
     cr_request *req;
     int json, explain, batch;
     unsigned jobs;          /* --jobs */
+    double wait_ready;      /* --wait-ready: seconds */
     const char *path;       /* the input: a file, "-" for stdin, "mcp" or "serve" */
     cr_serve_opts serve;    /* --listen, --token-file, ...: serve's own */
     int serve_opt;          /* one of those was given */
@@ -735,7 +748,8 @@ static int parse_args(int argc, char **argv, cli_opts *o)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE };
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE, O_QUEUE,
+           O_WAIT_READY };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
@@ -759,6 +773,12 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"token-file", required_argument, 0, O_SERVE},
         {"connections", required_argument, 0, O_SERVE},
         {"max-body", required_argument, 0, O_SERVE},
+        {"per-address", required_argument, 0, O_SERVE},
+        {"header-timeout", required_argument, 0, O_SERVE},
+        {"drain-timeout", required_argument, 0, O_SERVE},
+        {"checkpoint-key", required_argument, 0, O_SERVE},
+        {"queue", required_argument, 0, O_QUEUE},
+        {"wait-ready", required_argument, 0, O_WAIT_READY},
         {0, 0, 0, 0},
     };
     cr_config *cfg = o->cfg;
@@ -840,6 +860,16 @@ static int parse_args(int argc, char **argv, cli_opts *o)
             break;
         }
         case O_POOL: rc = set_config(cfg, "pool", optarg); break;
+        case O_QUEUE: rc = set_config(cfg, "queue", optarg); break;
+        case O_WAIT_READY: {
+            char *end;
+            double d = strtod(optarg, &end);
+            if (*optarg == '\0' || *end || !(d > 0) || d > 86400)
+                rc = die_usage("--wait-ready: want seconds above 0 (at most 86400), got '%s'",
+                               optarg);
+            o->wait_ready = d;
+            break;
+        }
         case O_PRELOAD: rc = set_config(cfg, "preload", optarg); break;
         case O_NO_REFILL: rc = set_config(cfg, "refill", "0"); break;
         case O_CONFIG: {
@@ -876,6 +906,15 @@ static int parse_args(int argc, char **argv, cli_opts *o)
     o->path = optind < argc ? argv[optind] : "-";
     if (o->serve_opt && (o->batch || strcmp(o->path, "serve") != 0))
         return die_usage("--listen, --token-file, ...: only with serve%s", "");
+    if (o->wait_ready > 0 && !o->batch)
+        return die_usage("--wait-ready: only with --batch%s", " (serve says it on /readyz)");
+    /* An engine that lives long keeps sandboxes warm unless told not to; a one-shot run would
+     * only pay for making them. */
+    if (o->batch || strcmp(o->path, "serve") == 0 || strcmp(o->path, "mcp") == 0) {
+        int rc = pool_given ? EX_OK : set_config(o->cfg, "pool", "auto");
+        if (rc == EX_OK && !preload_given) rc = set_config(o->cfg, "preload", "auto");
+        if (rc != EX_OK) return rc;
+    }
     return EX_OK;
 }
 
@@ -907,6 +946,12 @@ static int serve_lines(const cli_opts *o)
     cr_engine *engine = open_engine(o->cfg, &rc);
     if (engine) {
         catch_signals(engine);
+        if (o->wait_ready > 0) {
+            cr_error e = {0};
+            if (cr_engine_ready(engine, NULL, o->wait_ready, &e) != CR_OK)
+                fprintf(stderr, "calc-route: --wait-ready: not ready after %g s (%s); the lines "
+                        "wait their turn for a warm sandbox\n", o->wait_ready, e.message);
+        }
         rc = o->batch ? run_batch(engine, in, o->jobs)
                       : cr_mcp_serve(engine, 0, 1, signal_pipe[0], apply_line_opts);
     }

@@ -66,10 +66,16 @@ char *cr_line_result(cr_engine *engine, const char *line, size_t n, const char *
                          id_text ? id_text : "null") < 0)
                 out = NULL;
             info->outcome = CR_LINE_ENGINE;
+            info->reason = "engine_error";
         }
     } else {
         info->outcome = set == CR_OK ? CR_LINE_ENGINE : CR_LINE_BAD;
-        out = cr_line_error(id_text, set == CR_OK ? "engine_error" : "bad_request",
+        info->reason = set != CR_OK ? "bad_request"
+                     : e.code == CR_EAUDIT ? "ledger_unavailable"
+                     : e.code == CR_EBUSY && strncmp(e.message, "queue_timeout", 13) == 0
+                         ? "queue_timeout"
+                     : e.code == CR_EBUSY ? "queue_full" : "engine_error";
+        out = cr_line_error(id_text, info->reason,
                             set == CR_OK ? cr_strerror(e.code) : "UsageError", e.message,
                             e.line, e.col);
         if (!out) out = strdup("{\"status\":\"engine_error\"}");

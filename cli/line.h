@@ -26,6 +26,11 @@ typedef struct {
     cr_route route;           /* CR_LINE_DONE: where it ran */
     cr_code status;           /* CR_LINE_DONE: the run's status */
     int audited;              /* a ledger record was appended */
+    const char *reason;       /* CR_LINE_BAD, CR_LINE_ENGINE: the error line's status word,
+                                 a static string: "bad_request", "engine_error", or a named
+                                 refusal a client may retry ("queue_full", "queue_timeout":
+                                 the engine is overloaded; "ledger_unavailable": the result
+                                 could not be recorded, so it is not given) */
 } cr_line_info;
 
 /* The result line (no newline) of one input line: the --json object with the caller's id

@@ -22,6 +22,7 @@ static const char *const code_names[] = {
     [CR_EINTERNAL] = "internal error",
     [CR_ELEDGER] = "not an audit ledger",
     [CR_EINTERRUPTED] = "interrupted",
+    [CR_EBUSY] = "overloaded",
     [CR_EPY_ZERODIV] = "ZeroDivisionError",
     [CR_EPY_NAME] = "NameError",
     [CR_EPY_UNBOUND] = "UnboundLocalError",

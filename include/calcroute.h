@@ -53,6 +53,10 @@ typedef enum {
     CR_ELEDGER,      /* the file is not an audit ledger as calcroute writes it (schema, types,
                       * sizes); the message names what is wrong */
     CR_EINTERRUPTED, /* cr_engine_interrupt() ended the run (Ctrl-C, SIGINT, SIGTERM) */
+    CR_EBUSY,        /* overloaded: the warm pool's queue is full, or no warm sandbox came
+                      * within the run's timeout; nothing ran or was recorded, and the same
+                      * request may be sent again later. The message starts with the reason,
+                      * "queue_full:" or "queue_timeout:" */
     CR_EPY_BASE = 32,
     CR_EPY_ZERODIV = CR_EPY_BASE, /* ZeroDivisionError */
     CR_EPY_NAME,                  /* NameError */
@@ -124,10 +128,19 @@ CR_API const char *cr_version(void);
  *                 the same path, e.g. a virtual environment whose bin/python is the
  *                 interpreter
  *   pool          warm pool (ns tier): sandboxes made before requests arrive, each taking one
- *                 request and then destroyed, 0 to 64 (default 0). A request that finds none
- *                 ready starts cold; the result's JSON timings say which ("sandbox_start").
- *                 Worth it for a long-lived engine (a server, --batch, the Python binding)
- *   preload       comma-separated modules the warm sandboxes import first ("numpy,pandas")
+ *                 request and then destroyed, 0 to 64 or auto (default 0). auto: 2 a CPU the
+ *                 process may use, fewer where a quarter of its memory (the cgroup's limit
+ *                 counts) would not hold that many sandboxes' memory limits; none, said by
+ *                 cr_engine_pool_note(), where sandboxes do not run in the ns tier. A request
+ *                 that finds none ready waits its turn for one being made (first come, first
+ *                 served, up to its timeout); it starts cold only when the pool cannot make
+ *                 one. The result's JSON timings say which ("sandbox_start"). Worth it for a
+ *                 long-lived engine (a server, --batch, the Python binding: their default)
+ *   queue         requests that may wait for a warm sandbox at once, 1 to 4096 (default
+ *                 64); one past them, or one that waited its whole timeout, fails at once
+ *                 with CR_EBUSY, neither run nor recorded
+ *   preload       comma-separated modules the warm sandboxes import first ("numpy,pandas");
+ *                 auto: the finance stack (numpy, pandas), each where installed
  *   refill        1 (default): each warm sandbox used or dead is replaced; 0: not
  *   warmup        Python run once where the warm sandboxes are forked from, after the
  *                 imports (e.g. a small DataFrame groupby): what it initialises, each one
@@ -179,6 +192,18 @@ CR_API const cr_config *cr_engine_config(const cr_engine *engine);
 /* The warm pool now: *size the sandboxes it keeps (0: the engine has no pool), *ready those
  * ready to take a request. Any thread, any time (a service's metrics). */
 CR_API void cr_engine_pool_state(cr_engine *engine, size_t *size, size_t *ready);
+/* Readiness, for a service's probe or a caller that wants its first requests warm. `what`:
+ * "pool" (the warm pool has been full once, waiting up to `seconds` for it, and can still
+ * make workers; an engine without a pool passes), "ledger" (the audit ledger answers a read
+ * now; a lost PostgreSQL connection is made again; none passes), or NULL for both. CR_OK
+ * when ready; otherwise CR_EBUSY (the pool: its message says what it lacks, "pool: warming:
+ * 1 of 4 workers ready") or the ledger's own error (CR_EAUDIT), with err filled. Any thread,
+ * any time; blocks for up to `seconds` and for a ledger commit under way. */
+CR_API cr_code cr_engine_ready(cr_engine *engine, const char *what, double seconds,
+                               cr_error *err);
+/* Why an engine opened with pool=auto has no pool (the tier it runs sandboxes in has none,
+ * the ns tier cannot run here), or NULL. Borrowed, valid until cr_engine_close(). */
+CR_API const char *cr_engine_pool_note(const cr_engine *engine);
 /* Ends the engine's runs at once: each run under way, and each one started until
  * cr_engine_resume(), returns a result with status CR_EINTERRUPTED (a sandboxed run is killed
  * with everything it started; the in-process evaluator stops at its next budget check, within

@@ -87,6 +87,12 @@ cr_code router_config_parse(router_config_id i, const char *value, router_config
         choice_words(o->want, words, sizeof words);
         return cr_error_set(err, CR_EUSAGE, 0, 0, "%s: want %s, got '%s'", o->key, words, value);
     }
+    case CFG_AUTO_UINT:
+        if (strcmp(value, "auto") == 0) {
+            v->u = CFG_AUTO;
+            return CR_OK;
+        }
+        /* fall through */
     case CFG_UINT:
         return router_parse_uint(o->key, value, o->min, o->max, o->want, &v->u, err);
     case CFG_SECONDS: {

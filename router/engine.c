@@ -3,7 +3,10 @@
  * and falling back, so it can be explained before anything runs. */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,27 +19,86 @@
 #include "router/router.h"
 #include "sandbox/sandbox.h"
 
+/* A number from a cgroup v2 file of the engine's own cgroup ("max": none), as a container's
+ * limits are where the machine's own figures overstate what the engine may use. */
+static double cgroup_figure(const char *file, int second)
+{
+    char path[512], line[256], self[256] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f) {
+        while (fgets(line, sizeof line, f))
+            if (strncmp(line, "0::", 3) == 0) sscanf(line + 3, "%255[^\n]", self);
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", strcmp(self, "/") ? self : "", file);
+    double a = 0, b = 0;
+    if (!(f = fopen(path, "r"))) return 0;
+    int n = fscanf(f, "%lf %lf", &a, &b);
+    fclose(f);
+    if (second) return n == 2 && b > 0 ? a / b : 0;
+    return n >= 1 ? a : 0;
+}
+
+/* pool=auto: CR_DEFAULT_POOL_PER_CPU warm sandboxes a CPU the engine may use (starting one is
+ * CPU-bound), and no more than one per CR_DEFAULT_POOL_MEMORY_SHARE-th of its memory divided
+ * by a sandbox's limit, 1 to SANDBOX_POOL_MAX. */
+static unsigned pool_auto_size(const cr_engine *e)
+{
+    cpu_set_t set;
+    double cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                               : sysconf(_SC_NPROCESSORS_ONLN);
+    double quota = cgroup_figure("cpu.max", 1);
+    if (quota > 0 && quota < cpus) cpus = ceil(quota);
+    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    double limit = cgroup_figure("memory.max", 0);
+    if (limit > 0 && limit < mem) mem = limit;
+    double n = cpus * CR_DEFAULT_POOL_PER_CPU;
+    double by_mem = mem / CR_DEFAULT_POOL_MEMORY_SHARE / ((double)e->memory_mib * 1048576.0);
+    if (by_mem < n) n = floor(by_mem);
+    return n < 1 ? 1 : n > SANDBOX_POOL_MAX ? SANDBOX_POOL_MAX : (unsigned)n;
+}
+
 /* The warm pool, made with what every sandboxed run of the engine gets. Only the ns tier has
- * one: where auto picks kvm (router_host_tier(), as the decision does), requests start cold. */
+ * one: where auto picks kvm (router_host_tier(), as the decision does), requests start cold.
+ * pool=auto asks for one where it can be had and does without, saying why, elsewhere. */
 static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, cr_error *err)
 {
     sandbox_pool_config pc;
     router_host host = { .tier = e->tier };
-    if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE)
+    int autosize = e->cfg->v[CFG_POOL].u == CFG_AUTO;
+    if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE) {
+        if (autosize) {
+            snprintf(e->pool_note, sizeof e->pool_note, "no warm pool: the %s tier has none",
+                     e->tier == CR_TIER_KVM ? "kvm" : "none");
+            return CR_OK;
+        }
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
                             "tier has)", e->tier == CR_TIER_KVM ? "kvm" : "none");
+    }
     if (e->tier == CR_TIER_AUTO) router_host_tier(e, &host);
-    if (host.tier != CR_TIER_NS) return CR_OK;
+    if (host.tier != CR_TIER_NS) {
+        snprintf(e->pool_note, sizeof e->pool_note, "no warm pool: sandboxes run in the %s "
+                 "tier here", host.tier == CR_TIER_KVM ? "kvm" : "none");
+        return CR_OK;
+    }
     memset(&pc, 0, sizeof pc);
-    pc.size = (unsigned)e->cfg->v[CFG_POOL].u;
-    pc.preload = preload;
+    pc.size = autosize ? pool_auto_size(e) : (unsigned)e->cfg->v[CFG_POOL].u;
+    pc.queue = (unsigned)e->cfg->v[CFG_QUEUE].u;
+    pc.preload = preload && strcmp(preload, "auto") == 0 ? CR_DEFAULT_PRELOAD_AUTO : preload;
     pc.warmup = warmup;
     pc.refill = e->cfg->v[CFG_REFILL].u != 0;
     pc.interpreter = e->interpreter;
     pc.data_dir = e->data_dir;
     pc.allow_dir = e->allow_dir;
     router_sandbox_limits(e, &pc.limits);
-    return sandbox_pool_open(&pc, &e->pool, err);
+    cr_code rc = sandbox_pool_open(&pc, &e->pool, err);
+    if (rc == CR_ESANDBOX && autosize) {
+        snprintf(e->pool_note, sizeof e->pool_note, "no warm pool: %.140s", err->message);
+        memset(err, 0, sizeof *err);
+        return CR_OK;
+    }
+    if (rc == CR_OK) e->pool_size = pc.size;
+    return rc;
 }
 
 cr_engine *cr_engine_open(const cr_config *cfg, cr_error *err)
@@ -113,8 +175,34 @@ const cr_config *cr_engine_config(const cr_engine *e)
 
 void cr_engine_pool_state(cr_engine *e, size_t *size, size_t *ready)
 {
-    *size = e->pool ? (size_t)e->cfg->v[CFG_POOL].u : 0;
+    *size = e->pool ? e->pool_size : 0;
     *ready = e->pool ? sandbox_pool_ready(e->pool, NULL, 0) : 0;
+}
+
+cr_code cr_engine_ready(cr_engine *e, const char *what, double seconds, cr_error *err)
+{
+    int pool = !what || strcmp(what, "pool") == 0, ledger = !what || strcmp(what, "ledger") == 0;
+    if (!e || !(pool || ledger))
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "cr_engine_ready: want pool, ledger or NULL");
+    if (pool && e->pool) {
+        sandbox_pool_health h;
+        sandbox_pool_state(e->pool, &h);
+        if (!h.warm && seconds > 0) {
+            sandbox_pool_wait_ready(e->pool, h.size, seconds);
+            sandbox_pool_state(e->pool, &h);
+        }
+        if (!h.warm) return cr_error_set(err, CR_EBUSY, 0, 0, "pool: %s", h.why);
+    }
+    if (ledger && e->audit) {
+        cr_code rc = audit_check(e->audit, err);
+        if (rc != CR_OK) return rc;
+    }
+    return CR_OK;
+}
+
+const char *cr_engine_pool_note(const cr_engine *e)
+{
+    return e && e->pool_note[0] ? e->pool_note : NULL;
 }
 
 /* Only a write(2), async-signal-safe. The pipe stays readable until resumed, so every run

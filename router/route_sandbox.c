@@ -338,6 +338,13 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
         sandbox_outcome_free(&oc);
         return cr_error_set(err, rc, 0, 0, "sandbox: out of memory");
     }
+    /* Overloaded: nothing ran, so there is no result to give or record; the caller may send
+     * the request again. */
+    if (rc == CR_EBUSY) {
+        sandbox_outcome_free(&oc);
+        if (err) *err = serr;
+        return rc;
+    }
     if (rc != CR_OK) {
         /* The tier could not be set up (a host without user namespaces, say): a result that
          * says so, with the step that failed, rather than an engine failure. */

@@ -29,7 +29,8 @@
     X(DATA, "data", CFG_DIR, NULL, 0, 0, "a directory") \
     X(OUT, "out", CFG_DIR, NULL, 0, 0, "a directory") \
     X(ALLOW_DIR, "allow_dir", CFG_STR, NULL, 0, 0, NULL) \
-    X(POOL, "pool", CFG_UINT, "0", 0, 64, "0 to 64 warm sandboxes") \
+    X(POOL, "pool", CFG_AUTO_UINT, "0", 0, 64, "auto or 0 to 64 warm sandboxes") \
+    X(QUEUE, "queue", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_POOL_QUEUE), 1, 4096, NULL) \
     X(PRELOAD, "preload", CFG_STR, NULL, 0, 0, NULL) \
     X(REFILL, "refill", CFG_CHOICE, "1", 0, 0, "0|1") \
     X(WARMUP, "warmup", CFG_STR, NULL, 0, 0, NULL) \
@@ -43,7 +44,9 @@
     X(MAX_SOURCE, "max_source", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_SOURCE), 1, 64u << 20, NULL) \
     X(MAX_STDOUT, "max_stdout", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_STDOUT), 1, 1u << 30, NULL)
 
-typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_SECONDS } router_config_kind;
+typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_AUTO_UINT, CFG_SECONDS } router_config_kind;
+/* A CFG_AUTO_UINT set to "auto": the engine works the number out when it opens. */
+#define CFG_AUTO UINT64_MAX
 #define CR_CONFIG_ID(id, ...) CFG_##id,
 typedef enum { CR_CONFIG_OPTIONS(CR_CONFIG_ID) CFG_COUNT } router_config_id;
 #undef CR_CONFIG_ID
@@ -85,6 +88,8 @@ struct cr_engine {
     int intr[2];            /* a pipe, readable from cr_engine_interrupt() (or a byte written
                                to intr[1] by anyone) until cr_engine_resume() */
     sandbox_pool *pool;     /* warm ns workers (option "pool"), or NULL */
+    unsigned pool_size;     /* its size (pool=auto: what the machine allows) */
+    char pool_note[160];    /* pool=auto and none: why ("the kvm tier has none", ...) */
     struct router_digests *digests;   /* the data directory's file digests, reused while a
                                          file is unchanged (router/record.c); NULL: none */
 };

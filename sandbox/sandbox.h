@@ -241,6 +241,7 @@ cr_tier sandbox_tier_auto(const char *kvm_dir, char *why, size_t why_len);
 #define SANDBOX_POOL_MAX 64          /* workers in one pool */
 #define SANDBOX_PRELOAD_MAX 1024     /* bytes of the preload list */
 #define SANDBOX_WARMUP_MAX 65536     /* bytes of the warm-up program */
+#define SANDBOX_QUEUE_MAX 4096       /* requests waiting for a worker at once */
 typedef struct sandbox_pool sandbox_pool;
 typedef struct {
     unsigned size;            /* workers kept ready, 1..SANDBOX_POOL_MAX */
@@ -257,17 +258,33 @@ typedef struct {
                                  it initialises, every worker starts with); output
                                  discarded, errors ignored. NULL: none. Copied */
     int no_zygote;            /* 1: every worker starts python itself (for comparison) */
+    unsigned queue;           /* requests that may wait for a worker at once, first come,
+                                 first served, each up to its job's wall clock; past them
+                                 (or past its wait) a request fails with CR_EBUSY. 1 to
+                                 SANDBOX_QUEUE_MAX */
 } sandbox_pool_config;
 /* Starts the pool (workers start in the background). CR_EUSAGE for a bad configuration,
  * CR_ESANDBOX when the ns tier cannot run here. The caller owns *pool: sandbox_pool_close(). */
 cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **pool, cr_error *err);
-/* sandbox_run() on a warm worker when one matches, else cold. pool NULL: sandbox_run().
- * Thread-safe; the pool must outlive every call. */
+/* sandbox_run() on a warm worker when one matches its key. None ready: the request waits its
+ * turn for one being made while the pool can make one (else it starts cold); CR_EBUSY when
+ * the queue is full or its wait outlasts the job's wall clock; an interrupt while waiting is
+ * an interrupted outcome. pool NULL: sandbox_run(). Thread-safe; the pool must outlive every
+ * call. */
 cr_code sandbox_pool_run(sandbox_pool *pool, const sandbox_job *job, sandbox_outcome *out,
                          cr_error *err);
 /* Ends every idle worker and waits for them (and one still starting, for its start). No call
  * of sandbox_pool_run() may be running. NULL is a no-op. */
 void sandbox_pool_close(sandbox_pool *pool);
+/* What a readiness check wants to know: workers ready now, requests waiting for one, and
+ * whether the pool has been full once (`size` ready at once) and can still make workers;
+ * when it is not, why says so. */
+typedef struct {
+    unsigned ready, waiting, size;
+    int warm;
+    char why[160];
+} sandbox_pool_health;
+void sandbox_pool_state(sandbox_pool *pool, sandbox_pool_health *h);
 /* Ready workers now, and the host pid of up to max runners (pid 1 of each) in pids. */
 size_t sandbox_pool_ready(sandbox_pool *pool, pid_t *pids, size_t max);
 /* Waits up to `seconds` until n workers are ready: 1 when they are, 0 (timeout, or workers

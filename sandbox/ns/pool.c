@@ -44,7 +44,7 @@
 #include "sandbox/ns/ns.h"
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
-#define FORKED_WAIT_S 0.5  /* how long a request waits for a worker the zygote is forking */
+#define WAIT_SLICE_S 0.05  /* a waiting request looks at its interrupt descriptor this often */
 
 /* W_RETIRING: its request has the outcome; its thread is still removing the cgroup. */
 enum { W_STARTING, W_READY, W_TAKEN, W_RETIRING, W_ENDING, W_DEAD };
@@ -67,6 +67,13 @@ typedef struct worker {
     struct worker *next;
 } worker;
 
+/* A request waiting for a worker: the queue is first come, first served, and only its head
+ * is woken when a worker becomes ready (the others sleep on their own condition). */
+typedef struct waiter {
+    pthread_cond_t cv;
+    struct waiter *next;
+} waiter;
+
 struct sandbox_pool {
     pthread_mutex_t lock;
     pthread_cond_t changed;       /* a worker changed state, or the pool closes */
@@ -83,6 +90,11 @@ struct sandbox_pool {
     unsigned zfailures;           /* the zygote's, and its workers' */
     worker *zygote;               /* its thread, while it has one */
     int zchan;                    /* its channel while it is ready, else -1 */
+    unsigned queue;               /* requests that may wait for a worker at once */
+    unsigned waiting;             /* requests waiting now */
+    waiter *head, *tail;          /* their queue */
+    int warmed;                   /* `size` workers were ready at once, at least once */
+    pthread_condattr_t clock;     /* CLOCK_MONOTONIC, for every condition of the pool */
 };
 
 /* `seconds` from now on the clock of the pool's condition. */
@@ -98,6 +110,20 @@ static struct timespec deadline(double seconds)
 
 static void pool_lock(sandbox_pool *p) { pthread_mutex_lock(&p->lock); }
 static void pool_unlock(sandbox_pool *p) { pthread_mutex_unlock(&p->lock); }
+
+/* A worker changed state, or the pool closes: the manager and the request at the head of the
+ * queue look again. Called with the lock held. */
+static void changed(sandbox_pool *p)
+{
+    pthread_cond_broadcast(&p->changed);
+    if (p->head) pthread_cond_signal(&p->head->cv);
+}
+
+/* Whether the pool can still make the worker a waiting request needs. */
+static int can_make(const sandbox_pool *p)
+{
+    return !p->closing && p->failures < FAILURES_MAX && (p->refill || p->spawned < p->size);
+}
 
 static void wake(worker *w)
 {
@@ -123,7 +149,12 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     w->pid = pid;
     w->state = W_READY;
     p->failures = 0;
-    pthread_cond_broadcast(&p->changed);
+    if (!p->warmed) {
+        unsigned ready = 0;
+        for (worker *x = p->workers; x; x = x->next) ready += x->state == W_READY;
+        p->warmed = ready >= p->size;
+    }
+    changed(p);
     pool_unlock(p);
     /* From here this thread only waits, then tears the worker down: woken at a request's end,
      * it must not take the CPU from the request's thread, which has its answer to return. */
@@ -159,7 +190,7 @@ static const sandbox_job *zygote_ready(ns_warm *nw, int pidfd, pid_t pid)
         z->pid = pid;
         z->state = W_READY;
         p->zchan = nw->chan;
-        pthread_cond_broadcast(&p->changed);
+        changed(p);
         pool_unlock(p);
         while (poll(f, 2, -1) < 0 && errno == EINTR) {}
         pool_lock(p);
@@ -178,7 +209,7 @@ static void *thread_end(worker *w)
     pool_lock(p);
     if (w->busy) p->busy--;      /* now the manager starts its replacement */
     w->state = W_DEAD;
-    pthread_cond_broadcast(&p->changed);
+    changed(p);
     pool_unlock(p);
     return NULL;
 }
@@ -375,6 +406,9 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
               (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
             return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: preload '%s': want module "
                                 "names separated by commas", cfg->preload);
+    if (cfg->queue > SANDBOX_QUEUE_MAX)
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: queue %u: want at most %u",
+                            cfg->queue, SANDBOX_QUEUE_MAX);
     if (cfg->warmup && strlen(cfg->warmup) > SANDBOX_WARMUP_MAX)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: warm-up program over %u bytes",
                             SANDBOX_WARMUP_MAX);
@@ -395,6 +429,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
     p->key.data_dir = p->data_dir;
     p->key.allow_dir = p->allow_dir;
     p->size = cfg->size;
+    p->queue = cfg->queue ? cfg->queue : CR_DEFAULT_POOL_QUEUE;
     p->refill = cfg->refill;
     p->zchan = -1;
     /* Each worker mounts /tmp and /out afresh: an allowed directory there would vanish. */
@@ -404,13 +439,9 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
     /* Starting a worker is CPU-bound (python and its imports): one per core at most. */
     p->parallel = cpus < 1 ? 1 : cpus < (long)p->size ? (unsigned)cpus : p->size;
     pthread_mutex_init(&p->lock, NULL);
-    {
-        pthread_condattr_t ca;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_cond_init(&p->changed, &ca);
-        pthread_condattr_destroy(&ca);
-    }
+    pthread_condattr_init(&p->clock);
+    pthread_condattr_setclock(&p->clock, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->changed, &p->clock);
     if (!p->interpreter || (cfg->data_dir && !p->data_dir) || (cfg->allow_dir && !p->allow_dir) ||
         !p->preload || (cfg->warmup && !p->warmup)) {
         e = ENOMEM;
@@ -427,6 +458,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         free(p->preload);
         free(p->warmup);
         pthread_cond_destroy(&p->changed);
+        pthread_condattr_destroy(&p->clock);
         pthread_mutex_destroy(&p->lock);
         free(p);
         return cr_error_sys(err, e == ENOMEM ? CR_ENOMEM : CR_ESANDBOX, "warm pool", e);
@@ -441,7 +473,7 @@ void sandbox_pool_close(sandbox_pool *p)
     pool_lock(p);
     p->closing = 1;
     for (worker *w = p->workers; w; w = w->next) wake(w);
-    pthread_cond_broadcast(&p->changed);
+    changed(p);
     pool_unlock(p);
     /* The manager leaves once every worker's thread is joined: their sandboxes are gone,
      * cgroups removed. */
@@ -452,6 +484,7 @@ void sandbox_pool_close(sandbox_pool *p)
     free(p->preload);
     free(p->warmup);
     pthread_cond_destroy(&p->changed);
+    pthread_condattr_destroy(&p->clock);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -487,12 +520,68 @@ static cr_code run_cold(const sandbox_job *job, sandbox_outcome *out, cr_error *
     return rc;
 }
 
+/* A ready worker, alive, off the list; NULL when none. Called with the lock held. */
+static worker *take_ready(sandbox_pool *p)
+{
+    for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
+        struct pollfd alive = { x->pidfd, POLLIN, 0 };
+        if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
+        *px = x->next;
+        return x;
+    }
+    return NULL;
+}
+
+/* Waits at the queue's tail until a worker is ready for the request at its head: 0 with *w
+ * taken; ETIMEDOUT past the job's wall clock; EINTR when its interrupt descriptor became
+ * readable; ECANCELED when the pool can no longer make one (*w NULL: the request starts
+ * cold). Called with the lock held. */
+static int wait_turn(sandbox_pool *p, const sandbox_job *job, worker **w)
+{
+    waiter me = { .next = NULL };
+    struct timespec until = deadline(job->limits.wall_s > 0 ? job->limits.wall_s : 1);
+    int rc = 0;
+    pthread_cond_init(&me.cv, &p->clock);
+    if (p->tail) p->tail->next = &me;
+    else p->head = &me;
+    p->tail = &me;
+    p->waiting++;
+    for (;;) {
+        if (p->head == &me && (*w = take_ready(p))) break;
+        if (!can_make(p)) {
+            rc = ECANCELED;
+            break;
+        }
+        struct timespec slice = deadline(WAIT_SLICE_S);
+        int last = slice.tv_sec > until.tv_sec ||
+                   (slice.tv_sec == until.tv_sec && slice.tv_nsec >= until.tv_nsec);
+        int e = pthread_cond_timedwait(&me.cv, &p->lock, last ? &until : &slice);
+        struct pollfd intr = { job->interrupt_fd, POLLIN, 0 };
+        if (job->interrupt_fd >= 0 && poll(&intr, 1, 0) > 0) {
+            rc = EINTR;
+            break;
+        }
+        if (e == ETIMEDOUT && last) {
+            rc = ETIMEDOUT;
+            break;
+        }
+    }
+    /* Off the queue; the next in line looks for itself. */
+    waiter **pp = &p->head, *prev = NULL;
+    while (*pp != &me) prev = *pp, pp = &(*pp)->next;
+    *pp = me.next;
+    if (p->tail == &me) p->tail = prev;
+    p->waiting--;
+    if (p->head) pthread_cond_signal(&p->head->cv);
+    pthread_cond_destroy(&me.cv);
+    return rc == ECANCELED ? 0 : rc;
+}
+
 cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcome *out,
                          cr_error *err)
 {
     char why[256] = "";
     const char *miss;
-    struct timespec until;
     worker *w = NULL;
     cr_tier tier;
     cr_code rc;
@@ -512,21 +601,32 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
         }
         close(fd);
     }
-    until = deadline(FORKED_WAIT_S);
     pool_lock(p);
-    for (int late = 0;;) {
-        for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
-            struct pollfd alive = { x->pidfd, POLLIN, 0 };
-            if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
-            *px = x->next;
-            w = x;
-            break;
+    /* Behind nobody: a ready worker now, if any. */
+    if (!p->head) w = take_ready(p);
+    if (!w && can_make(p)) {
+        /* A worker being made is milliseconds away (a fork of the zygote), or, while the pool
+         * starts, as far as python's start and imports, which a cold run would pay too and
+         * on top of the pool's: the request waits its turn, up to its own time limit. */
+        if (p->waiting >= p->queue) {
+            pool_unlock(p);
+            memset(out, 0, sizeof *out);
+            return cr_error_set(err, CR_EBUSY, 0, 0, "queue_full: %u requests wait for a "
+                                "warm sandbox already", p->queue);
         }
-        /* While the zygote serves, a worker is milliseconds away, where a cold start is
-         * python's whole start and imports: the request waits for one (a while). */
-        if (w || late || p->zchan < 0 || p->closing || (!p->refill && p->spawned >= p->size))
-            break;
-        late = pthread_cond_timedwait(&p->changed, &p->lock, &until) == ETIMEDOUT;
+        int rc_wait = wait_turn(p, job, &w);
+        if (rc_wait) {
+            pool_unlock(p);
+            memset(out, 0, sizeof *out);
+            if (rc_wait == EINTR) {
+                out->tier = CR_TIER_NS;
+                out->interrupted = 1;
+                out->exited = 1;
+                return CR_OK;
+            }
+            return cr_error_set(err, CR_EBUSY, 0, 0, "queue_timeout: no warm sandbox within "
+                                "%.3g s", job->limits.wall_s);
+        }
     }
     if (w) {
         /* Its replacement starts once the run (and, for a worker that started python
@@ -565,7 +665,7 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
      * the condition), then for the lock: w is ours until we let the lock go. */
     wake(w);
     pthread_cond_broadcast(&w->done);
-    pthread_cond_broadcast(&p->changed);
+    changed(p);
     pool_unlock(p);
     if (lost) {
         sandbox_outcome_free(out);
@@ -574,6 +674,26 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
     if (rc == CR_OK && job->tier == CR_TIER_AUTO && !out->tier_note[0])
         snprintf(out->tier_note, sizeof out->tier_note, "%s", why);
     return rc;
+}
+
+void sandbox_pool_state(sandbox_pool *p, sandbox_pool_health *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!p) return;
+    pool_lock(p);
+    for (worker *w = p->workers; w; w = w->next) h->ready += w->state == W_READY;
+    h->waiting = p->waiting;
+    h->size = p->size;
+    h->warm = p->warmed && can_make(p);
+    if (p->failures >= FAILURES_MAX)
+        snprintf(h->why, sizeof h->why, "warm workers fail to start: %.120s",
+                 p->last_error.message);
+    else if (!can_make(p))
+        snprintf(h->why, sizeof h->why, "%s", p->closing ? "closing" : "every warm worker used "
+                 "(refill off)");
+    else if (!p->warmed)
+        snprintf(h->why, sizeof h->why, "warming: %u of %u workers ready", h->ready, p->size);
+    pool_unlock(p);
 }
 
 size_t sandbox_pool_ready(sandbox_pool *p, pid_t *pids, size_t max)
