@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -23,7 +24,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <microhttpd.h>
+#include <signal.h>
 #include <sodium.h>
 
 #include "common/defaults.h"
@@ -36,7 +39,7 @@
 #define MHD_FUNCTIONS(X) X(start_daemon) X(stop_daemon) X(quiesce_daemon) X(get_daemon_info) \
     X(queue_response) X(destroy_response) X(add_response_header) \
     X(create_response_from_buffer) X(create_response_from_callback) \
-    X(lookup_connection_value)
+    X(lookup_connection_value) X(get_connection_values) X(get_connection_info)
 
 static struct {
 #define X(f) __typeof__(MHD_##f) *f;
@@ -74,6 +77,15 @@ static int parse_count(const char *value, unsigned long long max, unsigned long 
     return 0;
 }
 
+static int parse_seconds(const char *value, double *out)
+{
+    char *end;
+    double d = strtod(value, &end);
+    if (*value == '\0' || *end || !(d > 0) || d > 86400) return -1;
+    *out = d;
+    return 0;
+}
+
 int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char *why,
                     size_t why_len)
 {
@@ -81,18 +93,25 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
     if (strcmp(name, "listen") == 0) o->listen = value;
     else if (strcmp(name, "listen-public") == 0) o->listen_public = 1;
     else if (strcmp(name, "token-file") == 0) o->token_file = value;
-    else if (strcmp(name, "connections") == 0) {
+    else if (strcmp(name, "checkpoint-key") == 0) o->checkpoint_key = value;
+    else if (strcmp(name, "connections") == 0 || strcmp(name, "per-address") == 0) {
         if (parse_count(value, 4096, &n) < 0) {
-            snprintf(why, why_len, "--connections: want 1 to 4096, got '%s'", value);
+            snprintf(why, why_len, "--%s: want 1 to 4096, got '%s'", name, value);
             return -1;
         }
-        o->connections = (unsigned)n;
+        *(name[0] == 'c' ? &o->connections : &o->per_address) = (unsigned)n;
     } else if (strcmp(name, "max-body") == 0) {
         if (parse_count(value, 1u << 30, &n) < 0) {
             snprintf(why, why_len, "--max-body: want 1 to 1073741824 bytes, got '%s'", value);
             return -1;
         }
         o->max_body = (size_t)n;
+    } else if (strcmp(name, "header-timeout") == 0 || strcmp(name, "drain-timeout") == 0) {
+        if (parse_seconds(value, name[0] == 'h' ? &o->header_timeout : &o->drain_timeout) < 0) {
+            snprintf(why, why_len, "--%s: want seconds above 0 (at most 86400), got '%s'",
+                     name, value);
+            return -1;
+        }
     } else {
         snprintf(why, why_len, "no serve option '%s'", name);
         return -1;
@@ -100,12 +119,64 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
     return 0;
 }
 
+/* ---- routes and refusals ---------------------------------------------------------------- */
+
+enum { RT_POST = 1,     /* POST, else GET (and HEAD) */
+       RT_OPEN = 2,     /* no token wanted */
+       RT_PROBE = 4 };  /* answered past --connections and while stopping */
+#define ROUTES(X) \
+    X(RUN, "/v1/run", RT_POST) X(EXPLAIN, "/v1/explain", RT_POST) \
+    X(BATCH, "/v1/batch", RT_POST) X(LIVEZ, "/livez", RT_OPEN | RT_PROBE) \
+    X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE) X(READYZ, "/readyz", RT_OPEN | RT_PROBE) \
+    X(METRICS, "/metrics", RT_PROBE) X(OTHER, "other", 0)
+#define ROUTE_ID(id, path, flags) R_##id,
+enum route { ROUTES(ROUTE_ID) NROUTES };
+#undef ROUTE_ID
+#define ROUTE_ROW(id, path, flags) { path, flags },
+static const struct { const char *path; unsigned flags; } routes[NROUTES] = { ROUTES(ROUTE_ROW) };
+#undef ROUTE_ROW
+
+/* Every named refusal: its status, and whether a client may send the same request again
+ * later (Retry-After says when). The reason is the problem's type, /problems/REASON (RFC
+ * 9457), and the `status` word of a batch's line. */
+#define REFUSALS(X) \
+    X(bad_request, 400, 0, "The request is not a request") \
+    X(unauthorized, 401, 0, "A valid bearer token is wanted") \
+    X(not_found, 404, 0, "No such path") \
+    X(method_not_allowed, 405, 0, "The path takes another method") \
+    X(idempotency_conflict, 409, 1, "A request with this Idempotency-Key is under way") \
+    X(too_large, 413, 0, "The request body is too large") \
+    X(idempotency_mismatch, 422, 0, "The Idempotency-Key was used with another request") \
+    X(queue_full, 429, 1, "Every warm sandbox is busy and the queue is full") \
+    X(queue_timeout, 429, 1, "No warm sandbox came within the run's timeout") \
+    X(rate_limited, 429, 1, "The token's requests a second are spent") \
+    X(concurrency_limited, 429, 1, "The token has its requests at once under way") \
+    X(engine_error, 500, 0, "The engine failed to answer") \
+    X(ledger_unavailable, 503, 5, "The audit ledger cannot record the answer, so none is given") \
+    X(shutting_down, 503, 0, "The service is stopping") \
+    X(unavailable, 503, 1, "Too many connections at once") \
+    X(header_timeout, 408, 0, "The request's headers and body took too long")
+#define REFUSAL_ID(name, code, retry, title) F_##name,
+enum refusal { REFUSALS(REFUSAL_ID) NREFUSALS };
+#undef REFUSAL_ID
+#define REFUSAL_ROW(name, code, retry, title) { #name, code, retry, title },
+static const struct {
+    const char *name;
+    unsigned code, retry;   /* retry: seconds for Retry-After, 0: none */
+    const char *title;
+} refusals[NREFUSALS] = { REFUSALS(REFUSAL_ROW) };
+#undef REFUSAL_ROW
+
+static enum refusal refusal_named(const char *name)
+{
+    for (int f = 0; f < NREFUSALS; f++)
+        if (strcmp(refusals[f].name, name) == 0) return (enum refusal)f;
+    return F_engine_error;
+}
+
 /* ---- metrics ---------------------------------------------------------------------------- */
 
-enum route { R_RUN, R_EXPLAIN, R_BATCH, R_HEALTHZ, R_METRICS, R_OTHER, NROUTES };
-static const char *const route_names[NROUTES] = { "/v1/run", "/v1/explain", "/v1/batch",
-                                                  "/healthz", "/metrics", "other" };
-static const unsigned codes[] = { 200, 400, 401, 404, 405, 413, 500, 503 };
+static const unsigned codes[] = { 200, 400, 401, 404, 405, 409, 413, 422, 429, 500, 503 };
 #define NCODES (sizeof codes / sizeof *codes)
 /* Seconds; a run in-process takes tens of microseconds, a cold sandbox tens of milliseconds. */
 static const double buckets[] = { 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -117,6 +188,7 @@ typedef struct {
     atomic_ullong le[NROUTES][NBUCKETS + 1];   /* the last: +Inf */
     atomic_ullong sum_ns[NROUTES];
     atomic_ullong runs[4];                     /* by cr_route */
+    atomic_ullong refused[NREFUSALS];
     atomic_ullong bad_lines, engine_errors, ledger_appends;
 } metrics;
 
@@ -130,18 +202,61 @@ static void count_line(metrics *m, const cr_line_info *info)
 
 /* ---- the server ------------------------------------------------------------------------- */
 
+/* A bearer token (hashed) and its quotas, from one line of the token file. */
+typedef struct {
+    unsigned char hash[crypto_generichash_BYTES];
+    double rate, burst;         /* requests a second, and at once from rest; 0: no bound */
+    unsigned concurrent;        /* requests under way at once; 0: no bound */
+    double tokens;              /* the bucket, refilled at `rate`; under the server's lock */
+    struct timespec filled;
+    unsigned under_way;
+} token;
+
+/* A connection, from its start to its close: the deadline for its requests' headers and
+ * body is kept from here (libmicrohttpd's own timeout restarts at every byte, which a client
+ * sending one byte at a time would keep alive for ever). */
+typedef struct conn {
+    int fd;                     /* our own copy of its socket: shutdown() through it can
+                                   never reach another socket that reused the number */
+    int reading;                /* waiting for a request's headers or body */
+    int cut;                    /* shut down by the deadline */
+    struct timespec since;      /* when it began waiting */
+    struct conn *next, **prev;
+} conn;
+
+/* An answer kept for its Idempotency-Key: the same key (of the same token) gets it again,
+ * unrun; another request under the key is refused. */
+typedef struct idem {
+    unsigned char key[crypto_generichash_BYTES], body[crypto_generichash_BYTES];
+    int done;
+    unsigned code;
+    char *text;
+    struct timespec at;
+    struct idem *next;
+} idem;
+#define IDEM_MAX 4096
+#define IDEM_TTL_S 86400
+
 typedef struct {
     cr_engine *engine;
     cr_line_defaults defaults;
     size_t max_body;
-    int has_token;
-    unsigned char token_hash[crypto_generichash_BYTES];
+    token *tokens;
+    size_t ntokens;
     atomic_int draining;
     pthread_mutex_t lock;
     pthread_cond_t idle;
     unsigned in_flight;         /* requests begun and not yet completed; under lock */
     unsigned connections;       /* --connections */
     atomic_uint open;           /* connections open now */
+    double header_timeout;
+    conn *conns;                /* under lock */
+    idem *idems;                /* under lock */
+    unsigned nidems;
+    int signer;                 /* --checkpoint-key: 1 signed at start, -1 failed */
+    char signer_why[256];
+    pthread_t watchdog;
+    int watching;               /* the watchdog goes on; under lock */
     metrics m;
 } server;
 
@@ -153,6 +268,11 @@ typedef struct {
     char *body;
     size_t len, cap;
     int too_large;
+    token *tok;                 /* the token it came with (quotas), or NULL */
+    int holds;                  /* it counts in tok->under_way */
+    idem *idem;                 /* its Idempotency-Key's entry, running */
+    unsigned char idem_key[crypto_generichash_BYTES];
+    int has_idem;
 } request;
 
 static double since(const struct timespec *t0)
@@ -162,11 +282,31 @@ static double since(const struct timespec *t0)
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
+/* The token's quota as the IETF ratelimit-headers draft spells it: the policy (quota q in a
+ * window of w seconds) and what is left of it (r, and t seconds until it has more). Under
+ * the server's lock. */
+static void ratelimit_headers(struct MHD_Response *resp, const token *t)
+{
+    if (!t || t->rate <= 0) return;
+    char v[96];
+    snprintf(v, sizeof v, "\"token\";q=%.0f;w=%.0f", t->burst, ceil(t->burst / t->rate));
+    mhd.add_response_header(resp, "RateLimit-Policy", v);
+    double left = floor(t->tokens);
+    snprintf(v, sizeof v, "\"token\";r=%.0f;t=%.0f", left < 0 ? 0 : left,
+             left >= 1 ? 0 : ceil((1 - t->tokens) / t->rate));
+    mhd.add_response_header(resp, "RateLimit", v);
+}
+
 static enum MHD_Result queue(server *s, struct MHD_Connection *c, request *r, unsigned code,
                              struct MHD_Response *resp, const char *type)
 {
     if (!resp) return MHD_NO;   /* out of memory: the connection is closed */
     mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (r->tok && r->tok->rate > 0) {
+        pthread_mutex_lock(&s->lock);
+        ratelimit_headers(resp, r->tok);
+        pthread_mutex_unlock(&s->lock);
+    }
     /* A body left unread, or a service stopping: the connection is not reused (a client
      * that sent another request on it would meet a service that no longer answers; it
      * connects again and is refused instead). */
@@ -179,8 +319,9 @@ static enum MHD_Result queue(server *s, struct MHD_Connection *c, request *r, un
     return ok;
 }
 
-/* A JSON body and its newline; text is taken (NULL: out of memory, the connection closes). */
-static struct MHD_Response *json_body(char *text)
+/* A body of text and its newline; text is taken (NULL: out of memory, the connection
+ * closes). */
+static struct MHD_Response *text_body(char *text)
 {
     size_t n = text ? strlen(text) : 0;
     char *t = text ? realloc(text, n + 2) : NULL;
@@ -193,26 +334,65 @@ static struct MHD_Response *json_body(char *text)
     return mhd.create_response_from_buffer(n + 1, t, MHD_RESPMEM_MUST_FREE);
 }
 
-/* An error in --json's error shape: {"id":null,"status":...,"error":{type, message, line,
- * col}}. */
-static enum MHD_Result fail(server *s, struct MHD_Connection *c, request *r, unsigned code,
-                            const char *status, const char *message)
+/* An RFC 9457 problem: type /problems/REASON, title, status, detail, reason, and the members
+ * of --json's error shape: the request's id (null when unknown) and error {type, message,
+ * line, col}. `line` (NULL: none) is the error line the engine's front end made, whose id
+ * and error are kept. */
+static char *problem_text(enum refusal f, const char *detail, const char *line)
 {
-    struct MHD_Response *resp = json_body(cr_line_error(NULL, status, "HTTPError", message,
-                                                        0, 0));
-    if (resp && code == MHD_HTTP_UNAUTHORIZED)
-        mhd.add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-    if (resp && code == MHD_HTTP_METHOD_NOT_ALLOWED)
-        mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
-                                r->route <= R_BATCH ? "POST" : "GET");
-    return queue(s, c, r, code, resp, "application/json");
+    json_t *from = line ? json_loads(line, 0, NULL) : NULL;
+    json_t *id = from ? json_object_get(from, "id") : NULL;
+    json_t *error = from ? json_object_get(from, "error") : NULL;
+    char type[64];
+    snprintf(type, sizeof type, "/problems/%s", refusals[f].name);
+    if (!detail && error) detail = json_string_value(json_object_get(error, "message"));
+    if (!detail) detail = refusals[f].title;
+    json_t *p = json_pack("{s:s, s:s, s:i, s:s, s:s, s:O?, s:O?}", "type", type,
+                          "title", refusals[f].title, "status", (int)refusals[f].code,
+                          "detail", detail, "reason", refusals[f].name,
+                          "id", id ? id : json_null(), "error", error);
+    if (p && !error)
+        json_object_set_new(p, "error", json_pack("{s:s, s:s, s:i, s:i}", "type", "HTTPError",
+                                                  "message", detail, "line", 0, "col", 0));
+    char *text = p ? json_dumps(p, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(p);
+    json_decref(from);
+    return text;
 }
 
-/* The bearer token, compared as hashes in constant time: neither its bytes nor its length
- * show in the time a wrong one takes. */
-static int authorized(server *s, struct MHD_Connection *c)
+static void retry_after(struct MHD_Response *resp, unsigned seconds)
 {
-    if (!s->has_token) return 1;
+    char v[16];
+    snprintf(v, sizeof v, "%u", seconds);
+    mhd.add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
+}
+
+static enum MHD_Result refuse_with(server *s, struct MHD_Connection *c, request *r,
+                                   enum refusal f, const char *detail, const char *line)
+{
+    struct MHD_Response *resp = text_body(problem_text(f, detail, line));
+    atomic_fetch_add(&s->m.refused[f], 1);
+    if (resp && f == F_unauthorized)
+        mhd.add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (resp && f == F_method_not_allowed)
+        mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW,
+                                routes[r->route].flags & RT_POST ? "POST" : "GET");
+    if (resp && refusals[f].retry) retry_after(resp, refusals[f].retry);
+    return queue(s, c, r, refusals[f].code, resp, "application/problem+json");
+}
+
+static enum MHD_Result refuse(server *s, struct MHD_Connection *c, request *r, enum refusal f,
+                              const char *detail)
+{
+    return refuse_with(s, c, r, f, detail, NULL);
+}
+
+/* The token the request carries (its bearer token compared as hashes in constant time:
+ * neither its bytes nor its length show in the time a wrong one takes): 1 and *out, or 0. */
+static int authorized(server *s, struct MHD_Connection *c, token **out)
+{
+    *out = NULL;
+    if (!s->ntokens) return 1;
     const char *h = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
                                                 MHD_HTTP_HEADER_AUTHORIZATION);
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) return 0;
@@ -220,10 +400,93 @@ static int authorized(server *s, struct MHD_Connection *c)
     while (*h == ' ') h++;
     unsigned char got[crypto_generichash_BYTES];
     crypto_generichash(got, sizeof got, (const unsigned char *)h, strlen(h), NULL, 0);
-    return sodium_memcmp(got, s->token_hash, sizeof got) == 0;
+    int found = 0;
+    for (size_t i = 0; i < s->ntokens; i++)
+        if (sodium_memcmp(got, s->tokens[i].hash, sizeof got) == 0) {
+            *out = &s->tokens[i];
+            found = 1;
+        }
+    return found;
 }
 
-/* /metrics: Prometheus' text exposition format. */
+/* The token's quotas for one more request: F_rate_limited or F_concurrency_limited when
+ * spent, else NREFUSALS with the request counted under way. */
+static enum refusal admit(server *s, request *r)
+{
+    token *t = r->tok;
+    enum refusal f = NREFUSALS;
+    if (!t) return f;
+    pthread_mutex_lock(&s->lock);
+    if (t->rate > 0) {
+        double add = since(&t->filled) * t->rate;
+        clock_gettime(CLOCK_MONOTONIC, &t->filled);
+        t->tokens = t->tokens + add > t->burst ? t->burst : t->tokens + add;
+        if (t->tokens < 1) f = F_rate_limited;
+    }
+    if (f == NREFUSALS && t->concurrent && t->under_way >= t->concurrent)
+        f = F_concurrency_limited;
+    if (f == NREFUSALS) {
+        if (t->rate > 0) t->tokens -= 1;
+        t->under_way++;
+        r->holds = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return f;
+}
+
+/* ---- readiness -------------------------------------------------------------------------- */
+
+/* /readyz: the pool has been full once and can still make workers, the ledger answers, the
+ * signing key signed, and the service is not stopping. 503 when one fails; ?verbose lists
+ * every check with what it found. */
+static char *readiness(server *s, int verbose, unsigned *code)
+{
+    json_t *checks = json_array(), *failed = json_array();
+    char detail[300];
+    for (int k = 0; k < 4; k++) {
+        const char *name = k == 0 ? "pool" : k == 1 ? "ledger" : k == 2 ? "signer" : "draining";
+        int ok = 1;
+        cr_error e = {0};
+        detail[0] = '\0';
+        if (k == 0) {
+            size_t size, ready;
+            ok = cr_engine_ready(s->engine, "pool", 0, &e) == CR_OK;
+            cr_engine_pool_state(s->engine, &size, &ready);
+            const char *note = cr_engine_pool_note(s->engine);
+            if (!ok) snprintf(detail, sizeof detail, "%s", e.message);
+            else if (size) snprintf(detail, sizeof detail, "%zu of %zu warm sandboxes ready", ready, size);
+            else snprintf(detail, sizeof detail, "%s", note ? note : "no warm pool (pool 0)");
+        } else if (k == 1) {
+            const char *audit = cr_config_get(cr_engine_config(s->engine), "audit");
+            ok = cr_engine_ready(s->engine, "ledger", 0, &e) == CR_OK;
+            snprintf(detail, sizeof detail, "%s", !ok ? e.message : audit ? "answers"
+                                                                    : "no ledger");
+        } else if (k == 2) {
+            ok = s->signer >= 0;
+            snprintf(detail, sizeof detail, "%s", s->signer > 0 ? "head signed at start"
+                                               : s->signer < 0 ? s->signer_why
+                                               : "no --checkpoint-key");
+        } else {
+            ok = !atomic_load(&s->draining);
+            snprintf(detail, sizeof detail, "%s", ok ? "serving" : "shutting_down");
+        }
+        if (!ok) json_array_append_new(failed, json_string(name));
+        json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok,
+                                                "detail", detail));
+    }
+    int ready = json_array_size(failed) == 0;
+    *code = ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+    json_t *o = json_pack("{s:s}", "status", ready ? "ready" : "not_ready");
+    if (o && !ready) json_object_set(o, "failed", failed);
+    if (o && verbose) json_object_set(o, "checks", checks);
+    char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    json_decref(o);
+    json_decref(checks);
+    json_decref(failed);
+    return text;
+}
+
+/* /metrics: Prometheus' text exposition format, named by its conventions. */
 static char *metrics_text(server *s)
 {
     char *text = NULL;
@@ -231,33 +494,41 @@ static char *metrics_text(server *s)
     FILE *f = open_memstream(&text, &size);
     if (!f) return NULL;
     metrics *m = &s->m;
-    fputs("# HELP calcroute_http_requests_total HTTP requests answered, by route and status.\n"
-          "# TYPE calcroute_http_requests_total counter\n", f);
+    fprintf(f, "# HELP calcroute_build_info The build serving: its version.\n"
+            "# TYPE calcroute_build_info gauge\n"
+            "calcroute_build_info{version=\"%s\"} 1\n", cr_version());
+    fputs("# HELP calcroute_requests_total HTTP requests answered, by route and status.\n"
+          "# TYPE calcroute_requests_total counter\n", f);
     for (int r = 0; r < NROUTES; r++)
         for (size_t k = 0; k < NCODES; k++) {
             unsigned long long v = atomic_load(&m->requests[r][k]);
             if (v || (r == R_RUN && codes[k] == 200))
-                fprintf(f, "calcroute_http_requests_total{route=\"%s\",code=\"%u\"} %llu\n",
-                        route_names[r], codes[k], v);
+                fprintf(f, "calcroute_requests_total{route=\"%s\",code=\"%u\"} %llu\n",
+                        routes[r].path, codes[k], v);
         }
-    fputs("# HELP calcroute_http_request_duration_seconds Time from a request's headers to "
-          "its answer's last byte.\n"
-          "# TYPE calcroute_http_request_duration_seconds histogram\n", f);
+    fputs("# HELP calcroute_request_duration_seconds Time from a request's headers to its "
+          "answer's last byte.\n"
+          "# TYPE calcroute_request_duration_seconds histogram\n", f);
     for (int r = 0; r < NROUTES; r++) {
         unsigned long long cum = 0;
         for (size_t b = 0; b <= NBUCKETS; b++) {
             cum += atomic_load(&m->le[r][b]);
             if (b < NBUCKETS)
-                fprintf(f, "calcroute_http_request_duration_seconds_bucket{route=\"%s\","
-                        "le=\"%g\"} %llu\n", route_names[r], buckets[b], cum);
+                fprintf(f, "calcroute_request_duration_seconds_bucket{route=\"%s\","
+                        "le=\"%g\"} %llu\n", routes[r].path, buckets[b], cum);
             else
-                fprintf(f, "calcroute_http_request_duration_seconds_bucket{route=\"%s\","
-                        "le=\"+Inf\"} %llu\n", route_names[r], cum);
+                fprintf(f, "calcroute_request_duration_seconds_bucket{route=\"%s\","
+                        "le=\"+Inf\"} %llu\n", routes[r].path, cum);
         }
-        fprintf(f, "calcroute_http_request_duration_seconds_sum{route=\"%s\"} %.9f\n"
-                "calcroute_http_request_duration_seconds_count{route=\"%s\"} %llu\n",
-                route_names[r], (double)atomic_load(&m->sum_ns[r]) * 1e-9, route_names[r], cum);
+        fprintf(f, "calcroute_request_duration_seconds_sum{route=\"%s\"} %.9f\n"
+                "calcroute_request_duration_seconds_count{route=\"%s\"} %llu\n",
+                routes[r].path, (double)atomic_load(&m->sum_ns[r]) * 1e-9, routes[r].path, cum);
     }
+    fputs("# HELP calcroute_refusals_total Requests (and batch lines) refused, by named "
+          "reason.\n# TYPE calcroute_refusals_total counter\n", f);
+    for (int r = 0; r < NREFUSALS; r++)
+        fprintf(f, "calcroute_refusals_total{reason=\"%s\"} %llu\n", refusals[r].name,
+                atomic_load(&m->refused[r]));
     fputs("# HELP calcroute_runs_total Requests the engine answered, by where they ran.\n"
           "# TYPE calcroute_runs_total counter\n", f);
     for (int t = 0; t < 4; t++)
@@ -279,7 +550,7 @@ static char *metrics_text(server *s)
     pthread_mutex_lock(&s->lock);
     unsigned in_flight = s->in_flight;
     pthread_mutex_unlock(&s->lock);
-    fprintf(f, "# HELP calcroute_pool_size Warm sandboxes configured (option pool).\n"
+    fprintf(f, "# HELP calcroute_pool_size Warm sandboxes kept (option pool).\n"
             "# TYPE calcroute_pool_size gauge\n"
             "calcroute_pool_size %zu\n"
             "# HELP calcroute_pool_ready Warm sandboxes ready now.\n"
@@ -325,8 +596,23 @@ static ssize_t batch_read(void *cls, uint64_t pos, char *buf, size_t max)
         b->next += n + 1;
         while (n && line[n - 1] == '\r') n--;
         cr_line_info info;
-        char *text = cr_line_result(b->s->engine, line, n, NULL, 0, b->s->defaults, &info);
-        count_line(&b->s->m, &info);
+        char *text;
+        /* Stopping: the lines not yet run are answered, each by name, at once. */
+        if (atomic_load(&b->s->draining)) {
+            cr_request *req = NULL;
+            cr_error e = {0};
+            cr_line_request(line, n, NULL, &req, &e);
+            const char *id = req ? cr_request_id(req) : NULL;
+            text = cr_line_error(id, "shutting_down", "ShuttingDown",
+                                 "the service is stopping: this line was not run", 0, 0);
+            cr_request_free(req);
+            atomic_fetch_add(&b->s->m.refused[F_shutting_down], 1);
+        } else {
+            text = cr_line_result(b->s->engine, line, n, NULL, 0, b->s->defaults, &info);
+            count_line(&b->s->m, &info);
+            if (info.outcome != CR_LINE_DONE && info.reason)
+                atomic_fetch_add(&b->s->m.refused[refusal_named(info.reason)], 1);
+        }
         if (!text) return MHD_CONTENT_READER_END_WITH_ERROR;
         b->out_len = strlen(text) + 1;
         text[b->out_len - 1] = '\n';   /* the NUL becomes the line's end */
@@ -345,13 +631,105 @@ static void batch_free(void *cls)
     free(b);
 }
 
+/* ---- Idempotency-Key -------------------------------------------------------------------- */
+
+/* Looks the request's key up: NREFUSALS with r->idem a new running entry (run it), or with
+ * *replay the kept answer's copy and *code (send it again), or the refusal. Under no lock. */
+static enum refusal idem_begin(server *s, request *r, char **replay, unsigned *code)
+{
+    unsigned char body[crypto_generichash_BYTES];
+    enum refusal f = NREFUSALS;
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, sizeof body);
+    crypto_generichash_update(&st, (const unsigned char *)routes[r->route].path,
+                              strlen(routes[r->route].path) + 1);
+    crypto_generichash_update(&st, (const unsigned char *)(r->body ? r->body : ""), r->len);
+    crypto_generichash_final(&st, body, sizeof body);
+    *replay = NULL;
+    pthread_mutex_lock(&s->lock);
+    idem **oldest = NULL, *hit = NULL;
+    for (idem **pi = &s->idems; *pi;) {
+        idem *x = *pi;
+        if (x->done && since(&x->at) > IDEM_TTL_S) {   /* expired */
+            *pi = x->next;
+            free(x->text);
+            free(x);
+            s->nidems--;
+            continue;
+        }
+        if (memcmp(x->key, r->idem_key, sizeof x->key) == 0) hit = x;
+        if (x->done) oldest = pi;   /* newest first: the last done one is the oldest */
+        pi = &x->next;
+    }
+    if (hit && memcmp(hit->body, body, sizeof body) != 0) f = F_idempotency_mismatch;
+    else if (hit && !hit->done) f = F_idempotency_conflict;
+    else if (hit) {
+        *code = hit->code;
+        if (!(*replay = strdup(hit->text))) f = F_engine_error;
+    } else {
+        if (s->nidems >= IDEM_MAX && oldest) {
+            idem *x = *oldest;
+            *oldest = x->next;
+            free(x->text);
+            free(x);
+            s->nidems--;
+        }
+        idem *x = calloc(1, sizeof *x);
+        if (!x) f = F_engine_error;
+        else {
+            memcpy(x->key, r->idem_key, sizeof x->key);
+            memcpy(x->body, body, sizeof body);
+            clock_gettime(CLOCK_MONOTONIC, &x->at);
+            x->next = s->idems;
+            s->idems = x;
+            s->nidems++;
+            r->idem = x;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return f;
+}
+
+/* The request's answer: kept when it is the answer to give again (a result, or a bad
+ * request), else its entry goes so that the same request may be sent again (refused as
+ * overloaded, or the ledger down). text NULL: the entry goes. */
+static void idem_end(server *s, request *r, unsigned code, const char *text)
+{
+    if (!r->idem) return;
+    pthread_mutex_lock(&s->lock);
+    int keep = text && (code == MHD_HTTP_OK || code == MHD_HTTP_BAD_REQUEST);
+    if (keep && (r->idem->text = strdup(text))) {
+        r->idem->done = 1;
+        r->idem->code = code;
+        clock_gettime(CLOCK_MONOTONIC, &r->idem->at);
+    } else {
+        for (idem **pi = &s->idems; *pi; pi = &(*pi)->next)
+            if (*pi == r->idem) {
+                *pi = r->idem->next;
+                free(r->idem->text);
+                free(r->idem);
+                s->nidems--;
+                break;
+            }
+    }
+    r->idem = NULL;
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* ---- dispatch --------------------------------------------------------------------------- */
 
 static enum route route_of(const char *url)
 {
     for (int r = 0; r < R_OTHER; r++)
-        if (strcmp(url, route_names[r]) == 0) return (enum route)r;
+        if (strcmp(url, routes[r].path) == 0) return (enum route)r;
     return R_OTHER;
+}
+
+static conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
 }
 
 /* Answered before the body is read when its length is known (no 100 Continue), else once the
@@ -360,7 +738,7 @@ static enum MHD_Result too_large(server *s, struct MHD_Connection *c, request *r
 {
     char why[96];
     snprintf(why, sizeof why, "a request body is at most %zu bytes", s->max_body);
-    return fail(s, c, r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large", why);
+    return refuse(s, c, r, F_too_large, why);
 }
 
 /* The first call for a request: what can be answered from its headers alone. MHD_YES with
@@ -371,29 +749,59 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
     int post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
     int get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
               strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-    char why[160];
+    unsigned flags = routes[r->route].flags;
+    char why[200];
     if (r->route == R_OTHER)
-        return fail(s, c, r, MHD_HTTP_NOT_FOUND, "not_found",
-                    "no such path: POST /v1/run, /v1/explain, /v1/batch; GET /healthz, "
-                    "/metrics");
-    if (r->route <= R_BATCH ? !post : !get) {
-        snprintf(why, sizeof why, "%s takes %s, not %.40s", route_names[r->route],
-                 r->route <= R_BATCH ? "POST" : "GET", method);
-        return fail(s, c, r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed", why);
+        return refuse(s, c, r, F_not_found,
+                      "no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, "
+                      "/readyz, /healthz, /metrics");
+    if (flags & RT_POST ? !post : !get) {
+        snprintf(why, sizeof why, "%s takes %s, not %.40s", routes[r->route].path,
+                 flags & RT_POST ? "POST" : "GET", method);
+        return refuse(s, c, r, F_method_not_allowed, why);
     }
-    if (r->route != R_HEALTHZ && !authorized(s, c))
-        return fail(s, c, r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
-                    "a valid bearer token is wanted (Authorization: Bearer TOKEN)");
+    if (!(flags & RT_OPEN) && !authorized(s, c, &r->tok))
+        return refuse(s, c, r, F_unauthorized,
+                      "a valid bearer token is wanted (Authorization: Bearer TOKEN)");
+    if (flags & RT_PROBE) return MHD_YES;   /* on_body_done() */
     if (atomic_load(&s->draining))
-        return fail(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-                    "the service is stopping");
+        return refuse(s, c, r, F_shutting_down, "the service is stopping");
     if (atomic_load(&s->open) > s->connections)
-        return fail(s, c, r, MHD_HTTP_SERVICE_UNAVAILABLE, "unavailable",
-                    "too many connections at once: try again");
-    if (r->route == R_HEALTHZ || r->route == R_METRICS) return MHD_YES;   /* on_body_done() */
+        return refuse(s, c, r, F_unavailable, "too many connections at once: try again");
     const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > s->max_body) return too_large(s, c, r);
+    const char *key = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
+    if (key && r->route != R_RUN)
+        return refuse(s, c, r, F_bad_request, "Idempotency-Key: only POST /v1/run takes one");
+    if (key) {
+        /* A structured-field string ("..."), or the bare text. */
+        size_t n = strlen(key);
+        if (n >= 2 && key[0] == '"' && key[n - 1] == '"') key++, n -= 2;
+        if (n == 0 || n > 255)
+            return refuse(s, c, r, F_bad_request, "Idempotency-Key: want 1 to 255 characters");
+        size_t ti = r->tok ? (size_t)(r->tok - s->tokens) : 0;
+        crypto_generichash_state st;
+        crypto_generichash_init(&st, NULL, 0, sizeof r->idem_key);
+        crypto_generichash_update(&st, (const unsigned char *)&ti, sizeof ti);
+        crypto_generichash_update(&st, (const unsigned char *)key, n);
+        crypto_generichash_final(&st, r->idem_key, sizeof r->idem_key);
+        r->has_idem = 1;
+    }
+    enum refusal f = admit(s, r);
+    if (f != NREFUSALS)
+        return refuse(s, c, r, f, f == F_rate_limited ? "the token's requests a second are spent"
+                                                      : "the token's requests at once are under way");
+    return MHD_YES;
+}
+
+/* ?verbose, with or without a value. */
+static enum MHD_Result is_verbose(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (strcmp(key, "verbose") == 0) *(int *)cls = 1;
     return MHD_YES;
 }
 
@@ -402,9 +810,16 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
  * keeps its connection. */
 static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
 {
-    if (r->route == R_HEALTHZ)
-        return queue(s, c, r, MHD_HTTP_OK, json_body(strdup("{\"status\":\"ok\"}")),
+    if (r->route == R_LIVEZ || r->route == R_HEALTHZ)
+        return queue(s, c, r, MHD_HTTP_OK, text_body(strdup("{\"status\":\"ok\"}")),
                      "application/json");
+    if (r->route == R_READYZ) {
+        unsigned code;
+        int verbose = 0;
+        mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, is_verbose, &verbose);
+        char *text = readiness(s, verbose, &code);
+        return queue(s, c, r, code, text_body(text), "application/json");
+    }
     if (r->route == R_METRICS) {
         char *text = metrics_text(s);
         return queue(s, c, r, MHD_HTTP_OK,
@@ -423,14 +838,33 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
         if (!resp) batch_free(b);
         return queue(s, c, r, MHD_HTTP_OK, resp, "application/x-ndjson");
     }
+    if (r->has_idem) {
+        char *replay;
+        unsigned code;
+        enum refusal f = idem_begin(s, r, &replay, &code);
+        if (f != NREFUSALS) return refuse(s, c, r, f, NULL);
+        if (replay) {
+            struct MHD_Response *resp = text_body(replay);
+            if (resp) mhd.add_response_header(resp, "Idempotent-Replayed", "true");
+            return queue(s, c, r, code, resp, "application/json");
+        }
+    }
     cr_line_info info;
     char *text = cr_line_result(s->engine, r->body ? r->body : "", r->len, NULL,
                                 r->route == R_EXPLAIN, s->defaults, &info);
     count_line(&s->m, &info);
-    unsigned code = info.outcome == CR_LINE_BAD ? MHD_HTTP_BAD_REQUEST
-                  : info.outcome == CR_LINE_ENGINE ? MHD_HTTP_INTERNAL_SERVER_ERROR
-                  : MHD_HTTP_OK;
-    return queue(s, c, r, code, json_body(text), "application/json");
+    if (info.outcome == CR_LINE_DONE) {
+        idem_end(s, r, MHD_HTTP_OK, text);
+        return queue(s, c, r, MHD_HTTP_OK, text_body(text), "application/json");
+    }
+    enum refusal f = refusal_named(info.reason ? info.reason : "engine_error");
+    char *problem = text ? problem_text(f, NULL, text) : NULL;
+    free(text);
+    idem_end(s, r, refusals[f].code, problem);
+    struct MHD_Response *resp = text_body(problem);
+    atomic_fetch_add(&s->m.refused[f], 1);
+    if (resp && refusals[f].retry) retry_after(resp, refusals[f].retry);
+    return queue(s, c, r, refusals[f].code, resp, "application/problem+json");
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -474,6 +908,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->body[r->len] = '\0';
         return MHD_YES;
     }
+    /* The whole request is in: the read deadline stops here, the run has its own. */
+    conn *k = conn_of(c);
+    if (k) {
+        pthread_mutex_lock(&s->lock);
+        k->reading = 0;
+        pthread_mutex_unlock(&s->lock);
+    }
     return r->too_large ? too_large(s, c, r) : on_body_done(s, c, r);
 }
 
@@ -482,7 +923,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
 {
     server *s = cls;
     request *r = *state;
-    (void)c;
     (void)why;
     if (!r) return;
     double t = since(&r->t0);
@@ -492,24 +932,84 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **state,
     if (k < NCODES) atomic_fetch_add(&s->m.requests[r->route][k], 1);
     atomic_fetch_add(&s->m.le[r->route][b], 1);
     atomic_fetch_add(&s->m.sum_ns[r->route], (unsigned long long)llround(t * 1e9));
+    idem_end(s, r, 0, NULL);   /* ended before its answer was made */
+    conn *cn = conn_of(c);
+    pthread_mutex_lock(&s->lock);
+    if (r->holds) r->tok->under_way--;
+    /* Kept alive: the deadline for its next request starts now. */
+    if (cn) {
+        cn->reading = 1;
+        clock_gettime(CLOCK_MONOTONIC, &cn->since);
+    }
+    if (--s->in_flight == 0) pthread_cond_broadcast(&s->idle);
+    pthread_mutex_unlock(&s->lock);
     free(r->body);
     free(r);
     *state = NULL;
-    pthread_mutex_lock(&s->lock);
-    if (--s->in_flight == 0) pthread_cond_broadcast(&s->idle);
-    pthread_mutex_unlock(&s->lock);
 }
 
 /* Counts the connections open, so that those past --connections (libmicrohttpd takes a few
- * more, then closes any further one unanswered) are told why. */
+ * more, then closes any further one unanswered) are told why, and keeps each one's read
+ * deadline. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **state,
                           enum MHD_ConnectionNotificationCode what)
 {
     server *s = cls;
-    (void)c;
-    (void)state;
-    if (what == MHD_CONNECTION_NOTIFY_STARTED) atomic_fetch_add(&s->open, 1);
-    else atomic_fetch_sub(&s->open, 1);
+    if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+        atomic_fetch_add(&s->open, 1);
+        const union MHD_ConnectionInfo *ci =
+            mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn *k = ci ? calloc(1, sizeof *k) : NULL;
+        if (k && (k->fd = fcntl(ci->connect_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+            free(k);
+            k = NULL;
+        }
+        if (k) {
+            k->reading = 1;
+            clock_gettime(CLOCK_MONOTONIC, &k->since);
+            pthread_mutex_lock(&s->lock);
+            k->next = s->conns;
+            if (s->conns) s->conns->prev = &k->next;
+            k->prev = &s->conns;
+            s->conns = k;
+            pthread_mutex_unlock(&s->lock);
+        }
+        *state = k;
+        return;
+    }
+    atomic_fetch_sub(&s->open, 1);
+    conn *k = *state;
+    if (!k) return;
+    pthread_mutex_lock(&s->lock);
+    *k->prev = k->next;
+    if (k->next) k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->lock);
+    close(k->fd);
+    free(k);
+    *state = NULL;
+}
+
+/* Shuts down every connection that has waited longer than --header-timeout for a request's
+ * headers and body: its thread sees the end of the stream and closes it. */
+static void *watchdog_main(void *arg)
+{
+    server *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (s->watching) {
+        for (conn *k = s->conns; k; k = k->next)
+            if (k->reading && !k->cut && since(&k->since) > s->header_timeout) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->cut = 1;
+                atomic_fetch_add(&s->m.refused[F_header_timeout], 1);
+            }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 200000000;
+        if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+        pthread_cond_timedwait(&s->idle, &s->lock, &until);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
 }
 
 /* ---- start and stop --------------------------------------------------------------------- */
@@ -549,40 +1049,108 @@ static int resolve(const char *listen, struct sockaddr_storage *out)
     return 0;
 }
 
-static int read_token(server *s, const char *path)
+/* One line of the token file: TOKEN [rate=N] [burst=N] [concurrent=N]. 0, or -1 with why. */
+static int token_line(char *line, token *t, char *why, size_t why_len)
+{
+    char *save, *tok = strtok_r(line, " \t", &save), *kv;
+    memset(t, 0, sizeof *t);
+    crypto_generichash(t->hash, sizeof t->hash, (unsigned char *)tok, strlen(tok), NULL, 0);
+    while ((kv = strtok_r(NULL, " \t", &save))) {
+        char *end;
+        double v = strtod(strchr(kv, '=') ? strchr(kv, '=') + 1 : "", &end);
+        int ok = strchr(kv, '=') && *end == '\0' && v >= 1 && v <= 1e6;
+        if (ok && strncmp(kv, "rate=", 5) == 0) t->rate = v;
+        else if (ok && strncmp(kv, "burst=", 6) == 0) t->burst = v;
+        else if (ok && strncmp(kv, "concurrent=", 11) == 0 && v == floor(v)) t->concurrent = (unsigned)v;
+        else {
+            snprintf(why, why_len, "'%.40s': want rate=N, burst=N or concurrent=N (1 to "
+                     "1000000) after the token", kv);
+            return -1;
+        }
+    }
+    if (t->rate > 0 && t->burst < 1) t->burst = ceil(t->rate);
+    t->tokens = t->burst;
+    clock_gettime(CLOCK_MONOTONIC, &t->filled);
+    return 0;
+}
+
+/* The token file: one token a line, each with its quotas; blank lines and lines starting
+ * with '#' aside. */
+static int read_tokens(server *s, const char *path)
 {
     FILE *f = fopen(path, "r");
-    char tok[4096];
-    size_t n = f ? fread(tok, 1, sizeof tok - 1, f) : 0;
+    char line[4096], why[160] = "";
+    int lineno = 0, rc = 0;
     if (!f) {
         fprintf(stderr, "calc-route: --token-file %s: %s\n", path, strerror(errno));
         return -1;
     }
-    int longer = n == sizeof tok - 1 && fgetc(f) != EOF;
-    fclose(f);
-    while (n && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ')) n--;
-    tok[n] = '\0';
-    if (n == 0 || longer || strpbrk(tok, "\r\n")) {
-        fprintf(stderr, "calc-route: --token-file %s: want one line, the token (at most "
-                "4095 bytes)\n", path);
-        sodium_memzero(tok, sizeof tok);
-        return -1;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t n = strlen(line);
+        if (n == sizeof line - 1 && line[n - 1] != '\n') {
+            snprintf(why, sizeof why, "a line is at most 4095 bytes");
+            rc = -1;
+            break;
+        }
+        while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) n--;
+        line[n] = '\0';
+        char *p = line + strspn(line, " \t");
+        if (*p == '\0' || *p == '#') continue;
+        token *more = realloc(s->tokens, (s->ntokens + 1) * sizeof *more);
+        if (!more) {
+            snprintf(why, sizeof why, "out of memory");
+            rc = -1;
+            break;
+        }
+        s->tokens = more;
+        if (token_line(p, &s->tokens[s->ntokens], why, sizeof why) < 0) rc = -1;
+        else s->ntokens++;
     }
-    crypto_generichash(s->token_hash, sizeof s->token_hash, (unsigned char *)tok, n, NULL, 0);
-    sodium_memzero(tok, sizeof tok);
-    s->has_token = 1;
-    return 0;
+    sodium_memzero(line, sizeof line);
+    fclose(f);
+    if (rc == 0 && s->ntokens == 0) {
+        snprintf(why, sizeof why, "no token in it");
+        rc = -1;
+    }
+    if (rc < 0)
+        fprintf(stderr, "calc-route: --token-file %s:%d: %s (a line: TOKEN [rate=N] "
+                "[burst=N] [concurrent=N])\n", path, lineno, why);
+    return rc;
 }
 
-/* Waits until no request is under way and no connection is open, or until no request is under
- * way once CR_SERVE_LINGER_MS have passed since it began. Every answer given while stopping closes its
- * connection, so the clients that were busy go at once; one idle on a kept-alive connection may
- * have sent a request that crossed the stop, which the wait lets in to be answered 503 (when
- * it comes later, it meets a closed connection, unread and not run). A byte more on stop_fd (a
- * second signal) ends the runs under way, which are then answered as interrupted. */
-static void drain(server *s, int stop_fd)
+/* Signs the ledger's head with --checkpoint-key: at the start (which also says the key and
+ * the ledger work) and once every request has been answered. */
+static int sign_head(cr_engine *engine, const char *key, char *why, size_t why_len)
+{
+    const char *path = cr_config_get(cr_engine_config(engine), "audit");
+    cr_error e = {0};
+    uint64_t seq = 0;
+    char hash[65];
+    cr_audit *a = path ? cr_audit_open(path, 1, &e) : NULL;
+    int ok = a && cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    cr_audit_close(a);
+    if (ok) {
+        fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
+                (unsigned long long)seq);
+        return 0;
+    }
+    snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
+             path ? e.message : "wants --audit (the ledger it signs)");
+    return -1;
+}
+
+/* Waits until no request is under way and no connection is open, or until no request is
+ * under way once CR_SERVE_LINGER_MS have passed since it began. Every answer given while
+ * stopping closes its connection, so the clients that were busy go at once; one idle on a
+ * kept-alive connection may have sent a request that crossed the stop, which the wait lets in
+ * to be answered 503 (when it comes later, it meets a closed connection, unread and not
+ * run). Past the drain timeout, or at a byte more on stop_fd (a second signal), the runs
+ * under way are ended and answered as interrupted. */
+static void drain(server *s, int stop_fd, double timeout)
 {
     struct timespec begun;
+    int interrupted = 0;
     clock_gettime(CLOCK_MONOTONIC, &begun);
     pthread_mutex_lock(&s->lock);
     while (s->in_flight || (atomic_load(&s->open) && since(&begun) * 1e3 < CR_SERVE_LINGER_MS)) {
@@ -592,7 +1160,14 @@ static void drain(server *s, int stop_fd)
         if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
         pthread_cond_timedwait(&s->idle, &s->lock, &until);
         char byte;
-        if (stop_fd >= 0 && read(stop_fd, &byte, 1) == 1) cr_engine_interrupt(s->engine);
+        if (!interrupted && ((stop_fd >= 0 && read(stop_fd, &byte, 1) == 1) ||
+                             since(&begun) > timeout)) {
+            if (since(&begun) > timeout)
+                fprintf(stderr, "calc-route: serve: --drain-timeout %g s passed: the runs "
+                        "under way are interrupted\n", timeout);
+            cr_engine_interrupt(s->engine);
+            interrupted = 1;
+        }
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -622,10 +1197,22 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     s->defaults = defaults;
     s->max_body = o->max_body ? o->max_body : CR_SERVE_MAX_BODY;
     s->connections = o->connections ? o->connections : CR_SERVE_CONNECTIONS;
+    s->header_timeout = o->header_timeout > 0 ? o->header_timeout : CR_SERVE_HEADER_TIMEOUT_S;
+    double drain_timeout = o->drain_timeout > 0 ? o->drain_timeout : CR_SERVE_DRAIN_TIMEOUT_S;
+    unsigned per_address = o->per_address ? o->per_address : CR_SERVE_PER_ADDRESS;
+    if (per_address > s->connections) per_address = s->connections;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
-    int rc = 0;
-    if (o->token_file && read_token(s, o->token_file) < 0) rc = 2;
+    int rc = 0, watchdog = 0;
+    if (o->token_file && read_tokens(s, o->token_file) < 0) rc = 2;
+    if (!rc && o->checkpoint_key) {
+        if (sign_head(engine, o->checkpoint_key, s->signer_why, sizeof s->signer_why) < 0) {
+            fprintf(stderr, "calc-route: %s\n", s->signer_why);
+            rc = 2;
+        } else {
+            s->signer = 1;
+        }
+    }
     /* The engine's timeout bounds each run; a connection silent for longer than a run may
      * take, plus the slack a client needs, is closed. */
     const char *run_s = cr_config_get(cr_engine_config(engine), "timeout");
@@ -637,8 +1224,10 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         flags, 0, NULL, NULL, on_request, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_LIMIT, s->connections + CR_SERVE_OVERFLOW,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_END);
@@ -648,6 +1237,12 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         rc = 5;
     }
     if (d) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        s->watching = 1;
+        watchdog = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         const union MHD_DaemonInfo *port = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET6_ADDRSTRLEN] = "?";
         if (addr.ss_family == AF_INET6)
@@ -665,15 +1260,30 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         }
         char byte;
         if (stop_fd >= 0) (void)!read(stop_fd, &byte, 1);
-        /* Stop accepting; the connections open go on, and a request that comes on one now
-         * is answered 503 (closing it); those under way are answered. */
+        /* /readyz fails from here; stop accepting; the connections open go on, and a request
+         * that comes on one now is answered 503 (closing it); those under way are answered. */
         atomic_store(&s->draining, 1);
         MHD_socket listener = mhd.quiesce_daemon(d);
         if (listener != MHD_INVALID_SOCKET) close(listener);
-        drain(s, stop_fd);
+        drain(s, stop_fd, drain_timeout);
+        pthread_mutex_lock(&s->lock);
+        s->watching = 0;
+        pthread_cond_broadcast(&s->idle);
+        pthread_mutex_unlock(&s->lock);
         mhd.stop_daemon(d);
+        if (watchdog) pthread_join(s->watchdog, NULL);
+        if (s->signer > 0 && sign_head(engine, o->checkpoint_key, s->signer_why,
+                                       sizeof s->signer_why) < 0)
+            fprintf(stderr, "calc-route: serve: the final checkpoint: %s\n", s->signer_why);
         fprintf(stderr, "calc-route: serve: stopped, every request answered\n");
     }
+    for (idem *x = s->idems, *next; x; x = next) {
+        next = x->next;
+        free(x->text);
+        free(x);
+    }
+    if (s->tokens) sodium_memzero(s->tokens, s->ntokens * sizeof *s->tokens);
+    free(s->tokens);
     pthread_cond_destroy(&s->idle);
     pthread_mutex_destroy(&s->lock);
     sodium_memzero(s, sizeof *s);
