@@ -882,11 +882,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         pthread_mutex_lock(&s->lock);
         s->in_flight++;
         pthread_mutex_unlock(&s->lock);
+        /* GET /openapi.json: the API's description (cli/openapi.json), wanting no token, as
+         * /healthz; answered below once the (empty) body is read, as the other GETs are, so
+         * that the connection is kept. */
+        if (strcmp(url, "/openapi.json") == 0 && (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+                                                  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0))
+            return MHD_YES;
         return on_headers(s, c, r, method);
     }
     if (r->code) {   /* answered from the headers: the body is not read */
         *upload_size = 0;
         return MHD_YES;
+    }
+    if (r->route == R_OTHER && !*upload_size) {   /* /openapi.json: every other one has a code */
+        size_t n;
+        const char *doc = cr_openapi_json(&n);
+        return queue(s, c, r, MHD_HTTP_OK,
+                     mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
+                     "application/json");
     }
     if (*upload_size) {
         size_t n = *upload_size;

@@ -60,4 +60,8 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
 int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
              cr_line_defaults defaults);
 
+/* The API's OpenAPI 3.1 description (cli/openapi.json, built in by cli/openapi.c): its bytes,
+ * NUL-terminated, and in *len their number. Static: never freed. */
+const char *cr_openapi_json(size_t *len);
+
 #endif

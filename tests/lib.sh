@@ -1,5 +1,5 @@
 # tests/lib.sh: what the shell tests share, sourced from the repository's root: the counts,
-# ok/bad/expect, and the closing line tests/run.sh reads.
+# ok/bad/expect, the closing line tests/run.sh reads, and starting `calc-route serve`.
 pass=0 fail=0 skip=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
@@ -10,3 +10,33 @@ expect() {
   want [$2]"; fi
 }
 summary() { echo "$pass passed, $fail failed, $skip skipped"; }
+
+# serve_test NAME: what a test of `calc-route serve` begins with: $tmp (removed on exit), the
+# servers start() made killed on exit, and the test NAME skipped, saying why, without curl.
+serve_test() {
+    tmp=$(mktemp -d)
+    pids=""
+    trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+    if ! command -v curl >/dev/null; then
+        echo "SKIP $1: no curl (scripts/install-deps.sh installs it)" >&2
+        echo "0 passed, 0 failed, 1 skipped"
+        exit 0
+    fi
+}
+
+# start NAME ARGS...: `$R ARGS... serve` on a free loopback port, its output in $tmp/NAME.out
+# and .err; sets $url and $pid, and adds the pid to $pids (for the caller's trap to kill).
+start() {
+    name=$1
+    shift
+    "$R" "$@" --listen 127.0.0.1:0 serve >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    pid=$!
+    pids="$pids $pid"
+    i=0
+    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    url=$(sed -n 's/^calc-route: serving on //p' "$tmp/$name.out")
+    [ -n "$url" ] || { bad "$name: did not start: $(cat "$tmp/$name.err")"; return 1; }
+}

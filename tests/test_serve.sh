@@ -7,32 +7,7 @@
 B=${BUILD:-build}
 R="$B/calc-route"
 . tests/lib.sh
-tmp=$(mktemp -d)
-pids=""
-trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
-
-if ! command -v curl >/dev/null; then
-    echo "SKIP test_serve: no curl (scripts/install-deps.sh installs it)" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
-fi
-
-
-# start NAME ARGS...: a server on a free loopback port; sets $url and $pid.
-start() {
-    name=$1
-    shift
-    "$R" "$@" --listen 127.0.0.1:0 serve >"$tmp/$name.out" 2>"$tmp/$name.err" &
-    pid=$!
-    pids="$pids $pid"
-    i=0
-    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
-    url=$(sed -n 's/^calc-route: serving on //p' "$tmp/$name.out")
-    [ -n "$url" ] || { bad "$name: did not start: $(cat "$tmp/$name.err")"; return 1; }
-}
+serve_test test_serve
 
 # post PATH BODY [CURL ARGS...]: "CODE BODY", the timings (which vary) taken out.
 post() {
