@@ -128,7 +128,7 @@ enum { RT_POST = 1,     /* POST, else GET (and HEAD) */
     X(RUN, "/v1/run", RT_POST) X(EXPLAIN, "/v1/explain", RT_POST) \
     X(BATCH, "/v1/batch", RT_POST) X(LIVEZ, "/livez", RT_OPEN | RT_PROBE) \
     X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE) X(READYZ, "/readyz", RT_OPEN | RT_PROBE) \
-    X(METRICS, "/metrics", RT_PROBE) X(OTHER, "other", 0)
+    X(METRICS, "/metrics", RT_PROBE) X(OPENAPI, "/openapi.json", RT_OPEN) X(OTHER, "other", 0)
 #define ROUTE_ID(id, path, flags) R_##id,
 enum route { ROUTES(ROUTE_ID) NROUTES };
 #undef ROUTE_ID
@@ -754,7 +754,7 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
     if (r->route == R_OTHER)
         return refuse(s, c, r, F_not_found,
                       "no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, "
-                      "/readyz, /healthz, /metrics");
+                      "/readyz, /healthz, /metrics, /openapi.json");
     if (flags & RT_POST ? !post : !get) {
         snprintf(why, sizeof why, "%s takes %s, not %.40s", routes[r->route].path,
                  flags & RT_POST ? "POST" : "GET", method);
@@ -827,6 +827,13 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
                                                             MHD_RESPMEM_MUST_FREE) : NULL,
                      "text/plain; version=0.0.4; charset=utf-8");
     }
+    if (r->route == R_OPENAPI) {   /* the API's description (cli/openapi.json) */
+        size_t n;
+        const char *doc = cr_openapi_json(&n);
+        return queue(s, c, r, MHD_HTTP_OK,
+                     mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
+                     "application/json");
+    }
     if (r->route == R_BATCH) {
         batch *b = calloc(1, sizeof *b);
         if (!b) return MHD_NO;
@@ -882,24 +889,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         pthread_mutex_lock(&s->lock);
         s->in_flight++;
         pthread_mutex_unlock(&s->lock);
-        /* GET /openapi.json: the API's description (cli/openapi.json), wanting no token, as
-         * /healthz; answered below once the (empty) body is read, as the other GETs are, so
-         * that the connection is kept. */
-        if (strcmp(url, "/openapi.json") == 0 && (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
-                                                  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0))
-            return MHD_YES;
         return on_headers(s, c, r, method);
     }
     if (r->code) {   /* answered from the headers: the body is not read */
         *upload_size = 0;
         return MHD_YES;
-    }
-    if (r->route == R_OTHER && !*upload_size) {   /* /openapi.json: every other one has a code */
-        size_t n;
-        const char *doc = cr_openapi_json(&n);
-        return queue(s, c, r, MHD_HTTP_OK,
-                     mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
-                     "application/json");
     }
     if (*upload_size) {
         size_t n = *upload_size;
@@ -1213,7 +1207,8 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     s->header_timeout = o->header_timeout > 0 ? o->header_timeout : CR_SERVE_HEADER_TIMEOUT_S;
     double drain_timeout = o->drain_timeout > 0 ? o->drain_timeout : CR_SERVE_DRAIN_TIMEOUT_S;
     unsigned per_address = o->per_address ? o->per_address : CR_SERVE_PER_ADDRESS;
-    if (per_address > s->connections) per_address = s->connections;
+    if (per_address > s->connections + CR_SERVE_OVERFLOW)
+        per_address = s->connections + CR_SERVE_OVERFLOW;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     int rc = 0, watchdog = 0;

@@ -109,7 +109,7 @@ while read -r method path _; do
 done <"$tmp/ops"
 code=$(ask readyz-verbose GET /readyz '?verbose')
 case "$code" in 200|503) ok ;; *) bad "GET /readyz?verbose answered $code" ;; esac
-expect "readyz?verbose lists the checks" "draining ledger pool" "$("$PY" -c '
+expect "readyz?verbose lists the checks" "draining ledger pool signer" "$("$PY" -c '
 import json, sys
 print(*sorted(c["name"] for c in json.load(sys.stdin)["checks"]))' <"$(at readyz-verbose).b" 2>&1)"
 

@@ -73,19 +73,19 @@ expect batch-streamed 'Content-Type: application/x-ndjson
 Transfer-Encoding: chunked' "$(grep -E '^(Transfer-Encoding|Content-Type):' "$tmp/headers" | tr -d '\r')"
 
 # Malformed and misrouted requests: JSON errors with --json's error fields.
-expect bad-json '400 {"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: '"'"'}'"'"' expected near end of file","line":1,"col":9}}' \
+expect bad-json '400 {"type":"/problems/bad_request","title":"The request is not a request","status":400,"detail":"request: '"'"'}'"'"' expected near end of file","reason":"bad_request","id":null,"error":{"type":"UsageError","message":"request: '"'"'}'"'"' expected near end of file","line":1,"col":9}}' \
     "$(post /v1/run '{"code":1')"
-expect bad-key '400 {"id":7,"status":"bad_request","error":{"type":"UsageError","message":"request: unknown or ill-typed key \"explain\"","line":0,"col":0}}' \
+expect bad-key '400 {"type":"/problems/bad_request","title":"The request is not a request","status":400,"detail":"request: unknown or ill-typed key \"explain\"","reason":"bad_request","id":7,"error":{"type":"UsageError","message":"request: unknown or ill-typed key \"explain\"","line":0,"col":0}}' \
     "$(post /v1/run '{"id":7,"code":"1","explain":true}')"
-expect empty-body '400 {"id":null,"status":"bad_request","error":{"type":"UsageError","message":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","line":1,"col":0}}' \
+expect empty-body '400 {"type":"/problems/bad_request","title":"The request is not a request","status":400,"detail":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","reason":"bad_request","id":null,"error":{"type":"UsageError","message":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","line":1,"col":0}}' \
     "$(post /v1/run '')"
-expect not-found '404 {"id":null,"status":"not_found","error":{"type":"HTTPError","message":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /healthz, /metrics","line":0,"col":0}}' \
+expect not-found '404 {"type":"/problems/not_found","title":"No such path","status":404,"detail":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, /readyz, /healthz, /metrics, /openapi.json","reason":"not_found","id":null,"error":{"type":"HTTPError","message":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, /readyz, /healthz, /metrics, /openapi.json","line":0,"col":0}}' \
     "$(post /v1/nope '{}')"
-expect wrong-method '405 {"id":null,"status":"method_not_allowed","error":{"type":"HTTPError","message":"/v1/run takes POST, not GET","line":0,"col":0}}' \
+expect wrong-method '405 {"type":"/problems/method_not_allowed","title":"The path takes another method","status":405,"detail":"/v1/run takes POST, not GET","reason":"method_not_allowed","id":null,"error":{"type":"HTTPError","message":"/v1/run takes POST, not GET","line":0,"col":0}}' \
     "$(get "$url/v1/run")"
 expect wrong-method-allow 'Allow: POST' \
     "$(curl -s -D - -o /dev/null "$url/v1/batch" | tr -d '\r' | grep '^Allow:')"
-TOO_LARGE='413 {"id":null,"status":"too_large","error":{"type":"HTTPError","message":"a request body is at most 1048576 bytes","line":0,"col":0}}'
+TOO_LARGE='413 {"type":"/problems/too_large","title":"The request body is too large","status":413,"detail":"a request body is at most 1048576 bytes","reason":"too_large","id":null,"error":{"type":"HTTPError","message":"a request body is at most 1048576 bytes","line":0,"col":0}}'
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$tmp/big"
 expect too-large "$TOO_LARGE" "$(post /v1/run "$(cat "$tmp/big")")"
 # Without a length given beforehand (chunked): the body is read to the limit, then refused.
@@ -111,21 +111,21 @@ expect concurrent 16 "$(answered c $(seq 0 143 2145))"
 
 # /metrics: Prometheus text; the counters above are in it.
 get "$url/metrics" >/dev/null
-expect metrics 'calcroute_http_requests_total{route="/v1/run",code="200"} 19
-calcroute_http_requests_total{route="/v1/run",code="400"} 3
-calcroute_http_requests_total{route="/v1/run",code="405"} 1
-calcroute_http_requests_total{route="/v1/run",code="413"} 1
-calcroute_http_requests_total{route="/v1/batch",code="200"} 1
-calcroute_http_requests_total{route="/v1/batch",code="405"} 1
-calcroute_http_requests_total{route="/v1/batch",code="413"} 1
+expect metrics 'calcroute_requests_total{route="/v1/run",code="200"} 19
+calcroute_requests_total{route="/v1/run",code="400"} 3
+calcroute_requests_total{route="/v1/run",code="405"} 1
+calcroute_requests_total{route="/v1/run",code="413"} 1
+calcroute_requests_total{route="/v1/batch",code="200"} 1
+calcroute_requests_total{route="/v1/batch",code="405"} 1
+calcroute_requests_total{route="/v1/batch",code="413"} 1
 calcroute_runs_total{route="inprocess"} 22
 calcroute_bad_requests_total 5
 calcroute_ledger_appends_total 0
 calcroute_pool_size 0
 calcroute_in_flight 1
-calcroute_connections 1' "$(grep -E '^calcroute_(http_requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
-expect metrics-histogram 'calcroute_http_request_duration_seconds_count{route="/v1/batch"} 3' \
-    "$(grep '^calcroute_http_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
+calcroute_connections 1' "$(grep -E '^calcroute_(requests_total\{route="/v1/(run|batch)"|runs_total\{route="inprocess"|bad_req|ledger|pool_size|in_flight|connections)' "$tmp/body")"
+expect metrics-histogram 'calcroute_request_duration_seconds_count{route="/v1/batch"} 3' \
+    "$(grep '^calcroute_request_duration_seconds_count{route="/v1/batch"}' "$tmp/body")"
 # The GETs keep their connection (a probe or a scraper reuses it): one connect for two.
 expect get-keep-alive "1 0 " "$(curl -s -o /dev/null -o /dev/null -w '%{num_connects} ' \
     "$url/healthz" "$url/metrics")"
@@ -136,7 +136,7 @@ expect main-exit 0 "$?"
 # The bearer token: every path but /healthz wants it.
 printf 's3cret-token\n' >"$tmp/token"
 start token --tier none --token-file "$tmp/token"
-UNAUTH='401 {"id":null,"status":"unauthorized","error":{"type":"HTTPError","message":"a valid bearer token is wanted (Authorization: Bearer TOKEN)","line":0,"col":0}}'
+UNAUTH='401 {"type":"/problems/unauthorized","title":"A valid bearer token is wanted","status":401,"detail":"a valid bearer token is wanted (Authorization: Bearer TOKEN)","reason":"unauthorized","id":null,"error":{"type":"HTTPError","message":"a valid bearer token is wanted (Authorization: Bearer TOKEN)","line":0,"col":0}}'
 expect no-token "$UNAUTH" "$(post /v1/run '{"code":"1"}')"
 expect wrong-token "$UNAUTH" "$(post /v1/run '{"code":"1"}' -H 'Authorization: Bearer s3cret-tokeN')"
 expect right-token 200 "$(post /v1/run '{"code":"1"}' -H 'Authorization: Bearer s3cret-token' | cut -d' ' -f1)"
@@ -146,7 +146,7 @@ kill -TERM "$pid"
 wait "$pid"
 head -c 5000 /dev/zero | tr '\0' x >"$tmp/long-token"
 "$R" --token-file "$tmp/long-token" serve >"$tmp/out" 2>"$tmp/err"
-expect token-too-long "2 calc-route: --token-file $tmp/long-token: want one line, the token (at most 4095 bytes)" \
+expect token-too-long "2 calc-route: --token-file $tmp/long-token:1: a line is at most 4095 bytes (a line: TOKEN [rate=N] [burst=N] [concurrent=N])" \
     "$? $(cat "$tmp/err")"
 
 # The address: loopback unless told; a bad one is a usage error.
@@ -162,7 +162,7 @@ Try 'calc-route --help'." "$? $(cat "$tmp/err")"
 # Past --connections: 503. Two uploads that take their time hold the two connections; the
 # kernel's table says when both are established (asking the service would take a connection
 # of its own, which could be the one refused).
-start limit --tier none --connections 2
+start limit --tier none --connections 2 --per-address 16
 for i in 0 1; do
     (sleep 3; printf '{"id":%d,"code":"%d * 7"}' $i $i) |
         curl -s -T - -X POST "$url/v1/run" >"$tmp/l$i" &
@@ -176,8 +176,10 @@ while [ "$(awk -v p="$port_hex" '$2 ~ p"$" && $4 == "01"' /proc/net/tcp | wc -l)
     sleep 0.05
 done
 sleep 0.3   # for the service to take them from the kernel's queue
-busy=$(get "$url/healthz")
-expect over-limit '503 {"id":null,"status":"unavailable","error":{"type":"HTTPError","message":"too many connections at once: try again","line":0,"col":0}}' "$busy"
+busy=$(post /v1/run '{"code":"1"}')
+# The probes have slots of their own past the limit.
+expect over-limit-probe '200 {"status":"ok"}' "$(get "$url/livez")"
+expect over-limit '503 {"type":"/problems/unavailable","title":"Too many connections at once","status":503,"detail":"too many connections at once: try again","reason":"unavailable","id":null,"error":{"type":"HTTPError","message":"too many connections at once: try again","line":0,"col":0}}' "$busy"
 wait_for_curls
 expect under-limit 2 "$(answered l 0 7)"
 kill -TERM "$pid"
@@ -248,8 +250,8 @@ expect drain-next-refused "7 7 7 7 7 7 7 7 none" "$(cat "$tmp"/rc? | tr '\n' ' '
 expect drain-idle '200
 503
 Connection: close
-{"id":null,"status":"unavailable","error":{"type":"HTTPError","message":"the service is stopping","line":0,"col":0}}' \
-    "$(tr -d '\r' <"$tmp/idle" | sed -n -e 's/^HTTP\/1.1 \([0-9]*\) .*/\1/p' -e '/^Connection:/p' -e '/^{"id":null/p')"
+{"type":"/problems/shutting_down","title":"The service is stopping","status":503,"detail":"the service is stopping","reason":"shutting_down","id":null,"error":{"type":"HTTPError","message":"the service is stopping","line":0,"col":0}}' \
+    "$(tr -d '\r' <"$tmp/idle" | sed -n -e 's/^HTTP\/1.1 \([0-9]*\) .*/\1/p' -e '/^Connection:/p' -e '/^{"type"/p')"
 expect drain-stderr "calc-route: serve: stopped, every request answered" "$(cat "$tmp/drain.err")"
 if [ -x "$B/calc-audit" ]; then
     "$B/calc-audit" verify "$tmp/ledger.db" >"$tmp/verify" 2>&1
