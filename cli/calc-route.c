@@ -32,7 +32,8 @@ static const char usage[] =
     "usage: calc-route [options] [FILE|-]\n"
     "       calc-route [options] mcp   (a Model Context Protocol server on stdin/stdout)\n"
     "       calc-route [options] serve (an HTTP JSON service: POST /v1/run, /v1/explain,\n"
-    "                                   /v1/batch; GET /healthz, /metrics)\n"
+    "                                   /v1/batch, /mcp; GET /livez, /readyz, /metrics,\n"
+    "                                   /openapi.json)\n"
     "Answer code a language model wrote for a finance question: whitelisted arithmetic runs\n"
     "in-process on exact decimals; anything else is listed with its reasons.\n"
     "\n"
@@ -95,10 +96,23 @@ static const char usage[] =
     "  --listen HOST:PORT      serve: the address (default 127.0.0.1:8080; port 0: any free\n"
     "                          one, printed); only loopback unless --listen-public\n"
     "  --listen-public         serve: allow a non-loopback --listen address\n"
-    "  --token-file FILE       serve: every request but GET /healthz must carry\n"
-    "                          'Authorization: Bearer TOKEN', TOKEN the file's one line\n"
-    "  --connections N         serve: connections at once (default 64); more get 503\n"
+    "  --token-file FILE       serve: every request but the probes (/livez, /readyz,\n"
+    "                          /healthz) and /openapi.json must carry 'Authorization: Bearer\n"
+    "                          TOKEN'; a line of FILE is a TOKEN and its quotas: TOKEN\n"
+    "                          [rate=N] [burst=N] [concurrent=N] (requests a second, at once\n"
+    "                          from rest, under way at once; past them 429)\n"
+    "  --connections N         serve: connections at once (default 256); more get 503, but\n"
+    "                          for 16 kept for the probes\n"
+    "  --per-address N         serve: connections at once from one address (default 128)\n"
+    "  --header-timeout S      serve: seconds a connection has for a request's headers and\n"
+    "                          body, from its start or its last answer (default 10)\n"
     "  --max-body BYTES        serve: a request body's size at most (default 1048576)\n"
+    "  --drain-timeout S       serve: seconds from SIGTERM until the runs under way are\n"
+    "                          interrupted (default 25)\n"
+    "  --drain-delay S         serve: seconds from SIGTERM during which /readyz fails while\n"
+    "                          requests are still served (default 2; 0: none)\n"
+    "  --checkpoint-key FILE   serve: sign the --audit ledger's head with this key (calc-audit\n"
+    "                          keygen) when serve starts and when it stops\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -108,8 +122,10 @@ static const char usage[] =
     "4 rejected (syntax error, or outside the subset with no sandbox), 5 internal failure,\n"
     "130 (143) interrupted by SIGINT (SIGTERM): the run under way ends at once and is\n"
     "reported (--batch: its line is the last; with --jobs, the lines under way are), then\n"
-    "calc-route exits. serve: SIGTERM or SIGINT stops it accepting; the requests under way\n"
-    "are answered, then it exits 0 (a second signal interrupts those runs).\n";
+    "calc-route exits. serve: SIGTERM or SIGINT makes /readyz fail, then (--drain-delay)\n"
+    "stops it accepting; a batch's lines not yet run are answered shutting_down, the\n"
+    "requests under way are answered (past --drain-timeout, or at a second signal, their\n"
+    "runs are interrupted), the head is signed (--checkpoint-key), then it exits 0.\n";
 
 /* SIGINT or SIGTERM: the run under way (with --jobs, every one) ends (cr_engine_interrupt() is
  * async-signal-safe) and is reported; no other request starts. A second signal while the first is being handled
@@ -776,6 +792,7 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"per-address", required_argument, 0, O_SERVE},
         {"header-timeout", required_argument, 0, O_SERVE},
         {"drain-timeout", required_argument, 0, O_SERVE},
+        {"drain-delay", required_argument, 0, O_SERVE},
         {"checkpoint-key", required_argument, 0, O_SERVE},
         {"queue", required_argument, 0, O_QUEUE},
         {"wait-ready", required_argument, 0, O_WAIT_READY},

@@ -106,6 +106,12 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
             return -1;
         }
         o->max_body = (size_t)n;
+    } else if (strcmp(name, "drain-delay") == 0) {
+        if (strcmp(value, "0") == 0) o->drain_delay = -1;   /* none, where 0 is the default's */
+        else if (parse_seconds(value, &o->drain_delay) < 0) {
+            snprintf(why, why_len, "--drain-delay: want seconds from 0 to 86400, got '%s'", value);
+            return -1;
+        }
     } else if (strcmp(name, "header-timeout") == 0 || strcmp(name, "drain-timeout") == 0) {
         if (parse_seconds(value, name[0] == 'h' ? &o->header_timeout : &o->drain_timeout) < 0) {
             snprintf(why, why_len, "--%s: want seconds above 0 (at most 86400), got '%s'",
@@ -243,7 +249,8 @@ typedef struct {
     size_t max_body;
     token *tokens;
     size_t ntokens;
-    atomic_int draining;
+    atomic_int unready;         /* stopping: /readyz fails, requests are still served */
+    atomic_int draining;        /* then: nothing new is run */
     pthread_mutex_t lock;
     pthread_cond_t idle;
     unsigned in_flight;         /* requests begun and not yet completed; under lock */
@@ -467,7 +474,7 @@ static char *readiness(server *s, int verbose, unsigned *code)
                                                : s->signer < 0 ? s->signer_why
                                                : "no --checkpoint-key");
         } else {
-            ok = !atomic_load(&s->draining);
+            ok = !atomic_load(&s->unready);
             snprintf(detail, sizeof detail, "%s", ok ? "serving" : "shutting_down");
         }
         if (!ok) json_array_append_new(failed, json_string(name));
@@ -556,13 +563,16 @@ static char *metrics_text(server *s)
             "# HELP calcroute_pool_ready Warm sandboxes ready now.\n"
             "# TYPE calcroute_pool_ready gauge\n"
             "calcroute_pool_ready %zu\n"
+            "# HELP calcroute_pool_waiting Requests waiting now for a warm sandbox.\n"
+            "# TYPE calcroute_pool_waiting gauge\n"
+            "calcroute_pool_waiting %zu\n"
             "# HELP calcroute_in_flight Requests being answered now.\n"
             "# TYPE calcroute_in_flight gauge\n"
             "calcroute_in_flight %u\n"
             "# HELP calcroute_connections Connections open now.\n"
             "# TYPE calcroute_connections gauge\n"
             "calcroute_connections %u\n",
-            pool_size, pool_ready,
+            pool_size, pool_ready, cr_engine_pool_waiting(s->engine),
             in_flight, atomic_load(&s->open));
     if (fclose(f) != 0) {
         free(text);
@@ -1127,19 +1137,25 @@ static int read_tokens(server *s, const char *path)
 }
 
 /* Signs the ledger's head with --checkpoint-key: at the start (which also says the key and
- * the ledger work) and once every request has been answered. */
+ * the ledger work; an empty ledger has nothing to sign, and the key is only read) and once
+ * every request has been answered. */
 static int sign_head(cr_engine *engine, const char *key, char *why, size_t why_len)
 {
     const char *path = cr_config_get(cr_engine_config(engine), "audit");
     cr_error e = {0};
     uint64_t seq = 0;
-    char hash[65];
+    char hash[65], *note = NULL;
     cr_audit *a = path ? cr_audit_open(path, 1, &e) : NULL;
-    int ok = a && cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+    if (ok && seq == 0) ok = cr_audit_note(a, key, NULL, 0, &note, &e) == CR_OK;
+    else if (ok) ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    free(note);
     cr_audit_close(a);
     if (ok) {
-        fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
-                (unsigned long long)seq);
+        if (seq) fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
+                         (unsigned long long)seq);
+        else fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
+                     "nothing to sign yet\n");
         return 0;
     }
     snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
@@ -1206,6 +1222,9 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     s->connections = o->connections ? o->connections : CR_SERVE_CONNECTIONS;
     s->header_timeout = o->header_timeout > 0 ? o->header_timeout : CR_SERVE_HEADER_TIMEOUT_S;
     double drain_timeout = o->drain_timeout > 0 ? o->drain_timeout : CR_SERVE_DRAIN_TIMEOUT_S;
+    double drain_delay = o->drain_delay < 0 ? 0 : o->drain_delay > 0 ? o->drain_delay
+                                                                      : CR_SERVE_DRAIN_DELAY_S;
+    if (drain_delay > drain_timeout) drain_delay = drain_timeout;
     unsigned per_address = o->per_address ? o->per_address : CR_SERVE_PER_ADDRESS;
     if (per_address > s->connections + CR_SERVE_OVERFLOW)
         per_address = s->connections + CR_SERVE_OVERFLOW;
@@ -1268,12 +1287,21 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         }
         char byte;
         if (stop_fd >= 0) (void)!read(stop_fd, &byte, 1);
-        /* /readyz fails from here; stop accepting; the connections open go on, and a request
-         * that comes on one now is answered 503 (closing it); those under way are answered. */
+        /* /readyz fails first, while requests are still served: a balancer's health check
+         * (on a new connection) sees the 503 and takes the service out before it stops
+         * accepting, so that nothing it sends meanwhile is refused. A second signal cuts this
+         * short. */
+        atomic_store(&s->unready, 1);
+        if (drain_delay > 0) {
+            struct pollfd p = { stop_fd, POLLIN, 0 };
+            while (poll(&p, 1, (int)(drain_delay * 1000)) < 0 && errno == EINTR) {}
+        }
+        /* Then stop accepting; the connections open go on, and a request that comes on one
+         * now is answered 503 (closing it); those under way are answered. */
         atomic_store(&s->draining, 1);
         MHD_socket listener = mhd.quiesce_daemon(d);
         if (listener != MHD_INVALID_SOCKET) close(listener);
-        drain(s, stop_fd, drain_timeout);
+        drain(s, stop_fd, drain_timeout - drain_delay);
         pthread_mutex_lock(&s->lock);
         s->watching = 0;
         pthread_cond_broadcast(&s->idle);

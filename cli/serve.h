@@ -18,8 +18,11 @@ typedef struct {
     size_t max_body;          /* bytes of a request body; 0: CR_SERVE_MAX_BODY */
     double header_timeout;    /* seconds from a connection's start (or its last answer) to a
                                  request's last body byte; 0: CR_SERVE_HEADER_TIMEOUT_S */
-    double drain_timeout;     /* seconds a stop waits for the runs under way before it
-                                 interrupts them; 0: CR_SERVE_DRAIN_TIMEOUT_S */
+    double drain_timeout;     /* seconds from a stop's signal until the runs under way are
+                                 interrupted; 0: CR_SERVE_DRAIN_TIMEOUT_S */
+    double drain_delay;       /* seconds from a stop's signal during which /readyz fails
+                                 but requests are still served (inside drain_timeout); 0:
+                                 CR_SERVE_DRAIN_DELAY_S, -1: none */
     const char *checkpoint_key;   /* a ledger signing key (calc-audit keygen): the head is
                                      signed when serve starts and when it stops; NULL: none */
 } cr_serve_opts;
@@ -35,6 +38,8 @@ typedef struct {
 #define CR_SERVE_HEADER_TIMEOUT_S 10
 /* Inside Kubernetes' default 30 s grace period, with room for the final checkpoint. */
 #define CR_SERVE_DRAIN_TIMEOUT_S 25
+/* Long enough for a balancer checking /readyz every second or so to see it fail twice. */
+#define CR_SERVE_DRAIN_DELAY_S 2
 #define CR_SERVE_MAX_BODY ((size_t)1 << 20)
 /* Connections past --connections, kept for the probes (/livez, /readyz, /metrics): others on
  * them are answered 503 (and closed); past these, one is closed as soon as it is accepted. */
@@ -45,13 +50,13 @@ typedef struct {
 #define CR_SERVE_LINGER_MS 500
 
 /* Sets option `name` (listen, listen-public, token-file, connections, per-address, max-body,
- * header-timeout, drain-timeout, checkpoint-key) from `value`; 0, or -1 with the reason in
+ * header-timeout, drain-timeout, drain-delay, checkpoint-key) from `value`; 0, or -1 with the reason in
  * why. */
 int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char *why,
                     size_t why_len);
 
-/* Serves until stop_fd (the signal pipe) becomes readable: then /readyz fails, it stops
- * accepting, a batch under way answers its lines not yet run as shutting_down, the runs under
+/* Serves until stop_fd (the signal pipe) becomes readable: then /readyz fails (for the
+ * drain delay, requests are still served), it stops accepting, a batch under way answers its lines not yet run as shutting_down, the runs under
  * way are answered (past the drain timeout, or at a second byte on stop_fd, they are
  * interrupted and answered so), the head is signed (checkpoint_key) and it returns 0; the
  * caller closes the engine, which flushes the ledger.

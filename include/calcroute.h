@@ -192,6 +192,8 @@ CR_API const cr_config *cr_engine_config(const cr_engine *engine);
 /* The warm pool now: *size the sandboxes it keeps (0: the engine has no pool), *ready those
  * ready to take a request. Any thread, any time (a service's metrics). */
 CR_API void cr_engine_pool_state(cr_engine *engine, size_t *size, size_t *ready);
+/* Requests waiting now for a warm sandbox (option "queue" bounds them). Any thread, any time. */
+CR_API size_t cr_engine_pool_waiting(cr_engine *engine);
 /* Readiness, for a service's probe or a caller that wants its first requests warm. `what`:
  * "pool" (the warm pool has been full once, waiting up to `seconds` for it, and can still
  * make workers; an engine without a pool passes), "ledger" (the audit ledger answers a read

@@ -179,6 +179,13 @@ void cr_engine_pool_state(cr_engine *e, size_t *size, size_t *ready)
     *ready = e->pool ? sandbox_pool_ready(e->pool, NULL, 0) : 0;
 }
 
+size_t cr_engine_pool_waiting(cr_engine *e)
+{
+    sandbox_pool_health h;
+    sandbox_pool_state(e ? e->pool : NULL, &h);
+    return h.waiting;
+}
+
 cr_code cr_engine_ready(cr_engine *e, const char *what, double seconds, cr_error *err)
 {
     int pool = !what || strcmp(what, "pool") == 0, ledger = !what || strcmp(what, "ledger") == 0;
