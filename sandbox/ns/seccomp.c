@@ -3,14 +3,15 @@
  * An allow-list, as Docker's default profile and nsjail's configurations are: `calls` names
  * every system call the interpreter (Debian's python3), the runner and the finance stack
  * (numpy, pandas, scipy, statsmodels, matplotlib, dateutil) were seen to make under the
- * sandbox's test suites and the corpus (traced with strace -f), with the near relatives glibc
- * and CPython pick between at run time. Any other call, and every call a later kernel adds,
+ * sandbox's test suites, the corpus's programs and an exercise of each library (traced with
+ * strace -f), and the few they reach on paths those runs did not take (the vDSO's fallbacks,
+ * abort(), shutil.copystat's attributes). Any other call, and every call a later kernel adds,
  * fails with ENOSYS: what a kernel without it says, so glibc and Python fall back where they
- * can (clone3 to clone, statx, faccessat2) and raise OSError where they cannot. A few calls
- * are refused by name with EPERM instead (the attack suite reads a PermissionError), and a few
- * are allowed only for the arguments build() lists (clone's flags, socket families, ioctl
- * commands, personality). Calls of a foreign ABI (32-bit int 0x80, x32) kill the process:
- * libseccomp's default for a bad arch.
+ * can (clone3 to clone) and raise OSError where they cannot. A few calls are refused by name
+ * with EPERM instead (the attack suite reads a PermissionError), and a few are allowed only
+ * for the arguments argument_rules() lists (clone's flags, socket families, ioctl commands,
+ * personality). Calls of a foreign ABI (32-bit int 0x80, x32) kill the process: libseccomp's
+ * default for a bad arch.
  *
  * Two classes the namespaces leave open are refused with EPERM. Kernel objects charged to
  * the caller's user on the host, not to the sandbox (inotify instances against
@@ -33,10 +34,10 @@
 
 #include "sandbox/ns/ns.h"
 
-/* The tier's filter, and the warm pool's zygote's: the same but that it may unshare, mount
- * and name its host, which its workers do to leave its namespaces for their own before they
- * load the tier's filter over it (filters stack; the stricter answer wins). Only our runner
- * ever runs under the zygote's alone. */
+/* The tier's filter, and the warm pool's zygote's: the same but that it may unshare, mount,
+ * name its host and drop capabilities, which its workers do to leave its namespaces for their
+ * own before they load the tier's filter over it (filters stack; the stricter answer wins).
+ * Only our runner ever runs under the zygote's alone. */
 typedef struct {
     pthread_once_t once;
     struct sock_fprog program;
@@ -47,7 +48,7 @@ static filter filters[2] = { { .once = PTHREAD_ONCE_INIT }, { .once = PTHREAD_ON
 
 enum how {
     ALLOW,    /* whatever the arguments */
-    ARGS,     /* for the arguments build() lists; EPERM for the rest */
+    ARGS,     /* for the arguments argument_rules() lists; EPERM for the rest */
     REFUSE,   /* EPERM */
     ZYGOTE,   /* EPERM, but allowed in the zygote's filter */
 };
