@@ -1270,7 +1270,7 @@ def warm_child(data, res_fd, done_fd, allowed_fd):
 CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID = 0x10000000, 0x00020000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 CLONE_NEWCGROUP = 0x02000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND = 1, 2, 4, 8, 4096
 # struct ns_msg of sandbox/ns/ns.c: kind, step, errno, status.
 MSG_SETUP_FAILED, MSG_OUT_DIR, MSG_HELLO, MSG_EXIT = 1, 3, 4, 5
 # Set-up steps, named on the host (enum ns_step).
@@ -1291,14 +1291,17 @@ class SetupError(Exception):
 
 def zygote_spec(chan_fd):
     """The host's first message: the worker's mount options, its rlimits, its filter, the
-    pool's warm-up program."""
+    parts of /proc it masks, the pool's warm-up program."""
     import posix
     data = posix.read(chan_fd, 1 << 20)     # one message: the channel is a seqpacket socket
-    spec = {"rlimit": []}
+    spec = {"rlimit": [], "mask": []}
     for key, val in read_records(data):
         if key == "rlimit":
             name, cur, top = val.decode("ascii").split()
             spec["rlimit"].append((RLIMITS[name], int(cur), int(top)))
+        elif key == "mask":
+            kind, path = val.split(b" ", 1)
+            spec["mask"].append((kind == b"dir", path))
         else:
             spec[key] = val
     return spec
@@ -1487,6 +1490,14 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     check(libc.prctl(1, 9, 0, 0, 0), STEP_FDS)            # PR_SET_PDEATHSIG, SIGKILL
     check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
           STEP_PROC)
+    # What a cold run's /proc hides (sandbox/ns/ns.c, ns_proc_masked); a path this kernel lacks
+    # stays absent.
+    for is_dir, path in spec["mask"]:
+        rc = (libc.mount(b"tmpfs", path, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                         spec["mask_tmpfs"]) if is_dir
+              else libc.mount(b"/dev/null", path, None, MS_BIND, None))
+        if rc != 0 and ctypes.get_errno() != 2:     # ENOENT
+            check(rc, STEP_PROC)
     posix.setsid()
     for cap in range(64):
         if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:   # PR_CAPBSET_DROP

@@ -17,6 +17,7 @@
 
 #include "tests/testlib.h"
 #include "tests/test_sandbox_util.h"
+#include "sandbox/ns/ns.h"
 
 /* Every table program starts with these helpers: t(f) runs f and gives the errno of an
  * OSError or 'ok'; sc(...) is a raw system call giving (result, errno). */
@@ -95,6 +96,12 @@ static const attack table[] = {
     { "clone_new_namespaces",
       "print(sc(56, 0x10000000 | 17, 0, 0, 0, 0), sc(56, 0x40000000 | 17, 0, 0, 0, 0))",
       "(-1, 1) (-1, 1)\n" },
+    /* The filter is an allow-list: a call it does not name is absent (ENOSYS), the kernel's
+     * latest included: open_tree_attr (Linux 6.15), listmount and statmount (6.8). */
+    { "unlisted_calls",
+      "# open_tree_attr listmount statmount\n"
+      "print(*[sc(nr, 0, 0, 0, 0, 0) for nr in (467, 458, 457)])",
+      "(-1, 38) (-1, 38) (-1, 38)\n" },
     /* clone3 hides its flags from the filter: refused as absent, so libc falls back to clone. */
     { "clone3", "print(sc(435, 0, 0))", "(-1, 38)\n" },
     { "chroot_pivot_root",
@@ -189,9 +196,58 @@ static void run_attack(const attack *a)
     sandbox_outcome_free(&oc);
 }
 
+/* What /proc would tell of the host reads empty: each masked file b'', each masked directory
+ * []; a path the kernel lacks is absent (2). Each path exact on the ns tier, where the host's
+ * /proc says which exist; in the kvm tier's guest, whose kernel is not the host's, masked or
+ * absent. The boot's command line and id, which the uts namespace does not hide, are among
+ * them. */
+static void test_proc_masked(void)
+{
+    char code[2048] = PRELUDE "for p, d in (", *line, *save = NULL;
+    int has_cmdline = 0, has_boot_id = 0;
+    sandbox_outcome oc;
+    size_t i;
+    for (i = 0; i < ns_proc_masked_count; i++) {
+        has_cmdline |= !strcmp(ns_proc_masked[i].path, "/proc/cmdline");
+        has_boot_id |= !strcmp(ns_proc_masked[i].path, "/proc/sys/kernel/random/boot_id");
+        snprintf(code + strlen(code), sizeof code - strlen(code), "('%s', %d), ",
+                 ns_proc_masked[i].path, ns_proc_masked[i].dir);
+    }
+    CHECK(has_cmdline && has_boot_id);
+    snprintf(code + strlen(code), sizeof code - strlen(code), "):\n"
+             "    try:\n"
+             "        print(p, repr(os.listdir(p) if d else open(p, 'rb').read()[:40]))\n"
+             "    except OSError as e:\n"
+             "        print(p, e.errno)\n");
+    if (run_ns(code, NULL, NULL, NULL, NULL, &oc) != CR_OK) {
+        CHECK(!"sandbox_run");
+        return;
+    }
+    CHECK_INT(oc.limit, SANDBOX_LIMIT_NONE);
+    CHECK_INT(oc.warm, test_pool != NULL);
+    line = strtok_r(oc.stdout_buf.p ? oc.stdout_buf.p : (char[]){ 0 }, "\n", &save);
+    for (i = 0; i < ns_proc_masked_count; i++, line = strtok_r(NULL, "\n", &save)) {
+        char masked_line[96], absent_line[96];
+        snprintf(masked_line, sizeof masked_line, "%s %s", ns_proc_masked[i].path,
+                 ns_proc_masked[i].dir ? "[]" : "b''");
+        snprintf(absent_line, sizeof absent_line, "%s 2", ns_proc_masked[i].path);
+        if (SANDBOX_TEST_TIER != CR_TIER_NS) {
+            if (!line || (strcmp(line, masked_line) && strcmp(line, absent_line)))
+                fprintf(stderr, "proc mask: [%s]\n", line ? line : "(none)");
+            CHECK(line && (!strcmp(line, masked_line) || !strcmp(line, absent_line)));
+        } else {
+            CHECK_STR(line ? line : "(none)",
+                      access(ns_proc_masked[i].path, F_OK) == 0 ? masked_line : absent_line);
+        }
+    }
+    CHECK(line == NULL);
+    sandbox_outcome_free(&oc);
+}
+
 static void test_table(void)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) run_attack(&table[i]);
+    test_proc_masked();
 }
 
 static void test_forged_report(void);
@@ -213,6 +269,8 @@ static void test_table_warm(void)
         if (!sandbox_pool_wait_ready(test_pool, 1, SECS(60))) { CHECK(!"ready"); break; }
         run_attack(&table[i]);
     }
+    if (sandbox_pool_wait_ready(test_pool, 1, SECS(60))) test_proc_masked();
+    else CHECK(!"ready");
     test_forged_report();
     sandbox_pool_close(test_pool);
     test_pool = NULL;

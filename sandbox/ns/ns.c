@@ -174,6 +174,44 @@ static int bind_dev(const char *src, const char *dst)
     return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL);
 }
 
+/* What /proc would tell the code of its host that no namespace hides: the kernel's command
+ * line and configuration, the boot's id, the host's keys, timers, scheduler and devices
+ * (Docker's masked paths and these). A file is masked by /dev/null bound over it, so it reads
+ * empty; a directory by an empty read-only tmpfs; a path this kernel lacks stays absent. The
+ * cold child masks its /proc; a warm worker mounts a /proc of its own and masks it from the
+ * zygote's spec (zygote_spec()), while the zygote's stays whole: a new pid namespace's proc
+ * mounts only where no part of an existing one is hidden. */
+const ns_proc_mask ns_proc_masked[] = {
+    { "/proc/cmdline", 0 }, { "/proc/bootconfig", 0 }, { "/proc/config.gz", 0 },
+    { "/proc/sys/kernel/random/boot_id", 0 }, { "/proc/keys", 0 }, { "/proc/kcore", 0 },
+    { "/proc/timer_list", 0 }, { "/proc/timer_stats", 0 }, { "/proc/sched_debug", 0 },
+    { "/proc/latency_stats", 0 }, { "/proc/acpi", 1 }, { "/proc/scsi", 1 },
+    { "/proc/asound", 1 },
+};
+const size_t ns_proc_masked_count = sizeof ns_proc_masked / sizeof ns_proc_masked[0];
+#define PROC_MASK_TMPFS "size=4k,nr_inodes=1,mode=0555"
+#define PROC_MASK_FLAGS (MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+
+/* Masks ns_proc_masked[] under `root` (NEWROOT, before the pivot), with its /dev/null. */
+static int mask_proc(const char *root)
+{
+    char null_dev[sizeof NEWROOT + 16], path[sizeof NEWROOT + 64];
+    size_t n = strlen(root);
+    memcpy(null_dev, root, n);
+    memcpy(null_dev + n, "/dev/null", sizeof "/dev/null");
+    for (size_t i = 0; i < ns_proc_masked_count; i++) {
+        size_t len = strlen(ns_proc_masked[i].path);
+        int rc;
+        memcpy(path, root, n);
+        memcpy(path + n, ns_proc_masked[i].path, len + 1);
+        rc = ns_proc_masked[i].dir
+                 ? mount("tmpfs", path, "tmpfs", PROC_MASK_FLAGS, PROC_MASK_TMPFS)
+                 : mount(null_dev, path, NULL, MS_BIND, NULL);
+        if (rc < 0 && errno != ENOENT) return -1;
+    }
+    return 0;
+}
+
 /* "/proc/self/fd/N" without stdio, which is not safe between clone() and exec. */
 static void fd_path(char *buf, int fd)
 {
@@ -311,7 +349,8 @@ static void build_root(const ns_plan *p)
         symlink("/tmp", NEWROOT "/dev/shm") < 0 ||
         mount(NULL, NEWROOT "/dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL) < 0)
         child_fail(ctl, STEP_DEV);
-    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    if (mount("proc", NEWROOT "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ||
+        (!p->zygote && mask_proc(NEWROOT) < 0))
         child_fail(ctl, STEP_PROC);
     /* pivot_root(".", ".") stacks the old root under the new one; detaching it leaves no
      * path back to the host's tree. */
@@ -860,7 +899,7 @@ static pid_t zygote_fork(int chan, int ctl, int *const fds[5], cr_error *err)
 }
 
 /* The zygote's first message: what its workers make of themselves that a cold run's child
- * makes before exec (the tier's filter, rlimits, /tmp and /out), and the pool's warm-up
+ * makes before exec (the tier's filter, rlimits, /tmp and /out, /proc's masks), and the pool's warm-up
  * program, in job records. */
 static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, const char *warmup,
                            cr_buf *b, cr_error *err)
@@ -886,6 +925,13 @@ static cr_code zygote_spec(const ns_plan *p, const struct sock_fprog *tier, cons
     if (rc == CR_OK)
         rc = sandbox_record_put(b, "filter", (const char *)tier->filter,
                                 tier->len * sizeof(struct sock_filter));
+    for (size_t i = 0; i < ns_proc_masked_count && rc == CR_OK; i++) {
+        int n = snprintf(line, sizeof line, "%s %s", ns_proc_masked[i].dir ? "dir" : "file",
+                         ns_proc_masked[i].path);
+        rc = sandbox_record_put(b, "mask", line, (size_t)n);
+    }
+    if (rc == CR_OK) rc = sandbox_record_put(b, "mask_tmpfs", PROC_MASK_TMPFS,
+                                             sizeof PROC_MASK_TMPFS - 1);
     if (rc == CR_OK && warmup) rc = sandbox_record_put(b, "warmup", warmup, strlen(warmup));
     return rc == CR_OK ? CR_OK : cr_error_set(err, rc, 0, 0, "ns: the zygote's set-up: %s",
                                               cr_strerror(rc));

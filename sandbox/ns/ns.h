@@ -43,10 +43,19 @@ int ns_cgroup_wait_empty(const ns_cgroup *cg, double seconds);
 /* Removes what ns_cgroup_create() made (retrying while the last tasks leave). */
 void ns_cgroup_destroy(ns_cgroup *cg);
 
+/* What of /proc the tier masks for the code, cold and warm alike (ns.c: the why, and how). */
+typedef struct {
+    const char *path;
+    int dir;                      /* 1: a directory, which lists empty; 0: a file, read empty */
+} ns_proc_mask;
+extern const ns_proc_mask ns_proc_masked[];
+extern const size_t ns_proc_masked_count;
+
 /* ---- seccomp (seccomp.c) -------------------------------------------------------------------
  * The filter as a BPF program, built once per process with libseccomp and then only loaded
  * (prctl) in the child, where allocating is not safe; zygote 1: the warm pool's zygote's,
- * which also allows unshare() and mount(). NULL with `why` filled on failure. Owned by the
+ * which also allows unshare(), mount(), sethostname() and capset(). NULL with `why` filled
+ * on failure. Owned by the
  * module: never freed. */
 const struct sock_fprog *ns_seccomp_program(int zygote, char *why, size_t why_len);
 
