@@ -23,7 +23,8 @@ if [ -n "$missing" ]; then
         skip=1
     fi
     summary
-    exit 0
+    [ "$fail" = 0 ]
+    exit
 fi
 
 tmp=$(mktemp -d)
@@ -59,7 +60,8 @@ if [ "$st" != 0 ]; then
         skip=1
     fi
     summary
-    exit 0
+    [ "$fail" = 0 ]
+    exit
 fi
 L=$(sh tests/pg-server.sh db "$tmp/pg" fleet)
 expect init "ok: a ledger of 0 records" "$("$B/calc-audit" init "$L" 2>&1)"
@@ -98,3 +100,4 @@ if [ "$fail" = 0 ]; then
     fi
 fi
 summary
+[ "$fail" = 0 ]
