@@ -184,7 +184,7 @@ def scenario():
                     lambda: ok_from(LAST, ev["kill"]) + ok_from(TERMED, ev["kill"]) >= 30, 30):
         return
     # SIGTERM: h2 fails its health check, drains, exits 0.
-    pt = threading.Thread(target=poller, args=(hosts[TERMED]["addr"],))
+    pt = threading.Thread(target=poller, args=(hosts[TERMED]["addr"],), daemon=True)
     pt.start()
     if not wait_for("h2's health check seen passing", lambda: any(s == 200 for _, s in poll), 10):
         return
