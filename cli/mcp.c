@@ -1,8 +1,10 @@
-/* cli/mcp.c: `calc-route mcp`, the Model Context Protocol's stdio transport (one JSON-RPC 2.0
- * message a line, no embedded newlines) over one engine, so that a warm pool and the ledger
- * live as long as the agent's session. Requests are answered one at a time, in order, on the
- * calling thread; a reader thread takes the input meanwhile, so that a notifications/cancelled
- * reaches the request it names while that one runs or waits. */
+/* cli/mcp.c: the Model Context Protocol's message handler, one for both transports (the tools,
+ * the methods, version negotiation for the handshake revisions and 2026-07-28's stateless one),
+ * and `calc-route mcp`, its stdio transport (one JSON-RPC 2.0 message a line, no embedded
+ * newlines) over one engine, so that a warm pool and the ledger live as long as the agent's
+ * session. There requests are answered one at a time, in order, on the calling thread; a
+ * reader thread takes the input meanwhile, so that a notifications/cancelled reaches the
+ * request it names while that one runs or waits. */
 #include "cli/mcp.h"
 
 #include <errno.h>
@@ -21,19 +23,23 @@
 #include "common/defaults.h"
 #include "common/json.h"
 
-/* JSON-RPC 2.0's codes, and the stateless draft's for a protocol version it does not speak. */
-enum { RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601, RPC_PARAMS = -32602,
-       RPC_INTERNAL = -32603, RPC_BAD_VERSION = -32004 };
-
-/* Newest first: initialize answers with the client's version when it is here, else the
- * first. 2025-03-26 is the one revision with JSON-RPC batches (2025-06-18 removed them). */
-static const char *const versions[] = { "2025-11-25", "2025-06-18", "2025-03-26",
-                                        "2024-11-05" };
+/* Newest first. 2026-07-28 has no initialize (a request names its version in _meta); the
+ * others are negotiated by initialize, which answers with the client's version when it is
+ * one of them, else the newest of them. 2025-03-26 is the one revision with JSON-RPC batches
+ * (2025-06-18 removed them). */
+static const char *const versions[] = { CR_MCP_MODERN, "2025-11-25", "2025-06-18",
+                                        "2025-03-26", "2024-11-05" };
 #define NVERSIONS (sizeof versions / sizeof *versions)
+#define HANDSHAKE_VERSIONS (versions + 1)   /* those initialize negotiates */
 #define BATCH_VERSION "2025-03-26"
 /* The revision that brought structuredContent: older clients get the JSON as text too. */
 #define STRUCTURED_VERSION "2025-06-18"
-#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+/* How long a client may keep tools/list and server/discover (2026-07-28's ttlMs): they never
+ * change while the server runs, and a new calc-route may have other tools, so an hour. */
+#define CACHE_TTL_MS 3600000
+#define INSTRUCTIONS "calculate: exact in-process arithmetic (refuses what needs a sandbox); " \
+                     "run_python: any Python, sandboxed when needed; explain: where code " \
+                     "would run and why."
 
 /* The tools' arguments are `calc-route --batch`'s line format (cr_request_set_json() reads
  * them, one home for their meaning); the output is `--json`'s object, whose members the
@@ -106,37 +112,13 @@ static const struct {
 };
 
 /* A message read and waiting to be handled. */
-typedef struct item {
-    struct item *next;
-    json_t *msg;              /* NULL: a line that is not one, answered with code and why */
-    int code;
-    char *why;
-    char *id;                 /* msg's id as compact JSON, for a cancellation; NULL: none */
-} item;
-
-/* At most this many messages wait; the reader reads on when one is taken (the pipe holds the
- * rest, as it did before there was a reader). */
-#define QUEUE_MAX 64
-
-typedef struct {
+struct cr_mcp {
     cr_engine *engine;
     cr_line_defaults defaults;
-    int in_fd, out_fd, stop_fd, write_failed;
-    const char *version;      /* negotiated by initialize; NULL before */
     json_t *tool_list;        /* tools/list's result, built once */
-    /* Shared with the reader, under lock: */
-    pthread_mutex_t lock;
-    pthread_cond_t changed;   /* an item queued or taken, the reader done, or quit */
-    item *head, **tail;
-    size_t queued;
-    int reader_done;          /* end of input, a read error, or stop_fd readable */
-    int quit;                 /* the server is ending: the reader stops */
-    char *running;            /* the tools/call under way: its id as compact JSON; NULL */
-    int cancelled;            /* and it was cancelled: the engine was interrupted */
-    int wake[2];              /* quit wakes the reader's poll through this */
-} server;
+};
 
-static json_t *rpc_error(json_t *id, int code, const char *message, json_t *data)
+json_t *cr_mcp_error(json_t *id, int code, const char *message, json_t *data)
 {
     json_t *e = json_pack("{s:i, s:s}", "code", code, "message", message);
     if (e && data) json_object_set(e, "data", data);
@@ -149,49 +131,15 @@ static json_t *rpc_result(json_t *id, json_t *result)
     return json_pack("{s:s, s:O, s:O}", "jsonrpc", "2.0", "id", id, "result", result);
 }
 
-/* A client that stops reading makes write() fail with EPIPE and the server end (status 5),
- * instead of SIGPIPE killing it mid-way: the signal is blocked in this thread for the write
- * and a pending one taken back, not ignored process-wide, which the sandbox's children would
- * inherit. */
-static int write_all(server *s, const char *p, size_t n)
+/* JSON_COMPACT never emits a newline (one message, one line on stdio, one SSE data line), and
+ * ENSURE_ASCII keeps it plain bytes whatever the code printed. */
+char *cr_mcp_dump(json_t *msg)
 {
-    sigset_t pipe_set, old;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    while (n && !s->write_failed) {
-        ssize_t k = write(s->out_fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) s->write_failed = 1;
-        else {
-            p += k;
-            n -= (size_t)k;
-        }
-    }
-    if (s->write_failed && !sigismember(&old, SIGPIPE)) {
-        static const struct timespec now = { 0, 0 };
-        while (sigtimedwait(&pipe_set, NULL, &now) == SIGPIPE) {}
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return !s->write_failed;
-}
-
-/* One message, one line: JSON_COMPACT never emits a newline, and ENSURE_ASCII keeps the line
- * plain bytes whatever the code printed. */
-static void send_message(server *s, json_t *msg)
-{
+    static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
+                              "\"message\":\"out of memory\"}}";
     char *text = msg ? json_dumps(msg, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6))
                      : NULL;
-    if (!text) {
-        static const char oom[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,"
-                                  "\"message\":\"out of memory\"}}\n";
-        write_all(s, oom, sizeof oom - 1);
-        return;
-    }
-    size_t n = strlen(text);
-    text[n] = '\n';   /* json_dumps' NUL becomes the line's end */
-    write_all(s, text, n + 1);
-    free(text);
+    return text ? text : strdup(oom);
 }
 
 static json_t *server_info(void)
@@ -207,12 +155,32 @@ static json_t *version_list(void)
     return a;
 }
 
-static const char *supported(const char *v)
+const char *cr_mcp_supported(const char *v)
 {
     for (size_t i = 0; v && i < NVERSIONS; i++)
         if (strcmp(v, versions[i]) == 0) return versions[i];
     return NULL;
 }
+
+json_t *cr_mcp_bad_version(json_t *id, const char *requested)
+{
+    json_t *data = json_pack("{s:o, s:s}", "supported", version_list(), "requested",
+                             requested ? requested : "");
+    json_t *r = cr_mcp_error(id, CR_MCP_BAD_VERSION, "Unsupported protocol version", data);
+    json_decref(data);
+    return r;
+}
+
+json_t *cr_mcp_progress(json_t *token, double progress, const char *message)
+{
+    return json_pack("{s:s, s:s, s:{s:O, s:f, s:s}}", "jsonrpc", "2.0",
+                     "method", "notifications/progress", "params", "progressToken", token,
+                     "progress", progress, "message", message);
+}
+
+/* A version without the handshake (2026-07-28 and later ones): results say what they are
+ * (resultType) and who made them (_meta), and lists how long they keep. */
+static int stateless(const char *v) { return v && strcmp(v, CR_MCP_MODERN) >= 0; }
 
 static json_t *build_tool_list(void)
 {
@@ -232,6 +200,24 @@ static json_t *build_tool_list(void)
     json_t *r = failed ? NULL : json_pack("{s:o}", "tools", list);
     if (!r) json_decref(list);
     return r;
+}
+
+cr_mcp *cr_mcp_new(cr_engine *engine, cr_line_defaults defaults)
+{
+    cr_mcp *m = calloc(1, sizeof *m);
+    if (m && !(m->tool_list = build_tool_list())) {
+        free(m);
+        m = NULL;
+    }
+    if (m) m->engine = engine, m->defaults = defaults;
+    return m;
+}
+
+void cr_mcp_free(cr_mcp *m)
+{
+    if (!m) return;
+    json_decref(m->tool_list);
+    free(m);
 }
 
 /* ---- tools ------------------------------------------------------------------------------ */
@@ -352,10 +338,10 @@ static json_t *tool_error(const char *type, const cr_error *e)
 }
 
 /* One run of the request; *o the result's JSON object. */
-static cr_code run_one(server *s, cr_request *req, json_t **o, cr_error *e)
+static cr_code run_one(cr_mcp *m, cr_request *req, json_t **o, cr_error *e)
 {
     cr_result *res = NULL;
-    cr_code rc = cr_run(s->engine, req, &res, e);
+    cr_code rc = cr_run(m->engine, req, &res, e);
     if (rc == CR_OK) {
         const char *js = cr_result_json(res);
         *o = js ? json_loads(js, 0, NULL) : NULL;
@@ -365,21 +351,23 @@ static cr_code run_one(server *s, cr_request *req, json_t **o, cr_error *e)
     return rc;
 }
 
-static json_t *call_tool(server *s, enum tool t, json_t *args)
+static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version, enum tool t,
+                         json_t *args)
 {
     cr_error e = {0};
     cr_request *req = NULL;
     char *text = json_dumps(args, JSON_COMPACT);
     cr_code rc = !text ? cr_error_set(&e, CR_ENOMEM, 0, 0, "out of memory")
-               : cr_line_request(text, strlen(text), s->defaults, &req, &e);
+               : cr_line_request(text, strlen(text), m->defaults, &req, &e);
     free(text);
     if (rc != CR_OK) {
         cr_request_free(req);
         return tool_error(rc == CR_ENOMEM ? "internal error" : "invalid arguments", &e);
     }
     json_t *o = NULL;
+    cr_request_set_interrupt_fd(req, call->interrupt_fd);
     if (t != T_RUN_PYTHON) cr_request_set_explain(req, 1);
-    rc = run_one(s, req, &o, &e);
+    rc = run_one(m, req, &o, &e);
     int refused = 0;
     if (rc == CR_OK && t == T_CALCULATE) {
         /* Decide first, run only what stays in-process: nothing here starts a sandbox. */
@@ -389,7 +377,7 @@ static json_t *call_tool(server *s, enum tool t, json_t *args)
             json_decref(o);
             o = NULL;
             cr_request_set_explain(req, 0);
-            rc = run_one(s, req, &o, &e);
+            rc = run_one(m, req, &o, &e);
         } else if (strcmp(status, "ok") == 0) {
             refuse(o);
             refused = 1;
@@ -403,7 +391,7 @@ static json_t *call_tool(server *s, enum tool t, json_t *args)
     json_t *content = json_pack("[{s:s, s:s?}]", "type", "text", "text", human);
     free(human);
     /* Clients older than structuredContent read the object as text (the protocol's advice). */
-    if (content && s->version && strcmp(s->version, STRUCTURED_VERSION) < 0) {
+    if (content && version && strcmp(version, STRUCTURED_VERSION) < 0) {
         char *js = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
         json_array_append_new(content, json_pack("{s:s, s:s?}", "type", "text", "text", js));
         free(js);
@@ -415,134 +403,225 @@ static json_t *call_tool(server *s, enum tool t, json_t *args)
 /* ---- dispatch --------------------------------------------------------------------------- */
 
 /* The answer to one request (NULL for a notification, which is never answered). */
-static json_t *handle(server *s, json_t *msg, int in_batch)
+static json_t *handle_one(cr_mcp *m, cr_mcp_call *call, json_t *msg, int in_batch)
 {
     json_t *id = json_object_get(msg, "id");
     json_t *method = json_object_get(msg, "method");
     json_t *params = json_object_get(msg, "params");
     if (!json_is_object(msg))
-        return rpc_error(NULL, RPC_INVALID, "a request is a JSON object", NULL);
+        return cr_mcp_error(NULL, CR_MCP_INVALID, "a request is a JSON object", NULL);
     int notification = id == NULL;
     if (!method && (json_object_get(msg, "result") || json_object_get(msg, "error")))
         return NULL;   /* a response: this server sends no requests, so it awaits none */
     if (id && !json_is_string(id) && !json_is_integer(id))
-        return rpc_error(NULL, RPC_INVALID, "id must be a string or an integer", NULL);
+        return cr_mcp_error(NULL, CR_MCP_INVALID, "id must be a string or an integer", NULL);
     if (!json_is_string(method) ||
         !json_is_string(json_object_get(msg, "jsonrpc")) ||
         strcmp(json_string_value(json_object_get(msg, "jsonrpc")), "2.0") != 0)
-        return notification ? NULL : rpc_error(id, RPC_INVALID,
-                                               "want jsonrpc \"2.0\" and a method name", NULL);
+        return notification ? NULL : cr_mcp_error(id, CR_MCP_INVALID,
+                                                  "want jsonrpc \"2.0\" and a method name",
+                                                  NULL);
     if (params && !json_is_object(params))
-        return notification ? NULL : rpc_error(id, RPC_PARAMS, "params must be an object", NULL);
-    const char *m = json_string_value(method);
+        return notification ? NULL
+                            : cr_mcp_error(id, CR_MCP_PARAMS, "params must be an object", NULL);
+    const char *m_name = json_string_value(method);
     if (notification) return NULL;   /* notifications/initialized, cancelled, ...: nothing to do */
 
-    /* The stateless draft names the version on every request; a known one is accepted. */
-    json_t *meta_v = json_object_get(json_object_get(params, "_meta"), META_VERSION);
-    if (meta_v && !supported(json_string_value(meta_v))) {
-        json_t *data = json_pack("{s:o}", "supportedVersions", version_list());
-        json_t *r = rpc_error(id, RPC_BAD_VERSION, "unsupported protocol version", data);
-        json_decref(data);
-        return r;
-    }
-    if (strcmp(m, "initialize") == 0) {
+    /* A request names its version in _meta under 2026-07-28; a known one is accepted, and
+     * is the version it is answered in, whatever initialize said. */
+    json_t *meta_v = json_object_get(json_object_get(params, "_meta"), CR_MCP_META_VERSION);
+    if (meta_v && !cr_mcp_supported(json_string_value(meta_v)))
+        return cr_mcp_bad_version(id, json_string_value(meta_v));
+    const char *v = meta_v ? cr_mcp_supported(json_string_value(meta_v)) : call->version;
+    json_t *r = NULL;
+    if (strcmp(m_name, "initialize") == 0) {
         if (in_batch)
-            return rpc_error(id, RPC_INVALID, "initialize cannot be part of a batch", NULL);
+            return cr_mcp_error(id, CR_MCP_INVALID, "initialize cannot be part of a batch",
+                                NULL);
         const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-        if (!want) return rpc_error(id, RPC_PARAMS, "initialize: protocolVersion wanted", NULL);
-        s->version = supported(want) ? supported(want) : versions[0];
-        json_t *r = json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", s->version,
-                              "capabilities", "tools", "listChanged", 0,
-                              "serverInfo", server_info(),
-                              "instructions",
-                              "calculate: exact in-process arithmetic (refuses what needs a "
-                              "sandbox); run_python: any Python, sandboxed when needed; "
-                              "explain: where code would run and why.");
+        if (!want)
+            return cr_mcp_error(id, CR_MCP_PARAMS, "initialize: protocolVersion wanted", NULL);
+        call->version = HANDSHAKE_VERSIONS[0];
+        for (size_t i = 0; i < NVERSIONS - 1; i++)
+            if (strcmp(want, HANDSHAKE_VERSIONS[i]) == 0) call->version = HANDSHAKE_VERSIONS[i];
+        r = json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", call->version,
+                      "capabilities", "tools", "listChanged", 0, "serverInfo", server_info(),
+                      "instructions", INSTRUCTIONS);
         json_t *a = rpc_result(id, r);
         json_decref(r);
         return a;
     }
-    json_t *r = NULL;
-    if (strcmp(m, "ping") == 0) r = json_object();
-    else if (strcmp(m, "server/discover") == 0)
-        r = json_pack("{s:o, s:{s:{s:b}}, s:o}", "supportedVersions", version_list(),
-                      "capabilities", "tools", "listChanged", 0, "serverInfo", server_info());
-    else if (strcmp(m, "tools/list") == 0) r = json_incref(s->tool_list);
-    else if (strcmp(m, "tools/call") == 0) {
+    if (strcmp(m_name, "ping") == 0 && !stateless(v)) r = json_object();   /* gone in 2026 */
+    else if (strcmp(m_name, "server/discover") == 0)
+        r = json_pack("{s:o, s:{s:{s:b}}, s:s}", "supportedVersions", version_list(),
+                      "capabilities", "tools", "listChanged", 0, "instructions",
+                      INSTRUCTIONS);
+    else if (strcmp(m_name, "tools/list") == 0) r = json_copy(m->tool_list);
+    else if (strcmp(m_name, "tools/call") == 0) {
         const char *name = json_string_value(json_object_get(params, "name"));
         json_t *args = json_object_get(params, "arguments");
         int t = 0;
         while (name && t < NTOOLS && strcmp(name, tools[t].name) != 0) t++;
         if (!name || t == NTOOLS) {
-            char msg[160];
-            snprintf(msg, sizeof msg, "unknown tool '%.100s' (calculate, run_python, explain)",
+            char why[160];
+            snprintf(why, sizeof why, "unknown tool '%.100s' (calculate, run_python, explain)",
                      name ? name : "");
-            return rpc_error(id, RPC_PARAMS, msg, NULL);
+            return cr_mcp_error(id, CR_MCP_PARAMS, why, NULL);
         }
         if (args && !json_is_object(args))
-            return rpc_error(id, RPC_PARAMS, "arguments must be an object", NULL);
+            return cr_mcp_error(id, CR_MCP_PARAMS, "arguments must be an object", NULL);
         json_t *none = args ? NULL : json_object();
-        char *running = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
-        pthread_mutex_lock(&s->lock);
-        s->running = running;
-        pthread_mutex_unlock(&s->lock);
-        r = call_tool(s, (enum tool)t, args ? args : none);
+        r = call_tool(m, call, v, (enum tool)t, args ? args : none);
         json_decref(none);
-        pthread_mutex_lock(&s->lock);
-        int cancelled = s->cancelled;
-        s->running = NULL;
-        s->cancelled = 0;
-        /* The interrupt is the engine's until resumed; taken back here, under the lock the
-         * reader interrupts under, so it cannot reach the next request. */
-        if (cancelled) cr_engine_resume(s->engine);
-        pthread_mutex_unlock(&s->lock);
-        free(running);
-        if (cancelled) {   /* not answered, as the protocol asks */
-            json_decref(r);
-            return NULL;
-        }
-        if (!r) return rpc_error(id, RPC_INTERNAL, "out of memory", NULL);
     } else {
-        char msg[160];
-        snprintf(msg, sizeof msg, "method not found: %.100s", m);
-        return rpc_error(id, RPC_NO_METHOD, msg, NULL);
+        char why[160];
+        snprintf(why, sizeof why, "method not found: %.100s", m_name);
+        return cr_mcp_error(id, CR_MCP_NO_METHOD, why, NULL);
     }
-    json_t *a = rpc_result(id, r);
+    int failed = !r;
+    if (r && stateless(v)) {
+        if (strcmp(m_name, "tools/list") == 0 || strcmp(m_name, "server/discover") == 0) {
+            cr_json_set(r, "ttlMs", json_integer(CACHE_TTL_MS), &failed);
+            cr_json_set(r, "cacheScope", json_string("public"), &failed);
+        }
+        cr_json_set(r, "resultType", json_string("complete"), &failed);
+        cr_json_set(r, "_meta", json_pack("{s:o}", "io.modelcontextprotocol/serverInfo",
+                                          server_info()), &failed);
+    }
+    json_t *a = failed ? cr_mcp_error(id, CR_MCP_INTERNAL, "out of memory", NULL)
+                       : rpc_result(id, r);
     json_decref(r);
     return a;
 }
 
-/* One message read: answered, or (a batch of notifications, a cancelled request) not. */
+json_t *cr_mcp_handle(cr_mcp *m, cr_mcp_call *call, json_t *msg)
+{
+    if (!json_is_array(msg)) return handle_one(m, call, msg, 0);
+    /* JSON-RPC batches: in the one revision that has them, else refused whole. */
+    if (!call->version || strcmp(call->version, BATCH_VERSION) != 0) {
+        char why[160];
+        snprintf(why, sizeof why, "batches are not part of protocol version %s",
+                 call->version ? call->version : "(none negotiated)");
+        return cr_mcp_error(NULL, CR_MCP_INVALID, why, NULL);
+    }
+    if (json_array_size(msg) == 0)
+        return cr_mcp_error(NULL, CR_MCP_INVALID, "an empty batch", NULL);
+    json_t *reply = json_array(), *one;
+    size_t i;
+    json_array_foreach(msg, i, one) {
+        json_t *a = handle_one(m, call, one, 1);
+        if (a) json_array_append_new(reply, a);
+    }
+    if (json_array_size(reply) == 0) {
+        json_decref(reply);
+        reply = NULL;
+    }
+    return reply;
+}
+
+/* ---- stdio ------------------------------------------------------------------------------ */
+
+typedef struct item {
+    struct item *next;
+    json_t *msg;              /* NULL: a line that is not one, answered with code and why */
+    int code;
+    char *why;
+    char *id;                 /* msg's id as compact JSON, for a cancellation; NULL: none */
+} item;
+
+/* At most this many messages wait; the reader reads on when one is taken (the pipe holds the
+ * rest, as it did before there was a reader). */
+#define QUEUE_MAX 64
+
+typedef struct {
+    cr_mcp *mcp;
+    cr_mcp_call call;         /* version: negotiated by initialize; interrupt_fd: cancel[0] */
+    int in_fd, out_fd, stop_fd, write_failed;
+    /* Shared with the reader, under lock: */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* an item queued or taken, the reader done, or quit */
+    item *head, **tail;
+    size_t queued;
+    int reader_done;          /* end of input, a read error, or stop_fd readable */
+    int quit;                 /* the server is ending: the reader stops */
+    char *running;            /* the request under way: its id as compact JSON; NULL */
+    int cancelled;            /* and it was cancelled: a byte is in cancel[] */
+    int cancel[2];            /* the running request's own interrupt */
+    int wake[2];              /* quit wakes the reader's poll through this */
+} server;
+
+/* A client that stops reading makes write() fail with EPIPE and the server end (status 5),
+ * instead of SIGPIPE killing it mid-way: the signal is blocked in this thread for the write
+ * and a pending one taken back, not ignored process-wide, which the sandbox's children would
+ * inherit. */
+static int write_all(server *s, const char *p, size_t n)
+{
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    while (n && !s->write_failed) {
+        ssize_t k = write(s->out_fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) s->write_failed = 1;
+        else {
+            p += k;
+            n -= (size_t)k;
+        }
+    }
+    if (s->write_failed && !sigismember(&old, SIGPIPE)) {
+        static const struct timespec now = { 0, 0 };
+        while (sigtimedwait(&pipe_set, NULL, &now) == SIGPIPE) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return !s->write_failed;
+}
+
+static void send_message(server *s, json_t *msg)
+{
+    char *text = cr_mcp_dump(msg);
+    if (!text) {
+        s->write_failed = 1;
+        return;
+    }
+    size_t n = strlen(text);
+    char *line = realloc(text, n + 1);   /* room for the newline; the NUL is not sent */
+    if (!line) {
+        free(text);
+        s->write_failed = 1;
+        return;
+    }
+    line[n] = '\n';
+    write_all(s, line, n + 1);
+    free(line);
+}
+
+/* One message read: answered, or (a notification, a batch of them, a cancelled request) not.
+ * A cancellation of this one while it runs ends its run through its own interrupt, taken back
+ * here under the lock the reader cancels under, so that it cannot reach the next request. */
 static void handle_item(server *s, item *it)
 {
-    json_t *msg = it->msg, *reply = NULL;
-    if (!msg)
-        reply = rpc_error(NULL, it->code, it->why ? it->why : "out of memory", NULL);
-    else if (json_is_array(msg)) {
-        /* JSON-RPC batches: in the one revision that has them, else refused whole. */
-        if (!s->version || strcmp(s->version, BATCH_VERSION) != 0) {
-            char why[160];
-            snprintf(why, sizeof why, "batches are not part of protocol version %s",
-                     s->version ? s->version : "(none negotiated)");
-            reply = rpc_error(NULL, RPC_INVALID, why, NULL);
-        } else if (json_array_size(msg) == 0)
-            reply = rpc_error(NULL, RPC_INVALID, "an empty batch", NULL);
-        else {
-            reply = json_array();
-            size_t i;
-            json_t *m;
-            json_array_foreach(msg, i, m) {
-                json_t *one = handle(s, m, 1);
-                if (one) json_array_append_new(reply, one);
-            }
-            if (json_array_size(reply) == 0) {
-                json_decref(reply);
-                reply = NULL;
-            }
-        }
-    } else
-        reply = handle(s, msg, 0);
-    if (reply) send_message(s, reply);
+    json_t *reply;
+    if (!it->msg) {
+        reply = cr_mcp_error(NULL, it->code, it->why ? it->why : "out of memory", NULL);
+        send_message(s, reply);
+        json_decref(reply);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    s->running = it->id;
+    pthread_mutex_unlock(&s->lock);
+    reply = cr_mcp_handle(s->mcp, &s->call, it->msg);
+    pthread_mutex_lock(&s->lock);
+    int cancelled = s->cancelled;
+    s->running = NULL;
+    s->cancelled = 0;
+    if (cancelled) {
+        char buf[16];
+        while (read(s->cancel[0], buf, sizeof buf) > 0) {}
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (reply && !cancelled) send_message(s, reply);   /* a cancelled one is not answered */
     json_decref(reply);
 }
 
@@ -558,14 +637,14 @@ static void item_free(item *it)
 /* ---- the reader ------------------------------------------------------------------------- */
 
 /* notifications/cancelled for ID (compact JSON): the request under way with that id is
- * interrupted (the engine runs one request at a time here, so only that one ends), or a
- * waiting one dropped; an id neither has (answered already, or never sent) changes nothing. A
- * cancellation inside a batch is an ordinary notification, and a batch's requests are not
- * dropped one by one: its running one is interrupted all the same. Under s->lock. */
+ * interrupted (through its own interrupt: the engine's would end any other run, the warm
+ * pool's preloading included), or a waiting one dropped; an id neither has (answered already,
+ * or never sent) changes nothing. A cancellation inside a batch is an ordinary notification,
+ * and a batch's requests are not cancelled one by one. Under s->lock. */
 static void cancel(server *s, const char *id)
 {
     if (s->running && strcmp(s->running, id) == 0) {
-        if (!s->cancelled) cr_engine_interrupt(s->engine);
+        if (!s->cancelled) (void)!write(s->cancel[1], "!", 1);
         s->cancelled = 1;
         return;
     }
@@ -592,11 +671,11 @@ static void take_line(server *s, const char *line, size_t n)
     json_t *id = json_object_get(it->msg, "id");
     if (!line) {
         snprintf(why, sizeof why, "request line longer than %u bytes", CR_MCP_MAX_LINE);
-        it->code = RPC_INVALID;
+        it->code = CR_MCP_INVALID;
         it->why = strdup(why);
     } else if (!it->msg) {
         snprintf(why, sizeof why, "parse error: %s (column %d)", jerr.text, jerr.column);
-        it->code = RPC_PARSE;
+        it->code = CR_MCP_PARSE;
         it->why = strdup(why);
     } else if (json_is_string(id) || json_is_integer(id))
         it->id = json_dumps(id, JSON_COMPACT | JSON_ENCODE_ANY);
@@ -682,10 +761,11 @@ static int stop_requested(int stop_fd)
 }
 
 int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
-                 cr_code (*defaults)(cr_request *, cr_error *))
+                 cr_line_defaults defaults)
 {
-    server s = { .engine = engine, .defaults = defaults, .in_fd = in_fd, .out_fd = out_fd,
-                 .stop_fd = stop_fd, .tool_list = build_tool_list(), .wake = { -1, -1 } };
+    server s = { .mcp = cr_mcp_new(engine, defaults), .call = { NULL, -1 }, .in_fd = in_fd,
+                 .out_fd = out_fd, .stop_fd = stop_fd, .cancel = { -1, -1 },
+                 .wake = { -1, -1 } };
     s.tail = &s.head;
     pthread_mutex_init(&s.lock, NULL);
     pthread_cond_init(&s.changed, NULL);
@@ -696,7 +776,8 @@ int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
     sigaddset(&block, SIGTERM);
     pthread_t reader;
     int started = 0;
-    if (s.tool_list && pipe2(s.wake, O_CLOEXEC) == 0) {
+    if (s.mcp && pipe2(s.cancel, O_CLOEXEC | O_NONBLOCK) == 0 && pipe2(s.wake, O_CLOEXEC) == 0) {
+        s.call.interrupt_fd = s.cancel[0];
         pthread_sigmask(SIG_BLOCK, &block, &old);
         started = pthread_create(&reader, NULL, reader_main, &s) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -729,9 +810,12 @@ int cr_mcp_serve(cr_engine *engine, int in_fd, int out_fd, int stop_fd,
         s.head = it->next;
         item_free(it);
     }
-    if (s.wake[0] >= 0) close(s.wake[0]), close(s.wake[1]);
+    for (int i = 0; i < 2; i++) {
+        if (s.wake[i] >= 0) close(s.wake[i]);
+        if (s.cancel[i] >= 0) close(s.cancel[i]);
+    }
     pthread_cond_destroy(&s.changed);
     pthread_mutex_destroy(&s.lock);
-    json_decref(s.tool_list);
+    cr_mcp_free(s.mcp);
     return !started ? 5 : s.write_failed ? 5 : 0;
 }

@@ -2,7 +2,7 @@
 # files of their own, linked into calc-route alone. serve loads libmicrohttpd when it starts
 # (cli/serve.c says why); its header is all the build needs. cli/openapi.c copies
 # cli/openapi.json in (.incbin), so calc-route is rebuilt when the document changes.
-CALC_ROUTE_SRC := cli/calc-route.c cli/line.c cli/mcp.c cli/serve.c cli/openapi.c
+CALC_ROUTE_SRC := cli/calc-route.c cli/line.c cli/mcp.c cli/mcp_http.c cli/serve.c cli/openapi.c
 $(B)/calc-route: $(CALC_ROUTE_SRC) cli/line.h cli/mcp.h cli/serve.h cli/openapi.json \
     $(B)/libcalcroute-dev.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CALC_ROUTE_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)

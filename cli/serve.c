@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sodium.h>
 
+#include "cli/mcp.h"
 #include "common/defaults.h"
 
 /* ---- libmicrohttpd, loaded when serve starts ----------------------------------------------
@@ -134,7 +135,8 @@ enum { RT_POST = 1,     /* POST, else GET (and HEAD) */
     X(RUN, "/v1/run", RT_POST) X(EXPLAIN, "/v1/explain", RT_POST) \
     X(BATCH, "/v1/batch", RT_POST) X(LIVEZ, "/livez", RT_OPEN | RT_PROBE) \
     X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE) X(READYZ, "/readyz", RT_OPEN | RT_PROBE) \
-    X(METRICS, "/metrics", RT_PROBE) X(OPENAPI, "/openapi.json", RT_OPEN) X(OTHER, "other", 0)
+    X(METRICS, "/metrics", RT_PROBE) X(OPENAPI, "/openapi.json", RT_OPEN) \
+    X(MCP, "/mcp", RT_POST) X(OTHER, "other", 0)
 #define ROUTE_ID(id, path, flags) R_##id,
 enum route { ROUTES(ROUTE_ID) NROUTES };
 #undef ROUTE_ID
@@ -265,6 +267,7 @@ typedef struct {
     pthread_t watchdog;
     int watching;               /* the watchdog goes on; under lock */
     metrics m;
+    cr_mcp *mcp;                /* POST /mcp's tools (cli/mcp_http.c) */
 } server;
 
 /* One request, from its headers to its completion. */
@@ -641,6 +644,53 @@ static void batch_free(void *cls)
     free(b);
 }
 
+/* ---- POST /mcp: the MCP's Streamable HTTP transport (cli/mcp_http.c) ---------------------- */
+
+static ssize_t mcp_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    return cr_mcp_http_read(cls, buf, max);
+}
+
+static void mcp_free(void *cls) { cr_mcp_http_free(cls); }
+
+static enum MHD_Result mcp_answer(server *s, struct MHD_Connection *c, request *r)
+{
+#define H(name) mhd.lookup_connection_value(c, MHD_HEADER_KIND, name)
+    cr_mcp_http_in in = { r->body ? r->body : "", r->len, H("Origin"), H("Host"),
+                          H("MCP-Protocol-Version"), H("Mcp-Method"), H("Mcp-Name"), NULL, -1 };
+#undef H
+    /* notifications/cancelled reaches only calls of the same token and address. */
+    char client[NI_MAXHOST + 32], host[NI_MAXHOST] = "";
+    const union MHD_ConnectionInfo *ci =
+        mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (ci && ci->client_addr)
+        getnameinfo(ci->client_addr, ci->client_addr->sa_family == AF_INET6
+                    ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in),
+                    host, sizeof host, NULL, 0, NI_NUMERICHOST);
+    snprintf(client, sizeof client, "%td %s", r->tok ? r->tok - s->tokens : -1, host);
+    in.client = client;
+    if ((ci = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)))
+        in.fd = ci->connect_fd;
+    cr_mcp_http_out out;
+    if (cr_mcp_http(s->mcp, &in, &out) < 0) return MHD_NO;
+    struct MHD_Response *resp;
+    if (out.stream) {
+        resp = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, mcp_read, out.stream,
+                                                 mcp_free);
+        if (!resp) cr_mcp_http_free(out.stream);
+        else {
+            mhd.add_response_header(resp, "Cache-Control", "no-cache");
+            mhd.add_response_header(resp, "X-Accel-Buffering", "no");
+        }
+    } else
+        resp = mhd.create_response_from_buffer(out.text ? strlen(out.text) : 0,
+                                               out.text ? out.text : "",
+                                               out.text ? MHD_RESPMEM_MUST_FREE
+                                                        : MHD_RESPMEM_PERSISTENT);
+    return queue(s, c, r, out.status, resp, out.type);
+}
+
 /* ---- Idempotency-Key -------------------------------------------------------------------- */
 
 /* Looks the request's key up: NREFUSALS with r->idem a new running entry (run it), or with
@@ -763,7 +813,7 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
     char why[200];
     if (r->route == R_OTHER)
         return refuse(s, c, r, F_not_found,
-                      "no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, "
+                      "no such path: POST /v1/run, /v1/explain, /v1/batch, /mcp; GET /livez, "
                       "/readyz, /healthz, /metrics, /openapi.json");
     if (flags & RT_POST ? !post : !get) {
         snprintf(why, sizeof why, "%s takes %s, not %.40s", routes[r->route].path,
@@ -844,6 +894,7 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
                      mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
                      "application/json");
     }
+    if (r->route == R_MCP) return mcp_answer(s, c, r);
     if (r->route == R_BATCH) {
         batch *b = calloc(1, sizeof *b);
         if (!b) return MHD_NO;
@@ -1218,6 +1269,10 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     }
     s->engine = engine;
     s->defaults = defaults;
+    if (!(s->mcp = cr_mcp_new(engine, defaults))) {
+        free(s);
+        return 5;
+    }
     s->max_body = o->max_body ? o->max_body : CR_SERVE_MAX_BODY;
     s->connections = o->connections ? o->connections : CR_SERVE_CONNECTIONS;
     s->header_timeout = o->header_timeout > 0 ? o->header_timeout : CR_SERVE_HEADER_TIMEOUT_S;
@@ -1320,6 +1375,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     }
     if (s->tokens) sodium_memzero(s->tokens, s->ntokens * sizeof *s->tokens);
     free(s->tokens);
+    cr_mcp_free(s->mcp);
     pthread_cond_destroy(&s->idle);
     pthread_mutex_destroy(&s->lock);
     sodium_memzero(s, sizeof *s);

@@ -1,5 +1,6 @@
 /* cli/serve.h: `calc-route serve`, an HTTP/1.1 JSON service (libmicrohttpd) over one engine:
- * POST /v1/run, /v1/explain, /v1/batch; GET /livez (/healthz), /readyz, /metrics. */
+ * POST /v1/run, /v1/explain, /v1/batch, /mcp (cli/mcp_http.c); GET /livez (/healthz), /readyz,
+ * /metrics. */
 #ifndef CR_CLI_SERVE_H
 #define CR_CLI_SERVE_H
 

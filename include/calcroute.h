@@ -272,6 +272,14 @@ CR_API cr_code cr_request_set_option(cr_request *req, const char *key, const cha
                                      cr_error *err);
 /* Decide only (route and reasons), run nothing: what `calc-route --explain` shows. */
 CR_API cr_code cr_request_set_explain(cr_request *req, int on);
+/* This request's own interrupt, for a service running many requests on one engine that must
+ * end one of them (its client went away) and not the others: once `fd` is readable, the run
+ * of this request ends as cr_engine_interrupt() ends them all (status CR_EINTERRUPTED, a
+ * sandbox killed, the evaluator stopped at its next budget check, recorded as interrupted),
+ * and a run not yet begun does not begin. The caller keeps fd open until cr_run() returns and
+ * makes it readable (a byte written to a pipe, an eventfd), from any thread. -1 (the
+ * default): the engine's interrupt only. CR_EUSAGE for a NULL request or fd below -1. */
+CR_API cr_code cr_request_set_interrupt_fd(cr_request *req, int fd);
 /* A FinQA-style table: a JSON list of rows, each a list of strings, first cell the row name. */
 CR_API cr_code cr_request_set_table_json(cr_request *req, const char *json, size_t len,
                                          cr_error *err);

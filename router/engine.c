@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -361,9 +362,9 @@ static cr_code front_end(const cr_request *req, const cr_policy *pol, cr_result 
 }
 
 /* An interrupt before the run began: it does not begin. */
-static int interrupted(cr_engine *e, cr_result *res)
+static int interrupted(const cr_policy *pol, cr_result *res)
 {
-    struct pollfd p = { .fd = e->intr[0], .events = POLLIN };
+    struct pollfd p = { .fd = *pol->limits.interrupt_fd, .events = POLLIN };
     if (poll(&p, 1, 0) != 1) return 0;
     res->status = cr_error_set(&res->error, CR_EINTERRUPTED, 0, 0, "interrupted before it ran");
     return 1;
@@ -437,7 +438,7 @@ static cr_code run_tier(cr_engine *e, const cr_request *req, const cr_policy *po
         ir_module_free(*m);
         *m = NULL;
     }
-    if (interrupted(e, res)) return CR_OK;
+    if (interrupted(pol, res)) return CR_OK;
     double t1 = now_us();
     cr_code rc;
     if (d->route == CR_ROUTE_INPROCESS) {
@@ -452,6 +453,24 @@ static cr_code run_tier(cr_engine *e, const cr_request *req, const cr_policy *po
     return rc;
 }
 
+/* A request with its own interrupt watches one descriptor all the same: an epoll set of the
+ * engine's pipe and the request's, readable while either is, which the sandbox's supervision
+ * loop, the pool's queue and the evaluator's budget check poll as they poll the engine's
+ * alone (so none of them learns of two). *ep the set. */
+static cr_code interrupt_set(const cr_engine *e, int fd, int *ep, cr_error *err)
+{
+    struct epoll_event ev = { .events = EPOLLIN };
+    *ep = epoll_create1(EPOLL_CLOEXEC);
+    if (*ep >= 0 && epoll_ctl(*ep, EPOLL_CTL_ADD, e->intr[0], &ev) == 0 &&
+        epoll_ctl(*ep, EPOLL_CTL_ADD, fd, &ev) == 0)
+        return CR_OK;
+    int saved = errno;
+    if (*ep >= 0) close(*ep);
+    *ep = -1;
+    return cr_error_sys(err, saved == EBADF || saved == EPERM ? CR_EUSAGE : CR_EINTERNAL,
+                        "the request's interrupt descriptor", saved);
+}
+
 /* Parse, decide, run the tier, record: each step leaves res as the caller gets it when the
  * steps after it do nothing (a rejected request runs nothing; an explained one is not
  * recorded). */
@@ -464,6 +483,15 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     if (!res) return cr_error_set(err, CR_ENOMEM, 0, 0, "result");
     cr_policy pol;
     request_policy(e, req, &pol);
+    int intr = -1;
+    if (req->interrupt_fd >= 0) {
+        cr_code rc = interrupt_set(e, req->interrupt_fd, &intr, err);
+        if (rc != CR_OK) {
+            free(res);
+            return rc;
+        }
+        pol.limits.interrupt_fd = &intr;
+    }
     ir_module *m = NULL;
     router_decision d;
     cr_code rc = parse(req, &pol, res, &m, err);
@@ -473,6 +501,7 @@ cr_code cr_run(cr_engine *e, const cr_request *req, cr_result **out, cr_error *e
     ir_module_free(m);
     res->total_us = now_us() - t0;
     if (rc == CR_OK && !res->explained) rc = router_record(e, req, &pol, res, err);
+    if (intr >= 0) close(intr);
     if (rc != CR_OK) {
         cr_result_free(res);
         return rc;

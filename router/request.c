@@ -21,6 +21,7 @@ cr_request *cr_request_new(void)
     req->lang = CR_LANG_AUTO;
     req->rounding = -1;
     req->seed = -1;
+    req->interrupt_fd = -1;
     return req;
 }
 
@@ -192,6 +193,13 @@ cr_code cr_request_set_explain(cr_request *req, int on)
 {
     if (!req) return CR_EUSAGE;
     req->explain = on != 0;
+    return CR_OK;
+}
+
+cr_code cr_request_set_interrupt_fd(cr_request *req, int fd)
+{
+    if (!req || fd < -1) return CR_EUSAGE;
+    req->interrupt_fd = fd;
     return CR_OK;
 }
 

@@ -110,6 +110,7 @@ struct cr_request {
     int strip_fences;       /* "strip_fences" option: code is the reply's fenced code */
     char *id;               /* a JSON request's "id" as compact JSON, numbers as written, or
                                NULL (cr_request_id()) */
+    int interrupt_fd;       /* cr_request_set_interrupt_fd(), or -1 */
 };
 
 typedef struct {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # calc-route mcp spoken to line by line: the exact JSON-RPC answers to initialize (version
-# negotiation), ping, tools/list, each tool, notifications (never answered), batches (only
+# negotiation), 2026-07-28's stateless requests (_meta's version, resultType, the cache hints,
+# -32022), ping, tools/list, each tool, notifications (never answered), batches (only
 # under 2025-03-26), the error codes, malformed and oversized lines (the server answers and
 # goes on), a last line without its newline, EOF (exit 0), the ledger under --audit, and
 # notifications/cancelled (a running call interrupted, a waiting one dropped).
@@ -77,7 +78,9 @@ def strip(sc):
     sc.pop("timings", None)
     return sc
 
-VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]   # initialize's
+MODERN = "2026-07-28"   # no initialize: each request names it in _meta
+ALL = [MODERN] + VERSIONS
 INFO = {"name": "calc-route", "title": "calcroute", "version": "0.1.0"}
 
 # ---- lifecycle ----
@@ -94,10 +97,48 @@ s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 s.send({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}})
 r = s.ask({"jsonrpc": "2.0", "id": "p", "method": "ping"})
 check(r == {"jsonrpc": "2.0", "id": "p", "result": {}}, f"ping after notifications: {r}")
+INSTRUCTIONS = ("calculate: exact in-process arithmetic (refuses what needs a sandbox); "
+                "run_python: any Python, sandboxed when needed; explain: where code would "
+                "run and why.")
 r = s.ask({"jsonrpc": "2.0", "id": 2, "method": "server/discover"})
 check(r == {"jsonrpc": "2.0", "id": 2, "result": {
-    "supportedVersions": VERSIONS, "capabilities": {"tools": {"listChanged": False}},
-    "serverInfo": INFO}}, f"server/discover: {r}")
+    "supportedVersions": ALL, "capabilities": {"tools": {"listChanged": False}},
+    "instructions": INSTRUCTIONS}}, f"server/discover: {r}")
+
+# ---- 2026-07-28: stateless, each request with its version in _meta ----
+def meta(**extra):
+    return {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                      "io.modelcontextprotocol/clientCapabilities": {},
+                      "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"}},
+            **extra}
+STAMP = {"resultType": "complete", "_meta": {"io.modelcontextprotocol/serverInfo": INFO}}
+m = Server("--tier", "none")   # no initialize first
+r = m.ask({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": meta()})
+check(r == {"jsonrpc": "2.0", "id": 1, "result": {
+    "supportedVersions": ALL, "capabilities": {"tools": {"listChanged": False}},
+    "instructions": INSTRUCTIONS, "ttlMs": 3600000, "cacheScope": "public", **STAMP}},
+    f"2026-07-28 server/discover: {r}")
+r = m.ask({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": meta()})
+res = r["result"]
+check([t["name"] for t in res.get("tools", [])] == ["calculate", "run_python", "explain"] and
+      {k: v for k, v in res.items() if k != "tools"} ==
+      {"ttlMs": 3600000, "cacheScope": "public", **STAMP}, f"2026-07-28 tools/list: {r}")
+r = m.ask({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+           "params": meta(name="calculate", arguments={"code": "x = 0.1 + 0.2"})})
+res = r["result"]
+check(res["content"] == [{"type": "text", "text": "= 0.3  (exactly 3/10)"}] and
+      res["isError"] is False and res["resultType"] == "complete" and
+      res["_meta"] == STAMP["_meta"], f"2026-07-28 tools/call: {r}")
+r = m.ask({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": meta()})
+check(r == err(4, -32601, "method not found: ping"), f"2026-07-28 has no ping: {r}")
+r = m.ask({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"_meta": {
+    "io.modelcontextprotocol/protocolVersion": "2099-01-01"}}})
+check(r == err(5, -32022, "Unsupported protocol version",
+               {"supported": ALL, "requested": "2099-01-01"}), f"unsupported version: {r}")
+# A handshake client asking for 2026-07-28 gets the newest revision that has a handshake.
+r = init(m, MODERN, id=6)
+check(r["result"]["protocolVersion"] == "2025-11-25", f"initialize {MODERN}: {r}")
+check(m.close()[0] == 0, "2026-07-28 session ends with 0")
 
 # ---- tools/list ----
 r = s.ask({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
@@ -256,7 +297,8 @@ cases = [
      err(11, -32602, "initialize: protocolVersion wanted")),
     (b'{"jsonrpc": "2.0", "id": 12, "method": "tools/list", "params": {"_meta": '
      b'{"io.modelcontextprotocol/protocolVersion": "2099-01-01"}}}\n',
-     err(12, -32004, "unsupported protocol version", {"supportedVersions": VERSIONS})),
+     err(12, -32022, "Unsupported protocol version",
+         {"supported": ALL, "requested": "2099-01-01"})),
     (b'[{"jsonrpc": "2.0", "id": 13, "method": "ping"}]\n',
      err(None, -32600, "batches are not part of protocol version 2025-06-18")),
 ]

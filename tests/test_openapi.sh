@@ -87,6 +87,7 @@ body_of() {
     case "$1" in
     "POST /v1/batch") printf '%s\n' '{"id":1,"code":"2**100"}' '{"id":2,"code":' \
                                     '{"id":3,"code":"1/0"}' ;;
+    "POST /mcp") printf '%s' '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' ;;
     POST*) printf '%s' '{"id":"q1","code":"a + b","vars":{"a":0.1,"b":0.2}}' ;;
     esac
 }

@@ -79,7 +79,7 @@ expect bad-key '400 {"type":"/problems/bad_request","title":"The request is not 
     "$(post /v1/run '{"id":7,"code":"1","explain":true}')"
 expect empty-body '400 {"type":"/problems/bad_request","title":"The request is not a request","status":400,"detail":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","reason":"bad_request","id":null,"error":{"type":"UsageError","message":"request: '"'"'['"'"' or '"'"'{'"'"' expected near end of file","line":1,"col":0}}' \
     "$(post /v1/run '')"
-expect not-found '404 {"type":"/problems/not_found","title":"No such path","status":404,"detail":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, /readyz, /healthz, /metrics, /openapi.json","reason":"not_found","id":null,"error":{"type":"HTTPError","message":"no such path: POST /v1/run, /v1/explain, /v1/batch; GET /livez, /readyz, /healthz, /metrics, /openapi.json","line":0,"col":0}}' \
+expect not-found '404 {"type":"/problems/not_found","title":"No such path","status":404,"detail":"no such path: POST /v1/run, /v1/explain, /v1/batch, /mcp; GET /livez, /readyz, /healthz, /metrics, /openapi.json","reason":"not_found","id":null,"error":{"type":"HTTPError","message":"no such path: POST /v1/run, /v1/explain, /v1/batch, /mcp; GET /livez, /readyz, /healthz, /metrics, /openapi.json","line":0,"col":0}}' \
     "$(post /v1/nope '{}')"
 expect wrong-method '405 {"type":"/problems/method_not_allowed","title":"The path takes another method","status":405,"detail":"/v1/run takes POST, not GET","reason":"method_not_allowed","id":null,"error":{"type":"HTTPError","message":"/v1/run takes POST, not GET","line":0,"col":0}}' \
     "$(get "$url/v1/run")"

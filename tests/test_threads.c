@@ -78,12 +78,16 @@ static cr_result *run_one(cr_engine *eng, const char *code)
     return res;
 }
 
-typedef struct { cr_engine *eng; const char *code; cr_result *res; } loop_arg;
+typedef struct { cr_engine *eng; const char *code; cr_result *res; int fd; } loop_arg;
 
 static void *run_loop(void *p)
 {
     loop_arg *a = p;
-    a->res = run_one(a->eng, a->code);
+    cr_request *req = cr_request_new();
+    cr_request_set_code(req, a->code, strlen(a->code));
+    if (a->fd >= 0) cr_request_set_interrupt_fd(req, a->fd);
+    if (cr_run(a->eng, req, &a->res, NULL) != CR_OK) a->res = NULL;
+    cr_request_free(req);
     return NULL;
 }
 
@@ -103,7 +107,7 @@ static void test_interrupt(const char *db)
     if (!eng) return;
     CHECK(cr_engine_interrupt_fd(eng) >= 0);
     for (int k = 0; k < 2; k++) {
-        loop_arg a = { eng, loops[k], NULL };
+        loop_arg a = { eng, loops[k], NULL, -1 };
         pthread_t th;
         if (pthread_create(&th, NULL, run_loop, &a) != 0) { CHECK(!"pthread_create"); break; }
         usleep(200000);
@@ -131,6 +135,62 @@ static void test_interrupt(const char *db)
     cr_engine_interrupt(NULL);
     cr_engine_resume(NULL);
     CHECK_INT(cr_engine_interrupt_fd(NULL), -1);
+    cr_engine_close(eng);
+}
+
+/* cr_request_set_interrupt_fd(): of two endless runs on one engine, the one whose own
+ * descriptor becomes readable ends (interrupted, recorded) and the other goes on until the
+ * engine is interrupted; a request whose descriptor is readable already does not begin; a bad
+ * descriptor is refused. */
+static void test_request_interrupt(const char *db)
+{
+    cr_error err = {0};
+    cr_engine *eng = t_engine(&err, "tier", "none", "audit", db, "timeout", "600", NULL);
+    int p[2];
+    CHECK(eng != NULL);
+    CHECK_INT(pipe(p), 0);
+    if (!eng) return;
+    loop_arg mine = { eng, "x = 0\nwhile True:\n    x += 1\n", NULL, p[0] };
+    loop_arg other = { eng, "y = 0\nwhile True:\n    y += 1\n", NULL, -1 };
+    pthread_t t1, t2;
+    CHECK_INT(pthread_create(&t1, NULL, run_loop, &mine), 0);
+    CHECK_INT(pthread_create(&t2, NULL, run_loop, &other), 0);
+    usleep(200000);
+    CHECK_INT(write(p[1], "x", 1), 1);
+    pthread_join(t1, NULL);
+    CHECK(mine.res && cr_result_status(mine.res) == CR_EINTERRUPTED);
+    if (mine.res) CHECK(cr_result_audit_seq(mine.res) > 0);
+    cr_result_free(mine.res);
+    CHECK(other.res == NULL);   /* still running: an endless loop with 600 s to go */
+    cr_engine_interrupt(eng);
+    pthread_join(t2, NULL);
+    CHECK(other.res && cr_result_status(other.res) == CR_EINTERRUPTED);
+    cr_result_free(other.res);
+    cr_engine_resume(eng);
+
+    cr_request *req = cr_request_new();
+    cr_result *res = NULL;
+    cr_request_set_code(req, "ans = 6 * 7", 11);
+    CHECK_INT(cr_request_set_interrupt_fd(req, p[0]), CR_OK);   /* p[0] still readable */
+    CHECK_INT(cr_run(eng, req, &res, &err), CR_OK);
+    CHECK(res && cr_result_status(res) == CR_EINTERRUPTED);
+    if (res) CHECK_STR(cr_result_error(res)->message, "interrupted before it ran");
+    cr_result_free(res);
+    res = NULL;
+    CHECK_INT(cr_request_set_interrupt_fd(req, -1), CR_OK);
+    CHECK_INT(cr_run(eng, req, &res, &err), CR_OK);
+    if (res) CHECK_STR(cr_result_value_repr(res), "42");
+    cr_result_free(res);
+    CHECK_INT(cr_request_set_interrupt_fd(req, -2), CR_EUSAGE);
+    CHECK_INT(cr_request_set_interrupt_fd(NULL, 3), CR_EUSAGE);
+    close(p[0]);
+    close(p[1]);
+    /* Not open (descriptors are taken lowest first, so none is this high): cr_run refuses. */
+    CHECK_INT(cr_request_set_interrupt_fd(req, 1 << 20), CR_OK);
+    res = NULL;
+    CHECK_INT(cr_run(eng, req, &res, &err), CR_EUSAGE);
+    CHECK(res == NULL);
+    cr_request_free(req);
     cr_engine_close(eng);
 }
 
@@ -181,6 +241,8 @@ int main(void)
     }
     snprintf(db, sizeof db, "%s/interrupt.db", dir);
     test_interrupt(db);
+    snprintf(db, sizeof db, "%s/request-interrupt.db", dir);
+    test_request_interrupt(db);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CHECK_INT(system(cmd), 0);

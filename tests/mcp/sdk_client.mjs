@@ -1,12 +1,20 @@
-// The official MCP TypeScript SDK's client against `calc-route mcp`: connect over stdio
-// (the SDK negotiates its newest protocol version), list the tools, call each one, and check
-// the answers exactly. The SDK itself validates every structuredContent against the tool's
-// outputSchema. Usage: node sdk_client.mjs CALC-ROUTE [OPTIONS...]
+// The official MCP TypeScript SDK's client against calc-route's MCP server, on either
+// transport: stdio (`calc-route mcp`) or Streamable HTTP (`calc-route serve`'s /mcp). The SDK
+// negotiates its newest protocol version; the test lists the tools, calls each one and checks
+// the answers exactly (the SDK itself validates every structuredContent against the tool's
+// outputSchema). Over HTTP also: notifications/progress during a sandboxed call, and
+// cancellation both ways the SDK has, aborting the call's AbortSignal (its
+// notifications/cancelled) and closing the transport under a call (the stream's hangup), each
+// checked in the ledger as an interrupted run and by the next answer coming at once.
+// Usage: node sdk_client.mjs stdio CALC-ROUTE [OPTIONS...]
+//        node sdk_client.mjs http URL CALC-AUDIT LEDGER
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-const [route, ...options] = process.argv.slice(2);
+const [mode, target, ...rest] = process.argv.slice(2);
 let passed = 0, failed = 0;
 async function check(name, fn) {
     try {
@@ -14,20 +22,29 @@ async function check(name, fn) {
         passed++;
     } catch (e) {
         failed++;
-        console.error(`FAIL ${name}: ${e.message}`);
+        console.error(`FAIL ${mode} ${name}: ${e.message}`);
     }
 }
 
-const transport = new StdioClientTransport({ command: route, args: [...options, "mcp"],
-                                             stderr: "inherit" });
-// The version the SDK settles on, as it tells its transport.
-let negotiated;
-transport.setProtocolVersion = (v) => { negotiated = v; };
-const client = new Client({ name: "calcroute-test", version: "1.0.0" });
-await client.connect(transport);
+function transportOf() {
+    return mode === "http"
+        ? new StreamableHTTPClientTransport(new URL(target))
+        : new StdioClientTransport({ command: target, args: [...rest, "mcp"], stderr: "inherit" });
+}
 
-await check("protocol version", () => assert.equal(negotiated, "2025-11-25"));
+async function connect() {
+    const transport = transportOf();
+    // The version the SDK settles on, as it tells its transport (which over HTTP sends it
+    // back in each request's MCP-Protocol-Version header).
+    const set = transport.setProtocolVersion?.bind(transport);
+    transport.setProtocolVersion = (v) => { transport.negotiated = v; set?.(v); };
+    const client = new Client({ name: "calcroute-test", version: "1.0.0" });
+    await client.connect(transport);
+    return { client, transport };
+}
 
+const { client, transport } = await connect();
+await check("protocol version", () => assert.equal(transport.negotiated, "2025-11-25"));
 await check("server info", () => assert.deepEqual(client.getServerVersion(),
     { name: "calc-route", title: "calcroute", version: "0.1.0" }));
 await check("capabilities", () => assert.deepEqual(client.getServerCapabilities(),
@@ -68,11 +85,13 @@ await check("explain", async () => {
                           "  import:sys at 1:1: import sys");
     assert.equal(r.structuredContent.explained, true);
 });
+let sandbox = true;
 await check("run_python", async () => {
     const r = await client.callTool({ name: "run_python",
                                       arguments: { code: "import sys\nprint(sys.version_info[0])" } });
     if (r.structuredContent.status === "sandbox_error") {
         console.error(`SKIP run_python in the sandbox: ${r.structuredContent.error.message}`);
+        sandbox = false;
         return;
     }
     assert.equal(text(r), "3");
@@ -88,6 +107,57 @@ await check("unknown tool", async () => {
     await assert.rejects(client.callTool({ name: "rm", arguments: {} }),
                          /-32602.*unknown tool 'rm'/);
 });
+
+if (mode === "http" && sandbox) {
+    const [audit, ledger] = rest;
+    // The ledger's record of the run of `code`, once it has one (a run ends, then is
+    // recorded; 60 s is far beyond either).
+    const recordOf = async (code) => {
+        for (let i = 0; i < 600; i++) {
+            const lines = execFileSync(audit, ["export", ledger], { encoding: "utf8" });
+            const hit = lines.split("\n").filter(Boolean).map((l) => JSON.parse(l))
+                             .find((r) => r.code === code);
+            if (hit) return hit;
+            await new Promise((ok) => setTimeout(ok, 100));
+        }
+        throw new Error(`no record of ${code}`);
+    };
+    await check("progress during a sandboxed call", async () => {
+        const seen = [];
+        const r = await client.callTool(
+            { name: "run_python", arguments: { code: "import time; time.sleep(1.5); print(1)" } },
+            undefined, { onprogress: (p) => seen.push(p), timeout: 60000 });
+        assert.equal(text(r), "1");
+        assert.ok(seen.length >= 1, "no notifications/progress");
+        assert.deepEqual(seen[0], { progress: 1, message: "running, 1 s" });
+    });
+    // Each cancellation comes at the call's first progress, so the run is surely under way;
+    // the call would take a minute, the next answer must come in seconds.
+    const cancelled = async (name, code, cancel) => {
+        await check(name, async () => {
+            const ac = new AbortController();
+            let t0;
+            const call = client2 => client2.callTool({ name: "run_python", arguments: { code } },
+                undefined, { signal: ac.signal, timeout: 120000,
+                             onprogress: () => { if (!t0) { t0 = Date.now(); cancel(ac); } } });
+            await cancel.run(call);
+            const next = await client.callTool({ name: "calculate", arguments: { code: "ans = 6 * 7" } });
+            assert.equal(text(next), "= 42");
+            const rec = await recordOf(code);
+            assert.equal(rec.status_name, "interrupted");
+            assert.ok(Date.now() - t0 < 30000, `the next answer took ${Date.now() - t0} ms`);
+        });
+    };
+    const abort = (ac) => ac.abort("the test cancels");
+    abort.run = (call) => assert.rejects(call(client), /cancels/);
+    await cancelled("AbortSignal cancels (notifications/cancelled)",
+                    "import time; time.sleep(60); print('a')", abort);
+    const other = await connect();
+    const hangup = () => { other.client.close(); };
+    hangup.run = (call) => assert.rejects(call(other.client));
+    await cancelled("closing the stream cancels",
+                    "import time; time.sleep(60); print('b')", hangup);
+}
 
 await client.close();
 console.log(`${passed} passed, ${failed} failed`);
