@@ -107,6 +107,7 @@ def _load():
         "cr_engine_interrupt": (None, [P]),
         "cr_engine_resume": (None, [P]),
         "cr_engine_interrupt_fd": (I, [P]),
+        "cr_engine_ready": (I, [P, C, ctypes.c_double, E]),
         "cr_request_new": (P, []),
         "cr_request_free": (None, [P]),
         "cr_request_set_code": (I, [P, C, S]),
@@ -130,6 +131,7 @@ def _load():
 
 _lib = None
 _lock = threading.Lock()
+_READY_WAIT_S = 120.0   # Engine(wait_ready=True): python's start and the finance stack's imports
 _engines = {}
 _LANGS = {"auto": 0, "python": 1, "dsl": 2}
 __version__ = "0.1.0"
@@ -560,9 +562,11 @@ class Engine:
                  memory: Optional[int] = None, audit: Optional[str] = None,
                  data: Optional[str] = None, out: Optional[str] = None,
                  interpreter: Optional[str] = None, allow_dir: Optional[str] = None,
-                 pool: int = 0, preload: Union[str, Iterable[str], None] = None,
+                 pool: Union[int, str] = "auto",
+                 preload: Union[str, Iterable[str], None] = None,
                  refill: bool = True, warmup: Optional[str] = None,
-                 kvm_dir: Optional[str] = None, **options: Any):
+                 kvm_dir: Optional[str] = None, wait_ready: Union[bool, float] = False,
+                 **options: Any):
         self._eng = None
         self._cv = threading.Condition()
         self._running = 0          # runs under way
@@ -571,9 +575,32 @@ class Engine:
             self._eng = _open(dict(tier=tier, timeout=timeout, memory=memory, audit=audit,
                                    data=data, out=out, interpreter=interpreter,
                                    allow_dir=allow_dir, pool=pool,
-                                   preload=None if preload is None else
+                                   preload="auto" if preload is None else
                                    [preload] if isinstance(preload, str) else list(preload),
                                    refill=refill, warmup=warmup, kvm_dir=kvm_dir, **options))
+        if wait_ready is not False:
+            seconds = _READY_WAIT_S if wait_ready is True else float(wait_ready)
+            why = self._ready(None, seconds)
+            if why:
+                self.close()
+                raise CalcrouteError(f"not ready after {seconds:g} s: {why}")
+
+    def _ready(self, what, seconds):
+        """Why the engine is not ready (None: it is), after waiting up to `seconds`."""
+        eng = self._enter()
+        try:
+            err = _CrError()
+            if _lib.cr_engine_ready(eng, what, float(seconds), ctypes.byref(err)) == 0:
+                return None
+            return err.message.decode(errors="replace")
+        finally:
+            self._leave()
+
+    def ready(self, timeout: float = 0) -> bool:
+        """Whether the engine is ready for traffic, waiting up to `timeout` seconds: its warm
+        pool has been full once and can still make sandboxes, and its audit ledger (if any)
+        answers. Until then a run that needs a sandbox waits its turn for one being made."""
+        return self._ready(None, timeout) is None
 
     def _enter(self):
         with self._cv:
@@ -676,9 +703,14 @@ Engine.__doc__ = """An engine of your own: its options fixed once, an explicit l
 
     Parameters:
 """ + _ENGINE_PARAMS + """        pool: ns sandboxes made before requests arrive (0..64), each taking one request
-            and then replaced (refill=True); a request that finds none ready starts cold
-            (Result.timings["sandbox_start"]).
-        preload: modules each warm sandbox imports first ("numpy" or ["numpy", "pandas"]).
+            and then replaced (refill=True); "auto" (the default): two a CPU, fewer where
+            memory is short, none where sandboxes do not run in the ns tier; 0: none. A
+            request that finds none ready waits its turn for one being made, and starts
+            cold only where the pool cannot make one (Result.timings["sandbox_start"]).
+        preload: modules each warm sandbox imports first ("numpy" or ["numpy", "pandas"]);
+            default "auto": numpy and pandas, each where installed; [] for none.
+        wait_ready: True (up to 120 s) or seconds: return only once ready() is true, else
+            raise CalcrouteError saying what is not ready.
         refill: False: a used warm sandbox is not replaced.
         warmup: Python run once where the warm sandboxes are forked from, after the
             imports (e.g. a small DataFrame groupby): what it initialises, each one starts

@@ -401,6 +401,20 @@ class TestEngine(unittest.TestCase):
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.Engine(tier="ns", pool=1, warmup="x = '\0'")
 
+    def test_warm_by_default_and_ready(self):
+        probe = calcroute.run("import os\nans = 1", tier="ns", check=False)
+        if probe.route != "ns" or probe.status != "ok":
+            self.skipTest(f"the ns tier does not run here: {probe.error}")
+        # The default pool (auto) preloads the finance stack; ready means its first request
+        # is warm.
+        with calcroute.Engine(tier="ns", wait_ready=True) as eng:
+            self.assertTrue(eng.ready())
+            r = eng.run("import numpy\nprint(numpy.__name__)")
+            self.assertEqual((r.timings["sandbox_start"], r.stdout), ("warm", "numpy\n"))
+        # No pool: nothing to wait for.
+        with calcroute.Engine(tier="none") as eng:
+            self.assertTrue(eng.ready(0))
+
     def test_asyncio(self):
         async def main(eng):
             ticks = 0
