@@ -185,35 +185,16 @@ static void step(int direct, int clients)
  * NULL); its pid, or -1. */
 static pid_t start_server(const char *calc_route, const char *audit)
 {
-    int out[2];
-    if (pipe(out) < 0) return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        const char *args[] = { calc_route, "--tier", ph->tier, "--pool", ph->pool,
-                               "--connections", "128", "--listen", "127.0.0.1:0", "serve",
-                               NULL, NULL, NULL };
-        if (audit) {   /* options come before the command */
-            args[9] = "--audit";
-            args[10] = audit;
-            args[11] = "serve";
-        }
-        execv(calc_route, (char *const *)args);
-        _exit(127);
+    const char *args[] = { calc_route, "--tier", ph->tier, "--pool", ph->pool,
+                           "--connections", "128", "--listen", "127.0.0.1:0", "serve",
+                           NULL, NULL, NULL };
+    if (audit) {   /* options come before the command */
+        args[9] = "--audit";
+        args[10] = audit;
+        args[11] = "serve";
     }
-    close(out[1]);
-    char line[256];
-    FILE *f = fdopen(out[0], "r");
-    const char *at = f && fgets(line, sizeof line, f) ? strrchr(line, ':') : NULL;
-    if (f) fclose(f);
-    if (!at || (port = atoi(at + 1)) <= 0) {
-        fprintf(stderr, "bench_serve: %s serve did not start\n", calc_route);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        return -1;
-    }
+    pid_t pid = bench_serve_start(args, &port);
+    if (pid < 0) fprintf(stderr, "bench_serve: %s serve did not start\n", calc_route);
     return pid;
 }
 

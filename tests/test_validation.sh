@@ -39,7 +39,7 @@ engine_case timeout-nan timeout nan 'float("nan")' "timeout: want seconds above 
 engine_case timeout-inf timeout inf 'float("inf")' "timeout: want seconds above 0 (at most 86400), got 'inf'"
 engine_case memory-frac memory 1.5 1.5 "memory: want MiB from 16 to 1048576, got '1.5'"
 engine_case memory-big memory 4294967312 '2**32 + 16' "memory: want MiB from 16 to 1048576, got '4294967312'"
-engine_case pool-65 pool 65 65 "pool: want 0 to 64 warm sandboxes, got '65'"
+engine_case pool-65 pool 65 65 "pool: want auto or 0 to 64 warm sandboxes, got '65'"
 engine_case tier tier docker '"docker"' "tier: want auto, ns, kvm or none, got 'docker'"
 engine_case data data "$tmp/none" "\"$tmp/none\"" "data: want a directory, got '$tmp/none'"
 

@@ -94,38 +94,51 @@ def code_of(n):
     return f"ans = {n} + 1"
 
 
+def send(n, addr="127.0.0.1", port=None, by=None):
+    """POST /v1/run of request n through HAProxy (or straight to a host at addr, named by);
+    its outcome is appended to results and returned."""
+    r = {"n": n, "id": f"fleet-{n}", "code": code_of(n), "t0": time.monotonic()}
+    body = json.dumps({"id": r["id"], "code": r["code"]})
+    # A connection a request, so that a request its host dropped is answered 502 naming
+    # the host (docs/DESIGN.md, serve in a fleet).
+    conn = http.client.HTTPConnection(addr, int(port or PORT), timeout=60)
+    try:
+        conn.request("POST", "/v1/run", body,
+                     {"Content-Type": "application/json", "Connection": "close",
+                      "Authorization": f"Bearer {token}"})
+        resp = conn.getresponse()
+        raw = resp.read()
+        r["status"] = resp.status
+        r["by"] = by or resp.getheader("X-Served-By", "")
+        r["type"] = resp.getheader("Content-Type", "")
+        try:
+            r["body"] = json.loads(raw)
+        except ValueError:
+            r["body"] = raw.decode("utf-8", "replace")[:200]
+    except (OSError, http.client.HTTPException) as e:
+        # Never sent again: each id is one attempt, so the ledger can be held to it.
+        r["status"], r["by"], r["type"], r["body"] = None, "", "", repr(e)
+    conn.close()
+    r["t1"] = time.monotonic()
+    with lock:
+        results.append(r)
+    return r
+
+
+def next_n():
+    with lock:
+        if sent[0] >= MAX_REQUESTS:
+            return None
+        sent[0] += 1
+        return 1000000 + sent[0]
+
+
 def client():
     while not stop.is_set() and time.monotonic() < DEADLINE:
-        with lock:
-            if sent[0] >= MAX_REQUESTS:
-                return
-            sent[0] += 1
-            n = 1000000 + sent[0]
-        r = {"n": n, "id": f"fleet-{n}", "code": code_of(n), "t0": time.monotonic()}
-        body = json.dumps({"id": r["id"], "code": r["code"]})
-        # A connection a request, so that a request its host dropped is answered 502 naming
-        # the host (docs/DESIGN.md, serve in a fleet).
-        conn = http.client.HTTPConnection("127.0.0.1", int(PORT), timeout=60)
-        try:
-            conn.request("POST", "/v1/run", body,
-                         {"Content-Type": "application/json", "Connection": "close",
-                          "Authorization": f"Bearer {token}"})
-            resp = conn.getresponse()
-            raw = resp.read()
-            r["status"] = resp.status
-            r["by"] = resp.getheader("X-Served-By", "")
-            r["type"] = resp.getheader("Content-Type", "")
-            try:
-                r["body"] = json.loads(raw)
-            except ValueError:
-                r["body"] = raw.decode("utf-8", "replace")[:200]
-        except (OSError, http.client.HTTPException) as e:
-            # Never sent again: each id is one attempt, so the ledger can be held to it.
-            r["status"], r["by"], r["type"], r["body"] = None, "", "", repr(e)
-        conn.close()
-        r["t1"] = time.monotonic()
-        with lock:
-            results.append(r)
+        n = next_n()
+        if n is None:
+            return
+        send(n)
         time.sleep(0.003)   # a paced load: the ledger stays small enough to check fast
 
 
@@ -204,6 +217,13 @@ def scenario():
     ev["down"] = time.monotonic()
     wait_for("requests refused while the ledger is down",
              lambda: count(lambda r: r["t0"] > ev["down"] and r["status"] != 200) >= 5, 30)
+    # Through HAProxy, a host whose /readyz fails for the ledger is soon out of the rotation
+    # and HAProxy answers for it: straight to a host, the request must be refused by name.
+    def direct_refused():
+        n = next_n()
+        return n is not None and ledger_down(send(n, hosts[LAST]["addr"], 8080, LAST))
+    wait_for("a request straight to a host refused as ledger_unavailable", direct_refused, 30)
+    ev["readyz_down"] = get(hosts[LAST]["addr"], HEALTH)
     ev["up0"] = time.monotonic()
     # restart on a stopped server starts it with the options it last ran with.
     subprocess.run(["sh", "tests/pg-server.sh", "restart", PGDIR], check=True,
@@ -315,6 +335,8 @@ wrong = [r for r in during if r["by"] and not ledger_down(r)]
 check("ledger down: 503 ledger_unavailable (problem+json)", refused and not wrong,
       f"{len(refused)} of {len(during)}; others: " +
       "; ".join(f"{r['status']} {r['type']} {str(r['body'])[:200]}" for r in wrong[:2]))
+check(f"ledger down: {HEALTH} of a host 503", ev.get("readyz_down") == 503 or HEALTH != "/readyz",
+      f"GET {HEALTH}: {ev.get('readyz_down')}")
 check("ledger down: no 200", not any(r["status"] == 200 for r in during),
       f"{sum(1 for r in during if r['status'] == 200)} answered 200")
 back = ok_from(LAST, ev["up"])
