@@ -87,7 +87,8 @@ check-asan:
 	$(MAKE) B=build/asan SAN='-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined' CFLAGS='-O1 -g' test
 
 # ThreadSanitizer on the shared-engine test and the ledger's (group commit, verify's hashing
-# thread), then on serve (tests/test_serve.sh and the bench's
+# thread), then on serve (tests/test_serve.sh, test_serve_admission.sh's watchdog, quotas and
+# Idempotency-Key, and the bench's
 # SIGTERM under load: concurrent clients, /metrics, drain) and mcp (its reader thread and
 # cancellations). The sandbox tiers stay out: their clone() is more than the runtime follows.
 # A report from any process fails the target.
@@ -103,6 +104,7 @@ check-tsan:
 	rc=0; export TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_REPORTS)/report CR_TEST_NO_SANDBOX=1 \
 	    BUILD=build/tsan; \
 	sh tests/test_serve.sh || rc=1; \
+	sh tests/test_serve_admission.sh || rc=1; \
 	sh tests/test_mcp.sh || rc=1; \
 	build/tsan/bench/bench_serve build/tsan/calc-route 1 drain || rc=1; \
 	for f in $(TSAN_REPORTS)/report.*; do [ -e "$$f" ] && cat "$$f" && rc=1; done; exit $$rc

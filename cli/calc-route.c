@@ -939,7 +939,8 @@ static int parse_args(int argc, char **argv, cli_opts *o)
  * and once drained nothing was lost, so the exit is a clean one. */
 static int serve_http(cli_opts *o)
 {
-    int rc = EX_OK;
+    int rc = cr_serve_check(&o->serve);
+    if (rc != EX_OK) return rc;
     cr_engine *engine = open_engine(o->cfg, &rc);
     if (engine) {
         catch_signals(NULL);

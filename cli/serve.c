@@ -1246,21 +1246,41 @@ static void drain(server *s, int stop_fd, double timeout)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* The address to listen on, as --listen and --listen-public allow: 0, or 2 (said why). */
+static int listen_addr(const cr_serve_opts *o, struct sockaddr_storage *addr)
+{
+    const char *listen = o->listen ? o->listen : CR_SERVE_LISTEN;
+    if (resolve(listen, addr) < 0) {
+        fprintf(stderr, "calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got '%s'\n",
+                listen);
+        return 2;
+    }
+    if (!is_loopback((struct sockaddr *)addr) && !o->listen_public) {
+        fprintf(stderr, "calc-route: --listen %s: not a loopback address; serving beyond "
+                "this machine wants --listen-public (and a --token-file)\n", listen);
+        return 2;
+    }
+    return 0;
+}
+
+int cr_serve_check(const cr_serve_opts *o)
+{
+    struct sockaddr_storage addr;
+    server s = { .ntokens = 0 };
+    int rc = listen_addr(o, &addr);
+    if (!rc && o->token_file && (sodium_init() < 0 || read_tokens(&s, o->token_file) < 0))
+        rc = 2;
+    if (s.tokens) sodium_memzero(s.tokens, s.ntokens * sizeof *s.tokens);
+    free(s.tokens);
+    return rc;
+}
+
 int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
              cr_line_defaults defaults)
 {
     const char *listen = o->listen ? o->listen : CR_SERVE_LISTEN;
     struct sockaddr_storage addr;
-    if (resolve(listen, &addr) < 0) {
-        fprintf(stderr, "calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got '%s'\n",
-                listen);
-        return 2;
-    }
-    if (!is_loopback((struct sockaddr *)&addr) && !o->listen_public) {
-        fprintf(stderr, "calc-route: --listen %s: not a loopback address; serving beyond "
-                "this machine wants --listen-public (and a --token-file)\n", listen);
-        return 2;
-    }
+    if (listen_addr(o, &addr)) return 2;
     if (load_mhd() < 0) return 5;
     server *s = calloc(1, sizeof *s);
     if (!s || sodium_init() < 0) {

@@ -56,6 +56,10 @@ typedef struct {
 int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char *why,
                     size_t why_len);
 
+/* What the options say of themselves, checked before an engine (and its warm pool) is made
+ * for them: the address and the token file. 0, or 2 with the reason on stderr. */
+int cr_serve_check(const cr_serve_opts *o);
+
 /* Serves until stop_fd (the signal pipe) becomes readable: then /readyz fails (for the
  * drain delay, requests are still served), it stops accepting, a batch under way answers its lines not yet run as shutting_down, the runs under
  * way are answered (past the drain timeout, or at a second byte on stop_fd, they are

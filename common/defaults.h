@@ -28,7 +28,7 @@
 #define CR_DEFAULT_SANDBOX_ARTIFACTS 64
 /* Requests that may wait for a warm sandbox at once (cr_config "queue"); past them a request
  * is refused at once (CR_EBUSY, HTTP 429 queue_full) rather than queued without end. */
-#define CR_DEFAULT_POOL_QUEUE 64
+#define CR_DEFAULT_POOL_QUEUE 128
 /* pool=auto: warm sandboxes a CPU (starting one is CPU-bound), and at most one for each
  * POOL_AUTO_MEMORY_SHARE-th of the machine's memory per sandbox memory limit, 1 to 64. */
 #define CR_DEFAULT_POOL_PER_CPU 2

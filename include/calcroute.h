@@ -137,7 +137,7 @@ CR_API const char *cr_version(void);
  *                 one. The result's JSON timings say which ("sandbox_start"). Worth it for a
  *                 long-lived engine (a server, --batch, the Python binding: their default)
  *   queue         requests that may wait for a warm sandbox at once, 1 to 4096 (default
- *                 64); one past them, or one that waited its whole timeout, fails at once
+ *                 128); one past them, or one that waited its whole timeout, fails at once
  *                 with CR_EBUSY, neither run nor recorded
  *   preload       comma-separated modules the warm sandboxes import first ("numpy,pandas");
  *                 auto: the finance stack (numpy, pandas), each where installed
