@@ -185,13 +185,14 @@ static void step(int direct, int clients)
  * NULL); its pid, or -1. */
 static pid_t start_server(const char *calc_route, const char *audit)
 {
+    /* No drain delay: the drain's figures are those of the stop itself. */
     const char *args[] = { calc_route, "--tier", ph->tier, "--pool", ph->pool,
-                           "--connections", "128", "--listen", "127.0.0.1:0", "serve",
-                           NULL, NULL, NULL };
+                           "--connections", "128", "--drain-delay", "0", "--listen",
+                           "127.0.0.1:0", "serve", NULL, NULL, NULL };
     if (audit) {   /* options come before the command */
-        args[9] = "--audit";
-        args[10] = audit;
-        args[11] = "serve";
+        args[11] = "--audit";
+        args[12] = audit;
+        args[13] = "serve";
     }
     pid_t pid = bench_serve_start(args, &port);
     if (pid < 0) fprintf(stderr, "bench_serve: %s serve did not start\n", calc_route);
