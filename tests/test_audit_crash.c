@@ -1,11 +1,13 @@
 /* tests/test_audit_crash.c: several processes append to one ledger while the test kills
  * them with SIGKILL at random moments. Afterwards the chain must verify and every append that
  * a child reported as committed (on a pipe, right after audit_append returned) must be there.
- * CR_TEST_SEED fixes the random schedule; the seed used is printed. With an argument, the
- * ledger is that one (a fresh PostgreSQL ledger's URI: tests/test_audit_pg.sh) instead of a
- * new SQLite file. */
+ * The run is a number of kills, each after an append reported since the last one, so that a
+ * slow machine does the same work, only slower. CR_TEST_SEED fixes the random schedule; the
+ * seed used is printed, and again on every failure line. With an argument, the ledger is that
+ * one (a fresh PostgreSQL ledger's URI: tests/test_audit_pg.sh) instead of a new SQLite file. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,8 @@
 #include "tests/testlib.h"
 
 #define NPROC 4
-#define RUN_MS 1500
+#define KILLS 60
+#define STALL_MS 60000   /* no append reported for this long: the ledger is stuck */
 #define MAX_REPORTS 100000
 
 typedef struct {
@@ -34,7 +37,7 @@ static _Noreturn void child(const char *path, int fd, int batch)
     audit_db *db = NULL;
     cr_error err = {0};
     if (audit_open(path, 0, &db, &err) != CR_OK) {
-        fprintf(stderr, "child %d: %s\n", (int)getpid(), err.message);
+        fprintf(stderr, "child %d: %s%s\n", (int)getpid(), err.message, t_note);
         _exit(3);
     }
     audit_record recs[3];
@@ -51,7 +54,7 @@ static _Noreturn void child(const char *path, int fd, int batch)
         }
         uint64_t first = 0;
         if (audit_append_batch(db, recs, (size_t)batch, &first, NULL, &err) != CR_OK) {
-            fprintf(stderr, "child %d: %s\n", (int)getpid(), err.message);
+            fprintf(stderr, "child %d: %s%s\n", (int)getpid(), err.message, t_note);
             _exit(4);
         }
         for (int k = 0; k < batch; k++) {
@@ -87,6 +90,20 @@ static long ms_since(const struct timespec *t0)
     return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
 
+/* Reads reports until there are more than `had`: 0 when none came for STALL_MS. */
+static int await_report(int fd, size_t had)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (drain(fd); nreports == had && nreports < MAX_REPORTS; drain(fd)) {
+        long left = STALL_MS - ms_since(&t0);
+        struct pollfd p = { fd, POLLIN, 0 };
+        if (left <= 0) return 0;
+        poll(&p, 1, (int)left);
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     char dir[256], file[300];
@@ -98,6 +115,7 @@ int main(int argc, char **argv)
     unsigned seed = getenv("CR_TEST_SEED") ? (unsigned)strtoul(getenv("CR_TEST_SEED"), NULL, 10)
                                            : (unsigned)time(NULL) ^ (unsigned)getpid();
     fprintf(stderr, "seed %u\n", seed);
+    snprintf(t_note, sizeof t_note, " (CR_TEST_SEED=%u)", seed);
     srand(seed);
 
     audit_db *db = NULL;
@@ -111,13 +129,17 @@ int main(int argc, char **argv)
     pid_t pids[NPROC];
     for (int i = 0; i < NPROC; i++) pids[i] = spawn(path, fds, i % 2 ? 3 : 1);
 
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int kills = 0, bad_exits = 0;
-    while (ms_since(&t0) < RUN_MS) {
+    int kills = 0, bad_exits = 0, stalled = 0;
+    while (kills < KILLS) {
         struct timespec nap = { 0, (long)(1 + rand() % 40) * 1000000L };
+        size_t had = nreports;
         nanosleep(&nap, NULL);
-        drain(fds[0]);
+        if (!await_report(fds[0], had)) {
+            stalled = 1;
+            fprintf(stderr, "no append reported for %d s after %d kills%s\n", STALL_MS / 1000,
+                    kills, t_note);
+            break;
+        }
         int i = rand() % NPROC, status = 0;
         kill(pids[i], SIGKILL);
         waitpid(pids[i], &status, 0);
@@ -135,8 +157,7 @@ int main(int argc, char **argv)
     drain(fds[0]);
     close(fds[0]);
     CHECK_INT(bad_exits, 0);            /* no child failed an append on its own */
-    CHECK(kills >= 10);                 /* a loaded machine (ASan) manages fewer rounds */
-    CHECK(nreports >= 20);              /* enough appends to mean something */
+    CHECK_INT(stalled, 0);              /* a killed appender never blocks the others */
     fprintf(stderr, "%d kills, %zu appends reported\n", kills, nreports);
 
     cr_audit_report rep;
@@ -144,7 +165,8 @@ int main(int argc, char **argv)
     CHECK_INT(audit_open(path, AUDIT_OPEN_READONLY, &db, &err), CR_OK);
     CHECK_INT(audit_verify(db, NULL, &rep, &err), CR_OK);
     CHECK_INT(rep.ok, 1);
-    if (!rep.ok) fprintf(stderr, "seq %llu: %s\n", (unsigned long long)rep.bad_seq, rep.problem);
+    if (!rep.ok) fprintf(stderr, "seq %llu: %s%s\n", (unsigned long long)rep.bad_seq, rep.problem,
+                         t_note);
     CHECK(rep.records >= nreports);
 
     /* Every reported append is in the ledger under the seq it was given. */
@@ -160,8 +182,8 @@ int main(int argc, char **argv)
         audit_iter_close(it);
         if (!found) {
             missing++;
-            fprintf(stderr, "reported seq %llu (%s) is not in the ledger\n",
-                    (unsigned long long)reports[k].seq, reports[k].id);
+            fprintf(stderr, "reported seq %llu (%s) is not in the ledger%s\n",
+                    (unsigned long long)reports[k].seq, reports[k].id, t_note);
         }
     }
     CHECK_INT(missing, 0);

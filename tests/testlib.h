@@ -12,23 +12,26 @@
 #include "calcroute.h"
 
 static int t_pass, t_fail, t_skip;
+/* Ends every failure line when set (" (CR_TEST_SEED=42)"): a failure shown without the
+ * output before it (run.sh prints a failing test's last lines) still says how to repeat it. */
+static char t_note[64] __attribute__((unused));
 
 #define CHECK(c) ((c) ? (void)t_pass++ : (void)(t_fail++, \
-    fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c)))
+    fprintf(stderr, "%s:%d: CHECK(%s) failed%s\n", __FILE__, __LINE__, #c, t_note)))
 
 /* Compares two C strings and prints both when they differ. */
 #define CHECK_STR(got, want) do { \
     const char *g_ = (got), *w_ = (want); \
     if (g_ && w_ && strcmp(g_, w_) == 0) t_pass++; \
-    else { t_fail++; fprintf(stderr, "%s:%d: got [%s], want [%s]\n", __FILE__, __LINE__, \
-                             g_ ? g_ : "(null)", w_ ? w_ : "(null)"); } \
+    else { t_fail++; fprintf(stderr, "%s:%d: got [%s], want [%s]%s\n", __FILE__, __LINE__, \
+                             g_ ? g_ : "(null)", w_ ? w_ : "(null)", t_note); } \
 } while (0)
 
 #define CHECK_INT(got, want) do { \
     long long g_ = (long long)(got), w_ = (long long)(want); \
     if (g_ == w_) t_pass++; \
-    else { t_fail++; fprintf(stderr, "%s:%d: %s = %lld, want %lld\n", __FILE__, __LINE__, \
-                             #got, g_, w_); } \
+    else { t_fail++; fprintf(stderr, "%s:%d: %s = %lld, want %lld%s\n", __FILE__, __LINE__, \
+                             #got, g_, w_, t_note); } \
 } while (0)
 
 #define SKIP(...) do { t_skip++; fprintf(stderr, "SKIP %s: ", __func__); \
