@@ -108,19 +108,24 @@ static inline void remove_tree(const char *dir)
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
-/* Whole file as a string (NULL when unreadable); the caller frees it. */
+/* Whole file as a string (NULL when unreadable); the caller frees it. Read to its end, not
+ * to the size the file reports: /proc's files report 0. */
 static inline char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
-    char *buf;
-    long n;
+    char *buf = NULL;
+    size_t len = 0, cap = 0, n;
     if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    rewind(f);
-    buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
-    if (buf) buf[n] = 0;
+    do {
+        if (cap - len < 4096) {
+            char *p = realloc(buf, cap = cap * 2 + 4096);
+            if (!p) { free(buf); fclose(f); return NULL; }
+            buf = p;
+        }
+        len += n = fread(buf + len, 1, cap - len - 1, f);
+    } while (n > 0);
+    if (ferror(f)) { free(buf); buf = NULL; }
+    else buf[len] = 0;
     fclose(f);
     return buf;
 }
