@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox.h"
+#include "tests/testlib.h"   /* SECS() */
 
 #ifndef SANDBOX_TEST_TIER
 #define SANDBOX_TEST_TIER CR_TIER_NS
@@ -20,17 +21,6 @@ static char ns_why[256];
 /* When set, run_ns() goes through this warm pool (sandbox_pool_run()) instead of a cold
  * start: the same suite then runs on warm workers. */
 static sandbox_pool *test_pool;
-
-/* Seconds in the suite's limits and timing checks are multiplied by CR_TEST_TIME_SCALE (1 when
- * unset): the nested test host runs the kvm tier's guest under software emulation, tens of
- * times slower than hardware, and sets it there. Programs and expected outputs never change. */
-static double time_scale(void)
-{
-    const char *s = getenv("CR_TEST_TIME_SCALE");
-    double v = s ? atof(s) : 1;
-    return v >= 1 && v <= 100 ? v : 1;
-}
-#define SECS(x) ((double)(x) * time_scale())
 
 /* Fills *lim with small limits that keep the suite fast: 5 s wall, 256 MiB, 32 processes. */
 static void small_limits(sandbox_limits *lim)

@@ -85,7 +85,7 @@ for m in irqbypass kvm kvm-amd; do insmod /mod/\$m.ko || echo "KVMHOST: insmod \
 # Everything inside is emulated instruction by instruction: give the guest boot its time (the
 # snapshot's boot imports numpy and pandas from the package image: 90 s on a loaded machine),
 # and the sandbox suites' limits and timing checks ten times theirs (the guest's python runs
-# tens of times slower than on hardware; tests/test_sandbox_util.h).
+# tens of times slower than on hardware; tests/testlib.h's SECS()).
 export CR_KVM_BOOT_S=360 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CALCROUTE_KVM_DIR=/guest ${KVMHOST_ENV:-}
 # A heartbeat on the second serial port: the host sees the nested host's clock go on.
 ( while :; do sleep 10; echo tick >/dev/ttyS1; done ) &
