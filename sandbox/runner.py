@@ -1283,6 +1283,16 @@ RLIMITS = {"cpu": 0, "fsize": 1, "data": 2, "core": 4, "nproc": 6, "nofile": 7, 
 
 ZYGOTE_BASE = set()     # the modules before the zygote imported its own, which the code's are not
 WARMUP = [None]         # the pool's warm-up program, once the zygote has it
+# What the zygote imports for itself, and standard modules code often imports beside them:
+# each worker has them at hand for the code's import (StashedModules), which then runs none
+# of their code (a sandboxed `import os` cost 2 ms of the code's process, most of a print(1)).
+ZYGOTE_IMPORTS = ("ctypes", "fcntl", "socket", "_struct", "select", "os", "re", "json",
+                  "datetime", "decimal", "fractions", "statistics", "math", "collections",
+                  "functools", "itertools", "string", "csv", "calendar", "copy", "operator")
+# For each module the zygote imported: what its import put in sys.modules besides (LOADED),
+# and the modules its import statements named that were there already (NAMED); STASH_DEPS
+# joins both, transitively: what a cold import of the module leaves in sys.modules.
+LOADED, NAMED, STASH_DEPS = {}, {}, {}
 
 
 class SetupError(Exception):
@@ -1358,6 +1368,7 @@ def zygote(chan_fd, rep_fd):
         posix._exit(2)
     # What we import for ourselves from here on is taken out of the workers' sys.modules.
     ZYGOTE_BASE.update(sys.modules)
+    import_traced(ZYGOTE_IMPORTS)
     import ctypes
     import fcntl
     import socket
@@ -1525,17 +1536,122 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     ctl.detach()
     posix.closerange(5, 1 << 16)
     posix.chdir("/out")
-    # What the zygote imported for itself is not the code's: an import finds it as a cold
-    # run would.
+    # What the zygote imported for itself is not the code's: sys.modules is a cold run's, and
+    # an import finds the module as a cold one would leave it, its code not run again.
     for name in set(sys.modules) - ZYGOTE_BASE:
-        del sys.modules[name]
+        STASHED.modules[name] = sys.modules.pop(name)
     return 3, 4
+
+
+def import_traced(names):
+    """The zygote: imports names (one that fails is skipped), noting for each module loaded
+    meanwhile LOADED and NAMED, then STASH_DEPS."""
+    import builtins
+    import _frozen_importlib as bootstrap
+    real = builtins.__import__
+    loading = [None]    # the modules whose import is under way, innermost last
+
+    def traced(name, globals=None, locals=None, fromlist=(), level=0):
+        target = None
+        try:
+            target = (bootstrap._resolve_name(name, bootstrap._calc___package__(globals), level)
+                      if level else name)
+        except Exception:
+            pass
+        before = set(sys.modules) if target and target not in sys.modules else None
+        if before is not None:
+            loading.append(target)
+        try:
+            module = real(name, globals, locals, fromlist, level)
+        finally:
+            if before is not None:
+                loading.pop()
+        if target:
+            if before is not None:
+                LOADED.setdefault(target, set()).update(set(sys.modules) - before - {target})
+            parts = target.split(".")
+            named = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+            named |= {"%s.%s" % (target, x) for x in fromlist or () if x != "*"}
+            named = {n for n in named if n in sys.modules}
+            # An extension module's imports (_decimal's of collections.abc) come with no
+            # globals of its own: they are the module's under way.
+            for who in {globals.get("__name__") if globals else None, loading[-1]}:
+                NAMED.setdefault(who, set()).update(named)
+        return module
+
+    builtins.__import__ = traced
+    try:
+        for name in names:
+            try:
+                __import__(name)
+            except Exception:
+                pass
+    finally:
+        builtins.__import__ = real
+    for name in set(sys.modules) - ZYGOTE_BASE:
+        STASH_DEPS[name] = stash_deps(name)
+
+
+def stash_deps(name):
+    """STASH_DEPS[name]: LOADED and NAMED, followed from name, and the aliases a package of
+    them set for a module of them (collections.abc, os.path), which neither shows when the
+    package was loaded as a submodule's parent."""
+    deps, todo = set(), [name]
+    while todo:
+        at = todo.pop()
+        for dep in LOADED.get(at, set()) | NAMED.get(at, set()):
+            if dep != name and dep not in deps:
+                deps.add(dep)
+                todo.append(dep)
+    made = {id(sys.modules[n]) for n in deps | {name} if n in sys.modules}
+    for alias, module in list(sys.modules.items()):
+        if alias.rpartition(".")[0] in deps | {name} and id(module) in made and alias != name:
+            deps.add(alias)
+    return frozenset(deps)
+
+
+class StashedModules:
+    """First on sys.meta_path (STASHED) in every run, so that the code sees the same finders
+    cold and warm; in a worker the zygote forked, it holds the modules the zygote imported
+    (ZYGOTE_IMPORTS and theirs), out of sys.modules, and serves them to an import as made
+    already. With each goes what its cold import would leave in sys.modules (STASH_DEPS), and
+    each goes once: an import after the code took it out of sys.modules runs it afresh, as a
+    cold one would. A module whose import imports one the job's seed applies to (random) is
+    not served: that import runs, and the seeder with it (SeededImports)."""
+
+    def __init__(self, modules):
+        self.modules, self.specs = modules, {}
+
+    def find_spec(self, name, path=None, target=None):
+        module = self.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        deps = STASH_DEPS.get(name)
+        if spec is None or deps is None or name in SEEDERS or not deps.isdisjoint(SEEDERS):
+            return None
+        import _frozen_importlib
+        self.specs[name] = spec
+        return _frozen_importlib.ModuleSpec(name, self, origin=spec.origin,
+                                            is_package=spec.submodule_search_locations is not None)
+
+    def create_module(self, spec):
+        return self.modules.pop(spec.name)
+
+    def exec_module(self, module):
+        name = module.__spec__.name
+        module.__spec__ = self.specs.pop(name)     # its own, as the import that made it left it
+        for dep in STASH_DEPS[name]:
+            if dep not in sys.modules and dep in self.modules:
+                sys.modules[dep] = self.modules.pop(dep)
+
+
+STASHED = StashedModules({})
 
 
 def main():
     import posix
     if sys.path[:1] == [""]:    # an interpreter older than PYTHONSAFEPATH: not the cwd
         del sys.path[0]
+    sys.meta_path.insert(0, STASHED)
     add_site_dirs()
 
     job_fd, rep_fd = int(sys.argv[1]), int(sys.argv[2])
