@@ -930,6 +930,8 @@ def child_main(job, res_fd, done_fd):
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     if seed is not None:
         seed_rngs(seed)
+    if done_fd is not None:
+        packages_settled()
     status, recs = run_code(compiled, info, mod, answer_vars, text)
     try:
         sys.stdout.flush()
@@ -966,15 +968,21 @@ def imported_packages():
     preload list's too). The version is the module's __version__, else its distribution's by
     importlib.metadata (imported only then: it costs more than most runs), else empty. Said by
     the code's process, so the code can misstate it, as it can anything it imports.
-    A warm worker's rehearsal makes it once before the job (with a preload list, a
-    millisecond and more): the job's end makes again only what changed since (PACKAGES)."""
+    A warm worker's zygote (or, without one, its rehearsal) makes it once before the job
+    (with pandas loaded, 2 ms of a forked worker's CPU, most of it copies of the pages of the
+    module objects it touches): the job's end takes it as it is when the code imported
+    nothing (no finder was asked for a module, sys.modules is as long: packages_settled()),
+    else makes again only what changed since (PACKAGES)."""
     seen, snap = PACKAGES, PACKAGES["modules"]
-    if snap is not None:
+    if seen["tops"] is not None and seen["len"] == len(sys.modules) and \
+            seen["asked"] == STASHED.asked:
+        snap = None
+    elif snap is not None:
         # Each run has its own __main__, which is no package.
         snap.pop("__main__", None)
         if "__main__" in sys.modules:
             snap["__main__"] = sys.modules["__main__"]
-    if snap is not None and snap == sys.modules:
+    if snap is None and seen["tops"] is not None or snap is not None and snap == sys.modules:
         tops = seen["tops"]
     else:
         if seen["skip"] is None:
@@ -1012,8 +1020,18 @@ def imported_packages():
 
 
 # imported_packages()'s last answer: sys.modules as it was then, the packages of it, and for
-# each its module, its __version__ and its line.
-PACKAGES = {"skip": None, "modules": None, "tops": None, "lines": {}}
+# each its module, its __version__ and its line; sys.modules' length and the finders' count
+# of modules asked for when the code began (packages_settled()).
+PACKAGES = {"skip": None, "modules": None, "tops": None, "lines": {}, "len": -1, "asked": -1}
+
+
+def packages_settled():
+    """Warm mode, before the code runs: the packages loaded are those imported_packages() last
+    made (the zygote's, or the rehearsal's); an import from here on asks a finder
+    (StashedModules, first on sys.meta_path), and one the code makes into sys.modules itself
+    changes its length. A code that changes an entry in place or reorders the finders can
+    misstate its packages, as it can anything it imports."""
+    PACKAGES["len"], PACKAGES["asked"] = len(sys.modules), STASHED.asked
 
 
 def imports_record(text):
@@ -1228,20 +1246,24 @@ def rehearse():
         mod.__dict__.clear()
     except BaseException:
         pass
-    # Importing it when the job is done took a tenth of a print(1)'s run.
-    ATEXIT[0] = own_module("atexit")
+    # Importing it when the job is done took a tenth of a print(1)'s run (a zygote's worker
+    # has the zygote's).
+    if ATEXIT[0] is None:
+        ATEXIT[0] = own_module("atexit")
     # The pool's warm-up again, here: the pages a like job will write are copied now.
     if WARMUP[0]:
         warm_up(WARMUP[0])
-    # Last: what the job's end reports of the packages loaded now is made once, here; what
-    # that imports (importlib.metadata, for a package without __version__) is not the code's.
-    before = set(sys.modules)
-    try:
-        imported_packages()
-    except BaseException:
-        pass
-    for name in set(sys.modules) - before:
-        forget_module(name)
+    # Last: what the job's end reports of the packages loaded now is made once, here, unless
+    # the zygote made it and the warm-up imported nothing since; what that imports
+    # (importlib.metadata, for a package without __version__) is not the code's.
+    if PACKAGES["tops"] is None or WARMUP[0]:
+        before = set(sys.modules)
+        try:
+            imported_packages()
+        except BaseException:
+            pass
+        for name in set(sys.modules) - before:
+            forget_module(name)
 
 
 def warm_child(data, res_fd, done_fd, allowed_fd):
@@ -1368,6 +1390,15 @@ def zygote(chan_fd, rep_fd):
         posix._exit(2)
     # What we import for ourselves from here on is taken out of the workers' sys.modules.
     ZYGOTE_BASE.update(sys.modules)
+    # What every worker's code process would make before its job (rehearse()), made once:
+    # the packages report (what that imports is not the workers': they keep ZYGOTE_BASE) and
+    # atexit, which leave() needs.
+    try:
+        imported_packages()
+    except BaseException:
+        pass
+    PACKAGES["modules"] = {name: sys.modules[name] for name in ZYGOTE_BASE if name in sys.modules}
+    ATEXIT[0] = own_module("atexit")
     import_traced(ZYGOTE_IMPORTS)
     import ctypes
     import fcntl
@@ -1621,8 +1652,10 @@ class StashedModules:
 
     def __init__(self, modules):
         self.modules, self.specs = modules, {}
+        self.asked = 0      # imports that came to the finders (packages_settled())
 
     def find_spec(self, name, path=None, target=None):
+        self.asked += 1
         module = self.modules.get(name)
         spec = getattr(module, "__spec__", None)
         deps = STASH_DEPS.get(name)

@@ -166,6 +166,39 @@ out:
     sandbox_pool_close(p);
 }
 
+/* The packages a run reports (its "imports" record), warm as cold: a worker's report is made
+ * before its job (by the zygote) and taken as it is at the job's end when the code imported
+ * nothing more (packages_settled() in the runner), so each way of importing more must show:
+ * an import, a module put into sys.modules by hand. */
+static void test_imports_report(void)
+{
+    static const char *const progs[] = {
+        "import pandas\nprint(1)\n",
+        "import pandas, scipy.optimize\nprint(1)\n",
+        "import sys, pandas\nsys.modules['fakepkg_x'] = pandas\nprint(1)\n",
+    };
+    sandbox_pool *p = open_pool(1, "numpy,pandas", 1);
+    if (!p) { CHECK(!"pool"); return; }
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        sandbox_outcome cold, warm;
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        if (run_ns(progs[i], NULL, NULL, NULL, NULL, &cold) != CR_OK) { CHECK(!"cold"); continue; }
+        if (pool_run(p, progs[i], NULL, &warm) != CR_OK) {
+            CHECK(!"warm");
+            sandbox_outcome_free(&cold);
+            continue;
+        }
+        CHECK_INT(warm.warm, 1);
+        CHECK(cold.imports && strstr(cold.imports, "pandas "));
+        CHECK_STR(text(warm.imports), text(cold.imports));
+        if (i == 1) CHECK(cold.imports && strstr(cold.imports, "scipy "));
+        if (i == 2) CHECK(cold.imports && strstr(cold.imports, "fakepkg_x "));
+        sandbox_outcome_free(&cold);
+        sandbox_outcome_free(&warm);
+    }
+    sandbox_pool_close(p);
+}
+
 /* One job per worker: what a job left (a file in /tmp, a module global, a process) is not
  * there for the next, which is pid 2 again under a fresh pid 1. */
 static void test_one_job_per_worker(void)
@@ -623,6 +656,7 @@ int main(void)
     test_one_job_per_worker();
     test_preload();
     test_stashed_imports();
+    test_imports_report();
     test_refill();
     test_worker_killed();
     test_key_mismatch();
