@@ -1285,10 +1285,10 @@ def warm_child(data, res_fd, done_fd, allowed_fd):
 
 
 # The zygote of a warm pool (sandbox/ns/pool.c): a warm runner that never takes a job. It
-# imports the preload list once and then forks one worker per message of the host; each worker
-# leaves the zygote's namespaces for fresh ones of its own (user, mount with new /tmp and /out,
-# pid, net, ipc, uts, cgroup) and becomes a warm runner there, so its imports are the
-# zygote's pages, shared copy-on-write, instead of a start of its own.
+# imports the preload list once and then clones one worker per message of the host into
+# namespaces of its own (user, mount with new /tmp and /out, pid, net, ipc, uts, cgroup),
+# which becomes a warm runner there, so its imports are the zygote's pages, shared
+# copy-on-write, instead of a start of its own.
 CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID = 0x10000000, 0x00020000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 CLONE_NEWCGROUP = 0x02000000
@@ -1402,30 +1402,57 @@ def zygote(chan_fd, rep_fd):
     import_traced(ZYGOTE_IMPORTS)
     import ctypes
     import fcntl
+    import select
     import socket
     import _struct
     chan = socket.socket(fileno=chan_fd)
     libc = ctypes.CDLL(None, use_errno=True)
-    # Workers are reaped by the kernel: the zygote waits for nobody.
-    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
+    # Each child (a worker's pid 1, or where clone() fails the process that forks it) is
+    # ours to reap: a cloned pid 1's wait status goes to the host, as the forked worker sends
+    # its runner's.
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    children = {}       # its pidfd: its pid, and our copy of its control socket (cloned)
+    poller = select.poll()
+    poller.register(chan_fd, select.POLLIN)
     import gc
     gc.collect()
     gc.freeze()     # the workers' collectors leave our objects, and their pages, alone
     write_all(rep_fd, b"R")
     while True:
-        try:
+        for fd, _ in poller.poll():
+            if fd != chan_fd:
+                pid, ctl = children.pop(fd)
+                poller.unregister(fd)
+                posix.close(fd)
+                status = posix.waitpid(pid, 0)[1]
+                if ctl is not None:
+                    try:
+                        posix.write(ctl, ns_msg(MSG_EXIT, status=status))
+                    except OSError:
+                        pass
+                    posix.close(ctl)
+                continue
             msg, fds, _, _ = socket.recv_fds(chan, 16, 5)
-        except InterruptedError:
-            continue
-        if not msg:
-            posix._exit(0)
-        if len(fds) == 5 and posix.fork() == 0:
-            chan.detach()
-            posix.close(chan_fd)
-            posix.close(rep_fd)
-            return forked_worker(fds, spec, libc)
-        for fd in fds:
-            posix.close(fd)
+            if not msg:
+                posix._exit(0)
+            if len(fds) == 5:
+                pid = clone_worker(libc)
+                cloned = pid >= 0
+                if pid < 0:
+                    pid = posix.fork()
+                if pid == 0:
+                    chan.detach()
+                    # Nothing of another worker's: its control socket could say how it ended.
+                    for fd in [chan_fd, rep_fd] + [x for k, v in children.items()
+                                                   for x in (k, v[1]) if x is not None]:
+                        posix.close(fd)
+                    return (cloned_worker if cloned else forked_worker)(fds, spec, libc)
+                ctl = posix.dup(fds[0]) if cloned else None
+                pidfd = posix.pidfd_open(pid)
+                children[pidfd] = (pid, ctl)
+                poller.register(pidfd, select.POLLIN)
+            for fd in fds:
+                posix.close(fd)
 
 
 def ns_msg(kind, step=0, err=0, status=0):
@@ -1453,54 +1480,78 @@ def setup_failed(ctl, e, step):
     posix._exit(127)
 
 
-def forked_worker(fds, spec, libc):
-    """A worker the zygote forked: tells the host its pid, waits while the host moves it into
-    its cgroup, enters namespaces of its own and forks their pid 1, the worker's runner, which
-    returns from here. This process stays behind, outside the runner's pid namespace, to tell
-    the host how the runner ended."""
+# clone()'s number where we know it: a worker's pid 1 made by the zygote in one step.
+CLONE_SYSCALL = {"x86_64": 56, "aarch64": 220}
+SIGCHLD_NUMBER = 17
+CLONE_FLAGS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+
+
+def clone_worker(libc):
+    """The zygote: a child in namespaces of its own (user, mount, pid, net, ipc, uts), pid 1
+    of its pid namespace, by clone() as fork() would make it (its pid here, 0 in it, -1 where
+    this machine's clone() is not known or refuses). A fork and an unshare() make the same in
+    two processes, each a copy of our address space (with pandas loaded, 2.5 ms of the
+    kernel's each), the first staying to report the second's end (forked_worker()). The
+    interpreter's own fork hooks run around it as around os.fork(); glibc's, which only
+    correct its record of the thread's id, do not: pid 1 runs the runner, never the code."""
+    import ctypes
+    import posix
+    nr = CLONE_SYSCALL.get(posix.uname().machine)
+    if nr is None:
+        return -1
+    api = ctypes.pythonapi
+    raw = ctypes.PyDLL(None, use_errno=True).syscall     # the GIL held, as os.fork() holds it
+    raw.restype, raw.argtypes = ctypes.c_long, [ctypes.c_long] * 6
+    for hook in (api.PyOS_BeforeFork, api.PyOS_AfterFork_Parent, api.PyOS_AfterFork_Child):
+        hook.restype, hook.argtypes = None, []
+    api.PyOS_BeforeFork()
+    pid = raw(nr, CLONE_FLAGS | SIGCHLD_NUMBER, 0, 0, 0, 0)
+    (api.PyOS_AfterFork_Child if pid == 0 else api.PyOS_AfterFork_Parent)()
+    return int(pid)
+
+
+def worker_start(fds, libc):
+    """The first steps of a worker the zygote made: its streams on /dev/null, then its pid
+    told to the host, which moves it into its cgroup and says go. Our /proc files stay ours
+    only while we are dumpable, which the zygote is not."""
     import posix
     import _signal
     import socket
-    ctl_fd, out_w, err_w, job_fd, rep_fd = fds
-    ctl = socket.socket(fileno=ctl_fd)
+    ctl = socket.socket(fileno=fds[0])
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
     null = posix.open("/dev/null", posix.O_RDWR)
     for fd in (0, 1, 2):
         posix.dup2(null, fd)
-    step = STEP_SYNC
     try:
         ctl.send(ns_msg(MSG_HELLO))     # the host reads our pid off the message
         if ctl.recv(1) != b"g":
             posix._exit(127)
-        # Our /proc files stay ours only while we are dumpable: the zygote is not.
-        step = STEP_FORKED
         check(libc.prctl(4, 1, 0, 0, 0), STEP_FORKED)
-        check(libc.unshare(CLONE_NEWUSER), STEP_FORKED)
-        for name, text in (("uid_map", b"0 0 1\n"), ("setgroups", b"deny"), ("gid_map", b"0 0 1\n")):
-            fd = posix.open("/proc/self/" + name, posix.O_WRONLY)
-            posix.write(fd, text)
-            posix.close(fd)
-        check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                           CLONE_NEWUTS | CLONE_NEWCGROUP), STEP_FORKED)
-        fl = MS_NOSUID | MS_NODEV | MS_NOEXEC
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", fl, spec["tmp"]), STEP_TMP)
-        check(libc.mount(b"tmpfs", b"/out", b"tmpfs", fl, spec["out"]), STEP_OUT)
-        step = STEP_HOSTNAME
-        socket.sethostname("calcroute")
-        step = STEP_LOOPBACK
-        import fcntl
-        import _struct
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        ifr = bytearray(fcntl.ioctl(s, 0x8913, _struct.pack("16sh22x", b"lo", 0)))    # SIOCGIFFLAGS
-        flags = _struct.unpack_from("h", ifr, 16)[0] | 0x1 | 0x40    # IFF_UP, IFF_RUNNING
-        fcntl.ioctl(s, 0x8914, _struct.pack("16sh22x", b"lo", flags))                  # SIOCSIFFLAGS
-        s.close()
-        step = STEP_SEND_OUT
-        out = posix.open("/out", posix.O_RDONLY | posix.O_DIRECTORY)
-        socket.send_fds(ctl, [ns_msg(MSG_OUT_DIR)], [out])
-        posix.close(out)
     except BaseException as e:
-        setup_failed(ctl, e, step)
+        setup_failed(ctl, e, STEP_SYNC)
+    return ctl, null
+
+
+def cloned_worker(fds, spec, libc):
+    """A worker's pid 1, which the zygote cloned into namespaces of its own: set up as a
+    forked worker's runner is, and its runner; the zygote tells the host how it ended."""
+    ctl, null = worker_start(fds, libc)
+    try:
+        worker_namespaces(ctl, spec, libc, cloned=True)
+        return worker_runner(ctl, null, *fds[1:], spec, libc)
+    except BaseException as e:
+        setup_failed(ctl, e, STEP_FDS)
+
+
+def forked_worker(fds, spec, libc):
+    """A worker the zygote forked where it cannot clone one (clone_worker()): enters
+    namespaces of its own and forks their pid 1, the worker's runner, which returns from here.
+    This process stays behind, outside the runner's pid namespace, to tell the host how the
+    runner ended."""
+    import posix
+    ctl_fd, out_w, err_w, job_fd, rep_fd = fds
+    ctl, null = worker_start(fds, libc)
+    worker_namespaces(ctl, spec, libc, cloned=False)
     pid = posix.fork()
     if pid == 0:
         try:
@@ -1522,13 +1573,50 @@ def forked_worker(fds, spec, libc):
     posix._exit(0)
 
 
+def worker_namespaces(ctl, spec, libc, cloned):
+    """The worker's user namespace mapped (made already when cloned), its other namespaces
+    (cgroup's last: the host has moved us into ours), its /tmp and /out, host name and
+    loopback, and /out passed to the host."""
+    import posix
+    import socket
+    step = STEP_FORKED
+    try:
+        if not cloned:
+            check(libc.unshare(CLONE_NEWUSER), STEP_FORKED)
+        for name, text in (("uid_map", b"0 0 1\n"), ("setgroups", b"deny"), ("gid_map", b"0 0 1\n")):
+            fd = posix.open("/proc/self/" + name, posix.O_WRONLY)
+            posix.write(fd, text)
+            posix.close(fd)
+        check(libc.unshare((0 if cloned else CLONE_FLAGS & ~CLONE_NEWUSER) | CLONE_NEWCGROUP),
+              STEP_FORKED)
+        fl = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", fl, spec["tmp"]), STEP_TMP)
+        check(libc.mount(b"tmpfs", b"/out", b"tmpfs", fl, spec["out"]), STEP_OUT)
+        step = STEP_HOSTNAME
+        socket.sethostname("calcroute")
+        step = STEP_LOOPBACK
+        import fcntl
+        import _struct
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        ifr = bytearray(fcntl.ioctl(s, 0x8913, _struct.pack("16sh22x", b"lo", 0)))    # SIOCGIFFLAGS
+        flags = _struct.unpack_from("h", ifr, 16)[0] | 0x1 | 0x40    # IFF_UP, IFF_RUNNING
+        fcntl.ioctl(s, 0x8914, _struct.pack("16sh22x", b"lo", flags))                  # SIOCSIFFLAGS
+        s.close()
+        step = STEP_SEND_OUT
+        out = posix.open("/out", posix.O_RDONLY | posix.O_DIRECTORY)
+        socket.send_fds(ctl, [ns_msg(MSG_OUT_DIR)], [out])
+        posix.close(out)
+    except BaseException as e:
+        setup_failed(ctl, e, step)
+
+
 def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     """pid 1 of the worker's namespaces: its /proc, the privileges of a cold run's runner (no
     capability, the tier's filter over the zygote's, its rlimits), its descriptors."""
     import ctypes
     import posix
-    # Dies with the process the host watches (and may kill) as the worker: its parent, as a
-    # cold run's pid 1 dies with the host's thread.
+    # Dies with its parent, as a cold run's pid 1 dies with the host's thread: the forked
+    # worker the host watches (and may kill), or, cloned, the zygote.
     check(libc.prctl(1, 9, 0, 0, 0), STEP_FDS)            # PR_SET_PDEATHSIG, SIGKILL
     check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
           STEP_PROC)

@@ -329,7 +329,7 @@ static const char *cmdline_of(pid_t pid, char *buf, size_t size)
     return buf;
 }
 
-/* Workers are forked by the zygote, our child (its pid namespace's init, so a ready worker
+/* Workers are cloned by the zygote, our child (its pid namespace's init, so a ready worker
  * is its child): one that dies takes its workers with it, and the pool starts another; with
  * no_zygote, or an allowed directory under /tmp, each worker is our child. Every one of them
  * reads /data and answers. */
@@ -362,10 +362,10 @@ static void test_zygote(void)
                             : "/usr/bin/python3|-s|-S|-c|import posix;r=posix.pread(5,posix.fstat(5)"
                               ".st_size,0);posix.close(5);exec(r)|3|4|json|");
         if (mode == 0) {
-            /* A worker's runner, its child (outside the runner's namespace, to say how it
-             * ended), the zygote's child. */
-            zygote = parent_of(parent_of(pids[0]));
-            CHECK_INT(parent_of(parent_of(pids[1])), zygote);
+            /* A worker's runner, the zygote's child, cloned into its namespaces (the zygote
+             * says how it ended). */
+            zygote = parent_of(pids[0]);
+            CHECK_INT(parent_of(pids[1]), zygote);
             CHECK_INT(parent_of(zygote), getpid());
         } else {
             CHECK_INT(parent_of(pids[0]), getpid());
@@ -396,7 +396,7 @@ static void test_zygote(void)
             job.code = "print(open('/data/rates.csv').read().strip())\n";
             job.code_len = strlen(job.code);
             /* The zygote killed: its workers go with it, a job runs all the same, and the
-             * pool forks from a new one. */
+             * pool clones from a new one. */
             CHECK(kill(zygote, SIGKILL) == 0);
             if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
                 CHECK_STR(out_text(&oc), "0.05\n");
@@ -404,8 +404,8 @@ static void test_zygote(void)
             } else CHECK(!"run");
             CHECK(sandbox_pool_wait_ready(p, 2, READY_S));
             CHECK_INT(sandbox_pool_ready(p, pids, 2), 2);
-            CHECK(parent_of(parent_of(pids[0])) != zygote);
-            CHECK_INT(parent_of(parent_of(parent_of(pids[0]))), getpid());
+            CHECK(parent_of(pids[0]) != zygote);
+            CHECK_INT(parent_of(parent_of(pids[0])), getpid());
         }
         sandbox_pool_close(p);
         CHECK(!cgroup_left());
