@@ -1308,13 +1308,15 @@ WARMUP = [None]         # the pool's warm-up program, once the zygote has it
 # What the zygote imports for itself, and standard modules code often imports beside them:
 # each worker has them at hand for the code's import (StashedModules), which then runs none
 # of their code (a sandboxed `import os` cost 2 ms of the code's process, most of a print(1)).
-ZYGOTE_IMPORTS = ("ctypes", "fcntl", "socket", "_struct", "select", "os", "re", "json",
+ZYGOTE_IMPORTS = ("ctypes", "fcntl", "socket", "array", "_struct", "select", "os", "re", "json",
                   "datetime", "decimal", "fractions", "statistics", "math", "collections",
                   "functools", "itertools", "string", "csv", "calendar", "copy", "operator")
 # For each module the zygote imported: what its import put in sys.modules besides (LOADED),
 # and the modules its import statements named that were there already (NAMED); STASH_DEPS
 # joins both, transitively: what a cold import of the module leaves in sys.modules.
 LOADED, NAMED, STASH_DEPS = {}, {}, {}
+STASH_NAMES = []        # how many the zygote's others are, and its modules not in ZYGOTE_BASE,
+                        # once it serves
 
 
 class SetupError(Exception):
@@ -1412,6 +1414,11 @@ def zygote(chan_fd, rep_fd):
     # its runner's.
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
     children = {}       # its pidfd: its pid, and our copy of its control socket (cloned)
+    clone_worker = clone_maker() or (lambda: -1)
+    spec["structs"] = worker_structs(spec)
+    # What we imported for ourselves, which each worker's runner takes out of sys.modules.
+    STASH_NAMES.extend(name for name in sys.modules if name not in ZYGOTE_BASE)
+    STASH_NAMES.insert(0, len(sys.modules) - len(STASH_NAMES))
     poller = select.poll()
     poller.register(chan_fd, select.POLLIN)
     import gc
@@ -1436,7 +1443,7 @@ def zygote(chan_fd, rep_fd):
             if not msg:
                 posix._exit(0)
             if len(fds) == 5:
-                pid = clone_worker(libc)
+                pid = clone_worker()
                 cloned = pid >= 0
                 if pid < 0:
                     pid = posix.fork()
@@ -1486,28 +1493,34 @@ SIGCHLD_NUMBER = 17
 CLONE_FLAGS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
 
 
-def clone_worker(libc):
-    """The zygote: a child in namespaces of its own (user, mount, pid, net, ipc, uts), pid 1
-    of its pid namespace, by clone() as fork() would make it (its pid here, 0 in it, -1 where
-    this machine's clone() is not known or refuses). A fork and an unshare() make the same in
-    two processes, each a copy of our address space (with pandas loaded, 2.5 ms of the
-    kernel's each), the first staying to report the second's end (forked_worker()). The
-    interpreter's own fork hooks run around it as around os.fork(); glibc's, which only
-    correct its record of the thread's id, do not: pid 1 runs the runner, never the code."""
+def clone_maker():
+    """The zygote's clone_worker(): a function that makes a child in namespaces of its own
+    (user, mount, pid, net, ipc, uts), pid 1 of its pid namespace, by clone() as fork() would
+    make it (its pid here, 0 in it, -1 where it refuses), or None where this machine's
+    clone() is not known. A fork and an unshare() make the same in two processes, each a copy
+    of our address space (with pandas loaded, 2.5 ms of the kernel's each), the first staying
+    to report the second's end (forked_worker()). The interpreter's own fork hooks run around
+    it as around os.fork(); glibc's, which only correct its record of the thread's id, do
+    not: pid 1 runs the runner, never the code."""
     import ctypes
     import posix
     nr = CLONE_SYSCALL.get(posix.uname().machine)
     if nr is None:
-        return -1
+        return None
     api = ctypes.pythonapi
     raw = ctypes.PyDLL(None, use_errno=True).syscall     # the GIL held, as os.fork() holds it
     raw.restype, raw.argtypes = ctypes.c_long, [ctypes.c_long] * 6
-    for hook in (api.PyOS_BeforeFork, api.PyOS_AfterFork_Parent, api.PyOS_AfterFork_Child):
+    before, parent, child = api.PyOS_BeforeFork, api.PyOS_AfterFork_Parent, api.PyOS_AfterFork_Child
+    for hook in (before, parent, child):
         hook.restype, hook.argtypes = None, []
-    api.PyOS_BeforeFork()
-    pid = raw(nr, CLONE_FLAGS | SIGCHLD_NUMBER, 0, 0, 0, 0)
-    (api.PyOS_AfterFork_Child if pid == 0 else api.PyOS_AfterFork_Parent)()
-    return int(pid)
+    flags = CLONE_FLAGS | SIGCHLD_NUMBER
+
+    def clone_worker():
+        before()
+        pid = raw(nr, flags, 0, 0, 0, 0)
+        (child if pid == 0 else parent)()
+        return int(pid)
+    return clone_worker
 
 
 def worker_start(fds, libc):
@@ -1610,6 +1623,22 @@ def worker_namespaces(ctl, spec, libc, cloned):
         setup_failed(ctl, e, step)
 
 
+def worker_structs(spec):
+    """The zygote: the C structures each worker's runner hands the kernel (the tier's filter,
+    its rlimits), made once."""
+    import ctypes
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    class Rlimit(ctypes.Structure):
+        _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
+    flt = spec["filter"]
+    return (Fprog(len(flt) // 8, flt),
+            [(res, Rlimit(cur, top)) for res, cur, top in spec["rlimit"]],
+            (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
+
+
 def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     """pid 1 of the worker's namespaces: its /proc, the privileges of a cold run's runner (no
     capability, the tier's filter over the zygote's, its rlimits), its descriptors."""
@@ -1633,20 +1662,12 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
         if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:   # PR_CAPBSET_DROP
             check(-1, STEP_CAPS)
     check(libc.prctl(47, 4, 0, 0, 0), STEP_CAPS)          # PR_CAP_AMBIENT_CLEAR_ALL
-    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)          # _LINUX_CAPABILITY_VERSION_3
-    caps = (ctypes.c_uint32 * 6)()
+    prog, rlimits, hdr, caps = spec["structs"]          # hdr: _LINUX_CAPABILITY_VERSION_3
     check(libc.syscall(126, hdr, caps), STEP_CAPS)        # SYS_capset
     check(libc.prctl(38, 1, 0, 0, 0), STEP_NNP)           # PR_SET_NO_NEW_PRIVS
-
-    class Fprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-    flt = spec["filter"]
-    prog = Fprog(len(flt) // 8, flt)
     check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), STEP_SECCOMP)     # SECCOMP_MODE_FILTER
-    class Rlimit(ctypes.Structure):
-        _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
-    for res, cur, top in spec["rlimit"]:
-        check(libc.setrlimit(res, ctypes.byref(Rlimit(cur, top))), STEP_RLIMIT)
+    for res, limit in rlimits:
+        check(libc.setrlimit(res, ctypes.byref(limit)), STEP_RLIMIT)
     import fcntl
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (null, out_w, err_w, job_fd, rep_fd)]
     for i, fd in enumerate(high):
@@ -1657,8 +1678,13 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     posix.chdir("/out")
     # What the zygote imported for itself is not the code's: sys.modules is a cold run's, and
     # an import finds the module as a cold one would leave it, its code not run again.
-    for name in set(sys.modules) - ZYGOTE_BASE:
-        STASHED.modules[name] = sys.modules.pop(name)
+    for name in STASH_NAMES[1:]:
+        if name in sys.modules:
+            STASHED.modules[name] = sys.modules.pop(name)
+    # One the zygote imported once it served (a function's own import) is found the long way.
+    if len(sys.modules) != STASH_NAMES[0]:
+        for name in set(sys.modules) - ZYGOTE_BASE:
+            STASHED.modules[name] = sys.modules.pop(name)
     return 3, 4
 
 
