@@ -369,18 +369,25 @@ static const char *met(int yes);
  * makes it), and the pandas program. Sustained requests a second, the default pool
  * (`--batch` alone: pool and preload auto) against `--pool 0` (every request cold), with
  * the ratio the warm pool is meant to reach. */
-/* warm_n, cold_n: requests a run, in BATCH_WARM and BATCH_COLD (the bench's arguments). */
-static const struct { const char *name, *code; int warm_n, cold_n; double goal; } batch_programs[] = {
-    { "import os; print(1)", "import os\nprint(1)\n", 2, 5, 10 },
-    { "numpy + pandas groupby", NULL, 1, 1, 20 },
+/* warm_n, cold_n: requests a run, in BATCH_WARM and BATCH_COLD (the bench's arguments);
+ * preload: the pool's, when not its default (auto: numpy and pandas), which shows what the
+ * zygote's address space costs each worker. */
+static const struct {
+    const char *name, *code, *preload;
+    int warm_n, cold_n;
+    double goal;
+} batch_programs[] = {
+    { "import os; print(1)", "import os\nprint(1)\n", NULL, 2, 5, 10 },
+    { "the same, --preload ''", "import os\nprint(1)\n", "", 2, 5, 10 },
+    { "numpy + pandas groupby", NULL, NULL, 1, 1, 20 },
 };
 #define BATCH_ROUNDS 3     /* interleaved rounds; the median rate of each way is printed */
 
 /* One run of n requests of code through calc_route --batch (pool: its default; else
  * --pool 0); *wall_out its wall time in seconds (-1 when it failed), *warm_out how many
  * started warm. */
-static void batch(const char *calc_route, const char *code, int n, int pool,
-                  double *wall_out, int *warm_out)
+static void batch(const char *calc_route, const char *code, const char *preload, int n,
+                  int pool, double *wall_out, int *warm_out)
 {
     char in_path[] = "/tmp/bench_sandbox_inXXXXXX", out_path[] = "/tmp/bench_sandbox_outXXXXXX";
     char line[65536];
@@ -399,7 +406,11 @@ static void batch(const char *calc_route, const char *code, int n, int pool,
         json_decref(o);
     }
     fclose(f);
-    char *argv_pool[] = { (char *)calc_route, "--batch", "--tier", "ns", NULL };
+    char *argv_pool[] = { (char *)calc_route, "--batch", "--tier", "ns", NULL, NULL, NULL };
+    if (preload) {
+        argv_pool[4] = "--preload";
+        argv_pool[5] = (char *)preload;
+    }
     char *argv_cold[] = { (char *)calc_route, "--batch", "--tier", "ns", "--pool", "0", NULL };
     double t0 = now();
     int rc = spawn_wait(pool ? argv_pool : argv_cold, in_path, out_path);
@@ -424,12 +435,13 @@ out:
 
 /* The sustained rate of a way: (2n - n) / (t2n - tn), without the process's start (the
  * pool's zygote importing pandas, a cold start's whole cost for the first request). */
-static double sustained(const char *calc_route, const char *code, int n, int pool, int *warm)
+static double sustained(const char *calc_route, const char *code, const char *preload, int n,
+                        int pool, int *warm)
 {
     double w1, w2;
     int warm1, warm2;
-    batch(calc_route, code, n, pool, &w1, &warm1);
-    batch(calc_route, code, 2 * n, pool, &w2, &warm2);
+    batch(calc_route, code, preload, n, pool, &w1, &warm1);
+    batch(calc_route, code, preload, 2 * n, pool, &w2, &warm2);
     *warm = warm2 - warm1;
     return w1 > 0 && w2 > w1 ? n / (w2 - w1) : -1;
 }
@@ -453,11 +465,11 @@ static void batch_section(const char *calc_route, int batch_warm, int batch_cold
             /* Alternate which way goes first: a busy spell lands on both alike. */
             for (int k = 0; k < 2; k++) {
                 if ((k == 0) == (r % 2 == 0)) {
-                    if ((x = sustained(calc_route, code, wn, 1, &w)) > 0) {
+                    if ((x = sustained(calc_route, code, batch_programs[i].preload, wn, 1, &w)) > 0) {
                         warm[nw++] = x;
                         started_cold += wn - w;
                     }
-                } else if ((x = sustained(calc_route, code, cn, 0, &c)) > 0) {
+                } else if ((x = sustained(calc_route, code, NULL, cn, 0, &c)) > 0) {
                     cold[nc++] = x;
                 }
             }
