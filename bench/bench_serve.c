@@ -2,10 +2,11 @@
  * and a connection each, one request in flight on each) sending POST /v1/run of an in-process
  * formula, beside the same work as direct library calls in this process on as many threads
  * over one engine (the request's JSON read, cr_run(), the result's JSON); then the same with
- * 1 and 8 clients for a sandboxed request, with a warm pool of 8 on both sides, when the ns
- * tier runs here. Requests per second and p50/p99 latency of what each step completed in
- * SECONDS; every answer is checked. After each, SIGTERM under load (drain_run(); only that
- * with "drain").
+ * 1, 8 and 64 clients for a sandboxed request, with a warm pool of 8 on both sides, when the
+ * ns tier runs here, and with 1 and 8 for the same request cold (--pool 0), each warm rate's
+ * ratio to the cold one printed. Each step starts once the pools are ready. Requests per
+ * second and p50/p99 latency of what each step completed in SECONDS; every answer is checked.
+ * After each but the cold one, SIGTERM under load (drain_run(); only that with "drain").
  * Usage: bench_serve CALC-ROUTE [SECONDS [drain]] */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -33,15 +34,20 @@
 static const struct phase {
     const char *title, *body, *want, *tier, *pool;
     int max_clients;
-    const char *drain_code;
+    const char *drain_code;       /* NULL: no drain */
 } phases[] = {
     { "a 3-line formula, in-process",
       "{\"code\":\"revenue = 5829\\nprior = 5735\\nans = (revenue - prior) / prior * 100\"}",
       "\"fraction\":\"1880/1147\"", "none", "0", 64, "ans = " },
     { "import os; ans = 6 * 7, in the ns sandbox with a warm pool of " POOL,
-      "{\"code\":\"import os\\nans = 6 * 7\"}", "\"fraction\":\"42\"", "ns", POOL, 8,
+      "{\"code\":\"import os\\nans = 6 * 7\"}", "\"fraction\":\"42\"", "ns", POOL, 64,
       "import os\\nans = " },
+    { "the same, cold (no pool)",
+      "{\"code\":\"import os\\nans = 6 * 7\"}", "\"fraction\":\"42\"", "ns", "0", 8, NULL },
 };
+#define PHASE_WARM 1      /* the sandboxed phase whose rates are set against the cold one's */
+#define PHASE_COLD 2
+static double http_rate[3][3];   /* [phase][clients' index]: requests per second over HTTP */
 
 static const struct phase *ph;
 static int port;
@@ -144,7 +150,7 @@ static void *client_main(void *arg)
     return NULL;
 }
 
-static void step(int direct, int clients)
+static double step(int direct, int clients)
 {
     client *cs = calloc((size_t)clients, sizeof *cs);
     double t0 = now_ns();
@@ -179,6 +185,27 @@ static void step(int direct, int clients)
     fflush(stdout);
     free(all);
     free(cs);
+    return (double)total / elapsed;
+}
+
+/* Until the service's GET /readyz answers 200 (its pool full once), up to `limit` seconds:
+ * the steps measure a ready service, not its start. */
+static int wait_readyz(double limit)
+{
+    for (double waited = 0; waited < limit; waited += 0.1) {
+        char buf[1024];
+        int fd = connect_loopback(), ok = 0;
+        static const char req[] = "GET /readyz HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n";
+        if (fd >= 0 && write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1)) {
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            ok = n > 12 && strncmp(buf + 9, "200", 3) == 0;
+        }
+        if (fd >= 0) close(fd);
+        if (ok) return 1;
+        struct timespec t = { 0, 100 * 1000 * 1000 };
+        nanosleep(&t, NULL);
+    }
+    return 0;
 }
 
 /* `calc-route serve` with the phase's options on a free port (and the ledger AUDIT when not
@@ -472,20 +499,31 @@ int main(int argc, char **argv)
             printf("%s: skipped: %s\n", ph->title, err.message);
             continue;
         }
+        if (only_drain && !ph->drain_code) {
+            cr_engine_close(engine);
+            continue;
+        }
         if (!only_drain) {
             pid_t pid = start_server(argv[1], NULL);
             if (pid < 0) return 1;
+            if (!wait_readyz(120) || cr_engine_ready(engine, "pool", 120, &err) != CR_OK)
+                printf("(a pool was not ready in 120 s: the first step includes its start)\n");
             printf("POST /v1/run of %s, keep-alive, %.0f s a step; direct: the same request as "
                    "cr_run() on as many threads\n", ph->title, seconds);
             for (size_t i = 0; i < sizeof clients / sizeof *clients; i++) {
                 if (clients[i] > ph->max_clients) break;
-                step(0, clients[i]);
+                http_rate[p][i] = step(0, clients[i]);
                 step(1, clients[i]);
             }
             failed |= stop_server(pid);
         }
         cr_engine_close(engine);
-        failed |= drain_run(argv[1]);
+        if (ph->drain_code) failed |= drain_run(argv[1]);
     }
+    for (size_t i = 0; !only_drain && i < sizeof clients / sizeof *clients; i++)
+        if (http_rate[PHASE_WARM][i] > 0 && http_rate[PHASE_COLD][i] > 0)
+            printf("sandboxed over HTTP, %d client%s: warm pool %.0f req/s, cold %.1f req/s: "
+                   "%.1fx\n", clients[i], clients[i] == 1 ? "" : "s", http_rate[PHASE_WARM][i],
+                   http_rate[PHASE_COLD][i], http_rate[PHASE_WARM][i] / http_rate[PHASE_COLD][i]);
     return failed;
 }

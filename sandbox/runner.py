@@ -930,6 +930,8 @@ def child_main(job, res_fd, done_fd):
     _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     if seed is not None:
         seed_rngs(seed)
+    if done_fd is not None:
+        packages_settled()
     status, recs = run_code(compiled, info, mod, answer_vars, text)
     try:
         sys.stdout.flush()
@@ -966,15 +968,21 @@ def imported_packages():
     preload list's too). The version is the module's __version__, else its distribution's by
     importlib.metadata (imported only then: it costs more than most runs), else empty. Said by
     the code's process, so the code can misstate it, as it can anything it imports.
-    A warm worker's rehearsal makes it once before the job (with a preload list, a
-    millisecond and more): the job's end makes again only what changed since (PACKAGES)."""
+    A warm worker's zygote (or, without one, its rehearsal) makes it once before the job
+    (with pandas loaded, 2 ms of a forked worker's CPU, most of it copies of the pages of the
+    module objects it touches): the job's end takes it as it is when the code imported
+    nothing (no finder was asked for a module, sys.modules is as long: packages_settled()),
+    else makes again only what changed since (PACKAGES)."""
     seen, snap = PACKAGES, PACKAGES["modules"]
-    if snap is not None:
+    if seen["tops"] is not None and seen["len"] == len(sys.modules) and \
+            seen["asked"] == STASHED.asked:
+        snap = None
+    elif snap is not None:
         # Each run has its own __main__, which is no package.
         snap.pop("__main__", None)
         if "__main__" in sys.modules:
             snap["__main__"] = sys.modules["__main__"]
-    if snap is not None and snap == sys.modules:
+    if snap is None and seen["tops"] is not None or snap is not None and snap == sys.modules:
         tops = seen["tops"]
     else:
         if seen["skip"] is None:
@@ -1012,8 +1020,18 @@ def imported_packages():
 
 
 # imported_packages()'s last answer: sys.modules as it was then, the packages of it, and for
-# each its module, its __version__ and its line.
-PACKAGES = {"skip": None, "modules": None, "tops": None, "lines": {}}
+# each its module, its __version__ and its line; sys.modules' length and the finders' count
+# of modules asked for when the code began (packages_settled()).
+PACKAGES = {"skip": None, "modules": None, "tops": None, "lines": {}, "len": -1, "asked": -1}
+
+
+def packages_settled():
+    """Warm mode, before the code runs: the packages loaded are those imported_packages() last
+    made (the zygote's, or the rehearsal's); an import from here on asks a finder
+    (StashedModules, first on sys.meta_path), and one the code makes into sys.modules itself
+    changes its length. A code that changes an entry in place or reorders the finders can
+    misstate its packages, as it can anything it imports."""
+    PACKAGES["len"], PACKAGES["asked"] = len(sys.modules), STASHED.asked
 
 
 def imports_record(text):
@@ -1228,20 +1246,24 @@ def rehearse():
         mod.__dict__.clear()
     except BaseException:
         pass
-    # Importing it when the job is done took a tenth of a print(1)'s run.
-    ATEXIT[0] = own_module("atexit")
+    # Importing it when the job is done took a tenth of a print(1)'s run (a zygote's worker
+    # has the zygote's).
+    if ATEXIT[0] is None:
+        ATEXIT[0] = own_module("atexit")
     # The pool's warm-up again, here: the pages a like job will write are copied now.
     if WARMUP[0]:
         warm_up(WARMUP[0])
-    # Last: what the job's end reports of the packages loaded now is made once, here; what
-    # that imports (importlib.metadata, for a package without __version__) is not the code's.
-    before = set(sys.modules)
-    try:
-        imported_packages()
-    except BaseException:
-        pass
-    for name in set(sys.modules) - before:
-        forget_module(name)
+    # Last: what the job's end reports of the packages loaded now is made once, here, unless
+    # the zygote made it and the warm-up imported nothing since; what that imports
+    # (importlib.metadata, for a package without __version__) is not the code's.
+    if PACKAGES["tops"] is None or WARMUP[0]:
+        before = set(sys.modules)
+        try:
+            imported_packages()
+        except BaseException:
+            pass
+        for name in set(sys.modules) - before:
+            forget_module(name)
 
 
 def warm_child(data, res_fd, done_fd, allowed_fd):
@@ -1263,10 +1285,10 @@ def warm_child(data, res_fd, done_fd, allowed_fd):
 
 
 # The zygote of a warm pool (sandbox/ns/pool.c): a warm runner that never takes a job. It
-# imports the preload list once and then forks one worker per message of the host; each worker
-# leaves the zygote's namespaces for fresh ones of its own (user, mount with new /tmp and /out,
-# pid, net, ipc, uts, cgroup) and becomes a warm runner there, so its imports are the
-# zygote's pages, shared copy-on-write, instead of a start of its own.
+# imports the preload list once and then clones one worker per message of the host into
+# namespaces of its own (user, mount with new /tmp and /out, pid, net, ipc, uts, cgroup),
+# which becomes a warm runner there, so its imports are the zygote's pages, shared
+# copy-on-write, instead of a start of its own.
 CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWPID = 0x10000000, 0x00020000, 0x20000000
 CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS = 0x40000000, 0x08000000, 0x04000000
 CLONE_NEWCGROUP = 0x02000000
@@ -1283,6 +1305,18 @@ RLIMITS = {"cpu": 0, "fsize": 1, "data": 2, "core": 4, "nproc": 6, "nofile": 7, 
 
 ZYGOTE_BASE = set()     # the modules before the zygote imported its own, which the code's are not
 WARMUP = [None]         # the pool's warm-up program, once the zygote has it
+# What the zygote imports for itself, and standard modules code often imports beside them:
+# each worker has them at hand for the code's import (StashedModules), which then runs none
+# of their code (a sandboxed `import os` cost 2 ms of the code's process, most of a print(1)).
+ZYGOTE_IMPORTS = ("ctypes", "fcntl", "socket", "array", "_struct", "select", "os", "re", "json",
+                  "datetime", "decimal", "fractions", "statistics", "math", "collections",
+                  "functools", "itertools", "string", "csv", "calendar", "copy", "operator")
+# For each module the zygote imported: what its import put in sys.modules besides (LOADED),
+# and the modules its import statements named that were there already (NAMED); STASH_DEPS
+# joins both, transitively: what a cold import of the module leaves in sys.modules.
+LOADED, NAMED, STASH_DEPS = {}, {}, {}
+STASH_NAMES = []        # how many the zygote's others are, and its modules not in ZYGOTE_BASE,
+                        # once it serves
 
 
 class SetupError(Exception):
@@ -1358,32 +1392,74 @@ def zygote(chan_fd, rep_fd):
         posix._exit(2)
     # What we import for ourselves from here on is taken out of the workers' sys.modules.
     ZYGOTE_BASE.update(sys.modules)
+    # What every worker's code process would make before its job (rehearse()), made once:
+    # the packages report (what that imports is not the workers': they keep ZYGOTE_BASE) and
+    # atexit, which leave() needs.
+    try:
+        imported_packages()
+    except BaseException:
+        pass
+    PACKAGES["modules"] = {name: sys.modules[name] for name in ZYGOTE_BASE if name in sys.modules}
+    ATEXIT[0] = own_module("atexit")
+    import_traced(ZYGOTE_IMPORTS)
     import ctypes
     import fcntl
+    import select
     import socket
     import _struct
     chan = socket.socket(fileno=chan_fd)
     libc = ctypes.CDLL(None, use_errno=True)
-    # Workers are reaped by the kernel: the zygote waits for nobody.
-    _signal.signal(_signal.SIGCHLD, _signal.SIG_IGN)
+    # Each child (a worker's pid 1, or where clone() fails the process that forks it) is
+    # ours to reap: a cloned pid 1's wait status goes to the host, as the forked worker sends
+    # its runner's.
+    _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
+    children = {}       # its pidfd: its pid, and our copy of its control socket (cloned)
+    clone_worker = clone_maker() or (lambda: -1)
+    spec["structs"] = worker_structs(spec)
+    # What we imported for ourselves, which each worker's runner takes out of sys.modules.
+    STASH_NAMES.extend(name for name in sys.modules if name not in ZYGOTE_BASE)
+    STASH_NAMES.insert(0, len(sys.modules) - len(STASH_NAMES))
+    poller = select.poll()
+    poller.register(chan_fd, select.POLLIN)
     import gc
     gc.collect()
     gc.freeze()     # the workers' collectors leave our objects, and their pages, alone
     write_all(rep_fd, b"R")
     while True:
-        try:
+        for fd, _ in poller.poll():
+            if fd != chan_fd:
+                pid, ctl = children.pop(fd)
+                poller.unregister(fd)
+                posix.close(fd)
+                status = posix.waitpid(pid, 0)[1]
+                if ctl is not None:
+                    try:
+                        posix.write(ctl, ns_msg(MSG_EXIT, status=status))
+                    except OSError:
+                        pass
+                    posix.close(ctl)
+                continue
             msg, fds, _, _ = socket.recv_fds(chan, 16, 5)
-        except InterruptedError:
-            continue
-        if not msg:
-            posix._exit(0)
-        if len(fds) == 5 and posix.fork() == 0:
-            chan.detach()
-            posix.close(chan_fd)
-            posix.close(rep_fd)
-            return forked_worker(fds, spec, libc)
-        for fd in fds:
-            posix.close(fd)
+            if not msg:
+                posix._exit(0)
+            if len(fds) == 5:
+                pid = clone_worker()
+                cloned = pid >= 0
+                if pid < 0:
+                    pid = posix.fork()
+                if pid == 0:
+                    chan.detach()
+                    # Nothing of another worker's: its control socket could say how it ended.
+                    for fd in [chan_fd, rep_fd] + [x for k, v in children.items()
+                                                   for x in (k, v[1]) if x is not None]:
+                        posix.close(fd)
+                    return (cloned_worker if cloned else forked_worker)(fds, spec, libc)
+                ctl = posix.dup(fds[0]) if cloned else None
+                pidfd = posix.pidfd_open(pid)
+                children[pidfd] = (pid, ctl)
+                poller.register(pidfd, select.POLLIN)
+            for fd in fds:
+                posix.close(fd)
 
 
 def ns_msg(kind, step=0, err=0, status=0):
@@ -1411,54 +1487,84 @@ def setup_failed(ctl, e, step):
     posix._exit(127)
 
 
-def forked_worker(fds, spec, libc):
-    """A worker the zygote forked: tells the host its pid, waits while the host moves it into
-    its cgroup, enters namespaces of its own and forks their pid 1, the worker's runner, which
-    returns from here. This process stays behind, outside the runner's pid namespace, to tell
-    the host how the runner ended."""
+# clone()'s number where we know it: a worker's pid 1 made by the zygote in one step.
+CLONE_SYSCALL = {"x86_64": 56, "aarch64": 220}
+SIGCHLD_NUMBER = 17
+CLONE_FLAGS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+
+
+def clone_maker():
+    """The zygote's clone_worker(): a function that makes a child in namespaces of its own
+    (user, mount, pid, net, ipc, uts), pid 1 of its pid namespace, by clone() as fork() would
+    make it (its pid here, 0 in it, -1 where it refuses), or None where this machine's
+    clone() is not known. A fork and an unshare() make the same in two processes, each a copy
+    of our address space (with pandas loaded, 2.5 ms of the kernel's each), the first staying
+    to report the second's end (forked_worker()). The interpreter's own fork hooks run around
+    it as around os.fork(); glibc's, which only correct its record of the thread's id, do
+    not: pid 1 runs the runner, never the code."""
+    import ctypes
+    import posix
+    nr = CLONE_SYSCALL.get(posix.uname().machine)
+    if nr is None:
+        return None
+    api = ctypes.pythonapi
+    raw = ctypes.PyDLL(None, use_errno=True).syscall     # the GIL held, as os.fork() holds it
+    raw.restype, raw.argtypes = ctypes.c_long, [ctypes.c_long] * 6
+    before, parent, child = api.PyOS_BeforeFork, api.PyOS_AfterFork_Parent, api.PyOS_AfterFork_Child
+    for hook in (before, parent, child):
+        hook.restype, hook.argtypes = None, []
+    flags = CLONE_FLAGS | SIGCHLD_NUMBER
+
+    def clone_worker():
+        before()
+        pid = raw(nr, flags, 0, 0, 0, 0)
+        (child if pid == 0 else parent)()
+        return int(pid)
+    return clone_worker
+
+
+def worker_start(fds, libc):
+    """The first steps of a worker the zygote made: its streams on /dev/null, then its pid
+    told to the host, which moves it into its cgroup and says go. Our /proc files stay ours
+    only while we are dumpable, which the zygote is not."""
     import posix
     import _signal
     import socket
-    ctl_fd, out_w, err_w, job_fd, rep_fd = fds
-    ctl = socket.socket(fileno=ctl_fd)
+    ctl = socket.socket(fileno=fds[0])
     _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
     null = posix.open("/dev/null", posix.O_RDWR)
     for fd in (0, 1, 2):
         posix.dup2(null, fd)
-    step = STEP_SYNC
     try:
         ctl.send(ns_msg(MSG_HELLO))     # the host reads our pid off the message
         if ctl.recv(1) != b"g":
             posix._exit(127)
-        # Our /proc files stay ours only while we are dumpable: the zygote is not.
-        step = STEP_FORKED
         check(libc.prctl(4, 1, 0, 0, 0), STEP_FORKED)
-        check(libc.unshare(CLONE_NEWUSER), STEP_FORKED)
-        for name, text in (("uid_map", b"0 0 1\n"), ("setgroups", b"deny"), ("gid_map", b"0 0 1\n")):
-            fd = posix.open("/proc/self/" + name, posix.O_WRONLY)
-            posix.write(fd, text)
-            posix.close(fd)
-        check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                           CLONE_NEWUTS | CLONE_NEWCGROUP), STEP_FORKED)
-        fl = MS_NOSUID | MS_NODEV | MS_NOEXEC
-        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", fl, spec["tmp"]), STEP_TMP)
-        check(libc.mount(b"tmpfs", b"/out", b"tmpfs", fl, spec["out"]), STEP_OUT)
-        step = STEP_HOSTNAME
-        socket.sethostname("calcroute")
-        step = STEP_LOOPBACK
-        import fcntl
-        import _struct
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        ifr = bytearray(fcntl.ioctl(s, 0x8913, _struct.pack("16sh22x", b"lo", 0)))    # SIOCGIFFLAGS
-        flags = _struct.unpack_from("h", ifr, 16)[0] | 0x1 | 0x40    # IFF_UP, IFF_RUNNING
-        fcntl.ioctl(s, 0x8914, _struct.pack("16sh22x", b"lo", flags))                  # SIOCSIFFLAGS
-        s.close()
-        step = STEP_SEND_OUT
-        out = posix.open("/out", posix.O_RDONLY | posix.O_DIRECTORY)
-        socket.send_fds(ctl, [ns_msg(MSG_OUT_DIR)], [out])
-        posix.close(out)
     except BaseException as e:
-        setup_failed(ctl, e, step)
+        setup_failed(ctl, e, STEP_SYNC)
+    return ctl, null
+
+
+def cloned_worker(fds, spec, libc):
+    """A worker's pid 1, which the zygote cloned into namespaces of its own: set up as a
+    forked worker's runner is, and its runner; the zygote tells the host how it ended."""
+    ctl, null = worker_start(fds, libc)
+    try:
+        worker_namespaces(ctl, spec, libc, cloned=True)
+        return worker_runner(ctl, null, *fds[1:], spec, libc)
+    except BaseException as e:
+        setup_failed(ctl, e, STEP_FDS)
+
+
+def forked_worker(fds, spec, libc):
+    """A worker the zygote forked where it cannot clone one (clone_worker()): enters
+    namespaces of its own and forks their pid 1, the worker's runner, which returns from here.
+    This process stays behind, outside the runner's pid namespace, to tell the host how the
+    runner ended."""
+    import posix
+    ctl_fd, out_w, err_w, job_fd, rep_fd = fds
+    ctl, null = worker_start(fds, libc)
+    worker_namespaces(ctl, spec, libc, cloned=False)
     pid = posix.fork()
     if pid == 0:
         try:
@@ -1480,13 +1586,66 @@ def forked_worker(fds, spec, libc):
     posix._exit(0)
 
 
+def worker_namespaces(ctl, spec, libc, cloned):
+    """The worker's user namespace mapped (made already when cloned), its other namespaces
+    (cgroup's last: the host has moved us into ours), its /tmp and /out, host name and
+    loopback, and /out passed to the host."""
+    import posix
+    import socket
+    step = STEP_FORKED
+    try:
+        if not cloned:
+            check(libc.unshare(CLONE_NEWUSER), STEP_FORKED)
+        for name, text in (("uid_map", b"0 0 1\n"), ("setgroups", b"deny"), ("gid_map", b"0 0 1\n")):
+            fd = posix.open("/proc/self/" + name, posix.O_WRONLY)
+            posix.write(fd, text)
+            posix.close(fd)
+        check(libc.unshare((0 if cloned else CLONE_FLAGS & ~CLONE_NEWUSER) | CLONE_NEWCGROUP),
+              STEP_FORKED)
+        fl = MS_NOSUID | MS_NODEV | MS_NOEXEC
+        check(libc.mount(b"tmpfs", b"/tmp", b"tmpfs", fl, spec["tmp"]), STEP_TMP)
+        check(libc.mount(b"tmpfs", b"/out", b"tmpfs", fl, spec["out"]), STEP_OUT)
+        step = STEP_HOSTNAME
+        socket.sethostname("calcroute")
+        step = STEP_LOOPBACK
+        import fcntl
+        import _struct
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        ifr = bytearray(fcntl.ioctl(s, 0x8913, _struct.pack("16sh22x", b"lo", 0)))    # SIOCGIFFLAGS
+        flags = _struct.unpack_from("h", ifr, 16)[0] | 0x1 | 0x40    # IFF_UP, IFF_RUNNING
+        fcntl.ioctl(s, 0x8914, _struct.pack("16sh22x", b"lo", flags))                  # SIOCSIFFLAGS
+        s.close()
+        step = STEP_SEND_OUT
+        out = posix.open("/out", posix.O_RDONLY | posix.O_DIRECTORY)
+        socket.send_fds(ctl, [ns_msg(MSG_OUT_DIR)], [out])
+        posix.close(out)
+    except BaseException as e:
+        setup_failed(ctl, e, step)
+
+
+def worker_structs(spec):
+    """The zygote: the C structures each worker's runner hands the kernel (the tier's filter,
+    its rlimits), made once."""
+    import ctypes
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    class Rlimit(ctypes.Structure):
+        _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
+    flt = spec["filter"]
+    return (Fprog(len(flt) // 8, flt),
+            [(res, Rlimit(cur, top)) for res, cur, top in spec["rlimit"]],
+            (ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
+
+
 def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     """pid 1 of the worker's namespaces: its /proc, the privileges of a cold run's runner (no
     capability, the tier's filter over the zygote's, its rlimits), its descriptors."""
     import ctypes
     import posix
-    # Dies with the process the host watches (and may kill) as the worker: its parent, as a
-    # cold run's pid 1 dies with the host's thread.
+    # Dies with its parent, as a cold run's pid 1 dies with the host's thread: the forked
+    # worker the host watches (and may kill), or, cloned, the zygote.
     check(libc.prctl(1, 9, 0, 0, 0), STEP_FDS)            # PR_SET_PDEATHSIG, SIGKILL
     check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
           STEP_PROC)
@@ -1503,20 +1662,12 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
         if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() != 22:   # PR_CAPBSET_DROP
             check(-1, STEP_CAPS)
     check(libc.prctl(47, 4, 0, 0, 0), STEP_CAPS)          # PR_CAP_AMBIENT_CLEAR_ALL
-    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)          # _LINUX_CAPABILITY_VERSION_3
-    caps = (ctypes.c_uint32 * 6)()
+    prog, rlimits, hdr, caps = spec["structs"]          # hdr: _LINUX_CAPABILITY_VERSION_3
     check(libc.syscall(126, hdr, caps), STEP_CAPS)        # SYS_capset
     check(libc.prctl(38, 1, 0, 0, 0), STEP_NNP)           # PR_SET_NO_NEW_PRIVS
-
-    class Fprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-    flt = spec["filter"]
-    prog = Fprog(len(flt) // 8, flt)
     check(libc.prctl(22, 2, ctypes.byref(prog), 0, 0), STEP_SECCOMP)     # SECCOMP_MODE_FILTER
-    class Rlimit(ctypes.Structure):
-        _fields_ = [("cur", ctypes.c_uint64), ("max", ctypes.c_uint64)]
-    for res, cur, top in spec["rlimit"]:
-        check(libc.setrlimit(res, ctypes.byref(Rlimit(cur, top))), STEP_RLIMIT)
+    for res, limit in rlimits:
+        check(libc.setrlimit(res, ctypes.byref(limit)), STEP_RLIMIT)
     import fcntl
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 100) for fd in (null, out_w, err_w, job_fd, rep_fd)]
     for i, fd in enumerate(high):
@@ -1525,17 +1676,129 @@ def worker_runner(ctl, null, out_w, err_w, job_fd, rep_fd, spec, libc):
     ctl.detach()
     posix.closerange(5, 1 << 16)
     posix.chdir("/out")
-    # What the zygote imported for itself is not the code's: an import finds it as a cold
-    # run would.
-    for name in set(sys.modules) - ZYGOTE_BASE:
-        del sys.modules[name]
+    # What the zygote imported for itself is not the code's: sys.modules is a cold run's, and
+    # an import finds the module as a cold one would leave it, its code not run again.
+    for name in STASH_NAMES[1:]:
+        if name in sys.modules:
+            STASHED.modules[name] = sys.modules.pop(name)
+    # One the zygote imported once it served (a function's own import) is found the long way.
+    if len(sys.modules) != STASH_NAMES[0]:
+        for name in set(sys.modules) - ZYGOTE_BASE:
+            STASHED.modules[name] = sys.modules.pop(name)
     return 3, 4
+
+
+def import_traced(names):
+    """The zygote: imports names (one that fails is skipped), noting for each module loaded
+    meanwhile LOADED and NAMED, then STASH_DEPS."""
+    import builtins
+    import _frozen_importlib as bootstrap
+    real = builtins.__import__
+    loading = [None]    # the modules whose import is under way, innermost last
+
+    def traced(name, globals=None, locals=None, fromlist=(), level=0):
+        target = None
+        try:
+            target = (bootstrap._resolve_name(name, bootstrap._calc___package__(globals), level)
+                      if level else name)
+        except Exception:
+            pass
+        before = set(sys.modules) if target and target not in sys.modules else None
+        if before is not None:
+            loading.append(target)
+        try:
+            module = real(name, globals, locals, fromlist, level)
+        finally:
+            if before is not None:
+                loading.pop()
+        if target:
+            if before is not None:
+                LOADED.setdefault(target, set()).update(set(sys.modules) - before - {target})
+            parts = target.split(".")
+            named = {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+            named |= {"%s.%s" % (target, x) for x in fromlist or () if x != "*"}
+            named = {n for n in named if n in sys.modules}
+            # An extension module's imports (_decimal's of collections.abc) come with no
+            # globals of its own: they are the module's under way.
+            for who in {globals.get("__name__") if globals else None, loading[-1]}:
+                NAMED.setdefault(who, set()).update(named)
+        return module
+
+    builtins.__import__ = traced
+    try:
+        for name in names:
+            try:
+                __import__(name)
+            except Exception:
+                pass
+    finally:
+        builtins.__import__ = real
+    for name in set(sys.modules) - ZYGOTE_BASE:
+        STASH_DEPS[name] = stash_deps(name)
+
+
+def stash_deps(name):
+    """STASH_DEPS[name]: LOADED and NAMED, followed from name, and the aliases a package of
+    them set for a module of them (collections.abc, os.path), which neither shows when the
+    package was loaded as a submodule's parent."""
+    deps, todo = set(), [name]
+    while todo:
+        at = todo.pop()
+        for dep in LOADED.get(at, set()) | NAMED.get(at, set()):
+            if dep != name and dep not in deps:
+                deps.add(dep)
+                todo.append(dep)
+    made = {id(sys.modules[n]) for n in deps | {name} if n in sys.modules}
+    for alias, module in list(sys.modules.items()):
+        if alias.rpartition(".")[0] in deps | {name} and id(module) in made and alias != name:
+            deps.add(alias)
+    return frozenset(deps)
+
+
+class StashedModules:
+    """First on sys.meta_path (STASHED) in every run, so that the code sees the same finders
+    cold and warm; in a worker the zygote forked, it holds the modules the zygote imported
+    (ZYGOTE_IMPORTS and theirs), out of sys.modules, and serves them to an import as made
+    already. With each goes what its cold import would leave in sys.modules (STASH_DEPS), and
+    each goes once: an import after the code took it out of sys.modules runs it afresh, as a
+    cold one would. A module whose import imports one the job's seed applies to (random) is
+    not served: that import runs, and the seeder with it (SeededImports)."""
+
+    def __init__(self, modules):
+        self.modules, self.specs = modules, {}
+        self.asked = 0      # imports that came to the finders (packages_settled())
+
+    def find_spec(self, name, path=None, target=None):
+        self.asked += 1
+        module = self.modules.get(name)
+        spec = getattr(module, "__spec__", None)
+        deps = STASH_DEPS.get(name)
+        if spec is None or deps is None or name in SEEDERS or not deps.isdisjoint(SEEDERS):
+            return None
+        import _frozen_importlib
+        self.specs[name] = spec
+        return _frozen_importlib.ModuleSpec(name, self, origin=spec.origin,
+                                            is_package=spec.submodule_search_locations is not None)
+
+    def create_module(self, spec):
+        return self.modules.pop(spec.name)
+
+    def exec_module(self, module):
+        name = module.__spec__.name
+        module.__spec__ = self.specs.pop(name)     # its own, as the import that made it left it
+        for dep in STASH_DEPS[name]:
+            if dep not in sys.modules and dep in self.modules:
+                sys.modules[dep] = self.modules.pop(dep)
+
+
+STASHED = StashedModules({})
 
 
 def main():
     import posix
     if sys.path[:1] == [""]:    # an interpreter older than PYTHONSAFEPATH: not the cwd
         del sys.path[0]
+    sys.meta_path.insert(0, STASHED)
     add_site_dirs()
 
     job_fd, rep_fd = int(sys.argv[1]), int(sys.argv[2])

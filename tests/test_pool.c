@@ -83,6 +83,10 @@ static void test_warm_same_as_cold(void)
           "       ('CPU', 'NPROC', 'FSIZE', 'DATA', 'NOFILE', 'CORE', 'MSGQUEUE', 'SIGPENDING', 'MEMLOCK')])\n"
           "print(sorted(os.listdir('/proc/self/fd')), sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
           "print([l.split()[3] for l in open('/proc/net/dev').read().splitlines()[2:]])\n", NULL },
+        /* A module the zygote imported is served to the code's import with what a cold
+         * import leaves in sys.modules (test_stashed_imports). */
+        { "import sys\nbefore = set(sys.modules)\nimport os, json, decimal, collections.abc\n"
+          "import os.path\nprint(sorted(set(sys.modules) - before), len(sys.meta_path))\n", NULL },
         /* Nothing of the warm child's rehearsal shows. */
         { "import sys, builtins\nprint(sorted(globals()), 'math' in sys.modules,\n"
           "      sorted(k for k in vars(builtins) if k.startswith('__calcroute')))\nrows = 1\n", NULL },
@@ -116,6 +120,79 @@ static void test_warm_same_as_cold(void)
         CHECK_STR(text(warm.error_type), text(cold.error_type));
         CHECK_INT(warm.error_line, cold.error_line);
         CHECK_INT(warm.error_col, cold.error_col);
+        sandbox_outcome_free(&cold);
+        sandbox_outcome_free(&warm);
+    }
+    sandbox_pool_close(p);
+}
+
+/* The modules the zygote imported for itself and beside (ZYGOTE_IMPORTS in the runner) come
+ * to a warm worker's import made already: none of their code runs again in the code's
+ * process (it cost an `import os` 2 ms), where a cold run executes each. A module a seed
+ * applies to (random) is imported afresh, and seeded, in both. */
+static void test_stashed_imports(void)
+{
+    static const char code[] =
+        "import sys\n"
+        "ran = set()\n"
+        "def tracer(frame, event, arg):\n"
+        "    if event == 'call' and frame.f_code.co_name == '<module>':\n"
+        "        ran.add(frame.f_globals.get('__name__'))\n"
+        "sys.settrace(tracer)\n"
+        "import os, json, decimal, re\n"
+        "sys.settrace(None)\n"
+        "print(sorted(ran & {'os', 'json', 'decimal', 're', 'stat', 'posixpath'}))\n"
+        "import random\n"
+        "print(random.random())\n";
+    sandbox_pool *p = open_pool(1, "", 1);
+    sandbox_outcome cold, warm;
+    if (!p) { CHECK(!"pool"); return; }
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    if (run_ns(code, NULL, NULL, NULL, NULL, &cold) != CR_OK) { CHECK(!"cold"); goto out; }
+    if (pool_run(p, code, NULL, &warm) != CR_OK) {
+        CHECK(!"warm");
+        sandbox_outcome_free(&cold);
+        goto out;
+    }
+    CHECK_INT(warm.warm, 1);
+    CHECK(strncmp(out_text(&cold), "['decimal', 'json', 'os', 'posixpath', 're', 'stat']\n", 53) == 0);
+    CHECK(strncmp(out_text(&warm), "[]\n", 3) == 0);
+    /* The same seed, the same draw: random was imported, and seeded, in both. */
+    CHECK(strlen(out_text(&cold)) > 53);
+    CHECK_STR(out_text(&warm) + 3, out_text(&cold) + 53);
+    sandbox_outcome_free(&cold);
+    sandbox_outcome_free(&warm);
+out:
+    sandbox_pool_close(p);
+}
+
+/* The packages a run reports (its "imports" record), warm as cold: a worker's report is made
+ * before its job (by the zygote) and taken as it is at the job's end when the code imported
+ * nothing more (packages_settled() in the runner), so each way of importing more must show:
+ * an import, a module put into sys.modules by hand. */
+static void test_imports_report(void)
+{
+    static const char *const progs[] = {
+        "import pandas\nprint(1)\n",
+        "import pandas, scipy.optimize\nprint(1)\n",
+        "import sys, pandas\nsys.modules['fakepkg_x'] = pandas\nprint(1)\n",
+    };
+    sandbox_pool *p = open_pool(1, "numpy,pandas", 1);
+    if (!p) { CHECK(!"pool"); return; }
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        sandbox_outcome cold, warm;
+        CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+        if (run_ns(progs[i], NULL, NULL, NULL, NULL, &cold) != CR_OK) { CHECK(!"cold"); continue; }
+        if (pool_run(p, progs[i], NULL, &warm) != CR_OK) {
+            CHECK(!"warm");
+            sandbox_outcome_free(&cold);
+            continue;
+        }
+        CHECK_INT(warm.warm, 1);
+        CHECK(cold.imports && strstr(cold.imports, "pandas "));
+        CHECK_STR(text(warm.imports), text(cold.imports));
+        if (i == 1) CHECK(cold.imports && strstr(cold.imports, "scipy "));
+        if (i == 2) CHECK(cold.imports && strstr(cold.imports, "fakepkg_x "));
         sandbox_outcome_free(&cold);
         sandbox_outcome_free(&warm);
     }
@@ -252,7 +329,7 @@ static const char *cmdline_of(pid_t pid, char *buf, size_t size)
     return buf;
 }
 
-/* Workers are forked by the zygote, our child (its pid namespace's init, so a ready worker
+/* Workers are cloned by the zygote, our child (its pid namespace's init, so a ready worker
  * is its child): one that dies takes its workers with it, and the pool starts another; with
  * no_zygote, or an allowed directory under /tmp, each worker is our child. Every one of them
  * reads /data and answers. */
@@ -285,10 +362,10 @@ static void test_zygote(void)
                             : "/usr/bin/python3|-s|-S|-c|import posix;r=posix.pread(5,posix.fstat(5)"
                               ".st_size,0);posix.close(5);exec(r)|3|4|json|");
         if (mode == 0) {
-            /* A worker's runner, its child (outside the runner's namespace, to say how it
-             * ended), the zygote's child. */
-            zygote = parent_of(parent_of(pids[0]));
-            CHECK_INT(parent_of(parent_of(pids[1])), zygote);
+            /* A worker's runner, the zygote's child, cloned into its namespaces (the zygote
+             * says how it ended). */
+            zygote = parent_of(pids[0]);
+            CHECK_INT(parent_of(pids[1]), zygote);
             CHECK_INT(parent_of(zygote), getpid());
         } else {
             CHECK_INT(parent_of(pids[0]), getpid());
@@ -319,7 +396,7 @@ static void test_zygote(void)
             job.code = "print(open('/data/rates.csv').read().strip())\n";
             job.code_len = strlen(job.code);
             /* The zygote killed: its workers go with it, a job runs all the same, and the
-             * pool forks from a new one. */
+             * pool clones from a new one. */
             CHECK(kill(zygote, SIGKILL) == 0);
             if (sandbox_pool_run(p, &job, &oc, &err) == CR_OK) {
                 CHECK_STR(out_text(&oc), "0.05\n");
@@ -327,8 +404,8 @@ static void test_zygote(void)
             } else CHECK(!"run");
             CHECK(sandbox_pool_wait_ready(p, 2, READY_S));
             CHECK_INT(sandbox_pool_ready(p, pids, 2), 2);
-            CHECK(parent_of(parent_of(pids[0])) != zygote);
-            CHECK_INT(parent_of(parent_of(parent_of(pids[0]))), getpid());
+            CHECK(parent_of(pids[0]) != zygote);
+            CHECK_INT(parent_of(parent_of(pids[0])), getpid());
         }
         sandbox_pool_close(p);
         CHECK(!cgroup_left());
@@ -578,6 +655,8 @@ int main(void)
     test_warm_same_as_cold();
     test_one_job_per_worker();
     test_preload();
+    test_stashed_imports();
+    test_imports_report();
     test_refill();
     test_worker_killed();
     test_key_mismatch();

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -169,18 +170,60 @@ static void sweep(const char *parent)
     closedir(d);
 }
 
-static int make_dir(const char *controller, const char *name, char *out, size_t len)
+/* Where our run cgroups go in each hierarchy (the mount point joined with our own cgroup's
+ * path), found once a process: reading /proc/self/mountinfo and /proc/self/cgroup for every
+ * run cost more than the rest of the cgroup's making. A caller moved to another cgroup since
+ * is found again when mkdir() fails there. The sweep of what killed callers left runs at most
+ * once a second (SWEEP_S) a hierarchy, not at every run, for the same reason. */
+#define SWEEP_S 1.0
+enum { H_MEMORY, H_PIDS, H_CPUACCT, H_V2, H_COUNT };
+static const char *const hierarchy_controller[H_COUNT] = { "memory", "pids", "cpuacct", NULL };
+static struct { int known, rc; double swept; char dir[PATH_MAX]; } parents[H_COUNT];
+static pthread_mutex_t parents_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static double monotonic_s(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int find_parent(int h, char *out, size_t len)
+{
+    const char *controller = hierarchy_controller[h];
     char mnt[PATH_MAX / 2], own[PATH_MAX / 2];
     if (mount_point(controller, mnt, sizeof mnt) < 0 || own_path(controller, own, sizeof own) < 0)
         return -ENOENT;
     if ((size_t)snprintf(out, len, "%s%s", mnt, strcmp(own, "/") ? own : "") >= len)
         return -ENAMETOOLONG;
-    sweep(out);
-    if ((size_t)snprintf(out, len, "%s%s/%s", mnt, strcmp(own, "/") ? own : "", name) >= len)
-        return -ENAMETOOLONG;
-    if (mkdir(out, 0755) < 0) { out[0] = 0; return -errno; }
     return 0;
+}
+
+static int make_dir(int h, const char *name, char *out, size_t len)
+{
+    for (int again = 0; again < 2; again++) {
+        char parent[PATH_MAX];
+        int rc;
+        pthread_mutex_lock(&parents_lock);
+        if (!parents[h].known || again) {
+            parents[h].rc = find_parent(h, parents[h].dir, sizeof parents[h].dir);
+            parents[h].known = 1;
+            parents[h].swept = 0;
+        }
+        if ((rc = parents[h].rc) == 0 && (!parents[h].swept || monotonic_s() - parents[h].swept >= SWEEP_S)) {
+            sweep(parents[h].dir);
+            parents[h].swept = monotonic_s();
+        }
+        memcpy(parent, parents[h].dir, sizeof parent);
+        pthread_mutex_unlock(&parents_lock);
+        if (rc < 0) return rc;
+        if ((size_t)snprintf(out, len, "%s/%s", parent, name) >= len) return -ENAMETOOLONG;
+        if (mkdir(out, 0755) == 0) return 0;
+        rc = -errno;
+        out[0] = 0;
+        if (rc != -ENOENT) return rc;
+    }
+    return -ENOENT;
 }
 
 static void add_note(ns_cgroup *cg, const char *what)
@@ -197,17 +240,17 @@ void ns_cgroup_create(ns_cgroup *cg, const sandbox_limits *lim)
     snprintf(name, sizeof name, "calcroute-%ld-%u", (long)getpid(), atomic_fetch_add(&seq, 1));
     snprintf(num, sizeof num, "%llu", (unsigned long long)lim->memory_bytes);
 
-    if (make_dir("memory", name, cg->mem, sizeof cg->mem) == 0) {
+    if (make_dir(H_MEMORY, name, cg->mem, sizeof cg->mem) == 0) {
         cg->version = 1;
         cg->has_mem = write_file(cg->mem, "memory.limit_in_bytes", num) == 0;
         /* Swap counts too where the kernel accounts it; absent file: no swap accounting. */
         write_file(cg->mem, "memory.memsw.limit_in_bytes", num);
-        if (make_dir("pids", name, cg->pids, sizeof cg->pids) == 0) {
+        if (make_dir(H_PIDS, name, cg->pids, sizeof cg->pids) == 0) {
             snprintf(num, sizeof num, "%u", lim->max_procs);
             cg->has_pids = write_file(cg->pids, "pids.max", num) == 0;
         }
-        cg->has_cpu = make_dir("cpuacct", name, cg->cpu, sizeof cg->cpu) == 0;
-    } else if (make_dir(NULL, name, cg->mem, sizeof cg->mem) == 0) {
+        cg->has_cpu = make_dir(H_CPUACCT, name, cg->cpu, sizeof cg->cpu) == 0;
+    } else if (make_dir(H_V2, name, cg->mem, sizeof cg->mem) == 0) {
         char ctl[256] = "";
         cg->version = 2;
         read_file(cg->mem, "cgroup.controllers", ctl, sizeof ctl);
@@ -272,29 +315,45 @@ int64_t ns_cgroup_pids_refused(const ns_cgroup *cg)
     return read_key(cg->fd_pids, cg->version == 1 ? cg->pids : cg->mem, "pids.events", "max");
 }
 
-/* SIGKILL to every process listed in dir's cgroup.procs; the number listed (-1: unreadable). */
-static int kill_listed(const char *dir)
+#define KILLED_MAX 256   /* pids remembered as signalled by one ns_cgroup_kill() */
+
+/* SIGKILL to every process listed in dir's cgroup.procs that is not in killed[] yet (which
+ * it adds to); the number newly signalled, or -1 when unreadable. */
+static int kill_listed(const char *dir, pid_t *killed, int *n_killed)
 {
     char buf[8192];
     int n = 0;
     if (!dir[0] || read_file(dir, "cgroup.procs", buf, sizeof buf) < 0) return -1;
     for (char *p = buf, *end; *p; p = end) {
         long pid = strtol(p, &end, 10);
+        int seen = 0;
         if (end == p) break;
-        if (pid > 0) { kill((pid_t)pid, SIGKILL); n++; }
+        for (int i = 0; i < *n_killed && !seen; i++) seen = killed[i] == (pid_t)pid;
+        if (pid <= 0 || seen) continue;
+        kill((pid_t)pid, SIGKILL);
+        if (*n_killed < KILLED_MAX) killed[(*n_killed)++] = (pid_t)pid;
+        n++;
     }
     return n;
 }
 
 int ns_cgroup_kill(const ns_cgroup *cg)
 {
-    /* cgroup.kill (Linux 5.14) takes every process at once, forks racing it included; a
-     * listing is killed again until it comes back empty, which a fork bomb cannot outrun for
-     * long: pids.max bounds how many there are. */
+    /* cgroup.kill (Linux 5.14) takes every process at once, forks racing it included. Else
+     * the listing is read until it names no process not signalled already: one with SIGKILL
+     * pending forks no more, and those still listed are only leaving (killing them again,
+     * round after round until they were gone, was most of a worker's teardown). A fork bomb
+     * cannot outrun it for long: pids.max bounds how many there are. In v1 the run's
+     * processes are in each hierarchy's directory alike (attached to all three before they
+     * run, their children inheriting, and nothing inside can move itself): one listing,
+     * the first there is, names them all. */
+    const char *dir = cg->mem[0] ? cg->mem : cg->pids[0] ? cg->pids : cg->cpu;
+    pid_t killed[KILLED_MAX];
+    int n_killed = 0;
     if (cg->version == 2 && write_file(cg->mem, "cgroup.kill", "1") == 0) return 0;
     for (int round = 0; round < 100; round++) {
-        int a = kill_listed(cg->mem), b = kill_listed(cg->pids), c = kill_listed(cg->cpu);
-        if (a <= 0 && b <= 0 && c <= 0) return a < 0 && b < 0 && c < 0 ? -1 : 0;
+        int n = kill_listed(dir, killed, &n_killed);
+        if (n <= 0) return n < 0 ? -1 : 0;
     }
     return -1;
 }

@@ -91,8 +91,9 @@ static const char *const step_names[STEP_COUNT] = {
     [STEP_FORKED] = "set up a worker forked by the zygote",
 };
 
-/* Control messages; runner.py's zygote sends them too (MSG_*): HELLO, a forked worker's
- * first, whose credentials name its pid; EXIT, its runner's wait status. */
+/* Control messages; runner.py's zygote and its workers send them too (MSG_*): HELLO, a forked
+ * worker's first, whose credentials name its pid; EXIT, its runner's wait status (the zygote
+ * sends it for the runner it cloned). */
 enum { MSG_SETUP_FAILED = 1, MSG_OUT_DIR = 3, MSG_HELLO = 4, MSG_EXIT = 5 };
 struct ns_msg { int kind, step, err, status; };
 
@@ -799,8 +800,9 @@ static pid_t warm_wait(ns_warm *warm, int forked, pid_t pid, int pidfd, int ctl,
     double until = now_s() + WARM_START_S;
     int ctl_open = 1, ready = 0;
     pid_t runner = pid;
-    /* A forked worker keeps its end to say how its runner ended; its set-up is over once
-     * /out has come and its runner has said hello. */
+    /* A forked worker's end stays open to say how its runner ended (the zygote holds a copy
+     * for the runner it cloned); its set-up is over once /out has come and its runner has
+     * said hello. */
     while ((forked ? *out_dir_fd < 0 || *runner_pidfd < 0 : ctl_open) || !ready) {
         struct pollfd pfd[4] = { { ctl_open ? ctl : -1, POLLIN, 0 }, { ready ? -1 : pv, POLLIN, 0 },
                                  { pidfd, POLLIN, 0 }, { warm->cancel_fd, POLLIN, 0 } };

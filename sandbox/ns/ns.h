@@ -35,8 +35,8 @@ int64_t ns_cgroup_cpu_ns(const ns_cgroup *cg);
 int64_t ns_cgroup_peak_bytes(const ns_cgroup *cg);
 int64_t ns_cgroup_oom_kills(const ns_cgroup *cg);
 int64_t ns_cgroup_pids_refused(const ns_cgroup *cg);
-/* SIGKILL to every process in the cgroup (cgroup.kill, else each listed pid until none is
- * left). 0, or -1 when no cgroup could be read. */
+/* SIGKILL to every process in the cgroup (cgroup.kill, else each listed pid, until a listing
+ * names none not signalled). 0, or -1 when no cgroup could be read. */
 int ns_cgroup_kill(const ns_cgroup *cg);
 /* Waits up to `seconds` for the cgroup to hold no process: 1 when empty (or absent), else 0. */
 int ns_cgroup_wait_empty(const ns_cgroup *cg, double seconds);

@@ -14,9 +14,9 @@
  * a hand-over between threads each way was a tenth of a print(1)'s time; without one it
  * starts cold.
  *
- * Workers are forked by the pool's zygote (ns_warm.zygote), a warm runner of its own, started
- * first, that imported the preload list once and forks a worker on each request; the worker
- * enters namespaces of its own (user, mount with its own /tmp and /out, pid, net, ipc, uts,
+ * Workers are made by the pool's zygote (ns_warm.zygote), a warm runner of its own, started
+ * first, that imported the preload list once and clones a worker on each request (as a fork
+ * would, runner.py's clone_worker()); the worker enters namespaces of its own (user, mount with its own /tmp and /out, pid, net, ipc, uts,
  * cgroup) and the cgroup the worker's thread moved it into, loads the tier's filter and
  * becomes a warm runner there, its imports the zygote's pages, shared copy-on-write. Starting
  * one is then milliseconds of CPU where starting python and importing pandas was a third of

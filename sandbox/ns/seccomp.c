@@ -34,9 +34,10 @@
 
 #include "sandbox/ns/ns.h"
 
-/* The tier's filter, and the warm pool's zygote's: the same but that it may unshare, mount,
- * name its host and drop capabilities, which its workers do to leave its namespaces for their
- * own before they load the tier's filter over it (filters stack; the stricter answer wins).
+/* The tier's filter, and the warm pool's zygote's: the same but that it may clone into new
+ * namespaces, unshare, mount, name its host and drop capabilities, which it and its workers
+ * do to leave its namespaces for their own before they load the tier's filter over it
+ * (filters stack; the stricter answer wins).
  * Only our runner ever runs under the zygote's alone. */
 typedef struct {
     pthread_once_t once;
@@ -147,24 +148,26 @@ static int rule(scmp_filter_ctx ctx, uint32_t action, int nr, unsigned n,
 /* The arguments under which the ARGS calls are allowed, and EPERM for the rest. libseccomp
  * lets an unconditional rule win over conditional ones of the same call, so each call's
  * rules here are conditional throughout. */
-static int argument_rules(scmp_filter_ctx ctx)
+static int argument_rules(scmp_filter_ctx ctx, int zygote)
 {
     const uint32_t ok = SCMP_ACT_ALLOW, no = SCMP_ACT_ERRNO(EPERM);
     struct scmp_arg_cmp a[2];
     int rc = 0;
 
-    /* clone(): without a namespace flag. */
+    /* clone(): without a namespace flag, but in the zygote, which clones each worker's pid 1
+     * into namespaces of its own (runner.py's clone_worker()). */
     static const unsigned long ns_flags[] = { CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS,
                                               CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
                                               CLONE_NEWNET };
     unsigned long any_ns = 0;
-    for (size_t i = 0; i < sizeof ns_flags / sizeof ns_flags[0] && rc == 0; i++) {
+    if (zygote) rc = rule(ctx, ok, SCMP_SYS(clone), 0, NULL);
+    for (size_t i = 0; i < sizeof ns_flags / sizeof ns_flags[0] && rc == 0 && !zygote; i++) {
         any_ns |= ns_flags[i];
         a[0] = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i], ns_flags[i]);
         rc = rule(ctx, no, SCMP_SYS(clone), 1, a);
     }
     a[0] = (struct scmp_arg_cmp)SCMP_A0(SCMP_CMP_MASKED_EQ, any_ns, 0);
-    if (rc == 0) rc = rule(ctx, ok, SCMP_SYS(clone), 1, a);
+    if (rc == 0 && !zygote) rc = rule(ctx, ok, SCMP_SYS(clone), 1, a);
 
     /* socket(): AF_INET and AF_INET6 only (the network namespace has nothing but loopback);
      * no AF_UNIX, whose connect() and sendto() reach any socket file the code can name.
@@ -231,7 +234,7 @@ static void build(filter *f, int zygote)
                   nr, 0, NULL);
     }
     if (rc == 0) step = "argument rules";
-    if (rc == 0) rc = argument_rules(ctx);
+    if (rc == 0) rc = argument_rules(ctx, zygote);
     if (rc != 0) { errno = -rc; goto fail; }
 
     /* Export once into memory, so the child only needs prctl(). */
