@@ -57,6 +57,7 @@ if [ -z "${CR_PODMAN:-}${CR_PODMAN_RUN_OPTS:-}" ] && ! probe; then
     command -v runc >/dev/null 2>&1 && probe ||
         skip_all "podman cannot start a container here: $first"
     echo "SKIP podman's defaults (running with $P run $RUN): $first" >&2
+    skip=$((skip + 1))
 fi
 
 expect "the image's entrypoint and user" \
