@@ -43,6 +43,13 @@ else
         "$PY" -c 'import json,sys; j=json.loads(sys.stdin.read()); print("" if j["status"]=="ok" else j["error"]["message"])')
 fi
 
+"$R" --wait-ready 5 - </dev/null >/dev/null 2>"$tmp/err"
+expect wait-ready-usage "2 calc-route: --wait-ready: only with --batch (serve says it on /readyz)
+Try 'calc-route --help'." "$? $(cat "$tmp/err")"
+"$R" --batch --wait-ready soon - </dev/null >/dev/null 2>"$tmp/err"
+expect wait-ready-bad "2 calc-route: --wait-ready: want seconds above 0 (at most 86400), got 'soon'
+Try 'calc-route --help'." "$? $(cat "$tmp/err")"
+
 # ---- the probes, with and without a ledger ---------------------------------------------
 start probes --tier none --audit "$tmp/probes.db"
 expect livez '200 {"status":"ok"}' "$(curl -s -w '%{http_code} ' -o "$tmp/b" "$url/livez"; cat "$tmp/b")"
@@ -141,6 +148,11 @@ expect first-request-warm "ok numpy
  warm" "$(field "$tmp/b" 'j["status"], j["stdout"], j["timings"]["sandbox_start"]' | tr -d "(),'")"
 kill -TERM "$pid"
 wait "$pid"
+
+# ---- --batch waits for its pool when asked: its first line is warm ------------------------
+expect batch-wait-ready "ok warm" "$(printf '%s\n' '{"code":"import os\nprint(1)"}' |
+    "$R" --batch --tier ns --pool 1 --wait-ready 120 - |
+    "$PY" -c 'import json,sys; j=json.load(sys.stdin); print(j["status"], j["timings"]["sandbox_start"])')"
 
 # ---- the queue: one running, one waiting, the next refused at once ----------------------
 printf 'tok concurrent=5\ntok-one concurrent=1\n' >"$tmp/queue-tokens"
