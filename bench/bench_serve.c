@@ -286,7 +286,7 @@ static int drain_request(int fd, unsigned long long id, long long *seq, int *clo
     if (got <= 0) return got == 0 ? D_CLOSED : got == -1 ? D_TORN : D_WRONG;
     *close_it = strcasestr(buf, "\r\nConnection: close\r\n") != NULL;
     if (strncmp(buf, "HTTP/1.1 503 ", 13) == 0)
-        return strstr(start, "\"status\":\"unavailable\"") ? D_503 : D_WRONG;
+        return strstr(start, "\"reason\":\"shutting_down\"") ? D_503 : D_WRONG;
     snprintf(want, sizeof want, "\"fraction\":\"%llu\"", id);
     const char *audit = strstr(start, "\"audit\":{\"seq\":");
     if (strncmp(buf, "HTTP/1.1 200 ", 13) != 0 || !strstr(start, want) || !audit)
