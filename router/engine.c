@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,39 +19,13 @@
 #include "router/router.h"
 #include "sandbox/sandbox.h"
 
-/* A number from a cgroup v2 file of the engine's own cgroup ("max": none), as a container's
- * limits are where the machine's own figures overstate what the engine may use. */
-static double cgroup_figure(const char *file, int second)
-{
-    char path[512], line[256], self[256] = "";
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    if (f) {
-        while (fgets(line, sizeof line, f))
-            if (strncmp(line, "0::", 3) == 0) sscanf(line + 3, "%255[^\n]", self);
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", strcmp(self, "/") ? self : "", file);
-    double a = 0, b = 0;
-    if (!(f = fopen(path, "r"))) return 0;
-    int n = fscanf(f, "%lf %lf", &a, &b);
-    fclose(f);
-    if (second) return n == 2 && b > 0 ? a / b : 0;
-    return n >= 1 ? a : 0;
-}
-
 /* pool=auto: CR_DEFAULT_POOL_PER_CPU warm sandboxes a CPU the engine may use (starting one is
  * CPU-bound), and no more than one per CR_DEFAULT_POOL_MEMORY_SHARE-th of its memory divided
  * by a sandbox's limit, 1 to SANDBOX_POOL_MAX. */
 static unsigned pool_auto_size(const cr_engine *e)
 {
-    cpu_set_t set;
-    double cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                               : sysconf(_SC_NPROCESSORS_ONLN);
-    double quota = cgroup_figure("cpu.max", 1);
-    if (quota > 0 && quota < cpus) cpus = ceil(quota);
-    double mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
-    double limit = cgroup_figure("memory.max", 0);
-    if (limit > 0 && limit < mem) mem = limit;
+    double cpus, mem;
+    sandbox_host_share(&cpus, &mem);
     double n = cpus * CR_DEFAULT_POOL_PER_CPU;
     double by_mem = mem / CR_DEFAULT_POOL_MEMORY_SHARE / ((double)e->memory_mib * 1048576.0);
     if (by_mem < n) n = floor(by_mem);

@@ -295,6 +295,9 @@ int sandbox_pool_wait_ready(sandbox_pool *pool, size_t n, double seconds);
  * Same contract as sandbox_run(); job->tier is ignored. */
 cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 int sandbox_ns_available(char *why, size_t why_len);
+/* The CPUs and bytes of memory this process may use: its affinity and the machine's memory,
+ * capped by its own cgroup's cpu.max and memory.max (cgroup v2) where a container sets them. */
+void sandbox_host_share(double *cpus, double *memory);
 cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
 /* kvm_dir as in sandbox_job (NULL: the default places). */
 int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len);

@@ -7,7 +7,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -197,6 +199,24 @@ static int find_parent(int h, char *out, size_t len)
     if ((size_t)snprintf(out, len, "%s%s", mnt, strcmp(own, "/") ? own : "") >= len)
         return -ENAMETOOLONG;
     return 0;
+}
+
+void sandbox_host_share(double *cpus, double *memory)
+{
+    cpu_set_t set;
+    char dir[PATH_MAX], text[64];
+    *cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                         : (double)sysconf(_SC_NPROCESSORS_ONLN);
+    *memory = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (find_parent(H_V2, dir, sizeof dir) < 0) return;
+    /* cpu.max: "QUOTA PERIOD" or "max PERIOD"; memory.max: bytes or "max". */
+    double quota, period, limit;
+    if (read_file(dir, "cpu.max", text, sizeof text) == 0 &&
+        sscanf(text, "%lf %lf", &quota, &period) == 2 && period > 0 && quota / period < *cpus)
+        *cpus = ceil(quota / period);
+    if (read_file(dir, "memory.max", text, sizeof text) == 0 && sscanf(text, "%lf", &limit) == 1 &&
+        limit > 0 && limit < *memory)
+        *memory = limit;
 }
 
 static int make_dir(int h, const char *name, char *out, size_t len)
