@@ -119,6 +119,18 @@ static void changed(sandbox_pool *p)
     if (p->head) pthread_cond_signal(&p->head->cv);
 }
 
+/* Workers ready now (and the pids of up to max of them). Called with the lock held. */
+static unsigned count_ready(const sandbox_pool *p, pid_t *pids, size_t max)
+{
+    unsigned n = 0;
+    for (const worker *w = p->workers; w; w = w->next)
+        if (w->state == W_READY) {
+            if (pids && n < max) pids[n] = w->pid;
+            n++;
+        }
+    return n;
+}
+
 /* Whether the pool can still make the worker a waiting request needs. */
 static int can_make(const sandbox_pool *p)
 {
@@ -149,11 +161,7 @@ static const sandbox_job *worker_ready(ns_warm *nw, int pidfd, pid_t pid)
     w->pid = pid;
     w->state = W_READY;
     p->failures = 0;
-    if (!p->warmed) {
-        unsigned ready = 0;
-        for (worker *x = p->workers; x; x = x->next) ready += x->state == W_READY;
-        p->warmed = ready >= p->size;
-    }
+    if (!p->warmed) p->warmed = count_ready(p, NULL, 0) >= p->size;
     changed(p);
     pool_unlock(p);
     /* From here this thread only waits, then tears the worker down: woken at a request's end,
@@ -681,7 +689,7 @@ void sandbox_pool_state(sandbox_pool *p, sandbox_pool_health *h)
     memset(h, 0, sizeof *h);
     if (!p) return;
     pool_lock(p);
-    for (worker *w = p->workers; w; w = w->next) h->ready += w->state == W_READY;
+    h->ready = count_ready(p, NULL, 0);
     h->waiting = p->waiting;
     h->size = p->size;
     h->warm = p->warmed && can_make(p);
@@ -698,14 +706,10 @@ void sandbox_pool_state(sandbox_pool *p, sandbox_pool_health *h)
 
 size_t sandbox_pool_ready(sandbox_pool *p, pid_t *pids, size_t max)
 {
-    size_t n = 0;
+    size_t n;
     if (!p) return 0;
     pool_lock(p);
-    for (worker *w = p->workers; w; w = w->next)
-        if (w->state == W_READY) {
-            if (n < max && pids) pids[n] = w->pid;
-            n++;
-        }
+    n = count_ready(p, pids, max);
     pool_unlock(p);
     return n;
 }
@@ -717,9 +721,7 @@ int sandbox_pool_wait_ready(sandbox_pool *p, size_t n, double seconds)
     if (!p) return 0;
     pool_lock(p);
     for (;;) {
-        size_t ready = 0;
-        for (worker *w = p->workers; w; w = w->next) ready += w->state == W_READY;
-        if ((ok = ready >= n) || p->failures >= FAILURES_MAX) break;
+        if ((ok = count_ready(p, NULL, 0) >= n) || p->failures >= FAILURES_MAX) break;
         if (pthread_cond_timedwait(&p->changed, &p->lock, &until) == ETIMEDOUT) break;
     }
     pool_unlock(p);
