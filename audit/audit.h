@@ -132,9 +132,6 @@ cr_code audit_append_batch(audit_db *db, const audit_record *recs, size_t n,
 
 /* The last record: seq 0 and 32 zero bytes when the ledger is empty. */
 cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err);
-/* Whether the ledger answers now (a read of its head, between the appends of other threads,
- * a lost PostgreSQL connection made again): a readiness probe's question. */
-cr_code audit_check(audit_db *db, cr_error *err);
 
 /* Canonical encoding of `rec` as record `seq` (appended to `out`), and the chain hash. */
 cr_code audit_encode(const audit_record *rec, uint64_t seq, cr_buf *out);

@@ -505,24 +505,13 @@ cr_code audit_append(audit_db *db, const audit_record *rec, uint64_t *seq,
 cr_code audit_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN], cr_error *err)
 {
     cr_code rc;
-    db->store->budget(db);
-    /* A read transaction so seq and hash come from the same snapshot. */
-    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) != CR_OK) return rc;
-    rc = db->store->head(db, seq, hash, err);
-    db->store->commit(db, NULL);
-    return rc;
-}
-
-cr_code audit_check(audit_db *db, cr_error *err)
-{
-    uint64_t seq;
-    uint8_t hash[AUDIT_HASH_LEN];
-    /* Between commits: the connection is the committing thread's while one is under way. */
+    /* Between commits: on a handle shared with appending threads (an engine's, asked by a
+     * readiness probe) the connection is the committing thread's while one is under way. */
     commit_begin(db);
     db->store->budget(db);
-    cr_code rc = db->store->begin(db, AUDIT_TX_READ, err);
-    if (rc == CR_OK) {
-        rc = db->store->head(db, &seq, hash, err);
+    /* A read transaction so seq and hash come from the same snapshot. */
+    if ((rc = db->store->begin(db, AUDIT_TX_READ, err)) == CR_OK) {
+        rc = db->store->head(db, seq, hash, err);
         db->store->commit(db, NULL);
     }
     commit_end(db);
