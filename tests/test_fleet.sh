@@ -18,10 +18,7 @@ for c in ip haproxy; do
     command -v "$c" >/dev/null 2>&1 || missing="${missing:+$missing; }no $c"
 done
 if [ -n "$missing" ]; then
-    if [ "${CI:-}" = true ]; then bad "fleet: $missing"; else
-        echo "SKIP: fleet: $missing" >&2
-        skip=1
-    fi
+    unavailable fleet "$missing"
     summary
     [ "$fail" = 0 ]
     exit
@@ -54,11 +51,7 @@ trap 'exit 1' INT TERM
 base=$(sh tests/pg-server.sh start "$tmp/pg" 2>"$tmp/err")
 st=$?
 if [ "$st" != 0 ]; then
-    if [ "${CI:-}" = true ]; then bad "fleet: no PostgreSQL (exit $st): $(head -c 300 "$tmp/err")"
-    else
-        echo "SKIP: fleet: no PostgreSQL server could start here (exit $st)" >&2
-        skip=1
-    fi
+    unavailable fleet "no PostgreSQL server could start here (exit $st): $(head -c 300 "$tmp/err")"
     summary
     [ "$fail" = 0 ]
     exit
