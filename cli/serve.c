@@ -262,7 +262,7 @@ typedef struct {
     conn *conns;                /* under lock */
     idem *idems;                /* under lock */
     unsigned nidems;
-    int signer;                 /* --checkpoint-key: 1 signed at start, -1 failed */
+    int signer;                 /* --checkpoint-key: 1 once the start's signing worked */
     char signer_why[256];
     pthread_t watchdog;
     int watching;               /* the watchdog goes on; under lock */
@@ -449,45 +449,39 @@ static enum refusal admit(server *s, request *r)
 /* /readyz: the pool has been full once and can still make workers, the ledger answers, the
  * signing key signed, and the service is not stopping. 503 when one fails; ?verbose lists
  * every check with what it found. */
+static void add_check(json_t *checks, json_t *failed, const char *name, int ok,
+                      const char *detail)
+{
+    if (!ok) json_array_append_new(failed, json_string(name));
+    json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok,
+                                            "detail", detail));
+}
+
 static char *readiness(server *s, int verbose, unsigned *code)
 {
     json_t *checks = json_array(), *failed = json_array();
     char detail[300];
-    for (int k = 0; k < 4; k++) {
-        const char *name = k == 0 ? "pool" : k == 1 ? "ledger" : k == 2 ? "signer" : "draining";
-        int ok = 1;
-        cr_error e = {0};
-        detail[0] = '\0';
-        if (k == 0) {
-            size_t size, ready;
-            ok = cr_engine_ready(s->engine, "pool", 0, &e) == CR_OK;
-            cr_engine_pool_state(s->engine, &size, &ready);
-            const char *note = cr_engine_pool_note(s->engine);
-            if (!ok) snprintf(detail, sizeof detail, "%s", e.message);
-            else if (size) snprintf(detail, sizeof detail, "%zu of %zu warm sandboxes ready", ready, size);
-            else snprintf(detail, sizeof detail, "%s", note ? note : "no warm pool (pool 0)");
-        } else if (k == 1) {
-            const char *audit = cr_config_get(cr_engine_config(s->engine), "audit");
-            ok = cr_engine_ready(s->engine, "ledger", 0, &e) == CR_OK;
-            snprintf(detail, sizeof detail, "%s", !ok ? e.message : audit ? "answers"
-                                                                    : "no ledger");
-        } else if (k == 2) {
-            ok = s->signer >= 0;
-            snprintf(detail, sizeof detail, "%s", s->signer > 0 ? "head signed at start"
-                                               : s->signer < 0 ? s->signer_why
-                                               : "no --checkpoint-key");
-        } else {
-            ok = !atomic_load(&s->unready);
-            snprintf(detail, sizeof detail, "%s", ok ? "serving" : "shutting_down");
-        }
-        if (!ok) json_array_append_new(failed, json_string(name));
-        json_array_append_new(checks, json_pack("{s:s, s:b, s:s}", "name", name, "ok", ok,
-                                                "detail", detail));
-    }
-    int ready = json_array_size(failed) == 0;
-    *code = ready ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
-    json_t *o = json_pack("{s:s}", "status", ready ? "ready" : "not_ready");
-    if (o && !ready) json_object_set(o, "failed", failed);
+    cr_error e = {0};
+    size_t size, ready;
+    int ok = cr_engine_ready(s->engine, "pool", 0, &e) == CR_OK;
+    const char *note = cr_engine_pool_note(s->engine);
+    cr_engine_pool_state(s->engine, &size, &ready);
+    if (!ok) snprintf(detail, sizeof detail, "%s", e.message);
+    else if (size) snprintf(detail, sizeof detail, "%zu of %zu warm sandboxes ready", ready, size);
+    else snprintf(detail, sizeof detail, "%s", note ? note : "no warm pool (pool 0)");
+    add_check(checks, failed, "pool", ok, detail);
+    ok = cr_engine_ready(s->engine, "ledger", 0, &e) == CR_OK;
+    add_check(checks, failed, "ledger", ok, !ok ? e.message
+              : cr_config_get(cr_engine_config(s->engine), "audit") ? "answers" : "no ledger");
+    /* serve does not start with a key it cannot sign with: while serving, the key works. */
+    add_check(checks, failed, "signer", 1, s->signer ? "key checked at start"
+                                                     : "no --checkpoint-key");
+    ok = !atomic_load(&s->unready);
+    add_check(checks, failed, "draining", ok, ok ? "serving" : "shutting_down");
+    int all = json_array_size(failed) == 0;
+    *code = all ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE;
+    json_t *o = json_pack("{s:s}", "status", all ? "ready" : "not_ready");
+    if (o && !all) json_object_set(o, "failed", failed);
     if (o && verbose) json_object_set(o, "checks", checks);
     char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     json_decref(o);
