@@ -373,12 +373,12 @@ static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version
         /* Decide first, run only what stays in-process: nothing here starts a sandbox. */
         const char *route = json_string_value(json_object_get(o, "route"));
         const char *status = json_string_value(json_object_get(o, "status"));
-        if (strcmp(route, "inprocess") == 0 && strcmp(status, "ok") == 0) {
+        if (strcmp(route, "inprocess") == 0 && strcmp(status, "explained") == 0) {
             json_decref(o);
             o = NULL;
             cr_request_set_explain(req, 0);
             rc = run_one(m, req, &o, &e);
-        } else if (strcmp(status, "ok") == 0) {
+        } else if (strcmp(status, "explained") == 0) {
             refuse(o);
             refused = 1;
         }

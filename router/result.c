@@ -168,7 +168,11 @@ json_t *router_result_to_json(const cr_result *res)
     json_t *o = json_object();
     int failed = !o, out_rep = 0, err_rep = 0;
     cr_json_set(o, "route", json_string(cr_route_name(res->route)), &failed);
-    cr_json_set(o, "status", json_string(router_status_name(res->status)), &failed);
+    /* An explanation ran nothing: its status says so rather than "ok", and its timings have
+     * no sandbox figures (no sandbox started, none was warm or cold). */
+    cr_json_set(o, "status", json_string(res->explained ? "explained"
+                                                        : router_status_name(res->status)),
+                &failed);
     cr_json_set(o, "lang", json_string(langs[res->lang]), &failed);
     json_t *reasons = json_array();
     for (size_t i = 0; i < res->nreasons && reasons; i++) {
@@ -215,7 +219,7 @@ json_t *router_result_to_json(const cr_result *res)
     cr_json_set(tm, "parse_us", real_or_null(res->parse_us), &failed);
     cr_json_set(tm, "eval_us", real_or_null(res->eval_us), &failed);
     cr_json_set(tm, "total_us", real_or_null(res->total_us), &failed);
-    if (res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) {
+    if ((res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) && !res->explained) {
         cr_json_set(tm, "sandbox_wall_s", real_or_null(res->sandbox_wall_s), &failed);
         cr_json_set(tm, "sandbox_cpu_s", real_or_null(res->sandbox_cpu_s), &failed);
         /* Warm: a pool's worker ran it, and the two figures above count from its handoff. */

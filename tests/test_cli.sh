@@ -179,6 +179,9 @@ why: 1 construct outside the in-process subset:
 tier: ns: the tier option asks for it' '' 'import os' --explain --tier ns
 json_field explain-tier-json 'import os' '(d["route"], d["tier_why"], d["tier_note"], d["explained"])' \
     '["ns", "ns: the tier option asks for it", null, true]' --explain --tier ns
+# An explanation ran nothing: its status says so, and no sandbox figure is reported.
+json_field explain-ran-nothing 'import os' '(d["status"], sorted(d["timings"]), d["value"])' \
+    '["explained", ["eval_us", "parse_us", "total_us"], null]' --explain --tier ns
 check kvm-dir-inprocess 0 '= 2' '' 'ans = 1 + 1' --tier kvm --kvm-dir "$tmp/kvm"
 
 # An audit ledger that cannot be opened: SQLite's text and the reason.

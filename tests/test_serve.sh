@@ -53,7 +53,7 @@ expect run-id-vars "200 {\"id\":\"q1\",\"route\":\"inprocess\",\"status\":\"ok\"
     "$(post /v1/run '{"id":"q1","code":"a + b","vars":{"a":0.1,"b":0.2}}')"
 expect run-raised "200 ZeroDivisionError division by zero" \
     "$(post /v1/run '{"code":"1/0"}' >/dev/null; printf '%s ' "$(cat "$tmp/code")"; sed 's/.*"error":{"type":"\([^"]*\)","message":"\([^"]*\)".*/\1 \2/' "$tmp/body")"
-expect explain "200 {\"id\":null,\"route\":\"inprocess\",\"status\":\"ok\",\"lang\":\"python\",\"reasons\":[],\"value\":null,$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":0,\"explained\":true,\"audit\":null}" \
+expect explain "200 {\"id\":null,\"route\":\"inprocess\",\"status\":\"explained\",\"lang\":\"python\",\"reasons\":[],\"value\":null,$REST,\"error\":null,\"limit\":null,$TAIL,\"ops\":0,\"explained\":true,\"audit\":null}" \
     "$(post /v1/explain '{"code":"(5829 - 5735) / 5735"}')"
 # With sandboxes off (--tier none), code outside the subset is rejected, with the reasons.
 expect explain-rejected "200 {\"id\":null,\"route\":\"rejected\",\"status\":\"rejected\",\"lang\":\"python\",\"reasons\":[{\"code\":\"import:os\",\"line\":1,\"col\":1,\"snippet\":\"import os\"}],\"value\":null,$REST,\"error\":{\"type\":\"outside the in-process subset\",\"message\":\"1 construct outside the in-process subset and sandboxes are off; first import:os\",\"line\":1,\"col\":1},\"limit\":null,$TAIL,\"ops\":0,\"explained\":false,\"audit\":null}" \
