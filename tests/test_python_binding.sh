@@ -35,6 +35,9 @@ hv=$(sed -n 's/^#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' inc
 ok "$out" "$hv Result" "version and type hints"
 ok "$(run -c 'import calcroute; print(calcroute.library_version())')" "$hv" "the library's cr_version()"
 [ -f "$site/calcroute/py.typed" ]; ok "$?" 0 "py.typed installed"
+# The docstrings' examples, as help(calcroute) shows them, run as written (one is sandboxed).
+out=$(run -c 'import doctest, calcroute; print(doctest.testmod(calcroute))' 2>&1)
+ok "$out" "TestResults(failed=0, attempted=6)" "the docstrings' examples (doctest)"
 
 if run -c 'import pytest' 2>/dev/null; then
     run -m pytest -p no:cacheprovider -q -rs "$src/bindings/python/tests" >"$stage/py.out" 2>&1

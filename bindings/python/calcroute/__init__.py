@@ -1,4 +1,4 @@
-"""calcroute for Python pipelines: a ctypes binding over libcalcroute.
+r"""calcroute for Python pipelines: a ctypes binding over libcalcroute.
 
     >>> import calcroute
     >>> r = calcroute.run("(5829 - 5735) / 5735")
@@ -32,12 +32,13 @@ is one you hold and close yourself, and the one that can keep sandboxes warm:
 
     >>> with calcroute.Engine(tier="ns", pool=2, preload=["numpy", "pandas"]) as eng:
     ...     eng.run("import pandas as pd\nans = int(pd.Series([1, 2]).sum())").value
-    Fraction(3, 1)
+    3
 
 (pool=N: N ns sandboxes made before requests arrive, the preload modules imported in each,
-each taking one request and then replaced; a request that finds none ready starts cold, and
-Result.timings["sandbox_start"] says which. warmup="...": Python run once where they are
-forked from, after the imports, so that what it initialises each one starts with.)
+each taking one request and then replaced; the default, "auto", sizes it from the machine.
+A request that finds none ready waits its turn for one being made, and
+Result.timings["sandbox_start"] says whether it ran warm. warmup="...": Python run once where
+they are forked from, after the imports, so that what it initialises each one starts with.)
 
 The library is $CALCROUTE_LIB when set, else the libcalcroute.so.0 installed next to this
 module (by `pip install .` or `make install`), else the system loader's (libcalcroute.so.0);
@@ -212,17 +213,18 @@ def _decimal_text(text):
 def _num_text(v):
     """A number's JSON text, exact; the library checks it (NaN and the infinities go as
     JSON's NaN, Infinity, -Infinity, which it refuses as it refuses --var x=nan)."""
-    if isinstance(v, bool) or v is None:
+    t = type(v)
+    if t is bool or v is None:
         return json.dumps(v)
-    if isinstance(v, int):
+    if t is int:
         return _int_text(v)
-    if isinstance(v, (float, decimal.Decimal)) and not decimal.Decimal(v).is_finite():
+    if t in (float, decimal.Decimal) and not decimal.Decimal(v).is_finite():
         return "NaN" if decimal.Decimal(v).is_nan() else "-Infinity" if v < 0 else "Infinity"
-    if isinstance(v, float):
+    if t is float:
         return repr(v)          # the shortest text of the double: 0.1 stays 1/10
-    if isinstance(v, decimal.Decimal):
+    if t is decimal.Decimal:
         return _decimal_text(format(v, "f"))
-    if isinstance(v, fractions.Fraction):
+    if t is fractions.Fraction:
         # exact when the decimal expansion ends (the denominator is 2^a 5^b)
         d, k = v.denominator, 0
         while d % 10 == 0:
@@ -239,19 +241,29 @@ def _num_text(v):
 
 def _to_json(v, depth=0):
     """JSON text with numbers written exactly (Decimal keeps every digit)."""
+    # Exact types only: a subclass's own __repr__, __str__, __format__ or items() would write
+    # the text (and could write JSON of its choosing), not the value's.
     if depth > 60:
         raise CalcrouteError("variables nested too deeply")
-    if isinstance(v, str):
+    t = type(v)
+    if t is str:
         return json.dumps(v)
-    if isinstance(v, dict):
-        return "{" + ",".join(json.dumps(str(k)) + ":" + _to_json(x, depth + 1)
+    if t is dict:
+        for k in v:
+            if type(k) is not str:
+                raise CalcrouteError(f"variables: a name must be a str, not {type(k).__name__}")
+            if "\0" in k:
+                raise CalcrouteError(f"variables: the name {k!r:.40} holds a NUL character")
+        return "{" + ",".join(json.dumps(k) + ":" + _to_json(x, depth + 1)
                               for k, x in v.items()) + "}"
-    if isinstance(v, (list, tuple)):
+    if t in (list, tuple):
         return "[" + ",".join(_to_json(x, depth + 1) for x in v) + "]"
     try:
         return _num_text(v)
     except TypeError:
-        raise CalcrouteError(f"cannot pass a {type(v).__name__} as a variable") from None
+        raise CalcrouteError(f"variables: cannot pass a {t.__name__}: only int, float, bool, str, "
+                             "Decimal, Fraction, None, and lists, tuples and dicts of them (not "
+                             "their subclasses)") from None
 
 
 _MAX_DIGITS = 4000     # below CPython's int/str conversion limit (4300 digits)
@@ -748,6 +760,21 @@ run.__doc__ = """Runs `code` once and returns a Result. For one-off use: it keep
     _ENGINE_PARAMS + "\n    Returns:" + _RUN_PARAMS.split("\n    Returns:")[1]
 
 
+def _option_text(key, val):
+    """A request option's text as cr_request_set_option() reads it, which ends at a NUL: a
+    value holding one is refused here rather than cut there."""
+    if type(val) in (list, tuple):
+        if any(type(x) is not str for x in val):
+            raise CalcrouteError(f"{key}: want names as str")
+        val = ",".join(val)
+    elif type(val) not in (str, int):
+        raise CalcrouteError(f"{key}: want a str or an int, not {type(val).__name__}")
+    text = str(val) if type(val) is str else int.__str__(val)
+    if "\0" in text:
+        raise CalcrouteError(f"{key}: {text!r:.60} holds a NUL character")
+    return text.encode()
+
+
 def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, strip_fences,
          check):
     if lang not in _LANGS:
@@ -766,9 +793,8 @@ def _run(eng, code, vars, table, lang, precision, rounding, answer_vars, seed, s
                          ("strip_fences", "1" if strip_fences else None)):
             if val is None:
                 continue
-            if isinstance(val, (list, tuple)):
-                val = ",".join(val)
-            if _lib.cr_request_set_option(req, key.encode(), str(val).encode(), ctypes.byref(err)):
+            text = _option_text(key, val)
+            if _lib.cr_request_set_option(req, key.encode(), text, ctypes.byref(err)):
                 raise CalcrouteError(err.message.decode(errors="replace"))
         for text, setter in ((vars, _lib.cr_request_set_vars_json),
                              (table, _lib.cr_request_set_table_json)):

@@ -1,4 +1,5 @@
 """unittest suite of the Python binding. CALCROUTE_LIB names the library under test."""
+import collections
 import decimal
 import fractions
 import os
@@ -49,6 +50,39 @@ class TestRun(unittest.TestCase):
     def test_vars_containers(self):
         r = calcroute.run("ans = sum(xs) + d['a']", vars={"xs": [1, 2.5], "d": {"a": 10}})
         self.assertEqual(r.repr, "13.5")
+
+    def test_vars_exact_types_only(self):
+        # A subclass writes its own text (its __repr__ could be any JSON): refused, as is a
+        # name that is not a str or holds a NUL.
+        class Float(float):
+            def __repr__(self):
+                return '1, "y": 2'
+
+        class Int(int):
+            def __str__(self):
+                return "7"
+        only = ("only int, float, bool, str, Decimal, Fraction, None, and lists, tuples and "
+                "dicts of them (not their subclasses)")
+        for v, name in ((Float(0.5), "Float"), (Int(3), "Int"),
+                        (collections.OrderedDict(a=1), "OrderedDict")):
+            with self.assertRaises(calcroute.CalcrouteError) as cm:
+                calcroute.run("ans = x", vars={"x": v})
+            self.assertEqual(str(cm.exception), f"variables: cannot pass a {name}: {only}")
+        for vars, msg in (({1: 2}, "variables: a name must be a str, not int"),
+                          ({"a\0b": 1}, "variables: the name 'a\\x00b' holds a NUL character")):
+            with self.assertRaises(calcroute.CalcrouteError) as cm:
+                calcroute.run("ans = 1", vars=vars)
+            self.assertEqual(str(cm.exception), msg)
+
+    def test_options_with_nul_refused(self):
+        # The library reads an option's text up to a NUL: cut there it would be another value.
+        for kw, msg in (({"answer_vars": "ans\0x"}, "answer_vars: 'ans\\x00x' holds a NUL character"),
+                        ({"answer_vars": ["a", "b\0"]}, "answer_vars: 'a,b\\x00' holds a NUL character"),
+                        ({"rounding": "half-up\0"}, "rounding: 'half-up\\x00' holds a NUL character"),
+                        ({"precision": True}, "precision: want a str or an int, not bool")):
+            with self.assertRaises(calcroute.CalcrouteError) as cm:
+                calcroute.run("ans = 1 / 3", **kw)
+            self.assertEqual(str(cm.exception), msg)
 
     def test_stdout(self):
         r = calcroute.run("print(round(2.675, 2))")
