@@ -696,7 +696,7 @@ static int probe_child(void *arg)
 
 /* One probe per process: can we clone into every namespace we need? */
 static atomic_int probe_state;   /* 0 unknown, 1 works, 2 does not */
-static char probe_why[200];
+static char probe_why[320];
 static pthread_mutex_t probe_lock = PTHREAD_MUTEX_INITIALIZER;
 
 int sandbox_ns_available(char *why, size_t why_len)
@@ -712,11 +712,12 @@ int sandbox_ns_available(char *why, size_t why_len)
             if (!ns_seccomp_program(0, probe_why, sizeof probe_why)) {
                 atomic_store(&probe_state, 2);
             } else if ((pid = clone_vm(probe_child, NULL, NS_FLAGS, &stack)) < 0) {
+                int e = errno;
+                char cause[160];
+                ns_userns_refusal("/proc", e, geteuid() == 0, cause, sizeof cause);
                 snprintf(probe_why, sizeof probe_why,
-                         "cannot create user/pid/mount/net namespaces: %s%s", strerror(errno),
-                         errno == EPERM || errno == ENOSPC
-                             ? " (user namespaces disabled? see /proc/sys/user/max_user_namespaces)"
-                             : "");
+                         "cannot create user/pid/mount/net namespaces: %s%s%s%s", strerror(e),
+                         cause[0] ? " (" : "", cause, cause[0] ? ")" : "");
                 atomic_store(&probe_state, 2);
             } else {
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}

@@ -59,6 +59,12 @@ extern const size_t ns_proc_masked_count;
  * module: never freed. */
 const struct sock_fprog *ns_seccomp_program(int zygote, char *why, size_t why_len);
 
+/* ---- why namespaces were refused (userns.c) -------------------------------------------------
+ * What the kernel's error `err` from a clone() with CLONE_NEWUSER means on this host, read
+ * from PROC (/proc; a test passes a directory of its own) for a caller that is root or not:
+ * the setting or restriction that refused it, in `why` ("" for an errno it does not know). */
+void ns_userns_refusal(const char *proc, int err, int root, char *why, size_t len);
+
 /* ---- a run for the kvm tier's guest (ns.c) -------------------------------------------------
  * The guest init runs the ns tier inside its VM, so that the code meets the same sandbox on
  * both tiers; it gets the job already encoded and sends /out and the report on to the host,

@@ -398,7 +398,7 @@ static void *manager_main(void *arg)
 cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr_error *err)
 {
     sandbox_pool *p;
-    char why[200];
+    char why[320];
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     sigset_t all, old;
     int e;
