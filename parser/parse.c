@@ -422,18 +422,160 @@ static int unterminated(const char *src, size_t len, size_t a, int line, cr_erro
     return 1;
 }
 
-static cr_code syntax_error(const char *src, size_t len, TSNode root, cr_error *err)
+/* Where CPython's parser stops. tree-sitter's ERROR node starts where its recovery began,
+ * often the statement's first token ("x = 1 +* 2" at the x), but its parser detected the
+ * error at one token, the lookahead it could not take: parsing again with a logger finds it.
+ * Before that, a line break outside brackets that the grammar's scanner skipped (it skips
+ * one where a NEWLINE token cannot follow: "y = 2 *" NEWLINE "z") is where CPython's
+ * tokenizer ends the logical line, and so its error. */
+typedef struct {
+    const char *src;
+    size_t len;
+    size_t row_off;             /* the offset of line `row` */
+    uint32_t row;
+    size_t lex_at;              /* where the lexer began the lookahead (its padding first) */
+    int zero_width;             /* the last lookahead was a NEWLINE, INDENT or DEDENT token */
+    size_t newline_at;          /* the first skipped line break CPython would end a line at */
+    size_t token_at, token_end; /* the lookahead at the first error; SIZE_MAX: none yet */
+    int at_end;                 /* ... the end of the input */
+    size_t cancel;              /* tree-sitter's cancellation flag: set once the point is known */
+} error_probe;
+
+static size_t probe_offset(error_probe *p, uint32_t row, uint32_t col)
+{
+    if (row < p->row) p->row = 0, p->row_off = 0;
+    while (p->row < row) {
+        const char *nl = memchr(p->src + p->row_off, '\n', p->len - p->row_off);
+        if (!nl) break;
+        p->row_off = (size_t)(nl - p->src) + 1;
+        p->row++;
+    }
+    return p->row_off + col <= p->len ? p->row_off + col : p->len;
+}
+
+/* The bracket depth at `off` (outside any string), as the pre-scan counts it. */
+static uint32_t depth_at(const char *src, size_t off)
+{
+    scan_ctx sc = { .s = (const unsigned char *)src, .len = off, .max_depth = UINT32_MAX,
+                    .deep_at = SIZE_MAX, .py_deep_at = SIZE_MAX, .indent_at = SIZE_MAX };
+    (void)prescan_all(&sc);
+    return sc.depth;
+}
+
+static void probe_log(void *payload, TSLogType type, const char *msg)
+{
+    error_probe *p = payload;
+    unsigned row, col, size;
+    char sym[32];
+    if (type != TSLogTypeParse || p->cancel) return;
+    if (sscanf(msg, "lex_external state:%*u, row:%u, column:%u", &row, &col) == 2 ||
+        sscanf(msg, "lex_internal state:%*u, row:%u, column:%u", &row, &col) == 2) {
+        p->lex_at = probe_offset(p, row, col);
+    } else if (sscanf(msg, "lexed_lookahead sym:%31[^,], size:%u", sym, &size) == 2) {
+        size_t a = p->lex_at, b = a + size <= p->len ? a + size : p->len, i = a;
+        /* The token itself starts past its padding: blanks, line breaks, continuations. */
+        while (i < b && strchr(" \t\f\r\n\\", p->src[i])) i++;
+        int zero = strcmp(sym, "_newline") == 0 || strcmp(sym, "_indent") == 0 ||
+                   strcmp(sym, "_dedent") == 0;
+        /* A comment is transparent: a line of its own is a blank one, and a line break
+         * after one ends the line it ends. */
+        if (strcmp(sym, "comment") == 0) return;
+        if (p->newline_at == SIZE_MAX && !p->zero_width && !zero) {
+            const char *nl = memchr(p->src + a, '\n', i - a);
+            size_t at = nl ? (size_t)(nl - p->src) : SIZE_MAX;
+            int continued = at != SIZE_MAX && at > 0 &&
+                            (p->src[at - 1] == '\\' ||
+                             (p->src[at - 1] == '\r' && at > 1 && p->src[at - 2] == '\\'));
+            if (at != SIZE_MAX && !continued && depth_at(p->src, at) == 0) p->newline_at = at;
+        }
+        p->zero_width = zero;
+        p->token_at = i;
+        p->token_end = b;
+        p->at_end = strcmp(sym, "end") == 0;
+    } else if (strcmp(msg, "detect_error") == 0) {
+        p->cancel = 1;
+    } else if (strcmp(msg, "skip_unrecognized_character") == 0) {
+        /* No token starts here ("$"): the error is that character. */
+        size_t i = p->lex_at;
+        while (i < p->len && strchr(" \t\f\r\n\\", p->src[i])) i++;
+        p->token_at = i;
+        p->token_end = i < p->len ? i + 1 : i;
+        while (p->token_end < p->len && ((unsigned char)p->src[p->token_end] & 0xC0) == 0x80)
+            p->token_end++;
+        p->at_end = 0;
+        p->cancel = 1;
+    }
+}
+
+/* The first error's point, SIZE_MAX when the probe found none, and in *end where its token
+ * ends: *end == the point for a line break (CPython's NEWLINE) or the end of the input. */
+static size_t error_point(TSParser *ts, const char *src, size_t len, size_t *end)
+{
+    error_probe p = { .src = src, .len = len, .newline_at = SIZE_MAX, .token_at = SIZE_MAX };
+    TSLogger saved = ts_parser_logger(ts);
+    ts_parser_set_logger(ts, (TSLogger){ &p, probe_log });
+    ts_parser_set_cancellation_flag(ts, &p.cancel);
+    TSTree *t = ts_parser_parse_string(ts, NULL, src, (uint32_t)len);
+    ts_parser_set_cancellation_flag(ts, NULL);
+    ts_parser_set_logger(ts, saved);
+    ts_parser_reset(ts);
+    if (t) ts_tree_delete(t);
+    if (!p.cancel || p.token_at == SIZE_MAX) return SIZE_MAX;
+    if (p.newline_at != SIZE_MAX && p.newline_at < p.token_at) return *end = p.newline_at;
+    *end = p.at_end ? p.token_at : p.token_end;
+    return p.token_at;
+}
+
+/* Whether the logical line holding `at` begins with a compound statement's keyword (whose
+ * header must end in ':'): CPython's "expected ':'" when it ends first. */
+static int compound_header(const char *src, size_t at)
+{
+    static const char *const kw[] = { "if", "elif", "else", "while", "for", "def", "class",
+                                      "with", "try", "except", "finally", "async" };
+    size_t a = at;
+    while (a > 0 && src[a - 1] != '\n') a--;
+    while (src[a] == ' ' || src[a] == '\t' || src[a] == '\f') a++;
+    for (size_t k = 0; k < sizeof kw / sizeof *kw; k++) {
+        size_t n = strlen(kw[k]);
+        if (strncmp(src + a, kw[k], n) == 0 && !parser_ascii_word((unsigned char)src[a + n]))
+            return 1;
+    }
+    return 0;
+}
+
+/* "unexpected 'TOKEN'" for the token src[a, b) at line:col (its first line, at most 20
+ * bytes of whole characters), or "invalid syntax" when nothing of it is left to show. */
+static cr_code unexpected(const char *src, size_t a, size_t b, int line, int col, cr_error *err)
+{
+    size_t n = b - a;
+    const char *nl = memchr(src + a, '\n', n);
+    if (nl) n = (size_t)(nl - (src + a));
+    if (n > 20) n = 20;
+    while (n > 0 && a + n < b && ((unsigned char)src[a + n] & 0xC0) == 0x80) n--;
+    return n ? cr_error_set(err, CR_ESYNTAX, line, col, "unexpected '%.*s'", (int)n, src + a)
+             : cr_error_set(err, CR_ESYNTAX, line, col, "invalid syntax");
+}
+
+static cr_code syntax_error(TSParser *ts, const char *src, size_t len, TSNode root,
+                            cr_error *err)
 {
     TSNode e;
     cr_code rc;
-    if (!first_error(root, 0, &e))
-        return cr_error_set(err, CR_ESYNTAX, 1, 1, "invalid syntax");
+    size_t end, at;
+    int line, col;
+    /* A MISSING hidden token (a NEWLINE: "(1,\n 2) 3") is no node a cursor visits. */
+    if (!first_error(root, 0, &e)) {
+        if ((at = error_point(ts, src, len, &end)) == SIZE_MAX) at = end = 0;
+        parser_position_of(src, at, &line, &col);
+        return unexpected(src, at, end, line, col, err);
+    }
     /* An ERROR that wraps other ERROR/MISSING nodes: the inner one is the precise spot
      * (e.g. the "$" in "y = $"). */
     TSNode inner;
     if (!ts_node_is_missing(e) && first_error(e, 1, &inner)) e = inner;
     TSPoint p = ts_node_start_point(e);
-    int line = (int)p.row + 1, col = (int)p.column + 1;
+    line = (int)p.row + 1;
+    col = (int)p.column + 1;
     if (ts_node_is_missing(e)) {
         const char *t = ts_node_type(e);
         return ts_node_is_named(e)
@@ -441,21 +583,24 @@ static cr_code syntax_error(const char *src, size_t len, TSNode root, cr_error *
             : cr_error_set(err, CR_ESYNTAX, line, col, "missing '%s'", t);
     }
     if ((rc = unbalanced(src, e, err)) != CR_OK) return rc;
+    /* A string left open where the ERROR begins is the tokenizer's error, which comes first. */
     TSNode leaf = first_leaf(e);
     p = ts_node_start_point(leaf);
     uint32_t a = ts_node_start_byte(leaf), b = ts_node_end_byte(leaf);
-    size_t n = b - a;
-    const char *nl = memchr(src + a, '\n', n);
-    if (nl) n = (size_t)(nl - (src + a));
-    if (n > 20) n = 20;
-    while (n > 0 && a + n < b && ((unsigned char)src[a + n] & 0xC0) == 0x80) n--;
-    if (n == 0) return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
-                                    "invalid syntax");
     err->line = (int)p.row + 1;
     err->col = (int)p.column + 1;
     if (unterminated(src, len, a, err->line, err)) return CR_ESYNTAX;
-    return cr_error_set(err, CR_ESYNTAX, (int)p.row + 1, (int)p.column + 1,
-                        "unexpected '%.*s'", (int)n, src + a);
+    if ((at = error_point(ts, src, len, &end)) != SIZE_MAX) {
+        parser_position_of(src, at, &line, &col);
+        if (end == at)      /* a line break or the end of the input */
+            return cr_error_set(err, CR_ESYNTAX, line, col, at < len && compound_header(src, at)
+                                ? "expected ':'" : "invalid syntax");
+        err->line = line;
+        err->col = col;
+        if (unterminated(src, len, at, line, err)) return CR_ESYNTAX;
+        return unexpected(src, at, end, line, col, err);
+    }
+    return unexpected(src, a, b, err->line, err->col, err);
 }
 
 /* ---- one TSParser per thread ------------------------------------------------------------ */
@@ -616,7 +761,7 @@ static cr_code parse_python(const char *src, size_t len, const cr_limits *lim, i
         }
         TSNode root = ts_tree_root_node(tree);
         if (ts_node_has_error(root)) {
-            rc = tries ? CR_ESYNTAX : syntax_error(src, len, root, err);
+            rc = tries ? CR_ESYNTAX : syntax_error(st->ts, src, len, root, err);
             goto out;
         }
         if (!(m = ir_module_new(lim->max_memory))) {

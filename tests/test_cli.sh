@@ -206,7 +206,7 @@ ans = round(x * 100, 2)
 ```
 That is 1.64%.'
 check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
-check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'The' (line 1, col 1)" "$reply" --tier none
+check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'growth' (line 1, col 5)" "$reply" --tier none
 check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
 json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["total", "ans"]}' \
     'd["value"]["from"]' '"total"' --batch

@@ -443,7 +443,21 @@ static void test_syntax_errors(void)
     CHECK_STR(ir("x = 1 )\n"), "E4 1:7 unmatched ')'");
     CHECK_STR(ir("def f(:\n    pass\n"), "E4 1:7 missing ')'");
     CHECK_STR(ir("x = 1\ny = $\n"), "E4 2:5 unexpected '$'");
-    CHECK_STR(ir("a b\n"), "E4 1:1 unexpected 'a'");
+    /* Where CPython's parser stops (each line and column is CPython 3.11's), not where
+     * tree-sitter's recovery began: the token the parser could not take, ... */
+    CHECK_STR(ir("a b\n"), "E4 1:3 unexpected 'b'");
+    CHECK_STR(ir("x = 5 5\n"), "E4 1:7 unexpected '5'");
+    CHECK_STR(ir("x = 1 +\\\n  2 3\n"), "E4 2:5 unexpected '3'");
+    CHECK_STR(ir("x = (1,\n  2) 3\n"), "E4 2:6 unexpected '3'");
+    CHECK_STR(ir("x = \xe2\x82\xac\n"), "E4 1:5 unexpected '\xe2\x82\xac'");
+    /* ... or the line break that ends a statement cut short, or the end of the input ... */
+    CHECK_STR(ir("x = 1 +\n"), "E4 1:8 invalid syntax");
+    CHECK_STR(ir("y = 2 *\nz = 3\n"), "E4 1:8 invalid syntax");
+    CHECK_STR(ir("x = 1 +"), "E4 1:8 invalid syntax");
+    /* ... where a compound statement's header wants its colon. */
+    CHECK_STR(ir("if x\n    y = 1\n"), "E4 1:5 expected ':'");
+    CHECK_STR(ir("for i in range(3)\n    print(i)\n"), "E4 1:18 expected ':'");
+    CHECK_STR(ir("def f(x)\n    return x\n"), "E4 1:9 expected ':'");
     CHECK_STR(ir("print 'x'\n"), "E4 1:1 Missing parentheses in call to 'print'");
     CHECK_STR(ir("x = 0777\n"), "E4 1:5 leading zeros in decimal integer literals are not permitted");
     CHECK_STR(ir("x = 0_7\n"), "E4 1:5 leading zeros in decimal integer literals are not permitted");
