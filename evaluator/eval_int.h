@@ -25,7 +25,7 @@
 
 #include "common/common.h"
 #include "evaluator/evaluator.h"
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 #include "ir/ir.h"
 #include "ir/subset.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "evaluator/eval_int.h"
-#include "evaluator/num_int.h"
+#include "evaluator/num/num_int.h"
 
 /* ---- arithmetic with numpy's IEEE outcomes ---------------------------------------------- */
 

@@ -1,4 +1,4 @@
-/* evaluator/num.h: the exact numeric kernel. Values are GMP rationals; whether a value is a
+/* evaluator/num/num.h: the exact numeric kernel. Values are GMP rationals; whether a value is a
  * Python int or float is the caller's tag, passed where it changes the answer.
  *
  * Conventions: functions return CR_OK or the Python exception code (CR_EPY_ZERODIV,

@@ -1,11 +1,11 @@
-/* evaluator/num_int.h: helpers shared by num.c, num_math.c and num_format.c. Not part
+/* evaluator/num/num_int.h: helpers shared by num.c, num_math.c and num_format.c. Not part
  * of the module's contract (that is num.h). */
 #ifndef CR_NUM_INTERNAL_H
 #define CR_NUM_INTERNAL_H
 
 #include <mpfr.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 
 /* How a decimal rounding breaks ties (and the directed modes int() and friends need). */
 typedef enum {
