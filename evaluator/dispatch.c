@@ -31,19 +31,9 @@ int eval_builtin_lookup(const char *name)
     return registry_attr(MOD_NONE, name, &id) == REG_FUNC ? id : -1;
 }
 
-const char *eval_builtin_name(int id)
-{
-    return registry_func_name(id);
-}
-
 int eval_method_lookup(const char *name)
 {
     return registry_method(name);
-}
-
-const char *eval_method_name(int id)
-{
-    return registry_method_name(id);
 }
 
 int eval_method_valid(const val *self, int id)

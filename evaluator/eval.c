@@ -2859,11 +2859,15 @@ static cr_code bind(eval_cx *cx, const eval_binding *binds, size_t nbinds)
     return CR_OK;
 }
 
+/* What the floors below reach of the interpreter (value/value.h). */
+static const eval_hooks hooks = { eval_call, eval_gen_next };
+
 static void cx_init(eval_cx *cx, const cr_policy *pol)
 {
     memset(cx, 0, offsetof(eval_cx, scratch));
     cx->pol = pol;
     cx->lim = &pol->limits;
+    cx->hooks = &hooks;
     num_ctx_from_policy(&cx->nc, pol);
     cx->max_ops = pol->limits.max_ops;
     cx->rdepth = 1;   /* the module's frame */

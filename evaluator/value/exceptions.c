@@ -1,7 +1,7 @@
-/* evaluator/exceptions.c: the exception classes of subset.def's EXC rows: CPython's hierarchy
+/* evaluator/value/exceptions.c: the exception classes of subset.def's EXC rows: CPython's hierarchy
  * among them, the status code each raises with, and their instances. How an exception
  * propagates and is caught is the interpreter's (eval.c). */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <string.h>
 
