@@ -476,6 +476,48 @@ int eval_repr(eval_cx *cx, cr_buf *b, val *v, int as_str);   /* 0 ok, -1 error *
 #define EVAL_ASCII 2
 val *eval_to_str(eval_cx *cx, val *v, int as_repr);
 int eval_inexact(eval_cx *cx, val *v);   /* 1, 0, -1 error (a charged walk) */
+/* ---- arith.c ---- */
+/* a op b, or the augmented a op= b when `inplace` (its messages name "-=") */
+val *eval_operate(eval_cx *cx, int op, val *a, val *b, int inplace, const ir_node *at);
+static inline val *eval_binop(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
+{
+    return eval_operate(cx, op, a, b, 0, at);
+}
+val *eval_sum_add(eval_cx *cx, val *acc, val *x, const ir_node *at);   /* sum()'s step */
+val *eval_get_item(eval_cx *cx, val *o, val *k, const ir_node *at);   /* o[k], new reference */
+/* Index idx (an int; negative counts from the end) of obj, which has len items, into *out:
+ * 0, or -1 raised as CPython does ("<what> index out of range"). */
+int eval_norm_index(eval_cx *cx, val *idx, size_t len, int64_t *out, const char *what,
+                    val *obj, const ir_node *at);
+val *eval_nonfinite(eval_cx *cx, double d);   /* inf, -inf or nan */
+/* A real number as CPython's float() sees it; an int past the double range raises. 0, -1 */
+int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at);
+/* int(x), round(x), math.floor(x), ... of an infinity or NaN: CPython's error; NULL. */
+val *eval_inf_error(eval_cx *cx, val *x, const ir_node *at);
+/* What is computed from an inexact operand is inexact: a new value carries the flag
+ * (len(str(x)), str(x).upper(), str(x)[0:3]); a shared one (True, a cached character, an
+ * element picked) cannot, so the run is marked instead. */
+static inline val *eval_carry_inexact(eval_cx *cx, val *r, int inexact)
+{
+    if (!r || !inexact || (r->flags & VF_INEXACT)) return r;
+    if (r->rc == 1 && !(r->flags & VF_IMMORTAL)) r->flags |= VF_INEXACT;
+    else cx->inexact_decided = 1;
+    return r;
+}
+
+/* ---- exceptions.c: raising an exception object ---- */
+/* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
+int eval_raise_obj(eval_cx *cx, val *e, const ir_node *at);
+/* Raises KeyError(k) (str: repr(k)); NULL. */
+val *eval_key_error(eval_cx *cx, val *k, const ir_node *at);
+
+/* ---- format.c ---- */
+val *eval_str_percent(eval_cx *cx, val *fmt, val *args, const ir_node *at);
+int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len,
+                const ir_node *at);
+val *eval_str_format(eval_cx *cx, val *self, eval_args *a, const ir_node *at);
+
+
 /* A builtin's or a method's name (subset.def's rows), as messages print it. */
 const char *eval_builtin_name(int id);
 const char *eval_method_name(int id);
