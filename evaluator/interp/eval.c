@@ -1,19 +1,13 @@
-/* evaluator/eval.c: statements, expressions, calls and the run itself (eval_run), with
- * DESIGN.md's final-value rule. */
-#include "common/json.h"
-#include "evaluator/eval_int.h"
+/* evaluator/interp/eval.c: expressions: names, functions and their calls, subscripts and
+ * slices, assignment targets, operators, displays, comprehensions and generators; the
+ * statements that evaluate targets (augmented assignment, del, import). */
+#include "evaluator/interp/interp.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum { X_NORMAL, X_BREAK, X_CONTINUE, X_RETURN, X_ERROR } xres;
-
-static val *eval_expr(eval_cx *cx, const ir_node *n);
-static xres exec_block(eval_cx *cx, const ir_node *b);
-static int assign(eval_cx *cx, const ir_node *t, val *v);
 
 /* ---- names ----------------------------------------------------------------------------- */
 
@@ -62,7 +56,7 @@ static val *load(eval_cx *cx, const ir_node *n)
 }
 
 /* Stores v (stolen) where the resolver put the name of node n. */
-static int store_ref(eval_cx *cx, const ir_node *n, val *v)
+int eval_store_ref(eval_cx *cx, const ir_node *n, val *v)
 {
     const res_ent *e = resolve_get(&cx->rs, n);
     val **slot;
@@ -88,7 +82,7 @@ static int store_ref(eval_cx *cx, const ir_node *n, val *v)
  * so the loop makes and frees no number an iteration. The step is charged at `at`. 1 bound,
  * 0 not this way (nothing taken: the caller takes the next item itself, or finds the end),
  * -1 raised. */
-static int next_in_place(eval_cx *cx, eval_iter *it, const ir_node *target, const ir_node *at)
+int eval_next_in_place(eval_cx *cx, eval_iter *it, const ir_node *target, const ir_node *at)
 {
     if (it->src->kind != V_RANGE || target->kind != IR_NAME) return 0;
     const res_ent *e = resolve_get(&cx->rs, target);
@@ -109,7 +103,7 @@ static int next_in_place(eval_cx *cx, eval_iter *it, const ir_node *target, cons
 
 /* ---- functions ------------------------------------------------------------------------- */
 
-static val *make_function(eval_cx *cx, const ir_node *n)
+val *eval_make_function(eval_cx *cx, const ir_node *n)
 {
     const res_ent *e = resolve_get(&cx->rs, n);
     if (!e || !e->sc) return eval_raise(cx, CR_EINTERNAL, n, "unresolved function");
@@ -295,7 +289,7 @@ static val *call_function(eval_cx *cx, val *f, eval_args *a, const ir_node *at)
     if (f->u.fn.node->kind == IR_LAMBDA) {
         r = eval_expr(cx, body);
     } else {
-        xres x = exec_block(cx, body);
+        xres x = eval_exec_block(cx, body);
         if (x == X_RETURN) {
             r = cx->retval;
             cx->retval = NULL;
@@ -681,7 +675,8 @@ static val *eval_subscript(eval_cx *cx, const ir_node *n)
         r = k ? eval_get_item(cx, o, k, n) : NULL;
         eval_decref(cx, k);
     }
-    r = eval_carry_inexact(cx, r, (o->flags & VF_INEXACT) != 0);   /* str(x)[0], str(x).split()[0] */
+    /* str(x)[0], str(x).split()[0] */
+    r = eval_carry_inexact(cx, r, (o->flags & VF_INEXACT) != 0);
     eval_decref(cx, o);
     return r;
 }
@@ -820,10 +815,10 @@ static int unpack(eval_cx *cx, const ir_node *t, val *v)
                 l->u.seq.it[l->u.seq.len++] = items->u.seq.it[j + k];
             }
             j += cnt;
-            rc = assign(cx, t->kid[i]->kid[0], l);
+            rc = eval_assign(cx, t->kid[i]->kid[0], l);
             eval_decref(cx, l);
         } else {
-            rc = assign(cx, t->kid[i], items->u.seq.it[j++]);
+            rc = eval_assign(cx, t->kid[i], items->u.seq.it[j++]);
         }
     }
     eval_decref(cx, items);
@@ -831,12 +826,12 @@ static int unpack(eval_cx *cx, const ir_node *t, val *v)
 }
 
 /* Binds target t to v (borrowed). */
-static int assign(eval_cx *cx, const ir_node *t, val *v)
+int eval_assign(eval_cx *cx, const ir_node *t, val *v)
 {
     switch (t->kind) {
     case IR_NAME:
         EV_INCREF(v);
-        return store_ref(cx, t, v);
+        return eval_store_ref(cx, t, v);
     case IR_TUPLE: case IR_LIST:
         return unpack(cx, t, v);
     case IR_SUBSCRIPT: {
@@ -1066,8 +1061,8 @@ fail:
 static int comp_bind(eval_cx *cx, const ir_node *f, val *x, const ir_node *at)
 {
     int rc = 0;
-    if (x) {   /* NULL: next_in_place() bound it */
-        rc = eval_count(cx, 1, at) < 0 ? -1 : assign(cx, f->kid[0], x);
+    if (x) {   /* NULL: eval_next_in_place() bound it */
+        rc = eval_count(cx, 1, at) < 0 ? -1 : eval_assign(cx, f->kid[0], x);
         eval_decref(cx, x);
     }
     for (uint32_t c = 2; c < f->n && rc == 0; c++) {
@@ -1092,7 +1087,7 @@ static int comp_loop(eval_cx *cx, const ir_node *n, uint32_t i, uint32_t first, 
     val *x;
     for (;;) {
         x = NULL;
-        if ((rc = next_in_place(cx, &it, f->kid[0], f)) < 0) break;
+        if ((rc = eval_next_in_place(cx, &it, f->kid[0], f)) < 0) break;
         if (!rc && (rc = eval_iter_next(cx, &it, &x)) <= 0) break;
         if ((rc = comp_bind(cx, f, x, f)) < 0) break;
         if (!rc) continue;
@@ -1147,7 +1142,7 @@ int eval_gen_next(eval_cx *cx, val *g, val **out)
         const ir_node *f = n->kid[lz->k];
         eval_iter *it = &lz->its[lz->k - 1];
         x = NULL;
-        if ((rc = next_in_place(cx, it, f->kid[0], NULL)) < 0) break;
+        if ((rc = eval_next_in_place(cx, it, f->kid[0], NULL)) < 0) break;
         if (!rc && (rc = eval_iter_next(cx, it, &x)) < 0) { eval_at(cx, n); break; }
         if (rc == 0) {
             eval_iter_done(cx, it);
@@ -1341,7 +1336,7 @@ static val *expr_inner(eval_cx *cx, const ir_node *n)
     case IR_DICT: return eval_dict_display(cx, n);
     case IR_LISTCOMP: case IR_SETCOMP: case IR_GENEXP: case IR_DICTCOMP:
         return eval_comp(cx, n);
-    case IR_LAMBDA: return make_function(cx, n);
+    case IR_LAMBDA: return eval_make_function(cx, n);
     case IR_FSTRING: return eval_fstring(cx, n);
     case IR_STARRED:
         return eval_raise(cx, CR_ESYNTAX, n, "can't use starred expression here");
@@ -1359,7 +1354,7 @@ static int expr_deep(eval_cx *cx, void *p)
 
 /* An expression's depth is bounded by the syntax tree's (limits.max_depth) in each frame;
  * only the stack is watched. */
-static val *eval_expr(eval_cx *cx, const ir_node *n)
+val *eval_expr(eval_cx *cx, const ir_node *n)
 {
     if (eval_stack_low(cx)) {
         deep_call d = { .n = n };
@@ -1375,7 +1370,7 @@ static val *eval_expr(eval_cx *cx, const ir_node *n)
 
 /* ---- statements ------------------------------------------------------------------------ */
 
-static int augassign(eval_cx *cx, const ir_node *n)
+int eval_augassign(eval_cx *cx, const ir_node *n)
 {
     const ir_node *t = n->kid[0];
     val *obj = NULL, *key = NULL, *cur = NULL, *v = NULL, *r = NULL;
@@ -1421,7 +1416,7 @@ static int augassign(eval_cx *cx, const ir_node *n)
         goto out;
     }
     if (t->kind == IR_NAME) {
-        rc = store_ref(cx, t, r);
+        rc = eval_store_ref(cx, t, r);
     } else {
         rc = set_item(cx, obj, key, r, t);
     }
@@ -1437,7 +1432,7 @@ out:
 
 /* `from m import *`, at module level (the whitelist sees to it): binds the names of m the
  * program mentions, which are the only ones it can read. */
-static int import_star(eval_cx *cx, int mod, const ir_node *n)
+int eval_import_star(eval_cx *cx, int mod, const ir_node *n)
 {
     const char *name;
     for (int i = registry_next(mod, 0, &name); i >= 0; i = registry_next(mod, i + 1, &name)) {
@@ -1452,16 +1447,16 @@ static int import_star(eval_cx *cx, int mod, const ir_node *n)
 }
 
 /* The slot a name is stored in, or NULL. */
-static val **name_slot(eval_cx *cx, const ir_node *t)
+val **eval_name_slot(eval_cx *cx, const ir_node *t)
 {
     const res_ent *e = resolve_get(&cx->rs, t);
     return !e ? NULL : e->ref.kind == REF_GLOBAL ? &cx->globals[e->ref.idx] : frame_at(cx, &e->ref);
 }
 
-static int del_target(eval_cx *cx, const ir_node *t)
+int eval_del_target(eval_cx *cx, const ir_node *t)
 {
     if (t->kind == IR_NAME) {
-        val **slot = name_slot(cx, t);
+        val **slot = eval_name_slot(cx, t);
         if (!slot || !*slot) {
             eval_raise(cx, CR_EPY_NAME, t, "name '%s' is not defined", t->text);
             return -1;
@@ -1473,7 +1468,7 @@ static int del_target(eval_cx *cx, const ir_node *t)
     }
     if (t->kind == IR_TUPLE || t->kind == IR_LIST) {
         for (uint32_t i = 0; i < t->n; i++)
-            if (del_target(cx, t->kid[i]) < 0) return -1;
+            if (eval_del_target(cx, t->kid[i]) < 0) return -1;
         return 0;
     }
     if (t->kind != IR_SUBSCRIPT) {
@@ -1510,807 +1505,4 @@ static int del_target(eval_cx *cx, const ir_node *t)
     }
     eval_decref(cx, o);
     return rc;
-}
-
-/* ---- exceptions ------------------------------------------------------------------------
- * An exception propagates as cx->err (code, type name, message, place), the one form
- * callers see, plus cx->exc when it is an object err cannot describe. Only a Python
- * exception is caught: err_class() knows no class for CR_ELIMIT, CR_ENOMEM or CR_EINTERNAL,
- * so a limit passes every `except` and skips every `finally` (a `finally: return` would
- * otherwise swallow it). */
-
-/* The class of the propagating error, or -1 when it is not a Python exception. */
-static int err_class(const eval_cx *cx)
-{
-    if (cx->exc) return cx->exc->sub;
-    /* a module's class names itself in err.type (StatisticsError, InvalidOperation) */
-    int id = eval_exc_lookup(cx->err.type);
-    if (id >= 0 && (cx->err.code == CR_EPY_EXCEPTION ||
-                    eval_exc_is(id, eval_exc_of_code(cx->err.code))))
-        return id;
-    return cx->err.code == CR_EPY_EXCEPTION ? -1 : eval_exc_of_code(cx->err.code);
-}
-
-/* Where CPython 3.11 places a failed assert: its compiler leaves the location of the last
- * comparison that its conditional-jump pass reached (through `not`, `and`/`or` and the three
- * parts of `x if c else y`, in source order) on the raise, and the statement's otherwise. */
-static const ir_node *assert_compare(const ir_node *n, const ir_node *last)
-{
-    if (!n) return last;
-    switch (n->kind) {
-    case IR_COMPARE: return n;
-    case IR_UNARY: return n->op == IR_NOT ? assert_compare(n->kid[0], last) : last;
-    case IR_BOOLOP:
-    case IR_IFEXP:
-        for (uint32_t i = 0; i < n->n; i++) last = assert_compare(n->kid[i], last);
-        return last;
-    default: return last;
-    }
-}
-
-static const ir_node *assert_site(const ir_node *stmt)
-{
-    const ir_node *c = assert_compare(stmt->kid[0], NULL);
-    return c ? c : stmt;
-}
-
-/* The propagating Python exception as an object (new reference), err cleared and kept in
- * *saved; NULL when err is not a Python exception (or making the object failed: err then
- * says why). An exception the evaluator raised has its message as its one argument. */
-static val *take_exception(eval_cx *cx, cr_error *saved)
-{
-    int id = err_class(cx);
-    if (id < 0) return NULL;
-    *saved = cx->err;
-    val *e = cx->exc, *m = NULL;
-    cx->exc = NULL;
-    memset(&cx->err, 0, sizeof cx->err);
-    if (!e) {
-        if (saved->message[0] && !(m = eval_str(cx, saved->message, strlen(saved->message))))
-            return NULL;
-        e = eval_exc_new1(cx, id, m);
-        eval_decref(cx, m);
-        if (!e) return NULL;
-    }
-    if (!e->u.exc.line) {
-        e->u.exc.line = saved->line;
-        e->u.exc.col = saved->col;
-    }
-    return e;
-}
-
-/* Puts back what take_exception() took. */
-static void restore_exception(eval_cx *cx, val *e, const cr_error *saved)
-{
-    eval_decref(cx, cx->exc);
-    cx->err = *saved;
-    cx->exc = e;
-}
-
-/* `raise X` and `from Y` accept a class (called with no argument) or an instance; a new
- * reference, or NULL after TypeError(what). */
-static val *exc_instance(eval_cx *cx, val *v, const ir_node *at, const char *what)
-{
-    if (v->kind == V_BUILTIN && IS_EXC_CLASS(v->sub)) return eval_exc_new1(cx, v->sub, NULL);
-    if (v->kind == V_EXC) {
-        EV_INCREF(v);
-        return v;
-    }
-    return eval_raise(cx, CR_EPY_TYPE, at, "%s must derive from BaseException", what);
-}
-
-static int do_raise(eval_cx *cx, const ir_node *n)
-{
-    if (!n->kid[0]) {
-        if (cx->handled) {
-            EV_INCREF(cx->handled);
-            return eval_raise_obj(cx, cx->handled, n);
-        }
-        eval_raise(cx, CR_EPY_EXCEPTION, n, "No active exception to reraise");
-        snprintf(cx->err.type, sizeof cx->err.type, "RuntimeError");
-        return -1;
-    }
-    val *v = eval_expr(cx, n->kid[0]), *e, *c;
-    if (!v) return -1;
-    e = exc_instance(cx, v, n, "exceptions");
-    eval_decref(cx, v);
-    if (!e) return -1;
-    if (n->n > 1 && n->kid[1]) {
-        /* the cause shows only in CPython's traceback: it is checked, then dropped */
-        if (!(v = eval_expr(cx, n->kid[1]))) { eval_decref(cx, e); return -1; }
-        c = v->kind == V_NONE ? eval_none(cx) : exc_instance(cx, v, n, "exception causes");
-        eval_decref(cx, v);
-        if (!c) { eval_decref(cx, e); return -1; }
-        eval_decref(cx, c);
-    }
-    return eval_raise_obj(cx, e, n);
-}
-
-/* Whether exception class id matches an `except` clause's value: a class or a tuple of
- * classes. 1, 0, or -1 after CPython's TypeError for anything else. */
-static int exc_matches(eval_cx *cx, int id, val *t, const ir_node *at)
-{
-    int hit = 0;
-    val *const *it = &t;
-    size_t n = 1;
-    if (t->kind == V_TUPLE) {
-        it = t->u.seq.it;
-        n = t->u.seq.len;
-        if (eval_walk(cx, n, 0, at) < 0) return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (it[i]->kind != V_BUILTIN || !IS_EXC_CLASS(it[i]->sub)) {
-            eval_raise(cx, CR_EPY_TYPE, at,
-                       "catching classes that do not inherit from BaseException is not allowed");
-            return -1;
-        }
-        hit |= eval_exc_is(id, it[i]->sub);
-    }
-    return hit;
-}
-
-/* Runs the first handler of try statement n that matches the propagating exception, with
- * the exception bound to its `as` name and deleted after, as CPython does. X_ERROR with the
- * exception back in err when none matches. */
-static xres handle(eval_cx *cx, const ir_node *n)
-{
-    cr_error saved;
-    /* the object, its arguments and message, and the match: charged as a few steps */
-    if (err_class(cx) < 0 || eval_count(cx, 4, n) < 0) return X_ERROR;
-    val *e = take_exception(cx, &saved);
-    if (!e) return X_ERROR;
-    for (uint32_t i = 1; i + 2 < n->n; i++) {
-        const ir_node *h = n->kid[i];
-        if (h->kid[0]) {
-            val *t = eval_expr(cx, h->kid[0]);
-            int m = t ? exc_matches(cx, e->sub, t, h->kid[0]) : -1;
-            eval_decref(cx, t);
-            if (m < 0) { eval_decref(cx, e); return X_ERROR; }
-            if (!m) continue;
-        }
-        int64_t last = cx->last_assigned;   /* the exception is not an answer */
-        if (h->kid[1] && assign(cx, h->kid[1], e) < 0) { eval_decref(cx, e); return X_ERROR; }
-        cx->last_assigned = last;
-        val *outer = cx->handled;
-        cx->handled = e;
-        xres x = exec_block(cx, h->kid[2]);
-        cx->handled = outer;
-        eval_decref(cx, e);
-        val **slot;
-        if (h->kid[1] && (slot = name_slot(cx, h->kid[1])) && *slot) {
-            val *old = *slot;
-            *slot = NULL;
-            eval_decref(cx, old);
-        }
-        return x;
-    }
-    restore_exception(cx, e, &saved);
-    return X_ERROR;
-}
-
-/* try/except/else/finally. The finally block runs after whatever left the rest (an
- * exception, return, break, continue); what it does itself (an exception, a return)
- * replaces that, else that goes on. */
-static xres exec_try(eval_cx *cx, const ir_node *n)
-{
-    const ir_node *orelse = n->kid[n->n - 2], *fin = n->kid[n->n - 1];
-    xres x = exec_block(cx, n->kid[0]);
-    if (x == X_ERROR && n->n > 3) x = handle(cx, n);
-    else if (x == X_NORMAL && orelse) x = exec_block(cx, orelse);
-    if (!fin) return x;
-    cr_error saved;
-    val *e = NULL, *ret = NULL, *outer = cx->handled;
-    if (x == X_ERROR) {
-        if (!(e = take_exception(cx, &saved))) return X_ERROR;   /* not a Python exception */
-        cx->handled = e;   /* as CPython: a bare `raise` in the finally re-raises it */
-    } else if (x == X_RETURN) {
-        ret = cx->retval;
-        cx->retval = NULL;
-    }
-    xres f = exec_block(cx, fin);
-    cx->handled = outer;
-    if (f != X_NORMAL) {
-        eval_decref(cx, e);
-        eval_decref(cx, ret);
-        return f;
-    }
-    if (e) restore_exception(cx, e, &saved);
-    if (ret) cx->retval = ret;
-    return x;
-}
-
-/* `with` from item i of n on: the manager's exit runs however the rest ends (an exception,
- * return, break, continue), after the items that follow it have exited, as nesting them
- * would. */
-static xres exec_with(eval_cx *cx, const ir_node *n, uint32_t i)
-{
-    if (i + 1 >= n->n) return exec_block(cx, n->kid[n->n - 1]);
-    const ir_node *it = n->kid[i];
-    val *m = eval_expr(cx, it->kid[0]), *v;
-    if (!m) return X_ERROR;
-    const eval_class *c = m->kind == V_OBJ ? m->u.obj.cls : NULL;
-    if (!c || !c->enter) {
-        eval_raise(cx, CR_EPY_TYPE, it->kid[0], "'%s' object does not support the context "
-                   "manager protocol", eval_type_name(m));
-        eval_decref(cx, m);
-        return X_ERROR;
-    }
-    if (eval_count(cx, 1, it) < 0 || !(v = c->enter(cx, m, it))) {
-        eval_decref(cx, m);
-        return X_ERROR;
-    }
-    xres x = X_NORMAL;
-    if (it->kid[1]) {
-        int64_t last = cx->last_assigned;   /* the manager's value is not an answer */
-        if (assign(cx, it->kid[1], v) < 0) x = X_ERROR;
-        cx->last_assigned = last;
-    }
-    eval_decref(cx, v);
-    if (x == X_NORMAL) x = exec_with(cx, n, i + 1);
-    c->exit(cx, m);
-    eval_decref(cx, m);
-    return x;
-}
-
-static xres exec_stmt(eval_cx *cx, const ir_node *n);
-
-/* An error raised without a position (a key's hash in `d[k] = v`, deep in a walk) takes its
- * statement's. */
-static xres stmt_at(eval_cx *cx, const ir_node *n)
-{
-    xres x = exec_stmt(cx, n);
-    if (x == X_ERROR && cx->err.line == 0) {
-        cx->err.line = n->line;
-        cx->err.col = n->col;
-    }
-    return x;
-}
-
-typedef struct {
-    const ir_node *b;
-    xres x;
-} deep_block;
-
-static int block_deep(eval_cx *cx, void *p)
-{
-    deep_block *d = p;
-    d->x = exec_block(cx, d->b);
-    return 0;
-}
-
-static xres exec_block(eval_cx *cx, const ir_node *b)
-{
-    if (!b) return X_NORMAL;
-    if (eval_stack_low(cx)) {
-        deep_block d = { b, X_ERROR };
-        return eval_deep(cx, block_deep, &d) < 0 ? X_ERROR : d.x;
-    }
-    if (b->kind != IR_BLOCK && b->kind != IR_MODULE) return stmt_at(cx, b);
-    for (uint32_t i = 0; i < b->n; i++) {
-        xres x = stmt_at(cx, b->kid[i]);
-        if (x != X_NORMAL) return x;
-    }
-    return X_NORMAL;
-}
-
-static xres exec_for(eval_cx *cx, const ir_node *n)
-{
-    val *src = eval_expr(cx, n->kid[1]), *x;
-    if (!src) return X_ERROR;
-    eval_iter it;
-    int rc = eval_iter_init(cx, &it, src);
-    eval_decref(cx, src);
-    if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;
-    xres res = X_NORMAL;
-    for (;;) {
-        if (!(rc = next_in_place(cx, &it, n->kid[0], n))) {
-            if ((rc = eval_iter_next(cx, &it, &x)) <= 0) break;
-            rc = eval_count(cx, 1, n) < 0 ? -1 : assign(cx, n->kid[0], x);
-            eval_decref(cx, x);
-        }
-        if (rc < 0) { res = X_ERROR; break; }
-        xres r = exec_block(cx, n->kid[2]);
-        if (r == X_BREAK) { res = X_BREAK; break; }
-        if (r == X_RETURN || r == X_ERROR) { res = r; break; }
-    }
-    eval_iter_done(cx, &it);
-    if (rc < 0) return eval_at(cx, n->kid[1]), X_ERROR;   /* the body changed a dict or set */
-    if (res == X_BREAK) return X_NORMAL;
-    if (res != X_NORMAL) return res;
-    return n->n > 3 ? exec_block(cx, n->kid[3]) : X_NORMAL;
-}
-
-static xres exec_while(eval_cx *cx, const ir_node *n)
-{
-    for (;;) {
-        if (eval_count(cx, 1, n) < 0) return X_ERROR;
-        val *t = eval_expr(cx, n->kid[0]);
-        if (!t) return X_ERROR;
-        int go = eval_truth(cx, t);
-        eval_decref(cx, t);
-        if (!go) break;
-        xres r = exec_block(cx, n->kid[1]);
-        if (r == X_BREAK) return X_NORMAL;
-        if (r == X_RETURN || r == X_ERROR) return r;
-    }
-    return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
-}
-
-static xres exec_stmt(eval_cx *cx, const ir_node *n)
-{
-    val *v;
-    switch (n->kind) {
-    case IR_EXPR:
-        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        if (!cx->frame && v->kind != V_NONE && n != cx->docstring) {
-            eval_decref(cx, cx->last_expr);
-            cx->last_expr = v;
-        } else {
-            eval_decref(cx, v);
-        }
-        return X_NORMAL;
-    case IR_ASSIGN: {
-        if (n->n < 2) return X_NORMAL;
-        if (!(v = eval_expr(cx, n->kid[n->n - 1]))) return X_ERROR;
-        int rc = 0;
-        for (uint32_t i = 0; i + 1 < n->n && rc == 0; i++) rc = assign(cx, n->kid[i], v);
-        eval_decref(cx, v);
-        return rc < 0 ? X_ERROR : X_NORMAL;
-    }
-    case IR_AUGASSIGN: return augassign(cx, n) < 0 ? X_ERROR : X_NORMAL;
-    case IR_IF: {
-        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(cx, v);
-        eval_decref(cx, v);
-        if (t) return exec_block(cx, n->kid[1]);
-        return n->n > 2 ? exec_block(cx, n->kid[2]) : X_NORMAL;
-    }
-    case IR_FOR: return exec_for(cx, n);
-    case IR_WHILE: return exec_while(cx, n);
-    case IR_BREAK: return X_BREAK;
-    case IR_CONTINUE: return X_CONTINUE;
-    case IR_PASS: case IR_GLOBAL: return X_NORMAL;
-    case IR_RETURN:
-        if (n->n && n->kid[0]) {
-            if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        } else {
-            v = eval_none(cx);
-        }
-        eval_decref(cx, cx->retval);
-        cx->retval = v;
-        return X_RETURN;
-    case IR_FUNCDEF: {
-        if (!(v = make_function(cx, n))) return X_ERROR;
-        int64_t last = cx->last_assigned;
-        int rc = store_ref(cx, n, v);
-        cx->last_assigned = last;   /* a def is not "the last variable assigned" */
-        return rc < 0 ? X_ERROR : X_NORMAL;
-    }
-    case IR_IMPORT: case IR_IMPORT_FROM: {
-        int mod = n->text ? registry_module(n->text) : -1;
-        if (mod < 0) {
-            eval_raise(cx, CR_EPY_EXCEPTION, n, "No module named '%s'", n->text ? n->text : "");
-            snprintf(cx->err.type, sizeof cx->err.type, "ModuleNotFoundError");
-            return X_ERROR;
-        }
-        if (n->kind == IR_IMPORT_FROM && strcmp(n->kid[0]->text, "*") == 0)
-            return import_star(cx, mod, n) < 0 ? X_ERROR : X_NORMAL;
-        if (n->kind == IR_IMPORT) {
-            /* `import a.b` binds a; `import a.b as c` binds a.b */
-            const char *dot = strchr(n->text, '.');
-            if (dot && strncmp(n->aux, n->text, (size_t)(dot - n->text)) == 0 &&
-                n->aux[dot - n->text] == '\0') {
-                char top[64];
-                snprintf(top, sizeof top, "%.*s", (int)(dot - n->text), n->text);
-                mod = registry_module(top);
-            }
-            if (mod < 0)
-                return eval_raise(cx, CR_EINTERNAL, n, "no parent module of '%s'", n->text), X_ERROR;
-            if (!(v = eval_module(cx, mod))) return X_ERROR;
-        } else if (registry_attr(mod, n->kid[0]->text, NULL) < 0) {
-            cx->err.code = CR_EPY_EXCEPTION;
-            snprintf(cx->err.type, sizeof cx->err.type, "ImportError");
-            snprintf(cx->err.message, sizeof cx->err.message,
-                     "cannot import name '%s' from '%s' (unknown location)", n->kid[0]->text,
-                     n->text);
-            return X_ERROR;
-        } else if (!(v = eval_module_attr(cx, mod, n->kid[0]->text, n))) {
-            return X_ERROR;
-        }
-        int64_t last = cx->last_assigned;
-        int rc = store_ref(cx, n, v);
-        cx->last_assigned = last;
-        return rc < 0 ? X_ERROR : X_NORMAL;
-    }
-    case IR_RAISE: do_raise(cx, n); return X_ERROR;
-    case IR_TRY: return exec_try(cx, n);
-    case IR_WITH: return exec_with(cx, n, 0);
-    case IR_ASSERT: {
-        if (!(v = eval_expr(cx, n->kid[0]))) return X_ERROR;
-        int t = eval_truth(cx, v);
-        eval_decref(cx, v);
-        if (t) return X_NORMAL;
-        val *m = NULL, *e;
-        if (n->n > 1 && n->kid[1] && !(m = eval_expr(cx, n->kid[1]))) return X_ERROR;
-        if ((e = eval_exc_new1(cx, B_ASSERTIONERROR, m))) eval_raise_obj(cx, e, assert_site(n));
-        eval_decref(cx, m);
-        return X_ERROR;
-    }
-    case IR_DEL:
-        for (uint32_t i = 0; i < n->n; i++)
-            if (del_target(cx, n->kid[i]) < 0) return X_ERROR;
-        return X_NORMAL;
-    case IR_BLOCK: return exec_block(cx, n);
-    default:
-        if (!(v = eval_expr(cx, n))) return X_ERROR;
-        eval_decref(cx, v);
-        return X_NORMAL;
-    }
-}
-
-/* ---- the run --------------------------------------------------------------------------- */
-
-static int sym_of(eval_cx *cx, const char *name)
-{
-    return resolve_find(&cx->rs, name);   /* only names the program mentions hold values */
-}
-
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *p = malloc(n);
-    if (p) memcpy(p, s, n);
-    return p;
-}
-
-/* The final value as tagged JSON, from which a caller rebuilds it exactly without parsing a
- * repr (DESIGN.md, "The value's native form"). A part with no such form, a structure deeper
- * than NATIVE_DEPTH (a container holding itself is one) or larger than NATIVE_NODES (shared
- * parts count each time they are met) leaves the whole value without one: *why says so. */
-enum { NATIVE_DEPTH = 200, NATIVE_NODES = 1000000 };
-
-typedef struct {
-    eval_cx *cx;
-    cr_buf b;
-    size_t nodes;
-    char why[160];
-    int failed;            /* out of memory, or the evaluator raised (a limit) */
-    const char *fraction;  /* the top-level number's fraction, made already, or NULL */
-} native_cx;
-
-static json_t *tagged(const char *tag, json_t *v)
-{
-    json_t *o = json_object();
-    if (o && v && json_object_set_new(o, tag, v) == 0) return o;
-    if (!o) json_decref(v);
-    json_decref(o);
-    return NULL;
-}
-
-static json_t *native_of(native_cx *n, val *v, int depth)
-{
-    if (n->why[0] || n->failed) return NULL;
-    if (depth > NATIVE_DEPTH || ++n->nodes > NATIVE_NODES) {
-        snprintf(n->why, sizeof n->why, depth > NATIVE_DEPTH
-                 ? "nested more than %d deep, or holding itself" : "more than %d parts",
-                 depth > NATIVE_DEPTH ? NATIVE_DEPTH : NATIVE_NODES);
-        return NULL;
-    }
-    json_t *r = NULL;
-    const char *tag = NULL;
-    switch (v->kind) {
-    case V_NONE: r = json_null(); break;
-    case V_BOOL: r = json_boolean(mpq_sgn(v->u.q) != 0); break;
-    case V_INT: case V_FLOAT:
-        /* an inexact float is the value it prints, as the top-level fraction is */
-        if (!depth && n->fraction && (v->kind == V_FLOAT || !(v->flags & VF_INEXACT))) {
-            r = tagged(v->kind == V_INT ? "int" : "float", json_string(n->fraction));
-            break;
-        }
-        cr_buf_reset(&n->b);
-        if (num_fraction_text(&n->b, v->kind == V_INT ? v->u.q : eval_shown(n->cx, v, 0)) != CR_OK)
-            break;
-        r = tagged(v->kind == V_INT ? "int" : "float", json_stringn(n->b.p, n->b.len));
-        break;
-    case V_INF:
-        r = tagged("float", json_string(v->sub == INF_NAN ? "nan" : v->sub == INF_POS ? "inf" : "-inf"));
-        break;
-    case V_STR: r = tagged("str", cr_json_text(v->u.str.s, v->u.str.len, NULL)); break;
-    case V_LIST: tag = "list"; /* fall through */
-    case V_TUPLE: {
-        json_t *a = json_array();
-        for (size_t i = 0; a && i < v->u.seq.len; i++)
-            if (json_array_append_new(a, native_of(n, v->u.seq.it[i], depth + 1))) {
-                json_decref(a);
-                return NULL;
-            }
-        r = tagged(tag ? tag : "tuple", a);
-        break;
-    }
-    case V_DICT: case V_SET: {
-        json_t *a = json_array();
-        for (size_t i = 0; a && i < v->u.d.used; i++) {
-            dict_ent *e = &v->u.d.ent[i];
-            if (!e->key) continue;
-            json_t *k = native_of(n, e->key, depth + 1), *item = k;
-            if (k && v->kind == V_DICT) item = json_pack("[oo]", k, native_of(n, e->value, depth + 1));
-            if (json_array_append_new(a, item)) {
-                json_decref(a);
-                return NULL;
-            }
-        }
-        r = tagged(v->kind == V_DICT ? "dict" : "set", a);
-        break;
-    }
-    case V_OBJ:
-        if (strcmp(v->u.obj.cls->name, "decimal.Decimal") == 0) {
-            cr_buf_reset(&n->b);
-            if (eval_repr(n->cx, &n->b, v, 1) < 0) break;
-            r = tagged("Decimal", json_stringn(n->b.p, n->b.len));
-            break;
-        }
-        /* fall through */
-    default:
-        snprintf(n->why, sizeof n->why, "a %s has no native form", eval_type_name(v));
-        return NULL;
-    }
-    if (!r && !n->why[0]) n->failed = 1;
-    return r;
-}
-
-static cr_code fill_native(eval_cx *cx, val *v, eval_result *res)
-{
-    native_cx n = {.cx = cx, .fraction = IS_NUM(v) ? res->value_fraction : NULL};
-    cr_buf_init(&n.b, cx->lim->max_str_len);
-    json_t *j = native_of(&n, v, 0);
-    cr_buf_free(&n.b);
-    if (j) {
-        res->value_native = j;
-        return CR_OK;
-    }
-    if (n.failed || !n.why[0]) return cx->err.code != CR_OK ? cx->err.code : CR_ENOMEM;
-    return (res->value_native_why = dupstr(n.why)) ? CR_OK : CR_ENOMEM;
-}
-
-static cr_code fill_value(eval_cx *cx, val *v, const char *from, eval_result *res)
-{
-    cr_buf b;
-    size_t n = 0;
-    res->has_value = 1;
-    const char *tn = eval_type_name(v), *dot = strrchr(tn, '.');
-    if (!(res->value_from = dupstr(from)) || !(res->value_type = dupstr(dot ? dot + 1 : tn)))
-        return CR_ENOMEM;
-    cr_buf_init(&b, cx->lim->max_str_len);
-    if (eval_repr(cx, &b, v, 0) < 0) { cr_buf_free(&b); return cx->err.code; }
-    res->value_repr = cr_buf_take(&b, &n);
-    /* str() differs from repr() only for a string or an exception itself (containers show
-     * their items' repr), so the costly float rendering is done once */
-    if (v->kind == V_STR || v->kind == V_EXC) {
-        if (eval_repr(cx, &b, v, 1) < 0) { cr_buf_free(&b); return cx->err.code; }
-        res->value_str = cr_buf_take(&b, NULL);
-    } else if (res->value_repr && (res->value_str = malloc(n + 1))) {
-        memcpy(res->value_str, res->value_repr, n + 1);
-    }
-    if (IS_NUM(v)) {
-        /* an inexact value's guard digits are noise: it is the value it prints and decides as */
-        res->value_numeric = 1;
-        if (num_fraction_text(&b, eval_shown(cx, v, 0)) != CR_OK) {
-            cr_buf_free(&b);
-            return CR_ENOMEM;
-        }
-        res->value_fraction = cr_buf_take(&b, NULL);
-    } else if (v->kind == V_OBJ && v->u.obj.cls->rational) {
-        mpq_t q;
-        mpq_init(q);
-        int rc = v->u.obj.cls->rational(cx, v, q);
-        if (rc > 0 && num_fraction_text(&b, q) != CR_OK) rc = -2;
-        mpq_clear(q);
-        if (rc < 0) {
-            cr_buf_free(&b);
-            return rc == -2 ? CR_ENOMEM : cx->err.code;
-        }
-        if (rc > 0) res->value_fraction = cr_buf_take(&b, NULL);
-    }
-    cr_buf_free(&b);
-    cr_code rc = fill_native(cx, v, res);
-    if (rc != CR_OK) return rc;
-    int inexact = eval_inexact(cx, v);
-    if (inexact < 0) return cx->err.code;
-    res->exact = !cx->inexact_decided && !inexact;
-    if (!res->value_from || !res->value_type || !res->value_repr || !res->value_str)
-        return CR_ENOMEM;
-    return CR_OK;
-}
-
-/* `def answer(): ...` names code, not an answer */
-static int is_code(const val *v)
-{
-    return v->kind == V_FUNC || v->kind == V_BUILTIN || v->kind == V_MODULE;
-}
-
-/* DESIGN.md's final-value rule: the candidates this run left, chosen by cr_final_choose(),
- * which the sandbox host applies to its runner's report too. */
-static cr_code final_value(eval_cx *cx, eval_result *res)
-{
-    cr_final_facts facts = { 0 };
-    val *vars[CR_ANSWER_VARS_MAX] = { 0 };
-    int s = sym_of(cx, "solution"), vi = 0;
-    val *f = s >= 0 ? cx->globals[s] : NULL;
-    if (f && f->kind == V_FUNC && f->u.fn.sc->is_solution) {
-        if (!cx->solution_called) {
-            /* the PAL/PoT convention: nobody called it, so it is called once, now */
-            eval_args a = { 0 };
-            EV_INCREF(f);
-            val *r = eval_call(cx, f, &a, f->u.fn.node);
-            eval_decref(cx, f);
-            if (!r) return CR_OK;
-            eval_decref(cx, r);     /* call_function kept it as solution_value */
-            facts.solution_at_end = 1;
-        }
-        facts.solution = cx->solution_value != NULL;
-    }
-    for (int i = 0; i < CR_ANSWER_VARS_MAX && cx->pol->answer_vars[i]; i++) {
-        s = sym_of(cx, cx->pol->answer_vars[i]);
-        if (s >= 0 && cx->globals[s] && !is_code(cx->globals[s])) {
-            vars[i] = cx->globals[s];
-            facts.vars |= 1u << i;
-        }
-    }
-    facts.expr = cx->last_expr != NULL;
-    facts.assigned = cx->last_assigned >= 0 && cx->globals[cx->last_assigned];
-    switch (cr_final_choose(&facts, &vi)) {
-    case CR_FINAL_SOLUTION: return fill_value(cx, cx->solution_value, "solution()", res);
-    case CR_FINAL_VAR: return fill_value(cx, vars[vi], cx->pol->answer_vars[vi], res);
-    case CR_FINAL_EXPR: return fill_value(cx, cx->last_expr, "last expression", res);
-    case CR_FINAL_ASSIGNED:
-        return fill_value(cx, cx->globals[cx->last_assigned], cx->rs.syms[cx->last_assigned],
-                          res);
-    case CR_FINAL_NONE: break;
-    }
-    return CR_OK;
-}
-
-static cr_code bind(eval_cx *cx, const eval_binding *binds, size_t nbinds)
-{
-    for (size_t i = 0; i < nbinds; i++) {
-        int s = resolve_sym(cx, binds[i].name);
-        if (s < 0) return CR_ENOMEM;
-    }
-    if (!(cx->globals = calloc(cx->rs.nsyms ? cx->rs.nsyms : 1, sizeof(val *))))
-        return CR_ENOMEM;
-    for (size_t i = 0; i < nbinds; i++) {
-        int s = resolve_sym(cx, binds[i].name);
-        val *v = eval_expr(cx, binds[i].value);
-        if (!v) return cx->err.code;
-        eval_decref(cx, cx->globals[s]);
-        cx->globals[s] = v;
-    }
-    return CR_OK;
-}
-
-/* What the floors below reach of the interpreter (value/value.h). */
-static const eval_hooks hooks = { eval_call, eval_gen_next };
-
-static void cx_init(eval_cx *cx, const cr_policy *pol)
-{
-    memset(cx, 0, offsetof(eval_cx, scratch));
-    cx->pol = pol;
-    cx->lim = &pol->limits;
-    cx->hooks = &hooks;
-    num_ctx_from_policy(&cx->nc, pol);
-    cx->max_ops = pol->limits.max_ops;
-    cx->rdepth = 1;   /* the module's frame */
-    eval_clock_start(cx);
-    eval_stack_start(cx);
-    cx->none.kind = V_NONE;
-    cx->ellipsis.kind = V_ELLIPSIS;
-    cx->vtrue.kind = cx->vfalse.kind = V_BOOL;
-    cx->none.flags = cx->vtrue.flags = cx->vfalse.flags = cx->ellipsis.flags = VF_IMMORTAL;
-    cx->none.rc = cx->vtrue.rc = cx->vfalse.rc = cx->ellipsis.rc = 1;
-    /* read-only limbs: True and False are never written, and need no mpq_init/mpq_clear */
-    static const mp_limb_t one = 1;
-    mpz_roinit_n(mpq_numref(cx->vtrue.u.q), &one, 1);
-    mpz_roinit_n(mpq_denref(cx->vtrue.u.q), &one, 1);
-    mpz_roinit_n(mpq_numref(cx->vfalse.u.q), &one, 0);
-    mpz_roinit_n(mpq_denref(cx->vfalse.u.q), &one, 1);
-    cx->gc.gnext = cx->gc.gprev = &cx->gc;
-    cx->last_assigned = -1;
-    mpq_init(cx->dq[0]);
-    mpq_init(cx->dq[1]);
-    cr_buf_init(&cx->out, pol->limits.max_stdout);
-    eval_pool_take(cx);
-}
-
-static void cx_free(eval_cx *cx)
-{
-    size_t i;
-    eval_decref(cx, cx->retval);
-    eval_decref(cx, cx->exc);
-    eval_decref(cx, cx->last_expr);
-    eval_decref(cx, cx->solution_value);
-    eval_decref(cx, cx->dec_cur);
-    for (i = 0; i < MOD_COUNT; i++) eval_decref(cx, cx->mods[i]);
-    for (i = 0; i < B_COUNT && cx->nbvals; i++)
-        if (cx->bvals[i]) {
-            eval_decref(cx, cx->bvals[i]);
-            cx->nbvals--;
-        }
-    if (cx->globals)
-        for (i = 0; i < cx->rs.nsyms; i++) eval_decref(cx, cx->globals[i]);
-    free(cx->globals);
-    for (i = 0; i < cx->nconsts; i++) eval_decref(cx, cx->consts[i]);
-    eval_free_all(cx);
-    resolve_free(cx);
-    cr_buf_free(&cx->out);
-    mpq_clear(cx->dq[0]);
-    mpq_clear(cx->dq[1]);
-}
-
-cr_code eval_run(const ir_module *prog, const eval_binding *binds, size_t nbinds,
-                 const cr_policy *pol, eval_result *res, cr_error *err)
-{
-    eval_cx cx;
-    cr_code rc;
-    memset(res, 0, sizeof *res);
-    res->exact = 1;
-    if (!prog || !prog->root || !pol)
-        return cr_error_set(err, CR_EUSAGE, 0, 0, "eval_run: no program or policy");
-    if (prog->nreasons)
-        return cr_error_set(err, CR_EUSAGE, 0, 0,
-                            "eval_run: the program has %zu reasons to leave the in-process "
-                            "subset", prog->nreasons);
-    cx_init(&cx, pol);
-    if ((rc = resolve_module(&cx, prog->root, err)) != CR_OK) goto out;
-    if ((rc = bind(&cx, binds, nbinds)) != CR_OK && rc < CR_ELIMIT) goto engine;
-    if (rc == CR_OK) {
-        const ir_node *first = prog->root->n ? prog->root->kid[0] : NULL;
-        if (first && first->kind == IR_EXPR && first->kid[0]->kind == IR_STR) cx.docstring = first;
-        xres x = exec_block(&cx, prog->root);
-        if (x == X_BREAK || x == X_CONTINUE)
-            eval_raise(&cx, CR_ESYNTAX, NULL, "'%s' outside loop",
-                       x == X_BREAK ? "break" : "continue");
-        else if (x == X_RETURN)
-            eval_raise(&cx, CR_ESYNTAX, NULL, "'return' outside function");
-    }
-    if (cx.err.code == CR_OK) {
-        rc = final_value(&cx, res);
-        if (rc != CR_OK && cx.err.code == CR_OK) cx.err.code = rc;
-    }
-    res->status = cx.err.code;
-    if (res->status != CR_OK) {
-        eval_result_free(res);      /* drop a value half filled before the error */
-        res->status = cx.err.code;
-        res->error = cx.err;
-    }
-    rc = CR_OK;
-    if (res->status == CR_ENOMEM || res->status == CR_EINTERNAL) {
-        rc = res->status;
-        if (err) *err = cx.err;
-    }
-    res->stdout_truncated = cx.out.truncated;
-    res->stdout_text = cr_buf_take(&cx.out, &res->stdout_len);
-    res->ops = cx.ops;
-    goto out;
-engine:
-    if (cx.err.code != CR_OK && err) *err = cx.err;
-    else cr_error_set(err, rc, 0, 0, "evaluator: out of memory");
-out:
-    cx_free(&cx);
-    if (!res->stdout_text && !(res->stdout_text = calloc(1, 1)) && rc == CR_OK)
-        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "evaluator: out of memory");
-    return rc;
-}
-
-void eval_result_free(eval_result *res)
-{
-    if (!res) return;
-    free(res->stdout_text);
-    free(res->value_from);
-    free(res->value_type);
-    free(res->value_repr);
-    free(res->value_str);
-    free(res->value_fraction);
-    free(res->value_native_why);
-    json_decref(res->value_native);
-    memset(res, 0, sizeof *res);
 }
