@@ -12,12 +12,12 @@
  * converging: nan) are taken as numpy takes them. Results are floats, as numpy's float64
  * prints. */
 #include <math.h>
+#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "evaluator/lib/lib.h"
-#include "evaluator/num/num_int.h"
 
 /* ---- arithmetic with numpy's IEEE outcomes ---------------------------------------------- */
 
