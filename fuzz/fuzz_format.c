@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 
 static const struct {
     const char *q;      /* mpq_set_str text */

@@ -1,5 +1,5 @@
 /* ir/subset.c: subset.def's names, as the whitelist and the evaluator look them up. Names
- * only: the implementations are the evaluator's (evaluator/dispatch.c binds a row to them). */
+ * only: the implementations are the evaluator's (evaluator/lib/dispatch.c binds a row to them). */
 #include "ir/subset.h"
 
 #include <pthread.h>

@@ -1,7 +1,7 @@
 /* ir/subset.h: the in-process subset's ids (modules, functions, methods), as subset.def's
  * rows give them, and its name lookups. Both the whitelist (parser/whitelist.c) and the
  * evaluator include this; the evaluator's dispatch (impl pointers) is its own
- * (evaluator/dispatch.c). */
+ * (evaluator/lib/dispatch.c). */
 #ifndef CR_IR_SUBSET_H
 #define CR_IR_SUBSET_H
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 #include "router/router.h"
 #include "sandbox/sandbox.h"
 

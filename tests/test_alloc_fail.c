@@ -569,7 +569,7 @@ static void *job_run(void *arg)
     job *j = arg;
     run_program(j->p, j->o);
     /* MPFR's constants cache is per thread, for the thread to free before it ends (as
-     * evaluator/stack.c does for its own threads); LeakSanitizer would count it */
+     * evaluator/value/stack.c does for its own threads); LeakSanitizer would count it */
     if (mpfr_buildopt_tls_p()) mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
     return NULL;
 }

@@ -17,7 +17,7 @@
  * Python corpus (python/ JSON Lines files) may. */
 #include <gmp.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 #include "tests/finqa_corpus.h"
 #include "tests/testlib.h"
 

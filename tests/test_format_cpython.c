@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 #include "tests/testlib.h"
 
 static const char ORACLE[] =

@@ -1,9 +1,9 @@
-/* tests/test_num.c: the exact numeric kernel (evaluator/num.h). Expected strings come from
+/* tests/test_num.c: the exact numeric kernel (evaluator/num/num.h). Expected strings come from
  * CPython where CPython is exact, and from Python's decimal module at 34 digits where
  * CPython's binary floats differ by design. */
 #include <time.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 #include "tests/testlib.h"
 
 static num_ctx ctx;

@@ -1,4 +1,4 @@
-/* evaluator/num.h: the exact numeric kernel. Values are GMP rationals; whether a value is a
+/* evaluator/num/num.h: the exact numeric kernel. Values are GMP rationals; whether a value is a
  * Python int or float is the caller's tag, passed where it changes the answer.
  *
  * Conventions: functions return CR_OK or the Python exception code (CR_EPY_ZERODIV,
@@ -153,5 +153,23 @@ cr_code num_format_layout(cr_buf *out, const num_layout *l, char sign, const cha
 /* format(str, spec): fill, align, width, .precision (truncates), type s or none. */
 cr_code num_format_str(cr_buf *out, const char *s, size_t len, const char *spec,
                        size_t speclen, cr_error *err);
+
+/* Decimal rounding, for a library that rounds as numpy does (the kernel's own helpers are
+ * num_int.h's). How a rounding breaks ties (and the directed modes int() and friends need): */
+typedef enum {
+    NUM_HALF_EVEN, NUM_HALF_UP, NUM_FLOOR, NUM_CEIL, NUM_TRUNC
+} num_mode;
+/* Digits an inexact result is computed to (a context that names none: prec). */
+static inline int num_work(const num_ctx *ctx)
+{
+    return ctx->work > ctx->prec ? ctx->work : ctx->prec;
+}
+
+/* out = 10^k (k >= 0). */
+void num_pow10(mpz_t out, unsigned long k);
+/* out = round(x * 10^scale) to an integer; scale may be negative. */
+void num_round_scaled(mpz_t out, const mpq_t x, long scale, num_mode mode);
+/* x rounded to prec significant digits, half-even, as a rational (x == 0 stays 0). */
+void num_round_prec(mpq_t out, const mpq_t x, int prec);
 
 #endif

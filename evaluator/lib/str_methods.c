@@ -1,6 +1,6 @@
-/* evaluator/str_methods.c: the methods of str (subset.def's METHOD rows on V_STR) but format
+/* evaluator/lib/str_methods.c: the methods of str (subset.def's METHOD rows on V_STR) but format
  * (format.c) and index/count (seq_methods.c, which tuple and list share). */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <string.h>
 #include <unicase.h>

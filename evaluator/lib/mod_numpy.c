@@ -1,4 +1,4 @@
-/* evaluator/mod_numpy.c: numpy's scalar functions and numpy_financial, as Debian 12's numpy
+/* evaluator/lib/mod_numpy.c: numpy's scalar functions and numpy_financial, as Debian 12's numpy
  * 1.24 computes them on Python numbers. The whitelist lets a call in only when its arguments
  * are scalars or list literals (parser/whitelist.c), so no array ever reaches here.
  *
@@ -12,12 +12,12 @@
  * converging: nan) are taken as numpy takes them. Results are floats, as numpy's float64
  * prints. */
 #include <math.h>
+#include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluator/eval_int.h"
-#include "evaluator/num_int.h"
+#include "evaluator/lib/lib.h"
 
 /* ---- arithmetic with numpy's IEEE outcomes ---------------------------------------------- */
 

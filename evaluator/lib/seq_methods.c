@@ -1,6 +1,6 @@
-/* evaluator/seq_methods.c: the methods of list and tuple (and str's index/count), and the sort
+/* evaluator/lib/seq_methods.c: the methods of list and tuple (and str's index/count), and the sort
  * list.sort and sorted() share. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <stdlib.h>
 #include <string.h>

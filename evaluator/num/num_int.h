@@ -1,32 +1,18 @@
-/* evaluator/num_int.h: helpers shared by num.c, num_math.c and num_format.c. Not part
+/* evaluator/num/num_int.h: helpers shared by num.c, num_math.c and num_format.c. Not part
  * of the module's contract (that is num.h). */
 #ifndef CR_NUM_INTERNAL_H
 #define CR_NUM_INTERNAL_H
 
 #include <mpfr.h>
 
-#include "evaluator/num.h"
+#include "evaluator/num/num.h"
 
-/* How a decimal rounding breaks ties (and the directed modes int() and friends need). */
-typedef enum {
-    NUM_HALF_EVEN, NUM_HALF_UP, NUM_FLOOR, NUM_CEIL, NUM_TRUNC
-} num_mode;
-
+/* The tie-breaking the policy asks for. */
 static inline num_mode num_ctx_mode(const num_ctx *ctx)
 {
     return ctx->rounding == CR_ROUND_HALF_UP ? NUM_HALF_UP : NUM_HALF_EVEN;
 }
 
-/* Digits an inexact result is computed to (a context that names none: prec). */
-static inline int num_work(const num_ctx *ctx)
-{
-    return ctx->work > ctx->prec ? ctx->work : ctx->prec;
-}
-
-/* out = 10^k (k >= 0). */
-void num_pow10(mpz_t out, unsigned long k);
-/* out = round(x * 10^scale) to an integer; scale may be negative. */
-void num_round_scaled(mpz_t out, const mpq_t x, long scale, num_mode mode);
 /* floor(log10(|x|)) for x != 0. */
 long num_dec_exp(const mpq_t x);
 /* x != 0 rounded to `digits` significant digits: |out| in [10^(digits-1), 10^digits) and the
@@ -34,8 +20,6 @@ long num_dec_exp(const mpq_t x);
 long num_round_sig(mpz_t out, const mpq_t x, int digits, num_mode mode);
 /* out = digits * 10^exp10, canonical. */
 void num_q_from_dec(mpq_t out, const mpz_t digits, long exp10);
-/* x rounded to prec significant digits, half-even, as a rational (x == 0 stays 0). */
-void num_round_prec(mpq_t out, const mpq_t x, int prec);
 
 /* Bits of |z| (0 for 0). */
 static inline uint64_t num_bits(const mpz_t z)

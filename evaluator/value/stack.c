@@ -1,4 +1,4 @@
-/* evaluator/stack.c: the C stack under deep recursion.
+/* evaluator/value/stack.c: the C stack under deep recursion.
  *
  * The evaluator recurses on the C stack: a Python call is call_function → exec_block →
  * statement → expressions → call_function, and a walk over nested containers is a C call a
@@ -12,7 +12,7 @@
  * a new segment of SEG_SIZE (cr_on_new_stack) that the run's thread waits for. A segment
  * costs a thread's start, tens of microseconds, and is charged as memory while it lives;
  * only a run past the stack its thread has makes one. */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <mpfr.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* evaluator/mod_decimal.c: the decimal module as CPython 3.11's _decimal (libmpdec) behaves.
+/* evaluator/lib/mod_decimal.c: the decimal module as CPython 3.11's _decimal (libmpdec) behaves.
  * A Decimal is exact: a sign, a GMP coefficient and a decimal exponent, so Decimal('1.10')
  * keeps its trailing zero. Each operation follows the General Decimal Arithmetic rules that
  * CPython implements: the exact result, its ideal exponent, then one rounding to the
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #define DEC_EMAX 999999
 #define DEC_EMIN (-999999)

@@ -1,6 +1,6 @@
-/* evaluator/format.c: string formatting: format() and a value's __format__ spec, str.format()
+/* evaluator/value/format.c: string formatting: format() and a value's __format__ spec, str.format()
  * and printf-style `%`. */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -498,25 +498,4 @@ fail:
     eval_decref(cx, conv);
     cr_buf_free(&b);
     return NULL;
-}
-
-val *eval_b_format(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    val *spec = a->npos > 1 ? a->pos[1] : NULL;
-    if (spec && spec->kind != V_STR)
-        return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
-                          eval_type_name(spec));
-    cr_buf b;
-    cr_buf_init(&b, cx->lim->max_str_len);
-    if (eval_format(cx, &b, a->pos[0], spec ? spec->u.str.s : "", spec ? spec->u.str.len : 0,
-                    at) < 0) {
-        cr_buf_free(&b);
-        return NULL;
-    }
-    int inexact = eval_inexact(cx, a->pos[0]);
-    if (inexact < 0) {
-        cr_buf_free(&b);
-        return NULL;
-    }
-    return eval_str_buf_from(cx, &b, inexact);
 }

@@ -1,8 +1,9 @@
-/* evaluator/exceptions.c: the exception classes of subset.def's EXC rows: CPython's hierarchy
+/* evaluator/value/exceptions.c: the exception classes of subset.def's EXC rows: CPython's hierarchy
  * among them, the status code each raises with, and their instances. How an exception
  * propagates and is caught is the interpreter's (eval.c). */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* CPython's exception classes that the evaluator has, each with its base (-1: the root). */
@@ -88,6 +89,31 @@ val *eval_exc_new(eval_cx *cx, int id, val **args, size_t n)
 val *eval_exc_new1(eval_cx *cx, int id, val *arg)
 {
     return eval_exc_new(cx, id, &arg, arg != NULL);
+}
+
+/* Raises e (stolen): err says str(e) at `at`, or where e was first raised. -1. */
+int eval_raise_obj(eval_cx *cx, val *e, const ir_node *at)
+{
+    val *msg = eval_to_str(cx, e, 0);
+    if (!msg) { eval_decref(cx, e); return -1; }
+    cr_code c = eval_exc_code(e->sub);
+    eval_raise(cx, c, at, "%s", msg->u.str.s);
+    eval_decref(cx, msg);
+    if (c == CR_EPY_EXCEPTION)
+        snprintf(cx->err.type, sizeof cx->err.type, "%s", eval_builtin_name(e->sub));
+    if (e->u.exc.line) {
+        cx->err.line = e->u.exc.line;
+        cx->err.col = e->u.exc.col;
+    }
+    cx->exc = e;
+    return -1;
+}
+
+val *eval_key_error(eval_cx *cx, val *k, const ir_node *at)
+{
+    val *e = eval_exc_new1(cx, B_KEYERROR, k);
+    if (e) eval_raise_obj(cx, e, at);
+    return NULL;
 }
 
 /* the exception classes' rows: an instance of the row's class */

@@ -1,4 +1,4 @@
-/* evaluator/iter.c: the one-shot iterators (map, filter, zip, enumerate, reversed and
+/* evaluator/value/iter.c: the one-shot iterators (map, filter, zip, enumerate, reversed and
  * generator expressions), lazy as CPython's: each item is made when it is asked for, from
  * sources walked on demand, so an iterator's memory does not depend on its length.
  *
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 static int is_lazy(const val *v)
 {
@@ -163,7 +163,7 @@ static int lazy_step(eval_cx *cx, val *v, eval_lazy *lz, val **out)
             return 1;
         }
         eval_args fa = { t->u.seq.it, lz->n, NULL, NULL, 0 };
-        *out = eval_call(cx, lz->f, &fa, NULL);
+        *out = cx->hooks->call(cx, lz->f, &fa, NULL);
         eval_decref(cx, t);
         return *out ? 1 : -1;
     }
@@ -177,7 +177,7 @@ static int lazy_step(eval_cx *cx, val *v, eval_lazy *lz, val **out)
                 keep = eval_truth(cx, x);
             } else {
                 eval_args fa = { &x, 1, NULL, NULL, 0 };
-                keep = (t = eval_call(cx, lz->f, &fa, NULL)) ? eval_truth(cx, t) : -1;
+                keep = (t = cx->hooks->call(cx, lz->f, &fa, NULL)) ? eval_truth(cx, t) : -1;
                 eval_decref(cx, t);
             }
             if (keep > 0) { *out = x; return 1; }
@@ -192,7 +192,7 @@ static int lazy_step(eval_cx *cx, val *v, eval_lazy *lz, val **out)
     case IT_REVERSED:
         return reversed_next(cx, lz, out);
     default:
-        return eval_gen_next(cx, v, out);
+        return cx->hooks->gen_next(cx, v, out);
     }
 }
 

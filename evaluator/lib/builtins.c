@@ -1,7 +1,7 @@
-/* evaluator/builtins.c: the builtin functions of subset.def's MOD_NONE rows (abs .. zip,
+/* evaluator/lib/builtins.c: the builtin functions of subset.def's MOD_NONE rows (abs .. zip,
  * print), CPython's bltinmodule.c. The exception classes are exceptions.c's, format() is
  * format.c's, and sorted() sorts as list.sort does (seq_methods.c). */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,12 +18,6 @@ static val *num_copy(eval_cx *cx, val *x, vkind kind)
 }
 
 /* int(x), round(x), math.floor(x), ... of an infinity or NaN */
-val *eval_inf_error(eval_cx *cx, val *x, const ir_node *at)
-{
-    if (IS_NAN(x)) return eval_raise(cx, CR_EPY_VALUE, at, "cannot convert float NaN to integer");
-    return eval_raise(cx, CR_EPY_OVERFLOW, at, "cannot convert float infinity to integer");
-}
-
 static val *b_abs(eval_cx *cx, val *x, const ir_node *at)
 {
     if (x->kind == V_INF) {
@@ -619,3 +613,24 @@ IMPL(eval_b_str)
 }
 
 #undef IMPL
+
+val *eval_b_format(eval_cx *cx, eval_args *a, const ir_node *at)
+{
+    val *spec = a->npos > 1 ? a->pos[1] : NULL;
+    if (spec && spec->kind != V_STR)
+        return eval_raise(cx, CR_EPY_TYPE, at, "format() argument 2 must be str, not %s",
+                          eval_type_name(spec));
+    cr_buf b;
+    cr_buf_init(&b, cx->lim->max_str_len);
+    if (eval_format(cx, &b, a->pos[0], spec ? spec->u.str.s : "", spec ? spec->u.str.len : 0,
+                    at) < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    int inexact = eval_inexact(cx, a->pos[0]);
+    if (inexact < 0) {
+        cr_buf_free(&b);
+        return NULL;
+    }
+    return eval_str_buf_from(cx, &b, inexact);
+}

@@ -1,6 +1,6 @@
-/* evaluator/mod_math.c: the math module (subset.def's MOD_MATH rows): its functions on exact
+/* evaluator/lib/mod_math.c: the math module (subset.def's MOD_MATH rows): its functions on exact
  * rationals and floats through num.h, and its constants. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <math.h>
 

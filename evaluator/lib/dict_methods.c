@@ -1,6 +1,6 @@
-/* evaluator/dict_methods.c: the methods of dict and set, and dict.update's merge that dict()
+/* evaluator/lib/dict_methods.c: the methods of dict and set, and dict.update's merge that dict()
  * shares. The hash table itself is hash.c's. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
-/* evaluator/value.c: the value model: allocation and accounting, strings and lists,
+/* evaluator/value/value.c: the value model: allocation and accounting, strings and lists,
  * equality, ordering, membership, truth and iteration. Dicts and sets (and hashing) are
  * hash.c's, how a value prints is repr.c's. */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <pthread.h>
 #include <stdarg.h>

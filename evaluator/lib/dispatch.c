@@ -1,8 +1,8 @@
-/* evaluator/dispatch.c: how a call reaches a function of subset.def: each row's
+/* evaluator/lib/dispatch.c: how a call reaches a function of subset.def: each row's
  * implementation, the binding of a call's arguments to the row's signature with CPython's
  * TypeErrors, the module values and their attributes, the argument checks the
  * implementations share, and the method call that hands a value to its type's methods. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,19 +31,9 @@ int eval_builtin_lookup(const char *name)
     return registry_attr(MOD_NONE, name, &id) == REG_FUNC ? id : -1;
 }
 
-const char *eval_builtin_name(int id)
-{
-    return registry_func_name(id);
-}
-
 int eval_method_lookup(const char *name)
 {
     return registry_method(name);
-}
-
-const char *eval_method_name(int id)
-{
-    return registry_method_name(id);
 }
 
 int eval_method_valid(const val *self, int id)
@@ -231,7 +221,7 @@ val *eval_call1(eval_cx *cx, val *f, val *x, const ir_node *at)
 {
     val *argv[1] = { x };
     eval_args a = { argv, 1, NULL, NULL, 0 };
-    return eval_call(cx, f, &a, at);
+    return cx->hooks->call(cx, f, &a, at);
 }
 
 /* ---- calls ----------------------------------------------------------------------------- */

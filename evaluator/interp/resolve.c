@@ -1,9 +1,9 @@
-/* evaluator/resolve.c: one pass over the IR before a run that gives every name its place
+/* evaluator/interp/resolve.c: one pass over the IR before a run that gives every name its place
  * (a global symbol, a local slot, or a slot of an enclosing function's frame), with Python's
  * rules: a name assigned anywhere in a function is local to all of it unless declared
  * `global`; a comprehension is a scope of its own whose first iterable belongs outside.
  * Evaluation then reads slots by index instead of looking names up. */
-#include "evaluator/eval_int.h"
+#include "evaluator/interp/interp.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* evaluator/mod_datetime.c: CPython 3.11's datetime module, naive: date, datetime and
+/* evaluator/lib/mod_datetime.c: CPython 3.11's datetime module, naive: date, datetime and
  * timedelta with their constructors, arithmetic, comparisons, formatting and parsing, and
  * CPython's exact messages. Time zones stay outside: the registry has no timezone, tzinfo
  * arguments must be None. What depends on the clock or the local zone (today, now,
@@ -11,7 +11,7 @@
  * 0 <= microseconds < 10^6); its arithmetic goes through the exact count of microseconds
  * (an mpz, as that passes 64 bits near timedelta.max), rounded half-even where CPython
  * rounds. Dates are proleptic Gregorian ordinals, day 1 = 0001-01-01. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <stdio.h>
 #include <stdlib.h>

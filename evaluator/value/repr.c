@@ -1,6 +1,6 @@
-/* evaluator/repr.c: how values print: CPython's repr() and str(), type names, and whether a
+/* evaluator/value/repr.c: how values print: CPython's repr() and str(), type names, and whether a
  * value holds an inexact part (the result's flag). */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,16 @@ static int is_type_builtin(int id)
     default:
         return IS_EXC_CLASS(id);
     }
+}
+
+const char *eval_builtin_name(int id)
+{
+    return registry_func_name(id);
+}
+
+const char *eval_method_name(int id)
+{
+    return registry_method_name(id);
 }
 
 const char *eval_type_name(const val *v)

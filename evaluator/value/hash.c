@@ -1,6 +1,6 @@
-/* evaluator/hash.c: hashing values, the insertion-ordered hash table dicts and sets share,
+/* evaluator/value/hash.c: hashing values, the insertion-ordered hash table dicts and sets share,
  * and the set operators. */
-#include "evaluator/eval_int.h"
+#include "evaluator/value/value.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* evaluator/num_math.c: the math module on exact inputs. Each function runs in MPFR at a
+/* evaluator/num/num_math.c: the math module on exact inputs. Each function runs in MPFR at a
  * working precision of work*log2(10) + 64 bits with a proven error bound, and the result is
  * rounded to num_work() significant decimal digits (the guard digits included) with GMP only
  * when the whole error interval rounds to the same decimal (Ziv's strategy); otherwise the
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "evaluator/num_int.h"
+#include "evaluator/num/num_int.h"
 
 /* Results below the smallest subnormal double are 0.0 in CPython too; keeping them would
  * also make denominators of millions of bits. */

@@ -1,4 +1,4 @@
-/* evaluator/mod_stats.c: the statistics module, statistics.NormalDist and scipy.stats.norm.
+/* evaluator/lib/mod_stats.c: the statistics module, statistics.NormalDist and scipy.stats.norm.
  *
  * CPython's statistics sums exact fractions (mean, variance, harmonic_mean) and converts at
  * the end; here the exact rational is the result, an int where CPython's is an int. The
@@ -6,7 +6,7 @@
  * written here with the evaluator's own operators and math.fsum, so types, infinities and
  * error messages are the operators'. Square roots (stdev, correlation), geometric_mean and
  * the normal distribution are correctly rounded (num_math.c) and inexact. */
-#include "evaluator/eval_int.h"
+#include "evaluator/lib/lib.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* evaluator/num.c: the exact core of the numeric kernel: decimal rounding, literal and string
+/* evaluator/num/num.c: the exact core of the numeric kernel: decimal rounding, literal and string
  * parsing, Python's floor division, modulo and power, round(), and repr. Values are GMP
  * rationals; nothing here ever goes through a binary double except size estimates. */
 #include <ctype.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "common/defaults.h"
-#include "evaluator/num_int.h"
+#include "evaluator/num/num_int.h"
 
 /* Decimal digits per bit and back, for size predictions (log10(2), log2(10)). */
 #define BITS_PER_DIGIT 3.3219280948873623

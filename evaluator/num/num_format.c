@@ -1,4 +1,4 @@
-/* evaluator/num_format.c: format(value, spec), Python's format mini-language, on exact
+/* evaluator/num/num_format.c: format(value, spec), Python's format mini-language, on exact
  * values. The spec grammar, the checks and their messages, the 'g' and repr thresholds and
  * the zero padding through grouping separators follow CPython 3.11 (Python/formatter_unicode.c
  * and Python/pystrtod.c); only the digits differ, since ours come from the exact value. */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "evaluator/num_int.h"
+#include "evaluator/num/num_int.h"
 
 /* Widths and precisions past this are a LimitError rather than a huge allocation. */
 #define FORMAT_MAX_WIDTH 1000000L
