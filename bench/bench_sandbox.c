@@ -370,8 +370,9 @@ static const char *met(int yes);
  * (`--batch` alone: pool and preload auto) against `--pool 0` (every request cold), with
  * the ratio the warm pool is meant to reach. */
 /* warm_n, cold_n: requests a run, in BATCH_WARM and BATCH_COLD (the bench's arguments);
- * preload: the pool's, when not its default (auto: numpy and pandas), which shows what the
- * zygote's address space costs each worker. */
+ * preload: the pool's, when not its default (auto: numpy and pandas). print(1)'s imports are
+ * standard modules, so the default pool serves it from its lean zygote and the two rows
+ * should agree; the pandas row pays for the address space of the zygote with the list. */
 static const struct {
     const char *name, *code, *preload;
     int warm_n, cold_n;

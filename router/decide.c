@@ -6,6 +6,45 @@
 
 #include "router/router.h"
 
+/* Standard modules whose import loads nothing of a finance stack, for a warm pool's lean
+ * workers (sandbox_job.lean): one not named here goes to a worker with the preload list,
+ * which any code runs on alike, at more CPU. */
+static const char *const lean_modules[] = {
+    "abc", "array", "base64", "bisect", "calendar", "cmath", "collections", "contextlib",
+    "copy", "csv", "dataclasses", "datetime", "decimal", "difflib", "enum", "fractions",
+    "functools", "hashlib", "heapq", "io", "itertools", "json", "locale", "math", "numbers",
+    "operator", "os", "pprint", "random", "re", "statistics", "string", "struct", "sys",
+    "textwrap", "time", "typing", "unicodedata", "uuid", "zoneinfo",
+};
+
+/* 1 when every import under n names a module of lean_modules (its top level). */
+static int imports_lean(const ir_node *n, int depth)
+{
+    if (!n) return 1;
+    if (depth > 200) return 0;
+    if ((n->kind == IR_IMPORT || n->kind == IR_IMPORT_FROM) && n->text) {
+        size_t len = strcspn(n->text, ".");
+        size_t i = 0;
+        for (; i < sizeof lean_modules / sizeof lean_modules[0]; i++)
+            if (strlen(lean_modules[i]) == len && !strncmp(lean_modules[i], n->text, len)) break;
+        if (i == sizeof lean_modules / sizeof lean_modules[0]) return 0;
+    }
+    for (uint32_t i = 0; i < n->n; i++)
+        if (!imports_lean(n->kid[i], depth + 1)) return 0;
+    return 1;
+}
+
+/* 1 when the code imports only lean_modules: no reason names __import__ (an import the walk
+ * cannot see) or a coding cookie (under which the parse is the cookie alone), and no import
+ * statement names another. */
+static int code_lean(const ir_module *m)
+{
+    for (size_t i = 0; i < m->nreasons; i++)
+        if (strstr(m->reasons[i].code, "__import__") || !strncmp(m->reasons[i].code, "coding:", 7))
+            return 0;
+    return imports_lean(m->root, 0);
+}
+
 int router_needs_host(const ir_module *m, cr_tier tier)
 {
     return m->nreasons && tier == CR_TIER_AUTO;
@@ -37,4 +76,5 @@ void router_decide(const ir_module *m, cr_tier tier, const router_host *host,
                  tier == CR_TIER_KVM ? "kvm" : "ns");
     }
     d->route = d->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+    d->lean = code_lean(m);
 }

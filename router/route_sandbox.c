@@ -323,6 +323,7 @@ cr_code router_run_sandbox(cr_engine *e, const cr_request *req, const cr_policy 
     memset(&oc, 0, sizeof oc);
     engine_job(e, &job);
     job.tier = d->tier;   /* decided: the sandbox does not choose again */
+    job.lean = d->lean;
     job.interrupt_fd = *pol->limits.interrupt_fd;   /* the engine's, or the request's set */
     job.code = req->code ? req->code : "";
     job.code_len = req->code_len;

@@ -176,6 +176,8 @@ typedef struct {
     cr_code status;         /* CR_OK, or CR_EUNSUPPORTED: the code needs a sandbox and the
                                policy has none (route CR_ROUTE_REJECTED) */
     cr_error error;         /* when status is not CR_OK */
+    int lean;               /* sandboxed: its imports are the standard library's alone
+                               (sandbox_job.lean) */
 } router_decision;
 
 /* 1 when deciding m under `tier` needs the host's answer: code outside the subset, tier auto. */

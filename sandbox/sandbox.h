@@ -103,6 +103,9 @@ typedef struct {
                                  (outcome.interrupted; the engine's eventfd); -1: none */
     const char *kvm_dir;      /* the kvm tier's kernel and initramfs; NULL: found as
                                  sandbox/kvm/vmm.h's kvm_dir_resolve() says */
+    int lean;                 /* a warm pool's hint: the code imports the standard library
+                                 alone, so a worker without the preload list serves it at
+                                 less CPU (0: it may need the list; either runs alike) */
 } sandbox_job;
 
 #define SANDBOX_SEED_MAX 4294967295u   /* numpy's legacy seed is 32 bits */

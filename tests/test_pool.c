@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "testlib.h"
 #include "test_sandbox_util.h"
@@ -26,9 +27,9 @@ static sandbox_pool *open_pool(unsigned size, const char *preload, int refill)
     return p;
 }
 
-/* Runs code on the pool with the small limits. */
-static cr_code pool_run(sandbox_pool *p, const char *code, const char *globals,
-                        sandbox_outcome *oc)
+/* Runs code on the pool with the small limits, as a lean job (sandbox_job.lean) or not. */
+static cr_code pool_run_as(sandbox_pool *p, const char *code, const char *globals, int lean,
+                           sandbox_outcome *oc)
 {
     sandbox_job job;
     cr_error err = { 0 };
@@ -38,10 +39,17 @@ static cr_code pool_run(sandbox_pool *p, const char *code, const char *globals,
     job.code = code;
     job.code_len = strlen(code);
     job.globals_json = globals;
+    job.lean = lean;
     small_limits(&job.limits);
     rc = sandbox_pool_run(p, &job, oc, &err);
     if (rc != CR_OK) fprintf(stderr, "sandbox_pool_run: %s\n", err.message);
     return rc;
+}
+
+static cr_code pool_run(sandbox_pool *p, const char *code, const char *globals,
+                        sandbox_outcome *oc)
+{
+    return pool_run_as(p, code, globals, 0, oc);
 }
 
 static const char *text(const char *s) { return s ? s : "(none)"; }
@@ -235,6 +243,39 @@ static void test_preload(void)
         CHECK_INT(oc.warm, 1);
         CHECK_STR(out_text(&oc), "True True\n");
         CHECK_STR(text(oc.error_type), "ModuleNotFoundError");
+        sandbox_outcome_free(&oc);
+    } else CHECK(!"run");
+    sandbox_pool_close(p);
+}
+
+/* With a preload list the pool keeps a second, lean zygote without it: a lean job's worker
+ * comes from it once it serves (the preloaded module is not in sys.modules, as cold), and a
+ * job that is not lean then gets a worker with the list, warm, the lean one that held the
+ * pool's only place ended for it. Lean jobs until one gets a lean worker (the first take the
+ * worker made before the lean zygote served), up to a minute. */
+static void test_lean(void)
+{
+    const char *code = "import sys\nprint('wave' in sys.modules)\n";
+    sandbox_pool *p = open_pool(1, "wave", 1);
+    sandbox_outcome oc;
+    struct timespec t0, t;
+    int lean = 0;
+    if (!p) { CHECK(!"pool"); return; }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        if (pool_run_as(p, code, NULL, 1, &oc) != CR_OK) { CHECK(!"run"); break; }
+        CHECK_INT(oc.warm, 1);
+        lean = strcmp(out_text(&oc), "False\n") == 0;
+        if (!lean) CHECK_STR(out_text(&oc), "True\n");
+        sandbox_outcome_free(&oc);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (!lean && t.tv_sec - t0.tv_sec < SECS(60));
+    CHECK(lean);
+    /* Its replacement is lean too: the pool's one place holds it once ready. */
+    CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    if (pool_run(p, code, NULL, &oc) == CR_OK) {
+        CHECK_INT(oc.warm, 1);
+        CHECK_STR(out_text(&oc), "True\n");
         sandbox_outcome_free(&oc);
     } else CHECK(!"run");
     sandbox_pool_close(p);
@@ -655,6 +696,7 @@ int main(void)
     test_warm_same_as_cold();
     test_one_job_per_worker();
     test_preload();
+    test_lean();
     test_stashed_imports();
     test_imports_report();
     test_refill();

@@ -75,6 +75,36 @@ static void test_sandbox(void)
     ir_module_free(m);
 }
 
+/* A sandboxed program is lean (a warm pool's worker without the preload list serves it)
+ * when every import, nested ones too, names a common standard module; numpy (which the
+ * subset knows, so no reason names its import), a module of its own, __import__ or a coding
+ * cookie (the parse is the cookie alone) make it not. */
+static void test_lean(void)
+{
+    static const struct { const char *src; int lean; } progs[] = {
+        { "import os\nprint(1)", 1 },
+        { "import os.path, json\nfrom datetime import date\nprint(date.today())", 1 },
+        { "import os\ndef f():\n    import statistics\n    return statistics.mean([1, 2])\nprint(f())", 1 },
+        { "import os\nimport numpy as np\nprint(np.int64(1))", 0 },
+        { "import os\ntry:\n    import pandas\nexcept ImportError:\n    pass", 0 },
+        { "from scipy import optimize\nprint(optimize)", 0 },
+        { "import mymodule\nprint(1)", 0 },
+        { "m = __import__('pandas')\nprint(m)", 0 },
+        { "# -*- coding: latin-1 -*-\nimport os\nprint(1)", 0 },
+    };
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
+        ir_module *m = parse(progs[i].src);
+        router_decision d;
+        CHECK(m != NULL);
+        if (!m) continue;
+        router_decide(m, CR_TIER_NS, NULL, &d);
+        CHECK_INT(d.route, CR_ROUTE_NS);
+        if (d.lean != progs[i].lean) fprintf(stderr, "lean %d: %s\n", d.lean, progs[i].src);
+        CHECK_INT(d.lean, progs[i].lean);
+        ir_module_free(m);
+    }
+}
+
 /* The engine's explain and its run share the decision: the same route and tier_why, and the
  * tier_why is what the host says auto means for this engine. */
 static void test_engine(void)
@@ -112,6 +142,7 @@ int main(void)
 {
     test_inprocess();
     test_sandbox();
+    test_lean();
     test_engine();
     return TEST_SUMMARY();
 }

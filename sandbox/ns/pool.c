@@ -24,6 +24,15 @@
  * serve (it or its workers failed FAILURES_MAX times, or the allowed directory lies under
  * /tmp or /out, which each worker mounts afresh), workers start python themselves.
  *
+ * With a preload list the pool keeps a second, lean zygote that imported none of it: most of
+ * a worker's making is the kernel copying, faulting and freeing the zygote's address space
+ * (twice: pid 1 and the code's process), and pandas makes that space five times larger. A
+ * job whose imports are the standard library's alone (job->lean, the router's reading of
+ * the code) takes a lean worker first, or any; another never takes a lean one. The next
+ * worker made is of the kind of the job at the head of the queue, or of the last that came;
+ * a job that is not lean, first in line while every place holds a lean worker and none with
+ * the list is being made, ends one of them (make_room()).
+ *
  * Lock order: the pool's mutex only; nothing blocks while holding it but condition waits. */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +55,10 @@
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
 #define WAIT_SLICE_S 0.05  /* a waiting request looks at its interrupt descriptor this often */
 
+/* The zygotes: Z_FAT imported the preload list; Z_LEAN, kept only when there is one, imported
+ * none of it, for jobs whose imports are the standard library's alone (job->lean). */
+enum { Z_FAT, Z_LEAN, Z_KINDS };
+
 /* W_RETIRING: its request has the outcome; its thread is still removing the cgroup. */
 enum { W_STARTING, W_READY, W_TAKEN, W_RETIRING, W_ENDING, W_DEAD };
 
@@ -60,7 +73,8 @@ typedef struct worker {
     const sandbox_job *job;       /* set by the request that takes it */
     atomic_int taken;             /* the same, for its thread to read without the lock */
     int finished;                 /* its run is over */
-    int forked;                   /* made by the zygote */
+    int forked;                   /* made by a zygote */
+    int kind;                     /* the zygote's (Z_FAT for one that started python) */
     int busy;                     /* counted in the pool's busy */
     int woken;                    /* the zygote: told to end */
     pthread_cond_t done;
@@ -71,6 +85,7 @@ typedef struct worker {
  * is woken when a worker becomes ready (the others sleep on their own condition). */
 typedef struct waiter {
     pthread_cond_t cv;
+    int lean;                     /* its job's */
     struct waiter *next;
 } waiter;
 
@@ -87,9 +102,11 @@ struct sandbox_pool {
     cr_error last_error;          /* why the last worker failed to start */
     worker *workers;              /* all but those a request took */
     int use_zygote;               /* the configuration allows it */
-    unsigned zfailures;           /* the zygote's, and its workers' */
-    worker *zygote;               /* its thread, while it has one */
-    int zchan;                    /* its channel while it is ready, else -1 */
+    int kinds;                    /* zygotes kept: 2 with a preload list, else 1 */
+    int want;                     /* the kind of the last job that came: the next worker's */
+    unsigned zfailures[Z_KINDS];  /* each zygote's, and its workers' */
+    worker *zygote[Z_KINDS];      /* their threads, while they have one */
+    int zchan[Z_KINDS];           /* their channels while they are ready, else -1 */
     unsigned queue;               /* requests that may wait for a worker at once */
     unsigned waiting;             /* requests waiting now */
     waiter *head, *tail;          /* their queue */
@@ -197,14 +214,14 @@ static const sandbox_job *zygote_ready(ns_warm *nw, int pidfd, pid_t pid)
         z->pidfd = pidfd;
         z->pid = pid;
         z->state = W_READY;
-        p->zchan = nw->chan;
+        p->zchan[z->kind] = nw->chan;
         changed(p);
         pool_unlock(p);
         while (poll(f, 2, -1) < 0 && errno == EINTR) {}
         pool_lock(p);
     }
     /* Before the run closes the channel: no worker thread may take a copy after that. */
-    p->zchan = -1;
+    p->zchan[z->kind] = -1;
     z->state = W_ENDING;
     pool_unlock(p);
     return NULL;
@@ -232,7 +249,7 @@ static void *zygote_main(void *arg)
     pool_lock(p);
     if (!p->closing) {
         /* Dead while starting or serving: its workers died with it. */
-        p->zfailures++;
+        p->zfailures[z->kind]++;
         if (z->state == W_STARTING) p->last_error = err;
     }
     pool_unlock(p);
@@ -259,7 +276,7 @@ static void *worker_main(void *arg)
              * after a few the pool starts python for each worker instead. One that died
              * with its zygote says nothing of the kind. */
             if (!w->forked) p->failures++;
-            else if (w->warm.setup_failed) p->zfailures++;
+            else if (w->warm.setup_failed) p->zfailures[w->kind]++;
             p->last_error = err;
         }
     }
@@ -285,25 +302,28 @@ static void worker_free(worker *w)
     free(w);
 }
 
-/* A new worker, or with zygote set the zygote, on a thread of its own (signals blocked: the
- * caller's handlers run on its own threads, never on ours). Called with the lock held. */
-static void spawn(sandbox_pool *p, int zygote)
+/* A new worker of `kind` (made by that zygote when it is ready), or with zygote set that
+ * zygote, on a thread of its own (signals blocked: the caller's handlers run on its own
+ * threads, never on ours). Called with the lock held. */
+static void spawn(sandbox_pool *p, int zygote, int kind)
 {
     worker *w = calloc(1, sizeof *w);
     sigset_t all, old;
-    unsigned *failures = zygote ? &p->zfailures : &p->failures;
+    unsigned *failures = zygote ? &p->zfailures[kind] : &p->failures;
     int e;
     if (!w) { (*failures)++; return; }
     w->pool = p;
-    w->warm.preload = p->preload;
+    w->kind = kind;
+    /* The lean zygote has neither the preload list nor the warm-up, which would import it. */
+    w->warm.preload = kind == Z_LEAN ? "" : p->preload;
     w->warm.ready = zygote ? zygote_ready : worker_ready;
     w->warm.run_elsewhere = !zygote;
     w->warm.zygote = zygote;
-    w->warm.warmup = p->warmup;
+    w->warm.warmup = kind == Z_LEAN ? NULL : p->warmup;
     w->warm.cancel_fd = -1;
     /* The worker's own copy of the zygote's channel: the zygote's thread closes its own
      * when the zygote dies. */
-    w->warm.chan = !zygote && p->zchan >= 0 ? fcntl(p->zchan, F_DUPFD_CLOEXEC, 0) : -1;
+    w->warm.chan = !zygote && p->zchan[kind] >= 0 ? fcntl(p->zchan[kind], F_DUPFD_CLOEXEC, 0) : -1;
     w->forked = w->warm.chan >= 0;
     w->state = W_STARTING;
     w->pidfd = -1;
@@ -327,7 +347,7 @@ static void spawn(sandbox_pool *p, int zygote)
         return;
     }
     if (zygote) {
-        p->zygote = w;
+        p->zygote[kind] = w;
         return;
     }
     p->spawned++;
@@ -349,18 +369,25 @@ static void *manager_main(void *arg)
     pool_lock(p);
     for (;;) {
         unsigned starting = 0, live = 0;
-        int use_zygote = p->use_zygote && p->zfailures < FAILURES_MAX;
-        if (p->zygote && p->zygote->state == W_DEAD) {
-            pthread_join(p->zygote->thread, NULL);
-            worker_free(p->zygote);
-            p->zygote = NULL;
+        int use[Z_KINDS], kind;
+        for (int k = 0; k < Z_KINDS; k++) {
+            worker *z = p->zygote[k];
+            use[k] = p->use_zygote && k < p->kinds && p->zfailures[k] < FAILURES_MAX;
+            if (z && z->state == W_DEAD) {
+                pthread_join(z->thread, NULL);
+                worker_free(z);
+                p->zygote[k] = z = NULL;
+            }
+            /* Once: the pool closes (a zygote still starting ends too), or gives it up. */
+            if (z && !z->woken && (p->closing || (!use[k] && z->state == W_READY))) {
+                z->woken = 1;
+                wake(z);
+            }
         }
-        /* Once: the pool closes (a zygote still starting ends too), or gives it up. */
-        if (p->zygote && !p->zygote->woken && p->zygote->state != W_DEAD &&
-            (p->closing || (!use_zygote && p->zygote->state == W_READY))) {
-            p->zygote->woken = 1;
-            wake(p->zygote);
-        }
+        /* A lean worker for the job at the head of the queue, or with none waiting the last
+         * that came, when it is lean and the lean zygote serves. */
+        kind = (p->head ? p->head->lean : p->want == Z_LEAN) && use[Z_LEAN] &&
+               p->zchan[Z_LEAN] >= 0 ? Z_LEAN : Z_FAT;
         for (worker **pw = &p->workers; *pw;) {
             worker *w = *pw;
             if (w->state == W_DEAD) {
@@ -378,16 +405,18 @@ static void *manager_main(void *arg)
             pw = &w->next;
         }
         if (p->closing) {
-            if (!p->workers && !p->zygote) break;
+            if (!p->workers && !p->zygote[Z_FAT] && !p->zygote[Z_LEAN]) break;
             pthread_cond_wait(&p->changed, &p->lock);
             continue;
         }
         int wanted = (p->refill || p->spawned < p->size) && live + p->busy < p->size &&
                      starting < p->parallel && p->failures < FAILURES_MAX;
-        if (wanted && use_zygote && !p->zygote)
-            spawn(p, 1);
-        else if (wanted && (!use_zygote || p->zchan >= 0))
-            spawn(p, 0);
+        if (wanted && use[Z_FAT] && !p->zygote[Z_FAT])
+            spawn(p, 1, Z_FAT);
+        else if (use[Z_LEAN] && !p->zygote[Z_LEAN] && (p->zchan[Z_FAT] >= 0 || !use[Z_FAT]))
+            spawn(p, 1, Z_LEAN);   /* beside the first, once it serves: a python of its own */
+        else if (wanted && (kind == Z_LEAN || !use[Z_FAT] || p->zchan[Z_FAT] >= 0))
+            spawn(p, 0, kind);
         else
             pthread_cond_wait(&p->changed, &p->lock);
     }
@@ -439,11 +468,12 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
     p->size = cfg->size;
     p->queue = cfg->queue ? cfg->queue : CR_DEFAULT_POOL_QUEUE;
     p->refill = cfg->refill;
-    p->zchan = -1;
+    p->zchan[Z_FAT] = p->zchan[Z_LEAN] = -1;
     /* Each worker mounts /tmp and /out afresh: an allowed directory there would vanish. */
     p->use_zygote = !cfg->no_zygote &&
                     !(cfg->allow_dir && (strncmp(cfg->allow_dir, "/tmp/", 5) == 0 ||
                                          strncmp(cfg->allow_dir, "/out/", 5) == 0));
+    p->kinds = p->use_zygote && p->preload && p->preload[strspn(p->preload, ",")] ? 2 : 1;
     /* Starting a worker is CPU-bound (python and its imports): one per core at most. */
     p->parallel = cpus < 1 ? 1 : cpus < (long)p->size ? (unsigned)cpus : p->size;
     pthread_mutex_init(&p->lock, NULL);
@@ -528,16 +558,43 @@ static cr_code run_cold(const sandbox_job *job, sandbox_outcome *out, cr_error *
     return rc;
 }
 
-/* A ready worker, alive, off the list; NULL when none. Called with the lock held. */
-static worker *take_ready(sandbox_pool *p)
+/* A ready worker, alive, off the list, for a job that is lean or not: a lean job takes a
+ * lean one before any, a job that is not lean never takes one (it would import the preload
+ * list itself); NULL when none. Called with the lock held. */
+static worker *take_ready(sandbox_pool *p, int lean)
 {
+    worker *pick = NULL, **at = NULL;
     for (worker *x = p->workers, **px = &p->workers; x; px = &x->next, x = x->next) {
         struct pollfd alive = { x->pidfd, POLLIN, 0 };
-        if (x->state != W_READY || poll(&alive, 1, 0) != 0) continue;
-        *px = x->next;
-        return x;
+        if (x->state != W_READY || (x->kind == Z_LEAN && !lean) || poll(&alive, 1, 0) != 0)
+            continue;
+        if (!pick || x->kind == Z_LEAN) {
+            pick = x;
+            at = px;
+        }
+        if (pick->kind == Z_LEAN || !lean) break;
     }
-    return NULL;
+    if (pick) *at = pick->next;
+    return pick;
+}
+
+/* A job that is not lean at the head of the queue while every place in the pool holds a
+ * lean worker and no other is being made: the first ready lean one ends, and the manager
+ * makes one of the preload list's in its place (p->want). Called with the lock held. */
+static void make_room(sandbox_pool *p)
+{
+    worker *lean = NULL;
+    unsigned live = 0;
+    for (worker *w = p->workers; w; w = w->next) {
+        if (w->state == W_DEAD || w->state == W_RETIRING) continue;
+        if (w->state == W_STARTING && w->kind == Z_FAT) return;
+        live++;
+        if (!lean && w->state == W_READY && w->kind == Z_LEAN) lean = w;
+    }
+    if (lean && live + p->busy >= p->size) {
+        lean->state = W_ENDING;
+        wake(lean);
+    }
 }
 
 /* Waits at the queue's tail until a worker is ready for the request at its head: 0 with *w
@@ -546,7 +603,7 @@ static worker *take_ready(sandbox_pool *p)
  * cold). Called with the lock held. */
 static int wait_turn(sandbox_pool *p, const sandbox_job *job, worker **w)
 {
-    waiter me = { .next = NULL };
+    waiter me = { .next = NULL, .lean = job->lean };
     struct timespec until = deadline(job->limits.wall_s > 0 ? job->limits.wall_s : 1);
     int rc = 0;
     pthread_cond_init(&me.cv, &p->clock);
@@ -555,7 +612,8 @@ static int wait_turn(sandbox_pool *p, const sandbox_job *job, worker **w)
     p->tail = &me;
     p->waiting++;
     for (;;) {
-        if (p->head == &me && (*w = take_ready(p))) break;
+        if (p->head == &me && (*w = take_ready(p, job->lean))) break;
+        if (p->head == &me && !job->lean && p->kinds > 1) make_room(p);
         if (!can_make(p)) {
             rc = ECANCELED;
             break;
@@ -610,8 +668,10 @@ cr_code sandbox_pool_run(sandbox_pool *p, const sandbox_job *job, sandbox_outcom
         close(fd);
     }
     pool_lock(p);
+    /* The next worker is made for a job like this one: a lean one costs less to make. */
+    p->want = job->lean ? Z_LEAN : Z_FAT;
     /* Behind nobody: a ready worker now, if any. */
-    if (!p->head) w = take_ready(p);
+    if (!p->head) w = take_ready(p, job->lean);
     if (!w && can_make(p)) {
         /* A worker being made is milliseconds away (a fork of the zygote), or, while the pool
          * starts, as far as python's start and imports, which a cold run would pay too and
