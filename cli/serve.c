@@ -1257,6 +1257,23 @@ static int listen_addr(const cr_serve_opts *o, struct sockaddr_storage *addr)
     return 0;
 }
 
+/* A listening TCP socket on addr (backlog 1024, the address reusable at once after a
+ * restart); -1 with errno set. */
+static int bind_listener(const struct sockaddr_storage *addr)
+{
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, e;
+    if (fd < 0) return -1;
+    socklen_t len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                : sizeof(struct sockaddr_in);
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+        bind(fd, (const struct sockaddr *)addr, len) == 0 && listen(fd, 1024) == 0)
+        return fd;
+    e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
 int cr_serve_check(const cr_serve_opts *o)
 {
     struct sockaddr_storage addr;
@@ -1316,20 +1333,28 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    /* The listener is ours: a refused address is said once, by us, with its cause
+     * (libmicrohttpd's own bind names "port 0" for an address given whole). */
+    int lfd = rc ? -1 : bind_listener(&addr);
+    if (!rc && lfd < 0) {
+        fprintf(stderr, "calc-route: serve: cannot listen on %s: %s\n", listen,
+                strerror(errno));
+        rc = 5;
+    }
     struct MHD_Daemon *d = rc ? NULL : mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_LISTEN_SOCKET, lfd,
         MHD_OPTION_CONNECTION_LIMIT, s->connections + CR_SERVE_OVERFLOW,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_END);
     if (!d && !rc) {
-        fprintf(stderr, "calc-route: serve: cannot listen on %s: %s\n", listen,
-                strerror(errno));
+        fprintf(stderr, "calc-route: serve: cannot serve on %s: libmicrohttpd did not start\n",
+                listen);
+        close(lfd);
         rc = 5;
     }
     if (d) {
