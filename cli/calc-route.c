@@ -112,7 +112,10 @@ static const char usage[] =
     "  --drain-delay S         serve: seconds from SIGTERM during which /readyz fails while\n"
     "                          requests are still served (default 2; 0: none)\n"
     "  --checkpoint-key FILE   serve: sign the --audit ledger's head with this key (calc-audit\n"
-    "                          keygen) when serve starts and when it stops\n"
+    "                          keygen) when serve starts and when it stops, and while\n"
+    "                          records arrive every --checkpoint-every seconds\n"
+    "  --checkpoint-every S    serve: seconds between those checkpoints (default 1; 0: only\n"
+    "                          at the start and the stop)\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -794,6 +797,7 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"drain-timeout", required_argument, 0, O_SERVE},
         {"drain-delay", required_argument, 0, O_SERVE},
         {"checkpoint-key", required_argument, 0, O_SERVE},
+        {"checkpoint-every", required_argument, 0, O_SERVE},
         {"queue", required_argument, 0, O_QUEUE},
         {"wait-ready", required_argument, 0, O_WAIT_READY},
         {0, 0, 0, 0},

@@ -113,6 +113,13 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
             snprintf(why, why_len, "--drain-delay: want seconds from 0 to 86400, got '%s'", value);
             return -1;
         }
+    } else if (strcmp(name, "checkpoint-every") == 0) {
+        if (strcmp(value, "0") == 0) o->checkpoint_every = -1;   /* none between */
+        else if (parse_seconds(value, &o->checkpoint_every) < 0) {
+            snprintf(why, why_len, "--checkpoint-every: want seconds from 0 to 86400, got '%s'",
+                     value);
+            return -1;
+        }
     } else if (strcmp(name, "header-timeout") == 0 || strcmp(name, "drain-timeout") == 0) {
         if (parse_seconds(value, name[0] == 'h' ? &o->header_timeout : &o->drain_timeout) < 0) {
             snprintf(why, why_len, "--%s: want seconds above 0 (at most 86400), got '%s'",
@@ -264,6 +271,12 @@ typedef struct {
     unsigned nidems;
     int signer;                 /* --checkpoint-key: 1 once the start's signing worked */
     char signer_why[256];
+    const char *signer_key;
+    double signer_every;        /* seconds between checkpoints; 0: none between */
+    pthread_t signer_thread;
+    int signing;                /* the signer goes on; under lock */
+    atomic_ullong checkpoints;  /* signed by this process */
+    atomic_ullong checkpoint_seq;   /* the newest of them covers records 1..this */
     pthread_t watchdog;
     int watching;               /* the watchdog goes on; under lock */
     metrics m;
@@ -563,6 +576,12 @@ static char *metrics_text(server *s)
             "# HELP calcroute_pool_waiting Requests waiting now for a warm sandbox.\n"
             "# TYPE calcroute_pool_waiting gauge\n"
             "calcroute_pool_waiting %zu\n"
+            "# HELP calcroute_checkpoints_total Checkpoints of the ledger signed (--checkpoint-key).\n"
+            "# TYPE calcroute_checkpoints_total counter\n"
+            "calcroute_checkpoints_total %llu\n"
+            "# HELP calcroute_checkpoint_seq The last record the newest checkpoint signed covers.\n"
+            "# TYPE calcroute_checkpoint_seq gauge\n"
+            "calcroute_checkpoint_seq %llu\n"
             "# HELP calcroute_in_flight Requests being answered now.\n"
             "# TYPE calcroute_in_flight gauge\n"
             "calcroute_in_flight %u\n"
@@ -570,6 +589,7 @@ static char *metrics_text(server *s)
             "# TYPE calcroute_connections gauge\n"
             "calcroute_connections %u\n",
             pool_size, pool_ready, cr_engine_pool_waiting(s->engine),
+            atomic_load(&s->checkpoints), atomic_load(&s->checkpoint_seq),
             in_flight, atomic_load(&s->open));
     if (fclose(f) != 0) {
         free(text);
@@ -1184,28 +1204,78 @@ static int read_tokens(server *s, const char *path)
 /* Signs the ledger's head with --checkpoint-key: at the start (which also says the key and
  * the ledger work; an empty ledger has nothing to sign, and the key is only read) and once
  * every request has been answered. */
-static int sign_head(cr_engine *engine, const char *key, char *why, size_t why_len)
+static int sign_head(server *s, const char *key, char *why, size_t why_len)
 {
-    const char *path = cr_config_get(cr_engine_config(engine), "audit");
+    const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
     cr_error e = {0};
     uint64_t seq = 0;
     char hash[65], *note = NULL;
     cr_audit *a = path ? cr_audit_open(path, 1, &e) : NULL;
-    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK, again = 0;
     if (ok && seq == 0) ok = cr_audit_note(a, key, NULL, 0, &note, &e) == CR_OK;
-    else if (ok) ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    else if (ok && !(again = seq == atomic_load(&s->checkpoint_seq)))
+        ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
     free(note);
     cr_audit_close(a);
     if (ok) {
-        if (seq) fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
-                         (unsigned long long)seq);
-        else fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
-                     "nothing to sign yet\n");
+        if (again) {
+            fprintf(stderr, "calc-route: serve: the head, seq %llu, is signed already\n",
+                    (unsigned long long)seq);
+        } else if (seq) {
+            atomic_fetch_add(&s->checkpoints, 1);
+            atomic_store(&s->checkpoint_seq, seq);
+            fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
+                    (unsigned long long)seq);
+        } else {
+            fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
+                    "nothing to sign yet\n");
+        }
         return 0;
     }
     snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
              path ? e.message : "wants --audit (the ledger it signs)");
     return -1;
+}
+
+/* Between the start's checkpoint and the stop's: every --checkpoint-every seconds, one over
+ * the records appended since the last (none when nothing was), on a ledger handle of its own
+ * kept open. A failure is said once, and again only once signing worked in between. */
+static void *signer_main(void *arg)
+{
+    server *s = arg;
+    const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
+    cr_error e = {0};
+    cr_audit *a = cr_audit_open(path, 1, &e);
+    int failing = 0;
+    struct timespec next;
+    clock_gettime(CLOCK_REALTIME, &next);
+    pthread_mutex_lock(&s->lock);
+    while (s->signing) {
+        next.tv_sec += (time_t)s->signer_every;
+        next.tv_nsec += (long)((s->signer_every - (time_t)s->signer_every) * 1e9);
+        if (next.tv_nsec >= 1000000000) next.tv_sec++, next.tv_nsec -= 1000000000;
+        while (s->signing && pthread_cond_timedwait(&s->idle, &s->lock, &next) != ETIMEDOUT) {}
+        if (!s->signing) break;
+        pthread_mutex_unlock(&s->lock);
+        uint64_t seq = 0;
+        char hash[65];
+        int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+        if (ok && seq > atomic_load(&s->checkpoint_seq)) {
+            ok = cr_audit_checkpoint(a, s->signer_key, &seq, hash, &e) == CR_OK;
+            if (ok) {
+                atomic_fetch_add(&s->checkpoints, 1);
+                atomic_store(&s->checkpoint_seq, seq);
+            }
+        }
+        if (!ok && !failing)
+            fprintf(stderr, "calc-route: serve: a checkpoint: %s\n",
+                    a ? e.message : "the ledger did not open");
+        failing = !ok;
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    cr_audit_close(a);
+    return NULL;
 }
 
 /* Waits until no request is under way and no connection is open, or until no request is
@@ -1316,10 +1386,10 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         per_address = s->connections + CR_SERVE_OVERFLOW;
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->idle, NULL);
-    int rc = 0, watchdog = 0;
+    int rc = 0, watchdog = 0, signer = 0;
     if (o->token_file && read_tokens(s, o->token_file) < 0) rc = 2;
     if (!rc && o->checkpoint_key) {
-        if (sign_head(engine, o->checkpoint_key, s->signer_why, sizeof s->signer_why) < 0) {
+        if (sign_head(s, o->checkpoint_key, s->signer_why, sizeof s->signer_why) < 0) {
             fprintf(stderr, "calc-route: %s\n", s->signer_why);
             rc = 2;
         } else {
@@ -1363,6 +1433,11 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         pthread_sigmask(SIG_SETMASK, &all, &old);
         s->watching = 1;
         watchdog = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
+        s->signer_key = o->checkpoint_key;
+        s->signer_every = o->checkpoint_every < 0 ? 0 : o->checkpoint_every > 0
+                              ? o->checkpoint_every : CR_SERVE_CHECKPOINT_EVERY_S;
+        s->signing = s->signer > 0 && s->signer_every > 0;
+        signer = s->signing && pthread_create(&s->signer_thread, NULL, signer_main, s) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         const union MHD_DaemonInfo *port = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET6_ADDRSTRLEN] = "?";
@@ -1398,11 +1473,13 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         drain(s, stop_fd, drain_timeout - drain_delay);
         pthread_mutex_lock(&s->lock);
         s->watching = 0;
+        s->signing = 0;
         pthread_cond_broadcast(&s->idle);
         pthread_mutex_unlock(&s->lock);
         mhd.stop_daemon(d);
         if (watchdog) pthread_join(s->watchdog, NULL);
-        if (s->signer > 0 && sign_head(engine, o->checkpoint_key, s->signer_why,
+        if (signer) pthread_join(s->signer_thread, NULL);
+        if (s->signer > 0 && sign_head(s, o->checkpoint_key, s->signer_why,
                                        sizeof s->signer_why) < 0)
             fprintf(stderr, "calc-route: serve: the final checkpoint: %s\n", s->signer_why);
         fprintf(stderr, "calc-route: serve: stopped, every request answered\n");
