@@ -337,6 +337,21 @@ expect other-columns '2 calc-route: audit: not a ledger: table records column 1 
 out=$("$A" verify "postgresql:///x?host=$tmp/none&user=$user" 2>&1)
 expect no-server "5 calc-audit: audit: connect to PostgreSQL: connection to server on socket \"$tmp/none/.s.PGSQL.5432\" failed: No such file or directory Is the server running locally and accepting connections on that socket?" "$? $out"
 
+# ---- replay under the limits recorded ----------------------------------------------------------
+# A loop stopped by --timeout 0.2 replays under 0.2 s and matches; a limit raised above its
+# default is lowered to it unless --trust-limits, and the result that then differs is named by
+# that limit.
+Q=$(newdb)
+printf 'i = 0\nwhile True:\n    i += 1\n' | "$R" --timeout 0.2 --audit "$Q" 2>/dev/null
+printf 'ans = 2 ** 2000000 %% 7\n' | "$R" --config max_int_bits=4194304 --audit "$Q" >/dev/null
+out=$("$A" replay "$Q" 2>&1)
+expect replay-limits "1 seq 2: max_int_bits differs
+  recorded: \"4194304\"
+  replayed: \"run under 1048576: a replay grants no more unless it trusts the ledger's limits (--trust-limits)\"
+FAIL: 2 replayed, 1 identical, 1 differ, 0 sandboxed differ (not failures), 0 skipped" "$? $out"
+out=$("$A" replay "$Q" --trust-limits 2>&1)
+expect replay-limits-trusted "0 ok: 2 replayed, 2 identical, 0 differ, 0 sandboxed differ (not failures), 0 skipped" "$? $out"
+
 # ---- replay, and a changed data file named ---------------------------------------------------
 if printf 'import os\nans = 1' | "$R" --tier ns >/dev/null 2>"$tmp/err"; then
     D=$(newdb)

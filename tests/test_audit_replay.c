@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -261,6 +262,131 @@ static void test_replay_data(void)
     cr_audit_close(a);
 }
 
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec
+         + ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
+
+/* Runs stopped by their limits replay under those limits, and so replay clean: two loops past
+ * --timeout 0.2 (the clock stops them at different statements), one printing as it goes (its
+ * output up to the stop differs in length), the step and memory limits lowered, a sandboxed
+ * loop past 0.2 s and a sandboxed run past --memory 64. The record keeps every limit. Each
+ * replayed its 10 s default before: the CPU the replay takes shows the recorded timeout
+ * bounds it. A limit above its default is lowered to it unless the replay trusts the ledger's
+ * limits, and the result that then differs is named by that limit. */
+static void test_replay_as_recorded(void)
+{
+    static const char loop[] = "i = 0\nwhile True:\n    i += 1\n    j = i * 2\n";
+    static const char printing[] = "n = 0\nwhile True:\n    n += 1\n"
+                                   "    if n % 20000 == 0:\n        print(n)\n";
+    static const struct {
+        const char *key, *value, *code;
+        int route;
+    } runs[] = {
+        { "timeout", "0.2", loop, CR_ROUTE_INPROCESS },
+        { "timeout", "0.2", loop, CR_ROUTE_INPROCESS },
+        { "timeout", "0.3", printing, CR_ROUTE_INPROCESS },
+        { "max_steps", "100000", loop, CR_ROUTE_INPROCESS },
+        { "max_eval_memory", "2000000", "x = []\nwhile True:\n    x.append(len(x))\n",
+          CR_ROUTE_INPROCESS },
+        { "max_int_bits", "4194304", "ans = 2 ** 2000000 % 7\n", CR_ROUTE_INPROCESS },
+        { "timeout", "0.2", "import sys\nwhile True:\n    pass\n", CR_ROUTE_NS },
+        { "memory", "64", "import sys\nx = bytearray(200 * 1024 * 1024)\n", CR_ROUTE_NS },
+    };
+    static const char *const want_error[] = {
+        "CPU time limit (0.2 s)", "CPU time limit (0.2 s)", "CPU time limit (0.3 s)",
+        "operation limit (100000 steps)", "memory limit (2000000 bytes)", NULL,
+        "wall limit: wall clock 0.200 s", "memory limit: the code got MemoryError",
+    };
+    char path[400];
+    cr_error err = {0};
+    int n = (int)(sizeof runs / sizeof runs[0]), sandboxed = 0;
+    snprintf(path, sizeof path, "%s/limits.db", dir);
+    for (int i = 0; i < n; i++) {
+        cr_engine *e = t_engine(&err, "audit", path, "tier", "ns", runs[i].key, runs[i].value,
+                                NULL);
+        CHECK(e != NULL);
+        if (!e) return;
+        int route = run1(e, CR_LANG_PYTHON, runs[i].code, NULL, NULL, NULL);
+        cr_engine_close(e);
+        if (runs[i].route == CR_ROUTE_INPROCESS) CHECK_INT(route, CR_ROUTE_INPROCESS);
+        else sandboxed += route == CR_ROUTE_NS;
+        json_t *j = shown(path, (uint64_t)i + 1), *pol = json_object_get(j, "policy");
+        const char *msg = json_string_value(json_object_get(json_object_get(j, "error"),
+                                                             "message"));
+        if (runs[i].route == CR_ROUTE_INPROCESS || route == CR_ROUTE_NS)
+            CHECK_STR(msg ? msg : "(none)", want_error[i] ? want_error[i] : "(none)");
+        if (!want_error[i])
+            CHECK_STR(json_string_value(json_object_get(j, "value_repr")), "4");
+        char *got = json_dumps(json_object_get(pol, !strcmp(runs[i].key, "timeout") ? "timeout_s"
+                                               : !strcmp(runs[i].key, "memory") ? "memory_mib"
+                                               : runs[i].key), JSON_ENCODE_ANY);
+        CHECK_STR(got ? got : "(none)", !strcmp(runs[i].key, "timeout")
+                                            ? (runs[i].value[2] == '2' ? "0.20000000000000001"
+                                                                       : "0.29999999999999999")
+                                            : runs[i].value);
+        free(got);
+        CHECK_INT(json_object_size(pol), (size_t)(14 + (route == CR_ROUTE_NS)
+                                                  + (json_object_get(pol, "seed") != NULL)
+                                                  + (json_object_get(pol, "inputs") != NULL)));
+        json_decref(j);
+    }
+    /* Every recorded limit but max_int_bits's is at most its default: all but that record
+     * replay clean; it is named by the limit it was run under. */
+    cr_audit_replay_report rep;
+    diffs d = {0};
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    CHECK(a != NULL);
+    if (!a) return;
+    double cpu = cpu_seconds();
+    CHECK_INT(cr_audit_replay(a, 0, 0, 0, keep_diff, &d, &rep, &err), CR_OK);
+    cpu = cpu_seconds() - cpu;
+    CHECK_INT(rep.replayed, 6);
+    CHECK_INT(rep.matched, 5);
+    CHECK_INT(rep.skipped, 2);
+    CHECK_INT(rep.differences, 1);
+    CHECK_INT(d.n, 1);
+    CHECK_STR(d.field[0], "max_int_bits");
+    CHECK_STR(d.want[0], "4194304");
+    CHECK_STR(d.got[0], "run under 1048576: a replay grants no more unless it trusts the"
+                        " ledger's limits (--trust-limits)");
+    /* Three loops under their 0.2 to 0.3 s, the rest at once: under 5 s of CPU however loaded
+     * the machine (30 s at least before). */
+    if (cpu >= 5.0) fprintf(stderr, "replay took %.2f s of CPU\n", cpu);
+    CHECK(cpu < 5.0);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_TRUST_LIMITS | CR_REPLAY_SANDBOX, keep_diff,
+                              &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, 8);
+    CHECK_INT(rep.differences, 0);
+    for (int i = 0; i < d.n; i++)
+        fprintf(stderr, "diff %s: want %s got %s\n", d.field[i], d.want[i], d.got[i]);
+    if (sandboxed == 2) {
+        CHECK_INT(rep.matched, 8);
+        CHECK_INT(rep.sandbox_differences, 0);
+    } else {
+        SKIP("the ns sandbox did not run here (%d of 2 runs)", sandboxed);
+    }
+    cr_audit_close(a);
+
+    /* A recorded interpreter this host lacks: named, and nothing runs. */
+    snprintf(path, sizeof path, "%s/interpreter.db", dir);
+    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)",
+                             "{\"interpreter\":\"/usr/bin/python-none\"}", NULL, NULL, "1\n"), 1);
+    a = cr_audit_open(path, 0, &err);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.sandbox_differences, 1);
+    CHECK_INT(d.n, 1);
+    CHECK_STR(d.field[0], "interpreter");
+    CHECK_STR(d.want[0], "/usr/bin/python-none");
+    CHECK_STR(d.got[0], "interpreter /usr/bin/python-none: No such file or directory");
+    cr_audit_close(a);
+}
+
 /* Record seq of `path` as parsed JSON (calc-audit show), or NULL. */
 static json_t *shown(const char *path, uint64_t seq)
 {
@@ -328,11 +454,11 @@ static void test_record_text_not_utf8(void)
 }
 
 /* Records an attacker wrote: the code is replayed in-process under the evaluator's default
- * limits (a ledger's policy can set precision, rounding and answer names, never a limit), so
- * a loop or a memory bomb ends with a LimitError, and runaway recursion with CPython's
- * RecursionError, that the replay reports as a difference from the claimed result; an
- * oversized field or a policy out of range is a difference too. Each claims status 0 and
- * the value 1. */
+ * limits (a ledger's policy can lower a limit, never raise one past its default unless the
+ * replay trusts the ledger's limits), so a loop or a memory bomb ends with a LimitError, and
+ * runaway recursion with CPython's RecursionError, that the replay reports as a difference
+ * from the claimed result (a limit asked above its default, by that limit); an oversized
+ * field or a policy out of range is a difference too. Each claims status 0 and the value 1. */
 static void test_replay_hostile(void)
 {
     static const struct { const char *code, *policy, *field, *got; } cases[] = {
@@ -345,6 +471,12 @@ static void test_replay_hostile(void)
         { NULL, NULL, "route", "rejected" },               /* 2 MiB of code: max_source */
         { "ans = 1\n", "{\"precision\": 1000000000}", "run", NULL },
         { "ans = 1\n", "[1, 2]", "run", "policy: not a JSON object" },
+        { "x = [0] * (10 ** 10)\n", "{\"max_eval_memory\": 1099511627776}", "max_eval_memory",
+          "run under 268435456: a replay grants no more unless it trusts the ledger's limits"
+          " (--trust-limits)" },
+        { "ans = 1\n", "{\"timeout_s\": \"forever\"}", "run", "policy: timeout_s: want a number" },
+        { "ans = 1\n", "{\"timeout_s\": 0}", "run", "timeout: want seconds above 0 (at most"
+          " 86400), got '0'" },
     };
     char path[400];
     snprintf(path, sizeof path, "%s/hostile.db", dir);
@@ -452,6 +584,7 @@ int main(void)
     test_replay_identical_and_different();
     test_replay_sandboxed();
     test_replay_data();
+    test_replay_as_recorded();
     test_record_text_not_utf8();
     test_replay_hostile();
     test_corpus_replay();
