@@ -441,7 +441,10 @@ CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_pa
  * recorded "30", replayed "run under 10: ..."), not the fields. Two runs stopped by the same
  * clock (the evaluator's CPU time, the sandbox's wall clock or CPU time) match when their
  * limit's name and message do and one's stdout and stderr begin the other's: where a clock
- * runs out is no property of the code. */
+ * runs out is no property of the code. Nor is whether it runs out: a run that ended within its
+ * recorded timeout and not here runs again under the default timeout and is compared; one
+ * the clock stopped that ends within it here is the difference "timeout" (recorded: the
+ * limit's message). */
 enum { CR_REPLAY_SANDBOX = 1, CR_REPLAY_TRUST_LIMITS = 2 };
 typedef struct {
     uint64_t replayed, matched, skipped;

@@ -32,6 +32,21 @@ static void keep_diff(uint64_t seq, const char *field, const char *want, const c
     d->n++;
 }
 
+/* Replays a's records from..to with flags, checking that exactly one field differed, as
+ * named; the report into rep. */
+static void replay_one_diff(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                            cr_audit_replay_report *rep, const char *field, const char *want,
+                            const char *got)
+{
+    cr_error err = {0};
+    diffs d = {0};
+    CHECK_INT(cr_audit_replay(a, from, to, flags, keep_diff, &d, rep, &err), CR_OK);
+    CHECK_INT(d.n, 1);
+    CHECK_STR(d.field[0], field);
+    CHECK_STR(d.want[0], want);
+    CHECK_STR(d.got[0], got);
+}
+
 /* Runs one request on `e`; returns the route, or -1 when the engine failed. */
 static int run1(cr_engine *e, cr_lang lang, const char *code, const char *vars,
                 const char *table, const char *precision)
@@ -64,18 +79,25 @@ static cr_engine *engine(void)
     return e;
 }
 
-/* Appends a record made by hand (not by an engine) to `path`, chained like any other; the
- * value fields are set only when repr is non-NULL, the policy when policy is. Returns its seq,
- * 0 on failure. */
+/* Appends r to `path`, chained like any other record. Returns its seq, 0 on failure. */
+static uint64_t append_rec(const char *path, const audit_record *r)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    uint64_t seq = 0;
+    if (audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 0;
+    if (audit_append(db, r, &seq, NULL, &err) != CR_OK) seq = 0;
+    audit_close(db);
+    return seq;
+}
+
+/* Appends a record made by hand (not by an engine) to `path`; the value fields are set only
+ * when repr is non-NULL, the policy when policy is. Returns its seq, 0 on failure. */
 static uint64_t append_made_up(const char *path, const char *route, const char *code,
                                const char *policy, const char *fraction, const char *repr,
                                const char *out)
 {
-    audit_db *db = NULL;
-    cr_error err = {0};
     audit_record r;
-    uint64_t seq = 0;
-    if (audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 0;
     memset(&r, 0, sizeof r);
     AUDIT_SET(&r, lang, "python");
     AUDIT_SET(&r, code, code);
@@ -87,9 +109,7 @@ static uint64_t append_made_up(const char *path, const char *route, const char *
     r.value_exact = repr ? 1 : -1;
     AUDIT_SET(&r, out, out);
     AUDIT_SET(&r, err_out, "");
-    if (audit_append(db, &r, &seq, NULL, &err) != CR_OK) seq = 0;
-    audit_close(db);
-    return seq;
+    return append_rec(path, &r);
 }
 
 static void test_replay_identical_and_different(void)
@@ -136,14 +156,9 @@ static void test_replay_identical_and_different(void)
     CHECK_INT(seq, 9);
 
     a = cr_audit_open(ledger, 0, &err);
-    memset(&d, 0, sizeof d);
-    CHECK_INT(cr_audit_replay(a, 9, 9, 0, keep_diff, &d, &rep, &err), CR_OK);
+    replay_one_diff(a, 9, 9, 0, &rep, "value_repr", "0.30000000000000004", "0.3");
     CHECK_INT(rep.replayed, 1);
     CHECK_INT(rep.differences, 1);
-    CHECK_INT(d.n, 1);
-    CHECK_STR(d.field[0], "value_repr");
-    CHECK_STR(d.want[0], "0.30000000000000004");
-    CHECK_STR(d.got[0], "0.3");
     /* The whole log: one difference, the chain itself intact. */
     CHECK_INT(cr_audit_replay(a, 0, 0, 0, NULL, NULL, &rep, &err), CR_OK);
     CHECK_INT(rep.differences, 1);
@@ -276,7 +291,10 @@ static double cpu_seconds(void)
  * loop past 0.2 s and a sandboxed run past --memory 64. The record keeps every limit. Each
  * replayed its 10 s default before: the CPU the replay takes shows the recorded timeout
  * bounds it. A limit above its default is lowered to it unless the replay trusts the ledger's
- * limits, and the result that then differs is named by that limit. */
+ * limits, and the result that then differs is named by that limit. A clock that stopped one
+ * side alone: a run that finished within its timeout where recorded runs again under the
+ * default; one that was stopped and finishes here is named by its timeout. A recorded
+ * interpreter this host lacks is named. */
 static void test_replay_as_recorded(void)
 {
     static const char loop[] = "i = 0\nwhile True:\n    i += 1\n    j = i * 2\n";
@@ -342,17 +360,13 @@ static void test_replay_as_recorded(void)
     CHECK(a != NULL);
     if (!a) return;
     double cpu = cpu_seconds();
-    CHECK_INT(cr_audit_replay(a, 0, 0, 0, keep_diff, &d, &rep, &err), CR_OK);
+    replay_one_diff(a, 0, 0, 0, &rep, "max_int_bits", "4194304", "run under 1048576: a replay"
+                    " grants no more unless it trusts the ledger's limits (--trust-limits)");
     cpu = cpu_seconds() - cpu;
     CHECK_INT(rep.replayed, 6);
     CHECK_INT(rep.matched, 5);
     CHECK_INT(rep.skipped, 2);
     CHECK_INT(rep.differences, 1);
-    CHECK_INT(d.n, 1);
-    CHECK_STR(d.field[0], "max_int_bits");
-    CHECK_STR(d.want[0], "4194304");
-    CHECK_STR(d.got[0], "run under 1048576: a replay grants no more unless it trusts the"
-                        " ledger's limits (--trust-limits)");
     /* Three loops under their 0.2 to 0.3 s, the rest at once: under 5 s of CPU however loaded
      * the machine (30 s at least before). */
     if (cpu >= 5.0) fprintf(stderr, "replay took %.2f s of CPU\n", cpu);
@@ -372,18 +386,41 @@ static void test_replay_as_recorded(void)
     }
     cr_audit_close(a);
 
+    /* The clock alone stopped one side: a run that finished under its recorded 0.01 s (on
+     * a faster machine, say) runs again under the default here and matches; one the clock
+     * stopped that finishes here is named by its timeout. */
+    snprintf(path, sizeof path, "%s/clock.db", dir);
+    CHECK_INT(append_made_up(path, "inprocess", "n = 0\nfor i in range(10000000):\n    n += i\n"
+                             "ans = n / 2\n", "{\"timeout_s\": 0.01}", "24999997500000",
+                             "24999997500000.0", ""), 1);
+    audit_record stopped;
+    memset(&stopped, 0, sizeof stopped);
+    AUDIT_SET(&stopped, lang, "python");
+    AUDIT_SET(&stopped, code, "ans = 1\n");
+    AUDIT_SET(&stopped, policy, "{\"timeout_s\": 5}");
+    AUDIT_SET(&stopped, route, "inprocess");
+    stopped.status = CR_ELIMIT;
+    stopped.value_exact = -1;
+    AUDIT_SET(&stopped, out, "");
+    AUDIT_SET(&stopped, err_out, "");
+    AUDIT_SET(&stopped, error, "{\"name\":\"evaluator\",\"message\":\"CPU time limit (5 s)\","
+                               "\"line\":1,\"col\":1}");
+    CHECK_INT(append_rec(path, &stopped), 2);
+    a = cr_audit_open(path, 0, &err);
+    replay_one_diff(a, 0, 0, 0, &rep, "timeout", "CPU time limit (5 s)",
+                    "not reached: the run ended within it here");
+    CHECK_INT(rep.matched, 1);
+    CHECK_INT(rep.differences, 1);
+    cr_audit_close(a);
+
     /* A recorded interpreter this host lacks: named, and nothing runs. */
     snprintf(path, sizeof path, "%s/interpreter.db", dir);
     CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)",
                              "{\"interpreter\":\"/usr/bin/python-none\"}", NULL, NULL, "1\n"), 1);
     a = cr_audit_open(path, 0, &err);
-    memset(&d, 0, sizeof d);
-    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_SANDBOX, keep_diff, &d, &rep, &err), CR_OK);
+    replay_one_diff(a, 0, 0, CR_REPLAY_SANDBOX, &rep, "interpreter", "/usr/bin/python-none",
+                    "interpreter /usr/bin/python-none: No such file or directory");
     CHECK_INT(rep.sandbox_differences, 1);
-    CHECK_INT(d.n, 1);
-    CHECK_STR(d.field[0], "interpreter");
-    CHECK_STR(d.want[0], "/usr/bin/python-none");
-    CHECK_STR(d.got[0], "interpreter /usr/bin/python-none: No such file or directory");
     cr_audit_close(a);
 }
 
