@@ -100,6 +100,11 @@ typedef struct {
 
 extern const audit_store audit_store_sqlite, audit_store_pg;
 
+/* Another read-only handle on db's ledger (verify's ranges): the same tables whatever has
+ * changed since db opened (on PostgreSQL, the schema db pinned, not the one the search_path
+ * would find now). */
+cr_code audit_open_beside(audit_db *db, audit_db **out, cr_error *err);
+
 /* The stored checkpoints, by seq then id (closed with audit_iter_close()); next as
  * audit_iter_next(). */
 cr_code audit_ckpt_open(audit_db *db, audit_iter **out, cr_error *err);
@@ -124,6 +129,7 @@ struct audit_db {
     sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
     /* PostgreSQL's (audit/pg.c) */
     struct audit_pg *pg;
+    const audit_db *beside;   /* while it opens: the handle whose ledger it opens again */
 };
 
 /* Verify reads ranges side by side only when each would hold at least this many records (a

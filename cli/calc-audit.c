@@ -22,12 +22,17 @@ static const char usage_text[] =
     "  verify DB [--pubkey FILE]   recompute the hash chain and check the checkpoints; with\n"
     "                              --pubkey only checkpoints by that key count, and at least\n"
     "                              one must exist (detects a rewritten or truncated chain)\n"
-    "  replay DB [--from N] [--to N] [--rerun-sandbox [--data DIR]]\n"
+    "  replay DB [--from N] [--to N] [--rerun-sandbox [--data DIR]] [--trust-limits]\n"
     "                              re-run in-process records and demand identical results;\n"
-    "                              --rerun-sandbox also re-runs sandboxed ones (differences\n"
-    "                              there are reported, not failed), with DIR as their data\n"
-    "                              directory: a file added, missing or changed against the\n"
-    "                              record's manifest fails, named, and that record is not run\n"
+    "                              each runs under the limits, precision, rounding and seed\n"
+    "                              it was recorded with, a limit above its default lowered\n"
+    "                              to the default unless --trust-limits (then a result that\n"
+    "                              differs names that limit); --rerun-sandbox also re-runs\n"
+    "                              sandboxed ones (differences there are reported, not\n"
+    "                              failed; another interpreter or package version is named\n"
+    "                              instead of the fields), with DIR as their data directory:\n"
+    "                              a file added, missing or changed against the record's\n"
+    "                              manifest fails, named, and that record is not run\n"
     "  show DB N                   record N as JSON\n"
     "  export DB [--from N] [--to N]\n"
     "                              records as JSON lines\n"
@@ -80,7 +85,7 @@ static int parse_seq(const char *s, uint64_t *out)
 typedef struct {
     const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data;
     uint64_t from, to, size;
-    int rerun_sandbox, consistency;
+    int rerun_sandbox, consistency, trust_limits;
 } options;
 
 /* Options after the command; positional arguments are left in argv[optind..]. */
@@ -93,7 +98,8 @@ static int parse_options(int argc, char **argv, options *o)
         { "size", required_argument, NULL, 's' },   { "consistency", no_argument, NULL, 'c' },
         { "checkpoint", required_argument, NULL, 'C' },
         { "old-checkpoint", required_argument, NULL, 'O' },
-        { "data", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
+        { "data", required_argument, NULL, 'd' },
+        { "trust-limits", no_argument, NULL, 'L' }, { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
@@ -107,6 +113,7 @@ static int parse_options(int argc, char **argv, options *o)
         case 'C': o->checkpoint = optarg; break;
         case 'O': o->old_checkpoint = optarg; break;
         case 'd': o->data = optarg; break;
+        case 'L': o->trust_limits = 1; break;
         case 'f':
         case 't':
         case 's':
@@ -182,8 +189,10 @@ static int cmd_replay(cr_audit *a, const options *o)
     cr_error err = {0};
     if (o->data && !o->rerun_sandbox)
         return usage("%s", "replay: --data is for --rerun-sandbox");
-    if (cr_audit_replay_data(a, o->from, o->to, o->rerun_sandbox ? CR_REPLAY_SANDBOX : 0,
-                             o->data, print_diff, NULL, &rep, &err) != CR_OK)
+    int flags = (o->rerun_sandbox ? CR_REPLAY_SANDBOX : 0)
+              | (o->trust_limits ? CR_REPLAY_TRUST_LIMITS : 0);
+    if (cr_audit_replay_data(a, o->from, o->to, flags, o->data, print_diff, NULL, &rep, &err)
+        != CR_OK)
         return fail(&err);
     printf("%s: %" PRIu64 " replayed, %" PRIu64 " identical, %" PRIu64 " differ, %" PRIu64
            " sandboxed differ (not failures), %" PRIu64 " skipped\n",

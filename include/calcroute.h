@@ -432,8 +432,20 @@ CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_pa
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
  * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their
- * differences are reported without failing; others are skipped. */
-enum { CR_REPLAY_SANDBOX = 1 };
+ * differences are reported without failing; others are skipped.
+ * Each record runs under what its policy kept: precision, rounding, answer variables, seed,
+ * the limits (timeout, memory and the evaluator's max_*; older records lack the latter and
+ * run under the defaults) and a sandboxed run's interpreter. A recorded limit above the
+ * option's default is lowered to it unless flags has CR_REPLAY_TRUST_LIMITS (a ledger is
+ * untrusted input); when the result then differs, the difference is that limit ("timeout":
+ * recorded "30", replayed "run under 10: ..."), not the fields. Two runs stopped by the same
+ * clock (the evaluator's CPU time, the sandbox's wall clock or CPU time) match when their
+ * limit's name and message do and one's stdout and stderr begin the other's: where a clock
+ * runs out is no property of the code. Nor is whether it runs out: a run that ended within its
+ * recorded timeout and not here runs again under the default timeout and is compared; one
+ * the clock stopped that ends within it here is the difference "timeout" (recorded: the
+ * limit's message). */
+enum { CR_REPLAY_SANDBOX = 1, CR_REPLAY_TRUST_LIMITS = 2 };
 typedef struct {
     uint64_t replayed, matched, skipped;
     uint64_t differences;         /* in-process records that differ, sandboxed ones whose data
@@ -451,9 +463,11 @@ CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flag
  * directory. A sandboxed record that keeps a manifest of its data directory is first checked
  * against data_dir's: each file added, missing or differing in size or SHA-256 is a
  * difference "data/NAME" (a record replayed without data_dir, one difference "data"); such
- * a record is not run and counts in rep->differences, a failure. After a re-run, another
+ * a record is not run and counts in rep->differences, a failure. A recorded interpreter this
+ * host lacks ("interpreter", the engine's refusal as replayed) and, after a re-run, another
  * interpreter version ("interpreter") or a recorded package loaded in another version
- * ("packages/NAME") is a sandboxed difference. */
+ * ("packages/NAME") is a sandboxed difference, and the result's fields are not compared: they
+ * are that other environment's. */
 CR_API cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
                                     const char *data_dir,
                                     void (*diff)(uint64_t seq, const char *field,

@@ -113,10 +113,11 @@ d = json.load(sys.stdin)["policy"]["inputs"]["data"]
 print(d["files"], d["cut"])')
 check cut "$got" "[] directory too deep: $(printf 'd/%.0s' $(seq 1 31))d"
 
-# An in-process record keeps no inputs: its policy is what it was before.
+# An in-process record keeps no inputs and no interpreter: its policy is the arithmetic's and
+# the limits'.
 printf 'ans = 1 + 2' | "$R" --data "$d" --audit "$tmp/l.db" >/dev/null 2>&1
 got=$("$A" show "$tmp/l.db" 3 | "$PY" -c 'import json, sys; print(sorted(json.load(sys.stdin)["policy"]))')
-check inprocess-policy "$got" "['answer_vars', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
+check inprocess-policy "$got" "['answer_vars', 'max_depth', 'max_eval_memory', 'max_int_bits', 'max_recursion', 'max_source', 'max_stdout', 'max_steps', 'max_str_len', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
 
 # One engine, many requests: a file's digest is kept while the file is unchanged, and a file
 # rewritten with its size and mtime put back (only its ctime moves) is hashed again.
