@@ -2,6 +2,7 @@
  * equality, ordering, membership, truth and iteration. Dicts and sets (and hashing) are
  * hash.c's, how a value prints is repr.c's. */
 #include "evaluator/value/value.h"
+#include "evaluator/evaluator.h"
 
 #include <pthread.h>
 #include <stdarg.h>
