@@ -76,6 +76,14 @@ done
 ok "$(readelf -h "$stage/root/usr/local/bin/calc-route" | sed -n 's/^ *Type: *//p')" \
    "DYN (Position-Independent Executable file)" "calc-route is PIE"
 
+# A user's flags are kept, between the hardening (which they may turn off) and what the build
+# needs (which they cannot drop).
+make -nB B="$B" CFLAGS='-O1 -DUSER_CFLAG' CPPFLAGS=-DUSER_CPPFLAG LDFLAGS=-Wl,-O1 \
+    "$B/libcalcroute.so" >"$stage/flags" 2>&1
+ok "$(grep -c -- ' -D_FORTIFY_SOURCE=2 -DUSER_CPPFLAG -I. .*-fstack-protector-strong -O1 -DUSER_CFLAG -std=c11 .* -c common/common.c ' "$stage/flags")" 1 \
+   "compiling with the user's CPPFLAGS and CFLAGS"
+ok "$(grep -c -- ' -Wl,-z,relro -Wl,-z,now -Wl,-O1 -shared ' "$stage/flags")" 1 "linking with the user's LDFLAGS"
+
 # uninstall takes away all that install put, and the __pycache__ an import leaves (made here
 # whatever PYTHONDONTWRITEBYTECODE says).
 $PY -m compileall -q "$stage/root$site/calcroute" >/dev/null
