@@ -5,7 +5,7 @@
 CALC_ROUTE_SRC := cli/calc-route.c cli/line.c cli/mcp.c cli/mcp_http.c cli/serve.c cli/openapi.c
 $(B)/calc-route: $(CALC_ROUTE_SRC) cli/line.h cli/mcp.h cli/serve.h cli/openapi.json \
     $(B)/libcalcroute-dev.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CALC_ROUTE_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $(CALC_ROUTE_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)
 
 # The MCP SDK's client that tests/test_mcp_sdk.sh drives calc-route mcp with (npm, cached).
 MCP_CLIENT_DIR ?= build/mcp-client
