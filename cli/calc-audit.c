@@ -40,9 +40,20 @@ static const char usage_text[] =
     "                              (default: all), with the record\n"
     "  prove DB --consistency OLD NEW\n"
     "                              a proof that the tree of OLD records is a prefix of NEW's\n"
+    "  prove DB SEQ --format tlog-proof (--checkpoint NOTE | --key FILE [--origin NAME]\n"
+    "        [--size N])           record SEQ's C2SP tlog-proof bundle: against the checkpoint\n"
+    "                              NOTE (kept verbatim, cosignatures and all), or one signed\n"
+    "                              now with FILE; its extra data names the seq and leaf hash\n"
     "  verify-proof PROOF --checkpoint NOTE --pubkey FILE [--old-checkpoint NOTE]\n"
     "                              check a proof offline against a signed checkpoint (and, for\n"
     "                              a consistency proof, the older one)\n"
+    "  verify-proof BUNDLE --policy POLICY [--entry FILE]\n"
+    "                              check a tlog-proof bundle offline against a C2SP\n"
+    "                              tlog-policy (log keys, witness keys, quorum); FILE: the\n"
+    "                              entry's bytes, instead of the leaf hash the bundle names\n"
+    "  vkey FILE.pub [--origin NAME] [--witness]\n"
+    "                              the public key as a signed-note verifier key, for a\n"
+    "                              policy's log line (or, --witness, its witness lines)\n"
     "  keygen FILE                 write a key pair: FILE (secret) and FILE.pub\n"
     "  --help, --version\n"
     "\n"
@@ -78,9 +89,10 @@ static int parse_seq(const char *s, uint64_t *out)
 }
 
 typedef struct {
-    const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data;
+    const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data, *format, *policy,
+        *entry;
     uint64_t from, to, size;
-    int rerun_sandbox, consistency;
+    int rerun_sandbox, consistency, witness;
 } options;
 
 /* Options after the command; positional arguments are left in argv[optind..]. */
@@ -93,7 +105,9 @@ static int parse_options(int argc, char **argv, options *o)
         { "size", required_argument, NULL, 's' },   { "consistency", no_argument, NULL, 'c' },
         { "checkpoint", required_argument, NULL, 'C' },
         { "old-checkpoint", required_argument, NULL, 'O' },
-        { "data", required_argument, NULL, 'd' }, { NULL, 0, NULL, 0 },
+        { "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'F' },
+        { "policy", required_argument, NULL, 'P' }, { "entry", required_argument, NULL, 'e' },
+        { "witness", no_argument, NULL, 'w' },      { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
@@ -107,6 +121,10 @@ static int parse_options(int argc, char **argv, options *o)
         case 'C': o->checkpoint = optarg; break;
         case 'O': o->old_checkpoint = optarg; break;
         case 'd': o->data = optarg; break;
+        case 'F': o->format = optarg; break;
+        case 'P': o->policy = optarg; break;
+        case 'e': o->entry = optarg; break;
+        case 'w': o->witness = 1; break;
         case 'f':
         case 't':
         case 's':
@@ -222,11 +240,42 @@ static int cmd_prove(cr_audit *a, char **pos, const options *o)
     if (!parse_seq(pos[1], &x) || (o->consistency && !parse_seq(pos[2], &y)))
         return usage("prove: not a record number: %s", !parse_seq(pos[1], &x) ? pos[1] : pos[2]);
     if (o->consistency && o->size) return usage("%s", "prove: --size is for inclusion proofs");
-    cr_code rc = o->consistency ? cr_audit_prove_consistency(a, x, y, &proof, &err)
+    if (o->format && strcmp(o->format, "tlog-proof") != 0)
+        return usage("prove: unknown --format %s (tlog-proof is the one)", o->format);
+    if (o->format && (o->consistency || !o->checkpoint == !o->key))
+        return usage("%s", "prove --format tlog-proof: one record, and --checkpoint NOTE or "
+                     "--key FILE");
+    if (o->format && o->checkpoint && (o->size || o->origin))
+        return usage("%s", "prove: the checkpoint NOTE sets the tree; --size and --origin are "
+                     "for --key");
+    cr_code rc = o->format ? cr_audit_prove_bundle(a, x, o->checkpoint, o->key, o->origin,
+                                                   o->size, &proof, &err)
+               : o->consistency ? cr_audit_prove_consistency(a, x, y, &proof, &err)
                                 : cr_audit_prove(a, x, o->size, &proof, &err);
     if (rc != CR_OK) return fail(&err);
     fputs(proof, stdout);
     free(proof);
+    return EXIT_OK;
+}
+
+static int cmd_verify_bundle(const char *bundle, const options *o)
+{
+    cr_audit_bundle_report rep;
+    cr_error err = {0};
+    if (o->checkpoint || o->pubkey || o->old_checkpoint)
+        return usage("%s", "verify-proof --policy: the bundle carries its checkpoint, the "
+                     "policy its keys");
+    cr_code rc = cr_audit_verify_bundle(bundle, o->policy, o->entry, &rep, &err);
+    if (rc == CR_ELEDGER) {
+        printf("FAIL: %s\n", err.message);
+        return EXIT_FAILED;
+    }
+    if (rc != CR_OK) return fail(&err);
+    printf("ok: entry %" PRIu64 " (", rep.index);
+    if (rep.seq) printf("record seq %" PRIu64 ", ", rep.seq);
+    printf("leaf hash %s) is in the tree of %" PRIu64 " entries of %s; %s%s (quorum %s)\n",
+           rep.leaf_hash, rep.size, rep.origin, rep.nwitnesses ? "cosigned by " : "",
+           rep.nwitnesses ? rep.witnesses : "no witness cosigned", rep.quorum);
     return EXIT_OK;
 }
 
@@ -235,6 +284,8 @@ static int cmd_verify_proof(char **pos, int npos, const options *o)
     cr_audit_proof_report rep;
     cr_error err = {0};
     if (npos != 1) return usage("%s", "verify-proof wants one PROOF file");
+    if (o->policy) return cmd_verify_bundle(pos[0], o);
+    if (o->entry) return usage("%s", "verify-proof: --entry is for a bundle (--policy)");
     if (!o->checkpoint || !o->pubkey)
         return usage("%s", "verify-proof wants --checkpoint NOTE and --pubkey FILE");
     cr_code rc = cr_audit_verify_proof(pos[0], o->checkpoint, o->old_checkpoint, o->pubkey,
@@ -279,6 +330,14 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(cmd, "verify-proof")) return cmd_verify_proof(pos, npos, &o);
+    if (!strcmp(cmd, "vkey")) {
+        char *vkey = NULL;
+        if (npos != 1) return usage("%s", "vkey wants one public key FILE");
+        if (cr_audit_vkey(pos[0], o.origin, o.witness, &vkey, &err) != CR_OK) return fail(&err);
+        fputs(vkey, stdout);
+        free(vkey);
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
+    }
     static const char *const cmds[] = { "verify", "replay", "show", "export", "head",
                                         "checkpoint", "prove", "init", NULL };
     int known = 0;

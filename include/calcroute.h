@@ -429,6 +429,43 @@ CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_pa
                                      const char *old_note_path, const char *pubkey_path,
                                      cr_audit_proof_report *rep, cr_error *err);
 
+/* Proofs to carry away, in the public formats (C2SP tlog-proof, tlog-policy, signed-note
+ * vkeys), checked with no ledger and no network.
+ *
+ * cr_audit_prove_bundle(): the tlog-proof bundle of record seq: the checkpoint note at
+ * note_path verbatim (its cosignatures too; the tree is its size and its root must be this
+ * ledger's), or with note_path NULL one signed now with key_path (origin as cr_audit_note()
+ * takes it) for the tree of `size` records (0: all). Its extra data names the record's seq
+ * and leaf hash. */
+CR_API cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
+                                     const char *key_path, const char *origin, uint64_t size,
+                                     char **bundle, cr_error *err);
+/* The signed-note verifier key ("name+hex ID+base64") of the public key at pubkey_path, a
+ * log's (type 1, Ed25519 note signatures) or with witness set a witness's (type 4,
+ * tlog-cosignature); name NULL: cr_audit_note()'s default origin. NUL-ended, newline-ended;
+ * the caller frees. */
+CR_API cr_code cr_audit_vkey(const char *pubkey_path, const char *name, int witness,
+                             char **vkey, cr_error *err);
+/* What cr_audit_verify_bundle() checked. */
+typedef struct {
+    uint64_t index, size;
+    uint64_t seq;             /* the record the extra data names (index + 1), or 0 */
+    char leaf_hash[65];
+    char origin[256], quorum[256];
+    char witnesses[2048];     /* the policy's names of the witnesses that cosigned */
+    int nwitnesses;
+} cr_audit_bundle_report;
+/* Checks the bundle at bundle_path against the policy at policy_path: the checkpoint
+ * signed by a log the policy names (its key name the origin), every signature by a key it
+ * names valid, the quorum of witness cosignatures met, and the path leading from the entry's
+ * leaf hash to the signed root. The entry is the file at entry_path (its bytes, hashed as an
+ * RFC 6962 leaf) or, NULL, the leaf hash the bundle's extra data names. CR_ELEDGER naming
+ * the first thing that does not hold; CR_EUSAGE for a malformed policy; CR_EIO when a file
+ * cannot be read. Thread-safe. */
+CR_API cr_code cr_audit_verify_bundle(const char *bundle_path, const char *policy_path,
+                                      const char *entry_path, cr_audit_bundle_report *rep,
+                                      cr_error *err);
+
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
  * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their
