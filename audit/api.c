@@ -229,6 +229,18 @@ cr_code audit_walk(cr_audit *a, const char *what, uint64_t from, uint64_t to,
     return rc;
 }
 
+/* The checkpoint note a bundle or an export is made against: the file at note_path, or one
+ * signed now with key_path for the tree of `size` records (0: all). */
+static cr_code note_get(cr_audit *a, const char *note_path, const char *key_path,
+                        const char *origin, uint64_t size, char **note, size_t *len,
+                        cr_error *err)
+{
+    if (note_path) return audit_file_read(note_path, AUDIT_NOTE_MAX, note, len, err);
+    cr_code rc = cr_audit_note(a, key_path, origin, size, note, err);
+    if (rc == CR_OK) *len = strlen(*note);
+    return rc;
+}
+
 cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
                               const char *key_path, const char *origin, uint64_t size,
                               char **bundle, cr_error *err)
@@ -238,14 +250,32 @@ cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
     cr_buf b;
     cr_buf_init(&b, 0);
     *bundle = NULL;
-    cr_code rc = note_path ? audit_file_read(note_path, AUDIT_NOTE_MAX, &note, &len, err)
-                           : cr_audit_note(a, key_path, origin, size, &note, err);
-    if (rc == CR_OK) {
-        if (!note_path) len = strlen(note);
-        rc = audit_bundle_make(a->db, seq, note, len, &b, err);
-    }
+    cr_code rc = note_get(a, note_path, key_path, origin, size, &note, &len, err);
+    if (rc == CR_OK) rc = audit_bundle_make(a->db, seq, note, len, &b, err);
     free(note);
     return text_out(rc, &b, bundle);
+}
+
+cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
+                       const char *key_path, const char *origin, cr_audit_tiles_report *rep,
+                       cr_error *err)
+{
+    char *note = NULL;
+    size_t len = 0;
+    audit_tiles_report r;
+    memset(rep, 0, sizeof *rep);
+    cr_code rc = note_get(a, note_path, key_path, origin, 0, &note, &len, err);
+    if (rc == CR_OK) {
+        rc = audit_tiles_write(a->db, note, len, dir, &r, err);
+        rep->size = r.size;
+        rep->tiles = r.tiles;
+        rep->bundles = r.bundles;
+        rep->bundles_skipped = r.bundles_skipped;
+        rep->files = r.files;
+        snprintf(rep->skipped, sizeof rep->skipped, "%s", r.skipped);
+    }
+    free(note);
+    return rc;
 }
 
 cr_code cr_audit_vkey(const char *pubkey_path, const char *name, int witness, char **vkey,

@@ -294,6 +294,22 @@ typedef struct {
 cr_code audit_bundle_check(const char *bundle, size_t len, const audit_policy *pol,
                            const uint8_t *entry_leaf, audit_bundle_result *res, cr_error *err);
 
+/* ---- tiles (audit/tiles.c) ------------------------------------------------------------ */
+typedef struct {
+    uint64_t size, tiles, bundles, bundles_skipped;
+    int files;                 /* files written: the rest were there already */
+    char skipped[256];         /* the last entry bundle left out, and why */
+} audit_tiles_report;
+/* Writes the C2SP tlog-tiles of the tree the checkpoint note signs (its root must be this
+ * ledger's) under dir: tile/L/N[.p/W], tile/entries/N[.p/W], and the note as `checkpoint`,
+ * last. An entry bundle holding a record over 65535 bytes is left out (the format's u16
+ * length), named in rep. */
+cr_code audit_tiles_write(audit_db *db, const char *note, size_t note_len, const char *dir,
+                          audit_tiles_report *rep, cr_error *err);
+/* The tile's path: level -1 is the entry bundles; width 0 or 256 a full tile. 1 when it fit
+ * in cap bytes. */
+int audit_tile_path(char *out, size_t cap, int level, uint64_t n, unsigned width);
+
 /* The whole of a regular file of at most max bytes (NUL-ended; the caller frees). */
 cr_code audit_file_read(const char *path, size_t max, char **out, size_t *len, cr_error *err);
 #define AUDIT_NOTE_MAX (64u << 10)

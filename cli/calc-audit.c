@@ -54,6 +54,9 @@ static const char usage_text[] =
     "  vkey FILE.pub [--origin NAME] [--witness]\n"
     "                              the public key as a signed-note verifier key, for a\n"
     "                              policy's log line (or, --witness, its witness lines)\n"
+    "  tiles DB --out DIR (--checkpoint NOTE | --key FILE [--origin NAME])\n"
+    "                              write the tree as C2SP tlog-tiles under DIR (tile/L/N,\n"
+    "                              tile/entries/N, then checkpoint), for a static server\n"
     "  keygen FILE                 write a key pair: FILE (secret) and FILE.pub\n"
     "  --help, --version\n"
     "\n"
@@ -90,7 +93,7 @@ static int parse_seq(const char *s, uint64_t *out)
 
 typedef struct {
     const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data, *format, *policy,
-        *entry;
+        *entry, *out;
     uint64_t from, to, size;
     int rerun_sandbox, consistency, witness;
 } options;
@@ -107,7 +110,8 @@ static int parse_options(int argc, char **argv, options *o)
         { "old-checkpoint", required_argument, NULL, 'O' },
         { "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'F' },
         { "policy", required_argument, NULL, 'P' }, { "entry", required_argument, NULL, 'e' },
-        { "witness", no_argument, NULL, 'w' },      { NULL, 0, NULL, 0 },
+        { "witness", no_argument, NULL, 'w' },      { "out", required_argument, NULL, 'D' },
+        { NULL, 0, NULL, 0 },
     };
     int c;
     opterr = 0;
@@ -125,6 +129,7 @@ static int parse_options(int argc, char **argv, options *o)
         case 'P': o->policy = optarg; break;
         case 'e': o->entry = optarg; break;
         case 'w': o->witness = 1; break;
+        case 'D': o->out = optarg; break;
         case 'f':
         case 't':
         case 's':
@@ -258,6 +263,21 @@ static int cmd_prove(cr_audit *a, char **pos, const options *o)
     return EXIT_OK;
 }
 
+static int cmd_tiles(cr_audit *a, const options *o)
+{
+    cr_audit_tiles_report rep;
+    cr_error err = {0};
+    if (cr_audit_tiles(a, o->out, o->checkpoint, o->key, o->origin, &rep, &err) != CR_OK)
+        return fail(&err);
+    printf("ok: the tree of %" PRIu64 " records as %" PRIu64 " tiles and %" PRIu64
+           " entry bundles in %s (%d files written)\n", rep.size, rep.tiles, rep.bundles,
+           o->out, rep.files);
+    if (rep.bundles_skipped)
+        printf("%" PRIu64 " entry bundles left out, the last %s\n", rep.bundles_skipped,
+               rep.skipped);
+    return EXIT_OK;
+}
+
 static int cmd_verify_bundle(const char *bundle, const options *o)
 {
     cr_audit_bundle_report rep;
@@ -339,13 +359,15 @@ int main(int argc, char **argv)
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_INTERNAL;
     }
     static const char *const cmds[] = { "verify", "replay", "show", "export", "head",
-                                        "checkpoint", "prove", "init", NULL };
+                                        "checkpoint", "prove", "init", "tiles", NULL };
     int known = 0;
     for (int i = 0; cmds[i]; i++) known |= !strcmp(cmd, cmds[i]);
     if (!known) return usage("unknown command %s", cmd);
     int want = !strcmp(cmd, "show") ? 2 : !strcmp(cmd, "prove") ? 2 + o.consistency : 1;
     if (npos != want) return usage("%s: wrong number of arguments", cmd);
     if (!strcmp(cmd, "checkpoint") && !o.key) return usage("%s", "checkpoint wants --key FILE");
+    if (!strcmp(cmd, "tiles") && (!o.out || !o.checkpoint == !o.key))
+        return usage("%s", "tiles wants --out DIR, and --checkpoint NOTE or --key FILE");
 
     cr_audit *a = cr_audit_open(pos[0], !strcmp(cmd, "init") ? CR_AUDIT_CREATE
                                         : !strcmp(cmd, "checkpoint"), &err);
@@ -372,6 +394,8 @@ int main(int argc, char **argv)
         else printf("%" PRIu64 " %s\n", seq, hex);
     } else if (!strcmp(cmd, "prove")) {
         rc = cmd_prove(a, pos, &o);
+    } else if (!strcmp(cmd, "tiles")) {
+        rc = cmd_tiles(a, &o);
     } else {
         rc = cmd_checkpoint(a, &o);
     }

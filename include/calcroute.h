@@ -466,6 +466,21 @@ CR_API cr_code cr_audit_verify_bundle(const char *bundle_path, const char *polic
                                       const char *entry_path, cr_audit_bundle_report *rep,
                                       cr_error *err);
 
+/* What cr_audit_tiles() wrote. */
+typedef struct {
+    uint64_t size, tiles, bundles;
+    uint64_t bundles_skipped;  /* entry bundles left out: a record over 65535 bytes */
+    int files;                 /* files written (full tiles already there are kept) */
+    char skipped[256];         /* the last bundle left out, and why; "" when none */
+} cr_audit_tiles_report;
+/* Writes the tree as C2SP tlog-tiles under dir, for any HTTP server or mirror: tile/L/N and
+ * tile/entries/N (N as x001/x234/067; partial tiles with .p/W), then `checkpoint`: the note at
+ * note_path, or one signed now with key_path (origin as cr_audit_note() takes it). The
+ * note's root must be this ledger's; full tiles already present are kept. */
+CR_API cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
+                              const char *key_path, const char *origin,
+                              cr_audit_tiles_report *rep, cr_error *err);
+
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
  * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their

@@ -4,7 +4,8 @@
 # Debian's golang-go and golang-golang-x-mod-dev in GOPATH mode). Our way: note.Open verifies
 # our checkpoints with our key as a vkey, tlog.CheckRecord our bundles' inclusion paths with
 # each record's canonical encoding, tlog.CheckTree our consistency proofs, and
-# tlog.TileHashReader rebuilds the tree from our tiles alone; a changed record or another key
+# tlog.TileHashReader rebuilds the tree from our tiles alone (every entry bundle's entry
+# hashed to its leaf); a changed record or another key
 # fails there. Theirs: a log made with x/mod (its key, notes, ProveRecord, ProveTree) is
 # verified by `calc-audit verify-proof`, bundles with --policy and --entry, and a changed
 # entry is refused.
@@ -72,6 +73,29 @@ while [ $m -lt $N ]; do
 done
 got=$("$I" consistency k.vkey c4.note c$N.note cons5 2>&1)
 expect "CheckTree against the wrong old checkpoint" "interop: consistency: the proof links 5 and 9" "$got"
+
+# our tiles (levels 0 and 1, partial tiles, entry bundles), followed by tlog.TileHashReader
+i=1
+while [ $i -le 600 ]; do
+    printf '{"code": "x = %d * 13"}\n' $i
+    i=$((i + 1))
+done | "$R" --batch --pool 0 --audit big.db >/dev/null 2>&1
+"$A" tiles big.db --out tiles --key k --origin $ORIGIN >/dev/null
+expect "TileHashReader over our tiles" \
+    "ok tiles $ORIGIN 600 entries, every leaf and the root proven from the tiles alone" \
+    "$("$I" tiles k.vkey tiles 2>&1)"
+cp -r tiles bad1
+printf 'X' | dd of=bad1/tile/1/000.p/2 bs=1 seek=40 conv=notrunc 2>/dev/null
+expect "TileHashReader over a changed level-1 tile" \
+    "interop: tiles: the tree hash from the tiles is not the checkpoint's: downloaded inconsistent tile" \
+    "$("$I" tiles k.vkey bad1 2>&1)"
+# x/mod 0.7.0's TileHashReader authenticates the tiles it fetched past the first len(stx)
+# (one a subtree of the tree hash; here 4 subtrees in 2 tiles), so it hands out leaf 257 from
+# a changed full tile 0/001 unchecked: the entry bundle's hash check is what catches it
+cp -r tiles bad0
+printf 'X' | dd of=bad0/tile/0/001 bs=1 seek=40 conv=notrunc 2>/dev/null
+expect "a changed level-0 tile" "interop: tiles: entry 257 does not hash to its leaf: <nil>" \
+    "$("$I" tiles k.vkey bad0 2>&1)"
 
 # their log, verified by calc-audit
 mkdir go
