@@ -113,6 +113,9 @@ static const char usage[] =
     "                          requests are still served (default 2; 0: none)\n"
     "  --checkpoint-key FILE   serve: sign the --audit ledger's head with this key (calc-audit\n"
     "                          keygen) when serve starts and when it stops\n"
+    "  --tiles DIR             serve: keep the ledger's tree as C2SP tlog-tiles in DIR and\n"
+    "                          publish it: GET /checkpoint (signed with --checkpoint-key,\n"
+    "                          brought up to the ledger's head), GET /tile/...\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -787,6 +790,7 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {"listen", required_argument, 0, O_SERVE},    {"listen-public", no_argument, 0, O_SERVE},
         {"token-file", required_argument, 0, O_SERVE},
+        {"tiles", required_argument, 0, O_SERVE},
         {"connections", required_argument, 0, O_SERVE},
         {"max-body", required_argument, 0, O_SERVE},
         {"per-address", required_argument, 0, O_SERVE},

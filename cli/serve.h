@@ -26,6 +26,9 @@ typedef struct {
                                  CR_SERVE_DRAIN_DELAY_S, -1: none */
     const char *checkpoint_key;   /* a ledger signing key (calc-audit keygen): the head is
                                      signed when serve starts and when it stops; NULL: none */
+    const char *tiles;            /* a directory: the ledger's tree as C2SP tlog-tiles, kept
+                                     there (checkpoint_key signs it) and published read-only as
+                                     GET /checkpoint and /tile/...; NULL: not published */
 } cr_serve_opts;
 
 #define CR_SERVE_LISTEN "127.0.0.1:8080"

@@ -131,6 +131,70 @@ for args in (["tiles", "led.db", "--key", "k"], ["tiles", "led.db", "--out", "x"
     check(rc == 2 and err.startswith("calc-audit: tiles wants --out DIR, and --checkpoint NOTE or --key FILE"),
           f"{args}: {rc} {err!r}")
 
+# calc-route serve --tiles: the same files over HTTP, the checkpoint brought up to the head
+import http.client, signal, urllib.request
+
+def serve(*args):
+    p = subprocess.Popen([route, "--pool", "0", *args, "--listen", "127.0.0.1:0", "serve"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("calc-route: serving on "):
+        p.kill()
+        return p, None, p.stderr.read()
+    return p, line.split()[-1].rstrip("/"), ""
+
+def get(base, path):
+    host, port = base.split("//")[1].split(":")
+    c = http.client.HTTPConnection(host, int(port), timeout=60)
+    c.request("GET", path)
+    r = c.getresponse()
+    return r.status, dict(r.getheaders()), r.read()
+
+p, base, err = serve("--audit", "led.db", "--checkpoint-key", "k", "--tiles", "st")
+check(base is not None, f"serve --tiles starts: {err}")
+if base:
+    status, headers, body = get(base, "/checkpoint")
+    lines = body.decode().split("\n")
+    check(status == 200 and headers.get("Cache-Control") == "no-cache" and
+          headers.get("Content-Type") == "text/plain; charset=utf-8" and lines[1] == "900",
+          f"GET /checkpoint: {status} {headers} {body[:80]!r}")
+    # a mirror that has only the URL
+    os.makedirs("http/tile", exist_ok=True)
+    with open("http/checkpoint", "wb") as f:
+        f.write(body)
+    names = ["tile/0/000", "tile/0/001", "tile/0/002", "tile/0/003.p/132", "tile/1/000.p/3",
+             "tile/entries/000", "tile/entries/001", "tile/entries/002", "tile/entries/003.p/132"]
+    for n in names:
+        status, headers, data = get(base, "/" + n)
+        check(status == 200 and headers.get("Cache-Control") == "public, max-age=31536000, immutable" and
+              headers.get("Content-Type") == "application/octet-stream", f"GET /{n}: {status} {headers}")
+        os.makedirs(os.path.dirname(os.path.join("http", n)), exist_ok=True)
+        with open(os.path.join("http", n), "wb") as f:
+            f.write(data)
+    _, size, leaves, _ = mirror("http")
+    check(size == 900 and leaves == leaves900, "the mirror over HTTP rebuilds the tree of 900")
+    req = urllib.request.Request(base + "/v1/run", data=b'{"code": "z = 41 + 1"}', method="POST")
+    check(urllib.request.urlopen(req, timeout=60).status == 200, "a request answered")
+    status, _, body = get(base, "/checkpoint")
+    check(status == 200 and body.decode().split("\n")[1] == "901", f"the checkpoint covers it: {body[:60]!r}")
+    status, _, data = get(base, "/tile/0/003.p/133")
+    check(status == 200 and data[-32:] == leaf_hash(base64.b64decode(run("prove", "led.db", "901")[1].split("\n")[3])),
+          "its leaf in the new partial tile")
+    for bad in ("/tile/0/../../k", "/tile/0%2f..%2f..%2fk", "/tile/0/004", "/tile/"):
+        status, _, body = get(base, bad)
+        check(status == 404, f"GET {bad}: {status} {body[:100]!r}")
+    p.send_signal(signal.SIGTERM)
+    check(p.wait(timeout=120) == 0, "serve stops")
+p, base, err = serve("--audit", "led.db")
+if base:
+    status, _, _ = get(base, "/checkpoint")
+    check(status == 404, f"without --tiles, no /checkpoint: {status}")
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=120)
+p = subprocess.run([route, "--audit", "led.db", "--tiles", "x", "--listen", "127.0.0.1:0", "serve"],
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 2 and "--tiles wants --checkpoint-key" in p.stderr, f"--tiles without a key: {p.returncode} {p.stderr!r}")
+
 shutil.rmtree(tmp)
 t.close()
 PY
