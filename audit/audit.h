@@ -287,7 +287,18 @@ typedef struct {
     char origin[256], quorum[256];
     char witnesses[2048];            /* the names of the policy's witnesses that cosigned */
     int nwitnesses;
+    int origin_unknown;              /* the checkpoint's origin is no log of the policy */
 } audit_bundle_result;
+/* A checkpoint note against the policy (t: its three lines): signed by the log its origin
+ * names, every signature by a key the policy names valid (the log's Ed25519, the witnesses'
+ * tlog-cosignatures), the quorum met. CR_ELEDGER naming the first thing that does not
+ * hold. */
+cr_code audit_checkpoint_check(const char *note, size_t len, const audit_policy *pol,
+                               audit_tree *t, audit_bundle_result *res, cr_error *err);
+/* The tlog-cosignature line (Ed25519, type 4) of the note text [text, text + tlen) by the
+ * witness `name` at POSIX time `when`, newline-ended, appended to out. */
+cr_code audit_cosign(const char *name, const uint8_t sk[64], uint64_t when, const char *text,
+                     size_t tlen, cr_buf *out, cr_error *err);
 /* Checks a bundle against the policy; entry_leaf: the leaf hash of the entry the verifier
  * holds, or NULL to take the one the extra data names. CR_ELEDGER naming the first thing
  * that does not hold. */

@@ -322,10 +322,36 @@ static int extra_parse(const uint8_t *x, size_t len, uint64_t *seq, uint8_t leaf
     return p == end;
 }
 
-/* The checkpoint against the policy: a log's signature, then each known witness's
- * cosignature; every signature by a key the policy names must verify. */
-static cr_code check_note(const char *note, size_t len, const audit_policy *pol,
-                          audit_tree *t, audit_bundle_result *res, cr_error *err)
+/* What a tlog-cosignature signs: "cosignature/v1", "time T", then the note's text; into msg,
+ * of COSIG_PREFIX_MAX + tlen bytes. Its length. */
+#define COSIG_PREFIX_MAX (sizeof COSIG_HEADER + 32)
+static size_t cosig_message(uint64_t when, const char *text, size_t tlen, unsigned char *msg)
+{
+    size_t ml = (size_t)snprintf((char *)msg, COSIG_PREFIX_MAX, COSIG_HEADER "time %" PRIu64
+                                 "\n", when);
+    memcpy(msg + ml, text, tlen);
+    return ml + tlen;
+}
+
+cr_code audit_cosign(const char *name, const uint8_t sk[64], uint64_t when, const char *text,
+                     size_t tlen, cr_buf *out, cr_error *err)
+{
+    uint8_t pk[32], blob[4 + 8 + crypto_sign_BYTES];
+    unsigned char *msg = malloc(COSIG_PREFIX_MAX + tlen);
+    if (!msg) return cr_error_set(err, CR_ENOMEM, 0, 0, "cosignature");
+    crypto_sign_ed25519_sk_to_pk(pk, sk);
+    audit_key_id(name, strlen(name), AUDIT_SIG_COSIGNATURE, pk, blob);
+    audit_put_be64(blob + 4, when);
+    crypto_sign_detached(blob + 12, NULL, msg, cosig_message(when, text, tlen, msg), sk);
+    free(msg);
+    cr_code rc = cr_buf_printf(out, "\xe2\x80\x94 %s ", name);
+    if (rc == CR_OK) rc = audit_b64_put(out, blob, sizeof blob);
+    if (rc == CR_OK) rc = cr_buf_putc(out, '\n');
+    return rc == CR_OK ? CR_OK : cr_error_set(err, CR_ENOMEM, 0, 0, "cosignature");
+}
+
+cr_code audit_checkpoint_check(const char *note, size_t len, const audit_policy *pol,
+                               audit_tree *t, audit_bundle_result *res, cr_error *err)
 {
     const char *text_end, *why;
     cr_code rc = audit_note_split(note, len, &text_end, err);
@@ -334,11 +360,12 @@ static cr_code check_note(const char *note, size_t len, const audit_policy *pol,
     const audit_vkey *log = NULL;
     for (int i = 0; i < pol->nlog && !log; i++)
         if (!strcmp(pol->log[i].name, t->origin)) log = &pol->log[i];
+    res->origin_unknown = !log;
     if (!log)
         return cr_error_set(err, CR_ELEDGER, 0, 0, "checkpoint: origin %s is not a log the "
                             "policy names", t->origin);
     size_t tlen = (size_t)(text_end - note);
-    unsigned char *msg = malloc(sizeof COSIG_HEADER + 32 + tlen);
+    unsigned char *msg = malloc(COSIG_PREFIX_MAX + tlen);
     if (!msg) return cr_error_set(err, CR_ENOMEM, 0, 0, "checkpoint: cosignature message");
     int cosigned[2 * POLICY_MAX] = {0}, logged = 0, nsig = 0, more = 0;
     const char *p = text_end + 1, *end = note + len;
@@ -365,11 +392,9 @@ static cr_code check_note(const char *note, size_t len, const audit_policy *pol,
                 continue;
             /* timestamped_signature: u64 time, then Ed25519 over the cosigned message */
             uint64_t when = audit_get_be64(s.sig);
-            size_t ml = (size_t)snprintf((char *)msg, sizeof COSIG_HEADER + 32,
-                                         COSIG_HEADER "time %" PRIu64 "\n", when);
-            memcpy(msg + ml, note, tlen);
+            size_t ml = cosig_message(when, note, tlen, msg);
             if (s.len != 8 + crypto_sign_BYTES || when > INT64_MAX ||
-                crypto_sign_verify_detached(s.sig + 8, msg, ml + tlen, k->pk) != 0)
+                crypto_sign_verify_detached(s.sig + 8, msg, ml, k->pk) != 0)
                 rc = cr_error_set(err, CR_ELEDGER, 0, 0, "checkpoint: the cosignature by "
                                   "witness %s (%s) does not verify", pol->name[i].name,
                                   k->name);
@@ -432,7 +457,7 @@ cr_code audit_bundle_check(const char *b, size_t len, const audit_policy *pol,
             return bad_bundle(err, "a proof line that is not a base64 SHA-256 hash");
     }
     audit_tree t;
-    cr_code rc = check_note(p, (size_t)(end - p), pol, &t, res, err);
+    cr_code rc = audit_checkpoint_check(p, (size_t)(end - p), pol, &t, res, err);
     if (rc != CR_OK) return rc;
     snprintf(res->origin, sizeof res->origin, "%s", t.origin);
     res->size = t.size;

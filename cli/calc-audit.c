@@ -1,13 +1,18 @@
 /* calc-audit: inspect, verify, sign and replay a calcroute audit ledger. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calcroute.h"
+#include "cli/mhd.h"
 #include "common/json.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 5 };
@@ -57,6 +62,11 @@ static const char usage_text[] =
     "  tiles DB --out DIR (--checkpoint NOTE | --key FILE [--origin NAME])\n"
     "                              write the tree as C2SP tlog-tiles under DIR (tile/L/N,\n"
     "                              tile/entries/N, then checkpoint), for a static server\n"
+    "  witness --listen HOST:PORT --key FILE --origin NAME --policy POLICY --state FILE\n"
+    "                              a C2SP tlog-witness: POST /add-checkpoint cosigns, as NAME\n"
+    "                              with FILE's key, the checkpoints of the logs POLICY names\n"
+    "                              that a consistency proof links to the last one it cosigned\n"
+    "                              (kept in the state FILE); until SIGTERM or SIGINT\n"
     "  keygen FILE                 write a key pair: FILE (secret) and FILE.pub\n"
     "  --help, --version\n"
     "\n"
@@ -93,7 +103,7 @@ static int parse_seq(const char *s, uint64_t *out)
 
 typedef struct {
     const char *pubkey, *key, *origin, *checkpoint, *old_checkpoint, *data, *format, *policy,
-        *entry, *out;
+        *entry, *out, *listen, *state;
     uint64_t from, to, size;
     int rerun_sandbox, consistency, witness;
 } options;
@@ -111,6 +121,7 @@ static int parse_options(int argc, char **argv, options *o)
         { "data", required_argument, NULL, 'd' }, { "format", required_argument, NULL, 'F' },
         { "policy", required_argument, NULL, 'P' }, { "entry", required_argument, NULL, 'e' },
         { "witness", no_argument, NULL, 'w' },      { "out", required_argument, NULL, 'D' },
+        { "listen", required_argument, NULL, 'L' }, { "state", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 },
     };
     int c;
@@ -130,6 +141,8 @@ static int parse_options(int argc, char **argv, options *o)
         case 'e': o->entry = optarg; break;
         case 'w': o->witness = 1; break;
         case 'D': o->out = optarg; break;
+        case 'L': o->listen = optarg; break;
+        case 'S': o->state = optarg; break;
         case 'f':
         case 't':
         case 's':
@@ -324,6 +337,133 @@ static int cmd_verify_proof(char **pos, int npos, const options *o)
     return EXIT_OK;
 }
 
+/* ---- witness: add-checkpoint over HTTP ------------------------------------------------ */
+
+#define WITNESS_BODY_MAX (128u << 10)   /* a note of 64 KiB and 63 proof lines, with room */
+
+typedef struct {
+    char *body;
+    size_t len;
+    int too_large;
+} upload;
+
+static enum MHD_Result witness_reply(struct MHD_Connection *c, unsigned code, char *text,
+                                     const char *type)
+{
+    struct MHD_Response *r = text ? mhd.create_response_from_buffer(strlen(text), text,
+                                                                    MHD_RESPMEM_MUST_FREE)
+                                  : NULL;
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    enum MHD_Result ok = mhd.queue_response(c, code, r);
+    mhd.destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result witness_request(void *cls, struct MHD_Connection *c, const char *url,
+                                       const char *method, const char *version,
+                                       const char *data, size_t *data_size, void **state)
+{
+    upload *u = *state;
+    (void)version;
+    if (!u) {
+        if (!(u = calloc(1, sizeof *u))) return MHD_NO;
+        *state = u;
+        return MHD_YES;
+    }
+    if (*data_size) {
+        if (u->too_large || u->len + *data_size > WITNESS_BODY_MAX) {
+            u->too_large = 1;
+        } else {
+            char *p = realloc(u->body, u->len + *data_size + 1);
+            if (!p) return MHD_NO;
+            memcpy(p + u->len, data, *data_size);
+            u->body = p;
+            u->len += *data_size;
+        }
+        *data_size = 0;
+        return MHD_YES;
+    }
+    const char *plain = "text/plain; charset=utf-8";
+    if (strcmp(url, "/add-checkpoint") != 0)
+        return witness_reply(c, MHD_HTTP_NOT_FOUND, strdup("no such path: POST /add-checkpoint\n"),
+                             plain);
+    if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
+        return witness_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, strdup("add-checkpoint takes POST\n"),
+                             plain);
+    if (u->too_large)
+        return witness_reply(c, MHD_HTTP_CONTENT_TOO_LARGE, strdup("a request is at most 128 KiB\n"),
+                             plain);
+    char *answer = NULL;
+    const char *type = plain;
+    unsigned code = cr_witness_add(cls, u->body ? u->body : "", u->len, &answer, &type);
+    return witness_reply(c, code, answer, type);
+}
+
+static void witness_done(void *cls, struct MHD_Connection *c, void **state,
+                         enum MHD_RequestTerminationCode why)
+{
+    upload *u = *state;
+    (void)cls, (void)c, (void)why;
+    if (u) free(u->body);
+    free(u);
+    *state = NULL;
+}
+
+static int cmd_witness(const options *o)
+{
+    struct sockaddr_in addr = { .sin_family = AF_INET };
+    char host[64];
+    const char *colon = o->listen ? strrchr(o->listen, ':') : NULL;
+    uint64_t port;
+    if (!o->listen || !o->key || !o->origin || !o->policy || !o->state)
+        return usage("%s", "witness wants --listen HOST:PORT, --key, --origin, --policy and "
+                     "--state");
+    if (!colon || (size_t)(colon - o->listen) >= sizeof host || !parse_seq(colon + 1, &port) ||
+        port > 65535)
+        return usage("witness: --listen %s: want an IPv4 HOST:PORT", o->listen);
+    snprintf(host, sizeof host, "%.*s", (int)(colon - o->listen), o->listen);
+    if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+        return usage("witness: --listen %s: want an IPv4 HOST:PORT", o->listen);
+    addr.sin_port = htons((uint16_t)port);
+    cr_error err = {0};
+    cr_witness *w = cr_witness_open(o->state, o->policy, o->key, o->origin, &err);
+    if (!w) return fail(&err);
+    if (cr_mhd_load("calc-audit: witness") < 0) {
+        cr_witness_close(w);
+        return EXIT_INTERNAL;
+    }
+    /* the stop signals are waited for, not delivered: every thread has them blocked */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    struct MHD_Daemon *d = mhd.start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
+            MHD_USE_ERROR_LOG, 0, NULL, NULL, witness_request, w,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, witness_done, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, 30u, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "calc-audit: witness: cannot listen on %s\n", o->listen);
+        cr_witness_close(w);
+        return EXIT_INTERNAL;
+    }
+    const union MHD_DaemonInfo *di = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    printf("calc-audit: witness on http://%s:%u\n", host, di ? di->port : (unsigned)port);
+    fflush(stdout);
+    int sig;
+    sigwait(&stop, &sig);
+    mhd.stop_daemon(d);
+    cr_witness_close(w);
+    fprintf(stderr, "calc-audit: witness stopped\n");
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     options o = {0};
@@ -350,6 +490,8 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(cmd, "verify-proof")) return cmd_verify_proof(pos, npos, &o);
+    if (!strcmp(cmd, "witness")) return npos ? usage("%s", "witness takes options only")
+                                             : cmd_witness(&o);
     if (!strcmp(cmd, "vkey")) {
         char *vkey = NULL;
         if (npos != 1) return usage("%s", "vkey wants one public key FILE");

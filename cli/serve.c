@@ -7,7 +7,6 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -32,41 +31,8 @@
 #include <sodium.h>
 
 #include "cli/mcp.h"
+#include "cli/mhd.h"
 #include "common/defaults.h"
-
-/* ---- libmicrohttpd, loaded when serve starts ----------------------------------------------
- * Linked in, it would cost every one-shot calc-route run: its constructor initialises GnuTLS
- * (0.6M instructions with the static archive, which also binds p11-kit and libffi: 2.0M
- * against 0.9M for the whole run; 4.8M linked shared). serve loads it once instead. */
-#define MHD_SONAME "libmicrohttpd.so.12"   /* the ABI microhttpd.h 0.9.x describes */
-#define MHD_FUNCTIONS(X) X(start_daemon) X(stop_daemon) X(quiesce_daemon) X(get_daemon_info) \
-    X(queue_response) X(destroy_response) X(add_response_header) \
-    X(create_response_from_buffer) X(create_response_from_callback) \
-    X(lookup_connection_value) X(get_connection_values) X(get_connection_info)
-
-static struct {
-#define X(f) __typeof__(MHD_##f) *f;
-    MHD_FUNCTIONS(X)
-#undef X
-} mhd;
-
-static int load_mhd(void)
-{
-    void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "calc-route: serve needs libmicrohttpd (Debian: libmicrohttpd12): %s\n",
-                dlerror());
-        return -1;
-    }
-#define X(f) \
-    if (!(*(void **)&mhd.f = dlsym(h, "MHD_" #f))) { \
-        fprintf(stderr, "calc-route: serve: %s has no MHD_" #f "\n", MHD_SONAME); \
-        return -1; \
-    }
-    MHD_FUNCTIONS(X)
-#undef X
-    return 0;   /* kept loaded: the process ends soon after the service */
-}
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -1376,7 +1342,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     const char *listen = o->listen ? o->listen : CR_SERVE_LISTEN;
     struct sockaddr_storage addr;
     if (listen_addr(o, &addr)) return 2;
-    if (load_mhd() < 0) return 5;
+    if (cr_mhd_load("calc-route: serve") < 0) return 5;
     server *s = calloc(1, sizeof *s);
     if (!s || sodium_init() < 0) {
         free(s);

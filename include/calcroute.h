@@ -481,6 +481,22 @@ CR_API cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_pat
                               const char *key_path, const char *origin,
                               cr_audit_tiles_report *rep, cr_error *err);
 
+/* A C2SP tlog-witness (calc-audit witness serves it over HTTP). It follows the logs whose
+ * `log` lines the tlog-policy at policy_path names, keeps the latest checkpoint it cosigned
+ * of each in the file at state_path (created at the first cosignature), and cosigns with the
+ * secret key at key_path (cr_audit_keygen()) under the key name `name` (its vkey:
+ * cr_audit_vkey() with witness set). NULL with err filled when a file cannot be read. */
+typedef struct cr_witness cr_witness;
+CR_API cr_witness *cr_witness_open(const char *state_path, const char *policy_path,
+                                   const char *key_path, const char *name, cr_error *err);
+/* add-checkpoint: the request body (old size line, consistency proof lines, a blank line,
+ * the checkpoint); returns the HTTP status (200, 400, 403, 404, 409, 422; 500 when the
+ * state cannot be written) with the answer's body in *answer (NUL-ended; the caller frees)
+ * and its Content-Type. The state is durable before 200 is returned. Thread-safe. */
+CR_API unsigned cr_witness_add(cr_witness *w, const char *body, size_t len, char **answer,
+                               const char **content_type);
+CR_API void cr_witness_close(cr_witness *w);            /* NULL is a no-op */
+
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
  * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their

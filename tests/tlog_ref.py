@@ -1,7 +1,7 @@
 # tests/tlog_ref.py: what the transparency-log tests check calc-audit against, written here
 # from the specs and nothing else: RFC 6962's tree hash, PATH and PROOF over leaf hashes,
 # signed-note vkeys, and the tally every such test prints its closing line from.
-import base64, hashlib, os, subprocess, sys
+import base64, hashlib, os, shutil, subprocess, sys, tempfile
 
 H = lambda b: hashlib.sha256(b).digest()
 leaf_hash = lambda d: H(b"\x00" + d)
@@ -46,12 +46,26 @@ def vkey(name, typ, pk):
     return f"{name}+{kid.hex()}+{b64(bytes([typ]) + pk)}"
 
 
+def openssl_verify(pk, msg, sig):
+    """OpenSSL's verdict on an Ed25519 signature (files in the current directory)."""
+    der = bytes.fromhex("302a300506032b6570032100") + pk
+    pem = "-----BEGIN PUBLIC KEY-----\n" + b64(der) + "\n-----END PUBLIC KEY-----\n"
+    for name, data in (("pub.pem", pem.encode()), ("msg", msg), ("sig", sig)):
+        with open(name, "wb") as f:
+            f.write(data)
+    return subprocess.run(["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", "pub.pem", "-rawin",
+                           "-in", "msg", "-sigfile", "sig"], capture_output=True).returncode == 0
+
+
 class Tally:
-    """The counts, and calc-audit (self.run) and calc-route of the build directory B."""
+    """The counts, calc-audit (self.run) and calc-route of the build directory B, and a
+    directory of the test's own, the current one until close() removes it."""
 
     def __init__(self, B):
         self.passed = self.failed = self.skipped = 0
         self.route, self.audit = (os.path.join(os.path.abspath(B), x) for x in ("calc-route", "calc-audit"))
+        self.tmp = tempfile.mkdtemp()
+        os.chdir(self.tmp)
 
     def run(self, *args):
         p = subprocess.run([self.audit, *args], capture_output=True, text=True)
@@ -69,6 +83,8 @@ class Tally:
         self.skipped += 1
 
     def close(self):
+        os.chdir("/")
+        shutil.rmtree(self.tmp)
         print(f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped")
         sys.exit(1 if self.failed else 0)
 
