@@ -3,10 +3,10 @@
 # of the specs: the bundle of every record built here in Python (hashlib) byte for byte, vkeys
 # and key IDs computed here, witness cosignatures (tlog-cosignature, Ed25519) made by OpenSSL;
 # then every field of a bundle, its checkpoint and its policy tampered with, each refused
-# with its own reason.
+# with its own reason. calc-route --json --proof's answer carries a bundle that verifies.
 B=${BUILD:-build}
 exec /usr/bin/python3 - "$B" <<'PY'
-import base64, os, shutil, subprocess, sys
+import base64, json, os, shutil, subprocess, sys
 
 sys.path.insert(0, "tests")
 from tlog_ref import H, Tally, b64, leaf_hash, mth, path, vkey
@@ -245,6 +245,26 @@ for args, message in [
     check(rc == 2 and err.startswith("calc-audit: " + message), f"{args}: {rc} {err!r}")
 rc, out, err = run("verify-proof", "missing", "--policy", "pol")
 check(rc == 5 and "missing: No such file or directory" in err, f"a missing bundle: {rc} {err!r}")
+
+# calc-route --json --proof: the answer and its bundle together
+write("q.py", "x = 6 * 7\n")
+p = subprocess.run([route, "--audit", "led.db", "--json", "--proof", "k", "q.py"], capture_output=True, text=True)
+ans = json.loads(p.stdout) if p.returncode == 0 else {}
+seq = ans.get("audit", {}).get("seq")
+check(p.returncode == 0 and seq == N + 1 and ans.get("value", {}).get("repr") == "42", f"--proof's answer: {p.returncode} {p.stdout[:200]!r} {p.stderr!r}")
+write("answer.tlog-proof", ans.get("proof", ""))
+rc, proof, _ = run("prove", "led.db", str(seq))
+rec = base64.b64decode(proof.split("\n")[3])
+policy(f"log {vkey(default, 1, pk)}\nquorum none\n", "dpol")
+rc, out, err = run("verify-proof", "answer.tlog-proof", "--policy", "dpol")
+check(rc == 0 and out == f"ok: entry {seq - 1} (record seq {seq}, leaf hash {leaf_hash(rec).hex()}) is in the tree of "
+      f"{seq} entries of {default}; no witness cosigned (quorum none)\n", f"--proof's bundle verifies: {rc} {out!r} {err!r}")
+rc, out, err = run("verify", "led.db", "--pubkey", "k.pub")
+check(rc == 0 and f"checkpoints verified with the given key, last at seq {seq}\n" in out, f"--proof's checkpoint is stored: {out!r}")
+for args in (["--json", "--proof", "k", "q.py"], ["--audit", "led.db", "--proof", "k", "q.py"]):
+    p = subprocess.run([route, *args], capture_output=True, text=True)
+    check(p.returncode == 2 and p.stderr.startswith("calc-route: --proof: with --json and --audit, for one program"),
+          f"{args}: {p.returncode} {p.stderr!r}")
 
 t.close()
 PY
