@@ -55,16 +55,27 @@ static int make_parents(char *path, size_t from)
 }
 
 /* dir/rel holding data, replaced whole (a reader sees the old file or the new, never part):
- * written beside it, then renamed. keep: leave a file already there (an immutable tile). */
+ * written beside it, then renamed. keep: an immutable tile, left as it is when it holds
+ * data already, and never replaced when it holds anything else: what a mirror may have
+ * cached differs from this ledger's tree (another ledger's export, or a rewritten one). */
 static cr_code put_file(const char *dir, const char *rel, const void *data, size_t len, int keep,
                         int *wrote, cr_error *err)
 {
-    char path[4096], tmp[4200];
-    struct stat sb;
+    char path[4096], tmp[4200], *old;
+    size_t olen;
+    cr_error ignored;
     if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, rel) >= sizeof path)
         return cr_error_set(err, CR_EUSAGE, 0, 0, "tiles: %s: path too long", dir);
-    if (keep && stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && (size_t)sb.st_size == len)
-        return CR_OK;
+    if (keep && access(path, F_OK) == 0) {
+        int same = 0;
+        if (audit_file_read(path, len, &old, &olen, &ignored) == CR_OK) {
+            same = olen == len && memcmp(old, data, len) == 0;
+            free(old);
+        }
+        return same ? CR_OK : cr_error_set(err, CR_ELEDGER, 0, 0, "tiles: %s holds other "
+                                           "bytes than this ledger's (another ledger's export, "
+                                           "or this one was rewritten)", path);
+    }
     snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid());
     if (make_parents(path, strlen(dir) + 1) != 0)
         return cr_error_set(err, CR_EIO, 0, 0, "tiles: %s: %s", path, strerror(errno));

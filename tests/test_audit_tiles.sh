@@ -97,6 +97,14 @@ old = open("c600.note").read().split("\n")
 check(size == 900 and mth(leaves900[:600]) == base64.b64decode(old[2]),
       "the old checkpoint's tree is a prefix of the new, from the tiles alone")
 
+# a full tile already there with other bytes is not replaced: the export is refused
+with open("t/tile/0/001", "r+b") as f:
+    f.seek(100)
+    f.write(b"X")
+rc, out, err = run("tiles", "led.db", "--out", "t", "--key", "k", "--origin", ORIGIN)
+check(rc == 1 and err == f"calc-audit: tiles: t/tile/0/001 holds other bytes than this ledger's (another ledger's export, or this one was rewritten)\n",
+      f"a changed full tile: {rc} {out!r} {err!r}")
+
 # a checkpoint given: its tree exported, whatever the ledger holds past it
 rc, out, err = run("tiles", "led.db", "--out", "t600", "--checkpoint", "c600.note")
 check(rc == 0 and out.startswith("ok: the tree of 600 records as 4 tiles") and
