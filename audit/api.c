@@ -256,24 +256,39 @@ cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
     return text_out(rc, &b, bundle);
 }
 
+cr_code cr_cosigners_gather(cr_cosigners *c, cr_audit *a, const char *note, char **cosigned,
+                            int *got, char *why, size_t why_len, cr_error *err)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    return text_out(audit_cosigners_gather(c, a->db, note, &b, got, why, why_len, err), &b,
+                    cosigned);
+}
+
+cr_code cr_audit_tiles_note(cr_audit *a, const char *dir, const char *note,
+                            cr_audit_tiles_report *rep, cr_error *err)
+{
+    audit_tiles_report r;
+    memset(rep, 0, sizeof *rep);
+    cr_code rc = audit_tiles_write(a->db, note, strlen(note), dir, &r, err);
+    rep->size = r.size;
+    rep->tiles = r.tiles;
+    rep->bundles = r.bundles;
+    rep->bundles_skipped = r.bundles_skipped;
+    rep->files = r.files;
+    snprintf(rep->skipped, sizeof rep->skipped, "%s", r.skipped);
+    return rc;
+}
+
 cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
                        const char *key_path, const char *origin, cr_audit_tiles_report *rep,
                        cr_error *err)
 {
     char *note = NULL;
     size_t len = 0;
-    audit_tiles_report r;
     memset(rep, 0, sizeof *rep);
     cr_code rc = note_get(a, note_path, key_path, origin, 0, &note, &len, err);
-    if (rc == CR_OK) {
-        rc = audit_tiles_write(a->db, note, len, dir, &r, err);
-        rep->size = r.size;
-        rep->tiles = r.tiles;
-        rep->bundles = r.bundles;
-        rep->bundles_skipped = r.bundles_skipped;
-        rep->files = r.files;
-        snprintf(rep->skipped, sizeof rep->skipped, "%s", r.skipped);
-    }
+    if (rc == CR_OK) rc = cr_audit_tiles_note(a, dir, note, rep, err);
     free(note);
     return rc;
 }

@@ -277,6 +277,9 @@ typedef struct audit_policy audit_policy;
  * quorum; names defined before use. CR_EUSAGE naming the line and what is wrong. */
 cr_code audit_policy_parse(const char *text, size_t len, audit_policy **out, cr_error *err);
 void audit_policy_free(audit_policy *p);
+/* The policy's i-th witness (from 0): its name, and in *url its URL ("" when none); NULL past
+ * the last. */
+const char *audit_policy_witness(const audit_policy *p, int i, const char **url);
 /* The bundle of record seq against the checkpoint note (verbatim, cosignatures and all):
  * the tree is the note's size, and its root must be this ledger's. */
 cr_code audit_bundle_make(audit_db *db, uint64_t seq, const char *note, size_t note_len,
@@ -304,6 +307,14 @@ cr_code audit_cosign(const char *name, const uint8_t sk[64], uint64_t when, cons
  * that does not hold. */
 cr_code audit_bundle_check(const char *bundle, size_t len, const audit_policy *pol,
                            const uint8_t *entry_leaf, audit_bundle_result *res, cr_error *err);
+
+/* ---- asking witnesses (audit/witness.c) ---------------------------------------------- */
+/* The note with the cosignature lines of every witness of the policy that has a URL and
+ * cosigned it (tlog-witness add-checkpoint, with the consistency proof from the size it
+ * holds), appended to out; *got counts them, and why names each witness that did not. An
+ * error only when the note or the ledger cannot be read. */
+cr_code audit_cosigners_gather(cr_cosigners *c, audit_db *db, const char *note, cr_buf *out,
+                               int *got, char *why, size_t why_len, cr_error *err);
 
 /* ---- tiles (audit/tiles.c) ------------------------------------------------------------ */
 typedef struct {

@@ -74,6 +74,7 @@ typedef struct {
     char name[256];
     int is_group;
     audit_vkey key;
+    char url[256];                  /* a witness's submission prefix, or "" */
     int k, n, member[2 * POLICY_MAX];
 } policy_name;
 
@@ -179,6 +180,9 @@ static cr_code policy_line(audit_policy *p, int ln, const char **w, size_t *wl, 
     memset(nm, 0, sizeof *nm);
     memcpy(nm->name, w[1], wl[1]);
     if (!word_is(w[0], wl[0], "group")) {
+        if (n == 4 && wl[3] >= sizeof nm->url)
+            return bad_policy(err, ln, "a URL longer than 255 bytes", NULL, 0);
+        if (n == 4) memcpy(nm->url, w[3], wl[3]);
         nm->key = k;
         p->nwitness++;
         p->nname++;
@@ -245,6 +249,16 @@ cr_code audit_policy_parse(const char *text, size_t len, audit_policy **out, cr_
 void audit_policy_free(audit_policy *p)
 {
     free(p);
+}
+
+const char *audit_policy_witness(const audit_policy *p, int i, const char **url)
+{
+    for (int j = 0; j < p->nname; j++) {
+        if (p->name[j].is_group || i--) continue;
+        *url = p->name[j].url;
+        return p->name[j].name;
+    }
+    return NULL;
 }
 
 /* Whether name i witnessed, given which witnesses cosigned. */

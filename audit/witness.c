@@ -15,6 +15,9 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <pthread.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -224,4 +227,183 @@ unsigned cr_witness_add(cr_witness *w, const char *body, size_t len, char **out,
     *out = cr_buf_take(&b, NULL);
     cr_buf_free(&b);
     return *out ? 200 : 500;
+}
+
+/* ---- the log's side: asking witnesses for cosignatures ---------------------------------- */
+
+#define COSIGNERS_MAX 64
+#define HTTP_ANSWER_MAX (64u << 10)
+#define HTTP_TIMEOUT_S 10
+
+struct cr_cosigners {
+    audit_policy *policy;
+    uint64_t held[COSIGNERS_MAX];   /* the size each witness holds, as far as we know */
+};
+
+cr_cosigners *cr_cosigners_open(const char *policy_path, cr_error *err)
+{
+    char *text;
+    size_t len;
+    cr_cosigners *c = calloc(1, sizeof *c);
+    if (!c) {
+        cr_error_set(err, CR_ENOMEM, 0, 0, "cosigners: handle");
+        return NULL;
+    }
+    cr_code rc = audit_file_read(policy_path, AUDIT_NOTE_MAX, &text, &len, err);
+    if (rc == CR_OK) {
+        rc = audit_policy_parse(text, len, &c->policy, err);
+        free(text);
+    }
+    if (rc != CR_OK) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void cr_cosigners_close(cr_cosigners *c)
+{
+    if (!c) return;
+    audit_policy_free(c->policy);
+    free(c);
+}
+
+/* POST body to url + "/add-checkpoint" (plain http://HOST[:PORT][/PREFIX]); the status, with
+ * the answer's body in out, or 0 with *why set when no answer came. */
+static unsigned http_post(const char *url, const char *body, size_t len, cr_buf *out,
+                          const char **why)
+{
+    char host[256], port[8] = "80", path[512];
+    const char *h = url + 7, *end = h + strcspn(h, ":/");
+    *why = "not an http:// URL";
+    if (strncmp(url, "http://", 7) != 0 || end == h || (size_t)(end - h) >= sizeof host) return 0;
+    snprintf(host, sizeof host, "%.*s", (int)(end - h), h);
+    if (*end == ':') {
+        size_t n = strspn(end + 1, "0123456789");
+        if (n == 0 || n >= sizeof port) return 0;
+        snprintf(port, sizeof port, "%.*s", (int)n, end + 1);
+        end += 1 + n;
+    }
+    snprintf(path, sizeof path, "%s/add-checkpoint", *end == '/' ? end : "");
+    if (path[0] != '/') memmove(path + 1, path, strlen(path) + 1), path[0] = '/';
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+    *why = "no such host";
+    if (getaddrinfo(host, port, &hints, &ai) != 0) return 0;
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct timeval tv = { HTTP_TIMEOUT_S, 0 };
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    }
+    *why = "cannot connect";
+    int ok = fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+    freeaddrinfo(ai);
+    cr_buf req;
+    cr_buf_init(&req, 0);
+    ok = ok && cr_buf_printf(&req, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: text/plain\r\n"
+                             "Content-Length: %zu\r\nConnection: close\r\n\r\n", path, host,
+                             len) == CR_OK && cr_buf_put(&req, body, len) == CR_OK;
+    for (size_t at = 0; ok && at < req.len;) {
+        ssize_t w = send(fd, req.p + at, req.len - at, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ok = 0, *why = "the request could not be sent";
+        else at += (size_t)w;
+    }
+    cr_buf_free(&req);
+    cr_buf ans;
+    cr_buf_init(&ans, 0);
+    char chunk[4096];
+    while (ok) {
+        ssize_t r = recv(fd, chunk, sizeof chunk, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) ok = 0, *why = "no answer in time";
+        if (r <= 0) break;
+        if (ans.len + (size_t)r > HTTP_ANSWER_MAX || cr_buf_put(&ans, chunk, (size_t)r) != CR_OK)
+            ok = 0, *why = "an answer over 64 KiB";
+    }
+    if (fd >= 0) close(fd);
+    unsigned code = 0;
+    const char *sep = ok && ans.len ? memmem(ans.p, ans.len, "\r\n\r\n", 4) : NULL;
+    if (sep && ans.len > 12 && memcmp(ans.p, "HTTP/1.", 7) == 0 && ans.p[8] == ' ') {
+        code = (unsigned)strtoul(ans.p + 9, NULL, 10);
+        cr_buf_put(out, sep + 4, (size_t)(ans.p + ans.len - sep - 4));
+    } else if (ok) {
+        *why = "not an HTTP answer";
+    }
+    cr_buf_free(&ans);
+    return code;
+}
+
+/* RFC 6962's PROOF(old, size) of the ledger's tree, one base64 hash a line. */
+static cr_code proof_lines(audit_db *db, uint64_t old, uint64_t size, cr_buf *out,
+                           cr_error *err)
+{
+    uint8_t (*lv)[H], p[PROOF_MAX + 2][H];
+    uint64_t n = size;
+    cr_code rc = audit_tree_leaves(db, &n, &lv, err);
+    if (rc != CR_OK) return rc;
+    size_t np = audit_consistency_path((const uint8_t (*)[H])lv, n, old, p);
+    free(lv);
+    for (size_t i = 0; i < np && rc == CR_OK; i++) {
+        rc = audit_b64_put(out, p[i], H);
+        if (rc == CR_OK) rc = cr_buf_putc(out, '\n');
+    }
+    return rc == CR_OK ? CR_OK : cr_error_set(err, CR_ENOMEM, 0, 0, "cosign: proof");
+}
+
+cr_code audit_cosigners_gather(cr_cosigners *c, audit_db *db, const char *note, cr_buf *out,
+                               int *got, char *why, size_t why_len, cr_error *err)
+{
+    const char *text_end, *url, *name, *whyp;
+    audit_tree t;
+    size_t len = strlen(note);
+    cr_code rc = audit_note_split(note, len, &text_end, err);
+    if (rc == CR_OK) rc = audit_note_text(note, text_end, &t, err);
+    if (rc != CR_OK) return rc;
+    *got = 0;
+    why[0] = '\0';
+    if (cr_buf_put(out, note, len) != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "cosign");
+    for (int i = 0; i < COSIGNERS_MAX && (name = audit_policy_witness(c->policy, i, &url)); i++) {
+        if (!url[0]) continue;
+        unsigned code = 0;
+        cr_buf body, ans;
+        cr_buf_init(&body, 0);
+        cr_buf_init(&ans, 0);
+        /* a witness that holds another size than we thought says which (409): once more */
+        for (int attempt = 0; attempt < 2; attempt++) {
+            uint64_t old = c->held[i] <= t.size ? c->held[i] : 0;
+            cr_buf_reset(&body);
+            cr_buf_reset(&ans);
+            cr_buf_printf(&body, "old %" PRIu64 "\n", old);
+            if (old && old < t.size && (rc = proof_lines(db, old, t.size, &body, err)) != CR_OK)
+                break;
+            cr_buf_putc(&body, '\n');
+            cr_buf_put(&body, note, len);
+            code = http_post(url, body.p, body.len, &ans, &whyp);
+            if (code != 409) break;
+            uint64_t held;
+            size_t n = strspn(ans.p ? ans.p : "", "0123456789");
+            if (!n || !audit_get_u64(ans.p, n, &held)) break;
+            c->held[i] = held;
+        }
+        if (code == 200 && ans.len > 4 && memcmp(ans.p, "\xe2\x80\x94 ", 4) == 0 &&
+            ans.p[ans.len - 1] == '\n') {
+            cr_buf_put(out, ans.p, ans.len);
+            c->held[i] = t.size;
+            (*got)++;
+        } else {
+            size_t at = strlen(why);
+            snprintf(why + at, why_len - at, "%s%s: %s", at ? "; " : "", name,
+                     code ? "refused" : whyp);
+            if (code) {
+                at = strlen(why);
+                snprintf(why + at, why_len - at, " (%u %.*s)", code,
+                         (int)strcspn(ans.p ? ans.p : "", "\n"), ans.p ? ans.p : "");
+            }
+        }
+        cr_buf_free(&body);
+        cr_buf_free(&ans);
+        if (rc != CR_OK) return rc;
+    }
+    return CR_OK;
 }

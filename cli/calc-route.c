@@ -119,6 +119,8 @@ static const char usage[] =
     "  --tiles DIR             serve: keep the ledger's tree as C2SP tlog-tiles in DIR and\n"
     "                          publish it: GET /checkpoint (signed with --checkpoint-key,\n"
     "                          brought up to the ledger's head), GET /tile/...\n"
+    "  --witnesses POLICY      serve --tiles: ask the witnesses POLICY names with a URL\n"
+    "                          (C2SP tlog-witness) to cosign each checkpoint published\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -795,6 +797,7 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"listen", required_argument, 0, O_SERVE},    {"listen-public", no_argument, 0, O_SERVE},
         {"token-file", required_argument, 0, O_SERVE},
         {"tiles", required_argument, 0, O_SERVE},
+        {"witnesses", required_argument, 0, O_SERVE},
         {"connections", required_argument, 0, O_SERVE},
         {"max-body", required_argument, 0, O_SERVE},
         {"per-address", required_argument, 0, O_SERVE},

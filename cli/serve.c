@@ -64,6 +64,7 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
     else if (strcmp(name, "token-file") == 0) o->token_file = value;
     else if (strcmp(name, "checkpoint-key") == 0) o->checkpoint_key = value;
     else if (strcmp(name, "tiles") == 0) o->tiles = value;
+    else if (strcmp(name, "witnesses") == 0) o->witnesses = value;
     else if (strcmp(name, "connections") == 0 || strcmp(name, "per-address") == 0) {
         if (parse_count(value, 4096, &n) < 0) {
             snprintf(why, why_len, "--%s: want 1 to 4096, got '%s'", name, value);
@@ -241,6 +242,7 @@ typedef struct {
     metrics m;
     cr_mcp *mcp;                /* POST /mcp's tools (cli/mcp_http.c) */
     const char *tiles, *tiles_key;  /* --tiles, --checkpoint-key */
+    cr_cosigners *cosigners;        /* --witnesses; under tiles_lock */
     pthread_mutex_t tiles_lock;     /* one export at a time; tiles_size under it */
     uint64_t tiles_size;            /* the records the published checkpoint covers */
     int tiles_made;
@@ -856,7 +858,19 @@ static int tiles_refresh(server *s, char *why, size_t why_len)
     cr_audit *a = path ? cr_audit_open(path, 0, &e) : NULL;
     int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
     if (ok && (!s->tiles_made || seq != s->tiles_size)) {
-        ok = cr_audit_tiles(a, s->tiles, NULL, s->tiles_key, NULL, &rep, &e) == CR_OK;
+        char *note = NULL, *cosigned = NULL, wwhy[512];
+        int got = 0;
+        ok = cr_audit_note(a, s->tiles_key, NULL, 0, &note, &e) == CR_OK;
+        if (ok && s->cosigners) {
+            ok = cr_cosigners_gather(s->cosigners, a, note, &cosigned, &got, wwhy, sizeof wwhy,
+                                     &e) == CR_OK;
+            /* published all the same: a checkpoint short of its quorum is still the log's */
+            if (ok && wwhy[0]) fprintf(stderr, "calc-route: serve: witnesses: %s\n", wwhy);
+        }
+        ok = ok && cr_audit_tiles_note(a, s->tiles, cosigned ? cosigned : note, &rep,
+                                       &e) == CR_OK;
+        free(note);
+        free(cosigned);
         if (ok) {
             s->tiles_size = rep.size;
             s->tiles_made = 1;
@@ -1368,6 +1382,15 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     pthread_mutex_init(&s->tiles_lock, NULL);
     pthread_cond_init(&s->idle, NULL);
     int rc = 0, watchdog = 0;
+    if (o->witnesses && !o->tiles) {
+        fprintf(stderr, "calc-route: --witnesses wants --tiles (the checkpoints it publishes)\n");
+        rc = 2;
+    }
+    cr_error we = {0};
+    if (!rc && o->witnesses && !(s->cosigners = cr_cosigners_open(o->witnesses, &we))) {
+        fprintf(stderr, "calc-route: --witnesses %s: %s\n", o->witnesses, we.message);
+        rc = 2;
+    }
     if (o->tiles && !o->checkpoint_key) {
         fprintf(stderr, "calc-route: --tiles wants --checkpoint-key (the key that signs the "
                 "checkpoint it publishes)\n");
@@ -1475,6 +1498,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     pthread_cond_destroy(&s->idle);
     pthread_mutex_destroy(&s->lock);
     pthread_mutex_destroy(&s->tiles_lock);
+    cr_cosigners_close(s->cosigners);
     sodium_memzero(s, sizeof *s);
     free(s);
     return rc;

@@ -480,6 +480,9 @@ typedef struct {
 CR_API cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
                               const char *key_path, const char *origin,
                               cr_audit_tiles_report *rep, cr_error *err);
+/* The same against a note given as text (NUL-ended): cr_cosigners_gather()'s, say. */
+CR_API cr_code cr_audit_tiles_note(cr_audit *a, const char *dir, const char *note,
+                                   cr_audit_tiles_report *rep, cr_error *err);
 
 /* A C2SP tlog-witness (calc-audit witness serves it over HTTP). It follows the logs whose
  * `log` lines the tlog-policy at policy_path names, keeps the latest checkpoint it cosigned
@@ -496,6 +499,19 @@ CR_API cr_witness *cr_witness_open(const char *state_path, const char *policy_pa
 CR_API unsigned cr_witness_add(cr_witness *w, const char *body, size_t len, char **answer,
                                const char **content_type);
 CR_API void cr_witness_close(cr_witness *w);            /* NULL is a no-op */
+
+/* The log's side: the witnesses a tlog-policy names with a URL (`witness NAME VKEY URL`, the
+ * URL a plain http:// submission prefix), asked to cosign the checkpoints. A handle keeps
+ * the size each witness holds between calls (one thread at a time). */
+typedef struct cr_cosigners cr_cosigners;
+CR_API cr_cosigners *cr_cosigners_open(const char *policy_path, cr_error *err);
+/* The checkpoint note (a cr_audit_note() of this ledger) with the cosignatures of the
+ * witnesses that gave one, in *cosigned (the caller frees); *got counts them and `why` (at
+ * least 1 byte) names each witness that did not, and why. */
+CR_API cr_code cr_cosigners_gather(cr_cosigners *c, cr_audit *a, const char *note,
+                                   char **cosigned, int *got, char *why, size_t why_len,
+                                   cr_error *err);
+CR_API void cr_cosigners_close(cr_cosigners *c);        /* NULL is a no-op */
 
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match

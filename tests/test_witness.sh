@@ -4,7 +4,8 @@
 # the consistency proof links it to the last one the witness cosigned; 409 with that size
 # (text/x.tlog.size) for another old size or a fork of the same size, 422 for a proof that
 # does not hold (a rewritten ledger), 400, 403 and 404 as the spec says; the state survives a
-# restart; and a bundle whose checkpoint carries the cosignature meets a policy's quorum.
+# restart; a bundle whose checkpoint carries the cosignature meets a policy's quorum; and
+# serve --tiles --witnesses has each checkpoint it publishes cosigned first.
 B=${BUILD:-build}
 exec /usr/bin/python3 - "$B" <<'PY'
 import base64, http.client, os, shutil, signal, subprocess, sys, time
@@ -146,6 +147,48 @@ write("b4", run("prove", "led.db", "4", "--format", "tlog-proof", "--checkpoint"
 rc, out, err = run("verify-proof", "b4", "--policy", "wpol")
 check(rc == 1 and out == "FAIL: checkpoint: the policy's quorum w1 is not met (cosigned by: none)\n",
       f"without the cosignature: {rc} {out!r}")
+
+# serve --tiles --witnesses: each checkpoint it publishes asks the witness first
+dflt = run("vkey", "k.pub")[1]
+write("spol", f"log {dflt}quorum none\n")
+p = subprocess.Popen([t.audit, "witness", "--listen", "127.0.0.1:0", "--key", "wk", "--origin", WNAME,
+                      "--policy", "spol", "--state", "s.state"], stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL, text=True)
+wport = int(p.stdout.readline().rsplit(":", 1)[1])
+write("wpol2", f"log {dflt}witness w1 {wvkey} http://127.0.0.1:{wport}\nquorum w1\n")
+srv = subprocess.Popen([route, "--pool", "0", "--audit", "led.db", "--checkpoint-key", "k", "--tiles", "st",
+                        "--witnesses", "wpol2", "--listen", "127.0.0.1:0", "serve"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+sport = int(srv.stdout.readline().strip().rstrip("/").rsplit(":", 1)[1])
+def published(n):
+    status, _, body = post(sport, "", path="/checkpoint", method="GET")
+    lines = body.split("\n")
+    check(status == 200 and lines[1] == str(n) and len(lines) == 7 and lines[5].startswith(f"— {WNAME} "),
+          f"the published checkpoint of {n}, cosigned: {status} {body!r}")
+    write("pub.note", body)
+    rc, out, err = run("prove", "led.db", "2", "--format", "tlog-proof", "--checkpoint", "pub.note")
+    write("pub.b", out)
+    rc, out, err = run("verify-proof", "pub.b", "--policy", "wpol2")
+    check(rc == 0 and out.endswith(f"entries of {dflt.split('+')[0]}; cosigned by w1 (quorum w1)\n"),
+          f"a bundle against it meets the quorum: {rc} {out!r} {err!r}")
+published(7)
+c = http.client.HTTPConnection("127.0.0.1", sport, timeout=60)
+c.request("POST", "/v1/run", body=b'{"code": "x = 1 + 1"}')
+check(c.getresponse().status == 200, "a request answered")
+published(8)
+check(open("s.state").read().split("\n")[1].split(" ")[1] == "8", "the witness holds 8")
+p.send_signal(signal.SIGTERM)
+p.wait(timeout=60)
+c = http.client.HTTPConnection("127.0.0.1", sport, timeout=60)
+c.request("POST", "/v1/run", body=b'{"code": "x = 2 + 1"}')
+c.getresponse().read()
+status, _, body = post(sport, "", path="/checkpoint", method="GET")
+check(status == 200 and body.split("\n")[1] == "9" and body.count("\n— ") == 1,
+      f"the witness gone, the checkpoint is published uncosigned: {status} {body!r}")
+srv.send_signal(signal.SIGTERM)
+check(srv.wait(timeout=120) == 0, "serve stops")
+err = srv.stderr.read()
+check("calc-route: serve: witnesses: w1: cannot connect\n" in err, f"serve says which witness failed: {err!r}")
 
 for args, message in [(["witness", "--listen", "127.0.0.1:0", "--key", "wk"], "witness wants --listen HOST:PORT"),
                       (["witness", "--listen", "nowhere", "--key", "wk", "--origin", WNAME, "--policy", "pol", "--state", "s"],
