@@ -157,6 +157,21 @@ cr_code audit_schema_open(audit_db *db, int flags, cr_error *err);
 void audit_budget(audit_db *db);
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err);
 
+/* The signed-note text toolkit (audit/merkle.c) shared by checkpoints, proofs, bundles and
+ * policies: standard base64 appended, and decoded into at most cap bytes (1 when s is that
+ * and only that); a base64 SHA-256 hash; the next newline-ended line of [*p, end) (1 with
+ * it in line and len, newline left out); a decimal as the formats write it (no sign, no
+ * leading zero, below 2^63); a key name as signed-note allows. */
+cr_code audit_b64_put(cr_buf *b, const void *p, size_t n);
+int audit_b64_decode(const char *s, size_t len, uint8_t *out, size_t cap, size_t *got);
+int audit_b64_hash(const char *s, size_t len, uint8_t out[AUDIT_HASH_LEN]);
+int audit_next_line(const char **p, const char *end, const char **line, size_t *len);
+int audit_get_u64(const char *s, size_t len, uint64_t *v);
+int audit_name_ok(const char *s, size_t len);
+/* RFC 6962's interior node hash. */
+void audit_node_hash(const uint8_t l[AUDIT_HASH_LEN], const uint8_t r[AUDIT_HASH_LEN],
+                     uint8_t out[AUDIT_HASH_LEN]);
+
 int64_t audit_now_us(void);
 /* 8 bytes big-endian: the encoding's integers, the checkpoint message, PostgreSQL's int8. */
 void audit_put_be64(void *out, uint64_t v);

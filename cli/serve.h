@@ -29,6 +29,11 @@ typedef struct {
     double checkpoint_every;  /* with checkpoint_key, seconds between checkpoints while
                                  records arrive; 0: CR_SERVE_CHECKPOINT_EVERY_S, -1: only at
                                  the start and the stop */
+    const char *tiles;            /* a directory: the ledger's tree as C2SP tlog-tiles, kept
+                                     there (checkpoint_key signs it) and published read-only as
+                                     GET /checkpoint and /tile/...; NULL: not published */
+    const char *witnesses;        /* a tlog-policy: its witnesses with a URL cosign each
+                                     checkpoint the tiles publish; NULL: none asked */
 } cr_serve_opts;
 
 #define CR_SERVE_LISTEN "127.0.0.1:8080"

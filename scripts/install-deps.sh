@@ -59,6 +59,9 @@ step "the OCI image" mmdebstrap podman runc apparmor
 # haproxy: the load balancer of tests/test_fleet.sh's serve hosts, iproute2's ip their
 # network namespaces.
 step "the fleet" haproxy iproute2
+# Go and its x/mod: tests/interop, built offline, checks the ledger's checkpoints, proofs and
+# tiles with Go's sumdb/note and sumdb/tlog (code we did not write; tests/test_interop.sh).
+step "Go's x/mod" golang-go golang-golang-x-mod-dev
 # The Debian packages (make deb, tests/test_deb.sh): debhelper and dh-python build them,
 # lintian checks them; the test's root is mmdebstrap's.
 step "Debian packaging" debhelper dh-python lintian

@@ -1046,6 +1046,31 @@ static int verify_cut_main(int argc, char **argv)
     return TEST_SUMMARY();
 }
 
+/* C2SP tlog-tiles' names: N in three-digit elements, all but the last with an x. */
+static void test_tile_paths(void)
+{
+    static const struct {
+        int level;
+        uint64_t n;
+        unsigned width;
+        const char *want;
+    } cases[] = {
+        { 0, 0, 0, "tile/0/000" },
+        { 0, 5, 17, "tile/0/005.p/17" },
+        { 1, 999, 256, "tile/1/999" },
+        { 2, 1000, 1, "tile/2/x001/000.p/1" },
+        { 0, 1234067, 0, "tile/0/x001/x234/067" },
+        { -1, 1234067, 255, "tile/entries/x001/x234/067.p/255" },
+        { 63, UINT64_C(72057594037927935), 0, "tile/63/x072/x057/x594/x037/x927/935" },
+    };
+    char path[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(audit_tile_path(path, sizeof path, cases[i].level, cases[i].n, cases[i].width));
+        CHECK_STR(path, cases[i].want);
+    }
+    CHECK(!audit_tile_path(path, 12, 0, 1234067, 0));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "--verify-cut")) return verify_cut_main(argc, argv);
@@ -1073,6 +1098,7 @@ int main(int argc, char **argv)
     test_keys();
     test_checkpoints();
     test_json();
+    test_tile_paths();
     test_group_commit();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
