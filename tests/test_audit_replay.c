@@ -415,7 +415,7 @@ static void test_corpus_replay(void)
     snprintf(p1, sizeof p1, "%s/finqa/finqa_dev.jsonl", corpus);
     snprintf(p2, sizeof p2, "%s/python/pot_tatqa.jsonl", corpus);
     if (access(p1, R_OK) != 0 || access(p2, R_OK) != 0) {
-        SKIP("no corpus at %s (set CR_CORPUS)", corpus);
+        UNAVAILABLE("no corpus at %s (set CR_CORPUS)", corpus);
         return;
     }
     snprintf(ledger, sizeof ledger, "%s/corpus.db", dir);
