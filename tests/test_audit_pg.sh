@@ -197,7 +197,7 @@ for i in $(seq 1 40); do
 done | "$R" --batch --audit "$V" >/dev/null
 "$A" checkpoint "$V" --key "$tmp/k" >/dev/null 2>&1
 vcut() { "$B/tests/test_audit" --verify-cut "$@" 2>>"$tmp/cut.err" | paste -sd' ' -; }
-all="36 passed, 0 failed, 0 skipped"
+all="1 passed, 0 failed, 0 skipped"   # one check: every cut's report is the single pass's
 expect ranges "ok: 40 records, head seq 40, 1 checkpoints $all" "$(vcut "$V" "$tmp/k.pub")"
 expect ranges-big-row "100001" "$("$A" show "$V" 21 | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["stdout"]))')"
 # A role allowed one connection: every range falls back to the caller's.

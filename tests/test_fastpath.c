@@ -223,6 +223,7 @@ static int corpus(const char *root)
         names[nnames++] = strdup(de->d_name);
     }
     closedir(d);
+    SWEEP_BEGIN(sweep);   /* every program of the corpus: one check (tests/testlib.h) */
     for (size_t fi = 0; fi < nnames; fi++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, names[fi]);
@@ -261,6 +262,7 @@ static int corpus(const char *root)
         fclose(in);
         free(names[fi]);
     }
+    SWEEP_END(sweep);
     free(names);
     printf("corpus: %zu programs; the fast path accepts %zu (%.1f%%), of which %zu (%.1f%%) "
            "the tree-sitter path routes in-process\n", total, fast,

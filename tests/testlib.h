@@ -2,6 +2,14 @@
  * Each binary ends with one line "N passed, N failed, N skipped" (", N by design" after it
  * when there are any); tests/run.sh adds them up.
  *
+ * What counts as one. A pass or a failure is one check the test names: a CHECK at one place
+ * for one case (a line of the test, a row of a table of cases in it or of a data file it
+ * reads with the expected answers, a call of a helper from one case). A check repeated over
+ * inputs the test does not name one by one (every allocation of a program, every program of
+ * a corpus, every cut of a ledger, every field of every row) counts once: SWEEP_BEGIN and
+ * SWEEP_END fold the checks between them into one pass, or one failure (the failing inputs
+ * still printed). So a count says how many things were checked, not how long it took.
+ *
  * What was not checked is named, one line each on stderr, which tests/run.sh counts against
  * the closing line: "SKIP name: reason" for a check this host cannot run (SKIP(); the name
  * is the function's, and holds no colon), "BY-DESIGN name: reason" for a case left unchecked
@@ -70,6 +78,13 @@ static inline int t_under_ci(void)
 /* A case left unchecked on purpose, named by `name` (no colon) and why. */
 #define BY_DESIGN(name, ...) do { t_design++; fprintf(stderr, "BY-DESIGN %s: ", name); \
     fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } while (0)
+
+/* The checks between SWEEP_BEGIN(s) and SWEEP_END(s) count as one (see the top). Sweeps
+ * nest. */
+typedef struct { int pass, fail; } t_sweep;
+#define SWEEP_BEGIN(s) t_sweep s = { t_pass, t_fail }
+#define SWEEP_END(s) do { int failed_ = t_fail != (s).fail; \
+    t_pass = (s).pass + !failed_; t_fail = (s).fail + failed_; } while (0)
 
 /* An engine with the options given as key, value pairs, ending with NULL:
  * t_engine(&err, "tier", "none", NULL). NULL with err filled when an option or the engine
