@@ -36,10 +36,9 @@ else
     base=$(sh tests/pg-server.sh start "$srv" 2>"$tmp/err")
     st=$?
     if [ "$st" != 0 ]; then
-        echo "SKIP: no PostgreSQL server could start here (exit $st): $(head -c 300 "$tmp/err")" >&2
-        skip=1
-        summary
-        exit 0
+        unavailable test_audit_pg \
+            "no PostgreSQL server could start here (exit $st): $(head -c 300 "$tmp/err")"
+        finish
     fi
 fi
 # base is postgresql:///?host=DIR&user=NAME: a database NAME is postgresql:///NAME?host=...
@@ -263,8 +262,8 @@ if printf 'import os\nans = 1' | "$R" --tier ns >/dev/null 2>"$tmp/err"; then
   replayed: \"31 bytes, sha256 $(sha256sum "$tmp/data/rev.csv" | cut -d' ' -f1)\"
 FAIL: 1 replayed, 0 identical, 1 differ, 0 sandboxed differ (not failures), 0 skipped" "$? $out"
 else
-    echo "SKIP: replay with data: the ns sandbox cannot run here: $(head -c 200 "$tmp/err")" >&2
-    skip=$((skip + 2))
+    why="the ns sandbox cannot run here: $(head -c 200 "$tmp/err")"
+    skip replay-data "$why"
+    skip replay-data-changed "$why"
 fi
-summary
-[ "$fail" = 0 ]
+finish

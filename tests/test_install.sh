@@ -3,12 +3,11 @@
 # to a prefix of its own; a C program builds through pkg-config against each, and the Python
 # module imports from the staged tree with nothing but PYTHONPATH, loading the staged library.
 B=${BUILD:-build}
+. tests/lib.sh
 case "$B" in *asan*)
-    echo "SKIP install: a sanitizer build cannot be loaded by an uninstrumented program or python3" >&2
-    echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+    skip_all install "a sanitizer build cannot be loaded by an uninstrumented program or python3" ;;
 esac
 PY=/usr/bin/python3
-pass=0 fail=0
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
@@ -87,5 +86,4 @@ optsite=$($PY bindings/python/sitedir.py "$stage/opt")
 out=$(cd "$stage" && env -u CALCROUTE_LIB PYTHONPATH="$optsite" $PY -c 'import calcroute; print(calcroute.run("ans = 2 ** 100").repr, calcroute._lib._name)')
 ok "$out" "1267650600228229401496703205376 $optsite/calcroute/libcalcroute.so.0" "python module from $stage/opt"
 
-echo "$pass passed, $fail failed, 0 skipped"
-[ "$fail" = 0 ]
+finish

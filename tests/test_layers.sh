@@ -6,9 +6,7 @@
 # and in DESIGN.md's Layout table, that no module includes another's private header (one
 # whose name ends in _int.h), and that the checker itself catches a violation.
 cd "$(dirname "$0")/.." || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. tests/lib.sh
 
 # check ROOT DESIGN: prints one line per violation, "file:line: ..."; exit 0 either way.
 check() {
@@ -78,5 +76,4 @@ for m in $modules; do
     if [ -d "$m" ]; then ok; else bad "layer $m/ does not exist"; fi
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
