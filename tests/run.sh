@@ -54,6 +54,7 @@ named() {
     return 1
 }
 [ $# -gt 0 ] || set -- "$B"/tests/test_* tests/test_*.sh
+set -f   # SERIAL's and TEST_ONLY's globs are matched against names, not the files here
 for t in "$@"; do
     [ -f "$t" ] && [ -x "$t" ] || continue
     case $t in *.d|*.o) continue ;; esac
@@ -64,11 +65,12 @@ for t in "$@"; do
     done
     echo "$t" >>"$dir/$list"
 done
+set +f
 
+for t in $(cat "$dir/serial" 2>/dev/null); do run_one "$B" "$dir" "$t"; done
 # The longest first, by the times the last run kept (a test without one first of all), so
 # that no long test starts last.
 times=$B/tests/run-times
-for t in $(cat "$dir/serial" 2>/dev/null); do run_one "$B" "$dir" "$t"; done
 if [ -s "$dir/parallel" ]; then
     awk -v times="$times" '
         BEGIN { while ((getline l < times) > 0) { split(l, f, " "); s[f[2]] = f[1] } }
