@@ -67,6 +67,9 @@ step "Go's x/mod" golang-go golang-golang-x-mod-dev
 step "Debian packaging" debhelper dh-python lintian
 # bubblewrap: a peer make bench measures the ns tier against (bench/bench_sandbox.sh).
 step "the benchmarks' peers" bubblewrap
+# stress-ng loads both cores while tests/stress.sh runs the suite, to show its verdicts do not
+# depend on a quiet machine.
+step "the stress run" stress-ng
 # Debian's nodejs and npm run the MCP SDK's client (tests/test_mcp_sdk.sh), unless a nodejs
 # that carries its own npm is installed already (NodeSource's does, and conflicts with
 # Debian's npm).

@@ -584,15 +584,17 @@ static void test_corpus_replay(void)
     snprintf(p1, sizeof p1, "%s/finqa/finqa_dev.jsonl", corpus);
     snprintf(p2, sizeof p2, "%s/python/pot_tatqa.jsonl", corpus);
     if (access(p1, R_OK) != 0 || access(p2, R_OK) != 0) {
-        SKIP("no corpus at %s (set CR_CORPUS)", corpus);
+        UNAVAILABLE("no corpus at %s (set CR_CORPUS)", corpus);
         return;
     }
     snprintf(ledger, sizeof ledger, "%s/corpus.db", dir);
     cr_engine *e = engine();
     if (!e) return;
     int runs_dsl = 0, runs_py = 0;
+    SWEEP_BEGIN(sweep);   /* each program runs and is recorded: one check (tests/testlib.h) */
     int inproc = run_corpus_file(e, p1, CR_LANG_DSL, max, &runs_dsl)
                + run_corpus_file(e, p2, CR_LANG_PYTHON, max, &runs_py);
+    SWEEP_END(sweep);
     cr_engine_close(e);
     CHECK_INT(runs_dsl + runs_py, 2 * max);
     CHECK(inproc > max);            /* most of these programs are inside the subset */

@@ -2,7 +2,7 @@
 # calc-route end to end: exact output, exit statuses, JSON shape, batch mode.
 B=${BUILD:-build}
 R="$B/calc-route"
-pass=0 fail=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -163,8 +163,7 @@ else
     kvm_why="no vmlinuz and initrd.cpio in $tmp/kvm (the kvm directory configured): make install-kvm installs them, --kvm-dir names another directory"
 fi
 if [ -e /dev/kvm ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
-    echo "SKIP kvm-dir-empty: /dev/kvm is not ours to open" >&2
-    skip=$((skip + 1))
+    skip kvm-dir-empty "/dev/kvm is not ours to open"
 else
     check kvm-dir-empty 5 '' "calc-route: sandbox failure: kvm: $kvm_why; try --tier ns" \
         'import os' --tier kvm --kvm-dir "$tmp/kvm"
@@ -321,5 +320,4 @@ print(n)' "$tmp/big.out")
 if [ "$got" = 10000 ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL batch-10000: $got" >&2; fi
 
-echo "$pass passed, $fail failed, ${skip:-0} skipped"
-[ "$fail" = 0 ]
+finish

@@ -3,12 +3,11 @@
 # to a prefix of its own; a C program builds through pkg-config against each, and the Python
 # module imports from the staged tree with nothing but PYTHONPATH, loading the staged library.
 B=${BUILD:-build}
+. tests/lib.sh
 case "$B" in *asan*)
-    echo "SKIP install: a sanitizer build cannot be loaded by an uninstrumented program or python3" >&2
-    echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+    skip_all install "a sanitizer build cannot be loaded by an uninstrumented program or python3" ;;
 esac
 PY=/usr/bin/python3
-pass=0 fail=0
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
@@ -122,5 +121,4 @@ make -s uninstall B="$B" PYTHON=$PY PREFIX="$stage/opt" >/dev/null 2>"$stage/un2
 ok "$?" 0 "make uninstall PREFIX=$stage/opt"
 ok "$(find "$stage/opt" ! -type d)" "" "left after uninstall from $stage/opt"
 
-echo "$pass passed, $fail failed, 0 skipped"
-[ "$fail" = 0 ]
+finish

@@ -99,8 +99,7 @@ Retry-After: 1
 RateLimit-Policy: "token";q=2;w=1
 RateLimit: "token";r=0;t=1' "$(field "$tmp/b" 'j["reason"]')
 $(tr -d '\r' <"$tmp/h" | grep -E '^(Retry-After|RateLimit-Policy|RateLimit):')" ;;
-    " 200 200 200") ok; echo "SKIP rate-limited: the three requests took over half a second" >&2
-        skip=$((skip + 1)) ;;
+    " 200 200 200") ok; skip rate-limited "the three requests took over half a second" ;;
     *) bad "rate-limited: codes$codes" ;;
 esac
 "$R" --token-file /dev/null serve >/dev/null 2>"$tmp/err"
@@ -130,11 +129,7 @@ kill -TERM "$pid"
 wait "$pid"
 
 if [ -n "$ns_why" ]; then
-    echo "SKIP the sandboxed checks: the ns tier cannot run here: $ns_why" >&2
-    skip=$((skip + 1))
-    summary
-    [ "$fail" = 0 ]
-    exit
+    skip_all "the sandboxed checks" "the ns tier cannot run here: $ns_why"
 fi
 
 # ---- warm by default: ready means warm, and the first sandboxed request is warm ---------
@@ -250,5 +245,4 @@ expect cadence-stderr "calc-route: serve: --checkpoint-key read; the ledger is e
 calc-route: serve: the head, seq 3, is signed already
 calc-route: serve: stopped, every request answered" "$(cat "$tmp/cadence.err")"
 
-summary
-[ "$fail" = 0 ]
+finish
