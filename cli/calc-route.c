@@ -869,7 +869,18 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         case O_TIMEOUT: rc = set_config(cfg, "timeout", optarg); break;
         case O_MEMORY: rc = set_config(cfg, "memory", optarg); break;
         case O_DATA: rc = set_config(cfg, "data", optarg); break;
-        case O_OUT: rc = set_config(cfg, "out", optarg); break;
+        case O_OUT:
+            /* Where the artifacts go is made when missing (its parent must exist): the
+             * library takes only a directory that is there. */
+            if (mkdir(optarg, 0777) < 0 && errno != EEXIST) {
+                char why[1100];
+                snprintf(why, sizeof why, "%.1000s: %s", optarg, strerror(errno));
+                rc = die_usage("--out %s (it is made when missing, in a directory that is there)",
+                               why);
+            } else {
+                rc = set_config(cfg, "out", optarg);
+            }
+            break;
         case O_AUDIT: rc = set_config(cfg, "audit", optarg); break;
         /* Checked by the engine when it opens (exit 2 with its reason). */
         case O_INTERPRETER: rc = set_config(cfg, "interpreter", optarg); break;

@@ -207,6 +207,11 @@ That is 1.64%.'
 check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
 check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'growth' (line 1, col 5)" "$reply" --tier none
 check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
+# --out is made when missing (README's example), in a directory that must be there.
+check out-made 0 '= 1' '' 'ans = 1' --out "$tmp/artifacts-new"
+check out-is-there 0 "= 'directory'" '' "ans = '$( [ -d "$tmp/artifacts-new" ] && echo directory )'" --tier none
+check out-no-parent 2 '' "calc-route: --out /nonexistent/x/y: No such file or directory (it is made when missing, in a directory that is there)
+Try 'calc-route --help'." 'ans = 1' --out /nonexistent/x/y
 json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["total", "ans"]}' \
     'd["value"]["from"]' '"total"' --batch
 json_field answer-vars-list-bad '{"code": "ans = 1", "answer_vars": ["a", 2]}' \
