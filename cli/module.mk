@@ -11,7 +11,7 @@ $(B)/calc-route: $(CALC_ROUTE_SRC) cli/line.h cli/mcp.h cli/serve.h cli/mhd.h cl
 
 CALC_AUDIT_SRC := cli/calc-audit.c cli/mhd.c
 $(B)/calc-audit: $(CALC_AUDIT_SRC) cli/mhd.h $(B)/libcalcroute-dev.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $(CALC_AUDIT_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $(CALC_AUDIT_SRC) $(B)/libcalcroute-dev.a $(STATIC_LIBS)
 
 # The MCP SDK's client that tests/test_mcp_sdk.sh drives calc-route mcp with (npm, cached).
 MCP_CLIENT_DIR ?= build/mcp-client
