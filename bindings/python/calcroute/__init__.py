@@ -763,13 +763,15 @@ run.__doc__ = """Runs `code` once and returns a Result. For one-off use: it keep
 def _option_text(key, val):
     """A request option's text as cr_request_set_option() reads it, which ends at a NUL: a
     value holding one is refused here rather than cut there."""
-    if type(val) in (list, tuple):
+    if type(val) in (list, tuple) and key == "answer_vars":
         if any(type(x) is not str for x in val):
             raise CalcrouteError(f"{key}: want names as str")
         val = ",".join(val)
-    elif type(val) not in (str, int):
-        raise CalcrouteError(f"{key}: want a str or an int, not {type(val).__name__}")
-    text = str(val) if type(val) is str else int.__str__(val)
+    elif type(val) not in (str, int, float, bool):
+        raise CalcrouteError(f"{key}: want a str or a number, not {type(val).__name__}")
+    # Exact types only, so that their own texts (not a subclass's __str__) reach the library,
+    # which says what it wants of the value.
+    text = repr(val) if type(val) is float else str(val)
     if "\0" in text:
         raise CalcrouteError(f"{key}: {text!r:.60} holds a NUL character")
     return text.encode()

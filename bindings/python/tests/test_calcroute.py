@@ -79,7 +79,9 @@ class TestRun(unittest.TestCase):
         for kw, msg in (({"answer_vars": "ans\0x"}, "answer_vars: 'ans\\x00x' holds a NUL character"),
                         ({"answer_vars": ["a", "b\0"]}, "answer_vars: 'a,b\\x00' holds a NUL character"),
                         ({"rounding": "half-up\0"}, "rounding: 'half-up\\x00' holds a NUL character"),
-                        ({"precision": True}, "precision: want a str or an int, not bool")):
+                        ({"precision": [5]}, "precision: want a str or a number, not list"),
+                        ({"answer_vars": ["a", 5]}, "answer_vars: want names as str"),
+                        ({"precision": {"p": 5}}, "precision: want a str or a number, not dict")):
             with self.assertRaises(calcroute.CalcrouteError) as cm:
                 calcroute.run("ans = 1 / 3", **kw)
             self.assertEqual(str(cm.exception), msg)
