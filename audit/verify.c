@@ -344,6 +344,7 @@ static int check_batch(vcheck *k, vbatch *b, cr_audit_report *rep)
             }
             rep->checkpoints++;
             rep->checkpoint_seq = (uint64_t)k->c.seq;
+            rep->checkpoint_time_us = k->c.time_us;
         }
         if (k->have < 0) return 0;
     }
@@ -606,6 +607,7 @@ static cr_code verify_ranges(audit_db *db, int nr, int64_t last, vcheck *k,
         }
         rep->checkpoints++;
         rep->checkpoint_seq = (uint64_t)k->c.seq;
+        rep->checkpoint_time_us = k->c.time_us;
         if ((k->have = next_ckpt(k->cst, k->pubkey, &k->c, rep)) < 0) goto free;
     }
     rep->records = rep->head_seq = passed;

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,6 +185,16 @@ static int cmd_verify(cr_audit *a, const options *o)
     else
         printf("no checkpoints: a consistent rewrite of the whole file would go unnoticed;"
                " sign with `calc-audit checkpoint`\n");
+    if (rep.checkpoints) {
+        /* How stale the signed view is: an examiner's proof needs a checkpoint that covers
+         * the record, and a log that stopped signing is worth noticing. */
+        time_t at = (time_t)(rep.checkpoint_time_us / 1000000);
+        struct tm tm;
+        char when[32] = "?";
+        if (gmtime_r(&at, &tm)) strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        long long age = (long long)time(NULL) - (long long)at;
+        printf("newest checkpoint signed %s, %lld s ago\n", when, age < 0 ? 0 : age);
+    }
     if (rep.foreign_checkpoints)
         printf("%" PRIu64 " checkpoints by other keys ignored\n", rep.foreign_checkpoints);
     return EXIT_OK;

@@ -367,6 +367,8 @@ typedef struct {
     uint64_t checkpoints;         /* checkpoints whose signature and head matched */
     uint64_t checkpoint_seq;      /* the highest of them; records after it are not signed */
     uint64_t foreign_checkpoints; /* signed by another key than pubkey_path's (ignored) */
+    int64_t checkpoint_time_us;   /* when the newest of them was signed (microseconds since
+                                     the epoch, as it records); 0 when there is none */
 } cr_audit_report;
 
 /* Recomputes the whole chain and checks every checkpoint. With pubkey_path (a file written by
