@@ -390,13 +390,11 @@ class TestEngine(unittest.TestCase):
         if probe.route != "ns" or probe.status != "ok":
             self.skipTest(f"the ns tier does not run here: {probe.error}")
         code = "import json\nans = getattr(json, 'warmed', 0)"
-        with calcroute.Engine(tier="ns", pool=1, preload=["json"],
+        # Waited for (wait_ready), the pool gives the first run a warm sandbox, with the
+        # warm-up's state; a cold start would have none.
+        with calcroute.Engine(tier="ns", pool=1, preload=["json"], wait_ready=True,
                               warmup="import json\nprint('noise')\njson.warmed = 5") as eng:
-            for _ in range(50):         # until the zygote and its first worker are ready
-                r = eng.run(code)
-                if r.timings["sandbox_start"] == "warm":
-                    break
-                time.sleep(0.1)
+            r = eng.run(code)
             self.assertEqual((r.timings["sandbox_start"], r.value, r.stdout), ("warm", 5, ""))
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.Engine(tier="ns", pool=1, warmup="x = '\0'")
