@@ -438,7 +438,7 @@ static enum refusal admit(server *s, request *r)
 
 /* ---- readiness -------------------------------------------------------------------------- */
 
-/* /readyz: the pool has been full once and can still make workers, the ledger answers, the
+/* /readyz: the pool has been full once and has warm workers to give, the ledger answers, the
  * signing key signed, and the service is not stopping. 503 when one fails; ?verbose lists
  * every check with what it found. */
 static void add_check(json_t *checks, json_t *failed, const char *name, int ok,

@@ -196,8 +196,9 @@ CR_API void cr_engine_pool_state(cr_engine *engine, size_t *size, size_t *ready)
 CR_API size_t cr_engine_pool_waiting(cr_engine *engine);
 /* Readiness, for a service's probe or a caller that wants its first requests warm. `what`:
  * "pool" (the warm pool has been full once, waiting up to `seconds` for it, and can still
- * make workers; an engine without a pool passes), "ledger" (the audit ledger answers a read
- * now; a lost PostgreSQL connection is made again; none passes), or NULL for both. CR_OK
+ * give a request a warm sandbox: make one, or with refill=0 one is unused yet; an engine
+ * without a pool passes), "ledger" (the audit ledger answers a read now; a lost PostgreSQL
+ * connection is made again; none passes), or NULL for both. CR_OK
  * when ready; otherwise CR_EBUSY (the pool: its message says what it lacks, "pool: warming:
  * 1 of 4 workers ready") or the ledger's own error (CR_EAUDIT), with err filled. Any thread,
  * any time; blocks for up to `seconds` and for a ledger commit under way. */

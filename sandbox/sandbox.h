@@ -280,8 +280,9 @@ cr_code sandbox_pool_run(sandbox_pool *pool, const sandbox_job *job, sandbox_out
  * of sandbox_pool_run() may be running. NULL is a no-op. */
 void sandbox_pool_close(sandbox_pool *pool);
 /* What a readiness check wants to know: workers ready now, requests waiting for one, and
- * whether the pool has been full once (`size` ready at once) and can still make workers;
- * when it is not, why says so. */
+ * whether the pool has been full once (`size` ready at once) and can still give a request
+ * a warm worker (make one, or with refill off, one it made is unused yet); when it is not,
+ * why says so. */
 typedef struct {
     unsigned ready, waiting, size;
     int warm;
@@ -290,8 +291,8 @@ typedef struct {
 void sandbox_pool_state(sandbox_pool *pool, sandbox_pool_health *h);
 /* Ready workers now, and the host pid of up to max runners (pid 1 of each) in pids. */
 size_t sandbox_pool_ready(sandbox_pool *pool, pid_t *pids, size_t max);
-/* Waits up to `seconds` until n workers are ready: 1 when they are, 0 (timeout, or workers
- * fail to start) otherwise. */
+/* Waits up to `seconds` until n workers are ready: 1 when they are, 0 (timeout, workers
+ * fail to start, or with refill off too few are left unused) otherwise. */
 int sandbox_pool_wait_ready(sandbox_pool *pool, size_t n, double seconds);
 
 /* ---- per-tier entry points (sandbox_run() dispatches to these) ---------------------------

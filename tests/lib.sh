@@ -53,6 +53,8 @@ serve_test() {
 
 # start NAME ARGS...: `$R ARGS... serve` on a free loopback port, its output in $tmp/NAME.out
 # and .err; sets $url and $pid, and adds the pid to $pids (for the caller's trap to kill).
+# Waits for the line that says it serves while the process lives, 60 s at most (a loaded
+# machine; the nested test host, tests/kvm-host/, emulates every instruction).
 start() {
     name=$1
     shift
@@ -60,7 +62,8 @@ start() {
     pid=$!
     pids="$pids $pid"
     i=0
-    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 100 ]; do
+    while ! grep -qs '^calc-route: serving on ' "$tmp/$name.out" && [ $i -lt 600 ] &&
+        kill -0 "$pid" 2>/dev/null; do
         sleep 0.1
         i=$((i + 1))
     done

@@ -1,5 +1,6 @@
 /* tests/test_audit_cli.c: calc-audit end to end on ledgers written with audit_append():
- * outputs and exit statuses of every command, a tampered row, signed checkpoints. */
+ * outputs and exit statuses of every command, each usage error's exact message, init on a
+ * new file and on a ledger, a tampered row, signed checkpoints. */
 #include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -78,24 +79,87 @@ static void make_ledger(const char *path, int n)
     audit_close(db);
 }
 
+/* A usage error: exit 2, nothing on stdout, and on stderr the message, then the usage text
+ * (--help's). */
+static void check_usage(const char *help, const char *args, const char *message)
+{
+    static char want[sizeof out + 256];
+    CHECK_INT(run("%s", args), 2);
+    CHECK_STR(out, "");
+    snprintf(want, sizeof want, "calc-audit: %s\n%s", message, help);
+    CHECK_INT(run_errs(tool, "%s", args), 2);
+    CHECK_STR(out, want);
+}
+
 static void test_usage(void)
 {
+    static char help[sizeof out];
     CHECK_INT(run("--help"), 0);
     CHECK(starts_with(out, "usage: calc-audit COMMAND"));
     CHECK(strstr(out, "exit status: 0 ok; 1 verification, a proof or replay failed, a record"
                       " or tree size the\nledger does not hold, or DB is not a ledger")
           != NULL);
+    snprintf(help, sizeof help, "%s", out);
+    CHECK_INT(run_errs(tool, "--help"), 0);
+    CHECK_STR(out, "");
+    CHECK_INT(run("-h"), 0);
+    CHECK_STR(out, help);
     CHECK_INT(run("--version"), 0);
     CHECK_STR(out, "calc-audit " CR_VERSION_STRING "\n");
-    CHECK_INT(run(""), 2);
-    CHECK_INT(run("frobnicate x.db"), 2);
-    CHECK_INT(run("verify"), 2);
-    CHECK_INT(run("verify a.db b.db"), 2);
-    CHECK_INT(run("verify a.db --bogus"), 2);
-    CHECK_INT(run("export a.db --from x"), 2);
-    CHECK_INT(run("checkpoint a.db"), 2);
+    check_usage(help, "", "no command");
+    check_usage(help, "frobnicate x.db", "unknown command frobnicate");
+    check_usage(help, "verify", "verify: wrong number of arguments");
+    check_usage(help, "verify a.db b.db", "verify: wrong number of arguments");
+    check_usage(help, "verify a.db --bogus", "unknown option --bogus");
+    check_usage(help, "export a.db --from x", "--from wants a record number");
+    check_usage(help, "checkpoint a.db", "checkpoint wants --key FILE");
+    check_usage(help, "keygen", "keygen wants one FILE");
+    check_usage(help, "verify-proof p --pubkey k", "verify-proof wants --checkpoint NOTE and"
+                " --pubkey FILE");
     CHECK_INT(run("verify %s/missing.db", dir), 5);
     CHECK_STR(out, "");
+    CHECK_INT(run_errs(tool, "verify %s/missing.db", dir), 5);
+    char want[600];
+    snprintf(want, sizeof want, "calc-audit: audit: open %s/missing.db: unable to open database"
+             " file (No such file or directory)\n", dir);
+    CHECK_STR(out, want);
+}
+
+/* `init` on SQLite: a new ledger that verify accepts; on a ledger, what it holds, unchanged;
+ * a file that is not a ledger is refused. */
+static void test_init(void)
+{
+    static char head[sizeof out];
+    char db[400], want[1024];
+    snprintf(db, sizeof db, "%s/init.db", dir);
+    CHECK_INT(run("init %s", db), 0);
+    CHECK_STR(out, "ok: a ledger of 0 records\n");
+    CHECK_INT(run("verify %s", db), 0);
+    CHECK_STR(out, "ok: 0 records, head seq 0 0000000000000000000000000000000000000000000000000"
+                   "000000000000000\nno checkpoints: a consistent rewrite of the whole file would"
+                   " go unnoticed; sign with `calc-audit checkpoint`\n");
+    make_ledger(db, 3);
+    CHECK_INT(run("head %s", db), 0);
+    snprintf(head, sizeof head, "%s", out);
+    CHECK_INT(run("init %s", db), 0);
+    CHECK_STR(out, "ok: a ledger of 3 records\n");
+    CHECK_INT(run("head %s", db), 0);
+    CHECK_STR(out, head);
+    CHECK_INT(run("verify %s", db), 0);
+    CHECK(starts_with(out, "ok: 3 records, head seq 3 "));
+
+    sqlite3 *s = NULL;
+    snprintf(db, sizeof db, "%s/other.db", dir);
+    CHECK_INT(sqlite3_open(db, &s), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(s, "CREATE TABLE foo(x)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(s);
+    CHECK_INT(run_errs(tool, "init %s", db), 1);
+    CHECK_STR(out, "calc-audit: audit: not a ledger: unexpected table foo\n");
+    snprintf(db, sizeof db, "%s/no-such-dir/init.db", dir);
+    CHECK_INT(run_errs(tool, "init %s", db), 5);
+    snprintf(want, sizeof want, "calc-audit: audit: open %s: unable to open database file (%s/"
+             "no-such-dir: No such file or directory)\n", db, dir);
+    CHECK_STR(out, want);
 }
 
 static void test_inspect(void)
@@ -120,8 +184,11 @@ static void test_inspect(void)
                            "\"request_id\":\"r2\","));
     CHECK(strstr(out, "\"code\":\"ans = 6 / 2\"") && strstr(out, "\"value_repr\":\"3.0\""));
     CHECK(strchr(out, '\n') == out + strlen(out) - 1);
-    CHECK_INT(run("show %s 4", db), 1);   /* a missing record: what was asked for is not there */
-    CHECK_INT(run("show %s 0", db), 2);
+    /* a missing record: what was asked for is not there */
+    CHECK_INT(run_errs(tool, "show %s 4", db), 1);
+    CHECK_STR(out, "calc-audit: audit: no record with seq 4\n");
+    CHECK_INT(run_errs(tool, "show %s 0", db), 2);
+    CHECK_STR(out, "calc-audit: audit: records start at seq 1\n");
 
     CHECK_INT(run("export %s", db), 0);
     int lines = 0;
@@ -202,7 +269,10 @@ static void test_checkpoints(void)
     make_ledger(db, 2);
     CHECK_INT(run("keygen %s", key), 0);
     CHECK_INT(access(key, R_OK), 0);
-    CHECK_INT(run("keygen %s", key), 5);              /* never overwrites a key */
+    CHECK_INT(run_errs(tool, "keygen %s", key), 5);   /* never overwrites a key */
+    char want[600];
+    snprintf(want, sizeof want, "calc-audit: audit: create %s: File exists\n", key);
+    CHECK_STR(out, want);
     CHECK_INT(run_errs(tool, "checkpoint %s --key %s", db, key), 0);
     CHECK(starts_with(out, "checkpoint: seq 2 "));   /* stdout has the tree's note */
     CHECK_INT(run("verify %s --pubkey %s.pub", db, key), 0);
@@ -210,7 +280,10 @@ static void test_checkpoints(void)
     make_ledger(db, 1);                              /* one more record, not yet signed */
     CHECK_INT(run("verify --pubkey %s.pub %s", key, db), 0);
     CHECK(strstr(out, "last at seq 2; later records are not signed yet\n") != NULL);
-    CHECK_INT(run("verify %s --pubkey %s", db, key), 2);   /* the secret key is no public key */
+    CHECK_INT(run_errs(tool, "verify %s --pubkey %s", db, key), 2);   /* a secret key */
+    snprintf(want, sizeof want, "calc-audit: audit: key %s: expected 64 hex digits and nothing"
+             " else\n", key);
+    CHECK_STR(out, want);
 
     /* Truncation behind the checkpoint. */
     sqlite3 *s = NULL;
@@ -296,6 +369,7 @@ int main(void)
              getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(dir)) return perror("mkdtemp"), 1;
     test_usage();
+    test_init();
     test_inspect();
     test_replay_shows_any_bytes();
     test_checkpoints();

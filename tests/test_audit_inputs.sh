@@ -94,9 +94,10 @@ seq 1: data/notes.txt differs
   replayed: \"5 bytes, sha256 $(sum_of sub/notes.txt)\"
 FAIL: 1 replayed, 0 identical, 1 differ, 0 sandboxed differ (not failures), 0 skipped"
 
-# --data belongs to the sandbox's re-runs.
-"$A" replay "$tmp/l.db" --data "$d" >/dev/null 2>&1
-check data-alone "$?" 2
+# --data belongs to the sandbox's re-runs: a usage error, the message then the usage text.
+"$A" replay "$tmp/l.db" --data "$d" >"$tmp/out" 2>"$tmp/err"
+check data-alone "$? [$(cat "$tmp/out")] $(cat "$tmp/err")" "2 [] calc-audit: replay: --data is for --rerun-sandbox
+$("$A" --help)"
 
 # A walk cut short says so: 33 levels of directories, one more than are entered.
 deep="$tmp/deep"

@@ -1,12 +1,14 @@
 #!/bin/sh
 # calc-audit's transparency-log view checked against an independent reading of the specs:
-# RFC 6962's tree hash, PATH and PROOF written here in Python (hashlib), C2SP signed-note key
-# IDs, and every Ed25519 signature checked by OpenSSL. Every inclusion proof (seq, size) and
-# consistency proof (old, new) of a 13-record ledger must equal the Python one byte for byte
-# and verify; forged proofs and notes, a rewritten ledger and a truncated one must not.
+# the leaves rebuilt here from the ledger's rows (the canonical encoding of docs/DESIGN.md
+# "Audit chain", checked against the hash chain the ledger stored), RFC 6962's tree hash,
+# PATH and PROOF written here in Python (hashlib), C2SP signed-note key IDs, and every
+# Ed25519 signature checked by OpenSSL. Every inclusion proof (seq, size) and consistency
+# proof (old, new) of a 13-record ledger must equal the Python one byte for byte and verify;
+# forged proofs and notes, a rewritten ledger and a truncated one must not.
 B=${BUILD:-build}
 exec /usr/bin/python3 - "$B" <<'PY'
-import base64, os, shutil, sqlite3, subprocess, sys
+import base64, os, shutil, sqlite3, struct, subprocess, sys
 
 sys.path.insert(0, "tests")
 from tlog_ref import H, Tally, leaf_hash, mth, openssl_verify, path, subproof
@@ -30,16 +32,58 @@ for i in range(1, N + 1):
     with open(f"c{i}.note", "w") as f:
         f.write(note)
 
-# the records' canonical encodings, as inclusion proofs carry them
+# The leaves: each record's canonical encoding, rebuilt from its row (not read from the
+# tool's proofs): format version (4 bytes), seq (8), field count (4), then each field a kind
+# byte: 0 absent (NULL), 1 bytes (8-byte length, the bytes), 2 an integer (8 bytes, two's
+# complement), all big-endian, in the order of audit/audit_int.h's AUDIT_FIELDS (the row's
+# columns; out and err_out are stdout and stderr).
+FIELDS = ["request_id", "time_us", "engine_version", "grammar_version", "lang", "code",
+          "bindings", "tables", "policy", "route", "reasons", "status", "value_fraction",
+          "value_repr", "value_type", "value_exact", "stdout", "stderr", "error", "artifacts",
+          "timings"]
+INTEGERS = {"time_us", "status", "value_exact"}
+
+def encode(seq, row):
+    enc = struct.pack(">IQI", 1, seq, len(FIELDS))
+    for name, v in zip(FIELDS, row):
+        if name in INTEGERS:
+            enc += b"\x02" + struct.pack(">q", v)
+        elif v is None:
+            enc += b"\x00"
+        else:
+            enc += b"\x01" + struct.pack(">Q", len(v)) + v
+    return enc
+
+db = sqlite3.connect("led.db")
+db.text_factory = bytes
+rows = db.execute(f"SELECT seq, format, {', '.join(FIELDS)}, prev_hash, hash FROM records"
+                  " ORDER BY seq").fetchall()
+db.close()
+check([r[0] for r in rows] == list(range(1, N + 1)), f"the ledger's seqs: {[r[0] for r in rows]}")
 records = []
+prev = bytes(32)
+for i, (seq, fmt, *cols) in enumerate(rows, 1):
+    row, prev_hash, stored = cols[:-2], cols[-2], cols[-1]
+    f = dict(zip(FIELDS, row))
+    # the request this record is of: its code, route and output
+    check((fmt, f["code"], f["route"], f["stdout"], f["status"]) ==
+          (1, f"x = {i} * 7\nprint(x)\n".encode(), b"inprocess", f"{7 * i}\n".encode(), 0),
+          f"row {seq} holds its request: {fmt} {f['code']!r} {f['route']!r} {f['stdout']!r}")
+    rec = encode(seq, row)
+    # the chain the ledger stored commits to these bytes: hash = SHA-256(tag || prev || enc)
+    check(prev_hash == prev and stored == H(b"calcroute/audit/record/v1" + prev + rec),
+          f"row {seq}: the chain's hash is not over the encoding rebuilt here")
+    prev = stored
+    records.append(rec)
+
+# Inclusion proofs carry the same bytes.
 for seq in range(1, N + 1):
     rc, proof, _ = run("prove", "led.db", str(seq))
     lines = proof.split("\n")
     check(rc == 0 and lines[:3] == ["calcroute/audit/inclusion-proof/v1", str(N), str(seq - 1)],
           f"prove {seq} header: {lines[:3]}")
-    rec = base64.b64decode(lines[3])
-    check(int.from_bytes(rec[4:12], "big") == seq, f"record {seq} encodes its seq")
-    records.append(rec)
+    check(base64.b64decode(lines[3]) == records[seq - 1],
+          f"prove {seq}: the record is not the row's encoding: {lines[3]}")
 lv = [leaf_hash(r) for r in records]
 
 # notes: text, key ID, signature, root
@@ -141,7 +185,8 @@ h = bytearray(base64.b64decode(cl[3])); h[5] ^= 0x80
 refused("a flipped consistency hash", verify("\n".join(cl[:3] + [base64.b64encode(h).decode()] + cl[4:]), old="c5.note"),
         "proof: the tree of 9 records does not extend the one of 5 (rewritten or truncated)")
 rc, out, err = verify(c59)
-check(rc == 2 and "old checkpoint" in err, f"a consistency proof without the old checkpoint: {rc} {err!r}")
+check((rc, out, err) == (2, "", "calc-audit: proof: a consistency proof is checked against the old checkpoint too\n"),
+      f"a consistency proof without the old checkpoint: {rc} {out!r} {err!r}")
 
 # a rewritten ledger: record 4 changed (its chain and the later ones recomputed by whoever
 # rewrote it would not help: the tree differs from the one the old checkpoint signed)

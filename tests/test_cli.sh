@@ -147,6 +147,26 @@ check usage-precision 2 '' "calc-route: --precision: want a whole number from 1 
 Try 'calc-route --help'." '1' --precision 0
 check usage-file 2 '' 'calc-route: /nonexistent/prog.py: No such file or directory' '' /nonexistent/prog.py
 check usage-directory 2 '' "calc-route: $tmp: Is a directory" '' "$tmp"
+# --help and -h: the usage on stdout, exit 0, and an entry for every long option the parser
+# takes (cli/calc-route.c's table); --version: the version's one home, include/calcroute.h.
+for h in --help -h; do
+    "$R" $h >"$tmp/out" 2>"$tmp/err"
+    got="$? [$(head -n 2 "$tmp/out")] [$(cat "$tmp/err")]"
+    want_help="0 [usage: calc-route [options] [FILE|-]
+       calc-route [options] mcp   (a Model Context Protocol server on stdin/stdout)] []"
+    if [ "$got" = "$want_help" ]; then pass=$((pass + 1)); else
+        fail=$((fail + 1)); printf 'FAIL help %s: [%s]\n' "$h" "$got" >&2; fi
+done
+options=$(grep -o '{"[a-z-]*", *[a-z_]*_argument' cli/calc-route.c | sed 's/{"\([a-z-]*\)".*/\1/')
+n=0 missing=""
+for o in $options; do
+    n=$((n + 1))
+    grep -qE -- "^ +(-h, )?--$o([ ,]|\$)" "$tmp/out" || missing="$missing $o"
+done
+if [ "$n" -ge 30 ] && [ -z "$missing" ]; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); printf 'FAIL help-lists-options: %s options read, not in --help:%s\n' "$n" "$missing" >&2; fi
+version=$(sed -n 's/^#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/calcroute.h | paste -sd.)
+check version 0 "calc-route $version" '' '' --version
 # --kvm-dir: checked when the engine opens; the kvm tier looks there once the host can run a
 # guest at all (else what the host lacks comes first: installing a guest would not help).
 check usage-kvm-dir 2 '' "calc-route: --kvm-dir: want a directory, got '/nonexistent-kvm'

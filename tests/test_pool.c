@@ -282,7 +282,7 @@ static void test_lean(void)
 }
 
 /* Refill on: every job of a sequence gets a warm worker. Off: the first only, then cold,
- * saying why. */
+ * saying why; the pool is warm for readiness while its one worker is unused, then not. */
 static void test_refill(void)
 {
     sandbox_outcome oc;
@@ -299,6 +299,10 @@ static void test_refill(void)
 
     if (!(p = open_pool(1, "", 0))) { CHECK(!"pool"); return; }
     CHECK(sandbox_pool_wait_ready(p, 1, READY_S));
+    sandbox_pool_health h;
+    sandbox_pool_state(p, &h);
+    CHECK_INT(h.warm, 1);
+    CHECK_STR(h.why, "");
     for (int i = 0; i < 2; i++) {
         if (pool_run(p, "print(8)\n", NULL, &oc) != CR_OK) { CHECK(!"run"); continue; }
         CHECK_INT(oc.warm, i == 0);
@@ -306,7 +310,11 @@ static void test_refill(void)
         CHECK_STR(out_text(&oc), "8\n");
         sandbox_outcome_free(&oc);
     }
-    CHECK(!sandbox_pool_wait_ready(p, 1, 0.5));
+    sandbox_pool_state(p, &h);
+    CHECK_INT(h.warm, 0);
+    CHECK_STR(h.why, "every warm worker used (refill off)");
+    /* Nothing left to wait for: at once, not after the whole wait. */
+    CHECK(!sandbox_pool_wait_ready(p, 1, 3600));
     CHECK_INT(sandbox_pool_ready(p, NULL, 0), 0);
     sandbox_pool_close(p);
 }

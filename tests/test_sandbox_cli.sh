@@ -594,11 +594,12 @@ fi
 # --pool with --warmup: the program runs where the warm sandboxes are forked from (what it
 # sets, each has; its output reaches none); a file that cannot be read is a usage error.
 printf 'import json\nprint("noise")\njson.warmed = 7\n' >"$tmp/warmup.py"
-# (The line comes late, so that a warm sandbox is usually ready; a cold start has no warm-up.)
-got=$( (sleep 2; printf '%s\n' '{"id": 1, "code": "import json\nprint(getattr(json, \"warmed\", 0))"}') |
-      "$R" --batch --tier ns --pool 1 --preload json --warmup "$tmp/warmup.py" 2>"$tmp/err" |
-      "$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["stdout"].strip(), d["status"], d["timings"]["sandbox_start"])')
-if [ "$got" = "7 ok warm" ] || [ "$got" = "0 ok cold" ]; then pass=$((pass + 1)); else
+# The pool is waited for (--wait-ready), so the line must run warm: a cold start, which has
+# no warm-up, fails.
+got=$(printf '%s\n' '{"id": 1, "code": "import json\nprint(getattr(json, \"warmed\", 0))"}' |
+      "$R" --batch --tier ns --pool 1 --preload json --warmup "$tmp/warmup.py" --wait-ready 120 2>"$tmp/err" |
+      "$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["timings"]; print(d["stdout"].strip(), d["status"], t["sandbox_start"], t.get("sandbox_start_note", ""))')
+if [ "$got" = "7 ok warm " ] && [ ! -s "$tmp/err" ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL warmup-batch: [$got]" >&2; cat "$tmp/err" >&2
 fi
 printf 'print(1)\n' | "$R" --tier ns --pool 1 --warmup "$tmp/none.py" >"$tmp/warm.out" 2>"$tmp/err"

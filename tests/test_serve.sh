@@ -85,7 +85,11 @@ expect wrong-method '405 {"type":"/problems/method_not_allowed","title":"The pat
     "$(get "$url/v1/run")"
 expect wrong-method-allow 'Allow: POST' \
     "$(curl -s -D - -o /dev/null "$url/v1/batch" | tr -d '\r' | grep '^Allow:')"
-TOO_LARGE='413 {"type":"/problems/too_large","title":"The request body is too large","status":413,"detail":"a request body is at most 1048576 bytes","reason":"too_large","id":null,"error":{"type":"HTTPError","message":"a request body is at most 1048576 bytes","line":0,"col":0}}'
+# too_large LIMIT: the refusal of a body past LIMIT bytes.
+too_large() {
+    printf '413 {"type":"/problems/too_large","title":"The request body is too large","status":413,"detail":"a request body is at most %s bytes","reason":"too_large","id":null,"error":{"type":"HTTPError","message":"a request body is at most %s bytes","line":0,"col":0}}' "$1" "$1"
+}
+TOO_LARGE=$(too_large 1048576)
 head -c 2000000 /dev/zero | tr '\0' ' ' >"$tmp/big"
 expect too-large "$TOO_LARGE" "$(post /v1/run "$(cat "$tmp/big")")"
 # Without a length given beforehand (chunked): the body is read to the limit, then refused.
@@ -158,6 +162,28 @@ expect bad-listen "2 calc-route: --listen: want HOST:PORT or [IPV6]:PORT, got 'n
 "$R" --listen 127.0.0.1:0 - </dev/null >"$tmp/out" 2>"$tmp/err"
 expect listen-without-serve "2 calc-route: --listen, --token-file, ...: only with serve
 Try 'calc-route --help'." "$? $(cat "$tmp/err")"
+
+# --max-body: a body of the limit runs; a byte more is refused by name, with its length given
+# or chunked, and the type is the problem's (RFC 9457); a limit out of range is a usage error.
+start maxbody --tier none --max-body 64
+body=$(printf '{"code":"6 * 7"}%48s' '')
+expect max-body-at-limit "64 200 ok 42" \
+    "${#body} $(post /v1/run "$body" >/dev/null; cat "$tmp/code") $(sed 's/.*"status":"\([a-z]*\)".*"value":{"repr":"\([0-9]*\)".*/\1 \2/' "$tmp/body")"
+expect max-body-over "$(too_large 64)" "$(post /v1/run "$body ")"
+printf '%s ' "$body" >"$tmp/over"
+expect max-body-over-chunked "$(too_large 64) application/problem+json" \
+    "$(curl -s -D "$tmp/h" -o "$tmp/body" -w '%{http_code}' -H 'Transfer-Encoding: chunked' \
+        --data-binary @"$tmp/over" "$url/v1/run"; printf ' %s ' "$(cat "$tmp/body")"
+      tr -d '\r' <"$tmp/h" | sed -n 's/^Content-Type: //p')"
+expect max-body-still-up "200 ok 42" \
+    "$(post /v1/run '{"code":"6 * 7"}' >/dev/null; cat "$tmp/code") $(sed 's/.*"status":"\([a-z]*\)".*"value":{"repr":"\([0-9]*\)".*/\1 \2/' "$tmp/body")"
+kill -TERM "$pid"
+wait "$pid"
+for n in 0 1073741825 lots; do
+    "$R" --max-body "$n" serve >"$tmp/out" 2>"$tmp/err"
+    expect "max-body-usage-$n" "2 calc-route: --max-body: want 1 to 1073741824 bytes, got '$n'
+Try 'calc-route --help'." "$? $(cat "$tmp/err")"
+done
 
 # Past --connections: 503. Two uploads that take their time hold the two connections; the
 # kernel's table says when both are established (asking the service would take a connection

@@ -1,9 +1,9 @@
 #!/bin/sh
-# calc-route serve under the traffic a platform meets: readiness that means a warm pool,
-# the named refusals (429 queue_full with Retry-After, rate_limited and concurrency_limited
-# with the RateLimit fields, 409/422 for an Idempotency-Key), a client that holds 200
-# idle connections or sends its headers a byte at a time, and SIGTERM during a batch of
-# one-second lines. Every wait is on an event the service shows (its metrics, a marker
+# calc-route serve under the traffic a platform meets: readiness that means a warm pool
+# (with --no-refill, one not used up), the named refusals (429 queue_full with Retry-After,
+# rate_limited and concurrency_limited with the RateLimit fields, 409/422 for an
+# Idempotency-Key), a client that holds 200 idle connections or sends its headers a byte at
+# a time, and SIGTERM during a batch of one-second lines. Every wait is on an event the service shows (its metrics, a marker
 # file, a line of output), never a fixed sleep.
 B=${BUILD:-build}
 R="$B/calc-route"
@@ -148,6 +148,34 @@ wait "$pid"
 expect batch-wait-ready "ok warm" "$(printf '%s\n' '{"code":"import os\nprint(1)"}' |
     "$R" --batch --tier ns --pool 1 --wait-ready 120 - |
     "$PY" -c 'import json,sys; j=json.load(sys.stdin); print(j["status"], j["timings"]["sandbox_start"])')"
+
+# ---- --no-refill: ready while a warm sandbox is unused; once each is used, runs start cold
+# and /readyz says so. --batch's --wait-ready returns once the pool is full, with no warning.
+# starts FILE: "STDOUT START [NOTE]" for each result line in FILE.
+starts() { "$PY" -c 'import json,sys
+for j in map(json.loads, filter(str.strip, open(sys.argv[1]))):
+    t = j["timings"]
+    print(" ".join(x for x in (j["stdout"].strip(), t["sandbox_start"], t.get("sandbox_start_note")) if x))' "$1"; }
+printf '%s\n' '{"code":"import os\nprint(1)"}' '{"code":"import os\nprint(2)"}' |
+    "$R" --batch --tier ns --pool 1 --preload '' --no-refill --wait-ready 120 - >"$tmp/b" 2>"$tmp/err"
+expect batch-no-refill "0 [1 warm
+2 cold cold start: no warm worker ready] []" "$? [$(starts "$tmp/b")] [$(cat "$tmp/err")]"
+start norefill --tier ns --pool 1 --preload '' --no-refill
+until_ready
+pool_check() {
+    printf '%s ' "$(curl -s -o "$tmp/b" -w '%{http_code}' "$url/readyz?verbose")"
+    field "$tmp/b" '[c["detail"] for c in j["checks"] if c["name"]=="pool"][0]'
+}
+expect no-refill-ready "200 1 of 1 warm sandboxes ready" "$(pool_check)"
+for i in 1 2; do
+    curl -s --data-binary "{\"code\":\"import os\\nprint($i)\"}" "$url/v1/run" >"$tmp/r"
+    starts "$tmp/r"
+done >"$tmp/runs"
+expect no-refill-runs "1 warm
+2 cold cold start: no warm worker ready" "$(cat "$tmp/runs")"
+expect no-refill-used "503 pool: every warm worker used (refill off)" "$(pool_check)"
+kill -TERM "$pid"
+wait "$pid"
 
 # ---- the queue: one running, one waiting, the next refused at once ----------------------
 printf 'tok concurrent=5\ntok-one concurrent=1\n' >"$tmp/queue-tokens"

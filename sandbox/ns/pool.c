@@ -154,6 +154,18 @@ static int can_make(const sandbox_pool *p)
     return !p->closing && p->failures < FAILURES_MAX && (p->refill || p->spawned < p->size);
 }
 
+/* Whether a request may still get a warm worker: one can be made, or, with refill off once
+ * all `size` are made, one of them is unused yet (ready, or still starting). Called with the
+ * lock held. */
+static int has_warm(const sandbox_pool *p)
+{
+    if (can_make(p)) return 1;
+    if (p->closing || p->failures >= FAILURES_MAX) return 0;
+    for (const worker *w = p->workers; w; w = w->next)
+        if (w->state == W_STARTING || w->state == W_READY) return 1;
+    return 0;
+}
+
 static void wake(worker *w)
 {
     while (write(w->wake[1], "w", 1) < 0 && errno == EINTR) {}
@@ -752,11 +764,11 @@ void sandbox_pool_state(sandbox_pool *p, sandbox_pool_health *h)
     h->ready = count_ready(p, NULL, 0);
     h->waiting = p->waiting;
     h->size = p->size;
-    h->warm = p->warmed && can_make(p);
+    h->warm = p->warmed && has_warm(p);
     if (p->failures >= FAILURES_MAX)
         snprintf(h->why, sizeof h->why, "warm workers fail to start: %.120s",
                  p->last_error.message);
-    else if (!can_make(p))
+    else if (!has_warm(p))
         snprintf(h->why, sizeof h->why, "%s", p->closing ? "closing" : "every warm worker used "
                  "(refill off)");
     else if (!p->warmed)
@@ -781,7 +793,7 @@ int sandbox_pool_wait_ready(sandbox_pool *p, size_t n, double seconds)
     if (!p) return 0;
     pool_lock(p);
     for (;;) {
-        if ((ok = count_ready(p, NULL, 0) >= n) || p->failures >= FAILURES_MAX) break;
+        if ((ok = count_ready(p, NULL, 0) >= n) || !has_warm(p)) break;
         if (pthread_cond_timedwait(&p->changed, &p->lock, &until) == ETIMEDOUT) break;
     }
     pool_unlock(p);

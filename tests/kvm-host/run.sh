@@ -9,7 +9,7 @@
 # guest initramfs of sandbox/guest/build.sh in BUILD/kvm/guest (or KVMHOST_GUEST), with the
 # package image of build-pkgs.sh beside it when there is one. Env: KVMHOST_TIMEOUT (seconds,
 # default 2400 a boot), KVMHOST_MEM (MiB, default 2048, 3072 with the package image), KVMHOST_TESTS (binaries to run, default
-# every BUILD/tests/test_kvm*), KVMHOST_RETRIES and KVMHOST_BUDGET (after a stall, below),
+# every BUILD/tests/test_kvm*, then tests/kvm-host/fronts.sh), KVMHOST_RETRIES and KVMHOST_BUDGET (after a stall, below),
 # KVMHOST_KEEP=1 keeps the work folder, KVMHOST_ENV="A=1 B=2"
 # exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
 # names more host files (with their libraries) to copy in at the same paths, KVMHOST_COPY
@@ -26,7 +26,7 @@ pkgs=$guest/pkgs.erofs
 [ -f "$pkgs" ] || pkgs=
 # The image sits in the nested host's RAM (its root is an initramfs) beside the guests'.
 mem=${KVMHOST_MEM:-$([ -n "$pkgs" ] && echo 3072 || echo 2048)}
-tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true)}
+tests=${KVMHOST_TESTS:-$(ls "$B"/tests/test_kvm* 2>/dev/null | grep -v '\.d$' || true) tests/kvm-host/fronts.sh}
 tests=$(echo $tests)   # one line: it goes into the init script
 
 for tool in qemu-system-x86_64 cpio gzip; do
@@ -58,10 +58,35 @@ copy_with_libs() {
     cp "$1" "$root/work/$1"
     copy_libs "$1"
 }
+# fronts.sh drives the kvm tier through calc-route, serve and the Python binding: those, the
+# library, the test helpers, libmicrohttpd (serve loads it with dlopen, so ldd does not name
+# it), and Debian's python3 with the files of every module the binding and the test import
+# (and their compiled caches), each at its own path.
+case " $tests " in *" tests/kvm-host/fronts.sh "*)
+    KVMHOST_COPY="${KVMHOST_COPY:-} $B/calc-route $B/libcalcroute.so tests/lib.sh
+        bindings/python/calcroute/__init__.py"
+    mhd=$(/sbin/ldconfig -p | sed -n 's/^[[:space:]]*libmicrohttpd\.so\.12 .*=> //p' | head -n 1)
+    python=$(CALCROUTE_LIB="$B/libcalcroute.so" PYTHONPATH=bindings/python /usr/bin/python3 - <<'PY'
+import os, sys
+import calcroute, json, urllib.request
+import encodings.idna   # what socket.getaddrinfo() encodes a host name with, when it does
+with calcroute.Engine(tier="none") as eng:
+    eng.run("ans = 1")
+    eng.run("x = 1 / 0", check=False)
+files = set()
+for m in list(sys.modules.values()):
+    for f in (getattr(m, "__file__", None), getattr(m, "__cached__", None)):
+        if f and f.startswith("/usr/") and os.path.isfile(f):
+            files.add(f)
+print(" ".join(sorted(files)))
+PY
+)
+    KVMHOST_EXTRA="${KVMHOST_EXTRA:-} $mhd /usr/bin/python3 $python" ;;
+esac
 for t in $tests ${KVMHOST_COPY:-}; do copy_with_libs "$t"; done
 # KVMHOST_EXTRA: absolute paths (a program and its data) wanted at the same place inside.
 for f in ${KVMHOST_EXTRA:-}; do
-    mkdir -p "$root$(dirname "$f")" && cp -L "$f" "$root$f"
+    mkdir -p "$root$(dirname "$f")" && cp -L -p "$f" "$root$f"
     copy_libs "$f"
 done
 # The kvm tier's own guest: the same kernel, and the initramfs sandbox/guest/build.sh made.
@@ -78,6 +103,7 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs -o size=512m tmp /tmp
+ip link set lo up || echo "KVMHOST: no loopback"
 # A cgroup2 hierarchy with memory and pids for the children of its root, as a host's: the
 # VMM's cgroup is made and limited there.
 mount -t cgroup2 cgroup2 /sys/fs/cgroup && echo "+memory +pids" >/sys/fs/cgroup/cgroup.subtree_control || echo "KVMHOST: no cgroup2"

@@ -198,6 +198,27 @@ class TestRun(unittest.TestCase):
         with self.assertRaises(calcroute.LimitError):
             calcroute.run("ans = 10 ** 10 ** 10")
 
+    def test_max_steps(self):
+        # The loop below is 202 evaluation steps (calc-route --json's "ops"): it runs within
+        # max_steps=202 and is ended at 201; well short of it, in the loop's body, named.
+        code = "total = 0\nfor i in range(100):\n    total += i\nans = total"
+        with calcroute.Engine(tier="none", max_steps=202) as eng:
+            self.assertEqual(eng.run(code).value, 4950)
+        for steps, where in ((201, None), (100, (3, 5))):
+            with calcroute.Engine(tier="none", max_steps=steps) as eng:
+                with self.assertRaises(calcroute.LimitError) as cm:
+                    eng.run(code)
+            r = cm.exception.result
+            self.assertEqual(str(cm.exception), f"operation limit ({steps} steps)")
+            self.assertEqual((r.status, r.value, r.limit["name"], r.limit["message"]),
+                             ("limit", None, "evaluator", f"operation limit ({steps} steps)"))
+            if where:
+                self.assertEqual((r.limit["line"], r.limit["col"]), where)
+        with self.assertRaises(calcroute.CalcrouteError) as cm:
+            calcroute.Engine(max_steps=0)
+        self.assertEqual(str(cm.exception),
+                         "max_steps: want a whole number from 1 to 4611686018427387904, got '0'")
+
     def test_dsl_with_table(self):
         table = [["", "2019", "2018"], ["net sales", "$ 5,829", "$ 5,735"]]
         r = calcroute.run("table_sum(net sales, none)", table=table)
@@ -426,13 +447,11 @@ class TestEngine(unittest.TestCase):
         if probe.route != "ns" or probe.status != "ok":
             self.skipTest(f"the ns tier does not run here: {probe.error}")
         code = "import json\nans = getattr(json, 'warmed', 0)"
-        with calcroute.Engine(tier="ns", pool=1, preload=["json"],
+        # Waited for (wait_ready), the pool gives the first run a warm sandbox, with the
+        # warm-up's state; a cold start would have none.
+        with calcroute.Engine(tier="ns", pool=1, preload=["json"], wait_ready=True,
                               warmup="import json\nprint('noise')\njson.warmed = 5") as eng:
-            for _ in range(50):         # until the zygote and its first worker are ready
-                r = eng.run(code)
-                if r.timings["sandbox_start"] == "warm":
-                    break
-                time.sleep(0.1)
+            r = eng.run(code)
             self.assertEqual((r.timings["sandbox_start"], r.value, r.stdout), ("warm", 5, ""))
         with self.assertRaises(calcroute.CalcrouteError):
             calcroute.Engine(tier="ns", pool=1, warmup="x = '\0'")
