@@ -12,7 +12,8 @@
 #include "router/router.h"      /* router_data_manifest(): the one walk of a data directory */
 
 typedef struct {
-    cr_engine *engines[3];      /* in-process only (tier none), ns, kvm: opened on first use */
+    cr_engine *engines[CR_TIER_NONE + 1]; /* by the tier a record ran in (none: in-process):
+                                            opened on first use */
     void (*diff)(uint64_t, const char *, const char *, const char *, void *);
     void *arg;
     cr_audit_replay_report *rep;
@@ -152,9 +153,8 @@ static cr_code build_request(const audit_record *r, cr_request **out, cr_error *
     return rc;
 }
 
-static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
+static cr_engine *engine_for(replay_ctx *cx, cr_tier which, cr_error *err)
 {
-    static const char *const tiers[3] = { "none", "ns", "kvm" };
     if (!cx->engines[which]) {
         /* No "audit": a replay must never append to any ledger. An in-process record
          * replays where no sandbox exists: if the router's decision changed, the result
@@ -164,7 +164,7 @@ static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
             cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
             return NULL;
         }
-        if (cr_config_set(cfg, "tier", tiers[which], err) == CR_OK &&
+        if (cr_config_set(cfg, "tier", sandbox_tier_word(which), err) == CR_OK &&
             (!cx->data_dir || cr_config_set(cfg, "data", cx->data_dir, err) == CR_OK))
             cx->engines[which] = cr_engine_open(cfg, err);
         cr_config_free(cfg);
@@ -300,18 +300,17 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     const audit_record *r = &e->rec;
     cr_error run_err = {0}, *err = &run_err;
     cx->ndiff = 0;
-    int which = field_is(r->route, r->route_len, "inprocess") ? 0
-              : field_is(r->route, r->route_len, "ns") ? 1
-              : field_is(r->route, r->route_len, "kvm") ? 2 : -1;
+    int which = field_is(r->route, r->route_len, "inprocess")
+                    ? CR_TIER_NONE : sandbox_tier_find(r->route, r->route_len);
     /* An interrupted run stopped wherever the interrupt found it: nothing to reproduce. */
-    if (which < 0 || (which > 0 && !(cx->flags & CR_REPLAY_SANDBOX)) ||
+    if (which < 0 || (which != CR_TIER_NONE && !(cx->flags & CR_REPLAY_SANDBOX)) ||
         r->status == CR_EINTERRUPTED) {
         cx->rep->skipped++;
         return CR_OK;
     }
     cr_request *req = NULL;
     cr_result *res = NULL;
-    if (which > 0) {
+    if (which != CR_TIER_NONE) {
         check_data(cx, e->seq, r);
         if (cx->ndiff) {
             /* Different inputs make different answers: the run would only restate that. */
@@ -320,7 +319,7 @@ static cr_code replay_one(const audit_entry *e, void *arg)
             return CR_OK;
         }
     }
-    cr_engine *eng = engine_for(cx, which, err);
+    cr_engine *eng = engine_for(cx, (cr_tier)which, err);
     cr_code rc = eng ? build_request(r, &req, err) : CR_EINTERNAL;
     if (rc == CR_OK) rc = cr_run(eng, req, &res, err);
     if (rc != CR_OK) {
@@ -344,11 +343,11 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         g = cr_result_stderr(res, &gl);
         compare_bytes(cx, e->seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0);
         compare_error(cx, e->seq, r, res);
-        if (which > 0) check_runtime(cx, e->seq, r, res);
+        if (which != CR_TIER_NONE) check_runtime(cx, e->seq, r, res);
     }
     cx->rep->replayed++;
     if (cx->ndiff == 0) cx->rep->matched++;
-    else if (which == 0) cx->rep->differences++;
+    else if (which == CR_TIER_NONE) cx->rep->differences++;
     else cx->rep->sandbox_differences++;
     cr_result_free(res);
     cr_request_free(req);
@@ -366,7 +365,7 @@ cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
     memset(rep, 0, sizeof *rep);
     /* Records asked for that the ledger does not hold are a finding, not an empty success. */
     cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
-    for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
+    for (int i = 0; i <= CR_TIER_NONE; i++) cr_engine_close(cx.engines[i]);
     json_decref(cx.data_files);
     json_decref(cx.data_by);
     return rc;

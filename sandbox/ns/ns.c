@@ -974,6 +974,17 @@ cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *e
     return ns_run_at(job, NULL, NULL, out, err);
 }
 
+static int ns_available(const char *dir, char *why, size_t why_len)
+{
+    (void)dir;   /* the tier has no files of its own */
+    return sandbox_ns_available(why, why_len);
+}
+
+const sandbox_tier sandbox_tier_ns = {
+    .available = ns_available,
+    .run = sandbox_ns_run,
+};
+
 cr_code ns_run(const sandbox_job *job, ns_handoff *hand, sandbox_outcome *out, cr_error *err)
 {
     return ns_run_at(job, hand, NULL, out, err);

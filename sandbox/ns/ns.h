@@ -7,7 +7,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/job/job.h"
+
+/* The tier's entry points (its ops, sandbox_tier_ns, hold them): sandbox_run()'s contract,
+ * job->tier ignored. */
+cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+int sandbox_ns_available(char *why, size_t why_len);
 
 /* ---- cgroup (cgroup.c) ---------------------------------------------------------------------
  * One fresh cgroup per run, under the caller's own cgroup, in whichever hierarchy the host

@@ -1,4 +1,5 @@
-/* sandbox/ns/pool.c: the warm pool of the ns tier.
+/* sandbox/pool.c: the warm pool of the ns tier, above the dispatch (a job it cannot serve warm
+ * runs cold through sandbox_run()).
  *
  * A worker is an ns sandbox made before any code is known (ns_run_warm()): namespaces, fresh
  * tmpfs root, cgroup, seccomp, the runner started, the preload modules imported and the code's
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "sandbox/ns/ns.h"
+#include "sandbox/sandbox.h"
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
 #define WAIT_SLICE_S 0.05  /* a waiting request looks at its interrupt descriptor this often */

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/job/job.h"
 
 #define ARTIFACT_MAX_DEPTH SANDBOX_ARTIFACT_MAX_DEPTH
 #define ARTIFACT_MAX_ENTRIES SANDBOX_ARTIFACT_MAX_ENTRIES
