@@ -255,7 +255,7 @@ static void *zygote_main(void *arg)
         if (z->state == W_STARTING) p->last_error = err;
     }
     pool_unlock(p);
-    if (z->warm.cg_left) ns_cgroup_destroy(&z->warm.cg);
+    ns_warm_release(&z->warm, 0);
     return thread_end(z);
 }
 
@@ -283,16 +283,7 @@ static void *worker_main(void *arg)
         }
     }
     pool_unlock(p);
-    if (w->warm.pid_left > 0) {
-        kill(w->warm.pid_left, SIGKILL);
-        if (w->warm.cg_left) ns_cgroup_kill(&w->warm.cg);
-        while (waitpid(w->warm.pid_left, NULL, 0) < 0 && errno == EINTR) {}
-    } else if (w->forked && w->warm.cg_left) {
-        /* Not our child: the zygote reaps it; its cgroup says when all of it is gone. */
-        ns_cgroup_kill(&w->warm.cg);
-        ns_cgroup_wait_empty(&w->warm.cg, 3.0);
-    }
-    if (w->warm.cg_left) ns_cgroup_destroy(&w->warm.cg);
+    ns_warm_release(&w->warm, w->forked);
     return thread_end(w);
 }
 
