@@ -1,4 +1,5 @@
-/* sandbox/sandbox.h: the common interface of both sandbox tiers.
+/* sandbox/sandbox.h: the sandbox module's interface: the table of tiers, the dispatch to
+ * them, the warm pool; and through sandbox/job/job.h, the job and outcome they share.
  *
  * A job (code, interpreter, data directory, artifact directory, limits) goes in; an outcome
  * (exit, limit hit, capped stdout/stderr, final value, exception, artifacts, timings) comes

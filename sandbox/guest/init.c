@@ -390,7 +390,7 @@ static int put_entry(art_walk *a, uint8_t type, const char *rel, int fd, uint32_
     return 0;
 }
 
-/* The walk of sandbox_artifacts_collect() (sandbox/artifact.c), entry for entry, so that the
+/* The walk of sandbox_artifacts_collect() (sandbox/job/artifact.c), entry for entry, so that the
  * host's copy of the tree yields what the ns tier's /out would. */
 static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
 {

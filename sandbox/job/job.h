@@ -5,7 +5,6 @@
 #ifndef CR_SANDBOX_JOB_H
 #define CR_SANDBOX_JOB_H
 
-
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
