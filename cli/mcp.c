@@ -22,6 +22,7 @@
 #include "cli/line.h"
 #include "common/defaults.h"
 #include "common/json.h"
+#include "sandbox/sandbox.h"   /* SANDBOX_TIERS: the routes' words */
 
 /* Newest first. 2026-07-28 has no initialize (a request names its version in _meta); the
  * others are negotiated by initialize, which answers with the client's version when it is
@@ -68,9 +69,10 @@ static const char *const versions[] = { CR_MCP_MODERN, "2025-11-25", "2025-06-18
     "\"message\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}," \
     "\"col\":{\"type\":\"integer\"}}}"
 
+#define ROUTE_WORD(id, word, route, ops) "\"" word "\","
 #define OUTPUT_SCHEMA \
     "{\"type\":\"object\",\"properties\":{" \
-    "\"route\":{\"type\":\"string\",\"enum\":[\"inprocess\",\"ns\",\"kvm\",\"rejected\"]}," \
+    "\"route\":{\"type\":\"string\",\"enum\":[\"inprocess\"," SANDBOX_TIERS(ROUTE_WORD) "\"rejected\"]}," \
     "\"status\":{\"type\":\"string\",\"description\":\"ok, raised, limit, syntax_error, " \
     "rejected, sandbox_error, interrupted\"}," \
     "\"lang\":{\"type\":\"string\"}," \
