@@ -417,6 +417,20 @@ static void *manager_main(void *arg)
     return NULL;
 }
 
+/* What a pool holds once no thread of its runs: the close's end, or an open that failed. */
+static void pool_free(sandbox_pool *p)
+{
+    free(p->interpreter);
+    free(p->data_dir);
+    free(p->allow_dir);
+    free(p->preload);
+    free(p->warmup);
+    pthread_cond_destroy(&p->changed);
+    pthread_condattr_destroy(&p->clock);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
 cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr_error *err)
 {
     sandbox_pool *p;
@@ -483,15 +497,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     if (e) {
-        free(p->interpreter);
-        free(p->data_dir);
-        free(p->allow_dir);
-        free(p->preload);
-        free(p->warmup);
-        pthread_cond_destroy(&p->changed);
-        pthread_condattr_destroy(&p->clock);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
+        pool_free(p);
         return cr_error_sys(err, e == ENOMEM ? CR_ENOMEM : CR_ESANDBOX, "warm pool", e);
     }
     *out = p;
@@ -509,15 +515,7 @@ void sandbox_pool_close(sandbox_pool *p)
     /* The manager leaves once every worker's thread is joined: their sandboxes are gone,
      * cgroups removed. */
     pthread_join(p->manager, NULL);
-    free(p->interpreter);
-    free(p->data_dir);
-    free(p->allow_dir);
-    free(p->preload);
-    free(p->warmup);
-    pthread_cond_destroy(&p->changed);
-    pthread_condattr_destroy(&p->clock);
-    pthread_mutex_destroy(&p->lock);
-    free(p);
+    pool_free(p);
 }
 
 /* What of the job differs from the pool's key, or NULL when a worker can take it. */
