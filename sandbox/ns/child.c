@@ -142,7 +142,7 @@ static void fd_path(char *buf, int fd)
  * a staging point, layered, and detached again. Otherwise `path_fd`, which we opened by path
  * ourselves, as the user we are on the host. */
 #define DATA_STAGE NEWROOT "/.data"
-int mount_data(const ns_plan *p, int path_fd, const char *path_src)
+static int mount_data(const ns_plan *p, int path_fd, const char *path_src)
 {
     static const char opts[] = "lowerdir=.:" NEWROOT "/proc";
     const unsigned long fl = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;

@@ -126,7 +126,7 @@ static int write_maps(pid_t pid)
  * (detached, read-only; mount_data() layers it), and data_idmap() maps the caller's ids onto
  * the sandbox's on that clone. Otherwise, or where the kernel has no open_tree(), -1: the
  * child opens the path itself, as the user it is on the host (the caller, unless root). */
-int data_open(const char *dir, sandbox_outcome *out)
+static int data_open(const char *dir, sandbox_outcome *out)
 {
     uid_t uid;
     gid_t gid;

@@ -112,15 +112,16 @@ typedef struct {
 
 /* ---- across the files ----------------------------------------------------------------- */
 
-int mount_data(const ns_plan *p, int path_fd, const char *path_src);
+/* child.c: the child's whole life, cloned by the parent with the plan as its argument. */
 int ns_child(void *arg);
+/* ns.c: the parent's steps that the warm protocol takes too. */
 double now_s(void);
 cr_code ns_fail(cr_error *err, const char *what, int errnum);
-int data_open(const char *dir, sandbox_outcome *out);
 int recv_ctl(int ctl, struct ns_msg *m, int *passed_fd, pid_t *sender);
 cr_code job_bytes(ns_run_state *r, const char **p, size_t *len);
 cr_code run_supervise(ns_run_state *r);
 cr_code run_collect(ns_run_state *r);
+/* warm.c: the warm protocol's steps, which the parent's run takes for a warm worker. */
 pid_t warm_wait(ns_warm *warm, int forked, pid_t pid, int pidfd, int ctl, int pv,
                 int *out_dir_fd, int *runner_pidfd, struct ns_msg *fail, cr_error *err);
 pid_t zygote_fork(int chan, int ctl, int *const fds[5], cr_error *err);
