@@ -31,7 +31,7 @@ override LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 B := build
 COMMA := ,
 # Every module's .c files join the library; a module may add rules in its own module.mk.
-MODULE_DIRS := common ir parser dsl evaluator evaluator/num evaluator/value evaluator/lib evaluator/interp router sandbox sandbox/ns sandbox/kvm audit
+MODULE_DIRS := common ir parser dsl evaluator evaluator/num evaluator/value evaluator/lib evaluator/interp router sandbox sandbox/job sandbox/ns sandbox/kvm audit
 LIB_SRC := $(foreach d,$(MODULE_DIRS),$(wildcard $(d)/*.c))
 GRAMMAR_SRC := grammars/tree-sitter-python/parser.c grammars/tree-sitter-python/scanner.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(GRAMMAR_SRC:%.c=$(B)/%.o)

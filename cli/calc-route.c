@@ -17,6 +17,7 @@
 #include "calcroute.h"
 #include "common/defaults.h"
 #include "common/json.h"
+#include "sandbox/sandbox.h"   /* SANDBOX_TIER_CHOICES: the tiers' words */
 #include "cli/line.h"
 #include "cli/mcp.h"
 #include "cli/serve.h"
@@ -53,7 +54,7 @@ static const char usage[] =
     "                          fences (every such block, in order); without one, all of it\n"
     "  --seed N                seeds random and numpy.random in the sandbox (0..4294967295;\n"
     "                          default derived from the code and variables)\n"
-    "  --tier auto|ns|kvm|none where code outside the subset goes (none: reject it)\n"
+    "  --tier " SANDBOX_TIER_CHOICES " where code outside the subset goes (none: reject it)\n"
     "  --timeout SECONDS       sandbox wall clock, in-process CPU time (decimals allowed)\n"
     "  --memory MIB            sandbox memory\n"
     "  --data DIR              read-only data directory for the sandbox\n"

@@ -22,6 +22,7 @@
 #include "cli/line.h"
 #include "common/defaults.h"
 #include "common/json.h"
+#include "sandbox/sandbox.h"   /* SANDBOX_TIERS: the routes' words */
 
 /* Newest first. 2026-07-28 has no initialize (a request names its version in _meta); the
  * others are negotiated by initialize, which answers with the client's version when it is
@@ -68,9 +69,10 @@ static const char *const versions[] = { CR_MCP_MODERN, "2025-11-25", "2025-06-18
     "\"message\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\"}," \
     "\"col\":{\"type\":\"integer\"}}}"
 
+#define ROUTE_WORD(id, word, route, ops) "\"" word "\","
 #define OUTPUT_SCHEMA \
     "{\"type\":\"object\",\"properties\":{" \
-    "\"route\":{\"type\":\"string\",\"enum\":[\"inprocess\",\"ns\",\"kvm\",\"rejected\"]}," \
+    "\"route\":{\"type\":\"string\",\"enum\":[\"inprocess\"," SANDBOX_TIERS(ROUTE_WORD) "\"rejected\"]}," \
     "\"status\":{\"type\":\"string\",\"description\":\"ok, raised, limit, syntax_error, " \
     "rejected, sandbox_error, interrupted\"}," \
     "\"lang\":{\"type\":\"string\"}," \
@@ -89,27 +91,32 @@ static const char *const versions[] = { CR_MCP_MODERN, "2025-11-25", "2025-06-18
     "\"integer\"},\"hash\":{\"type\":\"string\"}}}}," \
     "\"required\":[\"route\",\"status\",\"reasons\",\"value\",\"stdout\",\"error\"]}"
 
-enum tool { T_CALCULATE, T_RUN_PYTHON, T_EXPLAIN, NTOOLS };
-
-static const struct {
+/* The tools, one row each: what tools/list says of it, and how tools/call runs it: decide
+ * first (explain), then run only what stays in-process (inprocess_only: nothing starts a
+ * sandbox), and whether a status other than ok is the call's error. */
+typedef struct {
     const char *name, *title, *description, *annotations;
-} tools[NTOOLS] = {
+    int explain, inprocess_only, status_is_error;
+} mcp_tool;
+
+static const mcp_tool tools[] = {
     { "calculate", "Exact arithmetic",
       "Runs finance arithmetic written as Python (or FinQA DSL) in-process on exact decimals "
       "and fractions (0.1 + 0.2 is exactly 3/10). Refuses, with the reasons, code that would "
       "need a sandbox (imports outside the subset, I/O, ...): use run_python for that.",
-      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}" },
+      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}", 1, 1, 1 },
     { "run_python", "Run Python safely",
       "Runs Python (or FinQA DSL): the whitelisted subset in-process on exact decimals, "
       "anything else in a sandbox (no network, bounded time and memory). Gives the final "
       "value, stdout and any error.",
       "{\"readOnlyHint\":false,\"destructiveHint\":false,\"idempotentHint\":true,"
-      "\"openWorldHint\":false}" },
+      "\"openWorldHint\":false}", 0, 0, 1 },
     { "explain", "Explain the route",
       "Says where code would run (inprocess, or a sandbox: ns, kvm; or rejected) and why, "
       "listing each construct outside the in-process subset. Runs nothing.",
-      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}" },
+      "{\"readOnlyHint\":true,\"idempotentHint\":true,\"openWorldHint\":false}", 1, 0, 0 },
 };
+#define NTOOLS (sizeof tools / sizeof tools[0])
 
 /* A message read and waiting to be handled. */
 struct cr_mcp {
@@ -186,7 +193,7 @@ static json_t *build_tool_list(void)
 {
     json_t *list = json_array();
     int failed = !list;
-    for (int t = 0; t < NTOOLS; t++) {
+    for (size_t t = 0; t < NTOOLS; t++) {
         json_t *o = json_object();
         failed |= !o;
         cr_json_set(o, "name", json_string(tools[t].name), &failed);
@@ -351,8 +358,8 @@ static cr_code run_one(cr_mcp *m, cr_request *req, json_t **o, cr_error *e)
     return rc;
 }
 
-static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version, enum tool t,
-                         json_t *args)
+static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version,
+                         const mcp_tool *t, json_t *args)
 {
     cr_error e = {0};
     cr_request *req = NULL;
@@ -366,10 +373,10 @@ static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version
     }
     json_t *o = NULL;
     cr_request_set_interrupt_fd(req, call->interrupt_fd);
-    if (t != T_RUN_PYTHON) cr_request_set_explain(req, 1);
+    if (t->explain) cr_request_set_explain(req, 1);
     rc = run_one(m, req, &o, &e);
     int refused = 0;
-    if (rc == CR_OK && t == T_CALCULATE) {
+    if (rc == CR_OK && t->inprocess_only) {
         /* Decide first, run only what stays in-process: nothing here starts a sandbox. */
         const char *route = json_string_value(json_object_get(o, "route"));
         const char *status = json_string_value(json_object_get(o, "status"));
@@ -386,7 +393,7 @@ static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version
     cr_request_free(req);
     if (rc != CR_OK) return tool_error(cr_strerror(rc), &e);
     const char *status = json_string_value(json_object_get(o, "status"));
-    int is_error = refused || (t != T_EXPLAIN && strcmp(status, "ok") != 0);
+    int is_error = refused || (t->status_is_error && strcmp(status, "ok") != 0);
     char *human = human_text(o);
     json_t *content = json_pack("[{s:s, s:s?}]", "type", "text", "text", human);
     free(human);
@@ -401,6 +408,98 @@ static json_t *call_tool(cr_mcp *m, const cr_mcp_call *call, const char *version
 }
 
 /* ---- dispatch --------------------------------------------------------------------------- */
+
+/* A method: its result object (NULL: out of memory), or NULL with *answer set to the whole
+ * answer (an error). */
+typedef json_t *mcp_method_fn(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                              const char *v, int in_batch, json_t **answer);
+
+static json_t *m_initialize(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                            const char *v, int in_batch, json_t **answer)
+{
+    (void)m, (void)v;
+    if (in_batch) {
+        *answer = cr_mcp_error(id, CR_MCP_INVALID, "initialize cannot be part of a batch", NULL);
+        return NULL;
+    }
+    const char *want = json_string_value(json_object_get(params, "protocolVersion"));
+    if (!want) {
+        *answer = cr_mcp_error(id, CR_MCP_PARAMS, "initialize: protocolVersion wanted", NULL);
+        return NULL;
+    }
+    call->version = HANDSHAKE_VERSIONS[0];
+    for (size_t i = 0; i < NVERSIONS - 1; i++)
+        if (strcmp(want, HANDSHAKE_VERSIONS[i]) == 0) call->version = HANDSHAKE_VERSIONS[i];
+    return json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", call->version,
+                     "capabilities", "tools", "listChanged", 0, "serverInfo", server_info(),
+                     "instructions", INSTRUCTIONS);
+}
+
+static json_t *m_ping(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                      const char *v, int in_batch, json_t **answer)
+{
+    (void)m, (void)call, (void)id, (void)params, (void)v, (void)in_batch, (void)answer;
+    return json_object();
+}
+
+static json_t *m_discover(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                          const char *v, int in_batch, json_t **answer)
+{
+    (void)m, (void)call, (void)id, (void)params, (void)v, (void)in_batch, (void)answer;
+    return json_pack("{s:o, s:{s:{s:b}}, s:s}", "supportedVersions", version_list(),
+                     "capabilities", "tools", "listChanged", 0, "instructions", INSTRUCTIONS);
+}
+
+static json_t *m_tools_list(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                            const char *v, int in_batch, json_t **answer)
+{
+    (void)call, (void)id, (void)params, (void)v, (void)in_batch, (void)answer;
+    return json_copy(m->tool_list);
+}
+
+static json_t *m_tools_call(cr_mcp *m, cr_mcp_call *call, json_t *id, json_t *params,
+                            const char *v, int in_batch, json_t **answer)
+{
+    (void)in_batch;
+    const char *name = json_string_value(json_object_get(params, "name"));
+    json_t *args = json_object_get(params, "arguments");
+    size_t t = 0;
+    while (name && t < NTOOLS && strcmp(name, tools[t].name) != 0) t++;
+    if (!name || t == NTOOLS) {
+        char why[160], names[64] = "";
+        for (size_t i = 0; i < NTOOLS; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     i ? ", " : "", tools[i].name);
+        snprintf(why, sizeof why, "unknown tool '%.100s' (%s)", name ? name : "", names);
+        *answer = cr_mcp_error(id, CR_MCP_PARAMS, why, NULL);
+        return NULL;
+    }
+    if (args && !json_is_object(args)) {
+        *answer = cr_mcp_error(id, CR_MCP_PARAMS, "arguments must be an object", NULL);
+        return NULL;
+    }
+    json_t *none = args ? NULL : json_object();
+    json_t *r = call_tool(m, call, v, &tools[t], args ? args : none);
+    json_decref(none);
+    return r;
+}
+
+/* The methods, one row each. Flags: M_BARE, answered as it is, without what a stateless
+ * revision adds to every result; M_STATEFUL, gone from the stateless revisions (2026); M_CACHED,
+ * a result a stateless client may keep (ttlMs, cacheScope). Notifications are never answered
+ * (the stdio transport acts on notifications/cancelled itself). */
+enum { M_BARE = 1, M_STATEFUL = 2, M_CACHED = 4 };
+static const struct {
+    const char *name;
+    int flags;
+    mcp_method_fn *fn;
+} methods[] = {
+    { "initialize", M_BARE, m_initialize },
+    { "ping", M_STATEFUL, m_ping },
+    { "server/discover", M_CACHED, m_discover },
+    { "tools/list", M_CACHED, m_tools_list },
+    { "tools/call", 0, m_tools_call },
+};
 
 /* The answer to one request (NULL for a notification, which is never answered). */
 static json_t *handle_one(cr_mcp *m, cr_mcp_call *call, json_t *msg, int in_batch)
@@ -433,54 +532,22 @@ static json_t *handle_one(cr_mcp *m, cr_mcp_call *call, json_t *msg, int in_batc
     if (meta_v && !cr_mcp_supported(json_string_value(meta_v)))
         return cr_mcp_bad_version(id, json_string_value(meta_v));
     const char *v = meta_v ? cr_mcp_supported(json_string_value(meta_v)) : call->version;
-    json_t *r = NULL;
-    if (strcmp(m_name, "initialize") == 0) {
-        if (in_batch)
-            return cr_mcp_error(id, CR_MCP_INVALID, "initialize cannot be part of a batch",
-                                NULL);
-        const char *want = json_string_value(json_object_get(params, "protocolVersion"));
-        if (!want)
-            return cr_mcp_error(id, CR_MCP_PARAMS, "initialize: protocolVersion wanted", NULL);
-        call->version = HANDSHAKE_VERSIONS[0];
-        for (size_t i = 0; i < NVERSIONS - 1; i++)
-            if (strcmp(want, HANDSHAKE_VERSIONS[i]) == 0) call->version = HANDSHAKE_VERSIONS[i];
-        r = json_pack("{s:s, s:{s:{s:b}}, s:o, s:s}", "protocolVersion", call->version,
-                      "capabilities", "tools", "listChanged", 0, "serverInfo", server_info(),
-                      "instructions", INSTRUCTIONS);
-        json_t *a = rpc_result(id, r);
-        json_decref(r);
-        return a;
-    }
-    if (strcmp(m_name, "ping") == 0 && !stateless(v)) r = json_object();   /* gone in 2026 */
-    else if (strcmp(m_name, "server/discover") == 0)
-        r = json_pack("{s:o, s:{s:{s:b}}, s:s}", "supportedVersions", version_list(),
-                      "capabilities", "tools", "listChanged", 0, "instructions",
-                      INSTRUCTIONS);
-    else if (strcmp(m_name, "tools/list") == 0) r = json_copy(m->tool_list);
-    else if (strcmp(m_name, "tools/call") == 0) {
-        const char *name = json_string_value(json_object_get(params, "name"));
-        json_t *args = json_object_get(params, "arguments");
-        int t = 0;
-        while (name && t < NTOOLS && strcmp(name, tools[t].name) != 0) t++;
-        if (!name || t == NTOOLS) {
-            char why[160];
-            snprintf(why, sizeof why, "unknown tool '%.100s' (calculate, run_python, explain)",
-                     name ? name : "");
-            return cr_mcp_error(id, CR_MCP_PARAMS, why, NULL);
-        }
-        if (args && !json_is_object(args))
-            return cr_mcp_error(id, CR_MCP_PARAMS, "arguments must be an object", NULL);
-        json_t *none = args ? NULL : json_object();
-        r = call_tool(m, call, v, (enum tool)t, args ? args : none);
-        json_decref(none);
-    } else {
+    size_t k = 0;
+    while (k < sizeof methods / sizeof methods[0] &&
+           (strcmp(m_name, methods[k].name) != 0 ||
+            ((methods[k].flags & M_STATEFUL) && stateless(v))))
+        k++;
+    if (k == sizeof methods / sizeof methods[0]) {
         char why[160];
         snprintf(why, sizeof why, "method not found: %.100s", m_name);
         return cr_mcp_error(id, CR_MCP_NO_METHOD, why, NULL);
     }
+    json_t *answer = NULL;
+    json_t *r = methods[k].fn(m, call, id, params, v, in_batch, &answer);
+    if (answer) return answer;
     int failed = !r;
-    if (r && stateless(v)) {
-        if (strcmp(m_name, "tools/list") == 0 || strcmp(m_name, "server/discover") == 0) {
+    if (r && stateless(v) && !(methods[k].flags & M_BARE)) {
+        if (methods[k].flags & M_CACHED) {
             cr_json_set(r, "ttlMs", json_integer(CACHE_TTL_MS), &failed);
             cr_json_set(r, "cacheScope", json_string("public"), &failed);
         }
@@ -488,8 +555,9 @@ static json_t *handle_one(cr_mcp *m, cr_mcp_call *call, json_t *msg, int in_batc
         cr_json_set(r, "_meta", json_pack("{s:o}", "io.modelcontextprotocol/serverInfo",
                                           server_info()), &failed);
     }
-    json_t *a = failed ? cr_mcp_error(id, CR_MCP_INTERNAL, "out of memory", NULL)
-                       : rpc_result(id, r);
+    json_t *a = failed && !(methods[k].flags & M_BARE)
+                    ? cr_mcp_error(id, CR_MCP_INTERNAL, "out of memory", NULL)
+                    : rpc_result(id, r);
     json_decref(r);
     return a;
 }

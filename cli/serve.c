@@ -105,22 +105,33 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
 
 /* ---- routes and refusals ---------------------------------------------------------------- */
 
-enum { RT_POST = 1,     /* POST, else GET (and HEAD) */
+/* The routes, one row each: id, path (also the route's label in /metrics), flags, and the
+ * handler that answers once the body is read (on_body_done()). Adding an endpoint is a row
+ * here, its handler, and its entry in cli/openapi.json (docs/DESIGN.md). */
+enum { RT_POST = 1,     /* POST with a body, else GET (and HEAD) */
        RT_OPEN = 2,     /* no token wanted */
-       RT_PROBE = 4,    /* answered past --connections and while stopping */
-       RT_TLOG = 8,     /* only with --tiles */
-       RT_PREFIX = 16 };  /* the path and anything after it */
+       RT_PROBE = 4,    /* answered past --connections and while stopping; no quota */
+       RT_IDEM = 8,     /* takes an Idempotency-Key */
+       RT_EXPLAIN = 16, /* a line answered as --explain answers it */
+       RT_TLOG = 32,    /* only with --tiles */
+       RT_PREFIX = 64 };  /* the path and anything after it */
 #define ROUTES(X) \
-    X(RUN, "/v1/run", RT_POST) X(EXPLAIN, "/v1/explain", RT_POST) \
-    X(BATCH, "/v1/batch", RT_POST) X(LIVEZ, "/livez", RT_OPEN | RT_PROBE) \
-    X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE) X(READYZ, "/readyz", RT_OPEN | RT_PROBE) \
-    X(METRICS, "/metrics", RT_PROBE) X(OPENAPI, "/openapi.json", RT_OPEN) \
-    X(MCP, "/mcp", RT_POST) X(CHECKPOINT, "/checkpoint", RT_PROBE | RT_TLOG) \
-    X(TILE, "/tile/", RT_PROBE | RT_TLOG | RT_PREFIX) X(OTHER, "other", 0)
-#define ROUTE_ID(id, path, flags) R_##id,
+    X(RUN, "/v1/run", RT_POST | RT_IDEM, answer_line) \
+    X(EXPLAIN, "/v1/explain", RT_POST | RT_EXPLAIN, answer_line) \
+    X(BATCH, "/v1/batch", RT_POST, answer_batch) \
+    X(LIVEZ, "/livez", RT_OPEN | RT_PROBE, answer_alive) \
+    X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE, answer_alive) \
+    X(READYZ, "/readyz", RT_OPEN | RT_PROBE, answer_ready) \
+    X(METRICS, "/metrics", RT_PROBE, answer_metrics) \
+    X(OPENAPI, "/openapi.json", RT_OPEN, answer_openapi) \
+    X(MCP, "/mcp", RT_POST, mcp_answer) \
+    X(CHECKPOINT, "/checkpoint", RT_PROBE | RT_TLOG, tlog_answer) \
+    X(TILE, "/tile/", RT_PROBE | RT_TLOG | RT_PREFIX, tlog_answer) \
+    X(OTHER, "other", 0, NULL)
+#define ROUTE_ID(id, path, flags, fn) R_##id,
 enum route { ROUTES(ROUTE_ID) NROUTES };
 #undef ROUTE_ID
-#define ROUTE_ROW(id, path, flags) { path, flags },
+#define ROUTE_ROW(id, path, flags, fn) { path, flags },
 static const struct { const char *path; unsigned flags; } routes[NROUTES] = { ROUTES(ROUTE_ROW) };
 #undef ROUTE_ROW
 
@@ -829,7 +840,7 @@ static enum MHD_Result on_headers(server *s, struct MHD_Connection *c, request *
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > s->max_body) return too_large(s, c, r);
     const char *key = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Idempotency-Key");
-    if (key && r->route != R_RUN)
+    if (key && !(flags & RT_IDEM))
         return refuse(s, c, r, F_bad_request, "Idempotency-Key: only POST /v1/run takes one");
     if (key) {
         /* A structured-field string ("..."), or the bare text. */
@@ -958,48 +969,54 @@ static enum MHD_Result tlog_answer(server *s, struct MHD_Connection *c, request 
                                                         : "application/octet-stream");
 }
 
-/* An answer queued at the first call, before the (empty) body is read, makes libmicrohttpd
- * close the connection after it: errors only; GETs come here, so a kept-alive probe or scraper
- * keeps its connection. */
-static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
+static enum MHD_Result answer_alive(server *s, struct MHD_Connection *c, request *r)
 {
-    if (r->route == R_CHECKPOINT || r->route == R_TILE) return tlog_answer(s, c, r);
-    if (r->route == R_LIVEZ || r->route == R_HEALTHZ)
-        return queue(s, c, r, MHD_HTTP_OK, text_body(strdup("{\"status\":\"ok\"}")),
-                     "application/json");
-    if (r->route == R_READYZ) {
-        unsigned code;
-        int verbose = 0;
-        mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, is_verbose, &verbose);
-        char *text = readiness(s, verbose, &code);
-        return queue(s, c, r, code, text_body(text), "application/json");
-    }
-    if (r->route == R_METRICS) {
-        char *text = metrics_text(s);
-        return queue(s, c, r, MHD_HTTP_OK,
-                     text ? mhd.create_response_from_buffer(strlen(text), text,
-                                                            MHD_RESPMEM_MUST_FREE) : NULL,
-                     "text/plain; version=0.0.4; charset=utf-8");
-    }
-    if (r->route == R_OPENAPI) {   /* the API's description (cli/openapi.json) */
-        size_t n;
-        const char *doc = cr_openapi_json(&n);
-        return queue(s, c, r, MHD_HTTP_OK,
-                     mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
-                     "application/json");
-    }
-    if (r->route == R_MCP) return mcp_answer(s, c, r);
-    if (r->route == R_BATCH) {
-        batch *b = calloc(1, sizeof *b);
-        if (!b) return MHD_NO;
-        b->s = s;
-        b->r = r;
-        struct MHD_Response *resp = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-                                                                      batch_read, b,
-                                                                      batch_free);
-        if (!resp) batch_free(b);
-        return queue(s, c, r, MHD_HTTP_OK, resp, "application/x-ndjson");
-    }
+    return queue(s, c, r, MHD_HTTP_OK, text_body(strdup("{\"status\":\"ok\"}")),
+                 "application/json");
+}
+
+static enum MHD_Result answer_ready(server *s, struct MHD_Connection *c, request *r)
+{
+    unsigned code;
+    int verbose = 0;
+    mhd.get_connection_values(c, MHD_GET_ARGUMENT_KIND, is_verbose, &verbose);
+    char *text = readiness(s, verbose, &code);
+    return queue(s, c, r, code, text_body(text), "application/json");
+}
+
+static enum MHD_Result answer_metrics(server *s, struct MHD_Connection *c, request *r)
+{
+    char *text = metrics_text(s);
+    return queue(s, c, r, MHD_HTTP_OK,
+                 text ? mhd.create_response_from_buffer(strlen(text), text,
+                                                        MHD_RESPMEM_MUST_FREE) : NULL,
+                 "text/plain; version=0.0.4; charset=utf-8");
+}
+
+/* The API's description (cli/openapi.json). */
+static enum MHD_Result answer_openapi(server *s, struct MHD_Connection *c, request *r)
+{
+    size_t n;
+    const char *doc = cr_openapi_json(&n);
+    return queue(s, c, r, MHD_HTTP_OK,
+                 mhd.create_response_from_buffer(n, (void *)doc, MHD_RESPMEM_PERSISTENT),
+                 "application/json");
+}
+
+static enum MHD_Result answer_batch(server *s, struct MHD_Connection *c, request *r)
+{
+    batch *b = calloc(1, sizeof *b);
+    if (!b) return MHD_NO;
+    b->s = s;
+    b->r = r;
+    struct MHD_Response *resp = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
+                                                                  batch_read, b, batch_free);
+    if (!resp) batch_free(b);
+    return queue(s, c, r, MHD_HTTP_OK, resp, "application/x-ndjson");
+}
+
+static enum MHD_Result answer_line(server *s, struct MHD_Connection *c, request *r)
+{
     if (r->has_idem) {
         char *replay;
         unsigned code;
@@ -1013,7 +1030,7 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
     }
     cr_line_info info;
     char *text = cr_line_result(s->engine, r->body ? r->body : "", r->len, NULL,
-                                r->route == R_EXPLAIN, s->defaults, &info);
+                                (routes[r->route].flags & RT_EXPLAIN) != 0, s->defaults, &info);
     count_line(&s->m, &info);
     if (info.outcome == CR_LINE_DONE) {
         idem_end(s, r, MHD_HTTP_OK, text);
@@ -1027,6 +1044,19 @@ static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request
     atomic_fetch_add(&s->m.refused[f], 1);
     if (resp && refusals[f].retry) retry_after(resp, refusals[f].retry);
     return queue(s, c, r, refusals[f].code, resp, "application/problem+json");
+}
+
+#define ROUTE_FN(id, path, flags, fn) fn,
+static enum MHD_Result (*const route_fns[NROUTES])(server *, struct MHD_Connection *,
+                                                   request *) = { ROUTES(ROUTE_FN) };
+#undef ROUTE_FN
+
+/* An answer queued at the first call, before the (empty) body is read, makes libmicrohttpd
+ * close the connection after it: errors only; GETs come here, so a kept-alive probe or scraper
+ * keeps its connection. */
+static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
+{
+    return route_fns[r->route](s, c, r);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

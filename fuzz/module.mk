@@ -40,6 +40,6 @@ fuzz: fuzz-build
 	fuzz/run.sh $(FUZZ_B) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # .incbin is not seen by -MMD (see sandbox/module.mk).
-$(FUZZ_B)/obj/sandbox/runner_embed.o: sandbox/runner.py
+$(FUZZ_B)/obj/sandbox/job/runner_embed.o: sandbox/runner.py
 
 -include $(FUZZ_OBJ:.o=.d)

@@ -73,8 +73,8 @@ void router_decide(const ir_module *m, cr_tier tier, const router_host *host,
     } else {
         d->tier = tier;
         snprintf(d->tier_why, sizeof d->tier_why, "%s: the tier option asks for it",
-                 tier == CR_TIER_KVM ? "kvm" : "ns");
+                 sandbox_tier_word(tier));
     }
-    d->route = d->tier == CR_TIER_KVM ? CR_ROUTE_KVM : CR_ROUTE_NS;
+    d->route = sandbox_tier_route(d->tier);
     d->lean = code_lean(m);
 }

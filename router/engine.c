@@ -43,16 +43,16 @@ static cr_code open_pool(cr_engine *e, const char *preload, const char *warmup, 
     if (e->tier == CR_TIER_KVM || e->tier == CR_TIER_NONE) {
         if (autosize) {
             snprintf(e->pool_note, sizeof e->pool_note, "no warm pool: the %s tier has none",
-                     e->tier == CR_TIER_KVM ? "kvm" : "none");
+                     sandbox_tier_word(e->tier));
             return CR_OK;
         }
         return cr_error_set(err, CR_EUSAGE, 0, 0, "warm pool: the %s tier has none (the ns "
-                            "tier has)", e->tier == CR_TIER_KVM ? "kvm" : "none");
+                            "tier has)", sandbox_tier_word(e->tier));
     }
     if (e->tier == CR_TIER_AUTO) router_host_tier(e, &host);
     if (host.tier != CR_TIER_NS) {
         snprintf(e->pool_note, sizeof e->pool_note, "no warm pool: sandboxes run in the %s "
-                 "tier here", host.tier == CR_TIER_KVM ? "kvm" : "none");
+                 "tier here", sandbox_tier_word(host.tier));
         return CR_OK;
     }
     memset(&pc, 0, sizeof pc);

@@ -258,7 +258,6 @@ cr_code router_data_manifest(const char *dir, router_digests *digests, json_t **
 static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_result *res,
                          json_t *inputs)
 {
-    static const char *const tiers[] = {"auto", "ns", "kvm", "none"};
     cr_buf names;
     cr_buf_init(&names, 0);
     for (int i = 0; i < 3 && pol->answer_vars[i]; i++)
@@ -270,7 +269,7 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_resu
                                                                              : "half-even"),
                 &failed);
     cr_json_set(o, "answer_vars", cr_json_text(names.p, names.len, NULL), &failed);
-    cr_json_set(o, "tier", json_string(tiers[e->tier]), &failed);
+    cr_json_set(o, "tier", json_string(sandbox_tier_word(e->tier)), &failed);
     /* Every limit, so that a replay runs under the same ones (records have kept the timeout
      * and the memory from the start; older ones lack the evaluator's, and replay under the
      * defaults). */
@@ -304,7 +303,7 @@ static cr_code record_inputs(const cr_engine *e, const cr_result *res, json_t **
                              cr_error *err)
 {
     *out = NULL;
-    if (res->route != CR_ROUTE_NS && res->route != CR_ROUTE_KVM) return CR_OK;
+    if (sandbox_route_tier(res->route) == CR_TIER_NONE) return CR_OK;
     json_t *o = res->sandbox_inputs ? json_deep_copy(res->sandbox_inputs) : json_object();
     json_t *data = NULL;
     int failed = !o;

@@ -262,12 +262,11 @@ enum { NLIMITS = 0 ROUTER_RECORDED_LIMITS(COUNT) };
 static cr_code record_config(replay_ctx *cx, int which, json_t *policy, cr_config *cfg,
                              capped_limit capped[NLIMITS], int *ncapped, cr_error *err)
 {
-    static const char *const tiers[3] = { "none", "ns", "kvm" };
     const char *interp = json_string_value(json_object_get(policy, "interpreter"));
     json_t *v;
-    cr_code rc = cr_config_set(cfg, "tier", tiers[which], err);
-    if (rc == CR_OK && which > 0 && cx->data_dir) rc = cr_config_set(cfg, "data", cx->data_dir, err);
-    if (rc == CR_OK && which > 0 && interp) rc = cr_config_set(cfg, "interpreter", interp, err);
+    cr_code rc = cr_config_set(cfg, "tier", sandbox_tier_word((cr_tier)which), err);
+    if (rc == CR_OK && which != CR_TIER_NONE && cx->data_dir) rc = cr_config_set(cfg, "data", cx->data_dir, err);
+    if (rc == CR_OK && which != CR_TIER_NONE && interp) rc = cr_config_set(cfg, "interpreter", interp, err);
     *ncapped = 0;
 #define LIMIT(id, member) \
     if (rc == CR_OK && (v = json_object_get(policy, member))) \
@@ -498,11 +497,10 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     const audit_record *r = &e->rec;
     cr_error run_err = {0}, *err = &run_err;
     cx->ndiff = 0;
-    int which = field_is(r->route, r->route_len, "inprocess") ? 0
-              : field_is(r->route, r->route_len, "ns") ? 1
-              : field_is(r->route, r->route_len, "kvm") ? 2 : -1;
+    int which = field_is(r->route, r->route_len, "inprocess")
+                    ? CR_TIER_NONE : sandbox_tier_find(r->route, r->route_len);
     /* An interrupted run stopped wherever the interrupt found it: nothing to reproduce. */
-    if (which < 0 || (which > 0 && !(cx->flags & CR_REPLAY_SANDBOX)) ||
+    if (which < 0 || (which != CR_TIER_NONE && !(cx->flags & CR_REPLAY_SANDBOX)) ||
         r->status == CR_EINTERRUPTED) {
         cx->rep->skipped++;
         return CR_OK;
@@ -521,7 +519,7 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         if (!json_is_object(policy))
             rc = cr_error_set(err, CR_EUSAGE, je.line, je.column, "policy: not a JSON object");
     }
-    if (rc == CR_OK && which > 0) {
+    if (rc == CR_OK && which != CR_TIER_NONE) {
         check_data(cx, e->seq, policy);
         if (cx->ndiff) {
             /* Different inputs make different answers: the run would only restate that. */
@@ -539,7 +537,7 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         /* A sandboxed record's python that this host lacks: that part of its environment
          * cannot be had here. */
         const char *interp = json_string_value(json_object_get(policy, "interpreter"));
-        if (which > 0 && interp) {
+        if (which != CR_TIER_NONE && interp) {
             differ(cx, e->seq, "interpreter", interp, strlen(interp), err->message,
                    strlen(err->message));
             said = 1;
@@ -563,12 +561,12 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     } else if (rc == CR_OK) {
         /* Another interpreter or package version: the result is that environment's, so the
          * difference named is the environment's, not a field the code printed. */
-        if (which > 0) check_runtime(cx, e->seq, policy, res);
+        if (which != CR_TIER_NONE) check_runtime(cx, e->seq, policy, res);
         if (cx->ndiff == 0) compare_run(cx, e->seq, r, res, capped, ncapped);
     }
     cx->rep->replayed++;
     if (cx->ndiff == 0) cx->rep->matched++;
-    else if (which == 0) cx->rep->differences++;
+    else if (which == CR_TIER_NONE) cx->rep->differences++;
     else cx->rep->sandbox_differences++;
     cr_result_free(res);
     cr_request_free(req);

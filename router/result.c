@@ -34,10 +34,10 @@ void cr_result_free(cr_result *res)
     free(res);
 }
 
+#define ROUTE_NAME(id, word, route, ops) [CR_ROUTE_##route] = word,
 static const char *const route_names[] = {
     [CR_ROUTE_INPROCESS] = "inprocess",
-    [CR_ROUTE_NS] = "ns",
-    [CR_ROUTE_KVM] = "kvm",
+    SANDBOX_TIERS(ROUTE_NAME)
     [CR_ROUTE_REJECTED] = "rejected",
 };
 
@@ -219,7 +219,7 @@ json_t *router_result_to_json(const cr_result *res)
     cr_json_set(tm, "parse_us", real_or_null(res->parse_us), &failed);
     cr_json_set(tm, "eval_us", real_or_null(res->eval_us), &failed);
     cr_json_set(tm, "total_us", real_or_null(res->total_us), &failed);
-    if ((res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM) && !res->explained) {
+    if (sandbox_route_tier(res->route) != CR_TIER_NONE && !res->explained) {
         cr_json_set(tm, "sandbox_wall_s", real_or_null(res->sandbox_wall_s), &failed);
         cr_json_set(tm, "sandbox_cpu_s", real_or_null(res->sandbox_cpu_s), &failed);
         /* Warm: a pool's worker ran it, and the two figures above count from its handoff. */

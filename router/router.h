@@ -20,7 +20,7 @@
  * tests/test_api.sh holds to the list), and its use. Defaults come from common/defaults.h. */
 #define CR_CONFIG_OPTIONS(X) \
     X(AUDIT, "audit", CFG_STR, NULL, 0, 0, NULL) \
-    X(TIER, "tier", CFG_CHOICE, "auto", 0, 0, "auto|ns|kvm|none") \
+    X(TIER, "tier", CFG_CHOICE, "auto", 0, 0, SANDBOX_TIER_CHOICES) \
     X(TIMEOUT, "timeout", CFG_SECONDS, CR_DEFAULT_TEXT(CR_DEFAULT_TIMEOUT_S), 0, 86400, "seconds above 0 (at most 86400)") \
     X(MEMORY, "memory", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MEMORY_MIB), 16, 1048576, "MiB from 16 to 1048576") \
     X(PRECISION, "precision", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION), 1, 1000, NULL) \

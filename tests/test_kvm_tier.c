@@ -494,7 +494,7 @@ static void test_snapshot_of_other_kernel_refused(void)
 
 int main(void)
 {
-    available = sandbox_kvm_available(NULL, why, sizeof why);
+    available = sandbox_tier_kvm.available(NULL, why, sizeof why);
     RUN(test_expectation);
     RUN(test_unavailable_fails_fast);
     RUN(test_snapshot_made_and_restored);

@@ -1,4 +1,4 @@
-/* tests/test_pool.c: the ns tier's warm pool (sandbox/ns/pool.c): a warm worker gives what a
+/* tests/test_pool.c: the ns tier's warm pool (sandbox/pool.c): a warm worker gives what a
  * cold start gives, takes one job and is gone, is replaced when used or dead, and the pool
  * leaves no process, cgroup or mount behind when it closes. The attack suite runs on warm
  * workers too (tests/test_sandbox_attacks.c). */

@@ -19,8 +19,8 @@ chmod 0755 "$root"          # the image's /: the code runs as nobody and must tr
 # Never sanitized (a static ASan binary does not run): its own objects, not the build's.
 "$cc" -static -O2 -Wall -Wextra -std=gnu11 -D_GNU_SOURCE -I. -Iinclude \
     -ffunction-sections -fdata-sections -Wl,--gc-sections -o "$out/init" \
-    sandbox/guest/init.c sandbox/ns/*.c sandbox/kvm/*.c sandbox/sandbox.c sandbox/artifact.c \
-    sandbox/runner_embed.c common/*.c -lseccomp -lsodium -lpthread -lm
+    sandbox/guest/init.c sandbox/ns/*.c sandbox/kvm/*.c sandbox/sandbox.c sandbox/job/*.c \
+    common/*.c -lseccomp -lsodium -lpthread -lm
 mkdir -p "$root/dev" "$root/proc" "$root/sys" "$root/tmp" "$root/usr/bin" "$root/etc/alternatives"
 cp "$out/init" "$root/init"
 # The host's layout of the lib directories (merged /usr: symlinks), which the ns tier copies.

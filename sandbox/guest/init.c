@@ -390,7 +390,7 @@ static int put_entry(art_walk *a, uint8_t type, const char *rel, int fd, uint32_
     return 0;
 }
 
-/* The walk of sandbox_artifacts_collect() (sandbox/artifact.c), entry for entry, so that the
+/* The walk of sandbox_artifacts_collect() (sandbox/job/artifact.c), entry for entry, so that the
  * host's copy of the tree yields what the ns tier's /out would. */
 static void walk_out(art_walk *a, int dirfd, const char *prefix, int depth)
 {
@@ -619,12 +619,7 @@ static int run_warm(ns_handoff *hand, sandbox_outcome *oc)
     t_end = mono_ns();
     if (restored && rc == CR_OK && hand->job) return 1;
     /* Not used: its leftovers go before the job runs cold. */
-    if (w.pid_left > 0) {
-        kill(w.pid_left, SIGKILL);
-        if (w.cg_left) ns_cgroup_kill(&w.cg);
-        while (waitpid(w.pid_left, NULL, 0) < 0 && errno == EINTR) {}
-    }
-    if (w.cg_left) ns_cgroup_destroy(&w.cg);
+    ns_warm_release(&w, 0);
     sandbox_outcome_free(oc);
     memset(oc, 0, sizeof *oc);
     if (hand->out_fd >= 0) close(hand->out_fd);

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "sandbox/kvm/vmm.h"
-#include "sandbox/sandbox.h"
 
 /* The host probe opens /dev/kvm and reads /proc: once per process is enough. */
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
@@ -810,3 +809,9 @@ out:
     if (rc != CR_OK) sandbox_outcome_free(out);
     return rc;
 }
+
+const sandbox_tier sandbox_tier_kvm = {
+    .available = sandbox_kvm_available,
+    .run = sandbox_kvm_run,
+    .chosen = "/dev/kvm runs a guest",
+};

@@ -31,7 +31,7 @@ install-kvm: kvm-kernel kvm-guest kvm-pkgs
 	$(KVM_INSTALL)
 $(KVM_GUEST_DIR)/initrd.cpio: sandbox/guest/init.c sandbox/guest/build.sh sandbox/guest/lib.sh \
     sandbox/runner.py sandbox/numpy_financial.py $(wildcard $(KVM_KERNEL_DIR)/version) \
-    $(wildcard sandbox/*.[ch] sandbox/ns/*.[ch] sandbox/kvm/*.[ch] common/*.[ch]) | kvm-kernel
+    $(wildcard sandbox/*.[ch] sandbox/job/*.[ch] sandbox/ns/*.[ch] sandbox/kvm/*.[ch] common/*.[ch]) | kvm-kernel
 	KVM_MODULES=$(KVM_KERNEL_DIR)/modules sandbox/guest/build.sh $(KVM_GUEST_DIR)
 # Every test_kvm* binary inside QEMU (software emulation, emulated SVM) with kvm-amd loaded,
 # the guest given the package image.

@@ -29,7 +29,12 @@
 #include "common/common.h"
 #include "sandbox/kvm/proto.h"
 #include "sandbox/ns/ns.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/job/job.h"
+
+/* The tier's entry points (its ops, sandbox_tier_kvm, hold them): sandbox_run()'s contract,
+ * job->tier ignored; kvm_dir as in sandbox_job (NULL: the default places). */
+cr_code sandbox_kvm_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+int sandbox_kvm_available(const char *kvm_dir, char *why, size_t why_len);
 
 #define VMM_KICK_SIGNAL (SIGRTMIN + 4)
 #define VMM_MAX_MEM (3ull << 30)        /* RAM stays below the 32-bit hole and the region */

@@ -7,7 +7,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/job/job.h"
+
+/* The tier's entry points (its ops, sandbox_tier_ns, hold them): sandbox_run()'s contract,
+ * job->tier ignored. */
+cr_code sandbox_ns_run(const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+int sandbox_ns_available(char *why, size_t why_len);
 
 /* ---- cgroup (cgroup.c) ---------------------------------------------------------------------
  * One fresh cgroup per run, under the caller's own cgroup, in whichever hierarchy the host
@@ -43,7 +48,7 @@ int ns_cgroup_wait_empty(const ns_cgroup *cg, double seconds);
 /* Removes what ns_cgroup_create() made (retrying while the last tasks leave). */
 void ns_cgroup_destroy(ns_cgroup *cg);
 
-/* What of /proc the tier masks for the code, cold and warm alike (ns.c: the why, and how). */
+/* What of /proc the tier masks for the code, cold and warm alike (child.c: the why, and how). */
 typedef struct {
     const char *path;
     int dir;                      /* 1: a directory, which lists empty; 0: a file, read empty */
@@ -125,6 +130,12 @@ cr_code ns_run_warm(const sandbox_job *key, ns_warm *warm, sandbox_outcome *out,
 /* The job on a worker that waits in ready() with run_elsewhere set, made on the calling
  * thread: one hand-over between threads fewer each way. Once only, then ready() returns. */
 cr_code ns_warm_run(ns_warm *warm, const sandbox_job *job, sandbox_outcome *out, cr_error *err);
+/* What ns_run_warm() left to the caller (pid_left, cg_left), whether its worker was used or
+ * ended idle: pid 1 killed with its cgroup and reaped, or for a worker the zygote forked
+ * (forked 1: not our child, the zygote reaps it) its cgroup emptied; then the cgroup
+ * removed. The one teardown of the pool's workers and zygotes and the kvm guest's unused
+ * worker. */
+void ns_warm_release(ns_warm *warm, int forked);
 /* ns_run_warm() for the kvm guest's init, which holds the job already encoded: ready() sets
  * hand->job and hand->job_len before it returns the job (whose limits the run takes), and
  * /out and the report are handed over as ns_run() hands them. */

@@ -1,4 +1,4 @@
-/* sandbox/artifact.c: files the code left under /out, brought back to the host without ever
+/* sandbox/job/artifact.c: files the code left under /out, brought back to the host without ever
  * following a link the code planted: every step is an openat() relative to a directory
  * descriptor with O_NOFOLLOW, and the caller's directory is written the same way. Only
  * regular files with one link are copied, and each is written under a fresh name (O_EXCL)
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox/job/job.h"
 
 #define ARTIFACT_MAX_DEPTH SANDBOX_ARTIFACT_MAX_DEPTH
 #define ARTIFACT_MAX_ENTRIES SANDBOX_ARTIFACT_MAX_ENTRIES

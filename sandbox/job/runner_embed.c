@@ -1,4 +1,4 @@
-/* sandbox/runner_embed.c: sandbox/runner.py, and the modules the runner serves to the code
+/* sandbox/job/runner_embed.c: sandbox/runner.py, and the modules the runner serves to the code
  * (sandbox/numpy_financial.py), as bytes of the library, so that no install path is ever
  * looked up at run time. The assembler copies the file (.incbin, path relative to the
  * repository root where make runs; sandbox/module.mk makes this object depend on it). */

@@ -1,4 +1,5 @@
-/* sandbox/ns/pool.c: the warm pool of the ns tier.
+/* sandbox/pool.c: the warm pool of the ns tier, above the dispatch (a job it cannot serve warm
+ * runs cold through sandbox_run()).
  *
  * A worker is an ns sandbox made before any code is known (ns_run_warm()): namespaces, fresh
  * tmpfs root, cgroup, seccomp, the runner started, the preload modules imported and the code's
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include "sandbox/ns/ns.h"
+#include "sandbox/sandbox.h"
 
 #define FAILURES_MAX 3     /* workers in a row that fail to start: the pool stops trying */
 #define WAIT_SLICE_S 0.05  /* a waiting request looks at its interrupt descriptor this often */
@@ -265,7 +267,7 @@ static void *zygote_main(void *arg)
         if (z->state == W_STARTING) p->last_error = err;
     }
     pool_unlock(p);
-    if (z->warm.cg_left) ns_cgroup_destroy(&z->warm.cg);
+    ns_warm_release(&z->warm, 0);
     return thread_end(z);
 }
 
@@ -293,16 +295,7 @@ static void *worker_main(void *arg)
         }
     }
     pool_unlock(p);
-    if (w->warm.pid_left > 0) {
-        kill(w->warm.pid_left, SIGKILL);
-        if (w->warm.cg_left) ns_cgroup_kill(&w->warm.cg);
-        while (waitpid(w->warm.pid_left, NULL, 0) < 0 && errno == EINTR) {}
-    } else if (w->forked && w->warm.cg_left) {
-        /* Not our child: the zygote reaps it; its cgroup says when all of it is gone. */
-        ns_cgroup_kill(&w->warm.cg);
-        ns_cgroup_wait_empty(&w->warm.cg, 3.0);
-    }
-    if (w->warm.cg_left) ns_cgroup_destroy(&w->warm.cg);
+    ns_warm_release(&w->warm, w->forked);
     return thread_end(w);
 }
 
@@ -436,6 +429,20 @@ static void *manager_main(void *arg)
     return NULL;
 }
 
+/* What a pool holds once no thread of its runs: the close's end, or an open that failed. */
+static void pool_free(sandbox_pool *p)
+{
+    free(p->interpreter);
+    free(p->data_dir);
+    free(p->allow_dir);
+    free(p->preload);
+    free(p->warmup);
+    pthread_cond_destroy(&p->changed);
+    pthread_condattr_destroy(&p->clock);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
 cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr_error *err)
 {
     sandbox_pool *p;
@@ -502,15 +509,7 @@ cr_code sandbox_pool_open(const sandbox_pool_config *cfg, sandbox_pool **out, cr
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     if (e) {
-        free(p->interpreter);
-        free(p->data_dir);
-        free(p->allow_dir);
-        free(p->preload);
-        free(p->warmup);
-        pthread_cond_destroy(&p->changed);
-        pthread_condattr_destroy(&p->clock);
-        pthread_mutex_destroy(&p->lock);
-        free(p);
+        pool_free(p);
         return cr_error_sys(err, e == ENOMEM ? CR_ENOMEM : CR_ESANDBOX, "warm pool", e);
     }
     *out = p;
@@ -528,15 +527,7 @@ void sandbox_pool_close(sandbox_pool *p)
     /* The manager leaves once every worker's thread is joined: their sandboxes are gone,
      * cgroups removed. */
     pthread_join(p->manager, NULL);
-    free(p->interpreter);
-    free(p->data_dir);
-    free(p->allow_dir);
-    free(p->preload);
-    free(p->warmup);
-    pthread_cond_destroy(&p->changed);
-    pthread_condattr_destroy(&p->clock);
-    pthread_mutex_destroy(&p->lock);
-    free(p);
+    pool_free(p);
 }
 
 /* What of the job differs from the pool's key, or NULL when a worker can take it. */
