@@ -955,6 +955,8 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
         else if (n->op == IR_POS) mpq_set(r->u.q, a->u.q);
         else { mpz_com(mpq_numref(r->u.q), mpq_numref(a->u.q)); }
         r->flags |= a->flags & VF_INEXACT;
+        if (r->kind == V_FLOAT && !mpq_sgn(r->u.q))
+            r->flags |= (n->op == IR_NEG ? ~a->flags : a->flags) & VF_NEGZ;
         r = eval_num_done(cx, r);
     }
     eval_decref(cx, a);

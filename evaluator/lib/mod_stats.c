@@ -106,15 +106,18 @@ static int acc_add(eval_cx *cx, acc *c, val *x, int sq, const ir_node *at)
     return 0;
 }
 
-/* CPython's _convert: an int when every item was one and the value is integral. */
-static val *acc_value(eval_cx *cx, const acc *c, mpq_srcptr q)
+/* CPython's _convert: an int when every item was one and the value is integral; else
+ * float(Fraction), whose int division raises past the double's range. */
+static val *acc_value(eval_cx *cx, const acc *c, mpq_ptr q, const ir_node *at)
 {
     if (c->special) return eval_nonfinite(cx, c->nf);
-    int is_int = !c->is_float && mpz_cmp_ui(mpq_denref(q), 1) == 0;
+    int is_int = !c->is_float && mpz_cmp_ui(mpq_denref(q), 1) == 0, exact = 1;
+    if (!is_int && num_double_range(q, &exact) > 0)
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "integer division result too large for a float");
     val *r = eval_num(cx, is_int ? V_INT : V_FLOAT);
     if (!r) return NULL;
     mpq_set(r->u.q, q);
-    return eval_num_finish(cx, r, c->inexact);
+    return eval_num_finish(cx, r, c->inexact || !exact);
 }
 
 /* ---- mean, fmean, geometric_mean, harmonic_mean ---------------------------------------- */
@@ -135,7 +138,7 @@ val *eval_st_mean(eval_cx *cx, eval_args *a, const ir_node *at)
         mpq_init(q);
         mpq_set_ui(q, (unsigned long)n, 1);
         mpq_div(q, c.s, q);
-        r = acc_value(cx, &c, q);
+        r = acc_value(cx, &c, q, at);
         mpq_clear(q);
     }
     acc_clear(&c);
@@ -359,7 +362,7 @@ val *eval_st_harmonic_mean(eval_cx *cx, eval_args *a, const ir_node *at)
         mpq_init(q);
         mpq_div(q, sw.s, tot.s);
         tot.inexact |= sw.inexact;
-        r = acc_value(cx, &tot, q);
+        r = acc_value(cx, &tot, q, at);
         mpq_clear(q);
     }
 out:
@@ -612,7 +615,7 @@ static val *spread(eval_cx *cx, eval_args *a, int which, const ir_node *at)
     mpq_set_ui(q, (unsigned long)(pop ? n : n - 1), 1);
     mpq_div(q, ss.s, q);
     if (which < 2) {
-        r = acc_value(cx, &ss, q);
+        r = acc_value(cx, &ss, q, at);
     } else if (ss.special) {
         /* CPython reads the fraction's numerator from the float sum */
         eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'float' object has no attribute 'numerator'");

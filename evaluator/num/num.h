@@ -84,6 +84,21 @@ static inline void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
     size_t limbs = mpz_size(mpq_numref(v)) + mpz_size(mpq_denref(v));
     if ((uint64_t)limbs * GMP_NUMB_BITS > ctx->float_bits) num_bound_float_slow(v, exact, ctx);
 }
+/* Where a float-tagged x stands against the double's range, which CPython's float is held in:
+ * 0 within it (x unchanged, exact); 1 past it (CPython's float is +-inf: x unchanged); -1 below
+ * the normal doubles: x replaced by the double it rounds to (a subnormal, or 0 when it
+ * underflows), *exact cleared if that changed it. Cheap when x is well inside. */
+int num_double_range_slow(mpq_t x, int *exact);
+/* Whether int z rounds past the largest double (CPython's "int too large to convert to
+ * float"). */
+int num_int_past_double(const mpz_t z);
+static inline int num_double_range(mpq_t x, int *exact)
+{
+    /* |x| is within [2^-960, 2^960) while the limbs of its parts differ by 14 at most */
+    size_t n = mpz_size(mpq_numref(x)), d = mpz_size(mpq_denref(x));
+    if (n + 14 >= d && d + 14 >= n) return 0;
+    return num_double_range_slow(x, exact);
+}
 /* Python's round(x, ndigits) on the exact value: half-even (or ctx->rounding), ndigits may
  * be negative. */
 void num_round(mpq_t out, const mpq_t x, long ndigits, const num_ctx *ctx);
@@ -113,6 +128,11 @@ cr_code num_norm_cdf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_norm_pdf(mpq_t out, int *exact, const mpq_t x, const mpq_t sigma, const num_ctx *ctx);
 cr_code num_norm_ppf(mpq_t out, int *exact, const mpq_t p, const mpq_t mu, const mpq_t sigma,
                      const num_ctx *ctx);
+/* x rounded to the nearest double, as CPython's float holds it. */
+double num_get_double(const mpq_t x);
+/* x = the shortest decimal that reads back as d (finite, nonzero), as CPython's repr writes
+ * it: a double that stood for itself exactly would print hundreds of digits. */
+void num_set_double_shortest(mpq_t x, double d);
 void num_pi(mpq_t out, const num_ctx *ctx);    /* inexact */
 void num_e(mpq_t out, const num_ctx *ctx);     /* inexact */
 cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx);  /* size predicted: LIMIT */
@@ -136,6 +156,7 @@ cr_code num_fraction_text(cr_buf *out, const mpq_t v);
  * value's tag (an int-tagged value must be integral). Errors are ValueError with CPython's
  * message in err ("Unknown format code 'd' for object of type 'float'", "Invalid format
  * specifier"); widths and precisions are bounded (CR_ELIMIT past 10^6). */
+#define NUM_NEG_ZERO 2   /* or'd into num_format's is_float: v is 0 and the float is -0.0 */
 cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, size_t speclen,
                    const num_ctx *ctx, cr_error *err);
 /* The padding and grouping of a number another type renders itself (decimal.Decimal): its
