@@ -12,7 +12,9 @@
 # library loads libpq5 when a postgresql:// ledger opens) and postgresql the throwaway server
 # tests/test_audit_pg.sh starts (tests/pg-server.sh); erofs-utils builds the kvm tier's package
 # image (make kvm-pkgs); haproxy is the load balancer in front of tests/test_fleet.sh's serve
-# hosts, and iproute2's `ip` makes their network namespaces.
+# hosts, and iproute2's `ip` makes their network namespaces. libpython3.11-testsuite is
+# CPython's own test data: math_testcases.txt and cmath_testcases.txt, which
+# tests/test_math_cases.c checks every math function against.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -25,7 +27,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     libunistring-dev python3 bubblewrap ca-certificates \
     python3-numpy python3-pandas python3-scipy python3-sympy python3-statsmodels \
     python3-matplotlib python3-dateutil python3-venv \
-    python3-setuptools python3-wheel python3-pip python3-pytest \
+    python3-setuptools python3-wheel python3-pip python3-pytest libpython3.11-testsuite \
     qemu-system-x86 busybox-static cpio openssl erofs-utils \
     mmdebstrap podman runc apparmor haproxy iproute2 >/dev/null
 # Debian's nodejs and npm, unless a nodejs that carries its own npm is installed already

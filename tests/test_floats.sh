@@ -48,4 +48,12 @@ exact -0.0 True 'x = round(-0.001, 2)'
 exact 0.0 True 'x = -0.0 + 0.0'
 exact 1.5e+308 True 'x = 1e308 * 1.5'
 exact inf False 'x = 1e308 * 2 / 10'
+# math.pi is CPython's double, so a pole is where CPython's is; cbrt(27) is 3 exactly (CPython's
+# libm: 3.0000000000000004)
+exact 1.633123935319536975596773704152892e+16 False 'import math
+x = math.tan(math.pi / 2)'
+exact 3.0 True 'import math
+x = math.cbrt(27)'
+exact 24.0 True 'import math
+x = math.gamma(5)'
 summary

@@ -201,11 +201,25 @@ void num_round_prec(mpq_t out, const mpq_t x, int prec)
     mpz_clear(d);
 }
 
+/* f (53 bits) = x rounded as IEEE binary64 rounds it, subnormals and overflow included (MPFR's
+ * documented emulation); returns the ternary value (0: f is x exactly). */
+static int binary64_of(mpfr_t f, const mpq_t x)
+{
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_set_emin(-1073);
+    mpfr_set_emax(1024);
+    int t = mpfr_set_q(f, x, MPFR_RNDN);
+    t = mpfr_subnormalize(f, t, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    return t;
+}
+
 double num_get_double(const mpq_t x)
 {
     mpfr_t f;
     mpfr_init2(f, 53);
-    mpfr_set_q(f, x, MPFR_RNDN);
+    binary64_of(f, x);
     double d = mpfr_get_d(f, MPFR_RNDN);
     mpfr_clear(f);
     return d;
@@ -234,16 +248,9 @@ int num_double_range_slow(mpq_t x, int *exact)
     long e = (long)mpz_sizeinbase(mpq_numref(x), 2) - (long)mpz_sizeinbase(mpq_denref(x), 2);
     /* |x| is in [2^(e-1), 2^(e+1)): a normal double's range holds it */
     if (e > -1021 && e < 1023) return 0;
-    /* MPFR set up as IEEE binary64 (its documented emulation): rounding and subnormals as a
-     * double's */
-    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
-    mpfr_set_emin(-1073);
-    mpfr_set_emax(1024);
     mpfr_t f;
     mpfr_init2(f, 53);
-    int t = mpfr_set_q(f, x, MPFR_RNDN);
-    t = mpfr_subnormalize(f, t, MPFR_RNDN);
-    int where = 0;
+    int t = binary64_of(f, x), where = 0;
     if (mpfr_inf_p(f)) {
         where = 1;
     } else if (e < 0 && (mpfr_zero_p(f) || mpfr_get_exp(f) < -1021)) {
@@ -255,8 +262,6 @@ int num_double_range_slow(mpq_t x, int *exact)
         }
     }
     mpfr_clear(f);
-    mpfr_set_emin(emin);
-    mpfr_set_emax(emax);
     return where;
 }
 

@@ -128,7 +128,17 @@ cr_code num_norm_cdf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_norm_pdf(mpq_t out, int *exact, const mpq_t x, const mpq_t sigma, const num_ctx *ctx);
 cr_code num_norm_ppf(mpq_t out, int *exact, const mpq_t p, const mpq_t mu, const mpq_t sigma,
                      const num_ctx *ctx);
-/* x rounded to the nearest double, as CPython's float holds it. */
+/* The rest of CPython's math, with its domain errors (CR_EPY_VALUE) and overflows
+ * (CR_EPY_OVERFLOW); exact where the value is (cbrt of a cube, exp2 of an int, gamma of a
+ * positive int, f(0)). */
+typedef enum {
+    NUM_ASIN, NUM_ACOS, NUM_SINH, NUM_COSH, NUM_TANH, NUM_ASINH, NUM_ACOSH, NUM_ATANH,
+    NUM_LOG1P, NUM_EXPM1, NUM_CBRT, NUM_EXP2, NUM_GAMMA, NUM_LGAMMA, NUM_DEGREES, NUM_RADIANS
+} num_fn;
+cr_code num_fn1(num_fn f, mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_atan2(mpq_t out, int *exact, const mpq_t y, const mpq_t x, const num_ctx *ctx);
+/* x rounded to the nearest double as IEEE binary64 rounds (subnormals, +-inf past the range):
+ * CPython's float of x. */
 double num_get_double(const mpq_t x);
 /* x = the shortest decimal that reads back as d (finite, nonzero), as CPython's repr writes
  * it: a double that stood for itself exactly would print hundreds of digits. */
