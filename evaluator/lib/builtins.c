@@ -31,7 +31,7 @@ static val *b_abs(eval_cx *cx, val *x, const ir_node *at)
     val *r = eval_num(cx, x->kind == V_FLOAT ? V_FLOAT : V_INT);
     if (!r) return NULL;
     mpq_abs(r->u.q, x->u.q);
-    r->flags |= x->flags & VF_INEXACT;
+    r->flags |= x->flags & (VF_INEXACT | VF_DOUBLE);
     return eval_num_done(cx, r);
 }
 

@@ -78,14 +78,15 @@ static int sign_of(const val *x)
     return mpq_sgn(x->u.q) < 0 || (x->flags & VF_NEGZ);
 }
 
-/* A double CPython's math gives as itself (nextafter, ulp): held as the shortest decimal
- * that reads back as it, as repr prints it, and inexact. */
+/* A double CPython's math gives as itself (nextafter, ulp, pi), exactly, marked as a double
+ * (it prints as CPython's repr) and inexact: it stands for no exact quantity. */
 static val *double_result(eval_cx *cx, double d)
 {
     if (isnan(d) || isinf(d)) return eval_nonfinite(cx, d);
     val *r = eval_num(cx, V_FLOAT);
     if (!r) return NULL;
-    if (d != 0) num_set_double_shortest(r->u.q, d);
+    mpq_set_d(r->u.q, d);
+    if (d != 0) r->flags |= VF_DOUBLE;
     else if (signbit(d)) r->flags |= VF_NEGZ;
     return eval_num_finish(cx, r, d != 0);
 }
@@ -447,19 +448,10 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 }
 
 /* math.pi, e and tau are doubles in CPython, and a program computes with those: tan(pi / 2)
- * is 1.633123935319537e+16 because pi is not pi. Each is the double exactly, inexact. */
-static val *math_const(eval_cx *cx, double d)
-{
-    val *r = eval_num(cx, V_FLOAT);
-    if (!r) return NULL;
-    mpq_set_d(r->u.q, d);
-    r->flags |= VF_INEXACT;
-    return eval_num_done(cx, r);
-}
-
-val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, M_PI); }
-val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, M_E); }
-val *eval_math_tau(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, 2 * M_PI); }
+ * is 1.633123935319537e+16 because pi is not pi. */
+val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, M_PI); }
+val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, M_E); }
+val *eval_math_tau(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, 2 * M_PI); }
 val *eval_math_inf(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, INFINITY); }
 val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, NAN); }
 

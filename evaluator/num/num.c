@@ -225,7 +225,8 @@ double num_get_double(const mpq_t x)
     return d;
 }
 
-void num_set_double_shortest(mpq_t x, double d)
+/* x = the shortest decimal that reads back as d (finite, nonzero) */
+static void shortest_of_double(mpq_t x, double d)
 {
     char t[40];
     int p = 0;
@@ -258,7 +259,7 @@ int num_double_range_slow(mpq_t x, int *exact)
         if (t) {
             *exact = 0;
             if (mpfr_zero_p(f)) mpq_set_ui(x, 0, 1);
-            else num_set_double_shortest(x, mpfr_get_d(f, MPFR_RNDN));
+            else mpfr_get_q(x, f);
         }
     }
     mpfr_clear(f);
@@ -899,6 +900,17 @@ static long shortest_digits(const mpq_t x, int prec, char *small, size_t smallsz
     *digs = p;
     mpz_clear(d);
     return e;
+}
+
+cr_code num_repr_double(cr_buf *out, double d, const num_ctx *ctx)
+{
+    if (d == 0) return cr_buf_put(out, signbit(d) ? "-0.0" : "0.0", signbit(d) ? 4 : 3);
+    mpq_t x;
+    mpq_init(x);
+    shortest_of_double(x, d);
+    cr_code rc = num_repr_float(out, x, ctx);
+    mpq_clear(x);
+    return rc;
 }
 
 cr_code num_repr_float(cr_buf *out, const mpq_t v, const num_ctx *ctx)

@@ -86,7 +86,7 @@ static inline void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
 }
 /* Where a float-tagged x stands against the double's range, which CPython's float is held in:
  * 0 within it (x unchanged, exact); 1 past it (CPython's float is +-inf: x unchanged); -1 below
- * the normal doubles: x replaced by the double it rounds to (a subnormal, or 0 when it
+ * the normal doubles: x replaced by the double it rounds to exactly (a subnormal, or 0 when it
  * underflows), *exact cleared if that changed it. Cheap when x is well inside. */
 int num_double_range_slow(mpq_t x, int *exact);
 /* Whether int z rounds past the largest double (CPython's "int too large to convert to
@@ -140,9 +140,9 @@ cr_code num_atan2(mpq_t out, int *exact, const mpq_t y, const mpq_t x, const num
 /* x rounded to the nearest double as IEEE binary64 rounds (subnormals, +-inf past the range):
  * CPython's float of x. */
 double num_get_double(const mpq_t x);
-/* x = the shortest decimal that reads back as d (finite, nonzero), as CPython's repr writes
- * it: a double that stood for itself exactly would print hundreds of digits. */
-void num_set_double_shortest(mpq_t x, double d);
+/* repr() of the double d (finite), as CPython's: its shortest decimal that reads back as d,
+ * laid out as num_repr_float() lays a value out. */
+cr_code num_repr_double(cr_buf *out, double d, const num_ctx *ctx);
 void num_pi(mpq_t out, const num_ctx *ctx);    /* inexact */
 void num_e(mpq_t out, const num_ctx *ctx);     /* inexact */
 cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx);  /* size predicted: LIMIT */

@@ -222,6 +222,7 @@ static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up
     case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
     case V_FLOAT:
         if (v->flags & VF_NEGZ) { PUTS("-0.0"); return 0; }
+        if (v->flags & VF_DOUBLE) return num_rc(cx, num_repr_double(b, mpq_get_d(v->u.q), &cx->nc));
         return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
     case V_INF: PUTS(v->sub == INF_NAN ? "nan" : v->sub ? "-inf" : "inf"); return 0;
     case V_STR:

@@ -383,6 +383,7 @@ __attribute__((noinline)) val *eval_num_finish_slow(eval_cx *cx, val *r, int ine
             return eval_nonfinite(cx, sgn < 0 ? -INFINITY : INFINITY);
         }
         if (where < 0 && sgn < 0 && !mpq_sgn(r->u.q)) r->flags |= VF_NEGZ;
+        if (where < 0 && mpq_sgn(r->u.q)) r->flags |= VF_DOUBLE;
         if (!exact) inexact = 1;
     }
     if (inexact) r->flags |= VF_INEXACT;

@@ -40,6 +40,9 @@ enum {
     VF_TRACKED = 1u << 1,   /* on the run's cycle list */
     VF_IMMORTAL = 1u << 2,  /* None, True, False, Ellipsis: never freed by a decref */
     VF_NEGZ = 1u << 3,      /* a V_FLOAT whose value is 0: CPython's -0.0 */
+    VF_DOUBLE = 1u << 4,    /* a V_FLOAT that is CPython's double exactly (math.pi, nextafter,
+                             * a subnormal): repr prints the double's shortest repr, as
+                             * CPython's; an operation's result drops it (negation keeps it) */
 };
 
 /* V_ITER sub-kinds. Below IT_KEYS, a one-shot iterator: its state (eval_lazy) walks its
