@@ -954,7 +954,9 @@ static val *eval_unary(eval_cx *cx, const ir_node *n)
         if (n->op == IR_NEG) mpq_neg(r->u.q, a->u.q);
         else if (n->op == IR_POS) mpq_set(r->u.q, a->u.q);
         else { mpz_com(mpq_numref(r->u.q), mpq_numref(a->u.q)); }
-        r->flags |= a->flags & VF_INEXACT;
+        r->flags |= a->flags & (n->op == IR_NEG ? VF_INEXACT | VF_DOUBLE : VF_INEXACT);
+        if (r->kind == V_FLOAT && !mpq_sgn(r->u.q))
+            r->flags |= (n->op == IR_NEG ? ~a->flags : a->flags) & VF_NEGZ;
         r = eval_num_done(cx, r);
     }
     eval_decref(cx, a);

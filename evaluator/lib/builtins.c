@@ -13,7 +13,7 @@ static val *num_copy(eval_cx *cx, val *x, vkind kind)
     val *r = eval_num(cx, kind);
     if (!r) return NULL;
     mpq_set(r->u.q, x->u.q);
-    r->flags |= x->flags & VF_INEXACT;
+    r->flags |= x->flags & (kind == V_FLOAT ? VF_INEXACT | VF_NEGZ : VF_INEXACT);
     return eval_num_done(cx, r);
 }
 
@@ -31,7 +31,7 @@ static val *b_abs(eval_cx *cx, val *x, const ir_node *at)
     val *r = eval_num(cx, x->kind == V_FLOAT ? V_FLOAT : V_INT);
     if (!r) return NULL;
     mpq_abs(r->u.q, x->u.q);
-    r->flags |= x->flags & VF_INEXACT;
+    r->flags |= x->flags & (VF_INEXACT | VF_DOUBLE);
     return eval_num_done(cx, r);
 }
 
@@ -68,6 +68,8 @@ static val *not_a_number(eval_cx *cx, cr_code rc, val *r, val *x, const char *wh
 
 static val *b_float(eval_cx *cx, val *x, const ir_node *at)
 {
+    if (eval_int_past_double(x))
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
     if (IS_NUM(x)) return num_copy(cx, x, V_FLOAT);
     if (x->kind == V_INF) { EV_INCREF(x); return x; }
     if (x->kind != V_STR)
@@ -87,6 +89,7 @@ static val *b_float(eval_cx *cx, val *x, const ir_node *at)
     if (!r) return NULL;
     cr_code rc = num_parse_float_str(r->u.q, x->u.str.s, x->u.str.len, &cx->nc);
     if (rc != CR_OK) return not_a_number(cx, rc, r, x, "could not convert string to float", at);
+    if (neg && !mpq_sgn(r->u.q)) r->flags |= VF_NEGZ;
     return eval_num_finish(cx, r, 0);
 }
 
@@ -346,6 +349,9 @@ val *eval_b_round(eval_cx *cx, eval_args *a, const ir_node *at)
         eval_decref(cx, r);
         return eval_raise(cx, CR_EINTERNAL, at, "round() gave a fraction");
     }
+    /* a float rounded to zero keeps its sign: round(-0.001, 2) is -0.0 */
+    if (k == V_FLOAT && !mpq_sgn(r->u.q) && (mpq_sgn(x->u.q) < 0 || (x->flags & VF_NEGZ)))
+        r->flags |= VF_NEGZ;
     return eval_num_finish(cx, r, (x->flags & VF_INEXACT) != 0);
 }
 

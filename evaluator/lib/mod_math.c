@@ -47,6 +47,64 @@ static unary_fn unary_of(int id)
     }
 }
 
+/* num_fn1()'s function for a row, or -1 */
+static int fn1_of(int id)
+{
+    switch (id) {
+    case M_ASIN: return NUM_ASIN;
+    case M_ACOS: return NUM_ACOS;
+    case M_SINH: return NUM_SINH;
+    case M_COSH: return NUM_COSH;
+    case M_TANH: return NUM_TANH;
+    case M_ASINH: return NUM_ASINH;
+    case M_ACOSH: return NUM_ACOSH;
+    case M_ATANH: return NUM_ATANH;
+    case M_LOG1P: return NUM_LOG1P;
+    case M_EXPM1: return NUM_EXPM1;
+    case M_CBRT: return NUM_CBRT;
+    case M_EXP2: return NUM_EXP2;
+    case M_GAMMA: return NUM_GAMMA;
+    case M_LGAMMA: return NUM_LGAMMA;
+    case M_DEGREES: return NUM_DEGREES;
+    case M_RADIANS: return NUM_RADIANS;
+    default: return -1;
+    }
+}
+
+/* The sign bit of a real (-0.0's included; a NaN's taken as clear). */
+static int sign_of(const val *x)
+{
+    if (x->kind == V_INF) return x->sub == INF_NEG;
+    return mpq_sgn(x->u.q) < 0 || (x->flags & VF_NEGZ);
+}
+
+/* A double CPython's math gives as itself (nextafter, ulp, pi), exactly, marked as a double
+ * (it prints as CPython's repr) and inexact: it stands for no exact quantity. */
+static val *double_result(eval_cx *cx, double d)
+{
+    if (isnan(d) || isinf(d)) return eval_nonfinite(cx, d);
+    val *r = eval_num(cx, V_FLOAT);
+    if (!r) return NULL;
+    mpq_set_d(r->u.q, d);
+    if (d != 0) r->flags |= VF_DOUBLE;
+    else if (signbit(d)) r->flags |= VF_NEGZ;
+    return eval_num_finish(cx, r, d != 0);
+}
+
+/* x as CPython's math holds it, a double; an int past its range: OverflowError. */
+static int double_arg(eval_cx *cx, val *x, double *d, const ir_node *at)
+{
+    if (x->kind == V_INF) return eval_to_double(cx, x, d, at);
+    if (need_real(cx, x, at) < 0) return -1;
+    if (eval_int_past_double(x)) {
+        eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
+        return -1;
+    }
+    *d = num_get_double(eval_decided(cx, x, 0));
+    if (x->flags & VF_NEGZ) *d = -0.0;
+    return 0;
+}
+
 static int int_arg(eval_cx *cx, val *x, const ir_node *at)
 {
     if (x->kind == V_INT || x->kind == V_BOOL) return 0;
@@ -91,6 +149,19 @@ static val *math_nonfinite(eval_cx *cx, int id, val *x, const ir_node *at)
     case M_ERFC: r = erfc(d); break;
     case M_ATAN: r = atan(d); break;
     case M_FABS: r = fabs(d); break;
+    case M_ASIN: case M_ACOS: case M_ATANH: r = NAN; break;
+    case M_SINH: r = sinh(d); break;
+    case M_COSH: r = cosh(d); break;
+    case M_TANH: r = tanh(d); break;
+    case M_ASINH: r = asinh(d); break;
+    case M_ACOSH: r = acosh(d); break;
+    case M_LOG1P: r = log1p(d); break;
+    case M_EXPM1: r = expm1(d); break;
+    case M_CBRT: r = cbrt(d); break;
+    case M_EXP2: r = exp2(d); break;
+    case M_GAMMA: r = tgamma(d); break;
+    case M_LGAMMA: r = lgamma(d); break;
+    case M_DEGREES: case M_RADIANS: r = d; break;
     default: r = NAN; break;   /* sin, cos, tan */
     }
     if (isnan(r) && !isnan(d)) return eval_raise(cx, CR_EPY_VALUE, at, "math domain error");
@@ -132,6 +203,13 @@ static val *log_base_nonfinite(eval_cx *cx, val *x, val *base, const ir_node *at
     return z ? eval_num_finish(cx, z, 0) : NULL;
 }
 
+/* An odd function's zero result from -0.0 is -0.0, as C's (sin, asin, expm1, ...). */
+static val *odd_zero(val *r, val *x)
+{
+    if (r && r->kind == V_FLOAT && !mpq_sgn(r->u.q) && (x->flags & VF_NEGZ)) r->flags |= VF_NEGZ;
+    return r;
+}
+
 static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
 {
     const char *name = eval_builtin_name(id);
@@ -146,7 +224,8 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (eval_to_double(cx, x, &d, at) < 0) return NULL;
         return eval_bool(cx, id == M_ISNAN ? isnan(d) : id == M_ISINF ? isinf(d) : isfinite(d));
     }
-    if ((fn || id == M_FABS || (id == M_LOG && a->npos == 1)) && a->npos == 1 && !a->nkw &&
+    int f1 = fn1_of(id);
+    if ((fn || f1 >= 0 || id == M_FABS || (id == M_LOG && a->npos == 1)) && a->npos == 1 && !a->nkw &&
         a->pos[0]->kind == V_INF)
         return math_nonfinite(cx, id, a->pos[0], at);
     if (id == M_POW && a->npos == 2 && !a->nkw &&
@@ -157,9 +236,35 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         if (need_real(cx, a->pos[0], at) < 0)
             return NULL;
         x = a->pos[0];
+        /* CPython takes the double of x; only log10 and log2 read a big int themselves */
+        if (id != M_LOG10 && id != M_LOG2 && eval_int_past_double(x))
+            return eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
         if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
         rc = fn(r->u.q, &exact, x->u.q, &cx->nc);
-        return math_result(cx, rc, r, exact, x, at);
+        return odd_zero(math_result(cx, rc, r, exact, x, at), x);
+    }
+    if (f1 >= 0) {
+        x = a->pos[0];
+        if (need_real(cx, x, at) < 0) return NULL;
+        if (eval_int_past_double(x))
+            return eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
+        if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
+        rc = num_fn1((num_fn)f1, r->u.q, &exact, x->u.q, &cx->nc);
+        if (rc == CR_EPY_OVERFLOW && (id == M_DEGREES || id == M_RADIANS)) {
+            eval_decref(cx, r);   /* CPython multiplies: inf, no error */
+            cx->inexact_decided = 1;
+            return eval_nonfinite(cx, sign_of(x) ? -INFINITY : INFINITY);
+        }
+        r = odd_zero(math_result(cx, rc, r, exact, x, at), x);
+        if (r && id == M_GAMMA && !mpq_sgn(r->u.q) && mpq_sgn(x->u.q) < 0) {
+            /* an underflow keeps gamma's sign: negative where floor(x) is odd */
+            mpz_t fl;
+            mpz_init(fl);
+            num_floor(fl, x->u.q);
+            if (mpz_odd_p(fl)) r->flags |= VF_NEGZ;
+            mpz_clear(fl);
+        }
+        return r;
     }
     switch (id) {
     case M_LOG:
@@ -232,6 +337,64 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
         mpq_clears(d, m, t, NULL);
         return eval_bool(cx, close);
     }
+    case M_ATAN2: {
+        val *y = a->pos[0];
+        x = a->pos[1];
+        double dy, dx;
+        if (y->kind == V_INF || x->kind == V_INF) {   /* C's atan2: a multiple of pi/4 */
+            if (double_arg(cx, y, &dy, at) < 0 || double_arg(cx, x, &dx, at) < 0) return NULL;
+            double t = atan2(dy, dx);
+            if (isnan(t) || t == 0) return double_result(cx, t);
+            if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+            num_pi(r->u.q, &cx->nc);
+            mpq_t m;
+            mpq_init(m);
+            mpq_set_si(m, (long)lround(t / (M_PI / 4)), 4);
+            mpq_mul(r->u.q, r->u.q, m);
+            mpq_clear(m);
+            return eval_num_finish(cx, r, 1);
+        }
+        if (need_real(cx, y, at) < 0 || need_real(cx, x, at) < 0) return NULL;
+        if (eval_count(cx, 16, at) < 0 || !(r = eval_num(cx, V_FLOAT))) return NULL;
+        rc = num_atan2(r->u.q, &exact, y->u.q, x->u.q, &cx->nc);
+        if ((y->flags | x->flags) & VF_INEXACT) exact = 0;
+        r = math_result(cx, rc, r, exact, NULL, at);
+        /* atan2(+-0, x >= 0) is +-0; atan2(+-0, -0.0) is +-pi */
+        if (r && !mpq_sgn(y->u.q) && (x->flags & VF_NEGZ) && r->kind == V_FLOAT) {
+            num_pi(r->u.q, &cx->nc);
+            r->flags |= VF_INEXACT;
+        }
+        if (r && sign_of(y) && r->kind == V_FLOAT && mpq_sgn(r->u.q) > 0) mpq_neg(r->u.q, r->u.q);
+        return odd_zero(r, y);
+    }
+    case M_COPYSIGN: {
+        x = a->pos[0];
+        val *y = a->pos[1];
+        if (!IS_REAL(x)) return need_real(cx, x, at) < 0 ? NULL : NULL;
+        if (!IS_REAL(y)) return need_real(cx, y, at) < 0 ? NULL : NULL;
+        int neg = sign_of(y);
+        if (x->kind == V_INF)
+            return eval_nonfinite(cx, IS_NAN(x) ? NAN : neg ? -INFINITY : INFINITY);
+        if (eval_int_past_double(x))
+            return eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
+        if (!(r = eval_num(cx, V_FLOAT))) return NULL;
+        mpq_abs(r->u.q, x->u.q);
+        if (neg) mpq_neg(r->u.q, r->u.q);
+        if (neg && !mpq_sgn(r->u.q)) r->flags |= VF_NEGZ;
+        return math_result(cx, CR_OK, r, 1, x, at);
+    }
+    case M_NEXTAFTER: case M_ULP: {
+        double d, e = 0;
+        if (double_arg(cx, a->pos[0], &d, at) < 0 ||
+            (id == M_NEXTAFTER && double_arg(cx, a->pos[1], &e, at) < 0))
+            return NULL;
+        if (id == M_NEXTAFTER) return double_result(cx, nextafter(d, e));
+        /* CPython's math_ulp */
+        if (isnan(d) || isinf(d)) return double_result(cx, fabs(d));
+        d = fabs(d);
+        double n = nextafter(d, INFINITY);
+        return double_result(cx, isinf(n) ? d - nextafter(d, 0) : n - d);
+    }
     case M_FSUM: {
         val *l = eval_items_of(cx, a->pos[0], at);
         if (!l) return NULL;
@@ -284,17 +447,11 @@ static val *math_call(eval_cx *cx, int id, eval_args *a, const ir_node *at)
     }
 }
 
-static val *math_const(eval_cx *cx, void (*set)(mpq_t, const num_ctx *))
-{
-    val *r = eval_num(cx, V_FLOAT);
-    if (!r) return NULL;
-    set(r->u.q, &cx->nc);
-    r->flags |= VF_INEXACT;
-    return eval_num_done(cx, r);
-}
-
-val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, num_pi); }
-val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return math_const(cx, num_e); }
+/* math.pi, e and tau are doubles in CPython, and a program computes with those: tan(pi / 2)
+ * is 1.633123935319537e+16 because pi is not pi. */
+val *eval_math_pi(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, M_PI); }
+val *eval_math_e(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, M_E); }
+val *eval_math_tau(eval_cx *cx, const ir_node *at) { (void)at; return double_result(cx, 2 * M_PI); }
 val *eval_math_inf(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, INFINITY); }
 val *eval_math_nan(eval_cx *cx, const ir_node *at) { (void)at; return eval_nonfinite(cx, NAN); }
 
@@ -334,6 +491,7 @@ MATH(trunc, M_TRUNC) MATH(erf, M_ERF) MATH(erfc, M_ERFC) MATH(factorial, M_FACTO
 MATH(comb, M_COMB) MATH(perm, M_PERM) MATH(isclose, M_ISCLOSE) MATH(fsum, M_FSUM)
 MATH(prod, M_PROD) MATH(sin, M_SIN) MATH(cos, M_COS) MATH(tan, M_TAN) MATH(atan, M_ATAN)
 MATH(isnan, M_ISNAN) MATH(isinf, M_ISINF) MATH(isfinite, M_ISFINITE)
+MATH(asin, M_ASIN) MATH(acos, M_ACOS) MATH(sinh, M_SINH) MATH(cosh, M_COSH) MATH(tanh, M_TANH) MATH(asinh, M_ASINH) MATH(acosh, M_ACOSH) MATH(atanh, M_ATANH) MATH(log1p, M_LOG1P) MATH(expm1, M_EXPM1) MATH(cbrt, M_CBRT) MATH(exp2, M_EXP2) MATH(gamma, M_GAMMA) MATH(lgamma, M_LGAMMA) MATH(degrees, M_DEGREES) MATH(radians, M_RADIANS) MATH(ulp, M_ULP) MATH(atan2, M_ATAN2) MATH(copysign, M_COPYSIGN) MATH(nextafter, M_NEXTAFTER)
 #undef MATH
 
 #undef IMPL

@@ -67,10 +67,32 @@ static val *binop_steal(eval_cx *cx, int op, val *a, val *b, const ir_node *at)
 typedef struct {
     mpq_t s;
     int is_float, inexact, special;   /* special: a NaN or infinity was summed, into nf */
+    int is_dec;            /* a Decimal was summed: the result is one, as CPython's _convert */
     double nf;
 } acc;
 
-static void acc_init(acc *c) { mpq_init(c->s); c->is_float = c->inexact = c->special = 0; c->nf = 0; }
+static void acc_init(acc *c)
+{
+    mpq_init(c->s);
+    c->is_float = c->inexact = c->special = c->is_dec = 0;
+    c->nf = 0;
+}
+
+static int is_decimal(const val *x)
+{
+    return x->kind == V_OBJ && strcmp(x->u.obj.cls->name, "decimal.Decimal") == 0;
+}
+
+/* A finite Decimal's exact value (its class's rational hook) into q. 0, or -1 raised: a NaN
+ * or infinite Decimal is not summed in-process. */
+static int decimal_value(eval_cx *cx, val *x, mpq_t q, const ir_node *at)
+{
+    int rc = x->u.obj.cls->rational ? x->u.obj.cls->rational(cx, x, q) : 0;
+    if (rc == 0)
+        eval_raise(cx, CR_EPY_TYPE, at, "can't convert type '%s' to numerator/denominator",
+                   eval_type_name(x));
+    return rc > 0 ? 0 : -1;
+}
 static void acc_clear(acc *c) { mpq_clear(c->s); }
 
 /* Adds x (sq: x*x) as _exact_ratio would read it. 0, -1 raised. */
@@ -82,6 +104,24 @@ static int acc_add(eval_cx *cx, acc *c, val *x, int sq, const ir_node *at)
         c->nf += sq ? d * d : d;
         c->special = c->is_float = 1;
         return 0;
+    }
+    if (is_decimal(x) || (c->is_dec && x->kind == V_FLOAT)) {
+        /* CPython's _coerce: int goes with either, float and Decimal with neither (its
+         * message names them in this order whichever came first) */
+        if (c->is_float || x->kind == V_FLOAT) {
+            eval_raise(cx, CR_EPY_TYPE, at, "don't know how to coerce float and Decimal");
+            return -1;
+        }
+        mpq_t d;
+        mpq_init(d);
+        int rc = decimal_value(cx, x, d, at);
+        if (rc == 0) {
+            if (sq) mpq_mul(d, d, d);
+            mpq_add(c->s, c->s, d);
+            c->is_dec = 1;
+        }
+        mpq_clear(d);
+        return rc;
     }
     if (!IS_NUM(x)) {
         eval_raise(cx, CR_EPY_TYPE, at, "can't convert type '%s' to numerator/denominator",
@@ -106,15 +146,36 @@ static int acc_add(eval_cx *cx, acc *c, val *x, int sq, const ir_node *at)
     return 0;
 }
 
-/* CPython's _convert: an int when every item was one and the value is integral. */
-static val *acc_value(eval_cx *cx, const acc *c, mpq_srcptr q)
+/* CPython's _convert: an int when every item was one and the value is integral; else
+ * float(Fraction), whose int division raises past the double's range. */
+static val *acc_value(eval_cx *cx, const acc *c, mpq_ptr q, const ir_node *at)
 {
     if (c->special) return eval_nonfinite(cx, c->nf);
-    int is_int = !c->is_float && mpz_cmp_ui(mpq_denref(q), 1) == 0;
+    if (c->is_dec) {
+        /* Decimal(numerator) / Decimal(denominator), in the current context */
+        val *cls = eval_dec_class(cx, at), *part[2] = { NULL, NULL }, *r = NULL;
+        for (int i = 0; cls && i < 2; i++) {
+            val *z = eval_num(cx, V_INT);
+            if (!z) break;
+            mpz_set(mpq_numref(z->u.q), i ? mpq_denref(q) : mpq_numref(q));
+            if (!(z = eval_num_done(cx, z))) break;
+            part[i] = eval_call1(cx, cls, z, at);
+            eval_decref(cx, z);
+            if (!part[i]) break;
+        }
+        if (part[0] && part[1]) r = eval_binop(cx, IR_DIV, part[0], part[1], at);
+        eval_decref(cx, part[0]);
+        eval_decref(cx, part[1]);
+        eval_decref(cx, cls);
+        return r;
+    }
+    int is_int = !c->is_float && mpz_cmp_ui(mpq_denref(q), 1) == 0, exact = 1;
+    if (!is_int && num_double_range(q, &exact) > 0)
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "integer division result too large for a float");
     val *r = eval_num(cx, is_int ? V_INT : V_FLOAT);
     if (!r) return NULL;
     mpq_set(r->u.q, q);
-    return eval_num_finish(cx, r, c->inexact);
+    return eval_num_finish(cx, r, c->inexact || !exact);
 }
 
 /* ---- mean, fmean, geometric_mean, harmonic_mean ---------------------------------------- */
@@ -135,7 +196,7 @@ val *eval_st_mean(eval_cx *cx, eval_args *a, const ir_node *at)
         mpq_init(q);
         mpq_set_ui(q, (unsigned long)n, 1);
         mpq_div(q, c.s, q);
-        r = acc_value(cx, &c, q);
+        r = acc_value(cx, &c, q, at);
         mpq_clear(q);
     }
     acc_clear(&c);
@@ -359,7 +420,7 @@ val *eval_st_harmonic_mean(eval_cx *cx, eval_args *a, const ir_node *at)
         mpq_init(q);
         mpq_div(q, sw.s, tot.s);
         tot.inexact |= sw.inexact;
-        r = acc_value(cx, &tot, q);
+        r = acc_value(cx, &tot, q, at);
         mpq_clear(q);
     }
 out:
@@ -612,7 +673,12 @@ static val *spread(eval_cx *cx, eval_args *a, int which, const ir_node *at)
     mpq_set_ui(q, (unsigned long)(pop ? n : n - 1), 1);
     mpq_div(q, ss.s, q);
     if (which < 2) {
-        r = acc_value(cx, &ss, q);
+        r = acc_value(cx, &ss, q, at);
+    } else if (ss.is_dec) {
+        /* CPython's _decimal_sqrt_of_frac steps with next_plus/next_minus, which this
+         * Decimal lacks: refused, as before Decimal data were read */
+        eval_raise(cx, CR_EPY_TYPE, at,
+                   "can't convert type 'decimal.Decimal' to numerator/denominator");
     } else if (ss.special) {
         /* CPython reads the fraction's numerator from the float sum */
         eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'float' object has no attribute 'numerator'");

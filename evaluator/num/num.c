@@ -201,6 +201,84 @@ void num_round_prec(mpq_t out, const mpq_t x, int prec)
     mpz_clear(d);
 }
 
+/* f (53 bits) = x rounded as IEEE binary64 rounds it, subnormals and overflow included (MPFR's
+ * documented emulation); returns the ternary value (0: f is x exactly). */
+static int binary64_of(mpfr_t f, const mpq_t x)
+{
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_set_emin(-1073);
+    mpfr_set_emax(1024);
+    int t = mpfr_set_q(f, x, MPFR_RNDN);
+    t = mpfr_subnormalize(f, t, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    return t;
+}
+
+double num_get_double(const mpq_t x)
+{
+    mpfr_t f;
+    mpfr_init2(f, 53);
+    binary64_of(f, x);
+    double d = mpfr_get_d(f, MPFR_RNDN);
+    mpfr_clear(f);
+    return d;
+}
+
+/* x = the shortest decimal that reads back as d (finite, nonzero) */
+static void shortest_of_double(mpq_t x, double d)
+{
+    char t[40];
+    int p = 0;
+    do snprintf(t, sizeof t, "%.*e", p, d);
+    while (strtod(t, NULL) != d && ++p < 17);
+    char *e = strchr(t, 'e');
+    long exp10 = strtol(e + 1, NULL, 10) - p;
+    *e = 0;
+    char *dot = strchr(t, '.');
+    if (dot) memmove(dot, dot + 1, strlen(dot));
+    mpz_t m;
+    mpz_init_set_str(m, t, 10);
+    num_q_from_dec(x, m, exp10);
+    mpz_clear(m);
+}
+
+int num_double_range_slow(mpq_t x, int *exact)
+{
+    if (!mpq_sgn(x)) return 0;
+    long e = (long)mpz_sizeinbase(mpq_numref(x), 2) - (long)mpz_sizeinbase(mpq_denref(x), 2);
+    /* |x| is in [2^(e-1), 2^(e+1)): a normal double's range holds it */
+    if (e > -1021 && e < 1023) return 0;
+    mpfr_t f;
+    mpfr_init2(f, 53);
+    int t = binary64_of(f, x), where = 0;
+    if (mpfr_inf_p(f)) {
+        where = 1;
+    } else if (e < 0 && (mpfr_zero_p(f) || mpfr_get_exp(f) < -1021)) {
+        where = -1;
+        if (t) {
+            *exact = 0;
+            if (mpfr_zero_p(f)) mpq_set_ui(x, 0, 1);
+            else mpfr_get_q(x, f);
+        }
+    }
+    mpfr_clear(f);
+    return where;
+}
+
+int num_int_past_double(const mpz_t z)
+{
+    size_t bits = mpz_sizeinbase(z, 2);
+    if (bits != 1024) return bits > 1024;
+    /* 2^1024 - 2^970 is halfway from DBL_MAX to 2^1024, and the tie rounds to the even 2^1024 */
+    mpz_t t;   /* (2^54 - 1) * 2^970 */
+    mpz_init_set_ui(t, (1UL << 54) - 1);
+    mpz_mul_2exp(t, t, 970);
+    int past = mpz_cmpabs(z, t) >= 0;
+    mpz_clear(t);
+    return past;
+}
+
 int num_past_double(const mpq_t x)
 {
     if (!mpq_sgn(x)) return 0;
@@ -822,6 +900,17 @@ static long shortest_digits(const mpq_t x, int prec, char *small, size_t smallsz
     *digs = p;
     mpz_clear(d);
     return e;
+}
+
+cr_code num_repr_double(cr_buf *out, double d, const num_ctx *ctx)
+{
+    if (d == 0) return cr_buf_put(out, signbit(d) ? "-0.0" : "0.0", signbit(d) ? 4 : 3);
+    mpq_t x;
+    mpq_init(x);
+    shortest_of_double(x, d);
+    cr_code rc = num_repr_float(out, x, ctx);
+    mpq_clear(x);
+    return rc;
 }
 
 cr_code num_repr_float(cr_buf *out, const mpq_t v, const num_ctx *ctx)

@@ -84,6 +84,21 @@ static inline void num_bound_float(mpq_t v, int *exact, const num_ctx *ctx)
     size_t limbs = mpz_size(mpq_numref(v)) + mpz_size(mpq_denref(v));
     if ((uint64_t)limbs * GMP_NUMB_BITS > ctx->float_bits) num_bound_float_slow(v, exact, ctx);
 }
+/* Where a float-tagged x stands against the double's range, which CPython's float is held in:
+ * 0 within it (x unchanged, exact); 1 past it (CPython's float is +-inf: x unchanged); -1 below
+ * the normal doubles: x replaced by the double it rounds to exactly (a subnormal, or 0 when it
+ * underflows), *exact cleared if that changed it. Cheap when x is well inside. */
+int num_double_range_slow(mpq_t x, int *exact);
+/* Whether int z rounds past the largest double (CPython's "int too large to convert to
+ * float"). */
+int num_int_past_double(const mpz_t z);
+static inline int num_double_range(mpq_t x, int *exact)
+{
+    /* |x| is within [2^-960, 2^960) while the limbs of its parts differ by 14 at most */
+    size_t n = mpz_size(mpq_numref(x)), d = mpz_size(mpq_denref(x));
+    if (n + 14 >= d && d + 14 >= n) return 0;
+    return num_double_range_slow(x, exact);
+}
 /* Python's round(x, ndigits) on the exact value: half-even (or ctx->rounding), ndigits may
  * be negative. */
 void num_round(mpq_t out, const mpq_t x, long ndigits, const num_ctx *ctx);
@@ -113,6 +128,21 @@ cr_code num_norm_cdf(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
 cr_code num_norm_pdf(mpq_t out, int *exact, const mpq_t x, const mpq_t sigma, const num_ctx *ctx);
 cr_code num_norm_ppf(mpq_t out, int *exact, const mpq_t p, const mpq_t mu, const mpq_t sigma,
                      const num_ctx *ctx);
+/* The rest of CPython's math, with its domain errors (CR_EPY_VALUE) and overflows
+ * (CR_EPY_OVERFLOW); exact where the value is (cbrt of a cube, exp2 of an int, gamma of a
+ * positive int, f(0)). */
+typedef enum {
+    NUM_ASIN, NUM_ACOS, NUM_SINH, NUM_COSH, NUM_TANH, NUM_ASINH, NUM_ACOSH, NUM_ATANH,
+    NUM_LOG1P, NUM_EXPM1, NUM_CBRT, NUM_EXP2, NUM_GAMMA, NUM_LGAMMA, NUM_DEGREES, NUM_RADIANS
+} num_fn;
+cr_code num_fn1(num_fn f, mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx);
+cr_code num_atan2(mpq_t out, int *exact, const mpq_t y, const mpq_t x, const num_ctx *ctx);
+/* x rounded to the nearest double as IEEE binary64 rounds (subnormals, +-inf past the range):
+ * CPython's float of x. */
+double num_get_double(const mpq_t x);
+/* repr() of the double d (finite), as CPython's: its shortest decimal that reads back as d,
+ * laid out as num_repr_float() lays a value out. */
+cr_code num_repr_double(cr_buf *out, double d, const num_ctx *ctx);
 void num_pi(mpq_t out, const num_ctx *ctx);    /* inexact */
 void num_e(mpq_t out, const num_ctx *ctx);     /* inexact */
 cr_code num_factorial(mpz_t out, const mpz_t n, const num_ctx *ctx);  /* size predicted: LIMIT */
@@ -136,6 +166,7 @@ cr_code num_fraction_text(cr_buf *out, const mpq_t v);
  * value's tag (an int-tagged value must be integral). Errors are ValueError with CPython's
  * message in err ("Unknown format code 'd' for object of type 'float'", "Invalid format
  * specifier"); widths and precisions are bounded (CR_ELIMIT past 10^6). */
+#define NUM_NEG_ZERO 2   /* or'd into num_format's is_float: v is 0 and the float is -0.0 */
 cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, size_t speclen,
                    const num_ctx *ctx, cr_error *err);
 /* The padding and grouping of a number another type renders itself (decimal.Decimal): its

@@ -505,7 +505,7 @@ cr_code num_format(cr_buf *out, const mpq_t v, int is_float, const char *spec, s
     if (float_type) rc = float_body(&p, v, &f, ctx, &zero);
     else rc = int_body(&p, mpq_numref(v), &f, err);
     if (rc == CR_OK) {
-        int neg = mpq_sgn(v) < 0 && !(zero && f.no_neg_0);
+        int neg = (mpq_sgn(v) < 0 || (is_float & NUM_NEG_ZERO)) && !(zero && f.no_neg_0);
         if (f.type == 'c') p.sign = 0;
         else if (neg) p.sign = '-';
         else if (f.sign == '+' || f.sign == ' ') p.sign = f.sign;

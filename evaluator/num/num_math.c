@@ -123,7 +123,98 @@ static cr_code ziv(mpq_t out, ziv_fn fn, const void *arg, const num_ctx *ctx)
  * |x f'(x) / f(x)| * 2, bounded below with exponents (|v| < 2^EXP(v)). */
 
 enum { F_SQRT, F_EXP, F_LOG, F_LOG10, F_LOG2, F_ERF, F_ERFC, F_SIN, F_COS, F_TAN, F_ATAN,
-       F_LOGB, F_POW, F_PI, F_E, F_NCDF, F_NPDF, F_NPPF };
+       F_LOGB, F_POW, F_PI, F_E, F_NCDF, F_NPDF, F_NPPF, F_ATAN2,
+       F_FN1 };   /* F_FN1 + num_fn: num_fn1()'s functions */
+
+/* num_fn1()'s function `which` at x into y, and its condition number |x f'(x) / f(x)| as the
+ * bound k (|y - f| <= 2^k ulp(y)): the input's rounding (relative 2^-wp) moves the result by
+ * cond ulps at most, MPFR's own by half of one. The derivative is evaluated at wp too, and
+ * doubled for margin; near a pole or a zero of f the bound grows and ziv() looks closer. */
+static long fn1_cond(mpfr_t y, const mpfr_t x, int which, mpfr_prec_t wp)
+{
+    mpfr_t d, t;
+    mpfr_init2(d, wp);
+    mpfr_init2(t, wp);
+    long k = -1;
+    int s;
+    switch (which) {
+    case NUM_ASIN: case NUM_ACOS:
+        if (which == NUM_ASIN) mpfr_asin(y, x, MPFR_RNDN);
+        else mpfr_acos(y, x, MPFR_RNDN);
+        mpfr_sqr(t, x, MPFR_RNDN);
+        mpfr_ui_sub(t, 1, t, MPFR_RNDN);
+        mpfr_sqrt(t, t, MPFR_RNDN);
+        mpfr_ui_div(d, 1, t, MPFR_RNDN);
+        break;
+    case NUM_SINH: mpfr_sinh(y, x, MPFR_RNDN); mpfr_cosh(d, x, MPFR_RNDN); break;
+    case NUM_COSH: mpfr_cosh(y, x, MPFR_RNDN); mpfr_sinh(d, x, MPFR_RNDN); break;
+    case NUM_TANH:
+        mpfr_tanh(y, x, MPFR_RNDN);
+        mpfr_cosh(t, x, MPFR_RNDN);
+        mpfr_sqr(t, t, MPFR_RNDN);
+        mpfr_ui_div(d, 1, t, MPFR_RNDN);
+        break;
+    case NUM_ASINH: case NUM_ACOSH:
+        if (which == NUM_ASINH) mpfr_asinh(y, x, MPFR_RNDN);
+        else mpfr_acosh(y, x, MPFR_RNDN);
+        mpfr_sqr(t, x, MPFR_RNDN);
+        if (which == NUM_ASINH) mpfr_add_ui(t, t, 1, MPFR_RNDN);
+        else mpfr_sub_ui(t, t, 1, MPFR_RNDN);
+        mpfr_sqrt(t, t, MPFR_RNDN);
+        mpfr_ui_div(d, 1, t, MPFR_RNDN);
+        break;
+    case NUM_ATANH:
+        mpfr_atanh(y, x, MPFR_RNDN);
+        mpfr_sqr(t, x, MPFR_RNDN);
+        mpfr_ui_sub(t, 1, t, MPFR_RNDN);
+        mpfr_ui_div(d, 1, t, MPFR_RNDN);
+        break;
+    case NUM_LOG1P:
+        mpfr_log1p(y, x, MPFR_RNDN);
+        mpfr_add_ui(t, x, 1, MPFR_RNDN);
+        mpfr_ui_div(d, 1, t, MPFR_RNDN);
+        break;
+    case NUM_EXPM1: mpfr_expm1(y, x, MPFR_RNDN); mpfr_exp(d, x, MPFR_RNDN); break;
+    case NUM_CBRT: mpfr_cbrt(y, x, MPFR_RNDN); k = 2; break;   /* cond 1/3 */
+    case NUM_EXP2:
+        mpfr_exp2(y, x, MPFR_RNDN);
+        mpfr_const_log2(t, MPFR_RNDN);
+        mpfr_mul(d, y, t, MPFR_RNDN);
+        break;
+    case NUM_GAMMA:
+        mpfr_gamma(y, x, MPFR_RNDN);
+        mpfr_digamma(t, x, MPFR_RNDN);
+        mpfr_mul(d, y, t, MPFR_RNDN);
+        break;
+    case NUM_LGAMMA: mpfr_lgamma(y, &s, x, MPFR_RNDN); mpfr_digamma(d, x, MPFR_RNDN); break;
+    case NUM_DEGREES: case NUM_RADIANS:
+        /* three roundings (pi, the product, the quotient), cond 1 */
+        mpfr_const_pi(t, MPFR_RNDN);
+        if (which == NUM_DEGREES) {
+            mpfr_mul_ui(y, x, 180, MPFR_RNDN);
+            mpfr_div(y, y, t, MPFR_RNDN);
+        } else {
+            mpfr_mul(y, x, t, MPFR_RNDN);
+            mpfr_div_ui(y, y, 180, MPFR_RNDN);
+        }
+        k = 3;
+        break;
+    }
+    if (k < 0) {
+        double c = 0;
+        if (mpfr_regular_p(y)) {
+            mpfr_mul(t, x, d, MPFR_RNDN);
+            mpfr_div(t, t, y, MPFR_RNDN);
+            c = fabs(mpfr_get_d(t, MPFR_RNDU));
+        }
+        /* a pole or a result that is 0 at this precision: no bound, look closer */
+        k = !mpfr_regular_p(y) || !isfinite(c) || c > 0x1p60 ? (long)wp + 16
+                                                             : bitlen((unsigned long)(2 * c + 1)) + 2;
+    }
+    mpfr_clear(t);
+    mpfr_clear(d);
+    return k;
+}
 
 static long norm_ppf(mpfr_t y, const fn_args *a, mpfr_prec_t wp);
 
@@ -228,6 +319,19 @@ static long eval_fn(mpfr_t y, const void *argp, mpfr_prec_t wp)
     }
     case F_NPPF: k = norm_ppf(y, a, wp); break;
     case F_E: mpfr_set_ui(x, 1, MPFR_RNDN); mpfr_exp(y, x, MPFR_RNDN); k = 1; break;
+    case F_ATAN2: {
+        /* |d atan2| <= (|x dy| + |y dx|) / (x^2 + y^2) <= 2^-wp for relative input errors
+         * 2^-wp: an absolute error, 2^-EXP(result) ulps */
+        mpfr_t b;
+        mpfr_init2(b, wp);
+        mpfr_set_q(b, *a->y, MPFR_RNDN);
+        mpfr_atan2(y, x, b, MPFR_RNDN);
+        ey = mpfr_regular_p(y) ? (long)mpfr_get_exp(y) : 0;
+        k = lmax(-ey, 0) + 3;
+        mpfr_clear(b);
+        break;
+    }
+    default: k = fn1_cond(y, x, a->which - F_FN1, wp); break;
     }
     mpfr_clear(x);
     return k;
@@ -393,6 +497,92 @@ cr_code num_tan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
 cr_code num_atan(mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
 {
     return fn_of(out, exact, F_ATAN, 0, x, ctx);
+}
+
+/* Whether x is a perfect cube (p/q with p and q cubes): then *out is its cube root. */
+static int exact_cbrt(mpq_t out, const mpq_t x)
+{
+    mpz_t p, q;
+    mpz_inits(p, q, NULL);
+    int ok = mpz_root(p, mpq_numref(x), 3) && mpz_root(q, mpq_denref(x), 3);
+    if (ok) {
+        mpz_set(mpq_numref(out), p);
+        mpz_set(mpq_denref(out), q);
+    }
+    mpz_clears(p, q, NULL);
+    return ok;
+}
+
+cr_code num_fn1(num_fn f, mpq_t out, int *exact, const mpq_t x, const num_ctx *ctx)
+{
+    int s = mpq_sgn(x), ci = mpq_cmp_ui(x, 1, 1), cm = mpq_cmp_si(x, -1, 1);
+    /* |x| past these, the result passes the double's range (CPython: OverflowError) or is
+     * within 1e-80 of its limit, far inside the guard digits */
+    int big = mpz_sizeinbase(mpq_numref(x), 2) > mpz_sizeinbase(mpq_denref(x), 2) + 10;
+    switch (f) {
+    case NUM_ASIN: case NUM_ACOS:
+        if (ci > 0 || cm < 0) return CR_EPY_VALUE;
+        if (f == NUM_ACOS && ci == 0) { mpq_set_ui(out, 0, 1); return CR_OK; }
+        break;
+    case NUM_ACOSH:
+        if (ci < 0) return CR_EPY_VALUE;
+        if (ci == 0) { mpq_set_ui(out, 0, 1); return CR_OK; }
+        break;
+    case NUM_ATANH: if (ci >= 0 || cm <= 0) return CR_EPY_VALUE; break;
+    case NUM_LOG1P: if (cm <= 0) return CR_EPY_VALUE; break;
+    case NUM_SINH: case NUM_COSH: case NUM_EXPM1: case NUM_EXP2:
+        if (big && (s > 0 || f == NUM_SINH || f == NUM_COSH)) return CR_EPY_OVERFLOW;
+        if (big && f == NUM_EXP2) { mpq_set_ui(out, 0, 1); *exact = 0; return CR_OK; }
+        if (big) { mpq_set_si(out, -1, 1); *exact = 0; return CR_OK; }
+        if (f == NUM_EXP2 && is_int(x)) {
+            long e = mpz_get_si(mpq_numref(x));
+            if (e > 1023) return CR_EPY_OVERFLOW;
+            mpq_set_ui(out, 1, 1);
+            if (e >= 0) mpq_mul_2exp(out, out, (mp_bitcnt_t)e);
+            else mpq_div_2exp(out, out, (mp_bitcnt_t)-e);
+            return CR_OK;
+        }
+        break;
+    case NUM_TANH:
+        if (big) { mpq_set_si(out, s, 1); *exact = 0; return CR_OK; }
+        break;
+    case NUM_CBRT: if (exact_cbrt(out, x)) return CR_OK; break;
+    case NUM_GAMMA: case NUM_LGAMMA:
+        if (is_int(x) && s <= 0) return CR_EPY_VALUE;
+        if (is_int(x) && f == NUM_LGAMMA && mpz_cmp_ui(mpq_numref(x), 2) <= 0) {
+            mpq_set_ui(out, 0, 1);
+            return CR_OK;
+        }
+        if (f == NUM_GAMMA && mpq_cmp_ui(x, 172, 1) > 0) return CR_EPY_OVERFLOW;
+        if (f == NUM_GAMMA && is_int(x)) {   /* (n - 1)!, n <= 172 */
+            mpz_fac_ui(mpq_numref(out), mpz_get_ui(mpq_numref(x)) - 1);
+            mpz_set_ui(mpq_denref(out), 1);
+            if (num_past_double(out)) return CR_EPY_OVERFLOW;
+            return CR_OK;
+        }
+        if (f == NUM_GAMMA && mpq_cmp_si(x, -200, 1) < 0) {   /* |gamma| < 1/200! */
+            mpq_set_ui(out, 0, 1);
+            *exact = 0;
+            return CR_OK;
+        }
+        break;
+    case NUM_ASINH: case NUM_DEGREES: case NUM_RADIANS: break;
+    }
+    if (!s && f != NUM_GAMMA && f != NUM_LGAMMA && f != NUM_ACOS) {   /* 0, or cosh's 1 */
+        mpq_set_ui(out, f == NUM_COSH, 1);
+        return CR_OK;
+    }
+    return run_fn(out, exact, F_FN1 + (int)f, x, NULL, ctx);
+}
+
+cr_code num_atan2(mpq_t out, int *exact, const mpq_t y, const mpq_t x, const num_ctx *ctx)
+{
+    /* on an axis: 0 exactly, or a multiple of pi/2 */
+    if (!mpq_sgn(y) && mpq_sgn(x) >= 0) {
+        mpq_set_ui(out, 0, 1);
+        return CR_OK;
+    }
+    return run_fn(out, exact, F_ATAN2, y, x, ctx);
 }
 
 /* ---- the normal distribution ------------------------------------------------------------ */

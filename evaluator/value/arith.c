@@ -217,8 +217,8 @@ static val *num_out(eval_cx *cx, vkind kind, val *reuse)
     return reuse;
 }
 
-static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reuse,
-                      const ir_node *at)
+static val *num_binop_q(eval_cx *cx, int op, val *a, val *b, int inplace, val *reuse,
+                        const ir_node *at)
 {
     int fl = a->kind == V_FLOAT || b->kind == V_FLOAT;
     int inexact = ((a->flags | b->flags) & VF_INEXACT) != 0;
@@ -227,6 +227,7 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     cr_code rc;
     int64_t sn;
     uint64_t sd;
+    int exact = 1;
     /* the common case first: parts of a word each, a result of a word each (an int result
      * within max_bits); no charge is due at this size */
     if ((op == IR_ADD || op == IR_SUB || op == IR_MUL) && (fl || cx->nc.max_bits >= 64) &&
@@ -238,6 +239,8 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
         return eval_num_finish(cx, r, inexact);
     }
     if (charge(cx, op, a, b, at) < 0) return NULL;
+    if (fl && (eval_int_past_double(a) || eval_int_past_double(b)))
+        return eval_raise(cx, CR_EPY_OVERFLOW, at, "int too large to convert to float");
     if (!fl && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
         /* integers: numerators only, no canonicalisation; the size is predicted from limbs
          * first, exactly only near the limit */
@@ -286,7 +289,12 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
                                                          : "division by zero");
         if (!(r = eval_num(cx, V_FLOAT))) return NULL;
         mpq_div(r->u.q, x, y);
-        return eval_num_finish(cx, r, inexact);
+        if (!fl && num_double_range(r->u.q, &exact) > 0) {
+            eval_decref(cx, r);
+            return eval_raise(cx, CR_EPY_OVERFLOW, at,
+                              "integer division result too large for a float");
+        }
+        return eval_num_finish(cx, r, inexact || !exact);
     case IR_FLOORDIV: case IR_MOD:
         if (!mpq_sgn(y))
             return eval_raise(cx, CR_EPY_ZERODIV, at, "%s",
@@ -308,7 +316,6 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     case IR_POW: {
         int neg_int_exp = mpq_sgn(y) < 0 && mpz_cmp_ui(mpq_denref(y), 1) == 0;
         int fr = fl || neg_int_exp || mpz_cmp_ui(mpq_denref(y), 1) != 0;
-        int exact = 1;
         if (!(r = eval_num(cx, fr ? V_FLOAT : V_INT))) return NULL;
         rc = num_pow(r->u.q, &exact, x, y, fr, &cx->nc);
         if (rc != CR_OK) {
@@ -360,6 +367,46 @@ static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reu
     default:
         return unsupported(cx, op, a, b, inplace, at);
     }
+}
+
+/* A float's sign bit: CPython's -0.0 has one. */
+static int sign_bit(const val *v)
+{
+    return mpq_sgn(v->u.q) < 0 || (v->flags & VF_NEGZ);
+}
+
+/* The sign IEEE arithmetic gives a float result that is zero, from its operands' (read before
+ * the operation, whose result may take a's storage): -0.0 + -0.0, 0.0 * -1, 0.0 / -5 are
+ * -0.0; a zero remainder takes the divisor's sign (CPython's float_rem); a zero floor
+ * quotient the sign of a / b; (-0.0) ** odd n is -0.0. A zero the range check gave an
+ * underflowing result keeps the sign it set. */
+static int zero_sign(int op, int az, int an, int bz, int bn, const val *b, int under)
+{
+    switch (op) {
+    case IR_ADD: return az && bz ? an && bn : under;
+    case IR_SUB: return az && bz ? an && !bn : under;
+    case IR_MUL: return az || bz ? an != bn : under;
+    case IR_DIV: return az ? an != bn : under;
+    case IR_FLOORDIV: return an != bn;
+    case IR_MOD: return bn;
+    case IR_POW:
+        return az ? an && mpz_cmp_ui(mpq_denref(b->u.q), 1) == 0 && mpz_odd_p(mpq_numref(b->u.q)) &&
+                    mpq_sgn(b->u.q) > 0 : under;
+    default: return 0;
+    }
+}
+
+static val *num_binop(eval_cx *cx, int op, val *a, val *b, int inplace, val *reuse,
+                      const ir_node *at)
+{
+    int az = !mpq_sgn(a->u.q), an = sign_bit(a), bz = !mpq_sgn(b->u.q), bn = sign_bit(b);
+    val *r = num_binop_q(cx, op, a, b, inplace, reuse, at);
+    if (r && r->kind == V_FLOAT && !mpq_sgn(r->u.q) &&
+        (az || bz || op == IR_MOD || (r->flags & VF_NEGZ))) {
+        if (zero_sign(op, az, an, bz, bn, b, (r->flags & VF_NEGZ) != 0)) r->flags |= VF_NEGZ;
+        else r->flags &= (uint8_t)~VF_NEGZ;
+    }
+    return r;
 }
 
 static val *seq_concat(eval_cx *cx, val *a, val *b, const ir_node *at)
@@ -447,6 +494,7 @@ int eval_to_double(eval_cx *cx, val *v, double *out, const ir_node *at)
         return -1;
     }
     *out = mpq_get_d(eval_decided(cx, v, 0));
+    if (v->flags & VF_NEGZ) *out = -0.0;
     return 0;
 }
 
@@ -500,6 +548,7 @@ static val *nonfinite_binop(eval_cx *cx, int op, val *a, val *b, int inplace, co
     if (!v) return NULL;
     if (r == x || r == y) mpq_set(v->u.q, fin->u.q);
     else mpq_set_d(v->u.q, r);
+    if (r == 0 && signbit(r)) v->flags |= VF_NEGZ;
     return eval_num_finish(cx, v, r == x || r == y ? (fin->flags & VF_INEXACT) != 0 : 0);
 }
 

@@ -72,7 +72,9 @@ int eval_format(eval_cx *cx, cr_buf *b, val *v, const char *spec, size_t len, co
     if (IS_NUM(v)) {
         /* an inexact value rounds as it prints; the text it makes carries the flag, so the
          * run is not marked */
-        rc = num_format(b, eval_shown(cx, v, 0), v->kind == V_FLOAT, spec, len, &cx->nc, &e);
+        rc = num_format(b, eval_shown(cx, v, 0),
+                        v->kind == V_FLOAT ? 1 | (v->flags & VF_NEGZ ? NUM_NEG_ZERO : 0) : 0,
+                        spec, len, &cx->nc, &e);
         return rc == CR_OK ? 0 : format_error(cx, rc, &e, at);
     }
     if (v->kind == V_STR) {

@@ -220,7 +220,10 @@ static int repr_one(eval_cx *cx, cr_buf *b, val *v, int as_str, const rstack *up
     case V_OBJ: return v->u.obj.cls->repr(cx, b, v, as_str);
     case V_BOOL: PUTS(mpq_sgn(v->u.q) ? "True" : "False"); return 0;
     case V_INT: return num_rc(cx, num_repr_int(b, mpq_numref(v->u.q)));
-    case V_FLOAT: return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
+    case V_FLOAT:
+        if (v->flags & VF_NEGZ) { PUTS("-0.0"); return 0; }
+        if (v->flags & VF_DOUBLE) return num_rc(cx, num_repr_double(b, mpq_get_d(v->u.q), &cx->nc));
+        return num_rc(cx, num_repr_float(b, v->u.q, &cx->nc));
     case V_INF: PUTS(v->sub == INF_NAN ? "nan" : v->sub ? "-inf" : "inf"); return 0;
     case V_STR:
         if (eval_walk(cx, 0, v->u.str.len, NULL) < 0) return -1;

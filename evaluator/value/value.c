@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <malloc.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -372,8 +373,18 @@ val *eval_num_any(eval_cx *cx, vkind kind)
 __attribute__((noinline)) val *eval_num_finish_slow(eval_cx *cx, val *r, int inexact)
 {
     if (r->kind == V_FLOAT) {
-        int exact = 1;
+        int exact = 1, sgn = mpq_sgn(r->u.q);
         num_bound_float(r->u.q, &exact, &cx->nc);
+        /* past the double's range CPython's float is what its double rounds to: +-inf, a
+         * subnormal or a signed zero. An inf carries no flag, so the run is marked. */
+        int where = num_double_range(r->u.q, &exact);
+        if (where > 0) {
+            eval_decref(cx, r);
+            cx->inexact_decided = 1;
+            return eval_nonfinite(cx, sgn < 0 ? -INFINITY : INFINITY);
+        }
+        if (where < 0 && sgn < 0 && !mpq_sgn(r->u.q)) r->flags |= VF_NEGZ;
+        if (where < 0 && mpq_sgn(r->u.q)) r->flags |= VF_DOUBLE;
         if (!exact) inexact = 1;
     }
     if (inexact) r->flags |= VF_INEXACT;

@@ -39,6 +39,10 @@ enum {
     VF_INEXACT = 1u << 0,
     VF_TRACKED = 1u << 1,   /* on the run's cycle list */
     VF_IMMORTAL = 1u << 2,  /* None, True, False, Ellipsis: never freed by a decref */
+    VF_NEGZ = 1u << 3,      /* a V_FLOAT whose value is 0: CPython's -0.0 */
+    VF_DOUBLE = 1u << 4,    /* a V_FLOAT that is CPython's double exactly (math.pi, nextafter,
+                             * a subnormal): repr prints the double's shortest repr, as
+                             * CPython's; an operation's result drops it (negation keeps it) */
 };
 
 /* V_ITER sub-kinds. Below IT_KEYS, a one-shot iterator: its state (eval_lazy) walks its
@@ -360,6 +364,13 @@ static inline val *eval_num_finish(eval_cx *cx, val *r, int inexact)
     return eval_num_finish_slow(cx, r, inexact);
 }
 val *eval_int_limit(eval_cx *cx, const ir_node *at);
+/* Whether an int-tagged number passes the double's range: CPython converts an int to a double
+ * for float arithmetic and float(), and raises OverflowError. */
+static inline int eval_int_past_double(const val *v)
+{
+    return v->kind != V_FLOAT && IS_NUM(v) && mpz_size(mpq_numref(v->u.q)) >= 1024 / GMP_NUMB_BITS &&
+           num_int_past_double(mpq_numref(v->u.q));
+}
 val *eval_int_si(eval_cx *cx, long n);
 val *eval_bool(eval_cx *cx, int b);               /* borrowed singleton, incref'd */
 val *eval_none(eval_cx *cx);
