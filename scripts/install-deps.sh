@@ -12,7 +12,8 @@
 # library loads libpq5 when a postgresql:// ledger opens) and postgresql the throwaway server
 # tests/test_audit_pg.sh starts (tests/pg-server.sh); erofs-utils builds the kvm tier's package
 # image (make kvm-pkgs); haproxy is the load balancer in front of tests/test_fleet.sh's serve
-# hosts, and iproute2's `ip` makes their network namespaces.
+# hosts, and iproute2's `ip` makes their network namespaces. libpython3.11-testsuite ships the IBM
+# decTest files that tests/test_dectest.c runs against the evaluator's decimal.
 set -eu
 export DEBIAN_FRONTEND=noninteractive
 SUDO=""
@@ -27,7 +28,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     python3-matplotlib python3-dateutil python3-venv \
     python3-setuptools python3-wheel python3-pip python3-pytest \
     qemu-system-x86 busybox-static cpio openssl erofs-utils \
-    mmdebstrap podman runc apparmor haproxy iproute2 >/dev/null
+    mmdebstrap podman runc apparmor haproxy iproute2 libpython3.11-testsuite >/dev/null
 # Debian's nodejs and npm, unless a nodejs that carries its own npm is installed already
 # (NodeSource's package does, and conflicts with Debian's npm).
 command -v npm >/dev/null 2>&1 ||

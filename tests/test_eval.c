@@ -1318,6 +1318,36 @@ static void test_decimal(void)
               "print(D(2).sqrt())\n",
               "0.14285714285714285714285714285714285714285714285714\n"
               "1.4142135623730950488016887242096980785696718753769\n", NULL));
+    /* Contexts past prec and rounding: Emax, Emin, clamp (folded down), traps given as a list
+     * and the untrapped results (NaN, signed infinity, the largest finite number under
+     * ROUND_DOWN), a NaN subtrahend's sign and a long payload; a final Decimal with an
+     * exponent whose fraction would pass the size limit is reported as CPython prints it. */
+    CHECK(run("from decimal import Decimal as D, Context, setcontext, localcontext, ROUND_DOWN, InvalidOperation, DivisionByZero, Overflow\n"
+              "c = Context(prec=5, Emax=9, Emin=-9, clamp=1, traps=[])\n"
+              "print(c.Emax, c.Emin, c.clamp, c.capitals, c)\n"
+              "setcontext(c)\n"
+              "print(D(1) / 3, D(-1) / 0, D('1E+5') + 0, D('9E+9') * 10, D('1E-12') / 7, D('5E-15') / 10)\n"
+              "print(c)\n"
+              "print(D(0) / 0, D('-Inf') - D('-Inf'), D(1) - D('-NaN7'), D('sNaN1234567') + 1)\n"
+              "c = Context(prec=3, rounding=ROUND_DOWN, traps=[InvalidOperation], Emax=99)\n"
+              "setcontext(c)\n"
+              "c.Emin = -99\n"
+              "c.clamp = 0\n"
+              "print(D('9E+99') * 10, D(1) / 0, D(2).sqrt(), c)\n"
+              "try:\n"
+              "    D('Inf') - D('Inf')\n"
+              "except InvalidOperation:\n"
+              "    print('trapped')\n"
+              "with localcontext(Emin=-3, prec=2) as l:\n"
+              "    print(D(1) / D(3000), l.Emin, l.Emax, l.prec)\n"
+              "x = D('1E+400000')\n",
+              "9 -9 1 1 Context(prec=5, rounding=ROUND_HALF_EVEN, Emin=-9, Emax=9, capitals=1, clamp=1, flags=[], traps=[])\n"
+              "0.33333 -Infinity 1.0000E+5 Infinity 1E-13 0E-13\n"
+              "Context(prec=5, rounding=ROUND_HALF_EVEN, Emin=-9, Emax=9, capitals=1, clamp=1, flags=[Clamped, DivisionByZero, Inexact, Overflow, Rounded, Subnormal, Underflow], traps=[])\n"
+              "NaN NaN -NaN7 NaN4567\n"
+              "9.99E+99 Infinity 1.41 Context(prec=3, rounding=ROUND_DOWN, Emin=-99, Emax=99, capitals=1, clamp=0, flags=[DivisionByZero, Inexact, Overflow, Rounded], traps=[InvalidOperation])\n"
+              "trapped\n"
+              "0.0003 -3 99 2\n", "Decimal('1E+400000')"));
     CHECK(run(DEC "print(getcontext().prec, D(1) / D(7))\n",
               "28 0.1428571428571428571428571429\n", NULL));
     CHECK(run(DEC "for spec in [',.2f', '.2%', '010,.2f', '*^15,.2f', '.2', '10', 'e', '.2e', 'g', '+.1f', ',', '.0f', '.3n', '010.2f', '<10.2f', '.3g', 'z.2f', 'E', 'G', ' .2f', '%']:\n"

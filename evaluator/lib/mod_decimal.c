@@ -15,43 +15,18 @@
 #include <string.h>
 #include <strings.h>
 
-#include "evaluator/lib/lib.h"
+#include "evaluator/lib/decimal_int.h"
 
-#define DEC_EMAX 999999
-#define DEC_EMIN (-999999)
-#define DEC_MAX_PREC 999999999999999999LL
-#define DEC_PREC(cx) ((cx)->dec_prec ? (cx)->dec_prec : 28)
-
-enum { DK_FIN, DK_INF, DK_NAN, DK_SNAN };
-typedef struct {
-    mpz_t c;               /* coefficient >= 0 (a NaN's payload) */
-    int64_t e;
-    uint8_t neg, kind;
-} dec;
-
-enum { RD_HALF_EVEN, RD_HALF_UP, RD_HALF_DOWN, RD_UP, RD_DOWN, RD_CEILING, RD_FLOOR, RD_05UP,
-       RD_N };
-static const char *const round_names[RD_N] = {
+const char *const dec_round_names[RD_N] = {
     "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_HALF_DOWN", "ROUND_UP", "ROUND_DOWN",
     "ROUND_CEILING", "ROUND_FLOOR", "ROUND_05UP"
 };
-
-/* Signals, in the order Context's repr lists its flags. */
-enum { SG_CLAMPED, SG_INVALID, SG_DIVZERO, SG_INEXACT, SG_FLOAT, SG_OVERFLOW, SG_ROUNDED,
-       SG_SUBNORMAL, SG_UNDERFLOW, SG_N };
-static const char *const sig_names[SG_N] = {
+const char *const dec_sig_names[SG_N] = {
     "Clamped", "InvalidOperation", "DivisionByZero", "Inexact", "FloatOperation", "Overflow",
     "Rounded", "Subnormal", "Underflow"
 };
-/* Besides the sticky flags, bit SG_NOW says that the operation under way rounded its result
- * to the context (Inexact): such a Decimal is not the exact value of the program's
- * arithmetic and is marked inexact, as math.sqrt's results are. */
-#define SG_NOW 15
-#define FLAG(cx, s) ((cx)->dec_flags |= (uint16_t)(1u << (s) | ((s) == SG_INEXACT ? 1u << SG_NOW : 0)))
-#define ROUNDING_START(cx) ((cx)->dec_flags &= (uint16_t)~(1u << SG_NOW))
-#define ROUNDED(cx) (((cx)->dec_flags >> SG_NOW) & 1)
 
-static const eval_class dec_cls, type_cls, ctx_cls;
+static const eval_class dec_cls, type_cls;
 static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at);
 
 static void dinit(dec *d) { mpz_init(d->c); d->e = 0; d->neg = 0; d->kind = DK_FIN; }
@@ -63,6 +38,8 @@ static void dcopy(dec *d, const dec *s)
     d->neg = s->neg;
     d->kind = s->kind;
 }
+static void set_inf(dec *r, int neg) { mpz_set_ui(r->c, 0); r->e = 0; r->kind = DK_INF; r->neg = (uint8_t)neg; }
+static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e; r->kind = DK_FIN; r->neg = (uint8_t)neg; }
 #define DEC_OF(v) ((dec *)(v)->u.obj.data)
 #define IS_DEC(v) ((v)->kind == V_OBJ && (v)->u.obj.cls == &dec_cls)
 
@@ -71,17 +48,26 @@ static void dcopy(dec *d, const dec *s)
 static int dec_raise(eval_cx *cx, const ir_node *at, int sig, const char *cond)
 {
     FLAG(cx, sig);
+    if (!TRAPPED(cx, sig)) return 0;
     eval_raise(cx, CR_EPY_EXCEPTION, at, "[<class 'decimal.%s'>]", cond);
-    snprintf(cx->err.type, sizeof cx->err.type, "%s", sig_names[sig]);
+    snprintf(cx->err.type, sizeof cx->err.type, "%s", dec_sig_names[sig]);
     return -1;
 }
-static int invalid(eval_cx *cx, const ir_node *at)
+/* A signal whose result, when it is not trapped, is a quiet NaN (InvalidOperation and its
+ * conditions) or an infinity of sign neg (DivisionByZero). 0, -1 raised. */
+static int signal_to(eval_cx *cx, dec *r, int sig, const char *cond, int neg, const ir_node *at)
 {
-    return dec_raise(cx, at, SG_INVALID, "InvalidOperation");
+    if (dec_raise(cx, at, sig, cond) < 0) return -1;
+    mpz_set_ui(r->c, 0);
+    r->e = 0;
+    r->neg = (uint8_t)(sig == SG_DIVZERO && neg);
+    r->kind = sig == SG_DIVZERO ? DK_INF : DK_NAN;
+    return 0;
 }
+#define invalid(cx, r, at) signal_to(cx, r, SG_INVALID, "InvalidOperation", 0, at)
 
 /* A text being built failed: its limit, or memory. */
-static void fmt_fail(eval_cx *cx, cr_code c, const ir_node *at)
+void dec_fmt_fail(eval_cx *cx, cr_code c, const ir_node *at)
 {
     if (cx->err.code == CR_OK)
         eval_raise(cx, c, at, "%s", c == CR_ELIMIT ? "string length limit" : "out of memory");
@@ -170,44 +156,62 @@ static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
     return nonzero;
 }
 
-/* _fix: d rounded to prec digits with `mode`, kept within Emin/Emax. 0, -1 raised. */
+/* Overflow: trapped, it raises; not, the result is an infinity or the largest finite number,
+ * as the rounding goes (_fix's handling of Overflow). 0, -1 raised. */
+static int overflow(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
+{
+    FLAG(cx, SG_INEXACT);
+    FLAG(cx, SG_ROUNDED);
+    if (dec_raise(cx, at, SG_OVERFLOW, "Overflow") < 0) return -1;
+    if (mode == RD_HALF_UP || mode == RD_HALF_EVEN || mode == RD_HALF_DOWN || mode == RD_UP ||
+        (mode == RD_CEILING && !d->neg) || (mode == RD_FLOOR && d->neg)) {
+        set_inf(d, d->neg);
+        return 0;
+    }
+    d->e = EMAX(cx) - prec + 1;
+    return p10(cx, d->c, (uint64_t)prec, at) < 0 ? -1 : (mpz_sub_ui(d->c, d->c, 1), 0);
+}
+
+/* _fix: d rounded to prec digits with `mode`, kept within Emin/Emax, folded down to Etop
+ * under clamp=1. 0, -1 raised. */
 static int dfix(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
 {
     if (d->kind != DK_FIN) return 0;
-    int64_t etiny = DEC_EMIN - prec + 1, etop = DEC_EMAX - prec + 1;
+    int64_t etiny = EMIN(cx) - prec + 1, etop = EMAX(cx) - prec + 1;
     if (!mpz_sgn(d->c)) {
-        int64_t ne = d->e < etiny ? etiny : d->e > DEC_EMAX ? DEC_EMAX : d->e;
+        int64_t top = cx->dec.clamp ? etop : EMAX(cx);
+        int64_t ne = d->e < etiny ? etiny : d->e > top ? top : d->e;
         if (ne != d->e) { d->e = ne; FLAG(cx, SG_CLAMPED); }
         return 0;
     }
     int64_t emin = ndigits(d->c) + d->e - prec;
-    if (emin > etop) goto overflow;
+    if (emin > etop) return overflow(cx, d, prec, mode, at);
     int sub = emin < etiny;
     if (sub) emin = etiny;
     if (d->e < emin) {
         int inexact = rescale(cx, d, emin, mode, at);
         if (inexact < 0) return -1;
         if (ndigits(d->c) > prec) { mpz_tdiv_q_ui(d->c, d->c, 10); d->e++; }
-        if (d->e > etop) goto overflow;
-        FLAG(cx, SG_ROUNDED);
-        if (inexact) FLAG(cx, SG_INEXACT);
+        if (d->e > etop) return overflow(cx, d, prec, mode, at);
         if (sub) {
-            FLAG(cx, SG_SUBNORMAL);
             if (inexact) FLAG(cx, SG_UNDERFLOW);
-            if (!mpz_sgn(d->c)) FLAG(cx, SG_CLAMPED);
+            FLAG(cx, SG_SUBNORMAL);
         }
+        if (inexact) FLAG(cx, SG_INEXACT);
+        FLAG(cx, SG_ROUNDED);
+        if (!mpz_sgn(d->c)) FLAG(cx, SG_CLAMPED);
         return 0;
     }
     if (sub) FLAG(cx, SG_SUBNORMAL);
+    if (cx->dec.clamp && d->e > etop) {
+        FLAG(cx, SG_CLAMPED);
+        return rescale(cx, d, etop, mode, at) < 0 ? -1 : 0;
+    }
     return 0;
-overflow:
-    FLAG(cx, SG_INEXACT);
-    FLAG(cx, SG_ROUNDED);
-    return dec_raise(cx, at, SG_OVERFLOW, "Overflow");
 }
 static int fix(eval_cx *cx, dec *d, const ir_node *at)
 {
-    return dfix(cx, d, DEC_PREC(cx), cx->dec_round, at);
+    return dfix(cx, d, DEC_PREC(cx), cx->dec.round, at);
 }
 
 /* ---- conversions ------------------------------------------------------------------------ */
@@ -298,10 +302,9 @@ static int parse(eval_cx *cx, dec *d, const char *s, size_t n)
         d->kind = nan == 3 ? DK_NAN : DK_SNAN;
         for (size_t k = nan; k < wn; k++)
             if (w[k] < '0' || w[k] > '9') return 1;
-        if (wn > (size_t)nan) {
-            if (wn - nan > (size_t)DEC_PREC(cx)) return 1;
-            mpz_set_str(d->c, w + nan, 10);
-        }
+        /* the payload is read whole, whatever the precision (CPython reads at MAX_PREC);
+         * an operation keeps its last digits (nans) */
+        if (wn > (size_t)nan) mpz_set_str(d->c, w + nan, 10);
         return 0;
     }
     /* digits [. digits] [e [sign] digits], '_' only between two digits */
@@ -419,7 +422,7 @@ static int sci(eval_cx *cx, cr_buf *b, const dec *d)
     }
     if (rc == CR_OK && left != dot) rc = cr_buf_printf(b, "E%+lld", (long long)(left - dot));
     free(t);
-    if (rc != CR_OK) { fmt_fail(cx, rc, NULL); return -1; }
+    if (rc != CR_OK) { dec_fmt_fail(cx, rc, NULL); return -1; }
     return 0;
 }
 
@@ -428,7 +431,7 @@ static int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
     cr_code rc = as_str ? CR_OK : cr_buf_puts(b, "Decimal('");
     if (rc == CR_OK && sci(cx, b, DEC_OF(self)) < 0) return -1;
     if (rc == CR_OK && !as_str) rc = cr_buf_puts(b, "')");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    if (rc != CR_OK) dec_fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
 }
 
@@ -489,7 +492,7 @@ static int dec_eq(eval_cx *cx, val *a, val *b)
     dinit(&y);
     int r = 0, err = 0;
     if (cmp_operand(cx, a, &x) == 0 && cmp_operand(cx, b, &y) == 0) {
-        if (x.kind == DK_SNAN || y.kind == DK_SNAN) r = invalid(cx, NULL);
+        if (x.kind == DK_SNAN || y.kind == DK_SNAN) r = dec_raise(cx, NULL, SG_INVALID, "InvalidOperation");
         else if (x.kind != DK_NAN && y.kind != DK_NAN) r = dcmp(cx, &x, &y, NULL, &err) == 0;
     }
     dclear(&x);
@@ -511,7 +514,7 @@ static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
                    eval_type_name(b));
         r = -1;
     } else if (x.kind >= DK_NAN || y.kind >= DK_NAN) {
-        r = invalid(cx, NULL);
+        r = dec_raise(cx, NULL, SG_INVALID, "InvalidOperation");
     } else {
         int c = dcmp(cx, &x, &y, NULL, &err);
         switch (op) {
@@ -558,26 +561,36 @@ static int dec_truth(eval_cx *cx, val *self)
  * 1 result set, 0 none, -1 raised. */
 static int nans(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
-    if (a->kind == DK_SNAN || (b && b->kind == DK_SNAN)) return invalid(cx, at);
-    if (a->kind == DK_NAN) { dcopy(r, a); return 1; }
-    if (b && b->kind == DK_NAN) { dcopy(r, b); return 1; }
-    return 0;
+    const dec *n = a->kind == DK_SNAN ? a : b && b->kind == DK_SNAN ? b
+                 : a->kind == DK_NAN ? a : b && b->kind == DK_NAN ? b : NULL;
+    if (!n) return 0;
+    if (n->kind == DK_SNAN && dec_raise(cx, at, SG_INVALID, "InvalidOperation") < 0) return -1;
+    dcopy(r, n);
+    r->kind = DK_NAN;
+    /* _fix_nan: a payload keeps its last prec - clamp digits */
+    int64_t keep = DEC_PREC(cx) - cx->dec.clamp;
+    if (mpz_sgn(r->c) && ndigits(r->c) > keep) {
+        mpz_t p;
+        mpz_init(p);
+        if (p10(cx, p, (uint64_t)keep, at) < 0) { mpz_clear(p); return -1; }
+        mpz_tdiv_r(r->c, r->c, p);
+        mpz_clear(p);
+    }
+    return 1;
 }
 
-static void set_inf(dec *r, int neg) { mpz_set_ui(r->c, 0); r->e = 0; r->kind = DK_INF; r->neg = (uint8_t)neg; }
-static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e; r->kind = DK_FIN; r->neg = (uint8_t)neg; }
 
 static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64_t prec, int mode,
                 const ir_node *at)
 {
+    int rc = nans(cx, r, a, b0, at);   /* a NaN subtrahend keeps its sign */
+    if (rc) return rc < 0 ? -1 : 0;
     dec b;
     dinit(&b);
     dcopy(&b, b0);
     if (sub) b.neg ^= 1;
-    int rc = nans(cx, r, a, &b, at);
-    if (rc) goto out;
     if (a->kind == DK_INF || b.kind == DK_INF) {
-        if (a->kind == DK_INF && b.kind == DK_INF && a->neg != b.neg) rc = invalid(cx, at);
+        if (a->kind == DK_INF && b.kind == DK_INF && a->neg != b.neg) rc = invalid(cx, r, at);
         else set_inf(r, a->kind == DK_INF ? a->neg : b.neg);
         goto out;
     }
@@ -634,7 +647,7 @@ static int dmul(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF || b->kind == DK_INF) {
         const dec *o = a->kind == DK_INF ? b : a;
-        if (o->kind == DK_FIN && !mpz_sgn(o->c)) return invalid(cx, at);
+        if (o->kind == DK_FIN && !mpz_sgn(o->c)) return invalid(cx, r, at);
         set_inf(r, neg);
         return 0;
     }
@@ -652,17 +665,18 @@ static int ddiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
     int rc = nans(cx, r, a, b, at), neg = a->neg ^ b->neg;
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF) {
-        if (b->kind == DK_INF) return invalid(cx, at);
+        if (b->kind == DK_INF) return invalid(cx, r, at);
         set_inf(r, neg);
         return 0;
     }
     if (b->kind == DK_INF) {
-        set_zero(r, neg, DEC_EMIN - prec + 1);
-        return dfix(cx, r, prec, mode, at);
+        FLAG(cx, SG_CLAMPED);
+        set_zero(r, neg, EMIN(cx) - prec + 1);
+        return 0;
     }
     if (!mpz_sgn(b->c)) {
-        if (!mpz_sgn(a->c)) return dec_raise(cx, at, SG_INVALID, "DivisionUndefined");
-        return dec_raise(cx, at, SG_DIVZERO, "DivisionByZero");
+        if (!mpz_sgn(a->c)) return signal_to(cx, r, SG_INVALID, "DivisionUndefined", 0, at);
+        return signal_to(cx, r, SG_DIVZERO, "DivisionByZero", neg, at);
     }
     r->kind = DK_FIN;
     r->neg = (uint8_t)neg;
@@ -701,7 +715,7 @@ static int ddivmod(eval_cx *cx, dec *q, dec *rm, const dec *a, const dec *b, con
     if (!mpz_sgn(a->c) || b->kind == DK_INF || ediff <= -2) {
         set_zero(q, neg, 0);
         dcopy(rm, a);
-        return rescale(cx, rm, ideal, cx->dec_round, at) < 0 ? -1 : 0;
+        return rescale(cx, rm, ideal, cx->dec.round, at) < 0 ? -1 : 0;
     }
     int64_t prec = DEC_PREC(cx);
     if (ediff <= prec) {
@@ -724,7 +738,9 @@ static int ddivmod(eval_cx *cx, dec *q, dec *rm, const dec *a, const dec *b, con
         mpz_clears(x, y, p, NULL);
         if (rc <= 0) return rc;
     }
-    return dec_raise(cx, at, SG_INVALID, "DivisionImpossible");
+    if (signal_to(cx, q, SG_INVALID, "DivisionImpossible", 0, at) < 0) return -1;
+    dcopy(rm, q);
+    return 0;
 }
 
 static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_mod,
@@ -733,13 +749,14 @@ static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_m
     int rc = nans(cx, r, a, b, at);
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF) {
-        if (want_mod || b->kind == DK_INF) return invalid(cx, at);
+        if (want_mod || b->kind == DK_INF) return invalid(cx, r, at);
         set_inf(r, a->neg ^ b->neg);
         return 0;
     }
     if (b->kind == DK_FIN && !mpz_sgn(b->c)) {
-        if (!mpz_sgn(a->c)) return dec_raise(cx, at, SG_INVALID, "DivisionUndefined");
-        return want_mod ? invalid(cx, at) : dec_raise(cx, at, SG_DIVZERO, "DivisionByZero");
+        if (!mpz_sgn(a->c)) return signal_to(cx, r, SG_INVALID, "DivisionUndefined", 0, at);
+        return want_mod ? invalid(cx, r, at)
+                        : signal_to(cx, r, SG_DIVZERO, "DivisionByZero", a->neg ^ b->neg, at);
     }
     dec other;
     dinit(&other);
@@ -779,7 +796,7 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
         goto out;
     }
     if (!mpz_sgn(a->c)) {
-        if (!mpz_sgn(n)) { rc = invalid(cx, at); goto out; }
+        if (!mpz_sgn(n)) { rc = invalid(cx, r, at); goto out; }
         if (neg_exp) set_inf(r, rneg);
         else set_zero(r, rneg, 0);
         goto out;
@@ -865,11 +882,11 @@ static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int
         case MF_LN: mpfr_log(x, x, MPFR_RNDN); break;
         default: mpfr_log10(x, x, MPFR_RNDN); break;
         }
-        if (mpfr_inf_p(x)) { FLAG(cx, SG_INEXACT); FLAG(cx, SG_ROUNDED); rc = dec_raise(cx, at, SG_OVERFLOW, "Overflow"); break; }
+        if (mpfr_inf_p(x)) { r->kind = DK_FIN; r->neg = 0; rc = overflow(cx, r, prec, mode, at); break; }
         if (mpfr_zero_p(x)) {   /* below any exponent: rounds to a zero (not trapped) */
-            set_zero(r, 0, DEC_EMIN - prec + 1);
+            set_zero(r, 0, EMIN(cx) - prec + 1);
             mpz_set_ui(r->c, 1);
-            r->e = DEC_EMIN - prec - 2;
+            r->e = EMIN(cx) - prec - 2;
             rc = dfix(cx, r, prec, mode, at);
             break;
         }
@@ -905,7 +922,7 @@ static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_n
         if (b->neg) set_zero(r, 0, 0); else set_inf(r, 0);
         return 0;
     }
-    if (a->neg && mpz_sgn(a->c)) return invalid(cx, at);
+    if (a->neg && mpz_sgn(a->c)) return invalid(cx, r, at);
     if (!mpz_sgn(a->c)) {
         if (b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
         return 0;
@@ -929,7 +946,7 @@ static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_n
         if ((c > 0) != b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
         return 0;
     }
-    return mpfr_dec(cx, r, MF_POW, a, b, cx->dec_round, at);
+    return mpfr_dec(cx, r, MF_POW, a, b, cx->dec.round, at);
 }
 
 /* exp(), ln(), log10(): correctly rounded, half-even whatever the context's rounding; the
@@ -944,7 +961,7 @@ static int dfunc(eval_cx *cx, dec *r, int fn, const dec *a, const ir_node *at)
         if (zero) { set_zero(r, 0, 0); mpz_set_ui(r->c, 1); return 0; }
     } else {
         if (zero) { set_inf(r, 1); return 0; }
-        if (a->neg) return invalid(cx, at);
+        if (a->neg) return invalid(cx, r, at);
         if (a->kind == DK_INF) { set_inf(r, 0); return 0; }
         /* a power of ten: ln(1) = 0, log10(10**k) = k */
         mpz_t c;
@@ -987,10 +1004,10 @@ static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, 
     int64_t prec = DEC_PREC(cx);
     ROUNDING_START(cx);
     switch (op) {
-    case IR_ADD: rc = dadd(cx, &r, x, y, 0, prec, cx->dec_round, at); break;
-    case IR_SUB: rc = dadd(cx, &r, x, y, 1, prec, cx->dec_round, at); break;
-    case IR_MUL: rc = dmul(cx, &r, x, y, prec, cx->dec_round, at); break;
-    case IR_DIV: rc = ddiv(cx, &r, x, y, prec, cx->dec_round, at); break;
+    case IR_ADD: rc = dadd(cx, &r, x, y, 0, prec, cx->dec.round, at); break;
+    case IR_SUB: rc = dadd(cx, &r, x, y, 1, prec, cx->dec.round, at); break;
+    case IR_MUL: rc = dmul(cx, &r, x, y, prec, cx->dec.round, at); break;
+    case IR_DIV: rc = ddiv(cx, &r, x, y, prec, cx->dec.round, at); break;
     case IR_FLOORDIV: rc = dfloordiv(cx, &r, x, y, 0, at); break;
     case IR_MOD: rc = dfloordiv(cx, &r, x, y, 1, at); break;
     default:
@@ -1038,7 +1055,7 @@ static val *dec_unary(eval_cx *cx, int op, val *self, const ir_node *at)
     ROUNDING_START(cx);
     int rc = nans(cx, &r, &r, NULL, at);
     if (rc == 0) {
-        if (r.kind == DK_FIN && !mpz_sgn(r.c) && cx->dec_round != RD_FLOOR) r.neg = 0;
+        if (r.kind == DK_FIN && !mpz_sgn(r.c) && cx->dec.round != RD_FLOOR) r.neg = 0;
         else if (op == IR_NEG) r.neg ^= 1;
         rc = fix(cx, &r, at);
     }
@@ -1096,7 +1113,7 @@ static val *make(eval_cx *cx, eval_args *a, const ir_node *at)
     if (eval_check_args(cx, a, 0, 2, kws, "Decimal", at) < 0) return NULL;
     val *x = a->npos ? a->pos[0] : eval_kwarg(a, "value");
     val *c = a->npos > 1 ? a->pos[1] : eval_kwarg(a, "context");
-    if (c && c->kind != V_NONE && !(c->kind == V_OBJ && c->u.obj.cls == &ctx_cls))
+    if (c && c->kind != V_NONE && !(c->kind == V_OBJ && c->u.obj.cls == &dec_ctx_cls))
         return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
     dec d;
     dinit(&d);
@@ -1112,7 +1129,7 @@ static val *make(eval_cx *cx, eval_args *a, const ir_node *at)
     } else if (x->kind == V_STR) {
         if (eval_walk(cx, 1, x->u.str.len, at) < 0) rc = -1;
         else if ((rc = parse(cx, &d, x->u.str.s, x->u.str.len)) > 0)
-            rc = dec_raise(cx, at, SG_INVALID, "ConversionSyntax");
+            rc = signal_to(cx, &d, SG_INVALID, "ConversionSyntax", 0, at);
     } else if (x->kind == V_TUPLE || x->kind == V_LIST) {
         rc = from_tuple(cx, &d, x, at);
     } else {
@@ -1154,18 +1171,18 @@ static int quantize(eval_cx *cx, dec *r, const dec *x, const dec *q, int mode, c
     if (rc) return rc < 0 ? -1 : 0;
     if (x->kind == DK_INF || q->kind == DK_INF) {
         if (x->kind == DK_INF && q->kind == DK_INF) { dcopy(r, x); return 0; }
-        return invalid(cx, at);
+        return invalid(cx, r, at);
     }
     int64_t prec = DEC_PREC(cx);
-    if (q->e < DEC_EMIN - prec + 1 || q->e > DEC_EMAX) return invalid(cx, at);
+    if (q->e < EMIN(cx) - prec + 1 || q->e > EMAX(cx)) return invalid(cx, r, at);
     dcopy(r, x);
     if (!mpz_sgn(x->c)) { r->e = q->e; return fix(cx, r, at); }
-    if (adjusted(x) > DEC_EMAX || adjusted(x) - q->e + 1 > prec) return invalid(cx, at);
+    if (adjusted(x) > EMAX(cx) || adjusted(x) - q->e + 1 > prec) return invalid(cx, r, at);
     int inexact = rescale(cx, r, q->e, mode, at);
     if (inexact < 0) return -1;
-    if ((mpz_sgn(r->c) && adjusted(r) > DEC_EMAX) || ndigits(r->c) > prec) return invalid(cx, at);
+    if ((mpz_sgn(r->c) && adjusted(r) > EMAX(cx)) || ndigits(r->c) > prec) return invalid(cx, r, at);
     if (inexact) FLAG(cx, SG_INEXACT);
-    if (r->e != x->e) FLAG(cx, SG_ROUNDED);
+    if (r->e > x->e) FLAG(cx, SG_ROUNDED);
     return fix(cx, r, at);
 }
 
@@ -1202,13 +1219,19 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
         }
         if (n->kind != V_INT && n->kind != V_BOOL)
             return eval_raise(cx, CR_EPY_TYPE, at, "optional arg must be an integer");
-        if (!mpz_fits_slong_p(mpq_numref(n->u.q))) { invalid(cx, at); return NULL; }
+        if (!mpz_fits_slong_p(mpq_numref(n->u.q))) {
+            dec nan;
+            dinit(&nan);
+            val *v = invalid(cx, &nan, at) < 0 ? NULL : dec_new(cx, &nan, inexact);
+            dclear(&nan);
+            return v;
+        }
         dec q, r;
         dinit(&q);
         dinit(&r);
         mpz_set_ui(q.c, 1);
         q.e = -mpz_get_si(mpq_numref(n->u.q));
-        val *v = quantize(cx, &r, d, &q, cx->dec_round, at) < 0 ? NULL : dec_new(cx, &r, inexact);
+        val *v = quantize(cx, &r, d, &q, cx->dec.round, at) < 0 ? NULL : dec_new(cx, &r, inexact);
         dclear(&q);
         dclear(&r);
         return v;
@@ -1306,7 +1329,7 @@ static int dec_format(eval_cx *cx, cr_buf *b, val *self, const char *s, size_t n
     cr_buf_init(&body, 0);
     int rc = 0, neg = d.neg;
     size_t nint = 0;
-    int mode = cx->dec_round;
+    int mode = cx->dec.round;
     if (d.kind != DK_FIN) {
         d.neg = 0;
         rc = sci(cx, &body, &d) < 0 ? -1 : 0;
@@ -1362,14 +1385,14 @@ static int dec_format(eval_cx *cx, cr_buf *b, val *self, const char *s, size_t n
         if (c == CR_OK && (ex != 0 || t == 'e' || t == 'E'))
             c = cr_buf_printf(&body, "%c%+lld", t == 'e' || t == 'g' || t == 'n' ? 'e' : 'E', (long long)ex);
         if (c == CR_OK && t == '%') c = cr_buf_putc(&body, '%');
-        if (c != CR_OK) { fmt_fail(cx, c, at); rc = -1; goto out; }
+        if (c != CR_OK) { dec_fmt_fail(cx, c, at); rc = -1; goto out; }
         if (nonegz && !mpz_sgn(d.c)) neg = 0;
     }
 layout: {
         char sc = neg ? '-' : sign == '-' ? 0 : sign;
         cr_code c = num_format_layout(b, &l, sc, body.p ? body.p : "", nint,
                                       body.p ? body.p + nint : "", body.len - nint);
-        if (c != CR_OK) { fmt_fail(cx, c, at); rc = -1; }
+        if (c != CR_OK) { dec_fmt_fail(cx, c, at); rc = -1; }
     }
 out:
     cr_buf_free(&body);
@@ -1380,12 +1403,12 @@ out:
 /* ---- methods ---------------------------------------------------------------------------- */
 
 /* A rounding= argument: one of the ROUND_* strings (NULL: the context's). 0, -1 raised. */
-static int rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
+int dec_rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
 {
     if (!r) return 0;
     if (r->kind == V_STR)
         for (int i = 0; i < RD_N; i++)
-            if (strcmp(r->u.str.s, round_names[i]) == 0) { *mode = i; return 0; }
+            if (strcmp(r->u.str.s, dec_round_names[i]) == 0) { *mode = i; return 0; }
     eval_raise(cx, CR_EPY_TYPE, at, "valid values for rounding are:\n"
                "  [ROUND_CEILING, ROUND_FLOOR, ROUND_UP, ROUND_DOWN,\n"
                "   ROUND_HALF_UP, ROUND_HALF_DOWN, ROUND_HALF_EVEN,\n"
@@ -1396,7 +1419,7 @@ static int rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
 /* The argument checks of _decimal's methods: PyArg_ParseTupleAndKeywords over the first
  * `max` of kws (its format names no function), the first `need` required, or METH_NOARGS
  * when max is 0; and a context= argument that is one. 0, -1 raised. */
-static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
+int dec_method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
                        size_t need, val **out, const char *name, const ir_node *at)
 {
     if (!max) {
@@ -1409,7 +1432,7 @@ static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t
     eval_argspec sp = { NULL, objects + sizeof objects - 1 - max, kws, (int)need, (int)max };
     if (eval_parse_args(cx, a, &sp, out, NULL, at) < 0) return -1;
     if (kws[max - 1][0] == 'c' && out[max - 1] && out[max - 1]->kind != V_NONE &&
-        !(out[max - 1]->kind == V_OBJ && out[max - 1]->u.obj.cls == &ctx_cls)) {
+        !(out[max - 1]->kind == V_OBJ && out[max - 1]->u.obj.cls == &dec_ctx_cls)) {
         eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
         return -1;
     }
@@ -1500,11 +1523,11 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     case MT_DEC_FROM_FLOAT:
         return from_float(cx, a, at);
     case MT_DEC_QUANTIZE: case MT_DEC_TO_INTEGRAL: {
-        int q = id == MT_DEC_QUANTIZE, mode = cx->dec_round;
-        if (method_args(cx, a, kws + !q, 2u + q, (size_t)q, arg, name, at) < 0) return NULL;
+        int q = id == MT_DEC_QUANTIZE, mode = cx->dec.round;
+        if (dec_method_args(cx, a, kws + !q, 2u + q, (size_t)q, arg, name, at) < 0) return NULL;
         val *e = q ? arg[0] : NULL, *rd = arg[q];
         if (rd && rd->kind == V_NONE) rd = NULL;
-        if (rounding_arg(cx, rd, &mode, at) < 0) return NULL;
+        if (dec_rounding_arg(cx, rd, &mode, at) < 0) return NULL;
         dec x;
         dinit(&x);
         dinit(&r);
@@ -1530,7 +1553,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     default:
         break;
     }
-    if (method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
+    if (dec_method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
                     id == MT_DEC_LN || id == MT_DEC_LOG10, 0, arg, name, at) < 0)
         return NULL;
     switch (id) {
@@ -1556,16 +1579,16 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         if ((rc = nans(cx, &r, d, NULL, at)) != 0 || r.kind != DK_FIN) break;
         if ((rc = fix(cx, &r, at)) < 0) break;
         if (!mpz_sgn(r.c)) { r.e = 0; break; }
-        while (mpz_divisible_ui_p(r.c, 10) && r.e < DEC_EMAX) { mpz_divexact_ui(r.c, r.c, 10); r.e++; }
+        while (mpz_divisible_ui_p(r.c, 10) && r.e < (cx->dec.clamp ? EMAX(cx) - DEC_PREC(cx) + 1 : EMAX(cx))) { mpz_divexact_ui(r.c, r.c, 10); r.e++; }
         break;
     case MT_DEC_EXP: case MT_DEC_LN: case MT_DEC_LOG10:
         rc = dfunc(cx, &r, id == MT_DEC_EXP ? MF_EXP : id == MT_DEC_LN ? MF_LN : MF_LOG10, d, at);
         break;
     case MT_DEC_SQRT: {
         if ((rc = nans(cx, &r, d, NULL, at)) != 0) break;
-        if (r.kind == DK_INF) { if (r.neg) rc = invalid(cx, at); break; }
+        if (r.kind == DK_INF) { if (r.neg) rc = invalid(cx, &r, at); break; }
         if (!mpz_sgn(r.c)) { r.e = d->e >= 0 ? d->e / 2 : -((-d->e + 1) / 2); rc = fix(cx, &r, at); break; }
-        if (r.neg) { rc = invalid(cx, at); break; }
+        if (r.neg) { rc = invalid(cx, &r, at); break; }
         /* the integer square root at prec + 1 digits; exact roots go to the ideal exponent
          * floor(e / 2), inexact ones get a sticky digit, then one half-even rounding */
         int64_t prec = DEC_PREC(cx) + 1, e = d->e >= 0 ? d->e / 2 : -((-d->e + 1) / 2), l;
@@ -1614,10 +1637,17 @@ static val *dec_attr(eval_cx *cx, val *self, const char *name, const ir_node *at
     return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Decimal' object has no attribute '%s'", name);
 }
 
+/* The exact value as a fraction, or none (0) where that fraction would pass the integer size
+ * limit: a Decimal is held as coefficient and exponent and is reported as CPython prints it
+ * (x = Decimal('1E+400000') is a final value), never expanded merely to be reported. */
 static int dec_rational(eval_cx *cx, val *self, mpq_t out)
 {
     dec *d = DEC_OF(self);
     if (d->kind != DK_FIN) return 0;
+    if (!mpz_sgn(d->c)) { mpq_set_ui(out, 0, 1); return 1; }
+    double bits = (double)(d->e < 0 ? -d->e : d->e) * 3.3219280948873623 +
+                  (double)mpz_sizeinbase(d->c, 2);
+    if (bits > (double)cx->nc.max_bits) return 0;
     return to_q(cx, out, d, NULL) < 0 ? -1 : 1;
 }
 
@@ -1635,7 +1665,7 @@ static int type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
     CR_UNUSED(self);
     CR_UNUSED(as_str);
     cr_code rc = cr_buf_puts(b, "<class 'decimal.Decimal'>");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    if (rc != CR_OK) dec_fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
 }
 
@@ -1653,13 +1683,13 @@ static val *type_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir
     return eval_bool(cx, IS_DEC(a->pos[0]));
 }
 
-static int type_eq(eval_cx *cx, val *a, val *b)
+int dec_type_eq(eval_cx *cx, val *a, val *b)
 {
     CR_UNUSED(cx);
     return a->kind == V_OBJ && b->kind == V_OBJ && a->u.obj.cls == b->u.obj.cls;
 }
 
-static int type_hash(eval_cx *cx, val *self, uint64_t *h)
+int dec_type_hash(eval_cx *cx, val *self, uint64_t *h)
 {
     CR_UNUSED(cx);
     CR_UNUSED(self);
@@ -1678,10 +1708,10 @@ static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at)
     dec d;
     dinit(&d);
     val *v = NULL;
-    uint16_t flags = cx->dec_flags;
+    uint16_t flags = cx->dec.flags;
     if (x->kind == V_INT || x->kind == V_BOOL || x->kind == V_FLOAT || x->kind == V_INF) {
         if (cmp_operand(cx, x, &d) == 0) v = dec_new(cx, &d, (x->flags & VF_INEXACT) != 0);
-        cx->dec_flags = flags;
+        cx->dec.flags = flags;
     } else {
         eval_raise(cx, CR_EPY_TYPE, at, "argument must be int or float");
     }
@@ -1696,7 +1726,7 @@ static val *type_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 }
 
 static const eval_class type_cls = {
-    .name = "type", .repr = type_repr, .eq = type_eq, .hash = type_hash, .call = type_call,
+    .name = "type", .repr = type_repr, .eq = dec_type_eq, .hash = dec_type_hash, .call = type_call,
     .builtin = type_builtin, .method = type_method,
 };
 
@@ -1706,255 +1736,3 @@ val *eval_dec_class(eval_cx *cx, const ir_node *at)
     return eval_obj_new(cx, &type_cls, 0);
 }
 
-/* A Context object: the current one is cx's dec_* fields (which every operation reads), the
- * others keep theirs here; `with localcontext()` swaps them (ctx_switch). */
-typedef struct {
-    int64_t prec;          /* 0: 28, as cx->dec_prec */
-    uint16_t flags;
-    uint8_t round;
-} dctx;
-#define CTX_OF(v) ((dctx *)(v)->u.obj.data)
-
-static void ctx_get(eval_cx *cx, val *self, dctx *out)
-{
-    if (self == cx->dec_cur) *out = (dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round };
-    else *out = *CTX_OF(self);
-}
-
-static void ctx_put(eval_cx *cx, val *self, const dctx *c)
-{
-    if (self != cx->dec_cur) { *CTX_OF(self) = *c; return; }
-    cx->dec_prec = c->prec;
-    cx->dec_flags = c->flags;
-    cx->dec_round = c->round;
-}
-
-/* The current context as an object (borrowed), made the first time one is asked for. */
-static val *ctx_current(eval_cx *cx)
-{
-    if (!cx->dec_cur && (cx->dec_cur = eval_obj_new(cx, &ctx_cls, sizeof(dctx))))
-        ctx_put(cx, cx->dec_cur, &(dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round });
-    return cx->dec_cur;
-}
-
-/* setcontext(c): the current context's fields go home to its object, c's come in. */
-static void ctx_switch(eval_cx *cx, val *c)
-{
-    dctx now;
-    val *old = cx->dec_cur;
-    if (c == old) return;
-    ctx_get(cx, old, &now);
-    cx->dec_cur = c;
-    ctx_put(cx, old, &now);
-    EV_INCREF(c);
-    ctx_put(cx, c, CTX_OF(c));
-    eval_decref(cx, old);
-}
-
-static int ctx_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(as_str);
-    dctx c;
-    ctx_get(cx, self, &c);
-    cr_code rc = cr_buf_printf(b, "Context(prec=%lld, rounding=%s, Emin=%d, Emax=%d, capitals=1, "
-                               "clamp=0, flags=[", (long long)(c.prec ? c.prec : 28),
-                               round_names[c.round], DEC_EMIN, DEC_EMAX);
-    const char *sep = "";
-    for (int s = 0; s < SG_N && rc == CR_OK; s++)
-        if (c.flags & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, sig_names[s]); sep = ", "; }
-    if (rc == CR_OK) rc = cr_buf_puts(b, "], traps=[InvalidOperation, DivisionByZero, Overflow])");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *ctx_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
-{
-    dctx c;
-    ctx_get(cx, self, &c);
-    if (strcmp(name, "prec") == 0) return eval_int_si(cx, (long)(c.prec ? c.prec : 28));
-    if (strcmp(name, "rounding") == 0) return eval_str(cx, round_names[c.round], strlen(round_names[c.round]));
-    return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
-}
-
-static int ctx_setattr(eval_cx *cx, val *self, const char *name, val *v, const ir_node *at)
-{
-    dctx c;
-    ctx_get(cx, self, &c);
-    if (strcmp(name, "prec") == 0) {
-        int64_t p;
-        if (eval_ssize_of(cx, v, "an integer is required", &p, at) < 0) return -1;
-        if (p <= 0 || p > DEC_MAX_PREC) {
-            eval_raise(cx, CR_EPY_VALUE, at, "valid range for prec is [1, MAX_PREC]");
-            return -1;
-        }
-        c.prec = p;
-    } else if (strcmp(name, "rounding") == 0) {
-        int mode = -1;
-        if (rounding_arg(cx, v->kind == V_STR ? v : &cx->none, &mode, at) < 0) return -1;
-        c.round = (uint8_t)mode;
-    } else {
-        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
-        return -1;
-    }
-    ctx_put(cx, self, &c);
-    return 0;
-}
-
-static const eval_class ctx_cls = {
-    .name = "decimal.Context", .repr = ctx_repr, .attr = ctx_attr, .setattr = ctx_setattr,
-};
-
-val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    CR_UNUSED(a);
-    val *c = ctx_current(cx);
-    if (c) EV_INCREF(c);
-    else eval_at(cx, at);
-    return c;
-}
-
-/* setcontext(c): c itself becomes the current context (a later change to c changes it), as
- * CPython's does for any context but its templates, which the subset does not have. */
-val *eval_dec_setcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    val *c = a->pos[0];
-    if (c->kind != V_OBJ || c->u.obj.cls != &ctx_cls)
-        return eval_raise(cx, CR_EPY_TYPE, at, "argument must be a context");
-    if (!ctx_current(cx)) return eval_at(cx, at), NULL;
-    ctx_switch(cx, c);
-    return eval_none(cx);
-}
-
-/* The context's settings past prec and rounding, which the subset does not have: the
- * whitelist keeps a call that gives them out (parser/whitelist.c's `partial`), so none is
- * given here but None. */
-static const char *const ctx_kws[] = { "prec", "rounding", "Emin", "Emax", "capitals", "clamp",
-                                       "flags", "traps" };
-
-/* A new context from prec, rounding and the defaults (CPython's DefaultContext: 28,
- * ROUND_HALF_EVEN, no flags), or from base's settings. NULL raised. */
-static val *ctx_new(eval_cx *cx, val *base, val *const *set, const ir_node *at)
-{
-    val *c = eval_obj_new(cx, &ctx_cls, sizeof(dctx));
-    if (!c) return eval_at(cx, at), NULL;
-    if (base) ctx_get(cx, base, CTX_OF(c));
-    for (int i = 0; i < 2; i++)
-        if (set[i] && set[i]->kind != V_NONE && ctx_setattr(cx, c, ctx_kws[i], set[i], at) < 0) {
-            eval_decref(cx, c);
-            return NULL;
-        }
-    for (int i = 2; i < 8; i++)
-        if (set[i] && set[i]->kind != V_NONE) {
-            eval_decref(cx, c);
-            return eval_raise(cx, CR_EINTERNAL, at, "Context(%s=) is outside the subset", ctx_kws[i]);
-        }
-    return c;
-}
-
-static int ctx_type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(self);
-    CR_UNUSED(as_str);
-    cr_code rc = cr_buf_puts(b, "<class 'decimal.Context'>");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *ctx_type_call(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
-{
-    CR_UNUSED(self);
-    val *arg[8];
-    if (method_args(cx, a, ctx_kws, 8, 0, arg, "Context", at) < 0) return NULL;
-    return ctx_new(cx, NULL, arg, at);
-}
-
-static const eval_class ctx_type_cls = {
-    .name = "type", .repr = ctx_type_repr, .eq = type_eq, .hash = type_hash,
-    .call = ctx_type_call,
-};
-
-val *eval_dec_context_class(eval_cx *cx, const ir_node *at)
-{
-    CR_UNUSED(at);
-    return eval_obj_new(cx, &ctx_type_cls, 0);
-}
-
-/* localcontext()'s manager: `local`, a copy made when it was called, is the current context
- * inside the block; `saved` is the one to go back to. */
-typedef struct {
-    val *local, *saved;
-} dmgr;
-#define MGR_OF(v) ((dmgr *)(v)->u.obj.data)
-
-static void mgr_drop(eval_cx *cx, val *self)
-{
-    eval_decref(cx, MGR_OF(self)->local);
-    eval_decref(cx, MGR_OF(self)->saved);
-}
-
-static int mgr_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(as_str);
-    cr_code rc = cr_buf_printf(b, "<decimal.ContextManager object at %p>", (void *)self);
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *mgr_enter(eval_cx *cx, val *self, const ir_node *at)
-{
-    dmgr *m = MGR_OF(self);
-    val *cur = ctx_current(cx);
-    if (!cur) return eval_at(cx, at), NULL;
-    EV_INCREF(cur);
-    eval_decref(cx, m->saved);
-    m->saved = cur;
-    ctx_switch(cx, m->local);
-    EV_INCREF(m->local);
-    return m->local;
-}
-
-static void mgr_exit(eval_cx *cx, val *self)
-{
-    dmgr *m = MGR_OF(self);
-    if (!m->saved) return;
-    ctx_switch(cx, m->saved);
-    eval_decref(cx, m->saved);
-    m->saved = NULL;
-}
-
-static const eval_class mgr_cls = {
-    .name = "decimal.ContextManager", .drop = mgr_drop, .repr = mgr_repr, .enter = mgr_enter,
-    .exit = mgr_exit,
-};
-
-/* localcontext(ctx=None, prec=None, rounding=None, ...): a copy of ctx (or of the current
- * context) with the settings given. */
-val *eval_dec_localcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    static const char *const kws[] = { "ctx", "prec", "rounding", "Emin", "Emax", "capitals",
-                                        "clamp", "flags", "traps" };
-    val *arg[9], *base, *local, *mgr;
-    if (method_args(cx, a, kws, 9, 0, arg, "localcontext", at) < 0) return NULL;
-    if (arg[0] && arg[0]->kind != V_NONE && !(arg[0]->kind == V_OBJ && arg[0]->u.obj.cls == &ctx_cls))
-        return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
-    base = arg[0] && arg[0]->kind != V_NONE ? arg[0] : ctx_current(cx);
-    if (!base || !(local = ctx_new(cx, base, arg + 1, at))) return NULL;
-    if ((mgr = eval_obj_new(cx, &mgr_cls, sizeof(dmgr)))) MGR_OF(mgr)->local = local;
-    else eval_decref(cx, local);
-    return mgr;
-}
-
-static val *round_name(eval_cx *cx, int mode)
-{
-    return eval_str(cx, round_names[mode], strlen(round_names[mode]));
-}
-#define ROUND_GETTER(fn, mode) \
-    val *fn(eval_cx *cx, const ir_node *at) { CR_UNUSED(at); return round_name(cx, mode); }
-ROUND_GETTER(eval_dec_half_even, RD_HALF_EVEN)
-ROUND_GETTER(eval_dec_half_up, RD_HALF_UP)
-ROUND_GETTER(eval_dec_half_down, RD_HALF_DOWN)
-ROUND_GETTER(eval_dec_up, RD_UP)
-ROUND_GETTER(eval_dec_down, RD_DOWN)
-ROUND_GETTER(eval_dec_ceiling, RD_CEILING)
-ROUND_GETTER(eval_dec_floor, RD_FLOOR)
-ROUND_GETTER(eval_dec_05up, RD_05UP)

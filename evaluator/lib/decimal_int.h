@@ -1,0 +1,51 @@
+/* evaluator/lib/decimal_int.h: what mod_decimal.c (the numbers and their arithmetic) and
+ * decimal_context.c (Context objects, localcontext, the rounding names) share. */
+#ifndef CR_EVAL_DECIMAL_INT_H
+#define CR_EVAL_DECIMAL_INT_H
+
+#include "evaluator/lib/lib.h"
+
+#define DEC_EMAX 999999
+#define DEC_EMIN (-999999)
+#define DEC_MAX_PREC 999999999999999999LL
+#define DEC_PREC(cx) ((cx)->dec.prec ? (cx)->dec.prec : 28)
+#define EMAX(cx) (DEC_EMAX - (cx)->dec.emax)
+#define EMIN(cx) (DEC_EMIN + (cx)->dec.emin)
+
+enum { DK_FIN, DK_INF, DK_NAN, DK_SNAN };
+typedef struct {
+    mpz_t c;               /* coefficient >= 0 (a NaN's payload) */
+    int64_t e;
+    uint8_t neg, kind;
+} dec;
+
+enum { RD_HALF_EVEN, RD_HALF_UP, RD_HALF_DOWN, RD_UP, RD_DOWN, RD_CEILING, RD_FLOOR, RD_05UP,
+       RD_N };
+extern const char *const dec_round_names[RD_N];
+
+/* Signals, in the order Context's repr lists its flags. */
+enum { SG_CLAMPED, SG_INVALID, SG_DIVZERO, SG_INEXACT, SG_FLOAT, SG_OVERFLOW, SG_ROUNDED,
+       SG_SUBNORMAL, SG_UNDERFLOW, SG_N };
+extern const char *const dec_sig_names[SG_N];
+/* Besides the sticky flags, bit SG_NOW says that the operation under way rounded its result
+ * to the context (Inexact): such a Decimal is not the exact value of the program's
+ * arithmetic and is marked inexact, as math.sqrt's results are. */
+#define SG_NOW 15
+#define FLAG(cx, s) ((cx)->dec.flags |= (uint16_t)(1u << (s) | ((s) == SG_INEXACT ? 1u << SG_NOW : 0)))
+#define ROUNDING_START(cx) ((cx)->dec.flags &= (uint16_t)~(1u << SG_NOW))
+#define ROUNDED(cx) (((cx)->dec.flags >> SG_NOW) & 1)
+/* The traps are held as their difference from CPython's default ones, so zero is the default */
+#define DEFAULT_TRAPS (1u << SG_INVALID | 1u << SG_DIVZERO | 1u << SG_OVERFLOW)
+#define TRAPPED(cx, s) ((((cx)->dec.traps ^ DEFAULT_TRAPS) >> (s)) & 1)
+
+extern const eval_class dec_ctx_cls;
+#define IS_CTX(v) ((v)->kind == V_OBJ && (v)->u.obj.cls == &dec_ctx_cls)
+
+void dec_fmt_fail(eval_cx *cx, cr_code c, const ir_node *at);
+int dec_rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at);
+int dec_method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
+                    size_t need, val **out, const char *name, const ir_node *at);
+int dec_type_eq(eval_cx *cx, val *a, val *b);
+int dec_type_hash(eval_cx *cx, val *self, uint64_t *h);
+
+#endif
