@@ -1348,6 +1348,16 @@ static void test_decimal(void)
               "9.99E+99 Infinity 1.41 Context(prec=3, rounding=ROUND_DOWN, Emin=-99, Emax=99, capitals=1, clamp=0, flags=[DivisionByZero, Inexact, Overflow, Rounded], traps=[InvalidOperation])\n"
               "trapped\n"
               "0.0003 -3 99 2\n", "Decimal('1E+400000')"));
+    /* ** with an integral exponent past 62 bits: overflow, underflow to a zero, or 1; and
+     * -Infinity ** a non-integer is InvalidOperation */
+    CHECK(run(DEC "from decimal import Context, setcontext\nsetcontext(Context(traps=[]))\n"
+              "print(D(2) ** D('1E+20'), D('0.5') ** D('1E+19'), D(-1) ** D('1E+30'), "
+              "D('1.000') ** D('2E+20'), D('1.0') ** D('-1E+19'), D('-Inf') ** D('0.5'))\n"
+              "print(getcontext())\n",
+              "Infinity 0E-1000026 1 1.000000000000000000000000000 1 NaN\n"
+              "Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, "
+              "clamp=0, flags=[Clamped, Inexact, InvalidOperation, Overflow, Rounded, Subnormal, "
+              "Underflow], traps=[])\n", NULL));
     CHECK(run(DEC "print(getcontext().prec, D(1) / D(7))\n",
               "28 0.1428571428571428571428571429\n", NULL));
     CHECK(run(DEC "for spec in [',.2f', '.2%', '010,.2f', '*^15,.2f', '.2', '10', 'e', '.2e', 'g', '+.1f', ',', '.0f', '.3n', '010.2f', '<10.2f', '.3g', 'z.2f', 'E', 'G', ' .2f', '%']:\n"

@@ -43,13 +43,26 @@ static void ctx_switch(eval_cx *cx, val *c)
     eval_decref(cx, old);
 }
 
-/* The signals of `bits` as Context's repr lists them. */
+/* The signals of `bits` as Context's repr lists them: libmpdec's order of conditions, the
+ * first of InvalidOperation's three bits naming it. */
 static cr_code put_signals(cr_buf *b, unsigned bits)
 {
+    static const uint8_t order[] = { SG_CLAMPED, SG_INVALID, SG_DIVZERO, SG_INV_DIV, SG_INEXACT,
+                                     SG_INV_OP, SG_FLOAT, SG_OVERFLOW, SG_ROUNDED, SG_SUBNORMAL,
+                                     SG_UNDERFLOW };
     cr_code rc = cr_buf_puts(b, "[");
     const char *sep = "";
-    for (int s = 0; s < SG_N && rc == CR_OK; s++)
-        if (bits & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, dec_sig_names[s]); sep = ", "; }
+    for (size_t i = 0; i < sizeof order && rc == CR_OK; i++) {
+        int s = order[i];
+        if (!(bits & (1u << s))) continue;
+        if (s == SG_INV_DIV || s == SG_INV_OP) {
+            if (bits & (1u << SG_INVALID)) continue;
+            bits |= 1u << SG_INVALID;
+            s = SG_INVALID;
+        }
+        rc = cr_buf_printf(b, "%s%s", sep, dec_sig_names[s]);
+        sep = ", ";
+    }
     return rc == CR_OK ? cr_buf_puts(b, "]") : rc;
 }
 
@@ -62,7 +75,7 @@ static int ctx_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
                                "capitals=1, clamp=%d, flags=", (long long)(c.prec ? c.prec : 28),
                                dec_round_names[c.round], (long long)(DEC_EMIN + c.emin),
                                (long long)(DEC_EMAX - c.emax), c.clamp);
-    if (rc == CR_OK) rc = put_signals(b, c.flags & ((1u << SG_N) - 1));
+    if (rc == CR_OK) rc = put_signals(b, c.flags & ((1u << (SG_INV_OP + 1)) - 1));
     if (rc == CR_OK) rc = cr_buf_puts(b, ", traps=");
     if (rc == CR_OK) rc = put_signals(b, c.traps ^ DEFAULT_TRAPS);
     if (rc == CR_OK) rc = cr_buf_puts(b, ")");

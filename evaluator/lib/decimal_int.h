@@ -27,6 +27,13 @@ extern const char *const dec_round_names[RD_N];
 enum { SG_CLAMPED, SG_INVALID, SG_DIVZERO, SG_INEXACT, SG_FLOAT, SG_OVERFLOW, SG_ROUNDED,
        SG_SUBNORMAL, SG_UNDERFLOW, SG_N };
 extern const char *const dec_sig_names[SG_N];
+/* InvalidOperation's flag has three bits, after the conditions that raise it, since
+ * Context's repr lists it where libmpdec's first such condition is: SG_INVALID for
+ * ConversionSyntax (and a flags= list), SG_INV_DIV for DivisionImpossible and
+ * DivisionUndefined, SG_INV_OP for the others. */
+#define SG_INV_DIV SG_N
+#define SG_INV_OP (SG_N + 1)
+#define SG_INV_ALL (1u << SG_INVALID | 1u << SG_INV_DIV | 1u << SG_INV_OP)
 /* Besides the sticky flags, bit SG_NOW says that the operation under way rounded its result
  * to the context (Inexact): such a Decimal is not the exact value of the program's
  * arithmetic and is marked inexact, as math.sqrt's results are. */

@@ -47,7 +47,8 @@ static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e
  * type is the class's own name, as the sandbox reports type(e).__name__. */
 static int dec_raise(eval_cx *cx, const ir_node *at, int sig, const char *cond)
 {
-    FLAG(cx, sig);
+    if (sig != SG_INVALID || strcmp(cond, "ConversionSyntax") == 0) FLAG(cx, sig);
+    else FLAG(cx, cond[0] == 'D' ? SG_INV_DIV : SG_INV_OP);
     if (!TRAPPED(cx, sig)) return 0;
     eval_raise(cx, CR_EPY_EXCEPTION, at, "[<class 'decimal.%s'>]", cond);
     snprintf(cx->err.type, sizeof cx->err.type, "%s", dec_sig_names[sig]);
@@ -766,6 +767,35 @@ static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_m
     return rc;
 }
 
+/* a ** n for a finite nonzero a and an integer n past 62 bits: 1 when |a| is 1 (_power's
+ * exponent: a's times prec for n > 0, 0 for n < 0, then at least 1 - prec), else an
+ * overflow or a result below any subnormal. 0, -1 raised. */
+static int dpow_huge(eval_cx *cx, dec *r, const dec *a, int neg_exp, int rneg, const ir_node *at)
+{
+    int64_t prec = DEC_PREC(cx), c = adjusted(a);
+    int unit = c == 0 && mpz_cmp_ui(a->c, 1) >= 0;
+    if (unit) {
+        mpz_t p;
+        mpz_init(p);
+        if (p10(cx, p, (uint64_t)(-a->e), at) < 0) { mpz_clear(p); return -1; }
+        unit = mpz_cmp(a->c, p) == 0;
+        mpz_clear(p);
+    }
+    r->kind = DK_FIN;
+    r->neg = (uint8_t)rneg;
+    if (unit) {
+        int64_t e = neg_exp ? 0 : a->e * prec;
+        if (e < 1 - prec) { e = 1 - prec; FLAG(cx, SG_ROUNDED); }
+        r->e = e;
+        if (p10(cx, r->c, (uint64_t)-e, at) < 0) return -1;
+        return fix(cx, r, at);
+    }
+    if ((c >= 0) != neg_exp) return overflow(cx, r, DEC_PREC(cx), cx->dec.round, at);
+    mpz_set_ui(r->c, 1);
+    r->e = EMIN(cx) - prec - 2;
+    return fix(cx, r, at);
+}
+
 /* a ** n for an integer n, as libmpdec: at prec + digits(n) + 2 digits (one more for 1/a when
  * n < 0), half-even, by left-to-right squaring, then rounded to the context. */
 static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_node *at)
@@ -773,7 +803,12 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
     mpz_t n;
     mpz_init(n);
     mpz_set(n, nd->c);
-    if (nd->e > 0) {
+    /* n past 62 bits: the result is 1 (|a| = 1), overflows or underflows; such an n that is
+     * a multiple of ten is even and is not written out */
+    int huge = nd->e > 0 && mpz_sgn(nd->c) && adjusted(nd) >= 19;
+    if (huge) {
+        mpz_set_ui(n, 10);
+    } else if (nd->e > 0) {
         mpz_t p;
         mpz_init(p);
         if (p10(cx, p, (uint64_t)nd->e, at) < 0) { mpz_clears(n, p, NULL); return -1; }
@@ -802,10 +837,10 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
         goto out;
     }
     if (!mpz_sgn(n)) { mpz_set_ui(r->c, 1); r->e = 0; r->neg = 0; r->kind = DK_FIN; goto out; }
-    if (mpz_sizeinbase(n, 2) > 62) {
-        eval_int_limit(cx, at);
-        rc = -1;
-        goto out;
+    if (huge || mpz_sizeinbase(n, 2) > 62) {
+        rc = dpow_huge(cx, r, a, neg_exp, rneg, at);
+        mpz_clear(n);
+        return rc;
     }
     {
         int64_t prec = DEC_PREC(cx) + ndigits(n) + 2 + neg_exp;
@@ -919,6 +954,7 @@ static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int
 static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
     if (a->kind == DK_INF) {
+        if (a->neg) return invalid(cx, r, at);
         if (b->neg) set_zero(r, 0, 0); else set_inf(r, 0);
         return 0;
     }
