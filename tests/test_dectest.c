@@ -29,29 +29,6 @@ static const char *const cpython_skips[] = {
 
 /* Cases that disagree with CPython today, with why. */
 static const struct { const char *id, *why; } known_failures[] = {
-    { "extr1700", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "extr1701", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "extr1703", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0903", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0904", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0905", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0906", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0910", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0911", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0912", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0913", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0914", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0915", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "lnx0916", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "logx1305", "log10 near 1: the operand is rounded before MPFR sees it" },
-    { "logx1306", "log10 near 1: the operand is rounded before MPFR sees it" },
-    { "logx1308", "log10 near 1: the operand is rounded before MPFR sees it" },
-    { "logx1309", "log10 near 1: the operand is rounded before MPFR sees it" },
-    { "logx1310", "log10 near 1: the operand is rounded before MPFR sees it" },
-    { "powx4009", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "powx4013", "an operand's exact value passes the integer size limit (to MPFR from a fraction)" },
-    { "powx4362", "directed rounding of ** decided from digits rounded to nearest" },
-    { "powx4363", "directed rounding of ** decided from digits rounded to nearest" },
     { NULL, NULL }
 };
 

@@ -885,68 +885,187 @@ static int is_integral(const dec *d, eval_cx *cx, const ir_node *at, int *err)
     return r;
 }
 
-/* A transcendental function of finite, nonzero operands, correctly rounded to the context's
- * precision with `mode`: computed with MPFR to about 12 guard digits, at growing precision
- * until the guard digits decide the rounding (Ziv's strategy); a sticky unit below keeps a
- * result that is not exact from looking exact, as libmpdec's results are never exact here. */
+/* ---- exp, ln, log10 and x ** y: Ziv's loop on certified enclosures ------------------------
+ * Each bound is computed from the operands' exact coefficient and exponent with MPFR's
+ * directed roundings, so the true value lies strictly between lo and hi (it is never a
+ * representable decimal here: libmpdec flags these results Inexact). Both bounds become
+ * decimals just outside them with a sticky digit inside, rounded with the mode: when the two
+ * agree, so does the true value; else the precision doubles. */
 enum { MF_POW, MF_EXP, MF_LN, MF_LOG10 };
+
+static mpfr_rnd_t flip(mpfr_rnd_t r) { return r == MPFR_RNDD ? MPFR_RNDU : MPFR_RNDD; }
+
+/* x beside d (finite, nonzero) on the side `rnd` (MPFR_RNDD or MPFR_RNDU). */
+static void set_bound(mpfr_t x, const dec *d, mpfr_rnd_t rnd)
+{
+    mpfr_rnd_t mag = d->neg ? flip(rnd) : rnd;
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(x));
+    mpfr_set_z(x, d->c, mag);
+    if (d->e >= 0) {
+        mpfr_ui_pow_ui(t, 10, (unsigned long)d->e, mag);
+        mpfr_mul(x, x, t, mag);
+    } else {
+        mpfr_ui_pow_ui(t, 10, (unsigned long)-d->e, flip(mag));
+        mpfr_div(x, x, t, mag);
+    }
+    if (d->neg) mpfr_neg(x, x, MPFR_RNDN);
+    mpfr_clear(t);
+}
+
+/* ln(a), or log10(a) when ten, beside a finite a > 0 other than 1 on the side rnd. Near 1 it
+ * is log1p of a - 1 taken exactly, so nothing cancels; elsewhere ln(c) + e ln(10) (log10(c)
+ * + e), whose terms cannot cancel. 0, -1 raised. */
+static int log_bound(eval_cx *cx, mpfr_t x, const dec *a, int ten, mpfr_rnd_t rnd,
+                     const ir_node *at)
+{
+    int64_t adj = adjusted(a);
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(x) + 64);
+    int rc = 0;
+    if (adj == 0 || adj == -1) {
+        mpq_t q;
+        mpq_init(q);
+        if ((rc = to_q(cx, q, a, at)) == 0) {
+            mpz_sub(mpq_numref(q), mpq_numref(q), mpq_denref(q));
+            /* log1p grows with t, and ln(10) > 0 divides: t on the side rnd, then the
+             * quotient's divisor on the other side when the value is positive */
+            mpfr_set_q(t, q, rnd);
+            mpfr_log1p(t, t, rnd);
+            if (ten) {
+                mpfr_t l10;
+                mpfr_init2(l10, mpfr_get_prec(t));
+                mpfr_log_ui(l10, 10, mpfr_sgn(t) > 0 ? flip(rnd) : rnd);
+                mpfr_div(t, t, l10, rnd);
+                mpfr_clear(l10);
+            }
+        }
+        mpq_clear(q);
+    } else {
+        mpfr_t l10;
+        mpfr_init2(l10, mpfr_get_prec(t));
+        mpfr_set_z(t, a->c, rnd);
+        if (ten) {
+            mpfr_log10(t, t, rnd);
+            mpfr_add_si(t, t, (long)a->e, rnd);
+        } else {
+            mpfr_log(t, t, rnd);
+            mpfr_log_ui(l10, 10, a->e >= 0 ? rnd : flip(rnd));
+            mpfr_mul_si(l10, l10, (long)a->e, rnd);
+            mpfr_add(t, t, l10, rnd);
+        }
+        mpfr_clear(l10);
+    }
+    mpfr_set(x, t, rnd);
+    mpfr_clear(t);
+    return rc;
+}
+
+/* f(a[, b]) beside its true value on the side rnd. 0, -1 raised. */
+static int fn_bound(eval_cx *cx, mpfr_t x, int fn, const dec *a, const dec *b, mpfr_rnd_t rnd,
+                    const ir_node *at)
+{
+    if (fn == MF_EXP) {
+        set_bound(x, a, rnd);
+        mpfr_exp(x, x, rnd);
+        return 0;
+    }
+    if (fn != MF_POW) return log_bound(cx, x, a, fn == MF_LOG10, rnd, at);
+    /* a ** b = exp(b ln a): the product's bound on the side rnd is the least (or greatest) of
+     * the products of the factors' bounds */
+    mpfr_t l[2], y[2], p;
+    mpfr_prec_t wp = mpfr_get_prec(x) + 64;
+    mpfr_inits2(wp, l[0], l[1], y[0], y[1], p, (mpfr_ptr)0);
+    int rc = log_bound(cx, l[0], a, 0, MPFR_RNDD, at);
+    if (rc == 0) rc = log_bound(cx, l[1], a, 0, MPFR_RNDU, at);
+    if (rc == 0) {
+        set_bound(y[0], b, MPFR_RNDD);
+        set_bound(y[1], b, MPFR_RNDU);
+        for (int i = 0; i < 4; i++) {
+            mpfr_mul(p, l[i >> 1], y[i & 1], rnd);
+            if (i == 0 || (rnd == MPFR_RNDD ? mpfr_less_p(p, x) : mpfr_greater_p(p, x)))
+                mpfr_set(x, p, rnd);
+        }
+        mpfr_exp(x, x, rnd);
+    }
+    mpfr_clears(l[0], l[1], y[0], y[1], p, (mpfr_ptr)0);
+    return rc;
+}
+
+/* The decimal just outside bound v (on v's side rnd) with a sticky digit toward the inside,
+ * so that it rounds as every value just inside v does. 0, -1 raised. */
+static int bound_dec(eval_cx *cx, dec *r, mpfr_t v, mpfr_rnd_t rnd, size_t ndig, const ir_node *at)
+{
+    mpfr_exp_t e10;
+    char *t = mpfr_get_str(NULL, &e10, 10, ndig, v, rnd);
+    if (!t) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); return -1; }
+    r->neg = t[0] == '-';
+    r->kind = DK_FIN;
+    mpz_set_str(r->c, t + r->neg, 10);
+    mpz_mul_ui(r->c, r->c, 10);
+    if ((rnd == MPFR_RNDD) != r->neg) mpz_add_ui(r->c, r->c, 1);
+    else mpz_sub_ui(r->c, r->c, 1);
+    r->e = (int64_t)e10 - (int64_t)ndig - 1;
+    mpfr_free_str(t);
+    return 0;
+}
+
+/* f(a[, b]) for finite, nonzero operands, correctly rounded to the context's precision with
+ * `mode`. 0, -1 raised. */
 static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int mode,
                     const ir_node *at)
 {
-    int64_t prec = DEC_PREC(cx), keep = prec + 12;
-    mpq_t qa, qb;
-    mpq_inits(qa, qb, NULL);
-    int rc = to_q(cx, qa, a, at);
-    if (rc == 0 && b) rc = to_q(cx, qb, b, at);
-    mpfr_prec_t wp = (mpfr_prec_t)((double)keep * 3.33) + 64;
-    mpfr_t x, y;
-    mpfr_inits2(wp, x, y, (mpfr_ptr)0);
+    int64_t prec = DEC_PREC(cx);
+    mpfr_prec_t wp = (mpfr_prec_t)((double)(prec + 12) * 3.33) + 64;
+    mpfr_t lo, hi;
+    mpfr_inits2(wp, lo, hi, (mpfr_ptr)0);
+    dec cand[2];
+    dinit(&cand[0]);
+    dinit(&cand[1]);
+    uint16_t flags0 = cx->dec.flags, traps0 = cx->dec.traps;
+    int rc = 0;
     for (int round = 0; rc == 0; round++, wp *= 2) {
-        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 64, at) < 0) { rc = -1; break; }
-        mpfr_set_prec(x, wp);
-        mpfr_set_prec(y, wp);
-        mpfr_set_q(x, qa, MPFR_RNDN);
-        switch (fn) {
-        case MF_POW:
-            mpfr_set_q(y, qb, MPFR_RNDN);
-            mpfr_log(x, x, MPFR_RNDN);
-            mpfr_mul(x, x, y, MPFR_RNDN);
-            mpfr_exp(x, x, MPFR_RNDN);
+        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 16, at) < 0) { rc = -1; break; }
+        mpfr_set_prec(lo, wp);
+        mpfr_set_prec(hi, wp);
+        if ((rc = fn_bound(cx, lo, fn, a, b, MPFR_RNDD, at)) < 0 ||
+            (rc = fn_bound(cx, hi, fn, a, b, MPFR_RNDU, at)) < 0)
             break;
-        case MF_EXP: mpfr_exp(x, x, MPFR_RNDN); break;
-        case MF_LN: mpfr_log(x, x, MPFR_RNDN); break;
-        default: mpfr_log10(x, x, MPFR_RNDN); break;
+        if (mpfr_inf_p(lo) || mpfr_inf_p(hi)) {   /* past MPFR's range: past any Emax */
+            r->kind = DK_FIN;
+            r->neg = 0;
+            rc = overflow(cx, r, prec, mode, at);
+            break;
         }
-        if (mpfr_inf_p(x)) { r->kind = DK_FIN; r->neg = 0; rc = overflow(cx, r, prec, mode, at); break; }
-        if (mpfr_zero_p(x)) {   /* below any exponent: rounds to a zero (not trapped) */
-            set_zero(r, 0, EMIN(cx) - prec + 1);
+        if (mpfr_zero_p(lo) || mpfr_zero_p(hi)) {   /* below it: rounds to a zero or Etiny */
+            set_zero(r, 0, 0);
             mpz_set_ui(r->c, 1);
             r->e = EMIN(cx) - prec - 2;
             rc = dfix(cx, r, prec, mode, at);
             break;
         }
-        mpfr_exp_t e10;
-        char *t = mpfr_get_str(NULL, &e10, 10, (size_t)keep, x, MPFR_RNDN);
-        if (!t) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); rc = -1; break; }
-        const char *ds = t + (t[0] == '-'), *g = ds + prec;
-        int ambiguous = 1;
-        for (int k = 2; k < 12; k++)
-            if (g[k] != g[1] || (g[1] != '0' && g[1] != '9')) { ambiguous = 0; break; }
-        if (!ambiguous || round == 5) {
-            mpz_set_str(r->c, ds, 10);
-            r->neg = t[0] == '-';
-            r->kind = DK_FIN;
-            mpz_mul_ui(r->c, r->c, 10);
-            mpz_add_ui(r->c, r->c, 1);
-            r->e = (int64_t)e10 - keep - 1;
-            mpfr_free_str(t);
-            rc = dfix(cx, r, prec, mode, at);
+        /* both candidates rounded with no trap, then the one taken again with the traps */
+        cx->dec.traps = DEFAULT_TRAPS;
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            cx->dec.flags = flags0;
+            rc = bound_dec(cx, &cand[i], i ? hi : lo, i ? MPFR_RNDU : MPFR_RNDD,
+                           (size_t)prec + 3, at);
+            if (rc == 0) rc = dfix(cx, &cand[i], prec, mode, at);
+        }
+        cx->dec.traps = traps0;
+        cx->dec.flags = flags0;
+        if (rc < 0) break;
+        if ((cand[0].kind == cand[1].kind && cand[0].neg == cand[1].neg && cand[0].e == cand[1].e &&
+             !mpz_cmp(cand[0].c, cand[1].c)) || round == 5) {
+            /* agreed (or an exact result, which only x ** y can have: libmpdec's lower one) */
+            rc = bound_dec(cx, r, lo, MPFR_RNDD, (size_t)prec + 3, at);
+            if (rc == 0) rc = dfix(cx, r, prec, mode, at);
             break;
         }
-        mpfr_free_str(t);
     }
-    mpfr_clears(x, y, (mpfr_ptr)0);
-    mpq_clears(qa, qb, NULL);
+    dclear(&cand[0]);
+    dclear(&cand[1]);
+    mpfr_clears(lo, hi, (mpfr_ptr)0);
     return rc;
 }
 
