@@ -48,6 +48,23 @@ extern const char *const dec_sig_names[SG_N];
 extern const eval_class dec_ctx_cls;
 #define IS_CTX(v) ((v)->kind == V_OBJ && (v)->u.obj.cls == &dec_ctx_cls)
 
+#define DEC_OF(v) ((dec *)(v)->u.obj.data)
+static inline void dinit(dec *d) { mpz_init(d->c); d->e = 0; d->neg = 0; d->kind = DK_FIN; }
+static inline void dclear(dec *d) { mpz_clear(d->c); }
+static inline void dcopy(dec *d, const dec *s)
+{
+    mpz_set(d->c, s->c);
+    d->e = s->e;
+    d->neg = s->neg;
+    d->kind = s->kind;
+}
+
+int64_t dec_ndigits(const mpz_t c);
+int64_t dec_adjusted(const dec *d);
+int dec_rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at);
+int dec_sci(eval_cx *cx, cr_buf *b, const dec *d);
+int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str);
+int dec_format(eval_cx *cx, cr_buf *b, val *self, const char *s, size_t n, const ir_node *at);
 void dec_fmt_fail(eval_cx *cx, cr_code c, const ir_node *at);
 int dec_rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at);
 int dec_method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,

@@ -29,18 +29,8 @@ const char *const dec_sig_names[SG_N] = {
 static const eval_class dec_cls, type_cls;
 static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at);
 
-static void dinit(dec *d) { mpz_init(d->c); d->e = 0; d->neg = 0; d->kind = DK_FIN; }
-static void dclear(dec *d) { mpz_clear(d->c); }
-static void dcopy(dec *d, const dec *s)
-{
-    mpz_set(d->c, s->c);
-    d->e = s->e;
-    d->neg = s->neg;
-    d->kind = s->kind;
-}
 static void set_inf(dec *r, int neg) { mpz_set_ui(r->c, 0); r->e = 0; r->kind = DK_INF; r->neg = (uint8_t)neg; }
 static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e; r->kind = DK_FIN; r->neg = (uint8_t)neg; }
-#define DEC_OF(v) ((dec *)(v)->u.obj.data)
 #define IS_DEC(v) ((v)->kind == V_OBJ && (v)->u.obj.cls == &dec_cls)
 
 /* A trapped signal: CPython raises decimal.<sig> with the list of conditions as message. The
@@ -86,7 +76,7 @@ static int p10(eval_cx *cx, mpz_t out, uint64_t k, const ir_node *at)
     return 0;
 }
 
-static int64_t ndigits(const mpz_t c)
+int64_t dec_ndigits(const mpz_t c)
 {
     if (mpz_fits_ulong_p(c)) {
         unsigned long v = mpz_get_ui(c);
@@ -102,7 +92,7 @@ static int64_t ndigits(const mpz_t c)
     mpz_clear(p);
     return (int64_t)s - lt;
 }
-static int64_t adjusted(const dec *d) { return d->e + ndigits(d->c) - 1; }
+int64_t dec_adjusted(const dec *d) { return d->e + dec_ndigits(d->c) - 1; }
 
 /* Whether dropping digits rounds the kept part up: `half` compares the dropped part with one
  * half of the last kept unit, `last` is the last kept digit. */
@@ -124,7 +114,7 @@ static int rounds_up(int mode, int neg, int last, int half, int nonzero)
 /* _rescale: d to exponent e exactly (zeros appended) or rounded with `mode`. 1 when digits
  * that were not zero were dropped, 0 exact, -1 raised. The coefficient may gain a digit
  * (999 → 1000); the caller decides what that means. */
-static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
+int dec_rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
 {
     if (d->kind != DK_FIN) return 0;
     if (!mpz_sgn(d->c)) { d->e = e; return 0; }
@@ -138,7 +128,7 @@ static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
     }
     uint64_t k = (uint64_t)(e - d->e);
     int half, nonzero = 1, last;
-    if (k > (uint64_t)ndigits(d->c) + 1) {
+    if (k > (uint64_t)dec_ndigits(d->c) + 1) {
         mpz_set_ui(d->c, 0);
         half = -1;
     } else {
@@ -185,14 +175,14 @@ static int dfix(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
         if (ne != d->e) { d->e = ne; FLAG(cx, SG_CLAMPED); }
         return 0;
     }
-    int64_t emin = ndigits(d->c) + d->e - prec;
+    int64_t emin = dec_ndigits(d->c) + d->e - prec;
     if (emin > etop) return overflow(cx, d, prec, mode, at);
     int sub = emin < etiny;
     if (sub) emin = etiny;
     if (d->e < emin) {
-        int inexact = rescale(cx, d, emin, mode, at);
+        int inexact = dec_rescale(cx, d, emin, mode, at);
         if (inexact < 0) return -1;
-        if (ndigits(d->c) > prec) { mpz_tdiv_q_ui(d->c, d->c, 10); d->e++; }
+        if (dec_ndigits(d->c) > prec) { mpz_tdiv_q_ui(d->c, d->c, 10); d->e++; }
         if (d->e > etop) return overflow(cx, d, prec, mode, at);
         if (sub) {
             if (inexact) FLAG(cx, SG_UNDERFLOW);
@@ -206,7 +196,7 @@ static int dfix(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
     if (sub) FLAG(cx, SG_SUBNORMAL);
     if (cx->dec.clamp && d->e > etop) {
         FLAG(cx, SG_CLAMPED);
-        return rescale(cx, d, etop, mode, at) < 0 ? -1 : 0;
+        return dec_rescale(cx, d, etop, mode, at) < 0 ? -1 : 0;
     }
     return 0;
 }
@@ -390,7 +380,7 @@ static int operand(const val *v, dec *d)
 }
 
 /* to_sci_string */
-static int sci(eval_cx *cx, cr_buf *b, const dec *d)
+int dec_sci(eval_cx *cx, cr_buf *b, const dec *d)
 {
     cr_code rc = CR_OK;
     if (d->neg) rc = cr_buf_putc(b, '-');
@@ -427,10 +417,10 @@ static int sci(eval_cx *cx, cr_buf *b, const dec *d)
     return 0;
 }
 
-static int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
     cr_code rc = as_str ? CR_OK : cr_buf_puts(b, "Decimal('");
-    if (rc == CR_OK && sci(cx, b, DEC_OF(self)) < 0) return -1;
+    if (rc == CR_OK && dec_sci(cx, b, DEC_OF(self)) < 0) return -1;
     if (rc == CR_OK && !as_str) rc = cr_buf_puts(b, "')");
     if (rc != CR_OK) dec_fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
@@ -441,7 +431,7 @@ static int fin_cmp(eval_cx *cx, const dec *a, const dec *b, const ir_node *at, i
 {
     int sa = mpz_sgn(a->c) ? (a->neg ? -1 : 1) : 0, sb = mpz_sgn(b->c) ? (b->neg ? -1 : 1) : 0;
     if (sa != sb || !sa) return sa < sb ? -1 : sa > sb;
-    int64_t ea = adjusted(a), eb = adjusted(b);
+    int64_t ea = dec_adjusted(a), eb = dec_adjusted(b);
     if (ea != eb) return (ea < eb ? -1 : 1) * sa;
     /* same leading position: aligning costs at most the longer coefficient */
     const dec *hi = a->e >= b->e ? a : b;
@@ -570,7 +560,7 @@ static int nans(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *
     r->kind = DK_NAN;
     /* _fix_nan: a payload keeps its last prec - clamp digits */
     int64_t keep = DEC_PREC(cx) - cx->dec.clamp;
-    if (mpz_sgn(r->c) && ndigits(r->c) > keep) {
+    if (mpz_sgn(r->c) && dec_ndigits(r->c) > keep) {
         mpz_t p;
         mpz_init(p);
         if (p10(cx, p, (uint64_t)keep, at) < 0) { mpz_clear(p); return -1; }
@@ -607,7 +597,7 @@ static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64
         const dec *o = za ? &b : a;
         if (e < o->e - prec - 1) e = o->e - prec - 1;
         dcopy(r, o);
-        rc = rescale(cx, r, e, mode, at);
+        rc = dec_rescale(cx, r, e, mode, at);
         if (rc >= 0) rc = dfix(cx, r, prec, mode, at);
         goto out;
     }
@@ -617,8 +607,8 @@ static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64
     dinit(&x);
     dcopy(&x, a);
     dec *hi = x.e >= b.e ? &x : &b, *lo = hi == &x ? &b : &x;
-    int64_t hl = ndigits(hi->c), lim = hi->e + (hl - prec - 2 < -1 ? hl - prec - 2 : -1);
-    if (adjusted(lo) < lim) { mpz_set_ui(lo->c, 1); lo->e = lim; }
+    int64_t hl = dec_ndigits(hi->c), lim = hi->e + (hl - prec - 2 < -1 ? hl - prec - 2 : -1);
+    if (dec_adjusted(lo) < lim) { mpz_set_ui(lo->c, 1); lo->e = lim; }
     mpz_t p;
     mpz_init(p);
     rc = p10(cx, p, (uint64_t)(hi->e - lo->e), at);
@@ -685,7 +675,7 @@ static int ddiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
         set_zero(r, neg, a->e - b->e);
         return dfix(cx, r, prec, mode, at);
     }
-    int64_t shift = ndigits(b->c) - ndigits(a->c) + prec + 1, ideal = a->e - b->e;
+    int64_t shift = dec_ndigits(b->c) - dec_ndigits(a->c) + prec + 1, ideal = a->e - b->e;
     mpz_t p, q, rem;
     mpz_inits(p, q, rem, NULL);
     rc = p10(cx, p, (uint64_t)(shift < 0 ? -shift : shift), at);
@@ -712,11 +702,11 @@ static int ddivmod(eval_cx *cx, dec *q, dec *rm, const dec *a, const dec *b, con
 {
     int neg = a->neg ^ b->neg;
     int64_t ideal = b->kind == DK_INF ? a->e : a->e < b->e ? a->e : b->e;
-    int64_t ediff = b->kind == DK_INF ? 0 : adjusted(a) - adjusted(b);
+    int64_t ediff = b->kind == DK_INF ? 0 : dec_adjusted(a) - dec_adjusted(b);
     if (!mpz_sgn(a->c) || b->kind == DK_INF || ediff <= -2) {
         set_zero(q, neg, 0);
         dcopy(rm, a);
-        return rescale(cx, rm, ideal, cx->dec.round, at) < 0 ? -1 : 0;
+        return dec_rescale(cx, rm, ideal, cx->dec.round, at) < 0 ? -1 : 0;
     }
     int64_t prec = DEC_PREC(cx);
     if (ediff <= prec) {
@@ -772,7 +762,7 @@ static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_m
  * overflow or a result below any subnormal. 0, -1 raised. */
 static int dpow_huge(eval_cx *cx, dec *r, const dec *a, int neg_exp, int rneg, const ir_node *at)
 {
-    int64_t prec = DEC_PREC(cx), c = adjusted(a);
+    int64_t prec = DEC_PREC(cx), c = dec_adjusted(a);
     int unit = c == 0 && mpz_cmp_ui(a->c, 1) >= 0;
     if (unit) {
         mpz_t p;
@@ -805,7 +795,7 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
     mpz_set(n, nd->c);
     /* n past 62 bits: the result is 1 (|a| = 1), overflows or underflows; such an n that is
      * a multiple of ten is even and is not written out */
-    int huge = nd->e > 0 && mpz_sgn(nd->c) && adjusted(nd) >= 19;
+    int huge = nd->e > 0 && mpz_sgn(nd->c) && dec_adjusted(nd) >= 19;
     if (huge) {
         mpz_set_ui(n, 10);
     } else if (nd->e > 0) {
@@ -843,7 +833,7 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
         return rc;
     }
     {
-        int64_t prec = DEC_PREC(cx) + ndigits(n) + 2 + neg_exp;
+        int64_t prec = DEC_PREC(cx) + dec_ndigits(n) + 2 + neg_exp;
         dec base, one;
         dinit(&base);
         dinit(&one);
@@ -875,7 +865,7 @@ static int is_integral(const dec *d, eval_cx *cx, const ir_node *at, int *err)
 {
     if (d->kind != DK_FIN) return 0;
     if (d->e >= 0 || !mpz_sgn(d->c)) return 1;
-    if ((uint64_t)-d->e > (uint64_t)ndigits(d->c)) return 0;
+    if ((uint64_t)-d->e > (uint64_t)dec_ndigits(d->c)) return 0;
     mpz_t p;
     mpz_init(p);
     int r = 0;
@@ -919,7 +909,7 @@ static void set_bound(mpfr_t x, const dec *d, mpfr_rnd_t rnd)
 static int log_bound(eval_cx *cx, mpfr_t x, const dec *a, int ten, mpfr_rnd_t rnd,
                      const ir_node *at)
 {
-    int64_t adj = adjusted(a);
+    int64_t adj = dec_adjusted(a);
     mpfr_t t;
     mpfr_init2(t, mpfr_get_prec(x) + 64);
     int rc = 0;
@@ -1308,8 +1298,8 @@ static val *to_int(eval_cx *cx, const dec *d, int mode, const ir_node *at)
     dinit(&t);
     dcopy(&t, d);
     val *v = NULL;
-    if (t.e < 0 && rescale(cx, &t, 0, mode, at) < 0) goto out;
-    if (t.e > 0 && rescale(cx, &t, 0, mode, at) < 0) goto out;
+    if (t.e < 0 && dec_rescale(cx, &t, 0, mode, at) < 0) goto out;
+    if (t.e > 0 && dec_rescale(cx, &t, 0, mode, at) < 0) goto out;
     if (mpz_sizeinbase(t.c, 2) > cx->nc.max_bits) { eval_int_limit(cx, at); goto out; }
     if (!(v = eval_num(cx, V_INT))) goto out;
     mpz_set(mpq_numref(v->u.q), t.c);
@@ -1332,10 +1322,10 @@ static int quantize(eval_cx *cx, dec *r, const dec *x, const dec *q, int mode, c
     if (q->e < EMIN(cx) - prec + 1 || q->e > EMAX(cx)) return invalid(cx, r, at);
     dcopy(r, x);
     if (!mpz_sgn(x->c)) { r->e = q->e; return fix(cx, r, at); }
-    if (adjusted(x) > EMAX(cx) || adjusted(x) - q->e + 1 > prec) return invalid(cx, r, at);
-    int inexact = rescale(cx, r, q->e, mode, at);
+    if (dec_adjusted(x) > EMAX(cx) || dec_adjusted(x) - q->e + 1 > prec) return invalid(cx, r, at);
+    int inexact = dec_rescale(cx, r, q->e, mode, at);
     if (inexact < 0) return -1;
-    if ((mpz_sgn(r->c) && adjusted(r) > EMAX(cx)) || ndigits(r->c) > prec) return invalid(cx, r, at);
+    if ((mpz_sgn(r->c) && dec_adjusted(r) > EMAX(cx)) || dec_ndigits(r->c) > prec) return invalid(cx, r, at);
     if (inexact) FLAG(cx, SG_INEXACT);
     if (r->e > x->e) FLAG(cx, SG_ROUNDED);
     return fix(cx, r, at);
@@ -1414,145 +1404,6 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
     default:
         return NULL;
     }
-}
-
-/* ---- format ----------------------------------------------------------------------------- */
-
-static int bad_format(eval_cx *cx, const ir_node *at)
-{
-    eval_raise(cx, CR_EPY_VALUE, at, "invalid format string");
-    return -1;
-}
-
-/* Decimal.__format__: libmpdec's grammar [[fill]align][sign][z][0][width][,][.prec][type]
- * with types e E f F g G n % or none; the context's rounding. */
-static int dec_format(eval_cx *cx, cr_buf *b, val *self, const char *s, size_t n, const ir_node *at)
-{
-    if (n == 0) return dec_repr(cx, b, self, 1);
-    num_layout l;
-    memset(&l, 0, sizeof l);
-    l.fill[0] = ' ';
-    l.fill_len = 1;
-    l.width = -1;
-    size_t i = 0, cl = 1;
-    unsigned char c0 = (unsigned char)s[0];
-    if (c0 >= 0xf0) cl = 4; else if (c0 >= 0xe0) cl = 3; else if (c0 >= 0xc0) cl = 2;
-    if (cl < n && strchr("<>=^", s[cl])) {
-        memcpy(l.fill, s, cl);
-        l.fill_len = cl;
-        l.align = s[cl];
-        i = cl + 1;
-    } else if (strchr("<>=^", s[0])) {
-        l.align = s[0];
-        i = 1;
-    }
-    char sign = '-';
-    int nonegz = 0;
-    long prec = -1;
-    if (i < n && (s[i] == '+' || s[i] == '-' || s[i] == ' ')) sign = s[i++];
-    if (i < n && s[i] == 'z') { nonegz = 1; i++; }
-    int zeropad = 0;
-    if (i < n && s[i] == '0') {
-        if (!l.align) { l.fill[0] = '0'; l.fill_len = 1; l.align = '='; zeropad = 1; }
-        i++;
-    }
-    if (i < n && s[i] >= '0' && s[i] <= '9') {
-        l.width = 0;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (l.width > 1000000) return eval_raise(cx, CR_ELIMIT, at, "format width or precision above 1000000"), -1;
-            l.width = l.width * 10 + (s[i++] - '0');
-        }
-    }
-    if (i < n && s[i] == ',') { l.group = ','; i++; }
-    if (i < n && s[i] == '.') {
-        i++;
-        if (i >= n || s[i] < '0' || s[i] > '9') return bad_format(cx, at);
-        prec = 0;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (prec > 1000000) return eval_raise(cx, CR_ELIMIT, at, "format width or precision above 1000000"), -1;
-            prec = prec * 10 + (s[i++] - '0');
-        }
-    }
-    char type = 0;
-    if (i < n) type = s[i++];
-    if (i < n || (type && !strchr("eEfFgGn%", type))) return bad_format(cx, at);
-    if (!l.align) l.align = '>';
-    dec d;
-    dinit(&d);
-    dcopy(&d, DEC_OF(self));
-    cr_buf body;
-    cr_buf_init(&body, 0);
-    int rc = 0, neg = d.neg;
-    size_t nint = 0;
-    int mode = cx->dec.round;
-    if (d.kind != DK_FIN) {
-        d.neg = 0;
-        rc = sci(cx, &body, &d) < 0 ? -1 : 0;
-        if (type == '%' && rc == 0) rc = cr_buf_putc(&body, '%') == CR_OK ? 0 : -1;
-        l.group = 0;
-        if (zeropad) { l.fill[0] = ' '; l.align = '>'; }   /* no zeros before NaN */
-        if (rc < 0) goto out;
-        goto layout;
-    }
-    if (type == '%') d.e += 2;
-    char t = type ? type : 0;
-    if (prec >= 0) {
-        if (t == 'e' || t == 'E') {
-            if (mpz_sgn(d.c) && (rc = rescale(cx, &d, adjusted(&d) - prec, mode, at)) >= 0 &&
-                ndigits(d.c) > prec + 1) rc = rescale(cx, &d, d.e + 1, mode, at);
-        } else if (t == 'f' || t == 'F' || t == '%') {
-            rc = rescale(cx, &d, -prec, mode, at);
-        } else {
-            long p = prec ? prec : 1;
-            if (mpz_sgn(d.c) && ndigits(d.c) > p && (rc = rescale(cx, &d, adjusted(&d) - p + 1, mode, at)) >= 0 &&
-                ndigits(d.c) > p) rc = rescale(cx, &d, d.e + 1, mode, at);
-        }
-        if (rc < 0) goto out;
-        rc = 0;
-    }
-    if (!mpz_sgn(d.c) && d.e > 0 && (t == 'f' || t == 'F' || t == '%')) d.e = 0;
-    {
-        if (eval_walk(cx, 1, mpz_size(d.c) * 8, at) < 0) { rc = -1; goto out; }
-        char *digits = mpz_get_str(NULL, 10, d.c);
-        int64_t nd = (int64_t)strlen(digits), left = d.e + nd, dot;
-        if (t == 'e' || t == 'E') dot = !mpz_sgn(d.c) && prec >= 0 ? 1 - prec : 1;
-        else if (t == 'f' || t == 'F' || t == '%') dot = left;
-        else dot = d.e <= 0 && left > -6 ? left : 1;
-        cr_code c = CR_OK;
-        if (dot <= 0) {
-            c = cr_buf_putc(&body, '0');
-            nint = 1;
-            if (c == CR_OK) c = cr_buf_putc(&body, '.');
-            for (int64_t k = 0; k < -dot && c == CR_OK; k++) c = cr_buf_putc(&body, '0');
-            if (c == CR_OK) c = cr_buf_puts(&body, digits);
-        } else if (dot >= nd) {
-            c = cr_buf_puts(&body, digits);
-            for (int64_t k = nd; k < dot && c == CR_OK; k++) c = cr_buf_putc(&body, '0');
-            nint = body.len;
-        } else {
-            c = cr_buf_put(&body, digits, (size_t)dot);
-            nint = (size_t)dot;
-            if (c == CR_OK) c = cr_buf_putc(&body, '.');
-            if (c == CR_OK) c = cr_buf_puts(&body, digits + dot);
-        }
-        free(digits);
-        int64_t ex = left - dot;
-        if (c == CR_OK && (ex != 0 || t == 'e' || t == 'E'))
-            c = cr_buf_printf(&body, "%c%+lld", t == 'e' || t == 'g' || t == 'n' ? 'e' : 'E', (long long)ex);
-        if (c == CR_OK && t == '%') c = cr_buf_putc(&body, '%');
-        if (c != CR_OK) { dec_fmt_fail(cx, c, at); rc = -1; goto out; }
-        if (nonegz && !mpz_sgn(d.c)) neg = 0;
-    }
-layout: {
-        char sc = neg ? '-' : sign == '-' ? 0 : sign;
-        cr_code c = num_format_layout(b, &l, sc, body.p ? body.p : "", nint,
-                                      body.p ? body.p + nint : "", body.len - nint);
-        if (c != CR_OK) { dec_fmt_fail(cx, c, at); rc = -1; }
-    }
-out:
-    cr_buf_free(&body);
-    dclear(&d);
-    return rc < 0 ? -1 : 0;
 }
 
 /* ---- methods ---------------------------------------------------------------------------- */
@@ -1690,7 +1541,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
             rc = nans(cx, &r, d, NULL, at);
             if (rc == 0) {
                 dcopy(&r, d);
-                if (d->kind == DK_FIN && d->e < 0) rc = rescale(cx, &r, 0, mode, at) < 0 ? -1 : 0;
+                if (d->kind == DK_FIN && d->e < 0) rc = dec_rescale(cx, &r, 0, mode, at) < 0 ? -1 : 0;
             }
         } else if (operand(e, &x)) {
             rc = -1;
@@ -1721,7 +1572,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         if (t) { *(val **)t->u.obj.data = self; EV_INCREF(self); }
         return t;
     }
-    case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
+    case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)dec_adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
     default: break;
     }
     dinit(&r);
@@ -1750,7 +1601,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         mpz_t c, rem, p;
         mpz_inits(c, rem, p, NULL);
         mpz_set(c, d->c);
-        int64_t nd = ndigits(d->c);
+        int64_t nd = dec_ndigits(d->c);
         if (d->e & 1) { mpz_mul_ui(c, c, 10); l = (nd >> 1) + 1; } else l = (nd + 1) >> 1;
         int64_t shift = prec - l;
         int exact = 1;
