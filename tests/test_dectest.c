@@ -43,7 +43,15 @@ static const struct { const char *op, *expr; int nargs, logical; } ops[] = {
     { "reduce", "a.normalize()", 1, 0 }, { "copyabs", "a.copy_abs()", 1, 0 },
     { "copynegate", "a.copy_negate()", 1, 0 }, { "isnan", "a.is_nan()", 1, 1 },
     { "isinfinite", "a.is_infinite()", 1, 1 }, { "issigned", "a.is_signed()", 1, 1 },
-    { "iszero", "a.is_zero()", 1, 1 },
+    { "iszero", "a.is_zero()", 1, 1 }, { "compare", "a.compare(b)", 2, 0 },
+    { "max", "a.max(b)", 2, 0 }, { "min", "a.min(b)", 2, 0 }, { "maxmag", "a.max_mag(b)", 2, 0 },
+    { "minmag", "a.min_mag(b)", 2, 0 }, { "max_mag", "a.max_mag(b)", 2, 0 },
+    { "min_mag", "a.min_mag(b)", 2, 0 }, { "copysign", "a.copy_sign(b)", 2, 0 },
+    { "samequantum", "a.same_quantum(b)", 2, 1 }, { "scaleb", "a.scaleb(b)", 2, 0 },
+    { "fma", "a.fma(b, c)", 3, 0 }, { "tointegralx", "a.to_integral_exact()", 1, 0 },
+    { "isfinite", "a.is_finite()", 1, 1 }, { "isnormal", "a.is_normal()", 1, 1 },
+    { "issubnormal", "a.is_subnormal()", 1, 1 }, { "isqnan", "a.is_qnan()", 1, 1 },
+    { "issnan", "a.is_snan()", 1, 1 }, { "iscanonical", "a.is_canonical()", 1, 1 },
 };
 #define NOPS (sizeof ops / sizeof ops[0])
 
@@ -147,14 +155,14 @@ static int run_case(const context *cx, const char *expr, int logical, char vals[
     char lit[1100];
     int n = snprintf(src, sizeof src,
                      "from decimal import Decimal, Context, setcontext, %s\n"
-                     "c = Context(prec=%lld, rounding=%s, Emin=%lld, Emax=%lld, clamp=%d, traps=[])\n"
-                     "setcontext(c)\n", cx->rounding, cx->prec, cx->rounding, cx->emin, cx->emax,
+                     "ctx = Context(prec=%lld, rounding=%s, Emin=%lld, Emax=%lld, clamp=%d, traps=[])\n"
+                     "setcontext(ctx)\n", cx->rounding, cx->prec, cx->rounding, cx->emin, cx->emax,
                      cx->clamp);
     for (int i = 0; i < nv; i++) {
         py_str(lit, sizeof lit, vals[i]);
-        n += snprintf(src + n, sizeof src - (size_t)n, "%c = Decimal(%s, c)\n", 'a' + i, lit);
+        n += snprintf(src + n, sizeof src - (size_t)n, "%c = Decimal(%s, ctx)\n", 'a' + i, lit);
     }
-    snprintf(src + n, sizeof src - (size_t)n, "r = %s\nprint(%s)\nprint(c)\n", expr,
+    snprintf(src + n, sizeof src - (size_t)n, "r = %s\nprint(%s)\nprint(ctx)\n", expr,
              logical ? "int(r)" : "r");
     cr_policy pol;
     cr_policy_default(&pol);

@@ -1375,6 +1375,21 @@ static void test_decimal(void)
               "0.9999999 0.9999999 1.414213\n"
               "1.000000 1.000000 1.414214\n"
               "0.9999999 0.9999999 1.414213\n", NULL));
+    /* The Decimal methods on two or three operands and the predicates, as CPython 3.11: the
+     * total order breaking ties in max and min, fma's single rounding, to_integral_exact's
+     * flags. */
+    CHECK(run("from decimal import Decimal as D, getcontext, ROUND_UP\n"
+              "x, y = D('2.50'), D('-2.5')\n"
+              "print(x.compare(y), y.compare(x), x.compare(D('2.5')), D('NaN').compare(1), x.max(y), x.min(y), D('2.5').max(x), D('-2.50').min(y))\n"
+              "print(x.max_mag(y), x.min_mag(y), D('NaN').max(3), x.copy_sign(y), x.same_quantum(D('1.00')), x.same_quantum(y))\n"
+              "print(D('7.5').scaleb(3), D('7.5').scaleb(-2), D(2).fma(3, D('0.5')), D('1E+30').fma(D('1E+30'), -1))\n"
+              "print(D('2.5').to_integral_exact(), D('3.5').to_integral_exact(ROUND_UP), D('-0.1').to_integral_exact(), getcontext())\n"
+              "print(x.is_finite(), D('Inf').is_finite(), D('1E-999999').is_normal(), D('1E-1000000').is_subnormal(), D('NaN').is_qnan(), D('sNaN').is_snan(), x.is_canonical())\n",
+              "1 -1 0 NaN 2.50 -2.5 2.5 -2.5\n"
+              "2.50 -2.5 3 -2.50 True False\n"
+              "7.5E+3 0.075 6.5 1.000000000000000000000000000E+60\n"
+              "2 4 -0 Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "True False True True True True True\n", NULL));
     CHECK(run(DEC "print(getcontext().prec, D(1) / D(7))\n",
               "28 0.1428571428571428571428571429\n", NULL));
     CHECK(run(DEC "for spec in [',.2f', '.2%', '010,.2f', '*^15,.2f', '.2', '10', 'e', '.2e', 'g', '+.1f', ',', '.0f', '.3n', '010.2f', '<10.2f', '.3g', 'z.2f', 'E', 'G', ' .2f', '%']:\n"

@@ -1517,6 +1517,187 @@ static const eval_class dt_cls = {
     .name = "DecimalTuple", .drop = dt_drop, .repr = dt_repr, .attr = dt_attr, .items = dt_items,
 };
 
+/* ---- methods on two or three operands, the predicates --------------------------------- */
+
+/* Where a and b, numerically equal and finite or infinite, stand in compare_total's order:
+ * the negative one first, then by exponent (reversed when negative). */
+static int total_tie(const dec *a, const dec *b)
+{
+    if (a->neg != b->neg) return a->neg ? -1 : 1;
+    int64_t ea = a->kind == DK_FIN ? a->e : 0, eb = b->kind == DK_FIN ? b->e : 0;
+    int c = (ea > eb) - (ea < eb);
+    return a->neg ? -c : c;
+}
+
+/* max, min, max_mag, min_mag: a quiet NaN loses to a number; otherwise _pydecimal's rule. */
+static int dminmax(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_max, int mag,
+                   const ir_node *at)
+{
+    int an = a->kind == DK_NAN ? 1 : a->kind == DK_SNAN ? 2 : 0;
+    int bn = b->kind == DK_NAN ? 1 : b->kind == DK_SNAN ? 2 : 0;
+    if (an || bn) {
+        if (bn == 1 && !an) { dcopy(r, a); return fix(cx, r, at); }
+        if (an == 1 && !bn) { dcopy(r, b); return fix(cx, r, at); }
+        return nans(cx, r, a, b, at) < 0 ? -1 : 0;
+    }
+    dec x, y;
+    dinit(&x);
+    dinit(&y);
+    dcopy(&x, a);
+    dcopy(&y, b);
+    if (mag) x.neg = y.neg = 0;
+    int err = 0, c = dcmp(cx, &x, &y, at, &err);
+    if (c == 0) c = total_tie(a, b);
+    dclear(&x);
+    dclear(&y);
+    if (err) return -1;
+    dcopy(r, (c < 0) == want_max ? b : a);
+    return fix(cx, r, at);
+}
+
+/* scaleb: b an integer of exponent 0 within 2 (Emax + prec). */
+static int dscaleb(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
+{
+    int rc = nans(cx, r, a, b, at);
+    if (rc) return rc < 0 ? -1 : 0;
+    int64_t lim = 2 * (EMAX(cx) + DEC_PREC(cx));
+    if (b->kind != DK_FIN || b->e != 0 || !mpz_fits_slong_p(b->c) ||
+        mpz_get_si(b->c) > lim)
+        return invalid(cx, r, at);
+    dcopy(r, a);
+    if (a->kind == DK_INF) return 0;
+    r->e += b->neg ? -mpz_get_si(b->c) : mpz_get_si(b->c);
+    return fix(cx, r, at);
+}
+
+/* fma: a * b exactly, then + c with one rounding. */
+static int dfma(eval_cx *cx, dec *r, const dec *a, const dec *b, const dec *c, const ir_node *at)
+{
+    dec p;
+    dinit(&p);
+    int rc = 0;
+    if (a->kind == DK_SNAN || b->kind == DK_SNAN) {
+        rc = nans(cx, r, a->kind == DK_SNAN ? a : b, NULL, at);
+        dclear(&p);
+        return rc < 0 ? -1 : 0;
+    }
+    if (a->kind == DK_NAN || b->kind == DK_NAN) {
+        dcopy(&p, a->kind == DK_NAN ? a : b);
+    } else if (a->kind == DK_INF || b->kind == DK_INF) {
+        const dec *o = a->kind == DK_INF ? b : a;
+        if (o->kind == DK_FIN && !mpz_sgn(o->c)) { dclear(&p); return invalid(cx, r, at); }
+        set_inf(&p, a->neg ^ b->neg);
+    } else {
+        if (eval_walk(cx, 1, (mpz_size(a->c) + 1) * (mpz_size(b->c) + 1) / 8, at) < 0) rc = -1;
+        mpz_mul(p.c, a->c, b->c);
+        p.e = a->e + b->e;
+        p.neg = a->neg ^ b->neg;
+    }
+    if (rc == 0) rc = dadd(cx, r, &p, c, 0, DEC_PREC(cx), cx->dec.round, at);
+    dclear(&p);
+    return rc;
+}
+
+/* An operand argument: a Decimal or an int, else CPython's TypeError. 0, -1 raised. */
+static int arg_operand(eval_cx *cx, val *v, dec *d, int *inexact, const ir_node *at)
+{
+    if (operand(v, d) == 0) { *inexact |= (v->flags & VF_INEXACT) != 0; return 0; }
+    eval_raise(cx, CR_EPY_TYPE, at, "conversion from %s to Decimal is not supported",
+               eval_type_name(v));
+    return -1;
+}
+
+/* The methods above and the predicates, or NULL with no error for another id. */
+static val *dec_method2(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    static const char *const kw2[] = { "other", "third", "context" };
+    static const char *const kwr[] = { "rounding", "context" };
+    const dec *d = DEC_OF(self);
+    const char *name = eval_method_name(id);
+    int inexact = (self->flags & VF_INEXACT) != 0, rc = 0;
+    val *arg[3], *v = NULL;
+    switch (id) {
+    case MT_DEC_IS_FINITE: case MT_DEC_IS_QNAN: case MT_DEC_IS_SNAN: case MT_DEC_IS_CANONICAL:
+        if (dec_method_args(cx, a, kw2, 0, 0, arg, name, at) < 0) return NULL;
+        return eval_bool(cx, id == MT_DEC_IS_FINITE ? d->kind == DK_FIN
+                             : id == MT_DEC_IS_QNAN ? d->kind == DK_NAN
+                             : id == MT_DEC_IS_SNAN ? d->kind == DK_SNAN : 1);
+    case MT_DEC_IS_NORMAL: case MT_DEC_IS_SUBNORMAL: {
+        if (dec_method_args(cx, a, kw2 + 2, 1, 0, arg, name, at) < 0) return NULL;
+        if (d->kind != DK_FIN || !mpz_sgn(d->c)) return eval_bool(cx, 0);
+        int normal = dec_adjusted(d) >= EMIN(cx);
+        return eval_bool(cx, id == MT_DEC_IS_NORMAL ? normal : !normal);
+    }
+    case MT_DEC_COMPARE: case MT_DEC_MAX: case MT_DEC_MIN: case MT_DEC_MAX_MAG:
+    case MT_DEC_MIN_MAG: case MT_DEC_COPY_SIGN: case MT_DEC_SAME_QUANTUM: case MT_DEC_SCALEB:
+    case MT_DEC_FMA: case MT_DEC_TO_INTEGRAL_EXACT:
+        break;
+    default:
+        return NULL;
+    }
+    int fma = id == MT_DEC_FMA, tie = id == MT_DEC_TO_INTEGRAL_EXACT;
+    if (tie ? dec_method_args(cx, a, kwr, 2, 0, arg, name, at) < 0
+            : fma ? dec_method_args(cx, a, kw2, 3, 2, arg, name, at) < 0
+                  : dec_method_args(cx, a, (const char *const[]){ "other", "context" }, 2, 1, arg,
+                                    name, at) < 0)
+        return NULL;
+    dec x, y, r;
+    dinit(&x);
+    dinit(&y);
+    dinit(&r);
+    if (!tie && (arg_operand(cx, arg[0], &x, &inexact, at) < 0 ||
+                 (fma && arg_operand(cx, arg[1], &y, &inexact, at) < 0)))
+        goto out;
+    ROUNDING_START(cx);
+    switch (id) {
+    case MT_DEC_COMPARE: {
+        if ((rc = nans(cx, &r, d, &x, at)) != 0) break;
+        int err = 0, c = dcmp(cx, d, &x, at, &err);
+        if (err) { rc = -1; break; }
+        set_zero(&r, c < 0, 0);
+        mpz_set_ui(r.c, (unsigned long)(c != 0));
+        break;
+    }
+    case MT_DEC_MAX: case MT_DEC_MIN: case MT_DEC_MAX_MAG: case MT_DEC_MIN_MAG:
+        rc = dminmax(cx, &r, d, &x, id == MT_DEC_MAX || id == MT_DEC_MAX_MAG,
+                     id == MT_DEC_MAX_MAG || id == MT_DEC_MIN_MAG, at);
+        break;
+    case MT_DEC_COPY_SIGN:
+        dcopy(&r, d);
+        r.neg = x.neg;
+        break;
+    case MT_DEC_SAME_QUANTUM:
+        v = eval_bool(cx, d->kind != DK_FIN || x.kind != DK_FIN
+                          ? (d->kind >= DK_NAN && x.kind >= DK_NAN) || (d->kind == DK_INF && x.kind == DK_INF)
+                          : d->e == x.e);
+        goto out;
+    case MT_DEC_SCALEB: rc = dscaleb(cx, &r, d, &x, at); break;
+    case MT_DEC_FMA: rc = dfma(cx, &r, d, &x, &y, at); break;
+    default: {   /* to_integral_exact: to_integral_value that flags Rounded and Inexact */
+        int mode = cx->dec.round;
+        if (dec_rounding_arg(cx, arg[0] && arg[0]->kind != V_NONE ? arg[0] : NULL, &mode, at) < 0) {
+            rc = -1;
+            break;
+        }
+        if ((rc = nans(cx, &r, d, NULL, at)) != 0) break;
+        dcopy(&r, d);
+        if (d->kind != DK_FIN || d->e >= 0) break;
+        if (!mpz_sgn(d->c)) { r.e = 0; break; }
+        int changed = dec_rescale(cx, &r, 0, mode, at);
+        if (changed < 0) { rc = -1; break; }
+        if (changed) FLAG(cx, SG_INEXACT);
+        FLAG(cx, SG_ROUNDED);
+        break;
+    }
+    }
+    if (rc >= 0) v = dec_new(cx, &r, inexact || ROUNDED(cx));
+out:
+    dclear(&x);
+    dclear(&y);
+    dclear(&r);
+    return v;
+}
+
 static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "exp", "rounding", "context" };
@@ -1556,8 +1737,11 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         dclear(&r);
         return v;
     }
-    default:
+    default: {
+        val *v = dec_method2(cx, self, id, a, at);
+        if (v || cx->err.code != CR_OK) return v;
         break;
+    }
     }
     if (dec_method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
                     id == MT_DEC_LN || id == MT_DEC_LOG10, 0, arg, name, at) < 0)
