@@ -1,4 +1,5 @@
-# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, install-kvm, image (deploy/), clean.
+# calcroute: GNU make. Targets: all, test, check-asan, bench, fuzz, install, uninstall, install-kvm,
+# image (deploy/), deb (debian/), clean.
 PREFIX ?= /usr/local
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -12,8 +13,20 @@ PKG_LIBS := $(DEP_LIBS) -lm -lpthread
 # 86% of its 2.0M instructions in the dynamic loader binding seven shared libraries (279k
 # with the archives; 1.5 ms against 3.0 ms a run, /bin/true 1.4 ms). libc stays shared.
 STATIC_LIBS := -Wl,-Bstatic $(DEP_LIBS) -Wl,-Bdynamic -lm -lpthread
-override CFLAGS += -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden -Wall -Wextra $(WERROR) $(SAN)
-override CPPFLAGS += -I. -Iinclude $(PKG_CFLAGS)
+# Hardening as Debian builds its packages (dpkg-buildflags): a user's CFLAGS/LDFLAGS come after
+# these, so they can turn one off; what the build needs comes after theirs, so they cannot
+# drop it. _FORTIFY_SOURCE wants optimisation (glibc warns without it), is left to a
+# sanitizer build (ASan checks the same calls, and better), and a user's own setting wins.
+# PIE: the objects are -fPIC (they also make the shared library), the executables link -pie.
+HARDEN_CFLAGS := -fstack-protector-strong
+HARDEN_CPPFLAGS := $(if $(SAN)$(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,$(if \
+    $(filter-out -O0,$(filter -O%,$(CFLAGS))),-D_FORTIFY_SOURCE=2))
+HARDEN_LDFLAGS := -Wl,-z,relro -Wl,-z,now
+EXE_LDFLAGS = $(LDFLAGS) -pie
+override CFLAGS := $(HARDEN_CFLAGS) $(CFLAGS) -std=c11 -D_GNU_SOURCE -fPIC -fvisibility=hidden \
+    -Wall -Wextra $(WERROR) $(SAN)
+override CPPFLAGS := $(HARDEN_CPPFLAGS) $(CPPFLAGS) -I. -Iinclude $(PKG_CFLAGS)
+override LDFLAGS := $(HARDEN_LDFLAGS) $(LDFLAGS)
 
 B := build
 COMMA := ,
@@ -31,7 +44,7 @@ VERSION_SCRIPT := $(if $(wildcard libcalcroute.map),-Wl$(COMMA)--version-script=
 
 VERSION := $(shell sed -n 's/^\#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' include/calcroute.h | paste -sd.)
 
-.PHONY: all print-libs test check-asan check-tsan bench fuzz install clean
+.PHONY: all print-libs test check-asan check-tsan bench fuzz install uninstall clean
 # The benchmarks build with everything, so that an interface change cannot leave them behind.
 all: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI) $(TEST_BIN) $(BENCH_BIN)
 
@@ -62,18 +75,18 @@ $(B)/libcalcroute-dev.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(B)/libcalcroute.so: $(LIB_OBJ)
-	$(CC) $(CFLAGS) -shared -pthread -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -pthread -Wl,-soname,libcalcroute.so.0 $(VERSION_SCRIPT) -o $@ $^ $(PKG_LIBS)
 
 $(B)/calc-%: cli/calc-%.c $(B)/libcalcroute-dev.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(STATIC_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(STATIC_LIBS)
 
 $(B)/tests/%: tests/%.c tests/testlib.h $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
 $(B)/bench/%: bench/%.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 # Its plain-PostgreSQL peer calls libpq itself (the library loads it only when needed).
 $(B)/bench/bench_audit: PKG_LIBS += -lpq
 
@@ -117,12 +130,15 @@ bench: all $(BENCH_BIN)
 PYTHON ?= python3
 PYTHONDIR = $(shell $(PYTHON) bindings/python/sitedir.py '$(PREFIX)')
 LIBDIR = $(PREFIX)/lib
+# The loader's cache, refreshed when installing for real, as root, to a directory it searches.
+LDCONFIG = case '$(DESTDIR):$(PREFIX)' in :/usr|:/usr/local) [ "$$(id -u)" != 0 ] || ldconfig ;; esac
+
+MAN_PAGES := $(wildcard docs/*.1 docs/*.3)
 
 # calcroute.pc is written at install time, so that it carries the prefix installed to. The
 # package's libcalcroute.so.0 is a relative link to the installed library (valid under
-# DESTDIR and at the final place); the loader's cache is refreshed when installing for real,
-# as root, to a directory it searches.
-install: all
+# DESTDIR and at the final place).
+install: $(B)/libcalcroute.a $(B)/libcalcroute.so $(CLI)
 	install -Dm755 -t '$(DESTDIR)$(PREFIX)/bin' $(CLI)
 	install -Dm644 $(B)/libcalcroute.a '$(DESTDIR)$(LIBDIR)/libcalcroute.a'
 	install -Dm755 $(B)/libcalcroute.so '$(DESTDIR)$(LIBDIR)/libcalcroute.so.$(VERSION)'
@@ -136,12 +152,23 @@ install: all
 	    bindings/python/calcroute/py.typed
 	ln -sf "$$(realpath -m --relative-to='$(DESTDIR)$(PYTHONDIR)/calcroute' \
 	    '$(DESTDIR)$(LIBDIR)')/libcalcroute.so.0" '$(DESTDIR)$(PYTHONDIR)/calcroute/libcalcroute.so.0'
-	for m in docs/*.1 docs/*.3; do [ -f "$$m" ] || continue; \
+	for m in $(MAN_PAGES); do \
 	    install -Dm644 "$$m" "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
-	case '$(DESTDIR):$(PREFIX)' in :/usr|:/usr/local) [ "$$(id -u)" != 0 ] || ldconfig ;; esac
+	$(LDCONFIG)
 	@if [ -f $(KVM_DIR)/vmlinuz ] && [ -f $(KVM_DIR)/initrd.cpio ]; then \
 	    echo "$(KVM_INSTALL)"; $(KVM_INSTALL); \
 	else echo "install: no kvm guest in $(KVM_DIR) (make install-kvm builds and installs it)"; fi
+
+# What install put: the directories that are the package's own (the Python package with the
+# __pycache__ an import left, the kvm directory with the snapshot a first request made) go
+# whole; shared ones (bin/, lib/pkgconfig/, man/man1/) stay.
+uninstall:
+	rm -f $(foreach f,$(notdir $(CLI)),'$(DESTDIR)$(PREFIX)/bin/$(f)') \
+	    $(foreach f,libcalcroute.a libcalcroute.so.$(VERSION) libcalcroute.so.0 libcalcroute.so \
+	    pkgconfig/calcroute.pc,'$(DESTDIR)$(LIBDIR)/$(f)') '$(DESTDIR)$(PREFIX)/include/calcroute.h'
+	for m in $(MAN_PAGES); do rm -f "$(DESTDIR)$(PREFIX)/share/man/man$${m##*.}/$${m##*/}"; done
+	rm -rf '$(DESTDIR)$(PYTHONDIR)/calcroute' '$(DESTDIR)$(LIBDIR)/calcroute'
+	$(LDCONFIG)
 
 clean:
 	rm -rf build

@@ -228,3 +228,121 @@ cr_code audit_walk(cr_audit *a, const char *what, uint64_t from, uint64_t to,
     audit_iter_close(it);
     return rc;
 }
+
+/* The checkpoint note a bundle or an export is made against: the file at note_path, or one
+ * signed now with key_path for the tree of `size` records (0: all). */
+static cr_code note_get(cr_audit *a, const char *note_path, const char *key_path,
+                        const char *origin, uint64_t size, char **note, size_t *len,
+                        cr_error *err)
+{
+    if (note_path) return audit_file_read(note_path, AUDIT_NOTE_MAX, note, len, err);
+    cr_code rc = cr_audit_note(a, key_path, origin, size, note, err);
+    if (rc == CR_OK) *len = strlen(*note);
+    return rc;
+}
+
+cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
+                              const char *key_path, const char *origin, uint64_t size,
+                              char **bundle, cr_error *err)
+{
+    char *note = NULL;
+    size_t len = 0;
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    *bundle = NULL;
+    cr_code rc = note_get(a, note_path, key_path, origin, size, &note, &len, err);
+    if (rc == CR_OK) rc = audit_bundle_make(a->db, seq, note, len, &b, err);
+    free(note);
+    return text_out(rc, &b, bundle);
+}
+
+cr_code cr_cosigners_gather(cr_cosigners *c, cr_audit *a, const char *note, char **cosigned,
+                            int *got, char *why, size_t why_len, cr_error *err)
+{
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    return text_out(audit_cosigners_gather(c, a->db, note, &b, got, why, why_len, err), &b,
+                    cosigned);
+}
+
+cr_code cr_audit_tiles_note(cr_audit *a, const char *dir, const char *note,
+                            cr_audit_tiles_report *rep, cr_error *err)
+{
+    audit_tiles_report r;
+    memset(rep, 0, sizeof *rep);
+    cr_code rc = audit_tiles_write(a->db, note, strlen(note), dir, &r, err);
+    rep->size = r.size;
+    rep->tiles = r.tiles;
+    rep->bundles = r.bundles;
+    rep->bundles_skipped = r.bundles_skipped;
+    rep->files = r.files;
+    snprintf(rep->skipped, sizeof rep->skipped, "%s", r.skipped);
+    return rc;
+}
+
+cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
+                       const char *key_path, const char *origin, cr_audit_tiles_report *rep,
+                       cr_error *err)
+{
+    char *note = NULL;
+    size_t len = 0;
+    memset(rep, 0, sizeof *rep);
+    cr_code rc = note_get(a, note_path, key_path, origin, 0, &note, &len, err);
+    if (rc == CR_OK) rc = cr_audit_tiles_note(a, dir, note, rep, err);
+    free(note);
+    return rc;
+}
+
+cr_code cr_audit_vkey(const char *pubkey_path, const char *name, int witness, char **vkey,
+                      cr_error *err)
+{
+    uint8_t pk[crypto_sign_PUBLICKEYBYTES];
+    char dflt[64];
+    cr_buf b;
+    cr_buf_init(&b, 0);
+    *vkey = NULL;
+    cr_code rc = audit_key_read(pubkey_path, pk, sizeof pk, err);
+    if (rc == CR_OK && !name) {
+        audit_default_origin(pk, dflt, sizeof dflt);
+        name = dflt;
+    }
+    if (rc == CR_OK)
+        rc = audit_vkey_format(name, witness ? AUDIT_SIG_COSIGNATURE : AUDIT_SIG_ED25519, pk,
+                               &b, err);
+    return text_out(rc, &b, vkey);
+}
+
+cr_code cr_audit_verify_bundle(const char *bundle_path, const char *policy_path,
+                               const char *entry_path, cr_audit_bundle_report *rep,
+                               cr_error *err)
+{
+    char *bundle = NULL, *policy = NULL, *entry = NULL;
+    size_t blen, plen, elen;
+    audit_policy *pol = NULL;
+    audit_bundle_result r;
+    uint8_t leaf[AUDIT_HASH_LEN];
+    memset(rep, 0, sizeof *rep);
+    if (sodium_init() < 0) return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: libsodium init");
+    cr_code rc = audit_file_read(policy_path, AUDIT_NOTE_MAX, &policy, &plen, err);
+    if (rc == CR_OK) rc = audit_policy_parse(policy, plen, &pol, err);
+    if (rc == CR_OK) rc = audit_file_read(bundle_path, AUDIT_NOTE_MAX * 2, &bundle, &blen, err);
+    if (rc == CR_OK && entry_path &&
+        (rc = audit_file_read(entry_path, AUDIT_PROOF_MAX, &entry, &elen, err)) == CR_OK)
+        audit_leaf_hash(entry, elen, leaf);
+    if (rc == CR_OK) {
+        rc = audit_bundle_check(bundle, blen, pol, entry_path ? leaf : NULL, &r, err);
+        rep->index = r.index;
+        rep->size = r.size;
+        rep->seq = r.seq;
+        rep->nwitnesses = r.nwitnesses;
+        audit_hex(r.leaf, rep->leaf_hash);
+        snprintf(rep->origin, sizeof rep->origin, "%s", r.origin);
+        snprintf(rep->quorum, sizeof rep->quorum, "%s", r.quorum);
+        snprintf(rep->witnesses, sizeof rep->witnesses, "%s", r.witnesses);
+    }
+    audit_policy_free(pol);
+    free(bundle);
+    free(policy);
+    free(entry);
+    return rc;
+}

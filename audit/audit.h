@@ -211,6 +211,11 @@ int audit_consistency_check(uint64_t first, uint64_t second,
                             const uint8_t second_root[AUDIT_HASH_LEN],
                             const uint8_t (*path)[AUDIT_HASH_LEN], size_t np);
 
+/* The leaf hashes of records 1..*size (*size 0: every record; then *size is set), in one
+ * allocation the caller frees. CR_ELEDGER when the ledger holds fewer records or a row is
+ * out of place (verify says more). */
+cr_code audit_tree_leaves(audit_db *db, uint64_t *size, uint8_t (**out)[AUDIT_HASH_LEN],
+                          cr_error *err);
 /* The root of records 1..*size (*size 0: all of them, and *size is set). */
 cr_code audit_tree_head(audit_db *db, uint64_t *size, uint8_t root[AUDIT_HASH_LEN],
                         cr_error *err);
@@ -219,6 +224,26 @@ void audit_default_origin(const uint8_t pk[32], char *out, size_t n);
 /* The signed note of (origin, size, root), appended to out; the key name is the origin. */
 cr_code audit_note_sign(const char *origin, uint64_t size, const uint8_t root[AUDIT_HASH_LEN],
                         const uint8_t sk[64], cr_buf *out, cr_error *err);
+/* A note's parts: *text_end is just past the text's last newline (the blank line follows;
+ * then the signature lines). CR_ELEDGER for a note no signed-note reader accepts. */
+cr_code audit_note_split(const char *note, size_t len, const char **text_end, cr_error *err);
+/* One signature line: its key name (in the note), key ID, and the len bytes after the ID
+ * (sig holds the first of them: an Ed25519 signature, with a cosignature's timestamp). */
+typedef struct {
+    const char *name;
+    size_t name_len, len;
+    uint8_t id[4], sig[8 + 64];
+} audit_note_sig;
+/* The next signature line of [*p, end): 1 with s filled, 0 at the end, -1 with *why naming
+ * what is malformed. */
+int audit_note_sig_next(const char **p, const char *end, audit_note_sig *s, const char **why);
+/* The checkpoint's three lines (origin, size, root) of a note's text; key_name left empty. */
+cr_code audit_note_text(const char *note, const char *text_end, audit_tree *t, cr_error *err);
+/* Signed-note signature types (the key ID's type byte). */
+#define AUDIT_SIG_ED25519 0x01
+#define AUDIT_SIG_COSIGNATURE 0x04   /* tlog-cosignature's timestamped Ed25519 */
+void audit_key_id(const char *name, size_t len, uint8_t type, const uint8_t pk[32],
+                  uint8_t id[4]);
 /* Parses a note and checks the signature by pk (the first line whose name and key ID are
  * pk's decides). CR_ELEDGER naming what is wrong. */
 cr_code audit_note_open(const char *note, size_t len, const uint8_t pk[32], audit_tree *t,
@@ -233,6 +258,80 @@ cr_code audit_prove_consistency(audit_db *db, uint64_t old_size, uint64_t new_si
  * verified old one). CR_OK when it holds; CR_ELEDGER naming why not. */
 cr_code audit_proof_check(const char *proof, size_t len, const audit_tree *t,
                           const audit_tree *old, audit_proof_result *res, cr_error *err);
+/* ---- bundles to carry away (audit/tlog.c) ----------------------------------------------
+ * C2SP tlog-proof bundles of one record, checked against a C2SP tlog-policy; keys as
+ * signed-note verifier keys ("name+hex key ID+base64(type || public key)"). */
+typedef struct {
+    char name[256];
+    size_t name_len;
+    uint8_t type, id[4], pk[32];
+} audit_vkey;
+/* 1 when s is a vkey of a 32-byte key whose key ID is the one the spec computes. */
+int audit_vkey_parse(const char *s, size_t len, audit_vkey *k);
+/* The vkey of (name, type, pk) and a newline, appended to out. */
+cr_code audit_vkey_format(const char *name, uint8_t type, const uint8_t pk[32], cr_buf *out,
+                          cr_error *err);
+typedef struct audit_policy audit_policy;
+/* A policy's text: `log VKEY [URL]`, `witness NAME VKEY [URL]`, `group NAME all|any|K
+ * MEMBER...`, `quorum NAME|none`, comments and blank lines. At least one log, exactly one
+ * quorum; names defined before use. CR_EUSAGE naming the line and what is wrong. */
+cr_code audit_policy_parse(const char *text, size_t len, audit_policy **out, cr_error *err);
+void audit_policy_free(audit_policy *p);
+/* The policy's i-th witness (from 0): its name, and in *url its URL ("" when none); NULL past
+ * the last. */
+const char *audit_policy_witness(const audit_policy *p, int i, const char **url);
+/* The bundle of record seq against the checkpoint note (verbatim, cosignatures and all):
+ * the tree is the note's size, and its root must be this ledger's. */
+cr_code audit_bundle_make(audit_db *db, uint64_t seq, const char *note, size_t note_len,
+                          cr_buf *out, cr_error *err);
+typedef struct {
+    uint64_t index, size, seq;       /* seq: the record the extra data names, or 0 */
+    uint8_t leaf[AUDIT_HASH_LEN];
+    char origin[256], quorum[256];
+    char witnesses[2048];            /* the names of the policy's witnesses that cosigned */
+    int nwitnesses;
+    int origin_unknown;              /* the checkpoint's origin is no log of the policy */
+} audit_bundle_result;
+/* A checkpoint note against the policy (t: its three lines): signed by the log its origin
+ * names, every signature by a key the policy names valid (the log's Ed25519, the witnesses'
+ * tlog-cosignatures), the quorum met. CR_ELEDGER naming the first thing that does not
+ * hold. */
+cr_code audit_checkpoint_check(const char *note, size_t len, const audit_policy *pol,
+                               audit_tree *t, audit_bundle_result *res, cr_error *err);
+/* The tlog-cosignature line (Ed25519, type 4) of the note text [text, text + tlen) by the
+ * witness `name` at POSIX time `when`, newline-ended, appended to out. */
+cr_code audit_cosign(const char *name, const uint8_t sk[64], uint64_t when, const char *text,
+                     size_t tlen, cr_buf *out, cr_error *err);
+/* Checks a bundle against the policy; entry_leaf: the leaf hash of the entry the verifier
+ * holds, or NULL to take the one the extra data names. CR_ELEDGER naming the first thing
+ * that does not hold. */
+cr_code audit_bundle_check(const char *bundle, size_t len, const audit_policy *pol,
+                           const uint8_t *entry_leaf, audit_bundle_result *res, cr_error *err);
+
+/* ---- asking witnesses (audit/witness.c) ---------------------------------------------- */
+/* The note with the cosignature lines of every witness of the policy that has a URL and
+ * cosigned it (tlog-witness add-checkpoint, with the consistency proof from the size it
+ * holds), appended to out; *got counts them, and why names each witness that did not. An
+ * error only when the note or the ledger cannot be read. */
+cr_code audit_cosigners_gather(cr_cosigners *c, audit_db *db, const char *note, cr_buf *out,
+                               int *got, char *why, size_t why_len, cr_error *err);
+
+/* ---- tiles (audit/tiles.c) ------------------------------------------------------------ */
+typedef struct {
+    uint64_t size, tiles, bundles, bundles_skipped;
+    int files;                 /* files written: the rest were there already */
+    char skipped[256];         /* the last entry bundle left out, and why */
+} audit_tiles_report;
+/* Writes the C2SP tlog-tiles of the tree the checkpoint note signs (its root must be this
+ * ledger's) under dir: tile/L/N[.p/W], tile/entries/N[.p/W], and the note as `checkpoint`,
+ * last. An entry bundle holding a record over 65535 bytes is left out (the format's u16
+ * length), named in rep. */
+cr_code audit_tiles_write(audit_db *db, const char *note, size_t note_len, const char *dir,
+                          audit_tiles_report *rep, cr_error *err);
+/* The tile's path: level -1 is the entry bundles; width 0 or 256 a full tile. 1 when it fit
+ * in cap bytes. */
+int audit_tile_path(char *out, size_t cap, int level, uint64_t n, unsigned width);
+
 /* The whole of a regular file of at most max bytes (NUL-ended; the caller frees). */
 cr_code audit_file_read(const char *path, size_t max, char **out, size_t *len, cr_error *err);
 #define AUDIT_NOTE_MAX (64u << 10)

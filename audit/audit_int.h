@@ -100,6 +100,11 @@ typedef struct {
 
 extern const audit_store audit_store_sqlite, audit_store_pg;
 
+/* Another read-only handle on db's ledger (verify's ranges): the same tables whatever has
+ * changed since db opened (on PostgreSQL, the schema db pinned, not the one the search_path
+ * would find now). */
+cr_code audit_open_beside(audit_db *db, audit_db **out, cr_error *err);
+
 /* The stored checkpoints, by seq then id (closed with audit_iter_close()); next as
  * audit_iter_next(). */
 cr_code audit_ckpt_open(audit_db *db, audit_iter **out, cr_error *err);
@@ -124,6 +129,7 @@ struct audit_db {
     sqlite3_stmt *st_head, *st_insert;   /* prepared once, reused by every append */
     /* PostgreSQL's (audit/pg.c) */
     struct audit_pg *pg;
+    const audit_db *beside;   /* while it opens: the handle whose ledger it opens again */
 };
 
 /* Verify reads ranges side by side only when each would hold at least this many records (a
@@ -150,6 +156,21 @@ cr_code audit_schema_open(audit_db *db, int flags, cr_error *err);
 /* Refills the work budget: called as each operation (append, head, verify, a read) starts. */
 void audit_budget(audit_db *db);
 cr_code audit_exec(audit_db *db, const char *sql, cr_error *err);
+
+/* The signed-note text toolkit (audit/merkle.c) shared by checkpoints, proofs, bundles and
+ * policies: standard base64 appended, and decoded into at most cap bytes (1 when s is that
+ * and only that); a base64 SHA-256 hash; the next newline-ended line of [*p, end) (1 with
+ * it in line and len, newline left out); a decimal as the formats write it (no sign, no
+ * leading zero, below 2^63); a key name as signed-note allows. */
+cr_code audit_b64_put(cr_buf *b, const void *p, size_t n);
+int audit_b64_decode(const char *s, size_t len, uint8_t *out, size_t cap, size_t *got);
+int audit_b64_hash(const char *s, size_t len, uint8_t out[AUDIT_HASH_LEN]);
+int audit_next_line(const char **p, const char *end, const char **line, size_t *len);
+int audit_get_u64(const char *s, size_t len, uint64_t *v);
+int audit_name_ok(const char *s, size_t len);
+/* RFC 6962's interior node hash. */
+void audit_node_hash(const uint8_t l[AUDIT_HASH_LEN], const uint8_t r[AUDIT_HASH_LEN],
+                     uint8_t out[AUDIT_HASH_LEN]);
 
 int64_t audit_now_us(void);
 /* 8 bytes big-endian: the encoding's integers, the checkpoint message, PostgreSQL's int8. */

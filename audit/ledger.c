@@ -72,7 +72,8 @@ static const audit_store *store_for(const char *where)
     return &audit_store_sqlite;
 }
 
-cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
+static cr_code open_db(const char *path, int flags, const audit_db *beside, audit_db **out,
+                       cr_error *err)
 {
     cr_code rc;
     *out = NULL;
@@ -89,13 +90,26 @@ cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
         rc = cr_error_set(err, CR_ENOMEM, 0, 0, "audit: ledger handle");
         goto fail;
     }
-    if ((rc = db->store->open(db, path, flags, err)) != CR_OK) goto fail;
+    db->beside = beside;
+    rc = db->store->open(db, path, flags, err);
+    db->beside = NULL;
+    if (rc != CR_OK) goto fail;
     if (!db->readonly && (rc = check_head(db, err)) != CR_OK) goto fail;
     *out = db;
     return CR_OK;
 fail:
     audit_close(db);
     return rc;
+}
+
+cr_code audit_open(const char *path, int flags, audit_db **out, cr_error *err)
+{
+    return open_db(path, flags, NULL, out, err);
+}
+
+cr_code audit_open_beside(audit_db *db, audit_db **out, cr_error *err)
+{
+    return open_db(db->where, AUDIT_OPEN_READONLY, db, out, err);
 }
 
 void audit_close(audit_db *db)

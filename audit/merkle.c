@@ -23,7 +23,6 @@
  * with the old root prepended by the checker). */
 #define MAX_PROOF 66
 #define SIG_PREFIX "\xe2\x80\x94 "    /* em dash (U+2014) and a space */
-#define ED25519_TYPE 0x01
 
 typedef uint8_t hash_t[H];
 
@@ -34,7 +33,7 @@ void audit_leaf_hash(const void *data, size_t len, uint8_t out[H])
     audit_sha256(parts, 2, out);
 }
 
-static void node_hash(const uint8_t l[H], const uint8_t r[H], uint8_t out[H])
+void audit_node_hash(const uint8_t l[H], const uint8_t r[H], uint8_t out[H])
 {
     unsigned char buf[1 + 2 * H];
     buf[0] = 0x01;
@@ -65,7 +64,7 @@ static void mth(const hash_t *lv, uint64_t n, uint8_t out[H])
     uint8_t l[H], r[H];
     mth(lv, k, l);
     mth(lv + k, n - k, r);
-    node_hash(l, r, out);
+    audit_node_hash(l, r, out);
 }
 
 void audit_tree_root(const uint8_t (*leaves)[H], uint64_t n, uint8_t out[H])
@@ -131,13 +130,13 @@ int audit_inclusion_check(uint64_t index, uint64_t size, const uint8_t leaf[H],
     for (size_t i = 0; i < np; i++) {
         if (sn == 0) return 0;
         if ((fn & 1) || fn == sn) {
-            node_hash(p[i], r, r);
+            audit_node_hash(p[i], r, r);
             while (!(fn & 1) && fn != 0) {
                 fn >>= 1;
                 sn >>= 1;
             }
         } else {
-            node_hash(r, p[i], r);
+            audit_node_hash(r, p[i], r);
         }
         fn >>= 1;
         sn >>= 1;
@@ -169,14 +168,14 @@ int audit_consistency_check(uint64_t first, uint64_t second, const uint8_t first
     for (size_t i = 1; i < n; i++) {
         if (sn == 0) return 0;
         if ((fn & 1) || fn == sn) {
-            node_hash(path[i], fr, fr);
-            node_hash(path[i], sr, sr);
+            audit_node_hash(path[i], fr, fr);
+            audit_node_hash(path[i], sr, sr);
             while (!(fn & 1) && fn != 0) {
                 fn >>= 1;
                 sn >>= 1;
             }
         } else {
-            node_hash(sr, path[i], sr);
+            audit_node_hash(sr, path[i], sr);
         }
         fn >>= 1;
         sn >>= 1;
@@ -187,10 +186,7 @@ int audit_consistency_check(uint64_t first, uint64_t second, const uint8_t first
 
 /* ---- the ledger's leaves ------------------------------------------------------------- */
 
-/* The leaf hashes of records 1..size (size 0: every record; then *size is set), in one
- * allocation the caller frees. CR_EUSAGE when the ledger holds fewer records; CR_ELEDGER when
- * a row is out of place (verify says more). */
-static cr_code load_leaves(audit_db *db, uint64_t *size, hash_t **out, cr_error *err)
+cr_code audit_tree_leaves(audit_db *db, uint64_t *size, uint8_t (**out)[H], cr_error *err)
 {
     uint64_t head;
     uint8_t hh[H];
@@ -243,7 +239,7 @@ static cr_code load_leaves(audit_db *db, uint64_t *size, hash_t **out, cr_error 
 cr_code audit_tree_head(audit_db *db, uint64_t *size, uint8_t root[H], cr_error *err)
 {
     hash_t *lv;
-    cr_code rc = load_leaves(db, size, &lv, err);
+    cr_code rc = audit_tree_leaves(db, size, &lv, err);
     if (rc != CR_OK) return rc;
     mth(lv, *size, root);
     free(lv);
@@ -252,7 +248,7 @@ cr_code audit_tree_head(audit_db *db, uint64_t *size, uint8_t root[H], cr_error 
 
 /* ---- text: base64, lines ------------------------------------------------------------- */
 
-static cr_code put_b64(cr_buf *b, const void *p, size_t n)
+cr_code audit_b64_put(cr_buf *b, const void *p, size_t n)
 {
     size_t len = sodium_base64_encoded_len(n, sodium_base64_VARIANT_ORIGINAL);
     char *s = malloc(len);
@@ -263,23 +259,20 @@ static cr_code put_b64(cr_buf *b, const void *p, size_t n)
     return rc;
 }
 
-/* Standard base64 into out (at most cap bytes): 1 with *got set when s is that and only
- * that. */
-static int b64_decode(const char *s, size_t len, uint8_t *out, size_t cap, size_t *got)
+int audit_b64_decode(const char *s, size_t len, uint8_t *out, size_t cap, size_t *got)
 {
     const char *end = NULL;
     return sodium_base642bin(out, cap, s, len, NULL, got, &end,
                              sodium_base64_VARIANT_ORIGINAL) == 0 && end == s + len;
 }
 
-static int b64_hash(const char *s, size_t len, uint8_t out[H])
+int audit_b64_hash(const char *s, size_t len, uint8_t out[H])
 {
     size_t got;
-    return len == 44 && b64_decode(s, len, out, H, &got) && got == H;
+    return len == 44 && audit_b64_decode(s, len, out, H, &got) && got == H;
 }
 
-/* The next newline-ended line of [*p, end): 1 with it in line and len (newline left out). */
-static int next_line(const char **p, const char *end, const char **line, size_t *len)
+int audit_next_line(const char **p, const char *end, const char **line, size_t *len)
 {
     const char *nl = *p < end ? memchr(*p, '\n', (size_t)(end - *p)) : NULL;
     if (!nl) return 0;
@@ -289,8 +282,7 @@ static int next_line(const char **p, const char *end, const char **line, size_t 
     return 1;
 }
 
-/* A decimal number as the formats write it: no sign, no leading zero, below 2^63. */
-static int get_u64(const char *s, size_t len, uint64_t *v)
+int audit_get_u64(const char *s, size_t len, uint64_t *v)
 {
     if (len == 0 || len > 19 || (s[0] == '0' && len > 1)) return 0;
     uint64_t x = 0;
@@ -310,8 +302,7 @@ static int line_is(const char *line, size_t len, const char *want)
 
 /* ---- signed notes -------------------------------------------------------------------- */
 
-/* A key name as signed-note allows: non-empty UTF-8 without spaces, '+' or control bytes. */
-static int name_ok(const char *s, size_t len)
+int audit_name_ok(const char *s, size_t len)
 {
     if (len == 0 || len > 255) return 0;
     for (size_t i = 0; i < len; i++)
@@ -319,9 +310,9 @@ static int name_ok(const char *s, size_t len)
     return 1;
 }
 
-static void key_id(const char *name, size_t len, const uint8_t pk[32], uint8_t id[4])
+void audit_key_id(const char *name, size_t len, uint8_t type, const uint8_t pk[32], uint8_t id[4])
 {
-    static const unsigned char sep[2] = { '\n', ED25519_TYPE };
+    const unsigned char sep[2] = { '\n', type };
     uint8_t h[H];
     const audit_span parts[] = { { name, len }, { sep, sizeof sep }, { pk, 32 } };
     audit_sha256(parts, 3, h);
@@ -342,15 +333,15 @@ cr_code audit_note_sign(const char *origin, uint64_t size, const uint8_t root[H]
                         const uint8_t sk[64], cr_buf *out, cr_error *err)
 {
     size_t olen = strlen(origin);
-    if (!name_ok(origin, olen))
+    if (!audit_name_ok(origin, olen))
         return cr_error_set(err, CR_EUSAGE, 0, 0, "audit: origin '%s': want 1-255 bytes without "
                             "spaces, '+' or control characters", origin);
     uint8_t pk[32], id[4], sig[4 + crypto_sign_BYTES];
     crypto_sign_ed25519_sk_to_pk(pk, sk);
-    key_id(origin, olen, pk, id);
+    audit_key_id(origin, olen, AUDIT_SIG_ED25519, pk, id);
     size_t start = out->len;
     cr_code rc = cr_buf_printf(out, "%s\n%" PRIu64 "\n", origin, size);
-    if (rc == CR_OK) rc = put_b64(out, root, H);
+    if (rc == CR_OK) rc = audit_b64_put(out, root, H);
     if (rc == CR_OK) rc = cr_buf_putc(out, '\n');
     if (rc == CR_OK) {
         memcpy(sig, id, 4);
@@ -358,7 +349,7 @@ cr_code audit_note_sign(const char *origin, uint64_t size, const uint8_t root[H]
                              out->len - start, sk);
         rc = cr_buf_printf(out, "\n" SIG_PREFIX "%s ", origin);
     }
-    if (rc == CR_OK) rc = put_b64(out, sig, sizeof sig);
+    if (rc == CR_OK) rc = audit_b64_put(out, sig, sizeof sig);
     if (rc == CR_OK) rc = cr_buf_putc(out, '\n');
     if (rc != CR_OK) return cr_error_set(err, CR_ENOMEM, 0, 0, "audit: checkpoint note");
     return CR_OK;
@@ -369,10 +360,8 @@ static cr_code bad_note(cr_error *err, const char *what)
     return cr_error_set(err, CR_ELEDGER, 0, 0, "checkpoint: %s", what);
 }
 
-cr_code audit_note_open(const char *note, size_t len, const uint8_t pk[32], audit_tree *t,
-                        cr_error *err)
+cr_code audit_note_split(const char *note, size_t len, const char **text_end, cr_error *err)
 {
-    memset(t, 0, sizeof *t);
     if (len > AUDIT_NOTE_MAX) return bad_note(err, "longer than 64 KiB");
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)note[i] < 0x20 && note[i] != '\n')
@@ -382,46 +371,81 @@ cr_code audit_note_open(const char *note, size_t len, const uint8_t pk[32], audi
     for (const char *q = note; q + 1 < end; q++)
         if (q[0] == '\n' && q[1] == '\n') blank = q;
     if (!blank) return bad_note(err, "no blank line before the signatures");
-    const char *text_end = blank + 1, *p = blank + 2, *line;
+    *text_end = blank + 1;
+    return CR_OK;
+}
+
+int audit_note_sig_next(const char **p, const char *end, audit_note_sig *s, const char **why)
+{
+    const char *line;
+    size_t ll, pre = sizeof SIG_PREFIX - 1;
+    if (*p >= end) return 0;
+    if (!audit_next_line(p, end, &line, &ll)) {
+        *why = "a signature line without newline";
+        return -1;
+    }
+    const char *sp = ll > pre ? memchr(line + pre, ' ', ll - pre) : NULL;
+    *why = "a malformed signature line";
+    if (ll <= pre || memcmp(line, SIG_PREFIX, pre) != 0 || !sp) return -1;
+    s->name = line + pre;
+    s->name_len = (size_t)(sp - s->name);
+    size_t got, blen = (size_t)(line + ll - sp - 1);
+    /* another key's signature may be of another type and length: only its form counts */
+    uint8_t *any = malloc(blen / 4 * 3 + 3);
+    int ok = any && audit_name_ok(s->name, s->name_len) &&
+             audit_b64_decode(sp + 1, blen, any, blen / 4 * 3 + 3, &got) && got >= 5;
+    if (ok) {
+        memcpy(s->id, any, 4);
+        s->len = got - 4;
+        memcpy(s->sig, any + 4, s->len < sizeof s->sig ? s->len : sizeof s->sig);
+    }
+    free(any);
+    return ok ? 1 : -1;
+}
+
+cr_code audit_note_text(const char *note, const char *text_end, audit_tree *t, cr_error *err)
+{
+    const char *p = note, *line;
     size_t ll;
-    int nsig = 0, verified = 0;
-    while (p < end) {
-        if (!next_line(&p, end, &line, &ll)) return bad_note(err, "a signature line without newline");
+    memset(t, 0, sizeof *t);
+    if (!audit_next_line(&p, text_end, &line, &ll) || !audit_name_ok(line, ll))
+        return bad_note(err, "line 1 is not an origin");
+    snprintf(t->origin, sizeof t->origin, "%.*s", (int)ll, line);
+    if (!audit_next_line(&p, text_end, &line, &ll) || !audit_get_u64(line, ll, &t->size))
+        return bad_note(err, "line 2 is not a tree size");
+    if (!audit_next_line(&p, text_end, &line, &ll) || !audit_b64_hash(line, ll, t->root))
+        return bad_note(err, "line 3 is not a base64 SHA-256 root hash");
+    return CR_OK;
+}
+
+cr_code audit_note_open(const char *note, size_t len, const uint8_t pk[32], audit_tree *t,
+                        cr_error *err)
+{
+    const char *text_end, *why;
+    memset(t, 0, sizeof *t);
+    cr_code rc = audit_note_split(note, len, &text_end, err);
+    if (rc != CR_OK) return rc;
+    const char *p = text_end + 1, *end = note + len;
+    audit_note_sig s;
+    int nsig = 0, verified = 0, more;
+    char name[sizeof t->key_name] = "";
+    while ((more = audit_note_sig_next(&p, end, &s, &why)) == 1) {
         if (++nsig > 100) return bad_note(err, "more than 100 signatures");
-        size_t pre = sizeof SIG_PREFIX - 1;
-        const char *sp = ll > pre ? memchr(line + pre, ' ', ll - pre) : NULL;
-        if (ll <= pre || memcmp(line, SIG_PREFIX, pre) != 0 || !sp)
-            return bad_note(err, "a malformed signature line");
-        const char *name = line + pre;
-        size_t nlen = (size_t)(sp - name);
-        uint8_t sig[4 + crypto_sign_BYTES], id[4];
-        size_t got, blen = (size_t)(line + ll - sp - 1);
-        /* another key's signature may be of another type and length: only its form counts */
-        uint8_t *any = malloc(blen / 4 * 3 + 3);
-        int ok = any && name_ok(name, nlen) && b64_decode(sp + 1, blen, any, blen / 4 * 3 + 3,
-                                                          &got) && got >= 5;
-        if (ok && got == sizeof sig) memcpy(sig, any, sizeof sig);
-        free(any);
-        if (!ok) return bad_note(err, "a malformed signature line");
-        key_id(name, nlen, pk, id);
-        if (got != 4 + crypto_sign_BYTES || memcmp(id, sig, 4) != 0 || verified) continue;
-        if (crypto_sign_verify_detached(sig + 4, (const unsigned char *)note,
+        uint8_t id[4];
+        audit_key_id(s.name, s.name_len, AUDIT_SIG_ED25519, pk, id);
+        if (s.len != crypto_sign_BYTES || memcmp(id, s.id, 4) != 0 || verified) continue;
+        if (crypto_sign_verify_detached(s.sig, (const unsigned char *)note,
                                         (size_t)(text_end - note), pk) != 0)
             return bad_note(err, "the signature by this key does not verify");
         verified = 1;
-        snprintf(t->key_name, sizeof t->key_name, "%.*s", (int)nlen, name);
+        snprintf(name, sizeof name, "%.*s", (int)s.name_len, s.name);
     }
+    if (more < 0) return bad_note(err, why);
     if (!nsig) return bad_note(err, "no signature");
     if (!verified) return bad_note(err, "not signed by this key");
-    p = note;
-    if (!next_line(&p, text_end, &line, &ll) || !name_ok(line, ll))
-        return bad_note(err, "line 1 is not an origin");
-    snprintf(t->origin, sizeof t->origin, "%.*s", (int)ll, line);
-    if (!next_line(&p, text_end, &line, &ll) || !get_u64(line, ll, &t->size))
-        return bad_note(err, "line 2 is not a tree size");
-    if (!next_line(&p, text_end, &line, &ll) || !b64_hash(line, ll, t->root))
-        return bad_note(err, "line 3 is not a base64 SHA-256 root hash");
-    return CR_OK;
+    rc = audit_note_text(note, text_end, t, err);
+    snprintf(t->key_name, sizeof t->key_name, "%s", name);
+    return rc;
 }
 
 /* ---- proofs as text ------------------------------------------------------------------ */
@@ -433,7 +457,7 @@ static cr_code put_hashes(cr_buf *b, const hash_t *p, size_t n)
 {
     cr_code rc = CR_OK;
     for (size_t i = 0; i < n && rc == CR_OK; i++) {
-        rc = put_b64(b, p[i], H);
+        rc = audit_b64_put(b, p[i], H);
         if (rc == CR_OK) rc = cr_buf_putc(b, '\n');
     }
     return rc;
@@ -448,7 +472,7 @@ cr_code audit_prove_inclusion(audit_db *db, uint64_t seq, uint64_t size, cr_buf 
                             "%" PRIu64 " records", seq, size);
     hash_t *lv, p[MAX_PROOF];
     uint64_t n = size;
-    cr_code rc = load_leaves(db, &n, &lv, err);
+    cr_code rc = audit_tree_leaves(db, &n, &lv, err);
     if (rc != CR_OK) return rc;
     if (seq > n) {
         free(lv);
@@ -473,7 +497,7 @@ cr_code audit_prove_inclusion(audit_db *db, uint64_t seq, uint64_t size, cr_buf 
     audit_iter_close(it);
     if (rc == CR_OK) rc = cr_buf_printf(out, INCLUSION_HEADER "\n%" PRIu64 "\n%" PRIu64 "\n",
                                         n, seq - 1);
-    if (rc == CR_OK) rc = put_b64(out, enc.p, enc.len);
+    if (rc == CR_OK) rc = audit_b64_put(out, enc.p, enc.len);
     if (rc == CR_OK) rc = cr_buf_putc(out, '\n');
     if (rc == CR_OK) rc = put_hashes(out, p, np);
     cr_buf_free(&enc);
@@ -489,7 +513,7 @@ cr_code audit_prove_consistency(audit_db *db, uint64_t old_size, uint64_t new_si
                             "the new one %" PRIu64, old_size, new_size);
     hash_t *lv, p[MAX_PROOF];
     uint64_t n = new_size;
-    cr_code rc = load_leaves(db, &n, &lv, err);
+    cr_code rc = audit_tree_leaves(db, &n, &lv, err);
     if (rc != CR_OK) return rc;
     if (old_size > n) {
         free(lv);
@@ -517,9 +541,9 @@ static cr_code read_hashes(const char **p, const char *end, hash_t *out, size_t 
     size_t ll;
     *n = 0;
     while (*p < end) {
-        if (!next_line(p, end, &line, &ll)) return bad_proof(err, "the last line has no newline");
+        if (!audit_next_line(p, end, &line, &ll)) return bad_proof(err, "the last line has no newline");
         if (*n == MAX_PROOF - 1) return bad_proof(err, "more hashes than any tree needs");
-        if (!b64_hash(line, ll, out[*n]))
+        if (!audit_b64_hash(line, ll, out[*n]))
             return bad_proof(err, "a line that is not a base64 SHA-256 hash");
         (*n)++;
     }
@@ -534,18 +558,18 @@ cr_code audit_proof_check(const char *proof, size_t len, const audit_tree *t,
     hash_t hashes[MAX_PROOF];
     cr_code rc;
     memset(res, 0, sizeof *res);
-    if (!next_line(&p, end, &line, &ll)) return bad_proof(err, "empty");
+    if (!audit_next_line(&p, end, &line, &ll)) return bad_proof(err, "empty");
     if (line_is(line, ll, INCLUSION_HEADER)) {
         uint64_t size, index;
-        if (!next_line(&p, end, &line, &ll) || !get_u64(line, ll, &size))
+        if (!audit_next_line(&p, end, &line, &ll) || !audit_get_u64(line, ll, &size))
             return bad_proof(err, "line 2 is not a tree size");
-        if (!next_line(&p, end, &line, &ll) || !get_u64(line, ll, &index) || index >= size)
+        if (!audit_next_line(&p, end, &line, &ll) || !audit_get_u64(line, ll, &index) || index >= size)
             return bad_proof(err, "line 3 is not a leaf index inside the tree");
-        if (!next_line(&p, end, &line, &ll)) return bad_proof(err, "no record line");
+        if (!audit_next_line(&p, end, &line, &ll)) return bad_proof(err, "no record line");
         size_t cap = ll / 4 * 3 + 3, got;
         uint8_t *rec = malloc(cap ? cap : 1);
         if (!rec) return cr_error_set(err, CR_ENOMEM, 0, 0, "proof: record");
-        if (!b64_decode(line, ll, rec, cap, &got) || got < 16) {
+        if (!audit_b64_decode(line, ll, rec, cap, &got) || got < 16) {
             free(rec);
             return bad_proof(err, "line 4 is not a base64 record");
         }
@@ -569,9 +593,9 @@ cr_code audit_proof_check(const char *proof, size_t len, const audit_tree *t,
     }
     if (line_is(line, ll, CONSISTENCY_HEADER)) {
         uint64_t first, second;
-        if (!next_line(&p, end, &line, &ll) || !get_u64(line, ll, &first))
+        if (!audit_next_line(&p, end, &line, &ll) || !audit_get_u64(line, ll, &first))
             return bad_proof(err, "line 2 is not the old tree size");
-        if (!next_line(&p, end, &line, &ll) || !get_u64(line, ll, &second) || first > second)
+        if (!audit_next_line(&p, end, &line, &ll) || !audit_get_u64(line, ll, &second) || first > second)
             return bad_proof(err, "line 3 is not a tree size at least the old one");
         if ((rc = read_hashes(&p, end, hashes, &np, err)) != CR_OK) return rc;
         res->kind = AUDIT_PROOF_CONSISTENCY;

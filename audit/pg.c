@@ -1,6 +1,16 @@
 /* audit/pg.c: the PostgreSQL store: one ledger shared by many processes on many machines,
- * named by a postgresql:// URI (libpq's syntax; the tables are found through the connection's
- * search_path, so `options=-csearch_path%3DNAME` puts a ledger in its own schema).
+ * named by a postgresql:// URI (libpq's syntax; the ledger's schema is found through the
+ * connection's search_path when it opens, so `options=-csearch_path%3DNAME` puts a ledger in
+ * its own schema).
+ *
+ * Every name the store's SQL uses is qualified: its tables by the ledger's schema, pinned on
+ * open, and every built-in function, operator, type and catalog by pg_catalog. Whoever can
+ * create objects in a schema that comes first on the role's or the database's search_path
+ * could otherwise put their own octet_length(), `=` or int8 in place of the built-in (an
+ * unqualified name resolves to the first match on the path, and pg_catalog can be put after
+ * any schema), and a verify would read through the lie. The connection then also sets its
+ * search_path to pg_catalog (pg_temp after it), so that a name left unqualified by mistake
+ * finds a built-in or nothing, and format_type() names the built-in types plainly.
  *
  * Appends serialise on a transaction-level advisory lock keyed by the records table, taken
  * before the head is read (READ COMMITTED: the head read after the lock is the last committed
@@ -65,22 +75,30 @@ static void pq_load(void)
 /* Rows of a batch; a row over ROW_INLINE bytes comes alone. */
 #define FETCH_ROWS 256
 #define ROW_INLINE (64 << 10)
-/* The lock every appender of one ledger takes: "CRLG" and the records table's oid. */
-#define APPEND_LOCK "SELECT pg_advisory_xact_lock((1129466951::int8 << 32) |" \
-                    " 'records'::regclass::oid::int8)"
+/* The lock every appender of one ledger takes: "CRLG" in the high half, the records
+ * table's oid in the low half (what every version of the store computes). */
+#define APPEND_LOCK_TAG 1129466951ll
+/* A schema's name quoted as an identifier: at most 63 bytes, each quote doubled. */
+#define SCHEMA_MAX 132
 
 struct audit_pg {
     PGconn *conn;
     int prepared;         /* the insert statement, once per connection */
     unsigned cursors;     /* names of this connection's cursors */
     PGresult *head;       /* the head read with an append's BEGIN, for pg_head() */
+    char nsp[24];         /* the ledger's schema: its oid as text, */
+    char schema[SCHEMA_MAX];   /* and its name quoted, which every table name is prefixed by */
+    char append_sql[600]; /* BEGIN, the append lock, the head (begin_once()) */
+    char *head_sql;       /* the head alone: the tail of append_sql */
 };
 
 /* The head as text (one parse for both ways it is read): seq, hex of at most 33 bytes of the
  * hash (a tampered one may be any size), the hash's length; ordered by the column, not by
- * the text that takes its name ("9" > "10"). */
-#define HEAD_SQL "SELECT seq::text, encode(substring(hash for 33), 'hex'), octet_length(hash)" \
-                 " FROM records ORDER BY records.seq DESC LIMIT 1"
+ * the text that takes its name ("9" > "10"). substring(... for n) is SQL's syntax, which the
+ * parser itself turns into pg_catalog.substring. */
+#define HEAD_SQL "SELECT r.seq::pg_catalog.text, pg_catalog.encode(substring(r.hash for 33)," \
+                 " 'hex'), pg_catalog.octet_length(r.hash) FROM %s.records r" \
+                 " ORDER BY r.seq DESC LIMIT 1"
 
 /* Builds SQL text in a buffer; a failed allocation anywhere makes the whole text NULL. */
 typedef struct {
@@ -94,12 +112,30 @@ static const char *sql_done(sqltext *t)
     return t->bad ? NULL : t->b.p;
 }
 
+/* A built-in operator by its qualified name: `a OP("=") b`. */
+#define OP(o) " OPERATOR(pg_catalog." o ") "
+
+/* "lo <= seq <= hi" in SQL, the bounds as int8 literals (quoted: a negative one stays one
+ * literal, with no minus operator to look up). */
+static void seq_range(sqltext *t, int64_t lo, int64_t hi)
+{
+    SQL(t, "seq" OP(">=") "'%" PRId64 "'::pg_catalog.int8 AND seq" OP("<=")
+        "'%" PRId64 "'::pg_catalog.int8", lo, hi);
+}
+
 /* ---- the schema: one table of columns for CREATE and for the check --------------------- */
 
 typedef struct {
-    const char *table, *name, *type;
+    const char *table, *name, *type;   /* type: as format_type() names it */
     int notnull;
 } column;
+
+/* A column's type as CREATE TABLE writes it: bigint is a keyword, which the parser itself
+ * makes pg_catalog.int8; bytea is a name like any other. */
+static const char *ddl_type(const column *c)
+{
+    return !strcmp(c->type, "bytea") ? "pg_catalog.bytea" : c->type;
+}
 
 #define REC_COL(f) (!strcmp(#f, "out") ? "stdout" : !strcmp(#f, "err_out") ? "stderr" : #f)
 static const column columns[] = {
@@ -140,23 +176,23 @@ static void names_init(void)
 #undef I
 }
 
-/* What a PostgreSQL ledger adds to the columns: keys, the identity, the append-only guards. */
-static const char schema_extra[] =
-    "ALTER TABLE records ADD PRIMARY KEY (seq);"
-    "ALTER TABLE checkpoints ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;"
-    "ALTER TABLE checkpoints ADD PRIMARY KEY (id);"
-    /* Guards for honest mistakes and for a role that was granted too much; the chain and the
-     * signed checkpoints are what catch a superuser who disables them. */
-    "CREATE OR REPLACE FUNCTION calcroute_append_only() RETURNS trigger LANGUAGE plpgsql AS"
-    " $$BEGIN RAISE EXCEPTION 'audit ledger is append-only'; END$$;"
-    "CREATE TRIGGER records_append_only BEFORE UPDATE OR DELETE ON records"
-    " FOR EACH ROW EXECUTE FUNCTION calcroute_append_only();"
-    "CREATE TRIGGER records_no_truncate BEFORE TRUNCATE ON records"
-    " FOR EACH STATEMENT EXECUTE FUNCTION calcroute_append_only();"
-    "CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON checkpoints"
-    " FOR EACH ROW EXECUTE FUNCTION calcroute_append_only();"
-    "CREATE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON checkpoints"
-    " FOR EACH STATEMENT EXECUTE FUNCTION calcroute_append_only();";
+/* What a PostgreSQL ledger adds to the columns: keys, the identity, the append-only guards
+ * (for honest mistakes and for a role that was granted too much; the chain and the signed
+ * checkpoints are what catch a superuser who disables them). %1$s is the ledger's schema. */
+#define SCHEMA_EXTRA \
+    "ALTER TABLE %1$s.records ADD PRIMARY KEY (seq);" \
+    "ALTER TABLE %1$s.checkpoints ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY;" \
+    "ALTER TABLE %1$s.checkpoints ADD PRIMARY KEY (id);" \
+    "CREATE OR REPLACE FUNCTION %1$s.calcroute_append_only() RETURNS pg_catalog.trigger" \
+    " LANGUAGE plpgsql AS $$BEGIN RAISE EXCEPTION 'audit ledger is append-only'; END$$;" \
+    "CREATE TRIGGER records_append_only BEFORE UPDATE OR DELETE ON %1$s.records" \
+    " FOR EACH ROW EXECUTE FUNCTION %1$s.calcroute_append_only();" \
+    "CREATE TRIGGER records_no_truncate BEFORE TRUNCATE ON %1$s.records" \
+    " FOR EACH STATEMENT EXECUTE FUNCTION %1$s.calcroute_append_only();" \
+    "CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON %1$s.checkpoints" \
+    " FOR EACH ROW EXECUTE FUNCTION %1$s.calcroute_append_only();" \
+    "CREATE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON %1$s.checkpoints" \
+    " FOR EACH STATEMENT EXECUTE FUNCTION %1$s.calcroute_append_only();"
 
 /* ---- errors and statements -------------------------------------------------------------- */
 
@@ -211,12 +247,17 @@ static int get_i64(const PGresult *r, int row, int col, int64_t *v)
 
 /* ---- the schema check ------------------------------------------------------------------- */
 
-static cr_code check_table(audit_db *db, const char *table, cr_error *err)
+/* Table `table` of the ledger's schema: an ordinary table without row-level security, its
+ * columns exactly the ledger's; the records table's oid (text) into oid when asked. */
+static cr_code check_table(audit_db *db, const char *table, char *oid, size_t oid_len,
+                           cr_error *err)
 {
-    char sql[512], want[200], got[200];
+    char sql[600], want[200], got[200];
     PGresult *r;
-    snprintf(sql, sizeof sql, "SELECT c.relkind::text, c.relrowsecurity::text FROM pg_class c"
-             " WHERE c.oid = to_regclass('%s')", table);
+    snprintf(sql, sizeof sql, "SELECT c.relkind::pg_catalog.text,"
+             " c.relrowsecurity::pg_catalog.text, c.oid::pg_catalog.text FROM pg_catalog.pg_class c"
+             " WHERE c.relnamespace" OP("=") "'%s'::pg_catalog.oid"
+             " AND c.relname" OP("=") "'%s'::pg_catalog.name", db->pg->nsp, table);
     cr_code rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema");
     if (rc != CR_OK) return rc;
     if (pq.ntuples(r) != 1) rc = not_ledger(err, "no table ", table);
@@ -224,11 +265,18 @@ static cr_code check_table(audit_db *db, const char *table, cr_error *err)
         rc = not_ledger(err, "not an ordinary table: ", table);
     else if (strcmp(pq.getvalue(r, 0, 1), "false"))
         rc = not_ledger(err, "row-level security hides rows of ", table);
+    else if (oid)
+        snprintf(oid, oid_len, "%s", pq.getvalue(r, 0, 2));
     pq.clear(r);
     if (rc != CR_OK) return rc;
-    snprintf(sql, sizeof sql, "SELECT attname::text, format_type(atttypid, atttypmod),"
-             " attnotnull::text FROM pg_attribute WHERE attrelid = to_regclass('%s')"
-             " AND attnum > 0 AND NOT attisdropped ORDER BY attnum", table);
+    /* format_type() names a type as the search_path sees it: pg_catalog's first (session()). */
+    snprintf(sql, sizeof sql, "SELECT a.attname::pg_catalog.text,"
+             " pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull::pg_catalog.text"
+             " FROM pg_catalog.pg_attribute a, pg_catalog.pg_class c"
+             " WHERE c.relnamespace" OP("=") "'%s'::pg_catalog.oid"
+             " AND c.relname" OP("=") "'%s'::pg_catalog.name"
+             " AND a.attrelid" OP("=") "c.oid AND a.attnum" OP(">") "0"
+             " AND NOT a.attisdropped ORDER BY a.attnum", db->pg->nsp, table);
     if ((rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema")) != CR_OK) return rc;
     int row = 0, n = pq.ntuples(r);
     for (size_t i = 0; i < NCOLUMNS && rc == CR_OK; i++) {
@@ -259,25 +307,48 @@ static cr_code check_table(audit_db *db, const char *table, cr_error *err)
     return rc;
 }
 
+/* The statements that name the records table's oid or build on the head's query. */
+static cr_code append_sql(audit_db *db, const char *records_oid, cr_error *err)
+{
+    struct audit_pg *pg = db->pg;
+    char *end;
+    unsigned long long oid = strtoull(records_oid, &end, 10);
+    if (*end || oid > UINT32_MAX)
+        return cr_error_set(err, CR_EAUDIT, 0, 0, "audit: read schema: the records table's oid"
+                            " is %.20s", records_oid);
+    int n = snprintf(pg->append_sql, sizeof pg->append_sql,
+                     "BEGIN; SELECT pg_catalog.pg_advisory_xact_lock(%lld); ",
+                     (long long)((unsigned long long)APPEND_LOCK_TAG << 32 | oid));
+    int m = snprintf(pg->append_sql + n, sizeof pg->append_sql - (size_t)n, HEAD_SQL, pg->schema);
+    if (m < 0 || (size_t)(n + m) >= sizeof pg->append_sql)
+        return cr_error_set(err, CR_EINTERNAL, 0, 0, "audit: the head's query is too long");
+    pg->head_sql = pg->append_sql + n;
+    return CR_OK;
+}
+
 static cr_code check_schema(audit_db *db, cr_error *err)
 {
     cr_code rc = CR_OK;
+    char oid[24] = "";
     for (size_t i = 0; i < sizeof tables / sizeof tables[0] && rc == CR_OK; i++)
-        rc = check_table(db, tables[i], err);
+        rc = check_table(db, tables[i], !strcmp(tables[i], "records") ? oid : NULL, sizeof oid,
+                         err);
     if (rc != CR_OK) return rc;
     PGresult *r;
-    if ((rc = run(db, "SELECT max(version)::text FROM schema_version", PGRES_TUPLES_OK, &r, err,
-                  "read schema version")) != CR_OK)
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT pg_catalog.max(version)::pg_catalog.text FROM"
+             " %s.schema_version", db->pg->schema);
+    if ((rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema version")) != CR_OK)
         return rc;
     const char *v = pq.ntuples(r) == 1 && !pq.getisnull(r, 0, 0) ? pq.getvalue(r, 0, 0) : "none";
     if (strtoll(v, NULL, 10) != AUDIT_SCHEMA_VERSION || !strcmp(v, "none"))
         rc = cr_error_set(err, CR_ELEDGER, 0, 0, "audit: schema version %s, expected %d", v,
                           AUDIT_SCHEMA_VERSION);
     pq.clear(r);
-    return rc;
+    return rc == CR_OK ? append_sql(db, oid, err) : rc;
 }
 
-/* Creates the tables in a database (search_path) that has none of them, under a lock so two
+/* Creates the tables in the ledger's schema when it has none of them, under a lock so two
  * processes opening a fresh ledger at once cannot both create it. One that holds some of them
  * is left for check_schema() to name what is wrong. */
 static cr_code create_schema(audit_db *db, cr_error *err)
@@ -285,33 +356,35 @@ static cr_code create_schema(audit_db *db, cr_error *err)
     cr_code rc;
     PGresult *r;
     sqltext t = { .bad = 0 };
+    char sql[400];
     if ((rc = cmd(db, "BEGIN", err)) != CR_OK) return rc;
-    if ((rc = run(db, "SELECT pg_advisory_xact_lock(1129466951)", PGRES_TUPLES_OK, NULL, err,
-                  "lock schema")) != CR_OK)
+    if ((rc = run(db, "SELECT pg_catalog.pg_advisory_xact_lock(1129466951)", PGRES_TUPLES_OK,
+                  NULL, err, "lock schema")) != CR_OK)
         goto fail;
-    if ((rc = run(db, "SELECT to_regclass('records') IS NULL AND to_regclass('checkpoints') IS"
-                  " NULL AND to_regclass('schema_version') IS NULL", PGRES_TUPLES_OK, &r, err,
-                  "read schema")) != CR_OK)
-        goto fail;
+    snprintf(sql, sizeof sql, "SELECT NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE"
+             " c.relnamespace" OP("=") "'%s'::pg_catalog.oid AND c.relname"
+             OP("=") "ANY ('{records,checkpoints,schema_version}'::"
+             "pg_catalog.name[]))", db->pg->nsp);
+    if ((rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema")) != CR_OK) goto fail;
     int empty = !strcmp(pq.getvalue(r, 0, 0), "t");
     pq.clear(r);
     if (!empty) return cmd(db, "COMMIT", err);
     cr_buf_init(&t.b, 0);
     for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++) {
-        SQL(&t, "CREATE TABLE %s(", tables[k]);
+        SQL(&t, "CREATE TABLE %s.%s(", db->pg->schema, tables[k]);
         const char *sep = "";
         for (size_t i = 0; i < NCOLUMNS; i++) {
             if (strcmp(columns[i].table, tables[k])) continue;
-            SQL(&t, "%s%s %s%s", sep, col_name(i), columns[i].type,
+            SQL(&t, "%s%s %s%s", sep, col_name(i), ddl_type(&columns[i]),
                 columns[i].notnull ? " NOT NULL" : "");
             sep = ", ";
         }
         SQL(&t, ");");
     }
-    SQL(&t, "%sINSERT INTO schema_version VALUES(%d, %" PRId64 ")", schema_extra,
-        AUDIT_SCHEMA_VERSION, audit_now_us());
-    const char *sql = sql_done(&t);
-    rc = sql ? cmd(db, sql, err) : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: schema");
+    SQL(&t, SCHEMA_EXTRA "INSERT INTO %1$s.schema_version VALUES(%2$d, %3$" PRId64 ")",
+        db->pg->schema, AUDIT_SCHEMA_VERSION, audit_now_us());
+    const char *sql_all = sql_done(&t);
+    rc = sql_all ? cmd(db, sql_all, err) : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: schema");
     cr_buf_free(&t.b);
     if (rc != CR_OK) goto fail;
     return cmd(db, "COMMIT", err);
@@ -328,13 +401,53 @@ static void quiet(void *arg, const char *message)
     (void)message;   /* NOTICEs (an existing object, a trigger) are for psql's user */
 }
 
-/* What every connection of ours sets, whatever the server's defaults: commits durable, and a
- * wait for another appender's lock bounded as SQLite's busy timeout bounds it. */
+/* The ledger's schema, pinned for the connection's life: the one `beside` pinned (another
+ * handle on the same ledger: verify's ranges must read the same tables whatever the path says
+ * meanwhile), else the schema of the first table named records on the search_path, else the
+ * one a CREATE TABLE would use (the first schema of the path that exists). Read before
+ * session() sets the path to pg_catalog. */
+static cr_code find_schema(audit_db *db, const audit_db *beside, int create, cr_error *err)
+{
+    char sql[700];
+    if (beside)
+        snprintf(sql, sizeof sql, "SELECT n.oid::pg_catalog.text,"
+                 " pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_namespace n"
+                 " WHERE n.oid" OP("=") "'%s'::pg_catalog.oid", beside->pg->nsp);
+    else
+        snprintf(sql, sizeof sql, "SELECT n.oid::pg_catalog.text,"
+                 " pg_catalog.quote_ident(n.nspname) FROM pg_catalog.pg_namespace n"
+                 " WHERE n.oid" OP("=") "COALESCE("
+                 "(SELECT c.relnamespace FROM pg_catalog.pg_class c WHERE c.oid"
+                 OP("=") "pg_catalog.to_regclass('records')::pg_catalog.oid),"
+                 " (SELECT m.oid FROM pg_catalog.pg_namespace m WHERE m.nspname"
+                 OP("=") "pg_catalog.current_schema()))");
+    PGresult *r;
+    cr_code rc = run(db, sql, PGRES_TUPLES_OK, &r, err, "read schema");
+    if (rc != CR_OK) return rc;
+    if (pq.ntuples(r) != 1)
+        rc = create ? cr_error_set(err, CR_EAUDIT, 0, 0, "audit: create the ledger: no schema"
+                                   " on the search_path exists to hold it")
+                    : not_ledger(err, "no table ", "records");
+    else if ((size_t)pq.getlength(r, 0, 1) >= sizeof db->pg->schema)
+        rc = cr_error_set(err, CR_EAUDIT, 0, 0, "audit: read schema: a schema name too long");
+    else {
+        snprintf(db->pg->nsp, sizeof db->pg->nsp, "%s", pq.getvalue(r, 0, 0));
+        snprintf(db->pg->schema, sizeof db->pg->schema, "%s", pq.getvalue(r, 0, 1));
+    }
+    pq.clear(r);
+    return rc;
+}
+
+/* What every connection of ours sets, whatever the server's defaults: commits durable, a wait
+ * for another appender's lock bounded as SQLite's busy timeout bounds it, and a search_path
+ * of pg_catalog alone (pg_temp after it: no relation of this session's is looked for
+ * first). */
 static cr_code session(audit_db *db, cr_error *err)
 {
-    char sql[160];
-    snprintf(sql, sizeof sql, "SET synchronous_commit = on; SET lock_timeout = %d%s",
-             AUDIT_BUSY_MS, db->readonly ? "; SET default_transaction_read_only = on" : "");
+    char sql[200];
+    snprintf(sql, sizeof sql, "SET synchronous_commit = on; SET lock_timeout = %d;"
+             " SET search_path = pg_catalog, pg_temp%s", AUDIT_BUSY_MS,
+             db->readonly ? "; SET default_transaction_read_only = on" : "");
     return cmd(db, sql, err);
 }
 
@@ -351,8 +464,10 @@ static cr_code pg_open(audit_db *db, const char *uri, int flags, cr_error *err)
     if (pq.status(db->pg->conn) != CONNECTION_OK)
         return pg_fail(db, NULL, err, "connect to PostgreSQL");
     pq.setNoticeProcessor(db->pg->conn, quiet, NULL);
-    cr_code rc = session(db, err);
-    if (rc == CR_OK && !db->readonly && (flags & AUDIT_OPEN_CREATE)) rc = create_schema(db, err);
+    int create = !db->readonly && (flags & AUDIT_OPEN_CREATE);
+    cr_code rc = find_schema(db, db->beside, create, err);
+    if (rc == CR_OK) rc = session(db, err);
+    if (rc == CR_OK && create) rc = create_schema(db, err);
     if (rc == CR_OK) rc = check_schema(db, err);
     return rc;
 }
@@ -388,8 +503,8 @@ static cr_code begin_once(audit_db *db, int kind, cr_error *err)
      * own snapshot, so the head is read after the lock is held; pg_head() takes it. */
     pq.clear(db->pg->head);
     db->pg->head = NULL;
-    cr_code rc = run(db, "BEGIN; " APPEND_LOCK "; " HEAD_SQL, PGRES_TUPLES_OK, &db->pg->head,
-                     err, "append lock");
+    cr_code rc = run(db, db->pg->append_sql, PGRES_TUPLES_OK, &db->pg->head, err,
+                     "append lock");
     if (rc != CR_OK) pq.clear(pq.exec(db->pg->conn, "ROLLBACK"));
     return rc;
 }
@@ -434,7 +549,7 @@ static cr_code pg_head(audit_db *db, uint64_t *seq, uint8_t hash[AUDIT_HASH_LEN]
 {
     PGresult *r = db->pg->head;
     db->pg->head = NULL;
-    if (!r) r = pq.exec(db->pg->conn, HEAD_SQL);
+    if (!r) r = pq.exec(db->pg->conn, db->pg->head_sql);
     if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, "read head");
     cr_code rc = CR_OK;
     if (pq.ntuples(r) == 0) {
@@ -466,7 +581,7 @@ static cr_code pg_insert(audit_db *db, uint64_t seq, const audit_record *rec,
     if (audit_record_bytes(rec) > AUDIT_MAX_ROW) return audit_too_big(err);
     if (!db->pg->prepared) {
         char sql[512];
-        int n = snprintf(sql, sizeof sql, "INSERT INTO records VALUES(");
+        int n = snprintf(sql, sizeof sql, "INSERT INTO %s.records VALUES(", db->pg->schema);
         for (int i = 1; i <= NPARAMS; i++)
             n += snprintf(sql + n, sizeof sql - (size_t)n, "%s$%d", i > 1 ? "," : "", i);
         snprintf(sql + n, sizeof sql - (size_t)n, ")");
@@ -549,10 +664,11 @@ static cr_code walk_declare(audit_iter *it, const char *select, int records, cr_
  * (int8 + int4 stays int8), where two values of 1 GiB would overflow an int4. */
 static void row_size(sqltext *t)
 {
-    SQL(t, "(0::int8");
+    SQL(t, "(0::pg_catalog.int8");
     for (size_t i = 0; i < NCOLUMNS; i++)
         if (!strcmp(columns[i].table, "records") && !strcmp(columns[i].type, "bytea"))
-            SQL(t, " + coalesce(octet_length(%s), 0)", col_name(i));
+            SQL(t, OP("+") "COALESCE(pg_catalog.octet_length(%s), 0)",
+                col_name(i));
     SQL(t, ")");
 }
 
@@ -571,10 +687,11 @@ static cr_code pg_iter_open(audit_iter *it, int64_t from, int64_t to, cr_error *
 {
     sqltext t = { .bad = 0 };
     cr_buf_init(&t.b, 0);
-    SQL(&t, "SELECT * FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64 " AND ", from,
-        to);
+    SQL(&t, "SELECT * FROM %s.records WHERE ", it->db->pg->schema);
+    seq_range(&t, from, to);
+    SQL(&t, " AND ");
     row_size(&t);
-    SQL(&t, " <= %d ORDER BY seq", ROW_INLINE);
+    SQL(&t, OP("<=") "%d ORDER BY seq", ROW_INLINE);
     const char *sql = sql_done(&t);
     cr_code rc = sql ? walk_declare(it, sql, 1, err)
                      : cr_error_set(err, CR_ENOMEM, 0, 0, "audit: iterator");
@@ -634,8 +751,9 @@ static int big_row(audit_iter *it, int64_t lo, int64_t hi, cr_error *err)
     cr_buf_init(&t.b, 0);
     SQL(&t, "SELECT seq, ");
     row_size(&t);
-    SQL(&t, " FROM records WHERE seq >= %" PRId64 " AND seq <= %" PRId64 " ORDER BY seq LIMIT 1",
-        lo, hi);
+    SQL(&t, " FROM %s.records WHERE ", it->db->pg->schema);
+    seq_range(&t, lo, hi);
+    SQL(&t, " ORDER BY seq LIMIT 1");
     PGresult *r = query(it->db, &t, "read records", err);
     if (!r) return -1;
     int64_t seq = 0, n = 0;
@@ -649,9 +767,11 @@ static int big_row(audit_iter *it, int64_t lo, int64_t hi, cr_error *err)
     }
     /* The bound again in the same statement: the row cannot grow between the two. */
     cr_buf_init(&t.b, 0);
-    SQL(&t, "SELECT * FROM records WHERE seq = %" PRId64 " AND ", seq);
+    SQL(&t, "SELECT * FROM %s.records WHERE ", it->db->pg->schema);
+    seq_range(&t, seq, seq);
+    SQL(&t, " AND ");
     row_size(&t);
-    SQL(&t, " <= %d", AUDIT_MAX_ROW);
+    SQL(&t, OP("<=") "%d", AUDIT_MAX_ROW);
     pq.clear(w->big);
     if (!(w->big = query(it->db, &t, "read records", err))) return -1;
     if (pq.ntuples(w->big) != 1 || pq.nfields(w->big) != RECORD_NCOLS) {
@@ -745,9 +865,11 @@ static cr_code pg_ckpt_insert(audit_db *db, const audit_ckpt_row *c, cr_error *e
                            (const char *)c->sig };
     int len[5] = { 8, (int)c->head_len, 8, (int)c->pk_len, (int)c->sig_len };
     int fmt[5] = { 1, 1, 1, 1, 1 };
-    PGresult *r = pq.execParams(db->pg->conn, "INSERT INTO checkpoints(seq, head_hash, time_us,"
-                                " pubkey, signature) VALUES($1::int8, $2::bytea, $3::int8,"
-                                " $4::bytea, $5::bytea)", 5, NULL, val, len, fmt, 0);
+    char sql[512];
+    snprintf(sql, sizeof sql, "INSERT INTO %s.checkpoints(seq, head_hash, time_us, pubkey,"
+             " signature) VALUES($1::pg_catalog.int8, $2::pg_catalog.bytea, $3::pg_catalog.int8,"
+             " $4::pg_catalog.bytea, $5::pg_catalog.bytea)", db->pg->schema);
+    PGresult *r = pq.execParams(db->pg->conn, sql, 5, NULL, val, len, fmt, 0);
     if (!r || pq.resultStatus(r) != PGRES_COMMAND_OK)
         return pg_fail(db, r, err, "insert checkpoint");
     pq.clear(r);
@@ -758,9 +880,11 @@ static cr_code pg_ckpt_open(audit_iter *it, cr_error *err)
 {
     /* A genuine checkpoint's blobs are 32 to 64 bytes: longer ones are cut, and then fail
      * their length check as malformed. */
-    return walk_declare(it, "SELECT id, seq, substring(head_hash for 65), time_us,"
-                        " substring(pubkey for 65), substring(signature for 65) FROM checkpoints"
-                        " ORDER BY seq, id", 0, err);
+    char sql[400];
+    snprintf(sql, sizeof sql, "SELECT id, seq, substring(head_hash for 65), time_us,"
+             " substring(pubkey for 65), substring(signature for 65) FROM %s.checkpoints"
+             " ORDER BY seq, id", it->db->pg->schema);
+    return walk_declare(it, sql, 0, err);
 }
 
 static int pg_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err)
@@ -785,8 +909,9 @@ static int pg_ckpt_next(audit_iter *it, audit_ckpt_row *c, cr_error *err)
  * every seq before it, and the triggers refuse changes. */
 static cr_code pg_last_seq(audit_db *db, int64_t *seq, cr_error *err)
 {
-    PGresult *r = pq.execParams(db->pg->conn, "SELECT max(seq) FROM records", 0, NULL, NULL,
-                                NULL, NULL, 1);
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT pg_catalog.max(seq) FROM %s.records", db->pg->schema);
+    PGresult *r = pq.execParams(db->pg->conn, sql, 0, NULL, NULL, NULL, NULL, 1);
     if (!r || pq.resultStatus(r) != PGRES_TUPLES_OK) return pg_fail(db, r, err, "read last seq");
     *seq = 0;
     if (pq.ntuples(r) == 1) get_i64(r, 0, 0, seq);   /* NULL: empty */

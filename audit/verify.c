@@ -555,7 +555,7 @@ static cr_code verify_ranges(audit_db *db, int nr, int64_t last, vcheck *k,
         r[i].linked = i == 0;
         r[i].from = i ? (int64_t)(step * (uint64_t)i) + 1 : 0;
         r[i].to = i + 1 < nr ? (int64_t)(step * (uint64_t)(i + 1)) : last;
-        if (i && audit_open(db->where, AUDIT_OPEN_READONLY, &r[i].db, NULL) == CR_OK) {
+        if (i && audit_open_beside(db, &r[i].db, NULL) == CR_OK) {
             r[i].own = 1;
             r[i].threaded = pthread_create(&r[i].th, NULL, range_thread, &r[i]) == 0;
         } else if (i) {

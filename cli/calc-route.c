@@ -42,6 +42,9 @@ static const char usage[] =
     "  --vars FILE.json        bind variables from a JSON object\n"
     "  --table FILE.json       a FinQA table (list of rows, first cell the row name)\n"
     "  --json                  print one JSON object with route, status, value, stdout, ...\n"
+    "  --proof KEY             with --json and --audit: sign a checkpoint that covers the\n"
+    "                          answer's record with KEY (calc-audit keygen) and add its C2SP\n"
+    "                          tlog-proof bundle as \"proof\" (calc-audit verify-proof)\n"
     "  --explain               print the routing decision and its reasons; run nothing\n"
     "  --precision N           significant digits of inexact results (default "
     CR_DEFAULT_TEXT(CR_DEFAULT_PRECISION) ")\n"
@@ -112,7 +115,15 @@ static const char usage[] =
     "  --drain-delay S         serve: seconds from SIGTERM during which /readyz fails while\n"
     "                          requests are still served (default 2; 0: none)\n"
     "  --checkpoint-key FILE   serve: sign the --audit ledger's head with this key (calc-audit\n"
-    "                          keygen) when serve starts and when it stops\n"
+    "                          keygen) when serve starts and when it stops, and while\n"
+    "                          records arrive every --checkpoint-every seconds\n"
+    "  --checkpoint-every S    serve: seconds between those checkpoints (default 1; 0: only\n"
+    "                          at the start and the stop)\n"
+    "  --tiles DIR             serve: keep the ledger's tree as C2SP tlog-tiles in DIR and\n"
+    "                          publish it: GET /checkpoint (signed with --checkpoint-key,\n"
+    "                          brought up to the ledger's head), GET /tile/...\n"
+    "  --witnesses POLICY      serve --tiles: ask the witnesses POLICY names with a URL\n"
+    "                          (C2SP tlog-witness) to cosign each checkpoint published\n"
     "  -h, --help              this text\n"
     "  --version               the version\n"
     "\n"
@@ -750,6 +761,7 @@ typedef struct {
     cr_config *cfg;
     cr_request *req;
     int json, explain, batch;
+    const char *proof_key;  /* --proof */
     unsigned jobs;          /* --jobs */
     double wait_ready;      /* --wait-ready: seconds */
     const char *path;       /* the input: a file, "-" for stdin, "mcp" or "serve" */
@@ -764,12 +776,12 @@ static int parse_args(int argc, char **argv, cli_opts *o)
     enum { O_LANG = 256, O_VAR, O_VARS, O_TABLE, O_JSON, O_EXPLAIN, O_PRECISION, O_ROUNDING,
            O_TIER, O_TIMEOUT, O_MEMORY, O_DATA, O_OUT, O_AUDIT, O_VERSION, O_BATCH,
            O_INTERPRETER, O_ALLOW_DIR, O_SEED, O_POOL, O_PRELOAD, O_NO_REFILL, O_WARMUP,
-           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE, O_QUEUE,
+           O_STRIP_FENCES, O_CONFIG, O_KVM_DIR, O_JOBS, O_SERVE, O_QUEUE, O_PROOF,
            O_WAIT_READY };
     static const struct option opts[] = {
         {"lang", required_argument, 0, O_LANG},       {"var", required_argument, 0, O_VAR},
         {"vars", required_argument, 0, O_VARS},       {"table", required_argument, 0, O_TABLE},
-        {"json", no_argument, 0, O_JSON},             {"explain", no_argument, 0, O_EXPLAIN},
+        {"json", no_argument, 0, O_JSON},             {"proof", required_argument, 0, O_PROOF},             {"explain", no_argument, 0, O_EXPLAIN},
         {"precision", required_argument, 0, O_PRECISION},
         {"rounding", required_argument, 0, O_ROUNDING},
         {"tier", required_argument, 0, O_TIER},       {"timeout", required_argument, 0, O_TIMEOUT},
@@ -787,6 +799,8 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"help", no_argument, 0, 'h'},                {"version", no_argument, 0, O_VERSION},
         {"listen", required_argument, 0, O_SERVE},    {"listen-public", no_argument, 0, O_SERVE},
         {"token-file", required_argument, 0, O_SERVE},
+        {"tiles", required_argument, 0, O_SERVE},
+        {"witnesses", required_argument, 0, O_SERVE},
         {"connections", required_argument, 0, O_SERVE},
         {"max-body", required_argument, 0, O_SERVE},
         {"per-address", required_argument, 0, O_SERVE},
@@ -794,6 +808,7 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         {"drain-timeout", required_argument, 0, O_SERVE},
         {"drain-delay", required_argument, 0, O_SERVE},
         {"checkpoint-key", required_argument, 0, O_SERVE},
+        {"checkpoint-every", required_argument, 0, O_SERVE},
         {"queue", required_argument, 0, O_QUEUE},
         {"wait-ready", required_argument, 0, O_WAIT_READY},
         {0, 0, 0, 0},
@@ -854,13 +869,25 @@ static int parse_args(int argc, char **argv, cli_opts *o)
         case O_TIMEOUT: rc = set_config(cfg, "timeout", optarg); break;
         case O_MEMORY: rc = set_config(cfg, "memory", optarg); break;
         case O_DATA: rc = set_config(cfg, "data", optarg); break;
-        case O_OUT: rc = set_config(cfg, "out", optarg); break;
+        case O_OUT:
+            /* Where the artifacts go is made when missing (its parent must exist): the
+             * library takes only a directory that is there. */
+            if (mkdir(optarg, 0777) < 0 && errno != EEXIST) {
+                char why[1100];
+                snprintf(why, sizeof why, "%.1000s: %s", optarg, strerror(errno));
+                rc = die_usage("--out %s (it is made when missing, in a directory that is there)",
+                               why);
+            } else {
+                rc = set_config(cfg, "out", optarg);
+            }
+            break;
         case O_AUDIT: rc = set_config(cfg, "audit", optarg); break;
         /* Checked by the engine when it opens (exit 2 with its reason). */
         case O_INTERPRETER: rc = set_config(cfg, "interpreter", optarg); break;
         case O_ALLOW_DIR: rc = set_config(cfg, "allow_dir", optarg); break;
         case O_KVM_DIR: rc = set_config(cfg, "kvm_dir", optarg); break;
         case O_BATCH: o->batch = 1; break;
+        case O_PROOF: o->proof_key = optarg; break;
         case O_SERVE: {   /* serve's own options: cli/serve.c reads them */
             char why[128];
             if (cr_serve_option(&o->serve, opts[opt_index].name, optarg, why, sizeof why) < 0)
@@ -923,6 +950,9 @@ static int parse_args(int argc, char **argv, cli_opts *o)
     o->path = optind < argc ? argv[optind] : "-";
     if (o->serve_opt && (o->batch || strcmp(o->path, "serve") != 0))
         return die_usage("--listen, --token-file, ...: only with serve%s", "");
+    if (o->proof_key && (!o->json || o->batch || !strcmp(o->path, "serve") ||
+                         !strcmp(o->path, "mcp") || !cr_config_get(o->cfg, "audit")))
+        return die_usage("--proof: with --json and --audit, for one program%s", "");
     if (o->wait_ready > 0 && !o->batch)
         return die_usage("--wait-ready: only with --batch%s", " (serve says it on /readyz)");
     /* An engine that lives long keeps sandboxes warm unless told not to; a one-shot run would
@@ -980,6 +1010,29 @@ static int serve_lines(const cli_opts *o)
 }
 
 /* One request: the input's code, run and printed as the flags ask. */
+/* --proof: the answer's JSON with "proof", the tlog-proof bundle of its record against a
+ * checkpoint signed now (so it covers the record); NULL having said why. */
+static char *with_proof(const cr_config *cfg, const char *key, const char *js, uint64_t seq)
+{
+    cr_error e = {0};
+    char *bundle = NULL, *out = NULL;
+    uint64_t at;
+    char hash[65];
+    cr_audit *a = cr_audit_open(cr_config_get(cfg, "audit"), 1, &e);
+    /* the chain's checkpoint is stored too, as `calc-audit checkpoint` does */
+    int ok = a && cr_audit_checkpoint(a, key, &at, hash, &e) == CR_OK &&
+             cr_audit_prove_bundle(a, seq, NULL, key, NULL, at, &bundle, &e) == CR_OK;
+    cr_audit_close(a);
+    json_t *o = ok ? json_loads(js, 0, NULL) : NULL;
+    if (o && json_object_set_new(o, "proof", json_string(bundle)) == 0)
+        out = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(6));
+    json_decref(o);
+    free(bundle);
+    if (!ok) fprintf(stderr, "calc-route: --proof: %s\n", e.message);
+    else if (!out) fprintf(stderr, "calc-route: out of memory building the JSON result\n");
+    return out;
+}
+
 static int run_one(const cli_opts *o)
 {
     const char *path = o->path;
@@ -1006,6 +1059,11 @@ static int run_one(const cli_opts *o)
         rc = EX_INTERNAL;
     } else {
         const char *js = o->json ? cr_result_json(res) : NULL;
+        char *with = NULL;
+        if (js && o->proof_key && cr_result_audit_seq(res) &&
+            !(js = with = with_proof(cr_engine_config(engine), o->proof_key, js,
+                                     cr_result_audit_seq(res))))
+            rc = EX_INTERNAL;
         if (o->json) {
             if (js) printf("%s\n", js);
         } else if (o->explain) {
@@ -1016,9 +1074,11 @@ static int run_one(const cli_opts *o)
         rc = o->explain && cr_result_status(res) == CR_EUNSUPPORTED ? EX_OK
                                                                     : exit_for(cr_result_status(res));
         if (o->json && !js) {
-            fprintf(stderr, "calc-route: out of memory building the JSON result\n");
+            if (!with && !o->proof_key)
+                fprintf(stderr, "calc-route: out of memory building the JSON result\n");
             rc = EX_INTERNAL;
         }
+        free(with);
     }
     cr_result_free(res);
     signal_engine = NULL;

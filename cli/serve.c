@@ -6,7 +6,7 @@
 #include "cli/serve.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,41 +31,8 @@
 #include <sodium.h>
 
 #include "cli/mcp.h"
+#include "cli/mhd.h"
 #include "common/defaults.h"
-
-/* ---- libmicrohttpd, loaded when serve starts ----------------------------------------------
- * Linked in, it would cost every one-shot calc-route run: its constructor initialises GnuTLS
- * (0.6M instructions with the static archive, which also binds p11-kit and libffi: 2.0M
- * against 0.9M for the whole run; 4.8M linked shared). serve loads it once instead. */
-#define MHD_SONAME "libmicrohttpd.so.12"   /* the ABI microhttpd.h 0.9.x describes */
-#define MHD_FUNCTIONS(X) X(start_daemon) X(stop_daemon) X(quiesce_daemon) X(get_daemon_info) \
-    X(queue_response) X(destroy_response) X(add_response_header) \
-    X(create_response_from_buffer) X(create_response_from_callback) \
-    X(lookup_connection_value) X(get_connection_values) X(get_connection_info)
-
-static struct {
-#define X(f) __typeof__(MHD_##f) *f;
-    MHD_FUNCTIONS(X)
-#undef X
-} mhd;
-
-static int load_mhd(void)
-{
-    void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "calc-route: serve needs libmicrohttpd (Debian: libmicrohttpd12): %s\n",
-                dlerror());
-        return -1;
-    }
-#define X(f) \
-    if (!(*(void **)&mhd.f = dlsym(h, "MHD_" #f))) { \
-        fprintf(stderr, "calc-route: serve: %s has no MHD_" #f "\n", MHD_SONAME); \
-        return -1; \
-    }
-    MHD_FUNCTIONS(X)
-#undef X
-    return 0;   /* kept loaded: the process ends soon after the service */
-}
 
 /* ---- options ---------------------------------------------------------------------------- */
 
@@ -95,6 +63,8 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
     else if (strcmp(name, "listen-public") == 0) o->listen_public = 1;
     else if (strcmp(name, "token-file") == 0) o->token_file = value;
     else if (strcmp(name, "checkpoint-key") == 0) o->checkpoint_key = value;
+    else if (strcmp(name, "tiles") == 0) o->tiles = value;
+    else if (strcmp(name, "witnesses") == 0) o->witnesses = value;
     else if (strcmp(name, "connections") == 0 || strcmp(name, "per-address") == 0) {
         if (parse_count(value, 4096, &n) < 0) {
             snprintf(why, why_len, "--%s: want 1 to 4096, got '%s'", name, value);
@@ -111,6 +81,13 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
         if (strcmp(value, "0") == 0) o->drain_delay = -1;   /* none, where 0 is the default's */
         else if (parse_seconds(value, &o->drain_delay) < 0) {
             snprintf(why, why_len, "--drain-delay: want seconds from 0 to 86400, got '%s'", value);
+            return -1;
+        }
+    } else if (strcmp(name, "checkpoint-every") == 0) {
+        if (strcmp(value, "0") == 0) o->checkpoint_every = -1;   /* none between */
+        else if (parse_seconds(value, &o->checkpoint_every) < 0) {
+            snprintf(why, why_len, "--checkpoint-every: want seconds from 0 to 86400, got '%s'",
+                     value);
             return -1;
         }
     } else if (strcmp(name, "header-timeout") == 0 || strcmp(name, "drain-timeout") == 0) {
@@ -130,13 +107,16 @@ int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char 
 
 enum { RT_POST = 1,     /* POST, else GET (and HEAD) */
        RT_OPEN = 2,     /* no token wanted */
-       RT_PROBE = 4 };  /* answered past --connections and while stopping */
+       RT_PROBE = 4,    /* answered past --connections and while stopping */
+       RT_TLOG = 8,     /* only with --tiles */
+       RT_PREFIX = 16 };  /* the path and anything after it */
 #define ROUTES(X) \
     X(RUN, "/v1/run", RT_POST) X(EXPLAIN, "/v1/explain", RT_POST) \
     X(BATCH, "/v1/batch", RT_POST) X(LIVEZ, "/livez", RT_OPEN | RT_PROBE) \
     X(HEALTHZ, "/healthz", RT_OPEN | RT_PROBE) X(READYZ, "/readyz", RT_OPEN | RT_PROBE) \
     X(METRICS, "/metrics", RT_PROBE) X(OPENAPI, "/openapi.json", RT_OPEN) \
-    X(MCP, "/mcp", RT_POST) X(OTHER, "other", 0)
+    X(MCP, "/mcp", RT_POST) X(CHECKPOINT, "/checkpoint", RT_PROBE | RT_TLOG) \
+    X(TILE, "/tile/", RT_PROBE | RT_TLOG | RT_PREFIX) X(OTHER, "other", 0)
 #define ROUTE_ID(id, path, flags) R_##id,
 enum route { ROUTES(ROUTE_ID) NROUTES };
 #undef ROUTE_ID
@@ -264,10 +244,21 @@ typedef struct {
     unsigned nidems;
     int signer;                 /* --checkpoint-key: 1 once the start's signing worked */
     char signer_why[256];
+    const char *signer_key;
+    double signer_every;        /* seconds between checkpoints; 0: none between */
+    pthread_t signer_thread;
+    int signing;                /* the signer goes on; under lock */
+    atomic_ullong checkpoints;  /* signed by this process */
+    atomic_ullong checkpoint_seq;   /* the newest of them covers records 1..this */
     pthread_t watchdog;
     int watching;               /* the watchdog goes on; under lock */
     metrics m;
     cr_mcp *mcp;                /* POST /mcp's tools (cli/mcp_http.c) */
+    const char *tiles, *tiles_key;  /* --tiles, --checkpoint-key */
+    cr_cosigners *cosigners;        /* --witnesses; under tiles_lock */
+    pthread_mutex_t tiles_lock;     /* one export at a time; tiles_size under it */
+    uint64_t tiles_size;            /* the records the published checkpoint covers */
+    int tiles_made;
 } server;
 
 /* One request, from its headers to its completion. */
@@ -283,6 +274,7 @@ typedef struct {
     idem *idem;                 /* its Idempotency-Key's entry, running */
     unsigned char idem_key[crypto_generichash_BYTES];
     int has_idem;
+    char tile[80];              /* GET /tile/...: the path after /tile/ ("" when too long) */
 } request;
 
 static double since(const struct timespec *t0)
@@ -563,6 +555,12 @@ static char *metrics_text(server *s)
             "# HELP calcroute_pool_waiting Requests waiting now for a warm sandbox.\n"
             "# TYPE calcroute_pool_waiting gauge\n"
             "calcroute_pool_waiting %zu\n"
+            "# HELP calcroute_checkpoints_total Checkpoints of the ledger signed (--checkpoint-key).\n"
+            "# TYPE calcroute_checkpoints_total counter\n"
+            "calcroute_checkpoints_total %llu\n"
+            "# HELP calcroute_checkpoint_seq The last record the newest checkpoint signed covers.\n"
+            "# TYPE calcroute_checkpoint_seq gauge\n"
+            "calcroute_checkpoint_seq %llu\n"
             "# HELP calcroute_in_flight Requests being answered now.\n"
             "# TYPE calcroute_in_flight gauge\n"
             "calcroute_in_flight %u\n"
@@ -570,6 +568,7 @@ static char *metrics_text(server *s)
             "# TYPE calcroute_connections gauge\n"
             "calcroute_connections %u\n",
             pool_size, pool_ready, cr_engine_pool_waiting(s->engine),
+            atomic_load(&s->checkpoints), atomic_load(&s->checkpoint_seq),
             in_flight, atomic_load(&s->open));
     if (fclose(f) != 0) {
         free(text);
@@ -772,10 +771,14 @@ static void idem_end(server *s, request *r, unsigned code, const char *text)
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-static enum route route_of(const char *url)
+static enum route route_of(const server *s, const char *url)
 {
-    for (int r = 0; r < R_OTHER; r++)
-        if (strcmp(url, routes[r].path) == 0) return (enum route)r;
+    for (int r = 0; r < R_OTHER; r++) {
+        if (routes[r].flags & RT_TLOG && !s->tiles) continue;
+        if (routes[r].flags & RT_PREFIX ? strncmp(url, routes[r].path, strlen(routes[r].path)) == 0
+                                        : strcmp(url, routes[r].path) == 0)
+            return (enum route)r;
+    }
     return R_OTHER;
 }
 
@@ -859,11 +862,108 @@ static enum MHD_Result is_verbose(void *cls, enum MHD_ValueKind kind, const char
     return MHD_YES;
 }
 
+/* ---- the ledger as tiles (--tiles) ------------------------------------------------------ */
+
+/* Brings the published tiles up to the ledger's head, so that a checkpoint a reader fetches
+ * covers every answer given before it. The export recomputes the whole tree, so it runs once
+ * a new head, not once a request; full tiles already written are kept. */
+static int tiles_refresh(server *s, char *why, size_t why_len)
+{
+    const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
+    cr_error e = {0};
+    uint64_t seq = 0;
+    char hash[65];
+    cr_audit_tiles_report rep;
+    pthread_mutex_lock(&s->tiles_lock);
+    cr_audit *a = path ? cr_audit_open(path, 0, &e) : NULL;
+    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+    if (ok && (!s->tiles_made || seq != s->tiles_size)) {
+        char *note = NULL, *cosigned = NULL, wwhy[512];
+        int got = 0;
+        ok = cr_audit_note(a, s->tiles_key, NULL, 0, &note, &e) == CR_OK;
+        if (ok && s->cosigners) {
+            ok = cr_cosigners_gather(s->cosigners, a, note, &cosigned, &got, wwhy, sizeof wwhy,
+                                     &e) == CR_OK;
+            /* published all the same: a checkpoint short of its quorum is still the log's */
+            if (ok && wwhy[0]) fprintf(stderr, "calc-route: serve: witnesses: %s\n", wwhy);
+        }
+        ok = ok && cr_audit_tiles_note(a, s->tiles, cosigned ? cosigned : note, &rep,
+                                       &e) == CR_OK;
+        free(note);
+        free(cosigned);
+        if (ok) {
+            s->tiles_size = rep.size;
+            s->tiles_made = 1;
+        }
+    }
+    pthread_mutex_unlock(&s->tiles_lock);
+    cr_audit_close(a);
+    if (!ok)
+        snprintf(why, why_len, "--tiles %.60s: %.150s", s->tiles,
+                 path ? e.message : "wants --audit (the ledger it publishes)");
+    return ok ? 0 : -1;
+}
+
+/* The whole of a regular file of 1 to max bytes (the caller frees), or NULL. */
+static char *read_whole(const char *path, size_t max, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    char *buf = NULL;
+    *len = 0;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (size_t)sb.st_size <= max && (buf = malloc((size_t)sb.st_size))) {
+        while (*len < (size_t)sb.st_size) {
+            ssize_t got = read(fd, buf + *len, (size_t)sb.st_size - *len);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) break;
+            *len += (size_t)got;
+        }
+        if (*len != (size_t)sb.st_size) {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    if (fd >= 0) close(fd);
+    return buf;
+}
+
+/* GET /checkpoint (brought up to the head first) and GET /tile/...: files of the export. A
+ * tile's name says its width, and the tree only grows, so what a name holds never changes:
+ * cacheable for ever; the checkpoint moves. */
+static enum MHD_Result tlog_answer(server *s, struct MHD_Connection *c, request *r)
+{
+    char why[256], path[4096];
+    size_t len;
+    int checkpoint = r->route == R_CHECKPOINT;
+    if (checkpoint && tiles_refresh(s, why, sizeof why) < 0)
+        return refuse(s, c, r, F_unavailable, why);
+    /* only a tile's own characters: nothing outside the export can be named */
+    const char *rel = checkpoint ? "checkpoint" : r->tile;
+    int ok = *rel && !strstr(rel, "..");
+    for (const char *p = rel; *p && ok; p++)
+        ok = isalnum((unsigned char)*p) || *p == '.' || *p == '/';
+    snprintf(path, sizeof path, "%s/%s%s", s->tiles, checkpoint ? "" : "tile/", rel);
+    /* an entry bundle: 256 entries of at most 2 + 65535 bytes */
+    char *body = ok ? read_whole(path, ((size_t)256 << 16) + 513, &len) : NULL;
+    if (!body)
+        return refuse(s, c, r, F_not_found, "no such tile in the published tree (tiles are "
+                      "published for the sizes of the checkpoints served)");
+    struct MHD_Response *resp = mhd.create_response_from_buffer(len, body,
+                                                                MHD_RESPMEM_MUST_FREE);
+    if (resp)
+        mhd.add_response_header(resp, "Cache-Control", checkpoint ? "no-cache"
+                                : "public, max-age=31536000, immutable");
+    return queue(s, c, r, MHD_HTTP_OK, resp, checkpoint ? "text/plain; charset=utf-8"
+                                                        : "application/octet-stream");
+}
+
 /* An answer queued at the first call, before the (empty) body is read, makes libmicrohttpd
  * close the connection after it: errors only; GETs come here, so a kept-alive probe or scraper
  * keeps its connection. */
 static enum MHD_Result on_body_done(server *s, struct MHD_Connection *c, request *r)
 {
+    if (r->route == R_CHECKPOINT || r->route == R_TILE) return tlog_answer(s, c, r);
     if (r->route == R_LIVEZ || r->route == R_HEALTHZ)
         return queue(s, c, r, MHD_HTTP_OK, text_body(strdup("{\"status\":\"ok\"}")),
                      "application/json");
@@ -939,7 +1039,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!r) {
         if (!(r = calloc(1, sizeof *r))) return MHD_NO;
         clock_gettime(CLOCK_MONOTONIC, &r->t0);
-        r->route = route_of(url);
+        r->route = route_of(s, url);
+        if (r->route == R_TILE && strlen(url) - 6 < sizeof r->tile) strcpy(r->tile, url + 6);
         *state = r;
         pthread_mutex_lock(&s->lock);
         s->in_flight++;
@@ -1184,28 +1285,78 @@ static int read_tokens(server *s, const char *path)
 /* Signs the ledger's head with --checkpoint-key: at the start (which also says the key and
  * the ledger work; an empty ledger has nothing to sign, and the key is only read) and once
  * every request has been answered. */
-static int sign_head(cr_engine *engine, const char *key, char *why, size_t why_len)
+static int sign_head(server *s, const char *key, char *why, size_t why_len)
 {
-    const char *path = cr_config_get(cr_engine_config(engine), "audit");
+    const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
     cr_error e = {0};
     uint64_t seq = 0;
     char hash[65], *note = NULL;
     cr_audit *a = path ? cr_audit_open(path, 1, &e) : NULL;
-    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK, again = 0;
     if (ok && seq == 0) ok = cr_audit_note(a, key, NULL, 0, &note, &e) == CR_OK;
-    else if (ok) ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    else if (ok && !(again = seq == atomic_load(&s->checkpoint_seq)))
+        ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
     free(note);
     cr_audit_close(a);
     if (ok) {
-        if (seq) fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
-                         (unsigned long long)seq);
-        else fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
-                     "nothing to sign yet\n");
+        if (again) {
+            fprintf(stderr, "calc-route: serve: the head, seq %llu, is signed already\n",
+                    (unsigned long long)seq);
+        } else if (seq) {
+            atomic_fetch_add(&s->checkpoints, 1);
+            atomic_store(&s->checkpoint_seq, seq);
+            fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
+                    (unsigned long long)seq);
+        } else {
+            fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
+                    "nothing to sign yet\n");
+        }
         return 0;
     }
     snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
              path ? e.message : "wants --audit (the ledger it signs)");
     return -1;
+}
+
+/* Between the start's checkpoint and the stop's: every --checkpoint-every seconds, one over
+ * the records appended since the last (none when nothing was), on a ledger handle of its own
+ * kept open. A failure is said once, and again only once signing worked in between. */
+static void *signer_main(void *arg)
+{
+    server *s = arg;
+    const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
+    cr_error e = {0};
+    cr_audit *a = cr_audit_open(path, 1, &e);
+    int failing = 0;
+    struct timespec next;
+    clock_gettime(CLOCK_REALTIME, &next);
+    pthread_mutex_lock(&s->lock);
+    while (s->signing) {
+        next.tv_sec += (time_t)s->signer_every;
+        next.tv_nsec += (long)((s->signer_every - (time_t)s->signer_every) * 1e9);
+        if (next.tv_nsec >= 1000000000) next.tv_sec++, next.tv_nsec -= 1000000000;
+        while (s->signing && pthread_cond_timedwait(&s->idle, &s->lock, &next) != ETIMEDOUT) {}
+        if (!s->signing) break;
+        pthread_mutex_unlock(&s->lock);
+        uint64_t seq = 0;
+        char hash[65];
+        int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
+        if (ok && seq > atomic_load(&s->checkpoint_seq)) {
+            ok = cr_audit_checkpoint(a, s->signer_key, &seq, hash, &e) == CR_OK;
+            if (ok) {
+                atomic_fetch_add(&s->checkpoints, 1);
+                atomic_store(&s->checkpoint_seq, seq);
+            }
+        }
+        if (!ok && !failing)
+            fprintf(stderr, "calc-route: serve: a checkpoint: %s\n",
+                    a ? e.message : "the ledger did not open");
+        failing = !ok;
+        pthread_mutex_lock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->lock);
+    cr_audit_close(a);
+    return NULL;
 }
 
 /* Waits until no request is under way and no connection is open, or until no request is
@@ -1257,6 +1408,23 @@ static int listen_addr(const cr_serve_opts *o, struct sockaddr_storage *addr)
     return 0;
 }
 
+/* A listening TCP socket on addr (backlog 1024, the address reusable at once after a
+ * restart); -1 with errno set. */
+static int bind_listener(const struct sockaddr_storage *addr)
+{
+    int fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, e;
+    if (fd < 0) return -1;
+    socklen_t len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                : sizeof(struct sockaddr_in);
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+        bind(fd, (const struct sockaddr *)addr, len) == 0 && listen(fd, 1024) == 0)
+        return fd;
+    e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+}
+
 int cr_serve_check(const cr_serve_opts *o)
 {
     struct sockaddr_storage addr;
@@ -1275,7 +1443,7 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     const char *listen = o->listen ? o->listen : CR_SERVE_LISTEN;
     struct sockaddr_storage addr;
     if (listen_addr(o, &addr)) return 2;
-    if (load_mhd() < 0) return 5;
+    if (cr_mhd_load("calc-route: serve") < 0) return 5;
     server *s = calloc(1, sizeof *s);
     if (!s || sodium_init() < 0) {
         free(s);
@@ -1298,16 +1466,37 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     if (per_address > s->connections + CR_SERVE_OVERFLOW)
         per_address = s->connections + CR_SERVE_OVERFLOW;
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->tiles_lock, NULL);
     pthread_cond_init(&s->idle, NULL);
-    int rc = 0, watchdog = 0;
-    if (o->token_file && read_tokens(s, o->token_file) < 0) rc = 2;
+    int rc = 0, watchdog = 0, signer = 0;
+    if (o->witnesses && !o->tiles) {
+        fprintf(stderr, "calc-route: --witnesses wants --tiles (the checkpoints it publishes)\n");
+        rc = 2;
+    }
+    cr_error we = {0};
+    if (!rc && o->witnesses && !(s->cosigners = cr_cosigners_open(o->witnesses, &we))) {
+        fprintf(stderr, "calc-route: --witnesses %s: %s\n", o->witnesses, we.message);
+        rc = 2;
+    }
+    if (o->tiles && !o->checkpoint_key) {
+        fprintf(stderr, "calc-route: --tiles wants --checkpoint-key (the key that signs the "
+                "checkpoint it publishes)\n");
+        rc = 2;
+    }
+    if (!rc && o->token_file && read_tokens(s, o->token_file) < 0) rc = 2;
     if (!rc && o->checkpoint_key) {
-        if (sign_head(engine, o->checkpoint_key, s->signer_why, sizeof s->signer_why) < 0) {
+        if (sign_head(s, o->checkpoint_key, s->signer_why, sizeof s->signer_why) < 0) {
             fprintf(stderr, "calc-route: %s\n", s->signer_why);
             rc = 2;
         } else {
             s->signer = 1;
         }
+    }
+    s->tiles = o->tiles;
+    s->tiles_key = o->checkpoint_key;
+    if (!rc && s->tiles && tiles_refresh(s, s->signer_why, sizeof s->signer_why) < 0) {
+        fprintf(stderr, "calc-route: %s\n", s->signer_why);
+        rc = 2;
     }
     /* The engine's timeout bounds each run; a connection silent for longer than a run may
      * take, plus the slack a client needs, is closed. */
@@ -1316,20 +1505,28 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG |
                      (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    /* The listener is ours: a refused address is said once, by us, with its cause
+     * (libmicrohttpd's own bind names "port 0" for an address given whole). */
+    int lfd = rc ? -1 : bind_listener(&addr);
+    if (!rc && lfd < 0) {
+        fprintf(stderr, "calc-route: serve: cannot listen on %s: %s\n", listen,
+                strerror(errno));
+        rc = 5;
+    }
     struct MHD_Daemon *d = rc ? NULL : mhd.start_daemon(
         flags, 0, NULL, NULL, on_request, s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_LISTEN_SOCKET, lfd,
         MHD_OPTION_CONNECTION_LIMIT, s->connections + CR_SERVE_OVERFLOW,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
         MHD_OPTION_END);
     if (!d && !rc) {
-        fprintf(stderr, "calc-route: serve: cannot listen on %s: %s\n", listen,
-                strerror(errno));
+        fprintf(stderr, "calc-route: serve: cannot serve on %s: libmicrohttpd did not start\n",
+                listen);
+        close(lfd);
         rc = 5;
     }
     if (d) {
@@ -1338,6 +1535,11 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         pthread_sigmask(SIG_SETMASK, &all, &old);
         s->watching = 1;
         watchdog = pthread_create(&s->watchdog, NULL, watchdog_main, s) == 0;
+        s->signer_key = o->checkpoint_key;
+        s->signer_every = o->checkpoint_every < 0 ? 0 : o->checkpoint_every > 0
+                              ? o->checkpoint_every : CR_SERVE_CHECKPOINT_EVERY_S;
+        s->signing = s->signer > 0 && s->signer_every > 0;
+        signer = s->signing && pthread_create(&s->signer_thread, NULL, signer_main, s) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         const union MHD_DaemonInfo *port = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET6_ADDRSTRLEN] = "?";
@@ -1373,13 +1575,18 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
         drain(s, stop_fd, drain_timeout - drain_delay);
         pthread_mutex_lock(&s->lock);
         s->watching = 0;
+        s->signing = 0;
         pthread_cond_broadcast(&s->idle);
         pthread_mutex_unlock(&s->lock);
         mhd.stop_daemon(d);
         if (watchdog) pthread_join(s->watchdog, NULL);
-        if (s->signer > 0 && sign_head(engine, o->checkpoint_key, s->signer_why,
+        if (signer) pthread_join(s->signer_thread, NULL);
+        if (s->signer > 0 && sign_head(s, o->checkpoint_key, s->signer_why,
                                        sizeof s->signer_why) < 0)
             fprintf(stderr, "calc-route: serve: the final checkpoint: %s\n", s->signer_why);
+        if (s->signer > 0 && s->tiles && tiles_refresh(s, s->signer_why,
+                                                       sizeof s->signer_why) < 0)
+            fprintf(stderr, "calc-route: serve: the final tiles: %s\n", s->signer_why);
         fprintf(stderr, "calc-route: serve: stopped, every request answered\n");
     }
     for (idem *x = s->idems, *next; x; x = next) {
@@ -1392,6 +1599,8 @@ int cr_serve(cr_engine *engine, const cr_serve_opts *o, int stop_fd,
     cr_mcp_free(s->mcp);
     pthread_cond_destroy(&s->idle);
     pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->tiles_lock);
+    cr_cosigners_close(s->cosigners);
     sodium_memzero(s, sizeof *s);
     free(s);
     return rc;

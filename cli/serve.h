@@ -26,6 +26,14 @@ typedef struct {
                                  CR_SERVE_DRAIN_DELAY_S, -1: none */
     const char *checkpoint_key;   /* a ledger signing key (calc-audit keygen): the head is
                                      signed when serve starts and when it stops; NULL: none */
+    double checkpoint_every;  /* with checkpoint_key, seconds between checkpoints while
+                                 records arrive; 0: CR_SERVE_CHECKPOINT_EVERY_S, -1: only at
+                                 the start and the stop */
+    const char *tiles;            /* a directory: the ledger's tree as C2SP tlog-tiles, kept
+                                     there (checkpoint_key signs it) and published read-only as
+                                     GET /checkpoint and /tile/...; NULL: not published */
+    const char *witnesses;        /* a tlog-policy: its witnesses with a URL cosign each
+                                     checkpoint the tiles publish; NULL: none asked */
 } cr_serve_opts;
 
 #define CR_SERVE_LISTEN "127.0.0.1:8080"
@@ -42,6 +50,9 @@ typedef struct {
 /* Long enough for a balancer checking /readyz every second or so to see it fail twice. */
 #define CR_SERVE_DRAIN_DELAY_S 2
 #define CR_SERVE_MAX_BODY ((size_t)1 << 20)
+/* A record is covered by a signed checkpoint within about this long of its answer (an
+ * examiner's proof needs one), at one signature a second at most however busy serve is. */
+#define CR_SERVE_CHECKPOINT_EVERY_S 1
 /* Connections past --connections, kept for the probes (/livez, /readyz, /metrics): others on
  * them are answered 503 (and closed); past these, one is closed as soon as it is accepted. */
 #define CR_SERVE_OVERFLOW 16u
@@ -51,7 +62,7 @@ typedef struct {
 #define CR_SERVE_LINGER_MS 500
 
 /* Sets option `name` (listen, listen-public, token-file, connections, per-address, max-body,
- * header-timeout, drain-timeout, drain-delay, checkpoint-key) from `value`; 0, or -1 with the reason in
+ * header-timeout, drain-timeout, drain-delay, checkpoint-key, checkpoint-every) from `value`; 0, or -1 with the reason in
  * why. */
 int cr_serve_option(cr_serve_opts *o, const char *name, const char *value, char *why,
                     size_t why_len);

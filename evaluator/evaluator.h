@@ -36,6 +36,10 @@ typedef struct {
     uint64_t ops;          /* evaluation steps taken */
 } eval_result;
 
+/* How the LimitError of a run out of CPU time begins (its limit then, "0.2 s)"): where the clock
+ * ran out is no property of the code, so replay (router/replay.c) knows such a stop by it. */
+#define EVAL_CPU_LIMIT_TEXT "CPU time limit ("
+
 /* Runs `prog` (which must have no reasons) with `binds` under `pol`.
  * Returns CR_OK when the run completed, whatever the user's code did: res->status says
  * whether it raised or hit a limit. Returns an error code only when the engine itself

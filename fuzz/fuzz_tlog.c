@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
+#include "fuzz/fuzz_text.h"
 
 #define FT_RECORDS 6
 #define FT_ORIGIN "example.com/fuzz"
@@ -70,20 +71,6 @@ static void ft_init(void)
     for (size_t i = 0; i < n; i++) ft_b64(&ft_proof[1], path[i], AUDIT_HASH_LEN);
 }
 
-/* A template with data XORed onto it (and appended past its end), as a new buffer. */
-static char *ft_mutate(const cr_buf *t, const uint8_t *data, size_t size, size_t *len)
-{
-    size_t n = size > t->len ? size : t->len;
-    char *p = malloc(n + 1);
-    if (!p) ft_fail("malloc");
-    memcpy(p, t->p, t->len);
-    memset(p + t->len, 0, n - t->len);
-    for (size_t i = 0; i < size; i++) p[i] ^= (char)data[i];
-    p[n] = '\0';
-    *len = n;
-    return p;
-}
-
 static void ft_check_tree(const audit_tree *t)
 {
     if (strcmp(t->origin, FT_ORIGIN) != 0 || (t->size != 3 && t->size != 6) ||
@@ -107,7 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *text[3];
     const cr_buf *tpl[3] = { &ft_proof[kind], &ft_note[1], &ft_note[0] };
     for (int i = 0; i < 3; i++)
-        text[i] = ft_mutate(tpl[i], rest, i == target ? rlen : 0, &len[i]);
+        text[i] = fuzz_xor(tpl[i], rest, i == target ? rlen : 0, &len[i]);
     audit_tree t, old;
     audit_proof_result res;
     cr_error err = { 0 };

@@ -23,7 +23,7 @@ $(FUZZ_B)/libcalcroute-fuzz.a: $(FUZZ_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(FUZZ_B)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_engine.h $(FUZZ_B)/libcalcroute-fuzz.a
+$(FUZZ_B)/fuzz_%: fuzz/fuzz_%.c $(wildcard fuzz/*.h) $(FUZZ_B)/libcalcroute-fuzz.a
 	$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< \
 	    $(FUZZ_B)/libcalcroute-fuzz.a $(PKG_LIBS)
 

@@ -429,11 +429,107 @@ CR_API cr_code cr_audit_verify_proof(const char *proof_path, const char *note_pa
                                      const char *old_note_path, const char *pubkey_path,
                                      cr_audit_proof_report *rep, cr_error *err);
 
+/* Proofs to carry away, in the public formats (C2SP tlog-proof, tlog-policy, signed-note
+ * vkeys), checked with no ledger and no network.
+ *
+ * cr_audit_prove_bundle(): the tlog-proof bundle of record seq: the checkpoint note at
+ * note_path verbatim (its cosignatures too; the tree is its size and its root must be this
+ * ledger's), or with note_path NULL one signed now with key_path (origin as cr_audit_note()
+ * takes it) for the tree of `size` records (0: all). Its extra data names the record's seq
+ * and leaf hash. */
+CR_API cr_code cr_audit_prove_bundle(cr_audit *a, uint64_t seq, const char *note_path,
+                                     const char *key_path, const char *origin, uint64_t size,
+                                     char **bundle, cr_error *err);
+/* The signed-note verifier key ("name+hex ID+base64") of the public key at pubkey_path, a
+ * log's (type 1, Ed25519 note signatures) or with witness set a witness's (type 4,
+ * tlog-cosignature); name NULL: cr_audit_note()'s default origin. NUL-ended, newline-ended;
+ * the caller frees. */
+CR_API cr_code cr_audit_vkey(const char *pubkey_path, const char *name, int witness,
+                             char **vkey, cr_error *err);
+/* What cr_audit_verify_bundle() checked. */
+typedef struct {
+    uint64_t index, size;
+    uint64_t seq;             /* the record the extra data names (index + 1), or 0 */
+    char leaf_hash[65];
+    char origin[256], quorum[256];
+    char witnesses[2048];     /* the policy's names of the witnesses that cosigned */
+    int nwitnesses;
+} cr_audit_bundle_report;
+/* Checks the bundle at bundle_path against the policy at policy_path: the checkpoint
+ * signed by a log the policy names (its key name the origin), every signature by a key it
+ * names valid, the quorum of witness cosignatures met, and the path leading from the entry's
+ * leaf hash to the signed root. The entry is the file at entry_path (its bytes, hashed as an
+ * RFC 6962 leaf) or, NULL, the leaf hash the bundle's extra data names. CR_ELEDGER naming
+ * the first thing that does not hold; CR_EUSAGE for a malformed policy; CR_EIO when a file
+ * cannot be read. Thread-safe. */
+CR_API cr_code cr_audit_verify_bundle(const char *bundle_path, const char *policy_path,
+                                      const char *entry_path, cr_audit_bundle_report *rep,
+                                      cr_error *err);
+
+/* What cr_audit_tiles() wrote. */
+typedef struct {
+    uint64_t size, tiles, bundles;
+    uint64_t bundles_skipped;  /* entry bundles left out: a record over 65535 bytes */
+    int files;                 /* files written (full tiles already there are kept) */
+    char skipped[256];         /* the last bundle left out, and why; "" when none */
+} cr_audit_tiles_report;
+/* Writes the tree as C2SP tlog-tiles under dir, for any HTTP server or mirror: tile/L/N and
+ * tile/entries/N (N as x001/x234/067; partial tiles with .p/W), then `checkpoint`: the note at
+ * note_path, or one signed now with key_path (origin as cr_audit_note() takes it). The
+ * note's root must be this ledger's; full tiles already present are kept. */
+CR_API cr_code cr_audit_tiles(cr_audit *a, const char *dir, const char *note_path,
+                              const char *key_path, const char *origin,
+                              cr_audit_tiles_report *rep, cr_error *err);
+/* The same against a note given as text (NUL-ended): cr_cosigners_gather()'s, say. */
+CR_API cr_code cr_audit_tiles_note(cr_audit *a, const char *dir, const char *note,
+                                   cr_audit_tiles_report *rep, cr_error *err);
+
+/* A C2SP tlog-witness (calc-audit witness serves it over HTTP). It follows the logs whose
+ * `log` lines the tlog-policy at policy_path names, keeps the latest checkpoint it cosigned
+ * of each in the file at state_path (created at the first cosignature), and cosigns with the
+ * secret key at key_path (cr_audit_keygen()) under the key name `name` (its vkey:
+ * cr_audit_vkey() with witness set). NULL with err filled when a file cannot be read. */
+typedef struct cr_witness cr_witness;
+CR_API cr_witness *cr_witness_open(const char *state_path, const char *policy_path,
+                                   const char *key_path, const char *name, cr_error *err);
+/* add-checkpoint: the request body (old size line, consistency proof lines, a blank line,
+ * the checkpoint); returns the HTTP status (200, 400, 403, 404, 409, 422; 500 when the
+ * state cannot be written) with the answer's body in *answer (NUL-ended; the caller frees)
+ * and its Content-Type. The state is durable before 200 is returned. Thread-safe. */
+CR_API unsigned cr_witness_add(cr_witness *w, const char *body, size_t len, char **answer,
+                               const char **content_type);
+CR_API void cr_witness_close(cr_witness *w);            /* NULL is a no-op */
+
+/* The log's side: the witnesses a tlog-policy names with a URL (`witness NAME VKEY URL`, the
+ * URL a plain http:// submission prefix), asked to cosign the checkpoints. A handle keeps
+ * the size each witness holds between calls (one thread at a time). */
+typedef struct cr_cosigners cr_cosigners;
+CR_API cr_cosigners *cr_cosigners_open(const char *policy_path, cr_error *err);
+/* The checkpoint note (a cr_audit_note() of this ledger) with the cosignatures of the
+ * witnesses that gave one, in *cosigned (the caller frees); *got counts them and `why` (at
+ * least 1 byte) names each witness that did not, and why. */
+CR_API cr_code cr_cosigners_gather(cr_cosigners *c, cr_audit *a, const char *note,
+                                   char **cosigned, int *got, char *why, size_t why_len,
+                                   cr_error *err);
+CR_API void cr_cosigners_close(cr_cosigners *c);        /* NULL is a no-op */
+
 /* Replay: re-runs records through cr_run() on an engine without audit and compares status,
  * route, value (fraction, repr), stdout and error byte for byte. In-process records must match
  * (a difference fails); sandboxed records are re-run only with CR_REPLAY_SANDBOX and their
- * differences are reported without failing; others are skipped. */
-enum { CR_REPLAY_SANDBOX = 1 };
+ * differences are reported without failing; others are skipped.
+ * Each record runs under what its policy kept: precision, rounding, answer variables, seed,
+ * the limits (timeout, memory and the evaluator's max_*; older records lack the latter and
+ * run under the defaults) and a sandboxed run's interpreter. A recorded limit above the
+ * option's default is lowered to it unless flags has CR_REPLAY_TRUST_LIMITS (a ledger is
+ * untrusted input); when the result then differs, the difference is that limit ("timeout":
+ * recorded "30", replayed "run under 10: ..."), not the fields. Two runs stopped by the same
+ * clock (the evaluator's CPU time, the sandbox's wall clock or CPU time) match when their
+ * limit's name and message do and one's stdout and stderr begin the other's: where a clock
+ * runs out is no property of the code. Nor is whether it runs out: a run that ended within its
+ * recorded timeout and not here runs again under the default timeout and is compared; one
+ * the clock stopped that ends within it here is the difference "timeout" (recorded: the
+ * limit's message). */
+enum { CR_REPLAY_SANDBOX = 1, CR_REPLAY_TRUST_LIMITS = 2 };
 typedef struct {
     uint64_t replayed, matched, skipped;
     uint64_t differences;         /* in-process records that differ, sandboxed ones whose data
@@ -451,9 +547,11 @@ CR_API cr_code cr_audit_replay(cr_audit *a, uint64_t from, uint64_t to, int flag
  * directory. A sandboxed record that keeps a manifest of its data directory is first checked
  * against data_dir's: each file added, missing or differing in size or SHA-256 is a
  * difference "data/NAME" (a record replayed without data_dir, one difference "data"); such
- * a record is not run and counts in rep->differences, a failure. After a re-run, another
+ * a record is not run and counts in rep->differences, a failure. A recorded interpreter this
+ * host lacks ("interpreter", the engine's refusal as replayed) and, after a re-run, another
  * interpreter version ("interpreter") or a recorded package loaded in another version
- * ("packages/NAME") is a sandboxed difference. */
+ * ("packages/NAME") is a sandboxed difference, and the result's fields are not compared: they
+ * are that other environment's. */
 CR_API cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
                                     const char *data_dir,
                                     void (*diff)(uint64_t seq, const char *field,

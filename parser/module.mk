@@ -4,7 +4,7 @@ CORPUS_DIR ?= ../shared/corpus/python
 
 $(B)/tools/parser_corpus: tests/tools/parser_corpus.c $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(B)/libcalcroute-dev.a $(PKG_LIBS)
 
 .PHONY: parser-corpus
 parser-corpus: $(B)/tools/parser_corpus

@@ -271,8 +271,20 @@ static char *policy_json(const cr_engine *e, const cr_policy *pol, const cr_resu
                 &failed);
     cr_json_set(o, "answer_vars", cr_json_text(names.p, names.len, NULL), &failed);
     cr_json_set(o, "tier", json_string(tiers[e->tier]), &failed);
-    cr_json_set(o, "timeout_s", json_real(e->timeout_s), &failed);
-    cr_json_set(o, "memory_mib", json_integer((json_int_t)e->memory_mib), &failed);
+    /* Every limit, so that a replay runs under the same ones (records have kept the timeout
+     * and the memory from the start; older ones lack the evaluator's, and replay under the
+     * defaults). */
+    const router_config_value *v = e->cfg->v;
+#define LIMIT(id, member) \
+    cr_json_set(o, member, CFG_##id == CFG_TIMEOUT ? json_real(v[CFG_##id].d) \
+                                                   : json_integer((json_int_t)v[CFG_##id].u), \
+                &failed);
+    ROUTER_RECORDED_LIMITS(LIMIT)
+#undef LIMIT
+    /* The python a sandboxed run started (the runner's own word on it is in "inputs"). */
+    if (res->route == CR_ROUTE_NS || res->route == CR_ROUTE_KVM)
+        cr_json_set(o, "interpreter", cr_json_text(e->interpreter, strlen(e->interpreter), NULL),
+                    &failed);
     /* The seed a sandboxed run drew from, given or derived: replay passes it back. */
     if (res->has_seed) cr_json_set(o, "seed", json_integer(res->seed), &failed);
     /* What else a sandboxed run depended on (absent from older records, whose encoding is

@@ -11,8 +11,24 @@
 #include "calcroute.h"
 #include "router/router.h"      /* router_data_manifest(): the one walk of a data directory */
 
+#define REPLAY_ENGINES 4        /* engines kept open, one for each set of options met */
+
 typedef struct {
-    cr_engine *engines[3];      /* in-process only (tier none), ns, kvm: opened on first use */
+    char *key;                  /* its options, as engine_for() writes them */
+    cr_engine *e;
+} replay_engine;
+
+/* A recorded limit above what the replay grants: the record runs under the grant. */
+typedef struct {
+    const char *option;
+    char recorded[32], granted[32];
+} capped_limit;
+
+typedef struct {
+    replay_engine engines[REPLAY_ENGINES];
+    unsigned evict;             /* the slot a new engine takes when every one is in use */
+    cr_config *defaults;        /* the most a replay grants each limit, unless it trusts the
+                                   ledger's (CR_REPLAY_TRUST_LIMITS) */
     void (*diff)(uint64_t, const char *, const char *, const char *, void *);
     void *arg;
     cr_audit_replay_report *rep;
@@ -64,42 +80,93 @@ static void compare_int(replay_ctx *cx, uint64_t seq, const char *field, long lo
     differ(cx, seq, field, ws, strlen(ws), gs, strlen(gs));
 }
 
-/* The recorded error is the "error" member of the result's JSON ({type, message, line, col}
- * or null); the new result's must be equal, every string byte for byte. */
-static void compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
-                          const cr_result *res)
+/* Whether a LimitError's {name, message} is a clock's: the evaluator's CPU time or the
+ * sandbox's wall clock or CPU time. Where a clock runs out is no property of the code: the
+ * statement the evaluator was at, and how much it had printed by then, differ run to run. */
+static int clock_limit(json_t *limit)
+{
+    const char *name = json_string_value(json_object_get(limit, "name"));
+    const char *msg = json_string_value(json_object_get(limit, "message"));
+    if (!name || !msg) return 0;
+    return !strcmp(name, "wall") || !strcmp(name, "cpu")
+        || (!strcmp(name, "evaluator")
+            && !strncmp(msg, EVAL_CPU_LIMIT_TEXT, sizeof EVAL_CPU_LIMIT_TEXT - 1));
+}
+
+/* The record's error column and the result's counterpart: its JSON's "error" ({type,
+ * message, line, col} or null), for a LimitError its "limit", which is what the record keeps
+ * in its error column (router/record.c). */
+typedef struct {
+    json_t *want, *all, *got;   /* got is borrowed from all; want NULL: not JSON */
+} errors;
+
+static void errors_read(const audit_record *r, const cr_result *res, errors *x)
 {
     /* A result's stdout may hold NUL bytes ("\u0000"), which jansson refuses unless told. */
-    json_t *want = r->error ? json_loadb(r->error, r->error_len,
-                                         JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL)
-                            : json_null();
+    x->want = r->error ? json_loadb(r->error, r->error_len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                                    NULL)
+                       : json_null();
     const char *rj = cr_result_json(res);
-    json_t *all = rj ? json_loads(rj, JSON_ALLOW_NUL, NULL) : NULL;
-    json_t *got = json_object_get(all, "error");
-    /* A LimitError's result has "error": null and the limit in "limit", which is what the
-     * record keeps in its error column (router/record.c). */
-    if ((!got || json_is_null(got)) && cr_result_status(res) == CR_ELIMIT)
-        got = json_object_get(all, "limit");
-    if (!got) got = json_null();
-    if (!want || !json_equal(want, got)) {
-        char *g = json_dumps(got, JSON_COMPACT | JSON_ENCODE_ANY);
+    x->all = rj ? json_loads(rj, JSON_ALLOW_NUL, NULL) : NULL;
+    x->got = json_object_get(x->all, "error");
+    if ((!x->got || json_is_null(x->got)) && cr_result_status(res) == CR_ELIMIT)
+        x->got = json_object_get(x->all, "limit");
+    if (!x->got) x->got = json_null();
+}
+
+static void errors_free(errors *x)
+{
+    json_decref(x->want);
+    json_decref(x->all);
+}
+
+/* The errors must be equal, every string byte for byte, but for where a clock stopped both
+ * runs (clock_limit()): then the same limit, by name and message, is the match. Returns 1 in
+ * that case. */
+static int compare_error(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                         const cr_result *res)
+{
+    errors x;
+    errors_read(r, res, &x);
+    int clock = r->status == CR_ELIMIT && cr_result_status(res) == CR_ELIMIT
+             && clock_limit(x.want) && clock_limit(x.got)
+             && json_equal(json_object_get(x.want, "name"), json_object_get(x.got, "name"))
+             && json_equal(json_object_get(x.want, "message"),
+                           json_object_get(x.got, "message"));
+    if (!clock && (!x.want || !json_equal(x.want, x.got))) {
+        char *g = json_dumps(x.got, JSON_COMPACT | JSON_ENCODE_ANY);
         differ(cx, seq, "error", r->error, r->error_len, g, g ? strlen(g) : 0);
         free(g);
     }
-    json_decref(want);
-    json_decref(all);
+    errors_free(&x);
+    return clock;
+}
+
+/* Which side alone a clock stopped: 1 the replay (the record's run ended before), -1 the
+ * record's (the replay ended before), 0 neither or both. */
+static int clock_alone(const audit_record *r, const cr_result *res)
+{
+    errors x;
+    errors_read(r, res, &x);
+    int rec = r->status == CR_ELIMIT && clock_limit(x.want);
+    int got = cr_result_status(res) == CR_ELIMIT && clock_limit(x.got);
+    errors_free(&x);
+    return got - rec;
+}
+
+/* stdout or stderr: byte for byte, or after a clock stopped both runs, one a prefix of the
+ * other (the code is deterministic, so the shorter run printed the start of the longer's). */
+static void compare_output(replay_ctx *cx, uint64_t seq, const char *field, const char *w,
+                           size_t wl, const char *g, size_t gl, int clock)
+{
+    size_t n = wl < gl ? wl : gl;
+    if (clock && w && g && memcmp(w, g, n) == 0) return;
+    compare_bytes(cx, seq, field, w, wl, g, gl);
 }
 
 /* Per-request policy from the record: precision, rounding, answer_vars, seed. */
-static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
+static cr_code set_policy(cr_request *req, json_t *p, cr_error *err)
 {
-    if (!r->policy) return CR_OK;
-    json_error_t je;
-    json_t *p = json_loadb(r->policy, r->policy_len, 0, &je);
-    if (!p || !json_is_object(p)) {
-        json_decref(p);
-        return cr_error_set(err, CR_EUSAGE, je.line, je.column, "policy: not a JSON object");
-    }
     cr_code rc = CR_OK;
     char num[32];
     json_t *v;
@@ -126,11 +193,11 @@ static cr_code set_policy(cr_request *req, const audit_record *r, cr_error *err)
         snprintf(num, sizeof num, "%lld", (long long)json_integer_value(v));
         rc = cr_request_set_option(req, "seed", num, err);
     }
-    json_decref(p);
     return rc;
 }
 
-static cr_code build_request(const audit_record *r, cr_request **out, cr_error *err)
+static cr_code build_request(const audit_record *r, json_t *policy, cr_request **out,
+                             cr_error *err)
 {
     cr_request *req = cr_request_new();
     cr_code rc = req ? CR_OK : cr_error_set(err, CR_ENOMEM, 0, 0, "replay: request");
@@ -143,7 +210,7 @@ static cr_code build_request(const audit_record *r, cr_request **out, cr_error *
         rc = cr_request_set_vars_json(req, r->bindings, r->bindings_len, err);
     if (rc == CR_OK && r->tables)
         rc = cr_request_set_table_json(req, r->tables, r->tables_len, err);
-    if (rc == CR_OK) rc = set_policy(req, r, err);
+    if (rc == CR_OK) rc = set_policy(req, policy, err);
     if (rc != CR_OK) {
         cr_request_free(req);
         req = NULL;
@@ -152,24 +219,99 @@ static cr_code build_request(const audit_record *r, cr_request **out, cr_error *
     return rc;
 }
 
-static cr_engine *engine_for(replay_ctx *cx, int which, cr_error *err)
+/* Sets the limit `id` from the policy's value v, or the default when the record's is above
+ * it and the replay does not trust the ledger's limits (then noted in capped). A ledger is
+ * untrusted input: without the cap its records could ask a replay for a day of CPU each, or
+ * a terabyte of the examiner's memory. */
+static cr_code set_limit(replay_ctx *cx, cr_config *cfg, router_config_id id, const char *member,
+                         json_t *v, capped_limit *capped, int *ncapped, cr_error *err)
+{
+    const char *key = cr_config_option(id);
+    char text[32];
+    if (json_is_integer(v))
+        snprintf(text, sizeof text, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(text, sizeof text, "%.17g", json_real_value(v));   /* the same double back */
+    else
+        return cr_error_set(err, CR_EUSAGE, 0, 0, "policy: %s: want a number", member);
+    cr_code rc = cr_config_set(cfg, key, text, err);
+    if (rc != CR_OK || (cx->flags & CR_REPLAY_TRUST_LIMITS)) return rc;
+    const router_config_value *got = &cfg->v[id], *most = &cx->defaults->v[id];
+    if (id == CFG_TIMEOUT ? got->d <= most->d : got->u <= most->u) return CR_OK;
+    capped_limit *c = &capped[(*ncapped)++];
+    c->option = key;
+    snprintf(c->recorded, sizeof c->recorded, "%s", text);
+    snprintf(c->granted, sizeof c->granted, "%s", cr_config_get(cx->defaults, key));
+    return cr_config_set(cfg, key, c->granted, err);
+}
+
+/* Raises cfg's timeout to the most a replay grants: 0 when it is there already. */
+static int grant_time(replay_ctx *cx, cr_config *cfg)
+{
+    if (cfg->v[CFG_TIMEOUT].d >= cx->defaults->v[CFG_TIMEOUT].d) return 0;
+    return cr_config_set(cfg, "timeout", cr_config_get(cx->defaults, "timeout"), NULL) == CR_OK;
+}
+
+#define COUNT(id, member) +1
+enum { NLIMITS = 0 ROUTER_RECORDED_LIMITS(COUNT) };
+#undef COUNT
+
+/* The options record r ran under: its tier, what its policy kept (the limits, the
+ * interpreter of a sandboxed run) and the data directory given for the replay. CR_EUSAGE
+ * naming a recorded value that no engine takes. */
+static cr_code record_config(replay_ctx *cx, int which, json_t *policy, cr_config *cfg,
+                             capped_limit capped[NLIMITS], int *ncapped, cr_error *err)
 {
     static const char *const tiers[3] = { "none", "ns", "kvm" };
-    if (!cx->engines[which]) {
-        /* No "audit": a replay must never append to any ledger. An in-process record
-         * replays where no sandbox exists: if the router's decision changed, the result
-         * says rejected and the route differs, and nothing runs. */
-        cr_config *cfg = cr_config_new();
-        if (!cfg) {
-            cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
-            return NULL;
-        }
-        if (cr_config_set(cfg, "tier", tiers[which], err) == CR_OK &&
-            (!cx->data_dir || cr_config_set(cfg, "data", cx->data_dir, err) == CR_OK))
-            cx->engines[which] = cr_engine_open(cfg, err);
-        cr_config_free(cfg);
+    const char *interp = json_string_value(json_object_get(policy, "interpreter"));
+    json_t *v;
+    cr_code rc = cr_config_set(cfg, "tier", tiers[which], err);
+    if (rc == CR_OK && which > 0 && cx->data_dir) rc = cr_config_set(cfg, "data", cx->data_dir, err);
+    if (rc == CR_OK && which > 0 && interp) rc = cr_config_set(cfg, "interpreter", interp, err);
+    *ncapped = 0;
+#define LIMIT(id, member) \
+    if (rc == CR_OK && (v = json_object_get(policy, member))) \
+        rc = set_limit(cx, cfg, CFG_##id, member, v, capped, ncapped, err);
+    ROUTER_RECORDED_LIMITS(LIMIT)
+#undef LIMIT
+    return rc;
+}
+
+/* An engine with exactly cfg's options: one kept from an earlier record, or a new one. No
+ * "audit": a replay must never append to any ledger. An in-process record replays where no
+ * sandbox exists: if the router's decision changed, the result says rejected and the route
+ * differs, and nothing runs. */
+static cr_engine *engine_for(replay_ctx *cx, const cr_config *cfg, cr_error *err)
+{
+    cr_buf key;
+    int failed = 0;
+    cr_buf_init(&key, 0);
+    for (size_t i = 0; cr_config_option(i); i++) {
+        const char *v = cr_config_get(cfg, cr_config_option(i));
+        failed |= cr_buf_printf(&key, "%zu:%s", v ? strlen(v) : 0, v ? v : "") != CR_OK;
     }
-    return cx->engines[which];
+    char *k = failed ? NULL : cr_buf_take(&key, NULL);
+    cr_buf_free(&key);
+    if (!k) {
+        cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
+        return NULL;
+    }
+    for (int i = 0; i < REPLAY_ENGINES; i++)
+        if (cx->engines[i].key && !strcmp(cx->engines[i].key, k)) {
+            free(k);
+            return cx->engines[i].e;
+        }
+    cr_engine *e = cr_engine_open(cfg, err);
+    if (!e) {
+        free(k);
+        return NULL;
+    }
+    replay_engine *slot = &cx->engines[cx->evict++ % REPLAY_ENGINES];
+    cr_engine_close(slot->e);
+    free(slot->key);
+    slot->key = k;
+    slot->e = e;
+    return e;
 }
 
 /* "N bytes, sha256 H" (or the entry's type) of one manifest entry, for a difference. */
@@ -228,53 +370,46 @@ static void data_side(replay_ctx *cx, uint64_t seq, json_t *a, json_t *b, int a_
 /* The recorded manifest of the data directory against --data's, before anything runs: a file
  * added, missing or different is a difference naming it; so is a record that read a data
  * directory replayed without one. */
-static void check_data(replay_ctx *cx, uint64_t seq, const audit_record *r)
+static void check_data(replay_ctx *cx, uint64_t seq, json_t *policy)
 {
-    json_t *p = r->policy ? json_loadb(r->policy, r->policy_len, 0, NULL) : NULL;
-    json_t *want = json_object_get(json_object_get(json_object_get(p, "inputs"), "data"),
+    json_t *want = json_object_get(json_object_get(json_object_get(policy, "inputs"), "data"),
                                    "files");
-    if (!want) {
-        json_decref(p);
-        return;
-    }
+    if (!want) return;
     if (!cx->data_dir) {
         static const char w[] = "a data directory (replay with --data DIR)";
         differ(cx, seq, "data", w, sizeof w - 1, NULL, 0);
-    } else {
-        if (!cx->data_files && !cx->data_err.message[0]) {
-            json_t *m = NULL;
-            if (router_data_manifest(cx->data_dir, NULL, &m, &cx->data_err) == CR_OK) {
-                cx->data_files = json_incref(json_object_get(m, "files"));
-                json_decref(m);
-            }
-        }
-        if (!cx->data_files) {
-            differ(cx, seq, "data", "a data directory", 16, cx->data_err.message,
-                   strlen(cx->data_err.message));
-        } else {
-            json_t *want_by = by_name(want);
-            if (!cx->data_by) cx->data_by = by_name(cx->data_files);
-            if (!want_by || !cx->data_by) {
-                differ(cx, seq, "data", "a data directory", 16, "out of memory", 13);
-            } else {
-                data_side(cx, seq, want, cx->data_by, 1);
-                data_side(cx, seq, cx->data_files, want_by, 0);
-            }
-            json_decref(want_by);
+        return;
+    }
+    if (!cx->data_files && !cx->data_err.message[0]) {
+        json_t *m = NULL;
+        if (router_data_manifest(cx->data_dir, NULL, &m, &cx->data_err) == CR_OK) {
+            cx->data_files = json_incref(json_object_get(m, "files"));
+            json_decref(m);
         }
     }
-    json_decref(p);
+    if (!cx->data_files) {
+        differ(cx, seq, "data", "a data directory", 16, cx->data_err.message,
+               strlen(cx->data_err.message));
+        return;
+    }
+    json_t *want_by = by_name(want);
+    if (!cx->data_by) cx->data_by = by_name(cx->data_files);
+    if (!want_by || !cx->data_by) {
+        differ(cx, seq, "data", "a data directory", 16, "out of memory", 13);
+    } else {
+        data_side(cx, seq, want, cx->data_by, 1);
+        data_side(cx, seq, cx->data_files, want_by, 0);
+    }
+    json_decref(want_by);
 }
 
 /* The run's interpreter and packages against the record's: the interpreter's version, and
  * the version of each recorded package the re-run loaded too (a package loaded on one side
  * alone, such as a warm worker's preload, is no finding: a missing import shows in the
- * result). Differences of a sandboxed record: reported, not failed. */
-static void check_runtime(replay_ctx *cx, uint64_t seq, const audit_record *r,
-                          const cr_result *res)
+ * result). */
+static void check_runtime(replay_ctx *cx, uint64_t seq, json_t *policy, const cr_result *res)
 {
-    json_t *p = r->policy ? json_loadb(r->policy, r->policy_len, 0, NULL) : NULL;
-    json_t *want = json_object_get(p, "inputs"), *got = res->sandbox_inputs;
+    json_t *want = json_object_get(policy, "inputs"), *got = res->sandbox_inputs;
     const char *wv = json_string_value(json_object_get(json_object_get(want, "interpreter"),
                                                        "version"));
     const char *gv = json_string_value(json_object_get(json_object_get(got, "interpreter"),
@@ -290,10 +425,73 @@ static void check_runtime(replay_ctx *cx, uint64_t seq, const audit_record *r,
             compare_str(cx, seq, field, w, strlen(w), g);
         }
     }
-    json_decref(p);
 }
 
-/* audit_walk()'s visitor: one record. Failing to replay it is a difference, never a stop. */
+/* The result against the record, field by field. */
+static void compare_result(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                           const cr_result *res)
+{
+    size_t gl;
+    const char *g;
+    compare_str(cx, seq, "route", r->route, r->route_len, cr_route_name(cr_result_route(res)));
+    compare_int(cx, seq, "status", r->status, cr_result_status(res));
+    compare_str(cx, seq, "value_fraction", r->value_fraction, r->value_fraction_len,
+                cr_result_value_fraction(res));
+    compare_str(cx, seq, "value_repr", r->value_repr, r->value_repr_len,
+                cr_result_value_repr(res));
+    compare_str(cx, seq, "value_type", r->value_type, r->value_type_len,
+                cr_result_value_type(res));
+    int clock = compare_error(cx, seq, r, res);
+    g = cr_result_stdout(res, &gl);
+    compare_output(cx, seq, "stdout", r->out, r->out_len, g, g ? gl : 0, clock);
+    g = cr_result_stderr(res, &gl);
+    compare_output(cx, seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0, clock);
+}
+
+/* Whether the result differs from the record, saying nothing. */
+static int result_differs(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                          const cr_result *res)
+{
+    void (*diff)(uint64_t, const char *, const char *, const char *, void *) = cx->diff;
+    int before = cx->ndiff;
+    cx->diff = NULL;
+    compare_result(cx, seq, r, res);
+    cx->diff = diff;
+    int differs = cx->ndiff != before;
+    cx->ndiff = before;
+    return differs;
+}
+
+/* The run against its record, where the environment was the same: a difference that only a
+ * clock or a lowered limit made is named by that, not by the fields it changed. */
+static void compare_run(replay_ctx *cx, uint64_t seq, const audit_record *r,
+                        const cr_result *res, const capped_limit *capped, int ncapped)
+{
+    if (clock_alone(r, res) < 0) {
+        /* The clock stopped the recorded run and not this one: the difference is the
+         * machine's speed, and the fields would only restate it. */
+        errors x;
+        errors_read(r, res, &x);
+        const char *m = json_string_value(json_object_get(x.want, "message"));
+        static const char got[] = "not reached: the run ended within it here";
+        differ(cx, seq, "timeout", m, m ? strlen(m) : 0, got, sizeof got - 1);
+        errors_free(&x);
+    } else if (ncapped && result_differs(cx, seq, r, res)) {
+        /* Run under less than it was granted: the shortfall is what differs. */
+        for (int i = 0; i < ncapped; i++) {
+            char got[200];
+            snprintf(got, sizeof got, "run under %s: a replay grants no more unless it trusts"
+                     " the ledger's limits (--trust-limits)", capped[i].granted);
+            differ(cx, seq, capped[i].option, capped[i].recorded, strlen(capped[i].recorded),
+                   got, strlen(got));
+        }
+    } else {
+        compare_result(cx, seq, r, res);
+    }
+}
+
+/* audit_walk()'s visitor: one record, run under the options it ran under. Failing to replay
+ * it is a difference, never a stop. */
 static cr_code replay_one(const audit_entry *e, void *arg)
 {
     replay_ctx *cx = arg;
@@ -309,42 +507,64 @@ static cr_code replay_one(const audit_entry *e, void *arg)
         cx->rep->skipped++;
         return CR_OK;
     }
+    json_t *policy = NULL;
+    cr_config *cfg = NULL;
+    cr_engine *eng = NULL;
     cr_request *req = NULL;
     cr_result *res = NULL;
-    if (which > 0) {
-        check_data(cx, e->seq, r);
+    capped_limit capped[NLIMITS];
+    int ncapped = 0, said = 0;
+    cr_code rc = CR_OK;
+    if (r->policy) {
+        json_error_t je;
+        policy = json_loadb(r->policy, r->policy_len, 0, &je);
+        if (!json_is_object(policy))
+            rc = cr_error_set(err, CR_EUSAGE, je.line, je.column, "policy: not a JSON object");
+    }
+    if (rc == CR_OK && which > 0) {
+        check_data(cx, e->seq, policy);
         if (cx->ndiff) {
             /* Different inputs make different answers: the run would only restate that. */
             cx->rep->replayed++;
             cx->rep->differences++;
+            json_decref(policy);
             return CR_OK;
         }
     }
-    cr_engine *eng = engine_for(cx, which, err);
-    cr_code rc = eng ? build_request(r, &req, err) : CR_EINTERNAL;
+    if (rc == CR_OK && !(cfg = cr_config_new()))
+        rc = cr_error_set(err, CR_ENOMEM, 0, 0, "replay: engine");
+    if (rc == CR_OK) rc = record_config(cx, which, policy, cfg, capped, &ncapped, err);
+    if (rc == CR_OK && !(eng = engine_for(cx, cfg, err))) {
+        rc = err->code ? err->code : CR_EINTERNAL;
+        /* A sandboxed record's python that this host lacks: that part of its environment
+         * cannot be had here. */
+        const char *interp = json_string_value(json_object_get(policy, "interpreter"));
+        if (which > 0 && interp) {
+            differ(cx, e->seq, "interpreter", interp, strlen(interp), err->message,
+                   strlen(err->message));
+            said = 1;
+        }
+    }
+    if (rc == CR_OK) rc = build_request(r, policy, &req, err);
     if (rc == CR_OK) rc = cr_run(eng, req, &res, err);
-    if (rc != CR_OK) {
+    /* The run ended within its timeout where it was recorded and not here: this machine is
+     * slower, which is no property of the code. It runs again under what the replay grants
+     * at most, and that result is compared. */
+    if (rc == CR_OK && clock_alone(r, res) > 0 && grant_time(cx, cfg)) {
+        cr_result_free(res);
+        res = NULL;
+        rc = (eng = engine_for(cx, cfg, err)) ? cr_run(eng, req, &res, err)
+                                              : err->code ? err->code : CR_EINTERNAL;
+    }
+    if (rc != CR_OK && !said) {
         /* The request was accepted once; failing to rebuild or run it is a difference, with
          * the reason, not a reason to stop the whole replay. */
         differ(cx, e->seq, "run", "a result", 8, err->message, strlen(err->message));
-    } else {
-        size_t gl;
-        const char *g;
-        compare_str(cx, e->seq, "route", r->route, r->route_len,
-                    cr_route_name(cr_result_route(res)));
-        compare_int(cx, e->seq, "status", r->status, cr_result_status(res));
-        compare_str(cx, e->seq, "value_fraction", r->value_fraction, r->value_fraction_len,
-                    cr_result_value_fraction(res));
-        compare_str(cx, e->seq, "value_repr", r->value_repr, r->value_repr_len,
-                    cr_result_value_repr(res));
-        compare_str(cx, e->seq, "value_type", r->value_type, r->value_type_len,
-                    cr_result_value_type(res));
-        g = cr_result_stdout(res, &gl);
-        compare_bytes(cx, e->seq, "stdout", r->out, r->out_len, g, g ? gl : 0);
-        g = cr_result_stderr(res, &gl);
-        compare_bytes(cx, e->seq, "stderr", r->err_out, r->err_out_len, g, g ? gl : 0);
-        compare_error(cx, e->seq, r, res);
-        if (which > 0) check_runtime(cx, e->seq, r, res);
+    } else if (rc == CR_OK) {
+        /* Another interpreter or package version: the result is that environment's, so the
+         * difference named is the environment's, not a field the code printed. */
+        if (which > 0) check_runtime(cx, e->seq, policy, res);
+        if (cx->ndiff == 0) compare_run(cx, e->seq, r, res, capped, ncapped);
     }
     cx->rep->replayed++;
     if (cx->ndiff == 0) cx->rep->matched++;
@@ -352,6 +572,8 @@ static cr_code replay_one(const audit_entry *e, void *arg)
     else cx->rep->sandbox_differences++;
     cr_result_free(res);
     cr_request_free(req);
+    cr_config_free(cfg);
+    json_decref(policy);
     return CR_OK;
 }
 
@@ -362,11 +584,16 @@ cr_code cr_audit_replay_data(cr_audit *a, uint64_t from, uint64_t to, int flags,
                              void *arg, cr_audit_replay_report *rep, cr_error *err)
 {
     replay_ctx cx = { .diff = diff, .arg = arg, .rep = rep, .flags = flags,
-                      .data_dir = data_dir };
+                      .data_dir = data_dir, .defaults = cr_config_new() };
     memset(rep, 0, sizeof *rep);
+    if (!cx.defaults) return cr_error_set(err, CR_ENOMEM, 0, 0, "replay");
     /* Records asked for that the ledger does not hold are a finding, not an empty success. */
     cr_code rc = audit_walk(a, "replay", from, to, replay_one, &cx, err);
-    for (int i = 0; i < 3; i++) cr_engine_close(cx.engines[i]);
+    for (int i = 0; i < REPLAY_ENGINES; i++) {
+        cr_engine_close(cx.engines[i].e);
+        free(cx.engines[i].key);
+    }
+    cr_config_free(cx.defaults);
     json_decref(cx.data_files);
     json_decref(cx.data_by);
     return rc;

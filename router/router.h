@@ -44,6 +44,15 @@
     X(MAX_SOURCE, "max_source", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_SOURCE), 1, 64u << 20, NULL) \
     X(MAX_STDOUT, "max_stdout", CFG_UINT, CR_DEFAULT_TEXT(CR_DEFAULT_MAX_STDOUT), 1, 1u << 30, NULL)
 
+/* The limits that bound a run, each kept by its record's policy under the member named here
+ * (router/record.c) and set again for its replay (router/replay.c). The timeout is seconds
+ * (a JSON real), the others whole numbers. */
+#define ROUTER_RECORDED_LIMITS(X) \
+    X(TIMEOUT, "timeout_s") X(MEMORY, "memory_mib") X(MAX_STEPS, "max_steps") \
+    X(MAX_EVAL_MEMORY, "max_eval_memory") X(MAX_DEPTH, "max_depth") \
+    X(MAX_RECURSION, "max_recursion") X(MAX_INT_BITS, "max_int_bits") \
+    X(MAX_STR_LEN, "max_str_len") X(MAX_SOURCE, "max_source") X(MAX_STDOUT, "max_stdout")
+
 typedef enum { CFG_STR, CFG_DIR, CFG_CHOICE, CFG_UINT, CFG_AUTO_UINT, CFG_SECONDS } router_config_kind;
 /* A CFG_AUTO_UINT set to "auto": the engine works the number out when it opens. */
 #define CFG_AUTO UINT64_MAX

@@ -1,5 +1,7 @@
 # tests/lib.sh: what the shell tests share, sourced from the repository's root: the counts,
-# ok/bad/expect, the closing line tests/run.sh reads, and starting `calc-route serve`.
+# ok/bad/expect, skips named the one way tests/run.sh counts them, the closing line it reads,
+# and starting `calc-route serve`. (tests/testlib.h is the C tests' twin; its top comment
+# says what counts as one check.)
 pass=0 fail=0 skip=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); printf 'FAIL %s\n' "$*" >&2; }
@@ -10,27 +12,42 @@ expect() {
   want [$2]"; fi
 }
 summary() { echo "$pass passed, $fail failed, $skip skipped"; }
+# finish: the closing line, and the exit status: 1 when anything failed.
+finish() {
+    summary
+    [ "$fail" = 0 ]
+    exit
+}
+# skip NAME WHY: one check (or one part) this host cannot run, counted, and named on stderr as
+# "SKIP NAME: WHY", one line a skip (NAME holds no colon).
+skip() {
+    skip=$((skip + 1))
+    printf 'SKIP %s: %s\n' "$1" "$2" >&2
+}
+# skip_all NAME WHY: the whole test cannot run here: its one skip and its closing line.
+skip_all() {
+    skip "$1" "$2"
+    finish
+}
 # unavailable WHAT WHY: a part a test needs is not to be had here: under CI (CI=true), where
 # everything is installed, that is a failure; elsewhere the part is skipped, saying why.
 unavailable() {
     if [ "${CI:-}" = true ]; then
         bad "$1: $2 (under CI that fails)"
     else
-        echo "SKIP $1: $2" >&2
-        skip=$((skip + 1))
+        skip "$1" "$2"
     fi
 }
 
 # serve_test NAME: what a test of `calc-route serve` begins with: $tmp (removed on exit), the
-# servers start() made killed on exit, and the test NAME skipped, saying why, without curl.
+# servers start() made killed on exit, and without curl the test NAME unavailable (above).
 serve_test() {
     tmp=$(mktemp -d)
     pids=""
     trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
     if ! command -v curl >/dev/null; then
-        echo "SKIP $1: no curl (scripts/install-deps.sh installs it)" >&2
-        echo "0 passed, 0 failed, 1 skipped"
-        exit 0
+        unavailable "$1" "no curl (scripts/install-deps.sh installs it)"
+        finish
     fi
 }
 

@@ -11,5 +11,5 @@ $(B)/tests/scanner_unwrapped.o: $(B)/grammars/tree-sitter-python/scanner.o
 $(B)/tests/test_alloc_fail: tests/test_alloc_fail.c tests/testlib.h \
     $(B)/tests/scanner_unwrapped.o $(B)/libcalcroute-dev.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(B)/tests/scanner_unwrapped.o \
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(EXE_LDFLAGS) -o $@ $< $(B)/tests/scanner_unwrapped.o \
 	    $(B)/libcalcroute-dev.a $(PKG_LIBS) $(foreach f,$(ALLOC_WRAP),-Wl$(COMMA)--wrap=$(f))

@@ -695,7 +695,9 @@ int main(void)
             continue;
         }
         t_pass++;
-        for (int sticky = 0; sticky <= 1; sticky++)
+        /* each of the two sweeps is one check (tests/testlib.h) */
+        for (int sticky = 0; sticky <= 1; sticky++) {
+            SWEEP_BEGIN(sweep);
             for (unsigned long n = 1; n <= n_alloc; n += step) {
                 unsigned long count = run_counted(p, n, sticky, &o, &live, &nfailed);
                 const char *why = NULL;
@@ -718,6 +720,8 @@ int main(void)
                             cr_strerror(o.code), (int)o.code, o.message, cr_strerror(o.status),
                             o.err, live);
             }
+            SWEEP_END(sweep);
+        }
         printf("%-20s %5lu allocations, %lu runs: %lu recovered, %lu inside jansson's text\n",
                p->name, n_alloc, 2 * ((n_alloc + step - 1) / step), recovered, exempt);
     }

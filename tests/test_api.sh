@@ -59,6 +59,11 @@ cc -std=c11 -Iinclude -o "$tmp/clash" "$tmp/embed.c" "$B/libcalcroute-dev.a" $LI
 ok "$? $(grep -c 'multiple definition of .audit_open' "$tmp/clash.err")" "1 1" \
    "without the localisation, audit_open clashes"
 
+# The library exports exactly what the Debian symbols file records (dpkg-gensymbols -c4
+# fails the package's build on any difference; here it fails at once).
+ok "$(nm -D --defined-only "$B/libcalcroute.so" | awk '$3 !~ /^CALCROUTE/ {sub(/@.*/, "", $3); print $3}' | sort | paste -sd' ')" \
+   "$(sed -n 's/^ \(cr_[a-z0-9_]*\)@.*/\1/p' debian/libcalcroute0.symbols | sort | paste -sd' ')" \
+   "the exported symbols are debian/libcalcroute0.symbols' list"
 # The man page covers every function of the header and every engine option; the header
 # lists every option the library has.
 missing=

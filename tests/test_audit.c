@@ -68,18 +68,20 @@ static audit_db *open_db(const char *path, int flags)
     return db;
 }
 
-/* Appends records 0..n-1 one transaction each. */
+/* Appends records 0..n-1 one transaction each (one check). */
 static void fill(audit_db *db, int n)
 {
     char id[32];
     audit_record r;
     cr_error err = {0};
+    SWEEP_BEGIN(sweep);
     for (int i = 0; i < n; i++) {
         sample(&r, i, id, sizeof id);
         uint64_t seq = 0;
         CHECK_INT(audit_append(db, &r, &seq, NULL, &err), CR_OK);
         CHECK_INT(seq, (uint64_t)i + 1);
     }
+    SWEEP_END(sweep);
 }
 
 /* Verify in `ranges` ranges read side by side (0: one pass); an error's message goes into
@@ -107,13 +109,14 @@ static cr_audit_report verify_cut(const char *path, const uint8_t *pk, int range
 }
 
 /* The single pass's report, and the same from the ledger cut into 2, 3, 4 and 7 ranges (as far
- * as it has records): each must equal it, field for field. */
+ * as it has records): each must equal it, field for field (one check). */
 static cr_audit_report verify_path(const char *path, const uint8_t *pk)
 {
     static const int cuts[] = { 2, 3, 4, 7 };
     uint64_t min = audit_verify_range_min;
     cr_audit_report rep = verify_cut(path, pk, 0);
     if (rep.ok < 0) fprintf(stderr, "verify %s: %s\n", path, rep.problem);
+    SWEEP_BEGIN(sweep);
     for (size_t i = 0; i < sizeof cuts / sizeof *cuts; i++) {
         cr_audit_report cut = verify_cut(path, pk, cuts[i]);
         CHECK_INT(cut.ok, rep.ok);
@@ -126,6 +129,7 @@ static cr_audit_report verify_path(const char *path, const uint8_t *pk)
         CHECK_INT(cut.checkpoint_seq, rep.checkpoint_seq);
         CHECK_INT(cut.foreign_checkpoints, rep.foreign_checkpoints);
     }
+    SWEEP_END(sweep);
     audit_verify_range_min = min;
     audit_verify_ranges = 0;
     return rep;
@@ -426,6 +430,7 @@ static void test_tamper_every_field(void)
         "value_repr", "value_type", "value_exact", "stdout", "stderr", "error", "artifacts",
         "timings", "prev_hash", "hash", NULL };
     int cases = 0, named = 0;
+    SWEEP_BEGIN(sweep);   /* every field of every row: one check (tests/testlib.h) */
     for (int seq = 1; seq <= NROWS; seq++) {
         for (int c = 0; cols[c]; c++) {
             const char *p = attacked("tamper.db", "template.db", NULL);
@@ -445,6 +450,7 @@ static void test_tamper_every_field(void)
             }
         }
     }
+    SWEEP_END(sweep);
     CHECK_INT(cases, 25 * NROWS);
     CHECK_INT(named, cases);
 }
@@ -1046,6 +1052,31 @@ static int verify_cut_main(int argc, char **argv)
     return TEST_SUMMARY();
 }
 
+/* C2SP tlog-tiles' names: N in three-digit elements, all but the last with an x. */
+static void test_tile_paths(void)
+{
+    static const struct {
+        int level;
+        uint64_t n;
+        unsigned width;
+        const char *want;
+    } cases[] = {
+        { 0, 0, 0, "tile/0/000" },
+        { 0, 5, 17, "tile/0/005.p/17" },
+        { 1, 999, 256, "tile/1/999" },
+        { 2, 1000, 1, "tile/2/x001/000.p/1" },
+        { 0, 1234067, 0, "tile/0/x001/x234/067" },
+        { -1, 1234067, 255, "tile/entries/x001/x234/067.p/255" },
+        { 63, UINT64_C(72057594037927935), 0, "tile/63/x072/x057/x594/x037/x927/935" },
+    };
+    char path[128];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK(audit_tile_path(path, sizeof path, cases[i].level, cases[i].n, cases[i].width));
+        CHECK_STR(path, cases[i].want);
+    }
+    CHECK(!audit_tile_path(path, 12, 0, 1234067, 0));
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "--verify-cut")) return verify_cut_main(argc, argv);
@@ -1073,6 +1104,7 @@ int main(int argc, char **argv)
     test_keys();
     test_checkpoints();
     test_json();
+    test_tile_paths();
     test_group_commit();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -8,7 +8,7 @@ B=${BUILD:-build}
 R="$B/calc-route"
 A="$B/calc-audit"
 PY=/usr/bin/python3
-pass=0 fail=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
@@ -22,9 +22,7 @@ check() {
 }
 
 if ! printf 'import os\nans = 1' | "$R" --tier ns >/dev/null 2>"$tmp/err"; then
-    echo "SKIP: the ns sandbox cannot run here: $(head -c 200 "$tmp/err")" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
+    skip_all test_audit_inputs "the ns sandbox cannot run here: $(head -c 200 "$tmp/err")"
 fi
 
 d="$tmp/data"
@@ -113,10 +111,11 @@ d = json.load(sys.stdin)["policy"]["inputs"]["data"]
 print(d["files"], d["cut"])')
 check cut "$got" "[] directory too deep: $(printf 'd/%.0s' $(seq 1 31))d"
 
-# An in-process record keeps no inputs: its policy is what it was before.
+# An in-process record keeps no inputs and no interpreter: its policy is the arithmetic's and
+# the limits'.
 printf 'ans = 1 + 2' | "$R" --data "$d" --audit "$tmp/l.db" >/dev/null 2>&1
 got=$("$A" show "$tmp/l.db" 3 | "$PY" -c 'import json, sys; print(sorted(json.load(sys.stdin)["policy"]))')
-check inprocess-policy "$got" "['answer_vars', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
+check inprocess-policy "$got" "['answer_vars', 'max_depth', 'max_eval_memory', 'max_int_bits', 'max_recursion', 'max_source', 'max_stdout', 'max_steps', 'max_str_len', 'memory_mib', 'precision', 'rounding', 'tier', 'timeout_s']"
 
 # One engine, many requests: a file's digest is kept while the file is unchanged, and a file
 # rewritten with its size and mtime put back (only its ctime moves) is hashed again.
@@ -146,5 +145,4 @@ import json, sys; print(json.load(sys.stdin)["policy"]["inputs"]["data"]["files"
 check kept-digests "$(digest 1) $(digest 2) $(digest 3)" \
     "$(sha256sum "$tmp/t.orig" | cut -d' ' -f1) $(sha256sum "$tmp/t.orig" | cut -d' ' -f1) $(sha256sum "$k/t.csv" | cut -d' ' -f1)"
 
-echo "$pass passed, $fail failed, 0 skipped"
-[ "$fail" = 0 ]
+finish

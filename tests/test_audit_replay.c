@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,6 +30,21 @@ static void keep_diff(uint64_t seq, const char *field, const char *want, const c
     snprintf(d->want[d->n], sizeof d->want[0], "%s", want ? want : "(absent)");
     snprintf(d->got[d->n], sizeof d->got[0], "%s", got ? got : "(absent)");
     d->n++;
+}
+
+/* Replays a's records from..to with flags, checking that exactly one field differed, as
+ * named; the report into rep. */
+static void replay_one_diff(cr_audit *a, uint64_t from, uint64_t to, int flags,
+                            cr_audit_replay_report *rep, const char *field, const char *want,
+                            const char *got)
+{
+    cr_error err = {0};
+    diffs d = {0};
+    CHECK_INT(cr_audit_replay(a, from, to, flags, keep_diff, &d, rep, &err), CR_OK);
+    CHECK_INT(d.n, 1);
+    CHECK_STR(d.field[0], field);
+    CHECK_STR(d.want[0], want);
+    CHECK_STR(d.got[0], got);
 }
 
 /* Runs one request on `e`; returns the route, or -1 when the engine failed. */
@@ -63,18 +79,25 @@ static cr_engine *engine(void)
     return e;
 }
 
-/* Appends a record made by hand (not by an engine) to `path`, chained like any other; the
- * value fields are set only when repr is non-NULL, the policy when policy is. Returns its seq,
- * 0 on failure. */
+/* Appends r to `path`, chained like any other record. Returns its seq, 0 on failure. */
+static uint64_t append_rec(const char *path, const audit_record *r)
+{
+    audit_db *db = NULL;
+    cr_error err = {0};
+    uint64_t seq = 0;
+    if (audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 0;
+    if (audit_append(db, r, &seq, NULL, &err) != CR_OK) seq = 0;
+    audit_close(db);
+    return seq;
+}
+
+/* Appends a record made by hand (not by an engine) to `path`; the value fields are set only
+ * when repr is non-NULL, the policy when policy is. Returns its seq, 0 on failure. */
 static uint64_t append_made_up(const char *path, const char *route, const char *code,
                                const char *policy, const char *fraction, const char *repr,
                                const char *out)
 {
-    audit_db *db = NULL;
-    cr_error err = {0};
     audit_record r;
-    uint64_t seq = 0;
-    if (audit_open(path, AUDIT_OPEN_CREATE, &db, &err) != CR_OK) return 0;
     memset(&r, 0, sizeof r);
     AUDIT_SET(&r, lang, "python");
     AUDIT_SET(&r, code, code);
@@ -86,9 +109,7 @@ static uint64_t append_made_up(const char *path, const char *route, const char *
     r.value_exact = repr ? 1 : -1;
     AUDIT_SET(&r, out, out);
     AUDIT_SET(&r, err_out, "");
-    if (audit_append(db, &r, &seq, NULL, &err) != CR_OK) seq = 0;
-    audit_close(db);
-    return seq;
+    return append_rec(path, &r);
 }
 
 static void test_replay_identical_and_different(void)
@@ -135,14 +156,9 @@ static void test_replay_identical_and_different(void)
     CHECK_INT(seq, 9);
 
     a = cr_audit_open(ledger, 0, &err);
-    memset(&d, 0, sizeof d);
-    CHECK_INT(cr_audit_replay(a, 9, 9, 0, keep_diff, &d, &rep, &err), CR_OK);
+    replay_one_diff(a, 9, 9, 0, &rep, "value_repr", "0.30000000000000004", "0.3");
     CHECK_INT(rep.replayed, 1);
     CHECK_INT(rep.differences, 1);
-    CHECK_INT(d.n, 1);
-    CHECK_STR(d.field[0], "value_repr");
-    CHECK_STR(d.want[0], "0.30000000000000004");
-    CHECK_STR(d.got[0], "0.3");
     /* The whole log: one difference, the chain itself intact. */
     CHECK_INT(cr_audit_replay(a, 0, 0, 0, NULL, NULL, &rep, &err), CR_OK);
     CHECK_INT(rep.differences, 1);
@@ -261,6 +277,153 @@ static void test_replay_data(void)
     cr_audit_close(a);
 }
 
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec
+         + ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
+
+/* Runs stopped by their limits replay under those limits, and so replay clean: two loops past
+ * --timeout 0.2 (the clock stops them at different statements), one printing as it goes (its
+ * output up to the stop differs in length), the step and memory limits lowered, a sandboxed
+ * loop past 0.2 s and a sandboxed run past --memory 64. The record keeps every limit. Each
+ * replayed its 10 s default before: the CPU the replay takes shows the recorded timeout
+ * bounds it. A limit above its default is lowered to it unless the replay trusts the ledger's
+ * limits, and the result that then differs is named by that limit. A clock that stopped one
+ * side alone: a run that finished within its timeout where recorded runs again under the
+ * default; one that was stopped and finishes here is named by its timeout. A recorded
+ * interpreter this host lacks is named. */
+static void test_replay_as_recorded(void)
+{
+    static const char loop[] = "i = 0\nwhile True:\n    i += 1\n    j = i * 2\n";
+    static const char printing[] = "n = 0\nwhile True:\n    n += 1\n"
+                                   "    if n % 20000 == 0:\n        print(n)\n";
+    static const struct {
+        const char *key, *value, *code;
+        int route;
+    } runs[] = {
+        { "timeout", "0.2", loop, CR_ROUTE_INPROCESS },
+        { "timeout", "0.2", loop, CR_ROUTE_INPROCESS },
+        { "timeout", "0.3", printing, CR_ROUTE_INPROCESS },
+        { "max_steps", "100000", loop, CR_ROUTE_INPROCESS },
+        { "max_eval_memory", "2000000", "x = []\nwhile True:\n    x.append(len(x))\n",
+          CR_ROUTE_INPROCESS },
+        { "max_int_bits", "4194304", "ans = 2 ** 2000000 % 7\n", CR_ROUTE_INPROCESS },
+        { "timeout", "0.2", "import sys\nwhile True:\n    pass\n", CR_ROUTE_NS },
+        { "memory", "64", "import sys\nx = bytearray(200 * 1024 * 1024)\n", CR_ROUTE_NS },
+    };
+    static const char *const want_error[] = {
+        "CPU time limit (0.2 s)", "CPU time limit (0.2 s)", "CPU time limit (0.3 s)",
+        "operation limit (100000 steps)", "memory limit (2000000 bytes)", NULL,
+        "wall limit: wall clock 0.200 s", "memory limit: the code got MemoryError",
+    };
+    char path[400];
+    cr_error err = {0};
+    int n = (int)(sizeof runs / sizeof runs[0]), sandboxed = 0;
+    snprintf(path, sizeof path, "%s/limits.db", dir);
+    for (int i = 0; i < n; i++) {
+        cr_engine *e = t_engine(&err, "audit", path, "tier", "ns", runs[i].key, runs[i].value,
+                                NULL);
+        CHECK(e != NULL);
+        if (!e) return;
+        int route = run1(e, CR_LANG_PYTHON, runs[i].code, NULL, NULL, NULL);
+        cr_engine_close(e);
+        if (runs[i].route == CR_ROUTE_INPROCESS) CHECK_INT(route, CR_ROUTE_INPROCESS);
+        else sandboxed += route == CR_ROUTE_NS;
+        json_t *j = shown(path, (uint64_t)i + 1), *pol = json_object_get(j, "policy");
+        const char *msg = json_string_value(json_object_get(json_object_get(j, "error"),
+                                                             "message"));
+        if (runs[i].route == CR_ROUTE_INPROCESS || route == CR_ROUTE_NS)
+            CHECK_STR(msg ? msg : "(none)", want_error[i] ? want_error[i] : "(none)");
+        if (!want_error[i])
+            CHECK_STR(json_string_value(json_object_get(j, "value_repr")), "4");
+        char *got = json_dumps(json_object_get(pol, !strcmp(runs[i].key, "timeout") ? "timeout_s"
+                                               : !strcmp(runs[i].key, "memory") ? "memory_mib"
+                                               : runs[i].key), JSON_ENCODE_ANY);
+        CHECK_STR(got ? got : "(none)", !strcmp(runs[i].key, "timeout")
+                                            ? (runs[i].value[2] == '2' ? "0.20000000000000001"
+                                                                       : "0.29999999999999999")
+                                            : runs[i].value);
+        free(got);
+        CHECK_INT(json_object_size(pol), (size_t)(14 + (route == CR_ROUTE_NS)
+                                                  + (json_object_get(pol, "seed") != NULL)
+                                                  + (json_object_get(pol, "inputs") != NULL)));
+        json_decref(j);
+    }
+    /* Every recorded limit but max_int_bits's is at most its default: all but that record
+     * replay clean; it is named by the limit it was run under. */
+    cr_audit_replay_report rep;
+    diffs d = {0};
+    cr_audit *a = cr_audit_open(path, 0, &err);
+    CHECK(a != NULL);
+    if (!a) return;
+    double cpu = cpu_seconds();
+    replay_one_diff(a, 0, 0, 0, &rep, "max_int_bits", "4194304", "run under 1048576: a replay"
+                    " grants no more unless it trusts the ledger's limits (--trust-limits)");
+    cpu = cpu_seconds() - cpu;
+    CHECK_INT(rep.replayed, 6);
+    CHECK_INT(rep.matched, 5);
+    CHECK_INT(rep.skipped, 2);
+    CHECK_INT(rep.differences, 1);
+    /* Three loops under their 0.2 to 0.3 s, the rest at once: under 5 s of CPU however loaded
+     * the machine (30 s at least before). */
+    if (cpu >= 5.0) fprintf(stderr, "replay took %.2f s of CPU\n", cpu);
+    CHECK(cpu < 5.0);
+    memset(&d, 0, sizeof d);
+    CHECK_INT(cr_audit_replay(a, 0, 0, CR_REPLAY_TRUST_LIMITS | CR_REPLAY_SANDBOX, keep_diff,
+                              &d, &rep, &err), CR_OK);
+    CHECK_INT(rep.replayed, 8);
+    CHECK_INT(rep.differences, 0);
+    for (int i = 0; i < d.n; i++)
+        fprintf(stderr, "diff %s: want %s got %s\n", d.field[i], d.want[i], d.got[i]);
+    if (sandboxed == 2) {
+        CHECK_INT(rep.matched, 8);
+        CHECK_INT(rep.sandbox_differences, 0);
+    } else {
+        SKIP("the ns sandbox did not run here (%d of 2 runs)", sandboxed);
+    }
+    cr_audit_close(a);
+
+    /* The clock alone stopped one side: a run that finished under its recorded 0.01 s (on
+     * a faster machine, say) runs again under the default here and matches; one the clock
+     * stopped that finishes here is named by its timeout. */
+    snprintf(path, sizeof path, "%s/clock.db", dir);
+    CHECK_INT(append_made_up(path, "inprocess", "n = 0\nfor i in range(10000000):\n    n += i\n"
+                             "ans = n / 2\n", "{\"timeout_s\": 0.01}", "24999997500000",
+                             "24999997500000.0", ""), 1);
+    audit_record stopped;
+    memset(&stopped, 0, sizeof stopped);
+    AUDIT_SET(&stopped, lang, "python");
+    AUDIT_SET(&stopped, code, "ans = 1\n");
+    AUDIT_SET(&stopped, policy, "{\"timeout_s\": 5}");
+    AUDIT_SET(&stopped, route, "inprocess");
+    stopped.status = CR_ELIMIT;
+    stopped.value_exact = -1;
+    AUDIT_SET(&stopped, out, "");
+    AUDIT_SET(&stopped, err_out, "");
+    AUDIT_SET(&stopped, error, "{\"name\":\"evaluator\",\"message\":\"CPU time limit (5 s)\","
+                               "\"line\":1,\"col\":1}");
+    CHECK_INT(append_rec(path, &stopped), 2);
+    a = cr_audit_open(path, 0, &err);
+    replay_one_diff(a, 0, 0, 0, &rep, "timeout", "CPU time limit (5 s)",
+                    "not reached: the run ended within it here");
+    CHECK_INT(rep.matched, 1);
+    CHECK_INT(rep.differences, 1);
+    cr_audit_close(a);
+
+    /* A recorded interpreter this host lacks: named, and nothing runs. */
+    snprintf(path, sizeof path, "%s/interpreter.db", dir);
+    CHECK_INT(append_made_up(path, "ns", "import sys\nprint(1)",
+                             "{\"interpreter\":\"/usr/bin/python-none\"}", NULL, NULL, "1\n"), 1);
+    a = cr_audit_open(path, 0, &err);
+    replay_one_diff(a, 0, 0, CR_REPLAY_SANDBOX, &rep, "interpreter", "/usr/bin/python-none",
+                    "interpreter /usr/bin/python-none: No such file or directory");
+    CHECK_INT(rep.sandbox_differences, 1);
+    cr_audit_close(a);
+}
+
 /* Record seq of `path` as parsed JSON (calc-audit show), or NULL. */
 static json_t *shown(const char *path, uint64_t seq)
 {
@@ -328,11 +491,11 @@ static void test_record_text_not_utf8(void)
 }
 
 /* Records an attacker wrote: the code is replayed in-process under the evaluator's default
- * limits (a ledger's policy can set precision, rounding and answer names, never a limit), so
- * a loop or a memory bomb ends with a LimitError, and runaway recursion with CPython's
- * RecursionError, that the replay reports as a difference from the claimed result; an
- * oversized field or a policy out of range is a difference too. Each claims status 0 and
- * the value 1. */
+ * limits (a ledger's policy can lower a limit, never raise one past its default unless the
+ * replay trusts the ledger's limits), so a loop or a memory bomb ends with a LimitError, and
+ * runaway recursion with CPython's RecursionError, that the replay reports as a difference
+ * from the claimed result (a limit asked above its default, by that limit); an oversized
+ * field or a policy out of range is a difference too. Each claims status 0 and the value 1. */
 static void test_replay_hostile(void)
 {
     static const struct { const char *code, *policy, *field, *got; } cases[] = {
@@ -345,6 +508,12 @@ static void test_replay_hostile(void)
         { NULL, NULL, "route", "rejected" },               /* 2 MiB of code: max_source */
         { "ans = 1\n", "{\"precision\": 1000000000}", "run", NULL },
         { "ans = 1\n", "[1, 2]", "run", "policy: not a JSON object" },
+        { "x = [0] * (10 ** 10)\n", "{\"max_eval_memory\": 1099511627776}", "max_eval_memory",
+          "run under 268435456: a replay grants no more unless it trusts the ledger's limits"
+          " (--trust-limits)" },
+        { "ans = 1\n", "{\"timeout_s\": \"forever\"}", "run", "policy: timeout_s: want a number" },
+        { "ans = 1\n", "{\"timeout_s\": 0}", "run", "timeout: want seconds above 0 (at most"
+          " 86400), got '0'" },
     };
     char path[400];
     snprintf(path, sizeof path, "%s/hostile.db", dir);
@@ -415,15 +584,17 @@ static void test_corpus_replay(void)
     snprintf(p1, sizeof p1, "%s/finqa/finqa_dev.jsonl", corpus);
     snprintf(p2, sizeof p2, "%s/python/pot_tatqa.jsonl", corpus);
     if (access(p1, R_OK) != 0 || access(p2, R_OK) != 0) {
-        SKIP("no corpus at %s (set CR_CORPUS)", corpus);
+        UNAVAILABLE("no corpus at %s (set CR_CORPUS)", corpus);
         return;
     }
     snprintf(ledger, sizeof ledger, "%s/corpus.db", dir);
     cr_engine *e = engine();
     if (!e) return;
     int runs_dsl = 0, runs_py = 0;
+    SWEEP_BEGIN(sweep);   /* each program runs and is recorded: one check (tests/testlib.h) */
     int inproc = run_corpus_file(e, p1, CR_LANG_DSL, max, &runs_dsl)
                + run_corpus_file(e, p2, CR_LANG_PYTHON, max, &runs_py);
+    SWEEP_END(sweep);
     cr_engine_close(e);
     CHECK_INT(runs_dsl + runs_py, 2 * max);
     CHECK(inproc > max);            /* most of these programs are inside the subset */
@@ -452,6 +623,7 @@ int main(void)
     test_replay_identical_and_different();
     test_replay_sandboxed();
     test_replay_data();
+    test_replay_as_recorded();
     test_record_text_not_utf8();
     test_replay_hostile();
     test_corpus_replay();

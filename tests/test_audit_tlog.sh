@@ -6,75 +6,17 @@
 # and verify; forged proofs and notes, a rewritten ledger and a truncated one must not.
 B=${BUILD:-build}
 exec /usr/bin/python3 - "$B" <<'PY'
-import base64, hashlib, os, shutil, sqlite3, subprocess, sys, tempfile
+import base64, os, shutil, sqlite3, subprocess, sys
 
-B = os.path.abspath(sys.argv[1])
-route, audit = os.path.join(B, "calc-route"), os.path.join(B, "calc-audit")
-passed = failed = skipped = 0
+sys.path.insert(0, "tests")
+from tlog_ref import H, Tally, leaf_hash, mth, openssl_verify, path, subproof
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
+t = Tally(sys.argv[1])
+check, run, route = t.check, t.run, t.route
 
-def run(*args):
-    p = subprocess.run([audit, *args], capture_output=True, text=True)
-    return p.returncode, p.stdout, p.stderr
-
-H = lambda b: hashlib.sha256(b).digest()
-leaf_hash = lambda d: H(b"\x00" + d)
-node = lambda l, r: H(b"\x01" + l + r)
-
-def split(n):
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return k
-
-def mth(d):
-    if not d:
-        return H(b"")
-    if len(d) == 1:
-        return leaf_hash(d[0])
-    k = split(len(d))
-    return node(mth(d[:k]), mth(d[k:]))
-
-def path(m, d):
-    if len(d) <= 1:
-        return []
-    k = split(len(d))
-    return path(m, d[:k]) + [mth(d[k:])] if m < k else path(m - k, d[k:]) + [mth(d[:k])]
-
-def subproof(m, d, b):
-    if m == len(d):
-        return [] if b else [mth(d)]
-    k = split(len(d))
-    if m <= k:
-        return subproof(m, d[:k], b) + [mth(d[k:])]
-    return subproof(m - k, d[k:], False) + [mth(d[:k])]
-
-def openssl_verify(pk, msg, sig, tmp):
-    der = bytes.fromhex("302a300506032b6570032100") + pk
-    pem = "-----BEGIN PUBLIC KEY-----\n" + base64.b64encode(der).decode() + "\n-----END PUBLIC KEY-----\n"
-    files = {"pub.pem": pem.encode(), "msg": msg, "sig": sig}
-    for name, data in files.items():
-        with open(os.path.join(tmp, name), "wb") as f:
-            f.write(data)
-    p = subprocess.run(["openssl", "pkeyutl", "-verify", "-pubin", "-inkey",
-                        os.path.join(tmp, "pub.pem"), "-rawin", "-in", os.path.join(tmp, "msg"),
-                        "-sigfile", os.path.join(tmp, "sig")], capture_output=True)
-    return p.returncode == 0
-
-tmp = tempfile.mkdtemp()
-os.chdir(tmp)
 have_openssl = shutil.which("openssl") is not None
 if not have_openssl:
-    print("SKIP openssl's checks: no openssl: Ed25519 signatures are checked by calc-audit alone",
-          file=sys.stderr)
-    skipped += 1
+    t.skip("openssl's checks: no openssl: Ed25519 signatures are checked by calc-audit alone")
 run("keygen", "k")
 run("keygen", "other")
 pk = bytes.fromhex(open("k.pub").read().strip())
@@ -98,6 +40,7 @@ for seq in range(1, N + 1):
     rec = base64.b64decode(lines[3])
     check(int.from_bytes(rec[4:12], "big") == seq, f"record {seq} encodes its seq")
     records.append(rec)
+lv = [leaf_hash(r) for r in records]
 
 # notes: text, key ID, signature, root
 default_origin = "calcroute.audit/" + H(pk)[:8].hex()
@@ -106,7 +49,7 @@ for n in range(1, N + 1):
     origin = "example.com/ledger" if n == N else default_origin
     text, _, sigs = note.rpartition(b"\n\n")
     text += b"\n"
-    want_text = f"{origin}\n{n}\n".encode() + base64.b64encode(mth(records[:n])) + b"\n"
+    want_text = f"{origin}\n{n}\n".encode() + base64.b64encode(mth(lv[:n])) + b"\n"
     check(text == want_text, f"note {n} text: {text!r} want {want_text!r}")
     prefix = "— ".encode() + origin.encode() + b" "
     check(sigs.startswith(prefix) and sigs.endswith(b"\n") and sigs.count(b"\n") == 1,
@@ -115,7 +58,7 @@ for n in range(1, N + 1):
     kid = H(origin.encode() + b"\n\x01" + pk)[:4]
     check(len(blob) == 68 and blob[:4] == kid, f"note {n} key ID")
     if have_openssl:
-        check(openssl_verify(pk, text, blob[4:], tmp), f"note {n}: OpenSSL verifies the signature")
+        check(openssl_verify(pk, text, blob[4:]), f"note {n}: OpenSSL verifies the signature")
 
 # every inclusion proof
 for n in range(1, N + 1):
@@ -123,7 +66,7 @@ for n in range(1, N + 1):
         rc, proof, err = run("prove", "led.db", str(seq), "--size", str(n))
         want = (f"calcroute/audit/inclusion-proof/v1\n{n}\n{seq - 1}\n"
                 + base64.b64encode(records[seq - 1]).decode() + "\n"
-                + "".join(base64.b64encode(h).decode() + "\n" for h in path(seq - 1, records[:n])))
+                + "".join(base64.b64encode(h).decode() + "\n" for h in path(seq - 1, lv[:n])))
         check(rc == 0 and proof == want, f"inclusion {seq} in {n}: {proof!r}")
         with open("proof", "w") as f:
             f.write(proof)
@@ -137,7 +80,7 @@ for n in range(1, N + 1):
 for n in range(1, N + 1):
     for m in range(1, n + 1):
         rc, proof, err = run("prove", "led.db", "--consistency", str(m), str(n))
-        hashes = subproof(m, records[:n], True) if m < n else []
+        hashes = subproof(m, lv[:n], True) if m < n else []
         want = (f"calcroute/audit/consistency-proof/v1\n{m}\n{n}\n"
                 + "".join(base64.b64encode(h).decode() + "\n" for h in hashes))
         check(rc == 0 and proof == want, f"consistency {m} -> {n}: {proof!r}")
@@ -232,7 +175,5 @@ check(rc == 1 and err.startswith("calc-audit: audit: no record with seq 12 (the 
 rc, out, err = run("verify-proof", "missing", "--checkpoint", "c9.note", "--pubkey", "k.pub")
 check(rc == 5 and "missing: No such file or directory" in err, f"a missing proof file: {rc} {err!r}")
 
-shutil.rmtree(tmp)
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed else 0)
+t.close()
 PY

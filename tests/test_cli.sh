@@ -2,7 +2,7 @@
 # calc-route end to end: exact output, exit statuses, JSON shape, batch mode.
 B=${BUILD:-build}
 R="$B/calc-route"
-pass=0 fail=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -163,8 +163,7 @@ else
     kvm_why="no vmlinuz and initrd.cpio in $tmp/kvm (the kvm directory configured): make install-kvm installs them, --kvm-dir names another directory"
 fi
 if [ -e /dev/kvm ] && ! { [ -r /dev/kvm ] && [ -w /dev/kvm ]; }; then
-    echo "SKIP kvm-dir-empty: /dev/kvm is not ours to open" >&2
-    skip=$((skip + 1))
+    skip kvm-dir-empty "/dev/kvm is not ours to open"
 else
     check kvm-dir-empty 5 '' "calc-route: sandbox failure: kvm: $kvm_why; try --tier ns" \
         'import os' --tier kvm --kvm-dir "$tmp/kvm"
@@ -208,6 +207,11 @@ That is 1.64%.'
 check strip-fences 0 '= 1.64' '' "$reply" --strip-fences
 check strip-fences-off 4 '' "calc-route: syntax error: unexpected 'growth' (line 1, col 5)" "$reply" --tier none
 check strip-fences-none 0 '= 2' '' 'ans = 2' --strip-fences
+# --out is made when missing (README's example), in a directory that must be there.
+check out-made 0 '= 1' '' 'ans = 1' --out "$tmp/artifacts-new"
+check out-is-there 0 "= 'directory'" '' "ans = '$( [ -d "$tmp/artifacts-new" ] && echo directory )'" --tier none
+check out-no-parent 2 '' "calc-route: --out /nonexistent/x/y: No such file or directory (it is made when missing, in a directory that is there)
+Try 'calc-route --help'." 'ans = 1' --out /nonexistent/x/y
 json_field answer-vars-list '{"code": "total = 3\nans = 1\n", "answer_vars": ["total", "ans"]}' \
     'd["value"]["from"]' '"total"' --batch
 json_field answer-vars-list-bad '{"code": "ans = 1", "answer_vars": ["a", 2]}' \
@@ -321,5 +325,4 @@ print(n)' "$tmp/big.out")
 if [ "$got" = 10000 ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL batch-10000: $got" >&2; fi
 
-echo "$pass passed, $fail failed, ${skip:-0} skipped"
-[ "$fail" = 0 ]
+finish

@@ -11,9 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 if ! why=$(scripts/k8s-validator.sh "$DIR" 2>&1); then
-    echo "SKIP test_deploy: $why" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
+    unavailable test_deploy "$why"
+    finish
 fi
 V="/usr/bin/node $DIR/validate.mjs"
 
@@ -92,9 +91,6 @@ if command -v apparmor_parser >/dev/null 2>&1; then
         bad "a broken AppArmor profile compiles"
     ok
 else
-    echo "SKIP AppArmor profile: no apparmor_parser (Debian's apparmor package)" >&2
-    skip=$((skip + 1))
+    unavailable "AppArmor profile" "no apparmor_parser (Debian's apparmor package)"
 fi
-
-summary
-[ "$fail" = 0 ]
+finish

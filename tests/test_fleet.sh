@@ -19,9 +19,7 @@ for c in ip haproxy; do
 done
 if [ -n "$missing" ]; then
     unavailable fleet "$missing"
-    summary
-    [ "$fail" = 0 ]
-    exit
+    finish
 fi
 
 tmp=$(mktemp -d)
@@ -52,9 +50,7 @@ base=$(sh tests/pg-server.sh start "$tmp/pg" 2>"$tmp/err")
 st=$?
 if [ "$st" != 0 ]; then
     unavailable fleet "no PostgreSQL server could start here (exit $st): $(head -c 300 "$tmp/err")"
-    summary
-    [ "$fail" = 0 ]
-    exit
+    finish
 fi
 L=$(sh tests/pg-server.sh db "$tmp/pg" fleet)
 expect init "ok: a ledger of 0 records" "$("$B/calc-audit" init "$L" 2>&1)"
@@ -92,5 +88,4 @@ if [ "$fail" = 0 ]; then
         done
     fi
 fi
-summary
-[ "$fail" = 0 ]
+finish

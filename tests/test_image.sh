@@ -2,8 +2,9 @@
 # The OCI image (`make image`, deploy/module.mk) under podman: it builds (the Debian root only
 # when deploy/module.mk changed, the tools' layer when they did), runs as the non-root user
 # with serve as its entrypoint, imports the sandboxes' packages, and answers a request on a
-# published loopback port exactly as calc-route serve does outside it. Skipped, saying why,
-# where podman or mmdebstrap is missing or cannot run containers here.
+# published loopback port exactly as calc-route serve does outside it. Where podman or
+# mmdebstrap is missing, the Debian mirror unreachable or containers cannot run here: skipped,
+# saying why, and failed under CI (tests/lib.sh's unavailable).
 . tests/lib.sh
 tmp=$(mktemp -d)
 # Every container is named, so that one whose start failed is removed as well.
@@ -16,29 +17,28 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-skip_all() {
-    echo "SKIP test_image: $*" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
-}
 
 case "${BUILD:-build}" in *asan*|*tsan*)
-    skip_all "the image holds the plain build; a sanitizer build's tools need a runtime it does not carry" ;;
+    skip_all test_image \
+        "the image holds the plain build; a sanitizer build's tools need a runtime it does not carry" ;;
 esac
 for tool in podman mmdebstrap curl; do
-    command -v $tool >/dev/null 2>&1 || skip_all "no $tool (Debian's $tool package)"
+    command -v $tool >/dev/null 2>&1 ||
+        { unavailable test_image "no $tool (Debian's $tool package)"; finish; }
 done
-podman info >"$tmp/info" 2>&1 || skip_all "podman cannot run here: $(tail -n 1 "$tmp/info")"
+podman info >"$tmp/info" 2>&1 ||
+    { unavailable test_image "podman cannot run here: $(tail -n 1 "$tmp/info")"; finish; }
 version=$(sed -n 's/^#define CR_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' include/calcroute.h | paste -sd.)
 IMAGE=localhost/calcroute:$version
 # Not the calling make's flags (check-asan's B=, a jobserver): the image of the plain build.
 if ! MAKEFLAGS= MAKELEVEL= make -s image >"$tmp/make" 2>&1; then
     if grep -q 'mmdebstrap' "$tmp/make" && ! [ -f build/image/base.tar ]; then
-        skip_all "mmdebstrap could not make the root (no Debian mirror?): $(grep '^E:' "$tmp/make" | tail -n 1)"
+        unavailable test_image \
+            "mmdebstrap could not make the root (no Debian mirror?): $(grep '^E:' "$tmp/make" | tail -n 1)"
+        finish
     fi
     bad "make image: $(tail -n 5 "$tmp/make")"
-    summary
-    exit 1
+    finish
 fi
 ok
 
@@ -55,9 +55,8 @@ if [ -z "${CR_PODMAN:-}${CR_PODMAN_RUN_OPTS:-}" ] && ! probe; then
     first=$(tail -n 1 "$tmp/probe")
     P="podman --runtime runc" RUN="--ulimit nofile=1024:1024 --ulimit nproc=4096:4096"
     command -v runc >/dev/null 2>&1 && probe ||
-        skip_all "podman cannot start a container here: $first"
-    echo "SKIP podman's defaults (running with $P run $RUN): $first" >&2
-    skip=$((skip + 1))
+        { unavailable test_image "podman cannot start a container here: $first"; finish; }
+    skip "podman's defaults" "running with $P run $RUN instead: $first"
 fi
 
 expect "the image's entrypoint and user" \
@@ -152,8 +151,8 @@ if [ -n "$ledger" ]; then
     expect "the shards' one ledger" "ok: 5 records, head seq 5" \
         "$("${BUILD:-build}/calc-audit" verify "postgresql:///$pgdb?host=$pgsock&user=calcroute" | head -n 1 | cut -d' ' -f1-6)"
 else
-    echo "SKIP the shards' ledger: no PostgreSQL server here: $(tail -n 1 "$tmp/pgerr" 2>/dev/null)" >&2
-    skip=$((skip + 1))
+    unavailable "the shards' ledger" \
+        "no PostgreSQL server here: $(tail -n 1 "$tmp/pgerr" 2>/dev/null)"
 fi
 
 # Without the profile (the runtime's default seccomp), the ns tier cannot build its sandbox:
@@ -164,5 +163,4 @@ expect "the ns tier under the default seccomp profile" "calc-route: sandbox fail
         -v "$tmp/job.py:/job.py:ro" --entrypoint /usr/local/bin/calc-route "$IMAGE" --tier ns \
         /job.py 2>&1 | cut -d: -f1-3)"
 
-summary
-[ "$fail" = 0 ]
+finish

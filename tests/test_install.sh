@@ -3,12 +3,11 @@
 # to a prefix of its own; a C program builds through pkg-config against each, and the Python
 # module imports from the staged tree with nothing but PYTHONPATH, loading the staged library.
 B=${BUILD:-build}
+. tests/lib.sh
 case "$B" in *asan*)
-    echo "SKIP install: a sanitizer build cannot be loaded by an uninstrumented program or python3" >&2
-    echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+    skip_all install "a sanitizer build cannot be loaded by an uninstrumented program or python3" ;;
 esac
 PY=/usr/bin/python3
-pass=0 fail=0
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
@@ -63,6 +62,37 @@ ok "$out" "inprocess = 1.64 (41/25)" "examples/embed.c output"
 lib=$(LD_LIBRARY_PATH="$stage/root/usr/local/lib" ldd "$stage/embed" | sed -n 's/.*libcalcroute.so.0 => \([^ ]*\).*/\1/p')
 ok "$lib" "$stage/root/usr/local/lib/libcalcroute.so.0" "libcalcroute resolved from the stage"
 
+# Hardened as Debian builds (the Makefile's HARDEN_*): full RELRO (a GNU_RELRO segment and
+# BIND_NOW), a position-independent calc-route, the stack protector's and _FORTIFY_SOURCE's
+# checked calls.
+for f in bin/calc-route bin/calc-audit lib/libcalcroute.so.0; do
+    e=$stage/root/usr/local/$f
+    ok "$(readelf -lW "$e" | grep -c GNU_RELRO)" 1 "$f: a RELRO segment"
+    ok "$(readelf -d "$e" | grep -cE '\(FLAGS\) +BIND_NOW|\(FLAGS_1\) +Flags: NOW')" 2 "$f: BIND_NOW"
+    readelf --dyn-syms -W "$e" | grep -q ' __stack_chk_fail@'; ok "$?" 0 "$f: -fstack-protector-strong"
+    readelf --dyn-syms -W "$e" | grep -q ' __[a-z]*_chk@'; ok "$?" 0 "$f: _FORTIFY_SOURCE"
+done
+ok "$(readelf -h "$stage/root/usr/local/bin/calc-route" | sed -n 's/^ *Type: *//p')" \
+   "DYN (Position-Independent Executable file)" "calc-route is PIE"
+
+# A user's flags are kept, between the hardening (which they may turn off) and what the build
+# needs (which they cannot drop).
+make -nB B="$B" CFLAGS='-O1 -DUSER_CFLAG' CPPFLAGS=-DUSER_CPPFLAG LDFLAGS=-Wl,-O1 \
+    "$B/libcalcroute.so" >"$stage/flags" 2>&1
+ok "$(grep -c -- ' -D_FORTIFY_SOURCE=2 -DUSER_CPPFLAG -I. .*-fstack-protector-strong -O1 -DUSER_CFLAG -std=c11 .* -c common/common.c ' "$stage/flags")" 1 \
+   "compiling with the user's CPPFLAGS and CFLAGS"
+ok "$(grep -c -- ' -Wl,-z,relro -Wl,-z,now -Wl,-O1 -shared ' "$stage/flags")" 1 "linking with the user's LDFLAGS"
+
+# uninstall takes away all that install put, and the __pycache__ an import leaves (made here
+# whatever PYTHONDONTWRITEBYTECODE says).
+$PY -m compileall -q "$stage/root$site/calcroute" >/dev/null
+ok "$(find "$stage/root" -path '*/calcroute/__pycache__/*' | wc -l)" 1 "the package's __pycache__"
+make -s uninstall B="$B" PYTHON=$PY DESTDIR="$stage/root" PREFIX=/usr/local >/dev/null 2>"$stage/un.err"
+ok "$?" 0 "make uninstall DESTDIR PREFIX=/usr/local"
+# Our copy of test_kvm_dir is the one file that must stay.
+ok "$(find "$stage/root" ! -type d)" "$stage/root/usr/local/bin/test_kvm_dir" "left after uninstall"
+ok "$(find "$stage/root" -name '*calcroute*')" "" "no calcroute directory left"
+
 # A prefix of its own, no DESTDIR: calcroute.pc carries it, and pkg-config alone finds it.
 unset PKG_CONFIG_SYSROOT_DIR
 make -s install B="$B" PYTHON=$PY PREFIX="$stage/opt" KVM_DIR="$stage/nokvm" \
@@ -87,5 +117,8 @@ optsite=$($PY bindings/python/sitedir.py "$stage/opt")
 out=$(cd "$stage" && env -u CALCROUTE_LIB PYTHONPATH="$optsite" $PY -c 'import calcroute; print(calcroute.run("ans = 2 ** 100").repr, calcroute._lib._name)')
 ok "$out" "1267650600228229401496703205376 $optsite/calcroute/libcalcroute.so.0" "python module from $stage/opt"
 
-echo "$pass passed, $fail failed, 0 skipped"
-[ "$fail" = 0 ]
+make -s uninstall B="$B" PYTHON=$PY PREFIX="$stage/opt" >/dev/null 2>"$stage/un2.err"
+ok "$?" 0 "make uninstall PREFIX=$stage/opt"
+ok "$(find "$stage/opt" ! -type d)" "" "left after uninstall from $stage/opt"
+
+finish

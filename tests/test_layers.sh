@@ -10,9 +10,7 @@
 # own floor and of the floors below, never of a floor above nor of a peer on the same line,
 # and never another floor's _int.h; every folder of such a module is on a floor.
 cd "$(dirname "$0")/.." || exit 1
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+. tests/lib.sh
 
 # check ROOT DESIGN: prints one line per violation, "file:line: ..."; exit 0 either way.
 check() {
@@ -114,5 +112,4 @@ for m in $modules; do
     if [ -d "$m" ]; then ok; else bad "layer $m/ does not exist"; fi
 done
 
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

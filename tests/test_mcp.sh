@@ -11,7 +11,7 @@ import json, os, select, subprocess, sys, tempfile
 
 B = os.path.abspath(sys.argv[1])
 ROUTE = os.path.join(B, "calc-route")
-passed = failed = 0
+passed = failed = skipped = 0
 
 def check(cond, what):
     global passed, failed
@@ -255,6 +255,7 @@ r = None if os.environ.get("CR_TEST_NO_SANDBOX") else \
 sc = r["result"]["structuredContent"] if r else {"error": {"message": "CR_TEST_NO_SANDBOX"}}
 if not r or sc["status"] == "sandbox_error":
     print(f"SKIP run_python in the ns tier: {sc['error']['message']}", file=sys.stderr)
+    skipped += 1
 else:
     check(sc["route"] == "ns" and sc["status"] == "ok" and sc["stdout"] == "3\n" and
           r["result"]["content"][0]["text"] == "3" and r["result"]["isError"] is False,
@@ -500,6 +501,6 @@ init(s)
 s.p.terminate()
 check(s.p.wait(30) == 143, "SIGTERM")
 
-print(f"{passed} passed, {failed} failed")
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
 PY

@@ -4,20 +4,20 @@
 # the binding's suite under Debian's pytest from outside the source tree, with no
 # CALCROUTE_LIB or PYTHONPATH, so that the installed module and its own library are what run.
 B=${BUILD:-build}
+. tests/lib.sh
 case "$B" in *asan*)
-    echo "SKIP python binding: python3 cannot load a sanitizer build of the library" >&2
-    echo "0 passed, 0 failed, 1 skipped"; exit 0 ;;
+    skip_all "python binding" "python3 cannot load a sanitizer build of the library" ;;
 esac
 PY=/usr/bin/python3
 src=$(pwd)
-pass=0 fail=0
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
 
 if ! $PY -m venv --system-site-packages "$stage/venv" >"$stage/venv.err" 2>&1; then
-    echo "SKIP python binding: no virtual environment ($(tail -n 1 "$stage/venv.err")); install python3-venv" >&2
-    echo "0 passed, 0 failed, 1 skipped"; exit 0
+    unavailable "python binding" \
+        "no virtual environment ($(tail -n 1 "$stage/venv.err")); install python3-venv"
+    finish
 fi
 CALCROUTE_BUILD="$B" "$stage/venv/bin/pip" install -q --no-build-isolation --no-index . \
     >"$stage/pip.out" 2>&1
@@ -43,21 +43,25 @@ if run -c 'import pytest' 2>/dev/null; then
     run -m pytest -p no:cacheprovider -q -rs "$src/bindings/python/tests" >"$stage/py.out" 2>&1
     rc=$?
     tail -n 1 "$stage/py.out" >&2
-    grep '^SKIPPED' "$stage/py.out" | sed 's/^/SKIP /' >&2
+    # pytest's "SKIPPED [N] FILE:LINE: REASON" (N alike skips in one line) as N lines in the
+    # suite's format
+    sed -nE 's/^SKIPPED \[([0-9]+)\] (.*\/)?([^/:]+):([0-9]+): (.*)/\1 \3 line \4: \5/p' \
+        "$stage/py.out" | while read -r k what; do
+            while [ "$k" -gt 0 ]; do echo "SKIP $what"; k=$((k - 1)); done
+        done >&2
     last=$(tail -n 1 "$stage/py.out")
     n() { echo "$last" | sed -nE "s/.*[^0-9]([0-9]+) $1.*/\1/p; s/^([0-9]+) $1.*/\1/p" | head -n 1; }
     p=$(n passed); f=$(n failed); e=$(n error); s=$(n skipped)
     [ "$rc" = 0 ] || cat "$stage/py.out" >&2
-    pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + ${e:-0})); skip=${s:-0}
+    pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0} + ${e:-0})); skip=$((skip + ${s:-0}))
     [ "$rc" = 0 ] || [ "$(( ${f:-0} + ${e:-0} ))" != 0 ] || fail=$((fail + 1))
 else
-    echo "SKIP pytest: not installed (Debian's python3-pytest); the suite runs under unittest" >&2
+    unavailable pytest "not installed (Debian's python3-pytest); the suite runs under unittest"
     run -m unittest discover -s "$src/bindings/python/tests" -p 'test_*.py' >"$stage/py.out" 2>&1
     rc=$?
     [ "$rc" = 0 ] || cat "$stage/py.out" >&2
     ran=$(sed -nE 's/^Ran ([0-9]+) tests?.*/\1/p' "$stage/py.out")
     ok "$rc" 0 "the binding's suite under unittest"
-    pass=$((pass + ${ran:-0})); skip=1
+    pass=$((pass + ${ran:-0}))
 fi
-echo "$pass passed, $fail failed, ${skip:-0} skipped"
-[ "$fail" = 0 ]
+finish

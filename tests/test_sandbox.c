@@ -193,6 +193,7 @@ static void test_report_choice(void)
 static void test_report_refused(void)
 {
     sandbox_outcome oc;
+    memset(&oc, 0, sizeof oc);   /* the parser fills what it reads; the buffers are the caller's */
     /* A second record of a kind is not the last one winning. */
     check_refused("var0.type 3\nint\nvar0.repr 1\n7\nvar0.decimal 1\n7\nvar0.name 3\nans\n"
                   "var0.repr 2\n42\n", "a repeated record");

@@ -5,7 +5,7 @@
 B=${BUILD:-build}
 R="$B/calc-route"
 PY=/usr/bin/python3
-pass=0 fail=0 skip=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
@@ -35,17 +35,12 @@ expect() {
     fi
 }
 
-if [ ! -x "$R" ]; then
-    echo "SKIP: $R not built" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
-fi
+[ -x "$R" ] || skip_all test_sandbox_cli "$R not built"
 run 'import os
 ans = 1'
 if [ "$(field "d['route'], d['status']")" != "('ns', 'ok')" ]; then
-    echo "SKIP: the ns tier does not run here: $(field "d['error']") $(cat "$tmp/err")" >&2
-    echo "0 passed, 0 failed, 1 skipped"
-    exit 0
+    skip_all test_sandbox_cli \
+        "the ns tier does not run here: $(field "d['error']") $(cat "$tmp/err")"
 fi
 
 run 'import fractions
@@ -283,10 +278,13 @@ print(" ".join("%s:%s:%s" % (d["id"], d["status"], (d["value"] or {}).get("repr"
             fail=$((fail + 1)); echo "FAIL batch-user: [$got]" >&2; cat "$tmp/err" >&2
         fi
     else
-        skip=$((skip + 1)); echo "SKIP data-private-user: no ns tier as uid 65534: $(cat "$tmp/err")" >&2
+        why="no ns tier as uid 65534: $(cat "$tmp/err")"
+        skip data-private-user "$why"
+        skip batch-user "$why"
     fi
 else
-    skip=$((skip + 1)); echo "SKIP data-private-user: needs root and setpriv to change user" >&2
+    skip data-private-user "needs root and setpriv to change user"
+    skip batch-user "needs root and setpriv to change user"
 fi
 
 # Text mode: names and output the code chose cannot pass for calc-route's own lines.
@@ -656,5 +654,4 @@ if [ "$got" = "$want" ]; then pass=$((pass + 1)); else
     fail=$((fail + 1)); echo "FAIL cmdline: [$got]" >&2; cat "$tmp/err" >&2
 fi
 
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+finish

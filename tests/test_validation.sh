@@ -6,13 +6,15 @@
 B=${BUILD:-build}
 R="$B/calc-route"
 PY=/usr/bin/python3
-pass=0 fail=0 skip=0
+. tests/lib.sh
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ok() { if [ "$1" = "$2" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); printf 'FAIL %s: got [%s] want [%s]\n' "$3" "$1" "$2" >&2; fi; }
 printf 'ans = x\n' >"$tmp/code.py"
 # The binding loads the library of this build ($B's, not an installed one).
 case "$B" in *asan*) python=0 ;; *) python=1 ;; esac
+[ $python = 1 ] ||
+    skip "the Python binding's cases" "python3 cannot load a sanitizer build of the library"
 py() { CALCROUTE_LIB="$B/libcalcroute.so" PYTHONPATH=bindings/python $PY -c '
 import calcroute, decimal, fractions, sys
 from decimal import Decimal
@@ -100,5 +102,4 @@ ok "$(printf '{"code": "ans = 1", "vars": {"a-b": 1}}\n' | "$R" --batch | batch_
 [ $python = 1 ] && ok "$(py "calcroute.run('ans = x', vars={'x': Fraction(1, 3)})")" \
    "variables: Fraction(1, 3) has no exact decimal text (JSON has no fractions): pass it as a str and convert it in the code" \
    "Fraction(1, 3)"
-[ $python = 1 ] || skip=1
-echo "$pass passed, $fail failed, $skip skipped"
+finish

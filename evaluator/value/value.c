@@ -2,6 +2,7 @@
  * equality, ordering, membership, truth and iteration. Dicts and sets (and hashing) are
  * hash.c's, how a value prints is repr.c's. */
 #include "evaluator/value/value.h"
+#include "evaluator/evaluator.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -214,7 +215,7 @@ int eval_count_slow(eval_cx *cx, const ir_node *at)
     }
     if (cpu_over(cx, wall)) {
         cx->next_check = cx->ops;
-        eval_raise(cx, CR_ELIMIT, at, "CPU time limit (%g s)", cx->lim->max_cpu_s);
+        eval_raise(cx, CR_ELIMIT, at, EVAL_CPU_LIMIT_TEXT "%g s)", cx->lim->max_cpu_s);
         return -1;
     }
     if (wall - cx->wall_last > CLOCK_SLOW) cx->clock_every = cx->clock_every / 8 + 1;

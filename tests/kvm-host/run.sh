@@ -14,8 +14,9 @@
 # exports more variables inside (CR_KVM_CONSOLE=1 shows the guest console), KVMHOST_EXTRA
 # names more host files (with their libraries) to copy in at the same paths, KVMHOST_COPY
 # more repository files (with their libraries) to copy in without running them.
-# Prints each test's output and a final "N passed, N failed, N skipped"; exit 1 on any failure,
-# a test that did not finish, or a host that did not come up.
+# Prints each test's output, then each one's verdict and the total as tests/run.sh does
+# (tests/tally.sh); exit 1 on any failure, a test that did not finish, or a host that did not
+# come up.
 set -eu
 B=${1:-build}
 kernel=${KVMHOST_KERNEL:-$B/kvm/kernel}
@@ -92,8 +93,10 @@ export CR_KVM_BOOT_S=360 CR_TEST_TIME_SCALE=10 CR_EXPECT_KVM_LINUX=1 BUILD=$B CA
 cd /work
 for t in $1; do
     echo "KVMHOST-BEGIN \$t"
+    s0=\$(date +%s)
     ./\$t 2>&1
-    echo "KVMHOST-END \$t rc=\$?"
+    rc=\$?
+    echo "KVMHOST-END \$t rc=\$rc s=\$((\$(date +%s) - s0))"
 done
 poweroff -f
 INIT
@@ -185,20 +188,22 @@ while [ "$stalled" = 1 ]; do
 done
 end=$(date +%s)
 
-pass=0 fail=0 skip=0
+# Each binary's verdict as tests/run.sh gives it on this machine (tests/tally.sh): its counts,
+# its skips named, and under CI=true none that tests/expected-skips does not list.
+. tests/tally.sh
+mkdir "$work/tally"
 for t in $tests; do
+    name=${t##*/}
     endl=$(grep "^KVMHOST-END $t " "$log" || true)
-    sum=$(sed -n "\|^KVMHOST-BEGIN $t\$|,\|^KVMHOST-END $t |p" "$log" |
-          grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1 || true)
-    if [ -z "$endl" ] || [ -z "$sum" ]; then
-        echo "kvm-host: $t did not finish"; fail=$((fail + 1)); continue
+    sed -n "\|^KVMHOST-BEGIN $t\$|,\|^KVMHOST-END $t |p" "$log" | sed '1d;$d' \
+        >"$work/tally/$name.out"
+    if [ -z "$endl" ]; then
+        echo "FAIL $name: did not finish in the nested host"
+        echo "$name 0 1 0 0 0" >"$work/tally/$name.tally"
+        continue
     fi
-    p=$(echo "$sum" | sed -E 's/^([0-9]+) passed.*/\1/')
-    f=$(echo "$sum" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
-    s=$(echo "$sum" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p')
-    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + ${s:-0}))
-    case "$endl" in *" rc=0") ;; *) [ "$f" != 0 ] || fail=$((fail + 1)) ;; esac
+    tally "$name" "$work/tally/$name.out" "$(echo "$endl" | sed -n 's/.* rc=\([0-9]*\).*/\1/p')" \
+        "$(echo "$endl" | sed -n 's/.* s=\([0-9]*\).*/\1/p')" "$work/tally"
 done
 echo "kvm-host: $((end - start)) s in the nested host"
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+tally_summary "$work/tally"
