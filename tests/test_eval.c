@@ -1375,6 +1375,16 @@ static void test_decimal(void)
               "0.9999999 0.9999999 1.414213\n"
               "1.000000 1.000000 1.414214\n"
               "0.9999999 0.9999999 1.414213\n", NULL));
+    /* A non-integral power whose value is representable is that value in every mode (flagged
+     * Inexact, as libmpdec flags it): CPython 3.11 gives 0.499999999 and 999.999999 under
+     * ROUND_DOWN for the last two, below their exact values 0.5 and 1000, though 2.00000000
+     * for the first; the exact midpoint 2.25 ** 0.5 = 1.5 rounds half up to 2. */
+    CHECK(run("from decimal import Decimal as D, Context, setcontext, ROUND_DOWN, ROUND_HALF_UP\n"
+              "setcontext(Context(prec=9, rounding=ROUND_DOWN))\n"
+              "print(D(4) ** D('0.5'), D('0.25') ** D('0.5'), D(100) ** D('1.5'))\n"
+              "setcontext(Context(prec=1, rounding=ROUND_HALF_UP))\n"
+              "print(D('2.25') ** D('0.5'), D('6.25') ** D('0.5'))\n",
+              "2.00000000 0.500000000 1000.00000\n2 3\n", NULL));
     /* The Decimal methods on two or three operands and the predicates, as CPython 3.11: the
      * total order breaking ties in max and min, fma's single rounding, to_integral_exact's
      * flags. */

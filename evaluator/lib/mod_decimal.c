@@ -983,7 +983,8 @@ static int fn_bound(eval_cx *cx, mpfr_t x, int fn, const dec *a, const dec *b, m
 }
 
 /* The decimal just outside bound v (on v's side rnd) with a sticky digit toward the inside,
- * so that it rounds as every value just inside v does. 0, -1 raised. */
+ * so that it rounds as every value just inside v does; or (MPFR_RNDN) v's nearest decimal of
+ * ndig digits, the representable value v stands for. 0, -1 raised. */
 static int bound_dec(eval_cx *cx, dec *r, mpfr_t v, mpfr_rnd_t rnd, size_t ndig, const ir_node *at)
 {
     mpfr_exp_t e10;
@@ -992,10 +993,13 @@ static int bound_dec(eval_cx *cx, dec *r, mpfr_t v, mpfr_rnd_t rnd, size_t ndig,
     r->neg = t[0] == '-';
     r->kind = DK_FIN;
     mpz_set_str(r->c, t + r->neg, 10);
-    mpz_mul_ui(r->c, r->c, 10);
-    if ((rnd == MPFR_RNDD) != r->neg) mpz_add_ui(r->c, r->c, 1);
-    else mpz_sub_ui(r->c, r->c, 1);
-    r->e = (int64_t)e10 - (int64_t)ndig - 1;
+    r->e = (int64_t)e10 - (int64_t)ndig;
+    if (rnd != MPFR_RNDN) {
+        mpz_mul_ui(r->c, r->c, 10);
+        if ((rnd == MPFR_RNDD) != r->neg) mpz_add_ui(r->c, r->c, 1);
+        else mpz_sub_ui(r->c, r->c, 1);
+        r->e--;
+    }
     mpfr_free_str(t);
     return 0;
 }
@@ -1047,9 +1051,13 @@ static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int
         if (rc < 0) break;
         if ((cand[0].kind == cand[1].kind && cand[0].neg == cand[1].neg && cand[0].e == cand[1].e &&
              !mpz_cmp(cand[0].c, cand[1].c)) || round == 5) {
-            /* agreed (or an exact result, which only x ** y can have: libmpdec's lower one) */
-            rc = bound_dec(cx, r, lo, MPFR_RNDD, (size_t)prec + 3, at);
+            /* agreed; or, still apart after 32 times the precision, the bounds hold a
+             * representable value, which only x ** y can be (4 ** 0.5): that value, flagged
+             * Inexact as libmpdec flags it, since any mode rounds it to itself */
+            int exact = round == 5;
+            rc = bound_dec(cx, r, lo, exact ? MPFR_RNDN : MPFR_RNDD, (size_t)prec + 3, at);
             if (rc == 0) rc = dfix(cx, r, prec, mode, at);
+            if (rc == 0 && exact) { FLAG(cx, SG_INEXACT); FLAG(cx, SG_ROUNDED); }
             break;
         }
     }
