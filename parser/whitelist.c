@@ -176,18 +176,19 @@ static int shape_of(int mod, const char *name, reg_sig *s)
 }
 
 /* Functions and classes the evaluator has only in part: a call is in the subset with at most
- * `npos` positional arguments and keywords among `kws` (a decimal context has only prec and
- * rounding). `with` may enter the calls of those marked `manager`; anything else a with
+ * `npos` positional arguments and keywords among `kws`. `with` may enter the calls of those marked `manager`; anything else a with
  * statement enters is a reason. */
 static const struct {
     int mod;
     const char *name;
     size_t npos;
-    const char *kws[4];
+    const char *kws[10];
     int manager;
 } managers[] = {
-    { MOD_DECIMAL, "localcontext", 3, { "ctx", "prec", "rounding", NULL }, 1 },
-    { MOD_DECIMAL, "Context", 2, { "prec", "rounding", NULL }, 0 },
+    { MOD_DECIMAL, "localcontext", 9,
+      { "ctx", "prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps", NULL }, 1 },
+    { MOD_DECIMAL, "Context", 8,
+      { "prec", "rounding", "Emin", "Emax", "capitals", "clamp", "flags", "traps", NULL }, 0 },
 };
 #define NMANAGERS (sizeof managers / sizeof managers[0])
 

@@ -59,6 +59,10 @@ step "the OCI image" mmdebstrap podman runc apparmor
 # haproxy: the load balancer of tests/test_fleet.sh's serve hosts, iproute2's ip their
 # network namespaces.
 step "the fleet" haproxy iproute2
+# CPython's own test data: the IBM decTest files tests/test_dectest.c runs the evaluator's
+# decimal against (as test_decimal.py reads them), and math_testcases.txt and
+# cmath_testcases.txt, which tests/test_math_cases.c checks every math function against.
+step "CPython's test data" libpython3.11-testsuite
 # Go and its x/mod: tests/interop, built offline, checks the ledger's checkpoints, proofs and
 # tiles with Go's sumdb/note and sumdb/tlog (code we did not write; tests/test_interop.sh).
 step "Go's x/mod" golang-go golang-golang-x-mod-dev

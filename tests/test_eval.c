@@ -1317,6 +1317,88 @@ static void test_decimal(void)
               "print(D(2).sqrt())\n",
               "0.14285714285714285714285714285714285714285714285714\n"
               "1.4142135623730950488016887242096980785696718753769\n", NULL));
+    /* Contexts past prec and rounding: Emax, Emin, clamp (folded down), traps given as a list
+     * and the untrapped results (NaN, signed infinity, the largest finite number under
+     * ROUND_DOWN), a NaN subtrahend's sign and a long payload; a final Decimal with an
+     * exponent whose fraction would pass the size limit is reported as CPython prints it. */
+    CHECK(run("from decimal import Decimal as D, Context, setcontext, localcontext, ROUND_DOWN, InvalidOperation, DivisionByZero, Overflow\n"
+              "c = Context(prec=5, Emax=9, Emin=-9, clamp=1, traps=[])\n"
+              "print(c.Emax, c.Emin, c.clamp, c.capitals, c)\n"
+              "setcontext(c)\n"
+              "print(D(1) / 3, D(-1) / 0, D('1E+5') + 0, D('9E+9') * 10, D('1E-12') / 7, D('5E-15') / 10)\n"
+              "print(c)\n"
+              "print(D(0) / 0, D('-Inf') - D('-Inf'), D(1) - D('-NaN7'), D('sNaN1234567') + 1)\n"
+              "c = Context(prec=3, rounding=ROUND_DOWN, traps=[InvalidOperation], Emax=99)\n"
+              "setcontext(c)\n"
+              "c.Emin = -99\n"
+              "c.clamp = 0\n"
+              "print(D('9E+99') * 10, D(1) / 0, D(2).sqrt(), c)\n"
+              "try:\n"
+              "    D('Inf') - D('Inf')\n"
+              "except InvalidOperation:\n"
+              "    print('trapped')\n"
+              "with localcontext(Emin=-3, prec=2) as l:\n"
+              "    print(D(1) / D(3000), l.Emin, l.Emax, l.prec)\n"
+              "x = D('1E+400000')\n",
+              "9 -9 1 1 Context(prec=5, rounding=ROUND_HALF_EVEN, Emin=-9, Emax=9, capitals=1, clamp=1, flags=[], traps=[])\n"
+              "0.33333 -Infinity 1.0000E+5 Infinity 1E-13 0E-13\n"
+              "Context(prec=5, rounding=ROUND_HALF_EVEN, Emin=-9, Emax=9, capitals=1, clamp=1, flags=[Clamped, DivisionByZero, Inexact, Overflow, Rounded, Subnormal, Underflow], traps=[])\n"
+              "NaN NaN -NaN7 NaN4567\n"
+              "9.99E+99 Infinity 1.41 Context(prec=3, rounding=ROUND_DOWN, Emin=-99, Emax=99, capitals=1, clamp=0, flags=[DivisionByZero, Inexact, Overflow, Rounded], traps=[InvalidOperation])\n"
+              "trapped\n"
+              "0.0003 -3 99 2\n", "Decimal('1E+400000')"));
+    /* ** with an integral exponent past 62 bits: overflow, underflow to a zero, or 1; and
+     * -Infinity ** a non-integer is InvalidOperation */
+    CHECK(run(DEC "from decimal import Context, setcontext\nsetcontext(Context(traps=[]))\n"
+              "print(D(2) ** D('1E+20'), D('0.5') ** D('1E+19'), D(-1) ** D('1E+30'), "
+              "D('1.000') ** D('2E+20'), D('1.0') ** D('-1E+19'), D('-Inf') ** D('0.5'))\n"
+              "print(getcontext())\n",
+              "Infinity 0E-1000026 1 1.000000000000000000000000000 1 NaN\n"
+              "Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, "
+              "clamp=0, flags=[Clamped, Inexact, InvalidOperation, Overflow, Rounded, Subnormal, "
+              "Underflow], traps=[])\n", NULL));
+    /* exp, ln, log10 and ** from the operands' exact values (ln and log10 near 1 and of
+     * 1e-999999, whose fraction passes the size limit), in every rounding mode from a
+     * certified enclosure. Under ROUND_DOWN and ROUND_FLOOR CPython 3.11 gives 1.000000 for
+     * the first two powers, whose true values lie just below 1 (1 - 1e-108 and so on): libmpdec
+     * rounds x ** y correctly only "almost always"; 0.9999999 is the correct rounding. */
+    CHECK(run("from decimal import Decimal as D, Context, setcontext, ROUND_DOWN, ROUND_UP, ROUND_FLOOR\n"
+              "setcontext(Context(prec=34, traps=[]))\n"
+              "print(D('0.999999999999999999999999999999999').log10(), D('1.000000000000000000000000000000001').ln())\n"
+              "print(D('1e-999999').ln(), D('1e-999999').exp(), D('-1e-999999').exp())\n"
+              "for r in (ROUND_DOWN, ROUND_UP, ROUND_FLOOR):\n"
+              "    setcontext(Context(prec=7, rounding=r, traps=[]))\n"
+              "    print(D('0.9999999') ** D('1e-101'), D('1.0000001') ** D('-1e-101'), D(2) ** D('0.5'))\n",
+              "-4.342944819032518276511289189166053E-34 9.999999999999999999999999999999995E-34\n"
+              "-2302582.790408952689972307436692910 1.000000000000000000000000000000000 1.000000000000000000000000000000000\n"
+              "0.9999999 0.9999999 1.414213\n"
+              "1.000000 1.000000 1.414214\n"
+              "0.9999999 0.9999999 1.414213\n", NULL));
+    /* A non-integral power whose value is representable is that value in every mode (flagged
+     * Inexact, as libmpdec flags it): CPython 3.11 gives 0.499999999 and 999.999999 under
+     * ROUND_DOWN for the last two, below their exact values 0.5 and 1000, though 2.00000000
+     * for the first; the exact midpoint 2.25 ** 0.5 = 1.5 rounds half up to 2. */
+    CHECK(run("from decimal import Decimal as D, Context, setcontext, ROUND_DOWN, ROUND_HALF_UP\n"
+              "setcontext(Context(prec=9, rounding=ROUND_DOWN))\n"
+              "print(D(4) ** D('0.5'), D('0.25') ** D('0.5'), D(100) ** D('1.5'))\n"
+              "setcontext(Context(prec=1, rounding=ROUND_HALF_UP))\n"
+              "print(D('2.25') ** D('0.5'), D('6.25') ** D('0.5'))\n",
+              "2.00000000 0.500000000 1000.00000\n2 3\n", NULL));
+    /* The Decimal methods on two or three operands and the predicates, as CPython 3.11: the
+     * total order breaking ties in max and min, fma's single rounding, to_integral_exact's
+     * flags. */
+    CHECK(run("from decimal import Decimal as D, getcontext, ROUND_UP\n"
+              "x, y = D('2.50'), D('-2.5')\n"
+              "print(x.compare(y), y.compare(x), x.compare(D('2.5')), D('NaN').compare(1), x.max(y), x.min(y), D('2.5').max(x), D('-2.50').min(y))\n"
+              "print(x.max_mag(y), x.min_mag(y), D('NaN').max(3), x.copy_sign(y), x.same_quantum(D('1.00')), x.same_quantum(y))\n"
+              "print(D('7.5').scaleb(3), D('7.5').scaleb(-2), D(2).fma(3, D('0.5')), D('1E+30').fma(D('1E+30'), -1))\n"
+              "print(D('2.5').to_integral_exact(), D('3.5').to_integral_exact(ROUND_UP), D('-0.1').to_integral_exact(), getcontext())\n"
+              "print(x.is_finite(), D('Inf').is_finite(), D('1E-999999').is_normal(), D('1E-1000000').is_subnormal(), D('NaN').is_qnan(), D('sNaN').is_snan(), x.is_canonical())\n",
+              "1 -1 0 NaN 2.50 -2.5 2.5 -2.5\n"
+              "2.50 -2.5 3 -2.50 True False\n"
+              "7.5E+3 0.075 6.5 1.000000000000000000000000000E+60\n"
+              "2 4 -0 Context(prec=28, rounding=ROUND_HALF_EVEN, Emin=-999999, Emax=999999, capitals=1, clamp=0, flags=[Inexact, Rounded], traps=[InvalidOperation, DivisionByZero, Overflow])\n"
+              "True False True True True True True\n", NULL));
     CHECK(run(DEC "print(getcontext().prec, D(1) / D(7))\n",
               "28 0.1428571428571428571428571429\n", NULL));
     CHECK(run(DEC "for spec in [',.2f', '.2%', '010,.2f', '*^15,.2f', '.2', '10', 'e', '.2e', 'g', '+.1f', ',', '.0f', '.3n', '010.2f', '<10.2f', '.3g', 'z.2f', 'E', 'G', ' .2f', '%']:\n"

@@ -287,19 +287,20 @@ static void test_unsupported(void)
                       "with decimal.getcontext():\n    pass\nwith localcontext():\n    pass\n"),
               "with:name 3:6 [m]; with:getcontext 5:6 [decimal.getcontext()]; "
               "with:localcontext 7:6 [localcontext()]");
-    CHECK_STR(reasons("import decimal\nwith decimal.localcontext(Emin=-9):\n    import os\n"
-                      "m = decimal.localcontext(None, 1, None, 3)\n"),
-              "args:decimal.localcontext 2:6 [decimal.localcontext(Emin=-9)]; import:os 3:5 [import os]; "
-              "args:decimal.localcontext 4:5 [decimal.localcontext(None, 1, None, 3)]");
+    CHECK_STR(reasons("import decimal\nwith decimal.localcontext(emin=-9):\n    import os\n"
+                      "m = decimal.localcontext(None, 1, None, 3, 4, 1, 0, [], [], 5)\n"
+                      "n = decimal.localcontext(Emin=-9, Emax=9, clamp=1, traps=[], flags=[])\n"),
+              "args:decimal.localcontext 2:6 [decimal.localcontext(emin=-9)]; import:os 3:5 [import os]; "
+              "args:decimal.localcontext 4:5 [decimal.localcontext(None, 1, None, 3, 4, 1, 0, [], [], 5)]");
     /* decimal.Context with what the evaluator's contexts have (prec, rounding); it is no
      * manager */
     CHECK_STR(reasons("import decimal\nfrom decimal import Context\n"
                       "decimal.setcontext(decimal.Context(prec=5, rounding=decimal.ROUND_UP))\n"
                       "c = Context(4, 'ROUND_DOWN')\n"), "");
-    CHECK_STR(reasons("import decimal\nc = decimal.Context(Emin=-9)\nd = decimal.Context(1, 2, 3)\n"
+    CHECK_STR(reasons("import decimal\nc = decimal.Context(emin=-9)\nd = decimal.Context(1, 2, 3, 4, 5, 6, 7, 8, 9)\n"
                       "with decimal.Context():\n    pass\n"),
-              "args:decimal.Context 2:5 [decimal.Context(Emin=-9)]; "
-              "args:decimal.Context 3:5 [decimal.Context(1, 2, 3)]; "
+              "args:decimal.Context 2:5 [decimal.Context(emin=-9)]; "
+              "args:decimal.Context 3:5 [decimal.Context(1, 2, 3, 4, 5, 6, 7, 8, 9)]; "
               "with:Context 4:6 [decimal.Context()]");
     CHECK_STR(reasons("async def f():\n    async with g():\n        pass\n"),
               "node:async 1:1 [async def f():]; node:async 2:5 [async with g():]");

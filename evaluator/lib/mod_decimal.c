@@ -15,73 +15,50 @@
 #include <string.h>
 #include <strings.h>
 
-#include "evaluator/lib/lib.h"
+#include "evaluator/lib/decimal_int.h"
 
-#define DEC_EMAX 999999
-#define DEC_EMIN (-999999)
-#define DEC_MAX_PREC 999999999999999999LL
-#define DEC_PREC(cx) ((cx)->dec_prec ? (cx)->dec_prec : 28)
-
-enum { DK_FIN, DK_INF, DK_NAN, DK_SNAN };
-typedef struct {
-    mpz_t c;               /* coefficient >= 0 (a NaN's payload) */
-    int64_t e;
-    uint8_t neg, kind;
-} dec;
-
-enum { RD_HALF_EVEN, RD_HALF_UP, RD_HALF_DOWN, RD_UP, RD_DOWN, RD_CEILING, RD_FLOOR, RD_05UP,
-       RD_N };
-static const char *const round_names[RD_N] = {
+const char *const dec_round_names[RD_N] = {
     "ROUND_HALF_EVEN", "ROUND_HALF_UP", "ROUND_HALF_DOWN", "ROUND_UP", "ROUND_DOWN",
     "ROUND_CEILING", "ROUND_FLOOR", "ROUND_05UP"
 };
-
-/* Signals, in the order Context's repr lists its flags. */
-enum { SG_CLAMPED, SG_INVALID, SG_DIVZERO, SG_INEXACT, SG_FLOAT, SG_OVERFLOW, SG_ROUNDED,
-       SG_SUBNORMAL, SG_UNDERFLOW, SG_N };
-static const char *const sig_names[SG_N] = {
+const char *const dec_sig_names[SG_N] = {
     "Clamped", "InvalidOperation", "DivisionByZero", "Inexact", "FloatOperation", "Overflow",
     "Rounded", "Subnormal", "Underflow"
 };
-/* Besides the sticky flags, bit SG_NOW says that the operation under way rounded its result
- * to the context (Inexact): such a Decimal is not the exact value of the program's
- * arithmetic and is marked inexact, as math.sqrt's results are. */
-#define SG_NOW 15
-#define FLAG(cx, s) ((cx)->dec_flags |= (uint16_t)(1u << (s) | ((s) == SG_INEXACT ? 1u << SG_NOW : 0)))
-#define ROUNDING_START(cx) ((cx)->dec_flags &= (uint16_t)~(1u << SG_NOW))
-#define ROUNDED(cx) (((cx)->dec_flags >> SG_NOW) & 1)
 
-static const eval_class dec_cls, type_cls, ctx_cls;
+static const eval_class dec_cls, type_cls;
 static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at);
 
-static void dinit(dec *d) { mpz_init(d->c); d->e = 0; d->neg = 0; d->kind = DK_FIN; }
-static void dclear(dec *d) { mpz_clear(d->c); }
-static void dcopy(dec *d, const dec *s)
-{
-    mpz_set(d->c, s->c);
-    d->e = s->e;
-    d->neg = s->neg;
-    d->kind = s->kind;
-}
-#define DEC_OF(v) ((dec *)(v)->u.obj.data)
+static void set_inf(dec *r, int neg) { mpz_set_ui(r->c, 0); r->e = 0; r->kind = DK_INF; r->neg = (uint8_t)neg; }
+static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e; r->kind = DK_FIN; r->neg = (uint8_t)neg; }
 #define IS_DEC(v) ((v)->kind == V_OBJ && (v)->u.obj.cls == &dec_cls)
 
 /* A trapped signal: CPython raises decimal.<sig> with the list of conditions as message. The
  * type is the class's own name, as the sandbox reports type(e).__name__. */
 static int dec_raise(eval_cx *cx, const ir_node *at, int sig, const char *cond)
 {
-    FLAG(cx, sig);
+    if (sig != SG_INVALID || strcmp(cond, "ConversionSyntax") == 0) FLAG(cx, sig);
+    else FLAG(cx, cond[0] == 'D' ? SG_INV_DIV : SG_INV_OP);
+    if (!TRAPPED(cx, sig)) return 0;
     eval_raise(cx, CR_EPY_EXCEPTION, at, "[<class 'decimal.%s'>]", cond);
-    snprintf(cx->err.type, sizeof cx->err.type, "%s", sig_names[sig]);
+    snprintf(cx->err.type, sizeof cx->err.type, "%s", dec_sig_names[sig]);
     return -1;
 }
-static int invalid(eval_cx *cx, const ir_node *at)
+/* A signal whose result, when it is not trapped, is a quiet NaN (InvalidOperation and its
+ * conditions) or an infinity of sign neg (DivisionByZero). 0, -1 raised. */
+static int signal_to(eval_cx *cx, dec *r, int sig, const char *cond, int neg, const ir_node *at)
 {
-    return dec_raise(cx, at, SG_INVALID, "InvalidOperation");
+    if (dec_raise(cx, at, sig, cond) < 0) return -1;
+    mpz_set_ui(r->c, 0);
+    r->e = 0;
+    r->neg = (uint8_t)(sig == SG_DIVZERO && neg);
+    r->kind = sig == SG_DIVZERO ? DK_INF : DK_NAN;
+    return 0;
 }
+#define invalid(cx, r, at) signal_to(cx, r, SG_INVALID, "InvalidOperation", 0, at)
 
 /* A text being built failed: its limit, or memory. */
-static void fmt_fail(eval_cx *cx, cr_code c, const ir_node *at)
+void dec_fmt_fail(eval_cx *cx, cr_code c, const ir_node *at)
 {
     if (cx->err.code == CR_OK)
         eval_raise(cx, c, at, "%s", c == CR_ELIMIT ? "string length limit" : "out of memory");
@@ -99,7 +76,7 @@ static int p10(eval_cx *cx, mpz_t out, uint64_t k, const ir_node *at)
     return 0;
 }
 
-static int64_t ndigits(const mpz_t c)
+int64_t dec_ndigits(const mpz_t c)
 {
     if (mpz_fits_ulong_p(c)) {
         unsigned long v = mpz_get_ui(c);
@@ -115,7 +92,7 @@ static int64_t ndigits(const mpz_t c)
     mpz_clear(p);
     return (int64_t)s - lt;
 }
-static int64_t adjusted(const dec *d) { return d->e + ndigits(d->c) - 1; }
+int64_t dec_adjusted(const dec *d) { return d->e + dec_ndigits(d->c) - 1; }
 
 /* Whether dropping digits rounds the kept part up: `half` compares the dropped part with one
  * half of the last kept unit, `last` is the last kept digit. */
@@ -137,7 +114,7 @@ static int rounds_up(int mode, int neg, int last, int half, int nonzero)
 /* _rescale: d to exponent e exactly (zeros appended) or rounded with `mode`. 1 when digits
  * that were not zero were dropped, 0 exact, -1 raised. The coefficient may gain a digit
  * (999 → 1000); the caller decides what that means. */
-static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
+int dec_rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
 {
     if (d->kind != DK_FIN) return 0;
     if (!mpz_sgn(d->c)) { d->e = e; return 0; }
@@ -151,7 +128,7 @@ static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
     }
     uint64_t k = (uint64_t)(e - d->e);
     int half, nonzero = 1, last;
-    if (k > (uint64_t)ndigits(d->c) + 1) {
+    if (k > (uint64_t)dec_ndigits(d->c) + 1) {
         mpz_set_ui(d->c, 0);
         half = -1;
     } else {
@@ -170,44 +147,62 @@ static int rescale(eval_cx *cx, dec *d, int64_t e, int mode, const ir_node *at)
     return nonzero;
 }
 
-/* _fix: d rounded to prec digits with `mode`, kept within Emin/Emax. 0, -1 raised. */
+/* Overflow: trapped, it raises; not, the result is an infinity or the largest finite number,
+ * as the rounding goes (_fix's handling of Overflow). 0, -1 raised. */
+static int overflow(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
+{
+    FLAG(cx, SG_INEXACT);
+    FLAG(cx, SG_ROUNDED);
+    if (dec_raise(cx, at, SG_OVERFLOW, "Overflow") < 0) return -1;
+    if (mode == RD_HALF_UP || mode == RD_HALF_EVEN || mode == RD_HALF_DOWN || mode == RD_UP ||
+        (mode == RD_CEILING && !d->neg) || (mode == RD_FLOOR && d->neg)) {
+        set_inf(d, d->neg);
+        return 0;
+    }
+    d->e = EMAX(cx) - prec + 1;
+    return p10(cx, d->c, (uint64_t)prec, at) < 0 ? -1 : (mpz_sub_ui(d->c, d->c, 1), 0);
+}
+
+/* _fix: d rounded to prec digits with `mode`, kept within Emin/Emax, folded down to Etop
+ * under clamp=1. 0, -1 raised. */
 static int dfix(eval_cx *cx, dec *d, int64_t prec, int mode, const ir_node *at)
 {
     if (d->kind != DK_FIN) return 0;
-    int64_t etiny = DEC_EMIN - prec + 1, etop = DEC_EMAX - prec + 1;
+    int64_t etiny = EMIN(cx) - prec + 1, etop = EMAX(cx) - prec + 1;
     if (!mpz_sgn(d->c)) {
-        int64_t ne = d->e < etiny ? etiny : d->e > DEC_EMAX ? DEC_EMAX : d->e;
+        int64_t top = cx->dec.clamp ? etop : EMAX(cx);
+        int64_t ne = d->e < etiny ? etiny : d->e > top ? top : d->e;
         if (ne != d->e) { d->e = ne; FLAG(cx, SG_CLAMPED); }
         return 0;
     }
-    int64_t emin = ndigits(d->c) + d->e - prec;
-    if (emin > etop) goto overflow;
+    int64_t emin = dec_ndigits(d->c) + d->e - prec;
+    if (emin > etop) return overflow(cx, d, prec, mode, at);
     int sub = emin < etiny;
     if (sub) emin = etiny;
     if (d->e < emin) {
-        int inexact = rescale(cx, d, emin, mode, at);
+        int inexact = dec_rescale(cx, d, emin, mode, at);
         if (inexact < 0) return -1;
-        if (ndigits(d->c) > prec) { mpz_tdiv_q_ui(d->c, d->c, 10); d->e++; }
-        if (d->e > etop) goto overflow;
-        FLAG(cx, SG_ROUNDED);
-        if (inexact) FLAG(cx, SG_INEXACT);
+        if (dec_ndigits(d->c) > prec) { mpz_tdiv_q_ui(d->c, d->c, 10); d->e++; }
+        if (d->e > etop) return overflow(cx, d, prec, mode, at);
         if (sub) {
-            FLAG(cx, SG_SUBNORMAL);
             if (inexact) FLAG(cx, SG_UNDERFLOW);
-            if (!mpz_sgn(d->c)) FLAG(cx, SG_CLAMPED);
+            FLAG(cx, SG_SUBNORMAL);
         }
+        if (inexact) FLAG(cx, SG_INEXACT);
+        FLAG(cx, SG_ROUNDED);
+        if (!mpz_sgn(d->c)) FLAG(cx, SG_CLAMPED);
         return 0;
     }
     if (sub) FLAG(cx, SG_SUBNORMAL);
+    if (cx->dec.clamp && d->e > etop) {
+        FLAG(cx, SG_CLAMPED);
+        return dec_rescale(cx, d, etop, mode, at) < 0 ? -1 : 0;
+    }
     return 0;
-overflow:
-    FLAG(cx, SG_INEXACT);
-    FLAG(cx, SG_ROUNDED);
-    return dec_raise(cx, at, SG_OVERFLOW, "Overflow");
 }
 static int fix(eval_cx *cx, dec *d, const ir_node *at)
 {
-    return dfix(cx, d, DEC_PREC(cx), cx->dec_round, at);
+    return dfix(cx, d, DEC_PREC(cx), cx->dec.round, at);
 }
 
 /* ---- conversions ------------------------------------------------------------------------ */
@@ -298,10 +293,9 @@ static int parse(eval_cx *cx, dec *d, const char *s, size_t n)
         d->kind = nan == 3 ? DK_NAN : DK_SNAN;
         for (size_t k = nan; k < wn; k++)
             if (w[k] < '0' || w[k] > '9') return 1;
-        if (wn > (size_t)nan) {
-            if (wn - nan > (size_t)DEC_PREC(cx)) return 1;
-            mpz_set_str(d->c, w + nan, 10);
-        }
+        /* the payload is read whole, whatever the precision (CPython reads at MAX_PREC);
+         * an operation keeps its last digits (nans) */
+        if (wn > (size_t)nan) mpz_set_str(d->c, w + nan, 10);
         return 0;
     }
     /* digits [. digits] [e [sign] digits], '_' only between two digits */
@@ -386,7 +380,7 @@ static int operand(const val *v, dec *d)
 }
 
 /* to_sci_string */
-static int sci(eval_cx *cx, cr_buf *b, const dec *d)
+int dec_sci(eval_cx *cx, cr_buf *b, const dec *d)
 {
     cr_code rc = CR_OK;
     if (d->neg) rc = cr_buf_putc(b, '-');
@@ -419,16 +413,16 @@ static int sci(eval_cx *cx, cr_buf *b, const dec *d)
     }
     if (rc == CR_OK && left != dot) rc = cr_buf_printf(b, "E%+lld", (long long)(left - dot));
     free(t);
-    if (rc != CR_OK) { fmt_fail(cx, rc, NULL); return -1; }
+    if (rc != CR_OK) { dec_fmt_fail(cx, rc, NULL); return -1; }
     return 0;
 }
 
-static int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
+int dec_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
 {
     cr_code rc = as_str ? CR_OK : cr_buf_puts(b, "Decimal('");
-    if (rc == CR_OK && sci(cx, b, DEC_OF(self)) < 0) return -1;
+    if (rc == CR_OK && dec_sci(cx, b, DEC_OF(self)) < 0) return -1;
     if (rc == CR_OK && !as_str) rc = cr_buf_puts(b, "')");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    if (rc != CR_OK) dec_fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
 }
 
@@ -437,7 +431,7 @@ static int fin_cmp(eval_cx *cx, const dec *a, const dec *b, const ir_node *at, i
 {
     int sa = mpz_sgn(a->c) ? (a->neg ? -1 : 1) : 0, sb = mpz_sgn(b->c) ? (b->neg ? -1 : 1) : 0;
     if (sa != sb || !sa) return sa < sb ? -1 : sa > sb;
-    int64_t ea = adjusted(a), eb = adjusted(b);
+    int64_t ea = dec_adjusted(a), eb = dec_adjusted(b);
     if (ea != eb) return (ea < eb ? -1 : 1) * sa;
     /* same leading position: aligning costs at most the longer coefficient */
     const dec *hi = a->e >= b->e ? a : b;
@@ -489,7 +483,7 @@ static int dec_eq(eval_cx *cx, val *a, val *b)
     dinit(&y);
     int r = 0, err = 0;
     if (cmp_operand(cx, a, &x) == 0 && cmp_operand(cx, b, &y) == 0) {
-        if (x.kind == DK_SNAN || y.kind == DK_SNAN) r = invalid(cx, NULL);
+        if (x.kind == DK_SNAN || y.kind == DK_SNAN) r = dec_raise(cx, NULL, SG_INVALID, "InvalidOperation");
         else if (x.kind != DK_NAN && y.kind != DK_NAN) r = dcmp(cx, &x, &y, NULL, &err) == 0;
     }
     dclear(&x);
@@ -511,7 +505,7 @@ static int dec_cmp(eval_cx *cx, int op, val *a, val *b)
                    eval_type_name(b));
         r = -1;
     } else if (x.kind >= DK_NAN || y.kind >= DK_NAN) {
-        r = invalid(cx, NULL);
+        r = dec_raise(cx, NULL, SG_INVALID, "InvalidOperation");
     } else {
         int c = dcmp(cx, &x, &y, NULL, &err);
         switch (op) {
@@ -558,26 +552,36 @@ static int dec_truth(eval_cx *cx, val *self)
  * 1 result set, 0 none, -1 raised. */
 static int nans(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
-    if (a->kind == DK_SNAN || (b && b->kind == DK_SNAN)) return invalid(cx, at);
-    if (a->kind == DK_NAN) { dcopy(r, a); return 1; }
-    if (b && b->kind == DK_NAN) { dcopy(r, b); return 1; }
-    return 0;
+    const dec *n = a->kind == DK_SNAN ? a : b && b->kind == DK_SNAN ? b
+                 : a->kind == DK_NAN ? a : b && b->kind == DK_NAN ? b : NULL;
+    if (!n) return 0;
+    if (n->kind == DK_SNAN && dec_raise(cx, at, SG_INVALID, "InvalidOperation") < 0) return -1;
+    dcopy(r, n);
+    r->kind = DK_NAN;
+    /* _fix_nan: a payload keeps its last prec - clamp digits */
+    int64_t keep = DEC_PREC(cx) - cx->dec.clamp;
+    if (mpz_sgn(r->c) && dec_ndigits(r->c) > keep) {
+        mpz_t p;
+        mpz_init(p);
+        if (p10(cx, p, (uint64_t)keep, at) < 0) { mpz_clear(p); return -1; }
+        mpz_tdiv_r(r->c, r->c, p);
+        mpz_clear(p);
+    }
+    return 1;
 }
 
-static void set_inf(dec *r, int neg) { mpz_set_ui(r->c, 0); r->e = 0; r->kind = DK_INF; r->neg = (uint8_t)neg; }
-static void set_zero(dec *r, int neg, int64_t e) { mpz_set_ui(r->c, 0); r->e = e; r->kind = DK_FIN; r->neg = (uint8_t)neg; }
 
 static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64_t prec, int mode,
                 const ir_node *at)
 {
+    int rc = nans(cx, r, a, b0, at);   /* a NaN subtrahend keeps its sign */
+    if (rc) return rc < 0 ? -1 : 0;
     dec b;
     dinit(&b);
     dcopy(&b, b0);
     if (sub) b.neg ^= 1;
-    int rc = nans(cx, r, a, &b, at);
-    if (rc) goto out;
     if (a->kind == DK_INF || b.kind == DK_INF) {
-        if (a->kind == DK_INF && b.kind == DK_INF && a->neg != b.neg) rc = invalid(cx, at);
+        if (a->kind == DK_INF && b.kind == DK_INF && a->neg != b.neg) rc = invalid(cx, r, at);
         else set_inf(r, a->kind == DK_INF ? a->neg : b.neg);
         goto out;
     }
@@ -593,7 +597,7 @@ static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64
         const dec *o = za ? &b : a;
         if (e < o->e - prec - 1) e = o->e - prec - 1;
         dcopy(r, o);
-        rc = rescale(cx, r, e, mode, at);
+        rc = dec_rescale(cx, r, e, mode, at);
         if (rc >= 0) rc = dfix(cx, r, prec, mode, at);
         goto out;
     }
@@ -603,8 +607,8 @@ static int dadd(eval_cx *cx, dec *r, const dec *a, const dec *b0, int sub, int64
     dinit(&x);
     dcopy(&x, a);
     dec *hi = x.e >= b.e ? &x : &b, *lo = hi == &x ? &b : &x;
-    int64_t hl = ndigits(hi->c), lim = hi->e + (hl - prec - 2 < -1 ? hl - prec - 2 : -1);
-    if (adjusted(lo) < lim) { mpz_set_ui(lo->c, 1); lo->e = lim; }
+    int64_t hl = dec_ndigits(hi->c), lim = hi->e + (hl - prec - 2 < -1 ? hl - prec - 2 : -1);
+    if (dec_adjusted(lo) < lim) { mpz_set_ui(lo->c, 1); lo->e = lim; }
     mpz_t p;
     mpz_init(p);
     rc = p10(cx, p, (uint64_t)(hi->e - lo->e), at);
@@ -634,7 +638,7 @@ static int dmul(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF || b->kind == DK_INF) {
         const dec *o = a->kind == DK_INF ? b : a;
-        if (o->kind == DK_FIN && !mpz_sgn(o->c)) return invalid(cx, at);
+        if (o->kind == DK_FIN && !mpz_sgn(o->c)) return invalid(cx, r, at);
         set_inf(r, neg);
         return 0;
     }
@@ -652,17 +656,18 @@ static int ddiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
     int rc = nans(cx, r, a, b, at), neg = a->neg ^ b->neg;
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF) {
-        if (b->kind == DK_INF) return invalid(cx, at);
+        if (b->kind == DK_INF) return invalid(cx, r, at);
         set_inf(r, neg);
         return 0;
     }
     if (b->kind == DK_INF) {
-        set_zero(r, neg, DEC_EMIN - prec + 1);
-        return dfix(cx, r, prec, mode, at);
+        FLAG(cx, SG_CLAMPED);
+        set_zero(r, neg, EMIN(cx) - prec + 1);
+        return 0;
     }
     if (!mpz_sgn(b->c)) {
-        if (!mpz_sgn(a->c)) return dec_raise(cx, at, SG_INVALID, "DivisionUndefined");
-        return dec_raise(cx, at, SG_DIVZERO, "DivisionByZero");
+        if (!mpz_sgn(a->c)) return signal_to(cx, r, SG_INVALID, "DivisionUndefined", 0, at);
+        return signal_to(cx, r, SG_DIVZERO, "DivisionByZero", neg, at);
     }
     r->kind = DK_FIN;
     r->neg = (uint8_t)neg;
@@ -670,7 +675,7 @@ static int ddiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int64_t prec, i
         set_zero(r, neg, a->e - b->e);
         return dfix(cx, r, prec, mode, at);
     }
-    int64_t shift = ndigits(b->c) - ndigits(a->c) + prec + 1, ideal = a->e - b->e;
+    int64_t shift = dec_ndigits(b->c) - dec_ndigits(a->c) + prec + 1, ideal = a->e - b->e;
     mpz_t p, q, rem;
     mpz_inits(p, q, rem, NULL);
     rc = p10(cx, p, (uint64_t)(shift < 0 ? -shift : shift), at);
@@ -697,11 +702,11 @@ static int ddivmod(eval_cx *cx, dec *q, dec *rm, const dec *a, const dec *b, con
 {
     int neg = a->neg ^ b->neg;
     int64_t ideal = b->kind == DK_INF ? a->e : a->e < b->e ? a->e : b->e;
-    int64_t ediff = b->kind == DK_INF ? 0 : adjusted(a) - adjusted(b);
+    int64_t ediff = b->kind == DK_INF ? 0 : dec_adjusted(a) - dec_adjusted(b);
     if (!mpz_sgn(a->c) || b->kind == DK_INF || ediff <= -2) {
         set_zero(q, neg, 0);
         dcopy(rm, a);
-        return rescale(cx, rm, ideal, cx->dec_round, at) < 0 ? -1 : 0;
+        return dec_rescale(cx, rm, ideal, cx->dec.round, at) < 0 ? -1 : 0;
     }
     int64_t prec = DEC_PREC(cx);
     if (ediff <= prec) {
@@ -724,7 +729,9 @@ static int ddivmod(eval_cx *cx, dec *q, dec *rm, const dec *a, const dec *b, con
         mpz_clears(x, y, p, NULL);
         if (rc <= 0) return rc;
     }
-    return dec_raise(cx, at, SG_INVALID, "DivisionImpossible");
+    if (signal_to(cx, q, SG_INVALID, "DivisionImpossible", 0, at) < 0) return -1;
+    dcopy(rm, q);
+    return 0;
 }
 
 static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_mod,
@@ -733,13 +740,14 @@ static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_m
     int rc = nans(cx, r, a, b, at);
     if (rc) return rc < 0 ? -1 : 0;
     if (a->kind == DK_INF) {
-        if (want_mod || b->kind == DK_INF) return invalid(cx, at);
+        if (want_mod || b->kind == DK_INF) return invalid(cx, r, at);
         set_inf(r, a->neg ^ b->neg);
         return 0;
     }
     if (b->kind == DK_FIN && !mpz_sgn(b->c)) {
-        if (!mpz_sgn(a->c)) return dec_raise(cx, at, SG_INVALID, "DivisionUndefined");
-        return want_mod ? invalid(cx, at) : dec_raise(cx, at, SG_DIVZERO, "DivisionByZero");
+        if (!mpz_sgn(a->c)) return signal_to(cx, r, SG_INVALID, "DivisionUndefined", 0, at);
+        return want_mod ? invalid(cx, r, at)
+                        : signal_to(cx, r, SG_DIVZERO, "DivisionByZero", a->neg ^ b->neg, at);
     }
     dec other;
     dinit(&other);
@@ -749,6 +757,35 @@ static int dfloordiv(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_m
     return rc;
 }
 
+/* a ** n for a finite nonzero a and an integer n past 62 bits: 1 when |a| is 1 (_power's
+ * exponent: a's times prec for n > 0, 0 for n < 0, then at least 1 - prec), else an
+ * overflow or a result below any subnormal. 0, -1 raised. */
+static int dpow_huge(eval_cx *cx, dec *r, const dec *a, int neg_exp, int rneg, const ir_node *at)
+{
+    int64_t prec = DEC_PREC(cx), c = dec_adjusted(a);
+    int unit = c == 0 && mpz_cmp_ui(a->c, 1) >= 0;
+    if (unit) {
+        mpz_t p;
+        mpz_init(p);
+        if (p10(cx, p, (uint64_t)(-a->e), at) < 0) { mpz_clear(p); return -1; }
+        unit = mpz_cmp(a->c, p) == 0;
+        mpz_clear(p);
+    }
+    r->kind = DK_FIN;
+    r->neg = (uint8_t)rneg;
+    if (unit) {
+        int64_t e = neg_exp ? 0 : a->e * prec;
+        if (e < 1 - prec) { e = 1 - prec; FLAG(cx, SG_ROUNDED); }
+        r->e = e;
+        if (p10(cx, r->c, (uint64_t)-e, at) < 0) return -1;
+        return fix(cx, r, at);
+    }
+    if ((c >= 0) != neg_exp) return overflow(cx, r, DEC_PREC(cx), cx->dec.round, at);
+    mpz_set_ui(r->c, 1);
+    r->e = EMIN(cx) - prec - 2;
+    return fix(cx, r, at);
+}
+
 /* a ** n for an integer n, as libmpdec: at prec + digits(n) + 2 digits (one more for 1/a when
  * n < 0), half-even, by left-to-right squaring, then rounded to the context. */
 static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_node *at)
@@ -756,7 +793,12 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
     mpz_t n;
     mpz_init(n);
     mpz_set(n, nd->c);
-    if (nd->e > 0) {
+    /* n past 62 bits: the result is 1 (|a| = 1), overflows or underflows; such an n that is
+     * a multiple of ten is even and is not written out */
+    int huge = nd->e > 0 && mpz_sgn(nd->c) && dec_adjusted(nd) >= 19;
+    if (huge) {
+        mpz_set_ui(n, 10);
+    } else if (nd->e > 0) {
         mpz_t p;
         mpz_init(p);
         if (p10(cx, p, (uint64_t)nd->e, at) < 0) { mpz_clears(n, p, NULL); return -1; }
@@ -779,19 +821,19 @@ static int dpow_int(eval_cx *cx, dec *r, const dec *a, const dec *nd, const ir_n
         goto out;
     }
     if (!mpz_sgn(a->c)) {
-        if (!mpz_sgn(n)) { rc = invalid(cx, at); goto out; }
+        if (!mpz_sgn(n)) { rc = invalid(cx, r, at); goto out; }
         if (neg_exp) set_inf(r, rneg);
         else set_zero(r, rneg, 0);
         goto out;
     }
     if (!mpz_sgn(n)) { mpz_set_ui(r->c, 1); r->e = 0; r->neg = 0; r->kind = DK_FIN; goto out; }
-    if (mpz_sizeinbase(n, 2) > 62) {
-        eval_int_limit(cx, at);
-        rc = -1;
-        goto out;
+    if (huge || mpz_sizeinbase(n, 2) > 62) {
+        rc = dpow_huge(cx, r, a, neg_exp, rneg, at);
+        mpz_clear(n);
+        return rc;
     }
     {
-        int64_t prec = DEC_PREC(cx) + ndigits(n) + 2 + neg_exp;
+        int64_t prec = DEC_PREC(cx) + dec_ndigits(n) + 2 + neg_exp;
         dec base, one;
         dinit(&base);
         dinit(&one);
@@ -823,7 +865,7 @@ static int is_integral(const dec *d, eval_cx *cx, const ir_node *at, int *err)
 {
     if (d->kind != DK_FIN) return 0;
     if (d->e >= 0 || !mpz_sgn(d->c)) return 1;
-    if ((uint64_t)-d->e > (uint64_t)ndigits(d->c)) return 0;
+    if ((uint64_t)-d->e > (uint64_t)dec_ndigits(d->c)) return 0;
     mpz_t p;
     mpz_init(p);
     int r = 0;
@@ -833,68 +875,195 @@ static int is_integral(const dec *d, eval_cx *cx, const ir_node *at, int *err)
     return r;
 }
 
-/* A transcendental function of finite, nonzero operands, correctly rounded to the context's
- * precision with `mode`: computed with MPFR to about 12 guard digits, at growing precision
- * until the guard digits decide the rounding (Ziv's strategy); a sticky unit below keeps a
- * result that is not exact from looking exact, as libmpdec's results are never exact here. */
+/* ---- exp, ln, log10 and x ** y: Ziv's loop on certified enclosures ------------------------
+ * Each bound is computed from the operands' exact coefficient and exponent with MPFR's
+ * directed roundings, so the true value lies strictly between lo and hi (it is never a
+ * representable decimal here: libmpdec flags these results Inexact). Both bounds become
+ * decimals just outside them with a sticky digit inside, rounded with the mode: when the two
+ * agree, so does the true value; else the precision doubles. */
 enum { MF_POW, MF_EXP, MF_LN, MF_LOG10 };
+
+static mpfr_rnd_t flip(mpfr_rnd_t r) { return r == MPFR_RNDD ? MPFR_RNDU : MPFR_RNDD; }
+
+/* x beside d (finite, nonzero) on the side `rnd` (MPFR_RNDD or MPFR_RNDU). */
+static void set_bound(mpfr_t x, const dec *d, mpfr_rnd_t rnd)
+{
+    mpfr_rnd_t mag = d->neg ? flip(rnd) : rnd;
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(x));
+    mpfr_set_z(x, d->c, mag);
+    if (d->e >= 0) {
+        mpfr_ui_pow_ui(t, 10, (unsigned long)d->e, mag);
+        mpfr_mul(x, x, t, mag);
+    } else {
+        mpfr_ui_pow_ui(t, 10, (unsigned long)-d->e, flip(mag));
+        mpfr_div(x, x, t, mag);
+    }
+    if (d->neg) mpfr_neg(x, x, MPFR_RNDN);
+    mpfr_clear(t);
+}
+
+/* ln(a), or log10(a) when ten, beside a finite a > 0 other than 1 on the side rnd. Near 1 it
+ * is log1p of a - 1 taken exactly, so nothing cancels; elsewhere ln(c) + e ln(10) (log10(c)
+ * + e), whose terms cannot cancel. 0, -1 raised. */
+static int log_bound(eval_cx *cx, mpfr_t x, const dec *a, int ten, mpfr_rnd_t rnd,
+                     const ir_node *at)
+{
+    int64_t adj = dec_adjusted(a);
+    mpfr_t t;
+    mpfr_init2(t, mpfr_get_prec(x) + 64);
+    int rc = 0;
+    if (adj == 0 || adj == -1) {
+        mpq_t q;
+        mpq_init(q);
+        if ((rc = to_q(cx, q, a, at)) == 0) {
+            mpz_sub(mpq_numref(q), mpq_numref(q), mpq_denref(q));
+            /* log1p grows with t, and ln(10) > 0 divides: t on the side rnd, then the
+             * quotient's divisor on the other side when the value is positive */
+            mpfr_set_q(t, q, rnd);
+            mpfr_log1p(t, t, rnd);
+            if (ten) {
+                mpfr_t l10;
+                mpfr_init2(l10, mpfr_get_prec(t));
+                mpfr_log_ui(l10, 10, mpfr_sgn(t) > 0 ? flip(rnd) : rnd);
+                mpfr_div(t, t, l10, rnd);
+                mpfr_clear(l10);
+            }
+        }
+        mpq_clear(q);
+    } else {
+        mpfr_t l10;
+        mpfr_init2(l10, mpfr_get_prec(t));
+        mpfr_set_z(t, a->c, rnd);
+        if (ten) {
+            mpfr_log10(t, t, rnd);
+            mpfr_add_si(t, t, (long)a->e, rnd);
+        } else {
+            mpfr_log(t, t, rnd);
+            mpfr_log_ui(l10, 10, a->e >= 0 ? rnd : flip(rnd));
+            mpfr_mul_si(l10, l10, (long)a->e, rnd);
+            mpfr_add(t, t, l10, rnd);
+        }
+        mpfr_clear(l10);
+    }
+    mpfr_set(x, t, rnd);
+    mpfr_clear(t);
+    return rc;
+}
+
+/* f(a[, b]) beside its true value on the side rnd. 0, -1 raised. */
+static int fn_bound(eval_cx *cx, mpfr_t x, int fn, const dec *a, const dec *b, mpfr_rnd_t rnd,
+                    const ir_node *at)
+{
+    if (fn == MF_EXP) {
+        set_bound(x, a, rnd);
+        mpfr_exp(x, x, rnd);
+        return 0;
+    }
+    if (fn != MF_POW) return log_bound(cx, x, a, fn == MF_LOG10, rnd, at);
+    /* a ** b = exp(b ln a): the product's bound on the side rnd is the least (or greatest) of
+     * the products of the factors' bounds */
+    mpfr_t l[2], y[2], p;
+    mpfr_prec_t wp = mpfr_get_prec(x) + 64;
+    mpfr_inits2(wp, l[0], l[1], y[0], y[1], p, (mpfr_ptr)0);
+    int rc = log_bound(cx, l[0], a, 0, MPFR_RNDD, at);
+    if (rc == 0) rc = log_bound(cx, l[1], a, 0, MPFR_RNDU, at);
+    if (rc == 0) {
+        set_bound(y[0], b, MPFR_RNDD);
+        set_bound(y[1], b, MPFR_RNDU);
+        for (int i = 0; i < 4; i++) {
+            mpfr_mul(p, l[i >> 1], y[i & 1], rnd);
+            if (i == 0 || (rnd == MPFR_RNDD ? mpfr_less_p(p, x) : mpfr_greater_p(p, x)))
+                mpfr_set(x, p, rnd);
+        }
+        mpfr_exp(x, x, rnd);
+    }
+    mpfr_clears(l[0], l[1], y[0], y[1], p, (mpfr_ptr)0);
+    return rc;
+}
+
+/* The decimal just outside bound v (on v's side rnd) with a sticky digit toward the inside,
+ * so that it rounds as every value just inside v does; or (MPFR_RNDN) v's nearest decimal of
+ * ndig digits, the representable value v stands for. 0, -1 raised. */
+static int bound_dec(eval_cx *cx, dec *r, mpfr_t v, mpfr_rnd_t rnd, size_t ndig, const ir_node *at)
+{
+    mpfr_exp_t e10;
+    char *t = mpfr_get_str(NULL, &e10, 10, ndig, v, rnd);
+    if (!t) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); return -1; }
+    r->neg = t[0] == '-';
+    r->kind = DK_FIN;
+    mpz_set_str(r->c, t + r->neg, 10);
+    r->e = (int64_t)e10 - (int64_t)ndig;
+    if (rnd != MPFR_RNDN) {
+        mpz_mul_ui(r->c, r->c, 10);
+        if ((rnd == MPFR_RNDD) != r->neg) mpz_add_ui(r->c, r->c, 1);
+        else mpz_sub_ui(r->c, r->c, 1);
+        r->e--;
+    }
+    mpfr_free_str(t);
+    return 0;
+}
+
+/* f(a[, b]) for finite, nonzero operands, correctly rounded to the context's precision with
+ * `mode`. 0, -1 raised. */
 static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int mode,
                     const ir_node *at)
 {
-    int64_t prec = DEC_PREC(cx), keep = prec + 12;
-    mpq_t qa, qb;
-    mpq_inits(qa, qb, NULL);
-    int rc = to_q(cx, qa, a, at);
-    if (rc == 0 && b) rc = to_q(cx, qb, b, at);
-    mpfr_prec_t wp = (mpfr_prec_t)((double)keep * 3.33) + 64;
-    mpfr_t x, y;
-    mpfr_inits2(wp, x, y, (mpfr_ptr)0);
+    int64_t prec = DEC_PREC(cx);
+    mpfr_prec_t wp = (mpfr_prec_t)((double)(prec + 12) * 3.33) + 64;
+    mpfr_t lo, hi;
+    mpfr_inits2(wp, lo, hi, (mpfr_ptr)0);
+    dec cand[2];
+    dinit(&cand[0]);
+    dinit(&cand[1]);
+    uint16_t flags0 = cx->dec.flags, traps0 = cx->dec.traps;
+    int rc = 0;
     for (int round = 0; rc == 0; round++, wp *= 2) {
-        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 64, at) < 0) { rc = -1; break; }
-        mpfr_set_prec(x, wp);
-        mpfr_set_prec(y, wp);
-        mpfr_set_q(x, qa, MPFR_RNDN);
-        switch (fn) {
-        case MF_POW:
-            mpfr_set_q(y, qb, MPFR_RNDN);
-            mpfr_log(x, x, MPFR_RNDN);
-            mpfr_mul(x, x, y, MPFR_RNDN);
-            mpfr_exp(x, x, MPFR_RNDN);
+        if (eval_walk(cx, 1, (uint64_t)wp * (uint64_t)wp / 16, at) < 0) { rc = -1; break; }
+        mpfr_set_prec(lo, wp);
+        mpfr_set_prec(hi, wp);
+        if ((rc = fn_bound(cx, lo, fn, a, b, MPFR_RNDD, at)) < 0 ||
+            (rc = fn_bound(cx, hi, fn, a, b, MPFR_RNDU, at)) < 0)
             break;
-        case MF_EXP: mpfr_exp(x, x, MPFR_RNDN); break;
-        case MF_LN: mpfr_log(x, x, MPFR_RNDN); break;
-        default: mpfr_log10(x, x, MPFR_RNDN); break;
-        }
-        if (mpfr_inf_p(x)) { FLAG(cx, SG_INEXACT); FLAG(cx, SG_ROUNDED); rc = dec_raise(cx, at, SG_OVERFLOW, "Overflow"); break; }
-        if (mpfr_zero_p(x)) {   /* below any exponent: rounds to a zero (not trapped) */
-            set_zero(r, 0, DEC_EMIN - prec + 1);
-            mpz_set_ui(r->c, 1);
-            r->e = DEC_EMIN - prec - 2;
-            rc = dfix(cx, r, prec, mode, at);
-            break;
-        }
-        mpfr_exp_t e10;
-        char *t = mpfr_get_str(NULL, &e10, 10, (size_t)keep, x, MPFR_RNDN);
-        if (!t) { eval_raise(cx, CR_ENOMEM, at, "out of memory"); rc = -1; break; }
-        const char *ds = t + (t[0] == '-'), *g = ds + prec;
-        int ambiguous = 1;
-        for (int k = 2; k < 12; k++)
-            if (g[k] != g[1] || (g[1] != '0' && g[1] != '9')) { ambiguous = 0; break; }
-        if (!ambiguous || round == 5) {
-            mpz_set_str(r->c, ds, 10);
-            r->neg = t[0] == '-';
+        if (mpfr_inf_p(lo) || mpfr_inf_p(hi)) {   /* past MPFR's range: past any Emax */
             r->kind = DK_FIN;
-            mpz_mul_ui(r->c, r->c, 10);
-            mpz_add_ui(r->c, r->c, 1);
-            r->e = (int64_t)e10 - keep - 1;
-            mpfr_free_str(t);
+            r->neg = 0;
+            rc = overflow(cx, r, prec, mode, at);
+            break;
+        }
+        if (mpfr_zero_p(lo) || mpfr_zero_p(hi)) {   /* below it: rounds to a zero or Etiny */
+            set_zero(r, 0, 0);
+            mpz_set_ui(r->c, 1);
+            r->e = EMIN(cx) - prec - 2;
             rc = dfix(cx, r, prec, mode, at);
             break;
         }
-        mpfr_free_str(t);
+        /* both candidates rounded with no trap, then the one taken again with the traps */
+        cx->dec.traps = DEFAULT_TRAPS;
+        for (int i = 0; i < 2 && rc == 0; i++) {
+            cx->dec.flags = flags0;
+            rc = bound_dec(cx, &cand[i], i ? hi : lo, i ? MPFR_RNDU : MPFR_RNDD,
+                           (size_t)prec + 3, at);
+            if (rc == 0) rc = dfix(cx, &cand[i], prec, mode, at);
+        }
+        cx->dec.traps = traps0;
+        cx->dec.flags = flags0;
+        if (rc < 0) break;
+        if ((cand[0].kind == cand[1].kind && cand[0].neg == cand[1].neg && cand[0].e == cand[1].e &&
+             !mpz_cmp(cand[0].c, cand[1].c)) || round == 5) {
+            /* agreed; or, still apart after 32 times the precision, the bounds hold a
+             * representable value, which only x ** y can be (4 ** 0.5): that value, flagged
+             * Inexact as libmpdec flags it, since any mode rounds it to itself */
+            int exact = round == 5;
+            rc = bound_dec(cx, r, lo, exact ? MPFR_RNDN : MPFR_RNDD, (size_t)prec + 3, at);
+            if (rc == 0) rc = dfix(cx, r, prec, mode, at);
+            if (rc == 0 && exact) { FLAG(cx, SG_INEXACT); FLAG(cx, SG_ROUNDED); }
+            break;
+        }
     }
-    mpfr_clears(x, y, (mpfr_ptr)0);
-    mpq_clears(qa, qb, NULL);
+    dclear(&cand[0]);
+    dclear(&cand[1]);
+    mpfr_clears(lo, hi, (mpfr_ptr)0);
     return rc;
 }
 
@@ -902,10 +1071,11 @@ static int mpfr_dec(eval_cx *cx, dec *r, int fn, const dec *a, const dec *b, int
 static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
 {
     if (a->kind == DK_INF) {
+        if (a->neg) return invalid(cx, r, at);
         if (b->neg) set_zero(r, 0, 0); else set_inf(r, 0);
         return 0;
     }
-    if (a->neg && mpz_sgn(a->c)) return invalid(cx, at);
+    if (a->neg && mpz_sgn(a->c)) return invalid(cx, r, at);
     if (!mpz_sgn(a->c)) {
         if (b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
         return 0;
@@ -929,7 +1099,7 @@ static int dpow_real(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_n
         if ((c > 0) != b->neg) set_inf(r, 0); else set_zero(r, 0, 0);
         return 0;
     }
-    return mpfr_dec(cx, r, MF_POW, a, b, cx->dec_round, at);
+    return mpfr_dec(cx, r, MF_POW, a, b, cx->dec.round, at);
 }
 
 /* exp(), ln(), log10(): correctly rounded, half-even whatever the context's rounding; the
@@ -944,7 +1114,7 @@ static int dfunc(eval_cx *cx, dec *r, int fn, const dec *a, const ir_node *at)
         if (zero) { set_zero(r, 0, 0); mpz_set_ui(r->c, 1); return 0; }
     } else {
         if (zero) { set_inf(r, 1); return 0; }
-        if (a->neg) return invalid(cx, at);
+        if (a->neg) return invalid(cx, r, at);
         if (a->kind == DK_INF) { set_inf(r, 0); return 0; }
         /* a power of ten: ln(1) = 0, log10(10**k) = k */
         mpz_t c;
@@ -987,10 +1157,10 @@ static val *arith(eval_cx *cx, int op, const dec *x, const dec *y, int inexact, 
     int64_t prec = DEC_PREC(cx);
     ROUNDING_START(cx);
     switch (op) {
-    case IR_ADD: rc = dadd(cx, &r, x, y, 0, prec, cx->dec_round, at); break;
-    case IR_SUB: rc = dadd(cx, &r, x, y, 1, prec, cx->dec_round, at); break;
-    case IR_MUL: rc = dmul(cx, &r, x, y, prec, cx->dec_round, at); break;
-    case IR_DIV: rc = ddiv(cx, &r, x, y, prec, cx->dec_round, at); break;
+    case IR_ADD: rc = dadd(cx, &r, x, y, 0, prec, cx->dec.round, at); break;
+    case IR_SUB: rc = dadd(cx, &r, x, y, 1, prec, cx->dec.round, at); break;
+    case IR_MUL: rc = dmul(cx, &r, x, y, prec, cx->dec.round, at); break;
+    case IR_DIV: rc = ddiv(cx, &r, x, y, prec, cx->dec.round, at); break;
     case IR_FLOORDIV: rc = dfloordiv(cx, &r, x, y, 0, at); break;
     case IR_MOD: rc = dfloordiv(cx, &r, x, y, 1, at); break;
     default:
@@ -1038,7 +1208,7 @@ static val *dec_unary(eval_cx *cx, int op, val *self, const ir_node *at)
     ROUNDING_START(cx);
     int rc = nans(cx, &r, &r, NULL, at);
     if (rc == 0) {
-        if (r.kind == DK_FIN && !mpz_sgn(r.c) && cx->dec_round != RD_FLOOR) r.neg = 0;
+        if (r.kind == DK_FIN && !mpz_sgn(r.c) && cx->dec.round != RD_FLOOR) r.neg = 0;
         else if (op == IR_NEG) r.neg ^= 1;
         rc = fix(cx, &r, at);
     }
@@ -1096,7 +1266,7 @@ static val *make(eval_cx *cx, eval_args *a, const ir_node *at)
     if (eval_check_args(cx, a, 0, 2, kws, "Decimal", at) < 0) return NULL;
     val *x = a->npos ? a->pos[0] : eval_kwarg(a, "value");
     val *c = a->npos > 1 ? a->pos[1] : eval_kwarg(a, "context");
-    if (c && c->kind != V_NONE && !(c->kind == V_OBJ && c->u.obj.cls == &ctx_cls))
+    if (c && c->kind != V_NONE && !(c->kind == V_OBJ && c->u.obj.cls == &dec_ctx_cls))
         return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
     dec d;
     dinit(&d);
@@ -1112,7 +1282,7 @@ static val *make(eval_cx *cx, eval_args *a, const ir_node *at)
     } else if (x->kind == V_STR) {
         if (eval_walk(cx, 1, x->u.str.len, at) < 0) rc = -1;
         else if ((rc = parse(cx, &d, x->u.str.s, x->u.str.len)) > 0)
-            rc = dec_raise(cx, at, SG_INVALID, "ConversionSyntax");
+            rc = signal_to(cx, &d, SG_INVALID, "ConversionSyntax", 0, at);
     } else if (x->kind == V_TUPLE || x->kind == V_LIST) {
         rc = from_tuple(cx, &d, x, at);
     } else {
@@ -1136,8 +1306,8 @@ static val *to_int(eval_cx *cx, const dec *d, int mode, const ir_node *at)
     dinit(&t);
     dcopy(&t, d);
     val *v = NULL;
-    if (t.e < 0 && rescale(cx, &t, 0, mode, at) < 0) goto out;
-    if (t.e > 0 && rescale(cx, &t, 0, mode, at) < 0) goto out;
+    if (t.e < 0 && dec_rescale(cx, &t, 0, mode, at) < 0) goto out;
+    if (t.e > 0 && dec_rescale(cx, &t, 0, mode, at) < 0) goto out;
     if (mpz_sizeinbase(t.c, 2) > cx->nc.max_bits) { eval_int_limit(cx, at); goto out; }
     if (!(v = eval_num(cx, V_INT))) goto out;
     mpz_set(mpq_numref(v->u.q), t.c);
@@ -1154,18 +1324,18 @@ static int quantize(eval_cx *cx, dec *r, const dec *x, const dec *q, int mode, c
     if (rc) return rc < 0 ? -1 : 0;
     if (x->kind == DK_INF || q->kind == DK_INF) {
         if (x->kind == DK_INF && q->kind == DK_INF) { dcopy(r, x); return 0; }
-        return invalid(cx, at);
+        return invalid(cx, r, at);
     }
     int64_t prec = DEC_PREC(cx);
-    if (q->e < DEC_EMIN - prec + 1 || q->e > DEC_EMAX) return invalid(cx, at);
+    if (q->e < EMIN(cx) - prec + 1 || q->e > EMAX(cx)) return invalid(cx, r, at);
     dcopy(r, x);
     if (!mpz_sgn(x->c)) { r->e = q->e; return fix(cx, r, at); }
-    if (adjusted(x) > DEC_EMAX || adjusted(x) - q->e + 1 > prec) return invalid(cx, at);
-    int inexact = rescale(cx, r, q->e, mode, at);
+    if (dec_adjusted(x) > EMAX(cx) || dec_adjusted(x) - q->e + 1 > prec) return invalid(cx, r, at);
+    int inexact = dec_rescale(cx, r, q->e, mode, at);
     if (inexact < 0) return -1;
-    if ((mpz_sgn(r->c) && adjusted(r) > DEC_EMAX) || ndigits(r->c) > prec) return invalid(cx, at);
+    if ((mpz_sgn(r->c) && dec_adjusted(r) > EMAX(cx)) || dec_ndigits(r->c) > prec) return invalid(cx, r, at);
     if (inexact) FLAG(cx, SG_INEXACT);
-    if (r->e != x->e) FLAG(cx, SG_ROUNDED);
+    if (r->e > x->e) FLAG(cx, SG_ROUNDED);
     return fix(cx, r, at);
 }
 
@@ -1202,13 +1372,19 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
         }
         if (n->kind != V_INT && n->kind != V_BOOL)
             return eval_raise(cx, CR_EPY_TYPE, at, "optional arg must be an integer");
-        if (!mpz_fits_slong_p(mpq_numref(n->u.q))) { invalid(cx, at); return NULL; }
+        if (!mpz_fits_slong_p(mpq_numref(n->u.q))) {
+            dec nan;
+            dinit(&nan);
+            val *v = invalid(cx, &nan, at) < 0 ? NULL : dec_new(cx, &nan, inexact);
+            dclear(&nan);
+            return v;
+        }
         dec q, r;
         dinit(&q);
         dinit(&r);
         mpz_set_ui(q.c, 1);
         q.e = -mpz_get_si(mpq_numref(n->u.q));
-        val *v = quantize(cx, &r, d, &q, cx->dec_round, at) < 0 ? NULL : dec_new(cx, &r, inexact);
+        val *v = quantize(cx, &r, d, &q, cx->dec.round, at) < 0 ? NULL : dec_new(cx, &r, inexact);
         dclear(&q);
         dclear(&r);
         return v;
@@ -1238,154 +1414,15 @@ static val *dec_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir_
     }
 }
 
-/* ---- format ----------------------------------------------------------------------------- */
-
-static int bad_format(eval_cx *cx, const ir_node *at)
-{
-    eval_raise(cx, CR_EPY_VALUE, at, "invalid format string");
-    return -1;
-}
-
-/* Decimal.__format__: libmpdec's grammar [[fill]align][sign][z][0][width][,][.prec][type]
- * with types e E f F g G n % or none; the context's rounding. */
-static int dec_format(eval_cx *cx, cr_buf *b, val *self, const char *s, size_t n, const ir_node *at)
-{
-    if (n == 0) return dec_repr(cx, b, self, 1);
-    num_layout l;
-    memset(&l, 0, sizeof l);
-    l.fill[0] = ' ';
-    l.fill_len = 1;
-    l.width = -1;
-    size_t i = 0, cl = 1;
-    unsigned char c0 = (unsigned char)s[0];
-    if (c0 >= 0xf0) cl = 4; else if (c0 >= 0xe0) cl = 3; else if (c0 >= 0xc0) cl = 2;
-    if (cl < n && strchr("<>=^", s[cl])) {
-        memcpy(l.fill, s, cl);
-        l.fill_len = cl;
-        l.align = s[cl];
-        i = cl + 1;
-    } else if (strchr("<>=^", s[0])) {
-        l.align = s[0];
-        i = 1;
-    }
-    char sign = '-';
-    int nonegz = 0;
-    long prec = -1;
-    if (i < n && (s[i] == '+' || s[i] == '-' || s[i] == ' ')) sign = s[i++];
-    if (i < n && s[i] == 'z') { nonegz = 1; i++; }
-    int zeropad = 0;
-    if (i < n && s[i] == '0') {
-        if (!l.align) { l.fill[0] = '0'; l.fill_len = 1; l.align = '='; zeropad = 1; }
-        i++;
-    }
-    if (i < n && s[i] >= '0' && s[i] <= '9') {
-        l.width = 0;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (l.width > 1000000) return eval_raise(cx, CR_ELIMIT, at, "format width or precision above 1000000"), -1;
-            l.width = l.width * 10 + (s[i++] - '0');
-        }
-    }
-    if (i < n && s[i] == ',') { l.group = ','; i++; }
-    if (i < n && s[i] == '.') {
-        i++;
-        if (i >= n || s[i] < '0' || s[i] > '9') return bad_format(cx, at);
-        prec = 0;
-        while (i < n && s[i] >= '0' && s[i] <= '9') {
-            if (prec > 1000000) return eval_raise(cx, CR_ELIMIT, at, "format width or precision above 1000000"), -1;
-            prec = prec * 10 + (s[i++] - '0');
-        }
-    }
-    char type = 0;
-    if (i < n) type = s[i++];
-    if (i < n || (type && !strchr("eEfFgGn%", type))) return bad_format(cx, at);
-    if (!l.align) l.align = '>';
-    dec d;
-    dinit(&d);
-    dcopy(&d, DEC_OF(self));
-    cr_buf body;
-    cr_buf_init(&body, 0);
-    int rc = 0, neg = d.neg;
-    size_t nint = 0;
-    int mode = cx->dec_round;
-    if (d.kind != DK_FIN) {
-        d.neg = 0;
-        rc = sci(cx, &body, &d) < 0 ? -1 : 0;
-        if (type == '%' && rc == 0) rc = cr_buf_putc(&body, '%') == CR_OK ? 0 : -1;
-        l.group = 0;
-        if (zeropad) { l.fill[0] = ' '; l.align = '>'; }   /* no zeros before NaN */
-        if (rc < 0) goto out;
-        goto layout;
-    }
-    if (type == '%') d.e += 2;
-    char t = type ? type : 0;
-    if (prec >= 0) {
-        if (t == 'e' || t == 'E') {
-            if (mpz_sgn(d.c) && (rc = rescale(cx, &d, adjusted(&d) - prec, mode, at)) >= 0 &&
-                ndigits(d.c) > prec + 1) rc = rescale(cx, &d, d.e + 1, mode, at);
-        } else if (t == 'f' || t == 'F' || t == '%') {
-            rc = rescale(cx, &d, -prec, mode, at);
-        } else {
-            long p = prec ? prec : 1;
-            if (mpz_sgn(d.c) && ndigits(d.c) > p && (rc = rescale(cx, &d, adjusted(&d) - p + 1, mode, at)) >= 0 &&
-                ndigits(d.c) > p) rc = rescale(cx, &d, d.e + 1, mode, at);
-        }
-        if (rc < 0) goto out;
-        rc = 0;
-    }
-    if (!mpz_sgn(d.c) && d.e > 0 && (t == 'f' || t == 'F' || t == '%')) d.e = 0;
-    {
-        if (eval_walk(cx, 1, mpz_size(d.c) * 8, at) < 0) { rc = -1; goto out; }
-        char *digits = mpz_get_str(NULL, 10, d.c);
-        int64_t nd = (int64_t)strlen(digits), left = d.e + nd, dot;
-        if (t == 'e' || t == 'E') dot = !mpz_sgn(d.c) && prec >= 0 ? 1 - prec : 1;
-        else if (t == 'f' || t == 'F' || t == '%') dot = left;
-        else dot = d.e <= 0 && left > -6 ? left : 1;
-        cr_code c = CR_OK;
-        if (dot <= 0) {
-            c = cr_buf_putc(&body, '0');
-            nint = 1;
-            if (c == CR_OK) c = cr_buf_putc(&body, '.');
-            for (int64_t k = 0; k < -dot && c == CR_OK; k++) c = cr_buf_putc(&body, '0');
-            if (c == CR_OK) c = cr_buf_puts(&body, digits);
-        } else if (dot >= nd) {
-            c = cr_buf_puts(&body, digits);
-            for (int64_t k = nd; k < dot && c == CR_OK; k++) c = cr_buf_putc(&body, '0');
-            nint = body.len;
-        } else {
-            c = cr_buf_put(&body, digits, (size_t)dot);
-            nint = (size_t)dot;
-            if (c == CR_OK) c = cr_buf_putc(&body, '.');
-            if (c == CR_OK) c = cr_buf_puts(&body, digits + dot);
-        }
-        free(digits);
-        int64_t ex = left - dot;
-        if (c == CR_OK && (ex != 0 || t == 'e' || t == 'E'))
-            c = cr_buf_printf(&body, "%c%+lld", t == 'e' || t == 'g' || t == 'n' ? 'e' : 'E', (long long)ex);
-        if (c == CR_OK && t == '%') c = cr_buf_putc(&body, '%');
-        if (c != CR_OK) { fmt_fail(cx, c, at); rc = -1; goto out; }
-        if (nonegz && !mpz_sgn(d.c)) neg = 0;
-    }
-layout: {
-        char sc = neg ? '-' : sign == '-' ? 0 : sign;
-        cr_code c = num_format_layout(b, &l, sc, body.p ? body.p : "", nint,
-                                      body.p ? body.p + nint : "", body.len - nint);
-        if (c != CR_OK) { fmt_fail(cx, c, at); rc = -1; }
-    }
-out:
-    cr_buf_free(&body);
-    dclear(&d);
-    return rc < 0 ? -1 : 0;
-}
-
 /* ---- methods ---------------------------------------------------------------------------- */
 
 /* A rounding= argument: one of the ROUND_* strings (NULL: the context's). 0, -1 raised. */
-static int rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
+int dec_rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
 {
     if (!r) return 0;
     if (r->kind == V_STR)
         for (int i = 0; i < RD_N; i++)
-            if (strcmp(r->u.str.s, round_names[i]) == 0) { *mode = i; return 0; }
+            if (strcmp(r->u.str.s, dec_round_names[i]) == 0) { *mode = i; return 0; }
     eval_raise(cx, CR_EPY_TYPE, at, "valid values for rounding are:\n"
                "  [ROUND_CEILING, ROUND_FLOOR, ROUND_UP, ROUND_DOWN,\n"
                "   ROUND_HALF_UP, ROUND_HALF_DOWN, ROUND_HALF_EVEN,\n"
@@ -1396,7 +1433,7 @@ static int rounding_arg(eval_cx *cx, val *r, int *mode, const ir_node *at)
 /* The argument checks of _decimal's methods: PyArg_ParseTupleAndKeywords over the first
  * `max` of kws (its format names no function), the first `need` required, or METH_NOARGS
  * when max is 0; and a context= argument that is one. 0, -1 raised. */
-static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
+int dec_method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t max,
                        size_t need, val **out, const char *name, const ir_node *at)
 {
     if (!max) {
@@ -1409,7 +1446,7 @@ static int method_args(eval_cx *cx, eval_args *a, const char *const *kws, size_t
     eval_argspec sp = { NULL, objects + sizeof objects - 1 - max, kws, (int)need, (int)max };
     if (eval_parse_args(cx, a, &sp, out, NULL, at) < 0) return -1;
     if (kws[max - 1][0] == 'c' && out[max - 1] && out[max - 1]->kind != V_NONE &&
-        !(out[max - 1]->kind == V_OBJ && out[max - 1]->u.obj.cls == &ctx_cls)) {
+        !(out[max - 1]->kind == V_OBJ && out[max - 1]->u.obj.cls == &dec_ctx_cls)) {
         eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
         return -1;
     }
@@ -1488,6 +1525,187 @@ static const eval_class dt_cls = {
     .name = "DecimalTuple", .drop = dt_drop, .repr = dt_repr, .attr = dt_attr, .items = dt_items,
 };
 
+/* ---- methods on two or three operands, the predicates --------------------------------- */
+
+/* Where a and b, numerically equal and finite or infinite, stand in compare_total's order:
+ * the negative one first, then by exponent (reversed when negative). */
+static int total_tie(const dec *a, const dec *b)
+{
+    if (a->neg != b->neg) return a->neg ? -1 : 1;
+    int64_t ea = a->kind == DK_FIN ? a->e : 0, eb = b->kind == DK_FIN ? b->e : 0;
+    int c = (ea > eb) - (ea < eb);
+    return a->neg ? -c : c;
+}
+
+/* max, min, max_mag, min_mag: a quiet NaN loses to a number; otherwise _pydecimal's rule. */
+static int dminmax(eval_cx *cx, dec *r, const dec *a, const dec *b, int want_max, int mag,
+                   const ir_node *at)
+{
+    int an = a->kind == DK_NAN ? 1 : a->kind == DK_SNAN ? 2 : 0;
+    int bn = b->kind == DK_NAN ? 1 : b->kind == DK_SNAN ? 2 : 0;
+    if (an || bn) {
+        if (bn == 1 && !an) { dcopy(r, a); return fix(cx, r, at); }
+        if (an == 1 && !bn) { dcopy(r, b); return fix(cx, r, at); }
+        return nans(cx, r, a, b, at) < 0 ? -1 : 0;
+    }
+    dec x, y;
+    dinit(&x);
+    dinit(&y);
+    dcopy(&x, a);
+    dcopy(&y, b);
+    if (mag) x.neg = y.neg = 0;
+    int err = 0, c = dcmp(cx, &x, &y, at, &err);
+    if (c == 0) c = total_tie(a, b);
+    dclear(&x);
+    dclear(&y);
+    if (err) return -1;
+    dcopy(r, (c < 0) == want_max ? b : a);
+    return fix(cx, r, at);
+}
+
+/* scaleb: b an integer of exponent 0 within 2 (Emax + prec). */
+static int dscaleb(eval_cx *cx, dec *r, const dec *a, const dec *b, const ir_node *at)
+{
+    int rc = nans(cx, r, a, b, at);
+    if (rc) return rc < 0 ? -1 : 0;
+    int64_t lim = 2 * (EMAX(cx) + DEC_PREC(cx));
+    if (b->kind != DK_FIN || b->e != 0 || !mpz_fits_slong_p(b->c) ||
+        mpz_get_si(b->c) > lim)
+        return invalid(cx, r, at);
+    dcopy(r, a);
+    if (a->kind == DK_INF) return 0;
+    r->e += b->neg ? -mpz_get_si(b->c) : mpz_get_si(b->c);
+    return fix(cx, r, at);
+}
+
+/* fma: a * b exactly, then + c with one rounding. */
+static int dfma(eval_cx *cx, dec *r, const dec *a, const dec *b, const dec *c, const ir_node *at)
+{
+    dec p;
+    dinit(&p);
+    int rc = 0;
+    if (a->kind == DK_SNAN || b->kind == DK_SNAN) {
+        rc = nans(cx, r, a->kind == DK_SNAN ? a : b, NULL, at);
+        dclear(&p);
+        return rc < 0 ? -1 : 0;
+    }
+    if (a->kind == DK_NAN || b->kind == DK_NAN) {
+        dcopy(&p, a->kind == DK_NAN ? a : b);
+    } else if (a->kind == DK_INF || b->kind == DK_INF) {
+        const dec *o = a->kind == DK_INF ? b : a;
+        if (o->kind == DK_FIN && !mpz_sgn(o->c)) { dclear(&p); return invalid(cx, r, at); }
+        set_inf(&p, a->neg ^ b->neg);
+    } else {
+        if (eval_walk(cx, 1, (mpz_size(a->c) + 1) * (mpz_size(b->c) + 1) / 8, at) < 0) rc = -1;
+        mpz_mul(p.c, a->c, b->c);
+        p.e = a->e + b->e;
+        p.neg = a->neg ^ b->neg;
+    }
+    if (rc == 0) rc = dadd(cx, r, &p, c, 0, DEC_PREC(cx), cx->dec.round, at);
+    dclear(&p);
+    return rc;
+}
+
+/* An operand argument: a Decimal or an int, else CPython's TypeError. 0, -1 raised. */
+static int arg_operand(eval_cx *cx, val *v, dec *d, int *inexact, const ir_node *at)
+{
+    if (operand(v, d) == 0) { *inexact |= (v->flags & VF_INEXACT) != 0; return 0; }
+    eval_raise(cx, CR_EPY_TYPE, at, "conversion from %s to Decimal is not supported",
+               eval_type_name(v));
+    return -1;
+}
+
+/* The methods above and the predicates, or NULL with no error for another id. */
+static val *dec_method2(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
+{
+    static const char *const kw2[] = { "other", "third", "context" };
+    static const char *const kwr[] = { "rounding", "context" };
+    const dec *d = DEC_OF(self);
+    const char *name = eval_method_name(id);
+    int inexact = (self->flags & VF_INEXACT) != 0, rc = 0;
+    val *arg[3], *v = NULL;
+    switch (id) {
+    case MT_DEC_IS_FINITE: case MT_DEC_IS_QNAN: case MT_DEC_IS_SNAN: case MT_DEC_IS_CANONICAL:
+        if (dec_method_args(cx, a, kw2, 0, 0, arg, name, at) < 0) return NULL;
+        return eval_bool(cx, id == MT_DEC_IS_FINITE ? d->kind == DK_FIN
+                             : id == MT_DEC_IS_QNAN ? d->kind == DK_NAN
+                             : id == MT_DEC_IS_SNAN ? d->kind == DK_SNAN : 1);
+    case MT_DEC_IS_NORMAL: case MT_DEC_IS_SUBNORMAL: {
+        if (dec_method_args(cx, a, kw2 + 2, 1, 0, arg, name, at) < 0) return NULL;
+        if (d->kind != DK_FIN || !mpz_sgn(d->c)) return eval_bool(cx, 0);
+        int normal = dec_adjusted(d) >= EMIN(cx);
+        return eval_bool(cx, id == MT_DEC_IS_NORMAL ? normal : !normal);
+    }
+    case MT_DEC_COMPARE: case MT_DEC_MAX: case MT_DEC_MIN: case MT_DEC_MAX_MAG:
+    case MT_DEC_MIN_MAG: case MT_DEC_COPY_SIGN: case MT_DEC_SAME_QUANTUM: case MT_DEC_SCALEB:
+    case MT_DEC_FMA: case MT_DEC_TO_INTEGRAL_EXACT:
+        break;
+    default:
+        return NULL;
+    }
+    int fma = id == MT_DEC_FMA, tie = id == MT_DEC_TO_INTEGRAL_EXACT;
+    if (tie ? dec_method_args(cx, a, kwr, 2, 0, arg, name, at) < 0
+            : fma ? dec_method_args(cx, a, kw2, 3, 2, arg, name, at) < 0
+                  : dec_method_args(cx, a, (const char *const[]){ "other", "context" }, 2, 1, arg,
+                                    name, at) < 0)
+        return NULL;
+    dec x, y, r;
+    dinit(&x);
+    dinit(&y);
+    dinit(&r);
+    if (!tie && (arg_operand(cx, arg[0], &x, &inexact, at) < 0 ||
+                 (fma && arg_operand(cx, arg[1], &y, &inexact, at) < 0)))
+        goto out;
+    ROUNDING_START(cx);
+    switch (id) {
+    case MT_DEC_COMPARE: {
+        if ((rc = nans(cx, &r, d, &x, at)) != 0) break;
+        int err = 0, c = dcmp(cx, d, &x, at, &err);
+        if (err) { rc = -1; break; }
+        set_zero(&r, c < 0, 0);
+        mpz_set_ui(r.c, (unsigned long)(c != 0));
+        break;
+    }
+    case MT_DEC_MAX: case MT_DEC_MIN: case MT_DEC_MAX_MAG: case MT_DEC_MIN_MAG:
+        rc = dminmax(cx, &r, d, &x, id == MT_DEC_MAX || id == MT_DEC_MAX_MAG,
+                     id == MT_DEC_MAX_MAG || id == MT_DEC_MIN_MAG, at);
+        break;
+    case MT_DEC_COPY_SIGN:
+        dcopy(&r, d);
+        r.neg = x.neg;
+        break;
+    case MT_DEC_SAME_QUANTUM:
+        v = eval_bool(cx, d->kind != DK_FIN || x.kind != DK_FIN
+                          ? (d->kind >= DK_NAN && x.kind >= DK_NAN) || (d->kind == DK_INF && x.kind == DK_INF)
+                          : d->e == x.e);
+        goto out;
+    case MT_DEC_SCALEB: rc = dscaleb(cx, &r, d, &x, at); break;
+    case MT_DEC_FMA: rc = dfma(cx, &r, d, &x, &y, at); break;
+    default: {   /* to_integral_exact: to_integral_value that flags Rounded and Inexact */
+        int mode = cx->dec.round;
+        if (dec_rounding_arg(cx, arg[0] && arg[0]->kind != V_NONE ? arg[0] : NULL, &mode, at) < 0) {
+            rc = -1;
+            break;
+        }
+        if ((rc = nans(cx, &r, d, NULL, at)) != 0) break;
+        dcopy(&r, d);
+        if (d->kind != DK_FIN || d->e >= 0) break;
+        if (!mpz_sgn(d->c)) { r.e = 0; break; }
+        int changed = dec_rescale(cx, &r, 0, mode, at);
+        if (changed < 0) { rc = -1; break; }
+        if (changed) FLAG(cx, SG_INEXACT);
+        FLAG(cx, SG_ROUNDED);
+        break;
+    }
+    }
+    if (rc >= 0) v = dec_new(cx, &r, inexact || ROUNDED(cx));
+out:
+    dclear(&x);
+    dclear(&y);
+    dclear(&r);
+    return v;
+}
+
 static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_node *at)
 {
     static const char *const kws[] = { "exp", "rounding", "context" };
@@ -1500,11 +1718,11 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
     case MT_DEC_FROM_FLOAT:
         return from_float(cx, a, at);
     case MT_DEC_QUANTIZE: case MT_DEC_TO_INTEGRAL: {
-        int q = id == MT_DEC_QUANTIZE, mode = cx->dec_round;
-        if (method_args(cx, a, kws + !q, 2u + q, (size_t)q, arg, name, at) < 0) return NULL;
+        int q = id == MT_DEC_QUANTIZE, mode = cx->dec.round;
+        if (dec_method_args(cx, a, kws + !q, 2u + q, (size_t)q, arg, name, at) < 0) return NULL;
         val *e = q ? arg[0] : NULL, *rd = arg[q];
         if (rd && rd->kind == V_NONE) rd = NULL;
-        if (rounding_arg(cx, rd, &mode, at) < 0) return NULL;
+        if (dec_rounding_arg(cx, rd, &mode, at) < 0) return NULL;
         dec x;
         dinit(&x);
         dinit(&r);
@@ -1512,7 +1730,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
             rc = nans(cx, &r, d, NULL, at);
             if (rc == 0) {
                 dcopy(&r, d);
-                if (d->kind == DK_FIN && d->e < 0) rc = rescale(cx, &r, 0, mode, at) < 0 ? -1 : 0;
+                if (d->kind == DK_FIN && d->e < 0) rc = dec_rescale(cx, &r, 0, mode, at) < 0 ? -1 : 0;
             }
         } else if (operand(e, &x)) {
             rc = -1;
@@ -1527,10 +1745,13 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         dclear(&r);
         return v;
     }
-    default:
+    default: {
+        val *v = dec_method2(cx, self, id, a, at);
+        if (v || cx->err.code != CR_OK) return v;
         break;
     }
-    if (method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
+    }
+    if (dec_method_args(cx, a, kws + 2, id == MT_DEC_SQRT || id == MT_DEC_NORMALIZE || id == MT_DEC_EXP ||
                     id == MT_DEC_LN || id == MT_DEC_LOG10, 0, arg, name, at) < 0)
         return NULL;
     switch (id) {
@@ -1543,7 +1764,7 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         if (t) { *(val **)t->u.obj.data = self; EV_INCREF(self); }
         return t;
     }
-    case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
+    case MT_DEC_ADJUSTED: return eval_int_si(cx, d->kind == DK_FIN && mpz_sgn(d->c) ? (long)dec_adjusted(d) : d->kind == DK_FIN ? (long)d->e : 0);
     default: break;
     }
     dinit(&r);
@@ -1556,23 +1777,23 @@ static val *dec_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_no
         if ((rc = nans(cx, &r, d, NULL, at)) != 0 || r.kind != DK_FIN) break;
         if ((rc = fix(cx, &r, at)) < 0) break;
         if (!mpz_sgn(r.c)) { r.e = 0; break; }
-        while (mpz_divisible_ui_p(r.c, 10) && r.e < DEC_EMAX) { mpz_divexact_ui(r.c, r.c, 10); r.e++; }
+        while (mpz_divisible_ui_p(r.c, 10) && r.e < (cx->dec.clamp ? EMAX(cx) - DEC_PREC(cx) + 1 : EMAX(cx))) { mpz_divexact_ui(r.c, r.c, 10); r.e++; }
         break;
     case MT_DEC_EXP: case MT_DEC_LN: case MT_DEC_LOG10:
         rc = dfunc(cx, &r, id == MT_DEC_EXP ? MF_EXP : id == MT_DEC_LN ? MF_LN : MF_LOG10, d, at);
         break;
     case MT_DEC_SQRT: {
         if ((rc = nans(cx, &r, d, NULL, at)) != 0) break;
-        if (r.kind == DK_INF) { if (r.neg) rc = invalid(cx, at); break; }
+        if (r.kind == DK_INF) { if (r.neg) rc = invalid(cx, &r, at); break; }
         if (!mpz_sgn(r.c)) { r.e = d->e >= 0 ? d->e / 2 : -((-d->e + 1) / 2); rc = fix(cx, &r, at); break; }
-        if (r.neg) { rc = invalid(cx, at); break; }
+        if (r.neg) { rc = invalid(cx, &r, at); break; }
         /* the integer square root at prec + 1 digits; exact roots go to the ideal exponent
          * floor(e / 2), inexact ones get a sticky digit, then one half-even rounding */
         int64_t prec = DEC_PREC(cx) + 1, e = d->e >= 0 ? d->e / 2 : -((-d->e + 1) / 2), l;
         mpz_t c, rem, p;
         mpz_inits(c, rem, p, NULL);
         mpz_set(c, d->c);
-        int64_t nd = ndigits(d->c);
+        int64_t nd = dec_ndigits(d->c);
         if (d->e & 1) { mpz_mul_ui(c, c, 10); l = (nd >> 1) + 1; } else l = (nd + 1) >> 1;
         int64_t shift = prec - l;
         int exact = 1;
@@ -1614,10 +1835,17 @@ static val *dec_attr(eval_cx *cx, val *self, const char *name, const ir_node *at
     return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Decimal' object has no attribute '%s'", name);
 }
 
+/* The exact value as a fraction, or none (0) where that fraction would pass the integer size
+ * limit: a Decimal is held as coefficient and exponent and is reported as CPython prints it
+ * (x = Decimal('1E+400000') is a final value), never expanded merely to be reported. */
 static int dec_rational(eval_cx *cx, val *self, mpq_t out)
 {
     dec *d = DEC_OF(self);
     if (d->kind != DK_FIN) return 0;
+    if (!mpz_sgn(d->c)) { mpq_set_ui(out, 0, 1); return 1; }
+    double bits = (double)(d->e < 0 ? -d->e : d->e) * 3.3219280948873623 +
+                  (double)mpz_sizeinbase(d->c, 2);
+    if (bits > (double)cx->nc.max_bits) return 0;
     return to_q(cx, out, d, NULL) < 0 ? -1 : 1;
 }
 
@@ -1635,7 +1863,7 @@ static int type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
     CR_UNUSED(self);
     CR_UNUSED(as_str);
     cr_code rc = cr_buf_puts(b, "<class 'decimal.Decimal'>");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
+    if (rc != CR_OK) dec_fmt_fail(cx, rc, NULL);
     return rc == CR_OK ? 0 : -1;
 }
 
@@ -1653,13 +1881,13 @@ static val *type_builtin(eval_cx *cx, int bid, val *self, eval_args *a, const ir
     return eval_bool(cx, IS_DEC(a->pos[0]));
 }
 
-static int type_eq(eval_cx *cx, val *a, val *b)
+int dec_type_eq(eval_cx *cx, val *a, val *b)
 {
     CR_UNUSED(cx);
     return a->kind == V_OBJ && b->kind == V_OBJ && a->u.obj.cls == b->u.obj.cls;
 }
 
-static int type_hash(eval_cx *cx, val *self, uint64_t *h)
+int dec_type_hash(eval_cx *cx, val *self, uint64_t *h)
 {
     CR_UNUSED(cx);
     CR_UNUSED(self);
@@ -1678,10 +1906,10 @@ static val *from_float(eval_cx *cx, eval_args *a, const ir_node *at)
     dec d;
     dinit(&d);
     val *v = NULL;
-    uint16_t flags = cx->dec_flags;
+    uint16_t flags = cx->dec.flags;
     if (x->kind == V_INT || x->kind == V_BOOL || x->kind == V_FLOAT || x->kind == V_INF) {
         if (cmp_operand(cx, x, &d) == 0) v = dec_new(cx, &d, (x->flags & VF_INEXACT) != 0);
-        cx->dec_flags = flags;
+        cx->dec.flags = flags;
     } else {
         eval_raise(cx, CR_EPY_TYPE, at, "argument must be int or float");
     }
@@ -1696,7 +1924,7 @@ static val *type_method(eval_cx *cx, val *self, int id, eval_args *a, const ir_n
 }
 
 static const eval_class type_cls = {
-    .name = "type", .repr = type_repr, .eq = type_eq, .hash = type_hash, .call = type_call,
+    .name = "type", .repr = type_repr, .eq = dec_type_eq, .hash = dec_type_hash, .call = type_call,
     .builtin = type_builtin, .method = type_method,
 };
 
@@ -1706,255 +1934,3 @@ val *eval_dec_class(eval_cx *cx, const ir_node *at)
     return eval_obj_new(cx, &type_cls, 0);
 }
 
-/* A Context object: the current one is cx's dec_* fields (which every operation reads), the
- * others keep theirs here; `with localcontext()` swaps them (ctx_switch). */
-typedef struct {
-    int64_t prec;          /* 0: 28, as cx->dec_prec */
-    uint16_t flags;
-    uint8_t round;
-} dctx;
-#define CTX_OF(v) ((dctx *)(v)->u.obj.data)
-
-static void ctx_get(eval_cx *cx, val *self, dctx *out)
-{
-    if (self == cx->dec_cur) *out = (dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round };
-    else *out = *CTX_OF(self);
-}
-
-static void ctx_put(eval_cx *cx, val *self, const dctx *c)
-{
-    if (self != cx->dec_cur) { *CTX_OF(self) = *c; return; }
-    cx->dec_prec = c->prec;
-    cx->dec_flags = c->flags;
-    cx->dec_round = c->round;
-}
-
-/* The current context as an object (borrowed), made the first time one is asked for. */
-static val *ctx_current(eval_cx *cx)
-{
-    if (!cx->dec_cur && (cx->dec_cur = eval_obj_new(cx, &ctx_cls, sizeof(dctx))))
-        ctx_put(cx, cx->dec_cur, &(dctx){ cx->dec_prec, cx->dec_flags, cx->dec_round });
-    return cx->dec_cur;
-}
-
-/* setcontext(c): the current context's fields go home to its object, c's come in. */
-static void ctx_switch(eval_cx *cx, val *c)
-{
-    dctx now;
-    val *old = cx->dec_cur;
-    if (c == old) return;
-    ctx_get(cx, old, &now);
-    cx->dec_cur = c;
-    ctx_put(cx, old, &now);
-    EV_INCREF(c);
-    ctx_put(cx, c, CTX_OF(c));
-    eval_decref(cx, old);
-}
-
-static int ctx_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(as_str);
-    dctx c;
-    ctx_get(cx, self, &c);
-    cr_code rc = cr_buf_printf(b, "Context(prec=%lld, rounding=%s, Emin=%d, Emax=%d, capitals=1, "
-                               "clamp=0, flags=[", (long long)(c.prec ? c.prec : 28),
-                               round_names[c.round], DEC_EMIN, DEC_EMAX);
-    const char *sep = "";
-    for (int s = 0; s < SG_N && rc == CR_OK; s++)
-        if (c.flags & (1u << s)) { rc = cr_buf_printf(b, "%s%s", sep, sig_names[s]); sep = ", "; }
-    if (rc == CR_OK) rc = cr_buf_puts(b, "], traps=[InvalidOperation, DivisionByZero, Overflow])");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *ctx_attr(eval_cx *cx, val *self, const char *name, const ir_node *at)
-{
-    dctx c;
-    ctx_get(cx, self, &c);
-    if (strcmp(name, "prec") == 0) return eval_int_si(cx, (long)(c.prec ? c.prec : 28));
-    if (strcmp(name, "rounding") == 0) return eval_str(cx, round_names[c.round], strlen(round_names[c.round]));
-    return eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
-}
-
-static int ctx_setattr(eval_cx *cx, val *self, const char *name, val *v, const ir_node *at)
-{
-    dctx c;
-    ctx_get(cx, self, &c);
-    if (strcmp(name, "prec") == 0) {
-        int64_t p;
-        if (eval_ssize_of(cx, v, "an integer is required", &p, at) < 0) return -1;
-        if (p <= 0 || p > DEC_MAX_PREC) {
-            eval_raise(cx, CR_EPY_VALUE, at, "valid range for prec is [1, MAX_PREC]");
-            return -1;
-        }
-        c.prec = p;
-    } else if (strcmp(name, "rounding") == 0) {
-        int mode = -1;
-        if (rounding_arg(cx, v->kind == V_STR ? v : &cx->none, &mode, at) < 0) return -1;
-        c.round = (uint8_t)mode;
-    } else {
-        eval_raise(cx, CR_EPY_ATTRIBUTE, at, "'decimal.Context' object has no attribute '%s'", name);
-        return -1;
-    }
-    ctx_put(cx, self, &c);
-    return 0;
-}
-
-static const eval_class ctx_cls = {
-    .name = "decimal.Context", .repr = ctx_repr, .attr = ctx_attr, .setattr = ctx_setattr,
-};
-
-val *eval_dec_getcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    CR_UNUSED(a);
-    val *c = ctx_current(cx);
-    if (c) EV_INCREF(c);
-    else eval_at(cx, at);
-    return c;
-}
-
-/* setcontext(c): c itself becomes the current context (a later change to c changes it), as
- * CPython's does for any context but its templates, which the subset does not have. */
-val *eval_dec_setcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    val *c = a->pos[0];
-    if (c->kind != V_OBJ || c->u.obj.cls != &ctx_cls)
-        return eval_raise(cx, CR_EPY_TYPE, at, "argument must be a context");
-    if (!ctx_current(cx)) return eval_at(cx, at), NULL;
-    ctx_switch(cx, c);
-    return eval_none(cx);
-}
-
-/* The context's settings past prec and rounding, which the subset does not have: the
- * whitelist keeps a call that gives them out (parser/whitelist.c's `partial`), so none is
- * given here but None. */
-static const char *const ctx_kws[] = { "prec", "rounding", "Emin", "Emax", "capitals", "clamp",
-                                       "flags", "traps" };
-
-/* A new context from prec, rounding and the defaults (CPython's DefaultContext: 28,
- * ROUND_HALF_EVEN, no flags), or from base's settings. NULL raised. */
-static val *ctx_new(eval_cx *cx, val *base, val *const *set, const ir_node *at)
-{
-    val *c = eval_obj_new(cx, &ctx_cls, sizeof(dctx));
-    if (!c) return eval_at(cx, at), NULL;
-    if (base) ctx_get(cx, base, CTX_OF(c));
-    for (int i = 0; i < 2; i++)
-        if (set[i] && set[i]->kind != V_NONE && ctx_setattr(cx, c, ctx_kws[i], set[i], at) < 0) {
-            eval_decref(cx, c);
-            return NULL;
-        }
-    for (int i = 2; i < 8; i++)
-        if (set[i] && set[i]->kind != V_NONE) {
-            eval_decref(cx, c);
-            return eval_raise(cx, CR_EINTERNAL, at, "Context(%s=) is outside the subset", ctx_kws[i]);
-        }
-    return c;
-}
-
-static int ctx_type_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(self);
-    CR_UNUSED(as_str);
-    cr_code rc = cr_buf_puts(b, "<class 'decimal.Context'>");
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *ctx_type_call(eval_cx *cx, val *self, eval_args *a, const ir_node *at)
-{
-    CR_UNUSED(self);
-    val *arg[8];
-    if (method_args(cx, a, ctx_kws, 8, 0, arg, "Context", at) < 0) return NULL;
-    return ctx_new(cx, NULL, arg, at);
-}
-
-static const eval_class ctx_type_cls = {
-    .name = "type", .repr = ctx_type_repr, .eq = type_eq, .hash = type_hash,
-    .call = ctx_type_call,
-};
-
-val *eval_dec_context_class(eval_cx *cx, const ir_node *at)
-{
-    CR_UNUSED(at);
-    return eval_obj_new(cx, &ctx_type_cls, 0);
-}
-
-/* localcontext()'s manager: `local`, a copy made when it was called, is the current context
- * inside the block; `saved` is the one to go back to. */
-typedef struct {
-    val *local, *saved;
-} dmgr;
-#define MGR_OF(v) ((dmgr *)(v)->u.obj.data)
-
-static void mgr_drop(eval_cx *cx, val *self)
-{
-    eval_decref(cx, MGR_OF(self)->local);
-    eval_decref(cx, MGR_OF(self)->saved);
-}
-
-static int mgr_repr(eval_cx *cx, cr_buf *b, val *self, int as_str)
-{
-    CR_UNUSED(as_str);
-    cr_code rc = cr_buf_printf(b, "<decimal.ContextManager object at %p>", (void *)self);
-    if (rc != CR_OK) fmt_fail(cx, rc, NULL);
-    return rc == CR_OK ? 0 : -1;
-}
-
-static val *mgr_enter(eval_cx *cx, val *self, const ir_node *at)
-{
-    dmgr *m = MGR_OF(self);
-    val *cur = ctx_current(cx);
-    if (!cur) return eval_at(cx, at), NULL;
-    EV_INCREF(cur);
-    eval_decref(cx, m->saved);
-    m->saved = cur;
-    ctx_switch(cx, m->local);
-    EV_INCREF(m->local);
-    return m->local;
-}
-
-static void mgr_exit(eval_cx *cx, val *self)
-{
-    dmgr *m = MGR_OF(self);
-    if (!m->saved) return;
-    ctx_switch(cx, m->saved);
-    eval_decref(cx, m->saved);
-    m->saved = NULL;
-}
-
-static const eval_class mgr_cls = {
-    .name = "decimal.ContextManager", .drop = mgr_drop, .repr = mgr_repr, .enter = mgr_enter,
-    .exit = mgr_exit,
-};
-
-/* localcontext(ctx=None, prec=None, rounding=None, ...): a copy of ctx (or of the current
- * context) with the settings given. */
-val *eval_dec_localcontext(eval_cx *cx, eval_args *a, const ir_node *at)
-{
-    static const char *const kws[] = { "ctx", "prec", "rounding", "Emin", "Emax", "capitals",
-                                        "clamp", "flags", "traps" };
-    val *arg[9], *base, *local, *mgr;
-    if (method_args(cx, a, kws, 9, 0, arg, "localcontext", at) < 0) return NULL;
-    if (arg[0] && arg[0]->kind != V_NONE && !(arg[0]->kind == V_OBJ && arg[0]->u.obj.cls == &ctx_cls))
-        return eval_raise(cx, CR_EPY_TYPE, at, "optional argument must be a context");
-    base = arg[0] && arg[0]->kind != V_NONE ? arg[0] : ctx_current(cx);
-    if (!base || !(local = ctx_new(cx, base, arg + 1, at))) return NULL;
-    if ((mgr = eval_obj_new(cx, &mgr_cls, sizeof(dmgr)))) MGR_OF(mgr)->local = local;
-    else eval_decref(cx, local);
-    return mgr;
-}
-
-static val *round_name(eval_cx *cx, int mode)
-{
-    return eval_str(cx, round_names[mode], strlen(round_names[mode]));
-}
-#define ROUND_GETTER(fn, mode) \
-    val *fn(eval_cx *cx, const ir_node *at) { CR_UNUSED(at); return round_name(cx, mode); }
-ROUND_GETTER(eval_dec_half_even, RD_HALF_EVEN)
-ROUND_GETTER(eval_dec_half_up, RD_HALF_UP)
-ROUND_GETTER(eval_dec_half_down, RD_HALF_DOWN)
-ROUND_GETTER(eval_dec_up, RD_UP)
-ROUND_GETTER(eval_dec_down, RD_DOWN)
-ROUND_GETTER(eval_dec_ceiling, RD_CEILING)
-ROUND_GETTER(eval_dec_floor, RD_FLOOR)
-ROUND_GETTER(eval_dec_05up, RD_05UP)

@@ -121,6 +121,16 @@ typedef struct {
 } resolver;
 
 /* ---- run context ---- */
+/* decimal's context (zero: CPython's defaults, so a run starts with them): precision
+ * (0: 28), Emax and Emin as distances from the defaults (DEC_EMAX - Emax, Emin - DEC_EMIN in
+ * mod_decimal.c), the signals raised so far and the traps as a difference from the default
+ * traps (mod_decimal.c's SG_* bits), rounding mode (0: ROUND_HALF_EVEN), clamp. */
+typedef struct {
+    int64_t prec, emax, emin;
+    uint16_t flags, traps;
+    uint8_t round, clamp;
+} eval_decctx;
+
 typedef struct eval_cx {
     const cr_policy *pol;
     const cr_limits *lim;
@@ -172,11 +182,7 @@ typedef struct eval_cx {
                               called it */
     int inexact_decided;   /* an inexact value took a decision: the final value is inexact */
     mpq_t dq[2];           /* eval_decided()'s scratch */
-    /* decimal's context, per run (zero: the defaults): precision (0: 28), rounding mode
-     * (0: ROUND_HALF_EVEN), the signals raised so far (mod_decimal.c's SG_* bits) */
-    int64_t dec_prec;
-    uint8_t dec_round;
-    uint16_t dec_flags;
+    eval_decctx dec;       /* decimal's current context, per run */
     val *dec_cur;          /* the Context object these fields are, once one was asked for */
     _Alignas(16) unsigned char scratch[8192];   /* last: eval_run does not clear it */
 } eval_cx;
