@@ -1315,37 +1315,46 @@ static int read_tokens(server *s, const char *path)
 /* Signs the ledger's head with --checkpoint-key: at the start (which also says the key and
  * the ledger work; an empty ledger has nothing to sign, and the key is only read) and once
  * every request has been answered. */
+/* Signs a checkpoint of a's head unless the newest this process signed covers it already:
+ * 1 signed (the counts of /metrics moved), 0 nothing new, -1 with e filled. *seq: the head. */
+static int sign_new(server *s, cr_audit *a, const char *key, uint64_t *seq, cr_error *e)
+{
+    char hash[65];
+    if (cr_audit_head(a, seq, hash, e) != CR_OK) return -1;
+    if (*seq == 0 || *seq == atomic_load(&s->checkpoint_seq)) return 0;
+    if (cr_audit_checkpoint(a, key, seq, hash, e) != CR_OK) return -1;
+    atomic_fetch_add(&s->checkpoints, 1);
+    atomic_store(&s->checkpoint_seq, *seq);
+    return 1;
+}
+
 static int sign_head(server *s, const char *key, char *why, size_t why_len)
 {
     const char *path = cr_config_get(cr_engine_config(s->engine), "audit");
     cr_error e = {0};
     uint64_t seq = 0;
-    char hash[65], *note = NULL;
+    char *note = NULL;
     cr_audit *a = path ? cr_audit_open(path, 1, &e) : NULL;
-    int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK, again = 0;
-    if (ok && seq == 0) ok = cr_audit_note(a, key, NULL, 0, &note, &e) == CR_OK;
-    else if (ok && !(again = seq == atomic_load(&s->checkpoint_seq)))
-        ok = cr_audit_checkpoint(a, key, &seq, hash, &e) == CR_OK;
+    int got = a ? sign_new(s, a, key, &seq, &e) : -1;
+    /* An empty ledger has nothing to sign; a note of it checks the key all the same. */
+    if (got == 0 && seq == 0 && cr_audit_note(a, key, NULL, 0, &note, &e) != CR_OK) got = -1;
     free(note);
     cr_audit_close(a);
-    if (ok) {
-        if (again) {
-            fprintf(stderr, "calc-route: serve: the head, seq %llu, is signed already\n",
-                    (unsigned long long)seq);
-        } else if (seq) {
-            atomic_fetch_add(&s->checkpoints, 1);
-            atomic_store(&s->checkpoint_seq, seq);
-            fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
-                    (unsigned long long)seq);
-        } else {
-            fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
-                    "nothing to sign yet\n");
-        }
-        return 0;
+    if (got < 0) {
+        snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
+                 path ? e.message : "wants --audit (the ledger it signs)");
+        return -1;
     }
-    snprintf(why, why_len, "--checkpoint-key %.40s: %.150s", key,
-             path ? e.message : "wants --audit (the ledger it signs)");
-    return -1;
+    if (got)
+        fprintf(stderr, "calc-route: serve: checkpoint signed at seq %llu\n",
+                (unsigned long long)seq);
+    else if (seq)
+        fprintf(stderr, "calc-route: serve: the head, seq %llu, is signed already\n",
+                (unsigned long long)seq);
+    else
+        fprintf(stderr, "calc-route: serve: --checkpoint-key read; the ledger is empty, "
+                "nothing to sign yet\n");
+    return 0;
 }
 
 /* Between the start's checkpoint and the stop's: every --checkpoint-every seconds, one over
@@ -1369,15 +1378,7 @@ static void *signer_main(void *arg)
         if (!s->signing) break;
         pthread_mutex_unlock(&s->lock);
         uint64_t seq = 0;
-        char hash[65];
-        int ok = a && cr_audit_head(a, &seq, hash, &e) == CR_OK;
-        if (ok && seq > atomic_load(&s->checkpoint_seq)) {
-            ok = cr_audit_checkpoint(a, s->signer_key, &seq, hash, &e) == CR_OK;
-            if (ok) {
-                atomic_fetch_add(&s->checkpoints, 1);
-                atomic_store(&s->checkpoint_seq, seq);
-            }
-        }
+        int ok = a && sign_new(s, a, s->signer_key, &seq, &e) >= 0;
         if (!ok && !failing)
             fprintf(stderr, "calc-route: serve: a checkpoint: %s\n",
                     a ? e.message : "the ledger did not open");
